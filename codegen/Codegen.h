@@ -1,0 +1,36 @@
+// Codegen: IR -> the files of DESIGN §6 (net.h, net.c, weights, optional main.c).
+// Codegen only prints: every fact it needs (arena size) is computed before and passed in.
+#pragma once
+
+#include "ir/Graph.h"
+#include "support/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+enum class WeightsMode { Auto, C, Bin };
+
+struct CodegenOptions {
+  std::string name = "net";    // prefix of every symbol; a C identifier
+  WeightsMode weights = WeightsMode::Auto;
+  uint64_t binThreshold = 1u << 20; // Auto picks Bin above this many weight bytes
+  bool emitMain = false;
+  std::string flags;   // the command-line flags, for the banner (no paths)
+  uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
+};
+
+struct GeneratedFile {
+  std::string name; // relative to the output folder
+  std::string contents;
+};
+
+// The weights mode Auto resolves to for this graph.
+WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts);
+uint64_t weightBytes(const Graph &g);
+
+std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);
+
+} // namespace odlac

@@ -1,0 +1,126 @@
+// Prints ODLA calls as C99.
+#include "PrintSink.h"
+
+#include <cassert>
+#include <type_traits>
+
+namespace odlac {
+
+using namespace lower;
+
+std::string PrintSink::newVariable(const std::string &tensorName) {
+  std::string base = cIdentifier(tensorName), name = base;
+  for (int k = 2; taken_.count(name); ++k)
+    name = base + "_" + std::to_string(k);
+  taken_.insert(name);
+  return name;
+}
+
+std::string PrintSink::shape(const Shape &s) {
+  std::string r = "{.size = " + std::to_string(s.rank) + ", .dims = {";
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(s.dims[i]);
+  if (s.dims.empty())
+    r += "0";
+  return r + "}}";
+}
+
+template <class T> static std::string joinInts(const std::vector<T> &v) {
+  std::string r;
+  for (size_t i = 0; i < v.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(v[i]);
+  return r;
+}
+
+static std::string idLiteral(const std::string &name) {
+  return "(const odla_value_id)" + cString(name);
+}
+
+std::string PrintSink::arg(const Arg &a) {
+  return std::visit(
+      [&](const auto &v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Val>)
+          return v.isNull() ? "NULL" : vars_[v.index];
+        else if constexpr (std::is_same_v<T, Id>)
+          return idLiteral(v.name);
+        else if constexpr (std::is_same_v<T, Ids>) {
+          std::string r = "(odla_value_ids){.size = " + std::to_string(v.names.size()) +
+                          ", .value_ids = {";
+          for (size_t i = 0; i < v.names.size(); ++i)
+            r += (i ? ", " : "") + idLiteral(v.names[i]);
+          return r + "}}";
+        } else if constexpr (std::is_same_v<T, Vals>) {
+          std::string r = "(odla_values){.size = " + std::to_string(v.vals.size()) + ", .values = {";
+          for (size_t i = 0; i < v.vals.size(); ++i)
+            r += (i ? ", " : "") + arg(v.vals[i]);
+          return r + "}}";
+        } else if constexpr (std::is_same_v<T, U32s>)
+          return v.v.empty() ? "NULL" : "(const odla_uint32[]){" + joinInts(v.v) + "}";
+        else if constexpr (std::is_same_v<T, I32s>)
+          return v.v.empty() ? "NULL" : "(const odla_int32[]){" + joinInts(v.v) + "}";
+        else if constexpr (std::is_same_v<T, Shape>)
+          return "(odla_value_shape)" + shape(v);
+        else if constexpr (std::is_same_v<T, VType>)
+          return std::string("(odla_value_type){.element_type = ") + enumName(v.elementType) +
+                 ", .shape = " + shape(v.shape) + "}";
+        else if constexpr (std::is_same_v<T, Flag>)
+          return v.on ? "1" : "0";
+        else if constexpr (std::is_same_v<T, Data>)
+          return v.cExpr;
+        else if constexpr (std::is_same_v<T, Str>)
+          return cString(v.s);
+        else if constexpr (std::is_same_v<T, EnumArg>)
+          return v.name;
+        else if constexpr (std::is_same_v<T, float>) {
+          std::string f = cFloat(v);
+          usesMath_ |= f.find_first_of("HN") != std::string::npos;
+          return f;
+        } else if constexpr (std::is_same_v<T, int64_t>)
+          return (v > INT32_MAX || v < INT32_MIN) ? std::to_string(v) + "LL" : std::to_string(v);
+        else
+          return v > UINT32_MAX ? std::to_string(v) + "ULL" : std::to_string(v);
+      },
+      a);
+}
+
+std::vector<Val> PrintSink::emit(Call &call) {
+  std::string args;
+  std::vector<std::string> resultIds;
+  for (const Arg &a : call.args) {
+    args += (args.empty() ? "" : ", ") + arg(a);
+    if (const Id *id = std::get_if<Id>(&a))
+      resultIds = {id->name};
+    else if (const Ids *ids = std::get_if<Ids>(&a))
+      resultIds = ids->names;
+  }
+  std::string expr = std::string(call.function) + "(" + args + ")";
+  std::vector<Val> results;
+  switch (call.returns) {
+  case Returns::Status:
+    w_.line(checkMacro_ + "(" + expr + ");");
+    break;
+  case Returns::Value: {
+    assert(resultIds.size() == 1);
+    std::string var = newVariable(resultIds[0]);
+    w_.line("odla_value " + var + " = " + expr + ";");
+    results.push_back(Val{static_cast<int>(vars_.size())});
+    vars_.push_back(var);
+    break;
+  }
+  case Returns::Values: {
+    std::string group = newVariable(resultIds.empty() ? "results" : resultIds[0] + "_all");
+    w_.line("odla_values " + group + " = " + expr + ";");
+    for (size_t i = 0; i < resultIds.size(); ++i) {
+      std::string var = newVariable(resultIds[i]);
+      w_.line("odla_value " + var + " = " + group + ".values[" + std::to_string(i) + "];");
+      results.push_back(Val{static_cast<int>(vars_.size())});
+      vars_.push_back(var);
+    }
+    break;
+  }
+  }
+  return results;
+}
+
+} // namespace odlac

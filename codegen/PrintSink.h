@@ -1,0 +1,36 @@
+// The sink that prints each ODLA call as one line of C (DESIGN §6): results are local
+// variables named after the model's tensors, value ids are the tensor names.
+#pragma once
+
+#include "CWriter.h"
+#include "lower/OdlaSink.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+class PrintSink : public lower::OdlaSink {
+public:
+  // `checkMacro` wraps status-returning calls, e.g. NET_CHECK(odla_SetValueAsOutput(y));
+  PrintSink(CWriter &w, std::string checkMacro) : w_(w), checkMacro_(std::move(checkMacro)) {}
+  // Whether any printed argument needs <math.h> (HUGE_VALF, NAN).
+  bool usesMath() const { return usesMath_; }
+
+protected:
+  std::vector<lower::Val> emit(lower::Call &call) override;
+
+private:
+  std::string arg(const lower::Arg &a);
+  std::string shape(const lower::Shape &s);
+  std::string newVariable(const std::string &tensorName);
+
+  CWriter &w_;
+  std::string checkMacro_;
+  std::vector<std::string> vars_; // C variable of each Val
+  std::set<std::string> taken_;
+  bool usesMath_ = false;
+};
+
+} // namespace odlac

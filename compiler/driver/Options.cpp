@@ -1,0 +1,146 @@
+// Parses odlac's command line. Flags are listed once, in kFlags, which also prints --help.
+#include "Options.h"
+
+#include <cctype>
+#include <functional>
+
+namespace odlac {
+namespace {
+
+struct Flag {
+  const char *name;    // "--name"; a flag taking a value also accepts "--name=value"
+  const char *valueName; // nullptr for switches
+  const char *help;
+  std::function<Status(Options &, const std::string &)> apply;
+};
+
+bool isCIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
+      return false;
+  return true;
+}
+
+const std::vector<Flag> &flags() {
+  static const std::vector<Flag> all = {
+      {"-o", "DIR", "write the generated files into DIR (created if missing)",
+       [](Options &o, const std::string &v) {
+         o.outDir = v;
+         return Status::ok();
+       }},
+      {"--name", "ID", "prefix of every generated symbol and file name (default: net)",
+       [](Options &o, const std::string &v) {
+         if (!isCIdentifier(v))
+           return Status::error("--name '" + v + "' is not a C identifier");
+         o.codegen.name = v;
+         return Status::ok();
+       }},
+      {"--input-shape", "NAME:D0xD1x...",
+       "pin the shape of input NAME (needed for symbolic dims); repeatable",
+       [](Options &o, const std::string &v) { return parseInputShape(v, o.import); }},
+      {"--weights", "c|bin",
+       "weights as C arrays (default up to 1 MiB) or a binary blob NAME.weights.bin",
+       [](Options &o, const std::string &v) {
+         if (v == "c")
+           o.codegen.weights = WeightsMode::C;
+         else if (v == "bin")
+           o.codegen.weights = WeightsMode::Bin;
+         else
+           return Status::error("--weights must be c or bin, got '" + v + "'");
+         return Status::ok();
+       }},
+      {"--emit-main", nullptr,
+       "also write main.c, a driver that runs the model on ONNX TensorProto files",
+       [](Options &o, const std::string &) {
+         o.codegen.emitMain = true;
+         return Status::ok();
+       }},
+      {"--print-ir", nullptr, "print the imported IR as text on stdout",
+       [](Options &o, const std::string &) {
+         o.printIr = true;
+         return Status::ok();
+       }},
+      {"--help", nullptr, "show this help",
+       [](Options &o, const std::string &) {
+         o.help = true;
+         return Status::ok();
+       }},
+      {"--version", nullptr, "show odlac's version",
+       [](Options &o, const std::string &) {
+         o.version = true;
+         return Status::ok();
+       }},
+  };
+  return all;
+}
+
+} // namespace
+
+const char *helpText() {
+  static const std::string text = [] {
+    std::string t = "usage: odlac [options] model.onnx -o DIR\n\n"
+                    "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
+                    "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
+                    "options:\n";
+    for (const Flag &f : flags()) {
+      std::string head = std::string("  ") + f.name + (f.valueName ? std::string(" ") + f.valueName : "");
+      head.resize(std::max<size_t>(head.size() + 2, 30), ' ');
+      t += head + f.help + "\n";
+    }
+    return t;
+  }();
+  return text.c_str();
+}
+
+Expected<Options> parseOptions(const std::vector<std::string> &args) {
+  Options o;
+  std::string flagsText; // the banner's record of the flags, without paths
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (a.empty() || a[0] != '-' || a == "-") {
+      if (!o.model.empty())
+        return Status::error("more than one model given: '" + o.model + "' and '" + a + "'");
+      o.model = a;
+      continue;
+    }
+    const Flag *match = nullptr;
+    std::string value;
+    bool inlineValue = false;
+    for (const Flag &f : flags()) {
+      std::string name = f.name;
+      if (a == name) {
+        match = &f;
+      } else if (f.valueName && a.rfind(name + "=", 0) == 0) {
+        match = &f;
+        value = a.substr(name.size() + 1);
+        inlineValue = true;
+      }
+      if (match)
+        break;
+    }
+    if (!match)
+      return Status::error("unknown option '" + a + "' (see odlac --help)");
+    if (match->valueName && !inlineValue) {
+      if (i + 1 >= args.size())
+        return Status::error(std::string(match->name) + " needs a value (" + match->valueName + ")");
+      value = args[++i];
+    }
+    if (Status s = match->apply(o, value))
+      return s;
+    std::string name = match->name;
+    if (name != "-o" && name != "--print-ir")
+      flagsText += (flagsText.empty() ? "" : " ") + name + (match->valueName ? "=" + value : "");
+  }
+  o.codegen.flags = flagsText;
+  if (o.help || o.version)
+    return o;
+  if (o.model.empty())
+    return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
+  if (o.outDir.empty() && !o.printIr)
+    return Status::error("no output folder given: add -o DIR");
+  return o;
+}
+
+} // namespace odlac

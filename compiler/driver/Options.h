@@ -1,0 +1,27 @@
+// The odlac command line (DESIGN §9): its options, their parsing and the --help text.
+#pragma once
+
+#include "Codegen.h"
+#include "Import.h"
+#include "support/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+struct Options {
+  std::string model;
+  std::string outDir;
+  ImportOptions import;
+  CodegenOptions codegen;
+  bool printIr = false;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses argv; errors name the offending argument.
+Expected<Options> parseOptions(const std::vector<std::string> &args);
+const char *helpText();
+
+} // namespace odlac

@@ -1,0 +1,59 @@
+// odlac: compiles an ONNX model to C99 against the ODLA API (DESIGN §9).
+// Exit status: 0 on success, 1 on a model or usage error (message on stderr).
+#include "Codegen.h"
+#include "Import.h"
+#include "Options.h"
+#include "OutputDir.h"
+#include "ir/Printer.h"
+#include "lower/ReferencePlan.h"
+#include "odlac_version.h"
+
+#include <cstdio>
+#include <exception>
+
+using namespace odlac;
+
+static int fail(const Status &s) {
+  for (const std::string &m : s.messages())
+    std::fprintf(stderr, "odlac: error: %s\n", m.c_str());
+  return 1;
+}
+
+static int run(int argc, char **argv) {
+  auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
+  if (!opts)
+    return fail(opts.status());
+  if (opts->help) {
+    std::fputs(helpText(), stdout);
+    return 0;
+  }
+  if (opts->version) {
+    std::printf("odlac %s (ODLA 0.5)\n", ODLAC_VERSION_STRING);
+    return 0;
+  }
+  auto graph = importOnnxFile(opts->model, opts->import);
+  if (!graph)
+    return fail(graph.status());
+  if (opts->printIr)
+    std::fputs(printGraph(**graph).c_str(), stdout);
+  if (opts->outDir.empty())
+    return 0;
+  auto arena = referenceArenaBytes(**graph);
+  if (!arena)
+    return fail(arena.status());
+  opts->codegen.arenaBytes = *arena;
+  if (Status s = writeOutputs(opts->outDir, generateC(**graph, opts->codegen)))
+    return fail(s);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    // Library code reports errors as values; this catches what third-party code throws
+    // (protobuf, libonnx) so that the user still gets a message and exit status 1.
+    std::fprintf(stderr, "odlac: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,97 @@
+// The element type table: one row per DType, in enum order.
+#include "ir/DType.h"
+
+#include <ODLA/odla_common.h>
+
+#include <cassert>
+#include <string_view>
+
+namespace odlac {
+namespace {
+
+// ONNX TensorProto.DataType numbers (onnx.proto), kept here so the IR does not depend on
+// the protobuf headers.
+enum OnnxType {
+  kOnnxUndefined = 0,
+  kOnnxFloat = 1,
+  kOnnxUint8 = 2,
+  kOnnxInt8 = 3,
+  kOnnxUint16 = 4,
+  kOnnxInt16 = 5,
+  kOnnxInt32 = 6,
+  kOnnxInt64 = 7,
+  kOnnxString = 8,
+  kOnnxBool = 9,
+  kOnnxFloat16 = 10,
+  kOnnxDouble = 11,
+  kOnnxUint32 = 12,
+  kOnnxUint64 = 13,
+  kOnnxComplex64 = 14,
+  kOnnxComplex128 = 15,
+  kOnnxBfloat16 = 16,
+};
+
+// ODLA_BOOL tensors hold one byte per element, as ONNX's do (odla_bool scalar parameters of
+// the API are 4 bytes; tensors are not).
+const DTypeInfo kTable[kNumDTypes] = {
+    {DType::F32, "f32", kOnnxFloat, "ODLA_FLOAT32", ODLA_FLOAT32, "float", 4, true, true},
+    {DType::F64, "f64", kOnnxDouble, "ODLA_FLOAT64", ODLA_FLOAT64, "double", 8, true, true},
+    {DType::F16, "f16", kOnnxFloat16, "ODLA_FLOAT16", ODLA_FLOAT16, "odla_float16", 2, true, true},
+    {DType::BF16, "bf16", kOnnxBfloat16, "ODLA_BFLOAT16", ODLA_BFLOAT16, "odla_bfloat16", 2, true,
+     true},
+    {DType::I8, "i8", kOnnxInt8, "ODLA_INT8", ODLA_INT8, "odla_int8", 1, false, true},
+    {DType::I16, "i16", kOnnxInt16, "ODLA_INT16", ODLA_INT16, "odla_int16", 2, false, true},
+    {DType::I32, "i32", kOnnxInt32, "ODLA_INT32", ODLA_INT32, "odla_int32", 4, false, true},
+    {DType::I64, "i64", kOnnxInt64, "ODLA_INT64", ODLA_INT64, "odla_int64", 8, false, true},
+    {DType::U8, "u8", kOnnxUint8, "ODLA_UINT8", ODLA_UINT8, "odla_uint8", 1, false, false},
+    {DType::U16, "u16", kOnnxUint16, "ODLA_UINT16", ODLA_UINT16, "odla_uint16", 2, false, false},
+    {DType::U32, "u32", kOnnxUint32, "ODLA_UINT32", ODLA_UINT32, "odla_uint32", 4, false, false},
+    {DType::U64, "u64", kOnnxUint64, "ODLA_UINT64", ODLA_UINT64, "odla_uint64", 8, false, false},
+    {DType::Bool, "bool", kOnnxBool, "ODLA_BOOL", ODLA_BOOL, "odla_uint8", 1, false, false},
+};
+
+} // namespace
+
+const DTypeInfo &dtypeInfo(DType t) {
+  const DTypeInfo &info = kTable[static_cast<unsigned>(t)];
+  assert(info.dtype == t && "DType table out of enum order");
+  return info;
+}
+
+std::optional<DType> dtypeFromOnnx(int onnxType) {
+  for (const DTypeInfo &info : kTable)
+    if (info.onnxType == onnxType)
+      return info.dtype;
+  return std::nullopt;
+}
+
+std::optional<DType> dtypeFromName(std::string_view irName) {
+  for (const DTypeInfo &info : kTable)
+    if (irName == info.irName)
+      return info.dtype;
+  return std::nullopt;
+}
+
+const char *onnxTypeName(int onnxType) {
+  switch (onnxType) {
+  case kOnnxFloat: return "float";
+  case kOnnxUint8: return "uint8";
+  case kOnnxInt8: return "int8";
+  case kOnnxUint16: return "uint16";
+  case kOnnxInt16: return "int16";
+  case kOnnxInt32: return "int32";
+  case kOnnxInt64: return "int64";
+  case kOnnxString: return "string";
+  case kOnnxBool: return "bool";
+  case kOnnxFloat16: return "float16";
+  case kOnnxDouble: return "double";
+  case kOnnxUint32: return "uint32";
+  case kOnnxUint64: return "uint64";
+  case kOnnxComplex64: return "complex64";
+  case kOnnxComplex128: return "complex128";
+  case kOnnxBfloat16: return "bfloat16";
+  default: return "undefined";
+  }
+}
+
+} // namespace odlac

@@ -1,0 +1,65 @@
+// Element types of IR tensors, and how each maps to ONNX, ODLA and C.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace odlac {
+
+// One row per element type in dtypeInfo(); the order here is the table's order.
+enum class DType : uint8_t {
+  F32,
+  F64,
+  F16,
+  BF16,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  Bool,
+};
+constexpr int kNumDTypes = 13;
+
+struct DTypeInfo {
+  DType dtype;
+  const char *irName;    // f32, i64, bool ...
+  int onnxType;          // onnx::TensorProto_DataType value
+  const char *odlaEnum;  // ODLA_FLOAT32 ...
+  int odlaType;          // numeric odla_element_type value
+  const char *cType;     // C type used in generated code
+  unsigned bytes;        // storage size of one element
+  bool isFloat;
+  bool isSigned;
+};
+
+const DTypeInfo &dtypeInfo(DType t);
+inline unsigned dtypeBytes(DType t) { return dtypeInfo(t).bytes; }
+inline const char *dtypeName(DType t) { return dtypeInfo(t).irName; }
+inline bool isFloat(DType t) { return dtypeInfo(t).isFloat; }
+inline bool isInteger(DType t) { return !dtypeInfo(t).isFloat && t != DType::Bool; }
+
+std::optional<DType> dtypeFromOnnx(int onnxType);
+std::optional<DType> dtypeFromName(std::string_view irName);
+// Name of an ONNX TensorProto data type, for messages ("float16", "string", ...).
+const char *onnxTypeName(int onnxType);
+
+// A bit set of element types, used by op type constraints.
+using DTypeMask = uint32_t;
+constexpr DTypeMask maskOf(DType t) { return 1u << static_cast<unsigned>(t); }
+constexpr DTypeMask kFloatTypes = maskOf(DType::F32) | maskOf(DType::F64) |
+                                  maskOf(DType::F16) | maskOf(DType::BF16);
+constexpr DTypeMask kSignedIntTypes =
+    maskOf(DType::I8) | maskOf(DType::I16) | maskOf(DType::I32) | maskOf(DType::I64);
+constexpr DTypeMask kUnsignedIntTypes =
+    maskOf(DType::U8) | maskOf(DType::U16) | maskOf(DType::U32) | maskOf(DType::U64);
+constexpr DTypeMask kIntTypes = kSignedIntTypes | kUnsignedIntTypes;
+constexpr DTypeMask kNumericTypes = kFloatTypes | kIntTypes;
+constexpr DTypeMask kAllTypes = kNumericTypes | maskOf(DType::Bool);
+constexpr DTypeMask kIndexTypes = maskOf(DType::I32) | maskOf(DType::I64);
+
+} // namespace odlac

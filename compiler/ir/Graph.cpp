@@ -1,0 +1,138 @@
+// The IR graph: values, nodes, and their use lists.
+#include "ir/Graph.h"
+
+#include <cassert>
+#include <cstring>
+
+namespace odlac {
+
+std::string dimsToString(const Dims &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string toString(const TensorType &t) { return dtypeName(t.dtype) + dimsToString(t.dims); }
+
+const char *attrKindName(AttrKind k) {
+  switch (k) {
+  case AttrKind::Int: return "int";
+  case AttrKind::Float: return "float";
+  case AttrKind::String: return "string";
+  case AttrKind::Ints: return "ints";
+  case AttrKind::Floats: return "floats";
+  case AttrKind::Strings: return "strings";
+  }
+  return "?";
+}
+
+std::shared_ptr<const Buffer> Buffer::copyOf(const void *data, size_t size) {
+  auto bytes = std::make_shared<std::vector<unsigned char>>(size);
+  if (size)
+    std::memcpy(bytes->data(), data, size);
+  auto buf = std::make_shared<Buffer>();
+  buf->data = bytes->data();
+  buf->size = size;
+  buf->owner = bytes;
+  return buf;
+}
+
+int64_t Node::i(const std::string &name) const { return std::get<int64_t>(attrs_.at(name)); }
+double Node::f(const std::string &name) const { return std::get<double>(attrs_.at(name)); }
+const std::string &Node::s(const std::string &name) const {
+  return std::get<std::string>(attrs_.at(name));
+}
+const std::vector<int64_t> &Node::ints(const std::string &name) const {
+  return std::get<std::vector<int64_t>>(attrs_.at(name));
+}
+const std::vector<double> &Node::floats(const std::string &name) const {
+  return std::get<std::vector<double>>(attrs_.at(name));
+}
+
+void Node::setInput(int i, Value *v) {
+  Value *old = inputs_[i];
+  if (old) {
+    auto &uses = old->uses_;
+    for (auto it = uses.begin(); it != uses.end(); ++it)
+      if (it->node == this && it->operand == i) {
+        uses.erase(it);
+        break;
+      }
+  }
+  inputs_[i] = v;
+  if (v)
+    v->uses_.push_back({this, i});
+}
+
+std::string Graph::uniqueName(const std::string &base) const {
+  std::string name = base.empty() ? "t" : base;
+  for (int k = 1; valuesByName_.count(name); ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}
+
+Value *Graph::addValue(const std::string &name, TensorType type) {
+  values_.push_back(std::make_unique<Value>(uniqueName(name), std::move(type)));
+  Value *v = values_.back().get();
+  valuesByName_[v->name()] = v;
+  return v;
+}
+
+Value *Graph::addInput(const std::string &name, TensorType type) {
+  Value *v = addValue(name, std::move(type));
+  v->isGraphInput_ = true;
+  inputs_.push_back(v);
+  return v;
+}
+
+Value *Graph::addConstant(const std::string &name, TensorType type,
+                          std::shared_ptr<const Buffer> data) {
+  assert(data && data->size == type.byteSize());
+  Value *v = addValue(name, std::move(type));
+  v->data_ = std::move(data);
+  constants_.push_back(v);
+  return v;
+}
+
+Node *Graph::addNode(const OpDef &op, const std::string &name, std::vector<Value *> inputs,
+                     std::vector<Value *> outputs, AttrMap attrs) {
+  nodes_.push_back(std::make_unique<Node>());
+  Node *n = nodes_.back().get();
+  n->op_ = &op;
+  n->name_ = name;
+  n->attrs_ = std::move(attrs);
+  n->inputs_.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    n->setInput(static_cast<int>(i), inputs[i]);
+  n->outputs_ = std::move(outputs);
+  for (size_t i = 0; i < n->outputs_.size(); ++i) {
+    Value *out = n->outputs_[i];
+    assert(!out->producer_ && !out->isGraphInput_ && !out->isConstant());
+    out->producer_ = n;
+    out->producerResult_ = static_cast<int>(i);
+  }
+  return n;
+}
+
+std::vector<Node *> Graph::nodes() const {
+  std::vector<Node *> all;
+  all.reserve(nodes_.size());
+  for (const auto &n : nodes_)
+    all.push_back(n.get());
+  return all;
+}
+
+Value *Graph::findValue(const std::string &name) const {
+  auto it = valuesByName_.find(name);
+  return it == valuesByName_.end() ? nullptr : it->second;
+}
+
+bool Graph::isGraphOutput(const Value *v) const {
+  for (const Value *o : outputs_)
+    if (o == v)
+      return true;
+  return false;
+}
+
+} // namespace odlac

@@ -1,0 +1,149 @@
+// The IR: a Graph owns Values (tensors) and Nodes (op applications) kept in schedule order.
+// Constants are Values that carry their bytes; graph inputs are Values without a producer.
+#pragma once
+
+#include "ir/Attr.h"
+#include "ir/Type.h"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+struct OpDef;
+class Node;
+
+// Read-only bytes of a constant. `owner` keeps the storage alive (a vector, a mapped file).
+struct Buffer {
+  const void *data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> owner;
+
+  static std::shared_ptr<const Buffer> copyOf(const void *data, size_t size);
+  template <class T> const T *as() const { return static_cast<const T *>(data); }
+};
+
+struct Use {
+  Node *node;
+  int operand;
+};
+
+class Value {
+public:
+  Value(std::string name, TensorType type) : name_(std::move(name)), type_(std::move(type)) {}
+
+  const std::string &name() const { return name_; }
+  const TensorType &type() const { return type_; }
+  void setType(TensorType t) { type_ = std::move(t); }
+  DType dtype() const { return type_.dtype; }
+  const Dims &dims() const { return type_.dims; }
+
+  Node *producer() const { return producer_; }
+  int producerResult() const { return producerResult_; }
+  const std::vector<Use> &uses() const { return uses_; }
+
+  bool isConstant() const { return data_ != nullptr; }
+  const std::shared_ptr<const Buffer> &data() const { return data_; }
+  bool isGraphInput() const { return isGraphInput_; }
+
+private:
+  friend class Graph;
+  friend class Node;
+  std::string name_;
+  TensorType type_;
+  Node *producer_ = nullptr;
+  int producerResult_ = 0;
+  std::vector<Use> uses_;
+  std::shared_ptr<const Buffer> data_;
+  bool isGraphInput_ = false;
+};
+
+class Node {
+public:
+  const OpDef &op() const { return *op_; }
+  const std::string &name() const { return name_; }
+
+  int numInputs() const { return static_cast<int>(inputs_.size()); }
+  Value *input(int i) const { return i < numInputs() ? inputs_[i] : nullptr; }
+  const std::vector<Value *> &inputs() const { return inputs_; }
+  int numOutputs() const { return static_cast<int>(outputs_.size()); }
+  Value *output(int i) const { return outputs_[i]; }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+
+  const AttrMap &attrs() const { return attrs_; }
+  bool hasAttr(const std::string &name) const { return attrs_.count(name) != 0; }
+  // Typed accessors; the op table guarantees presence and kind after import.
+  int64_t i(const std::string &name) const;
+  double f(const std::string &name) const;
+  const std::string &s(const std::string &name) const;
+  const std::vector<int64_t> &ints(const std::string &name) const;
+  const std::vector<double> &floats(const std::string &name) const;
+  void setAttr(const std::string &name, AttrValue v) { attrs_[name] = std::move(v); }
+
+  void setInput(int i, Value *v);
+
+private:
+  friend class Graph;
+  const OpDef *op_ = nullptr;
+  std::string name_;
+  std::vector<Value *> inputs_;
+  std::vector<Value *> outputs_;
+  AttrMap attrs_;
+};
+
+// Facts about where the graph came from, for banners and reports.
+struct ModelInfo {
+  std::string fileName;     // the model's file name without folders
+  std::string producerName; // e.g. "pytorch"
+  std::string producerVersion;
+  int64_t irVersion = 0;
+  std::map<std::string, int64_t> opsets; // domain ("" = ai.onnx) -> version
+};
+
+class Graph {
+public:
+  explicit Graph(std::string name = "graph") : name_(std::move(name)) {}
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  const std::string &name() const { return name_; }
+  ModelInfo &info() { return info_; }
+  const ModelInfo &info() const { return info_; }
+
+  // Creates a value named `name`, made unique if it is taken.
+  Value *addValue(const std::string &name, TensorType type);
+  Value *addInput(const std::string &name, TensorType type);
+  Value *addConstant(const std::string &name, TensorType type, std::shared_ptr<const Buffer> data);
+  void addOutput(Value *v) { outputs_.push_back(v); }
+  void setOutput(int i, Value *v) { outputs_[i] = v; }
+
+  // Appends a node at the end of the schedule. Output values must be fresh (no producer).
+  Node *addNode(const OpDef &op, const std::string &name, std::vector<Value *> inputs,
+                std::vector<Value *> outputs, AttrMap attrs = {});
+
+  const std::vector<Value *> &inputs() const { return inputs_; }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+  // Constants in creation order.
+  const std::vector<Value *> &constants() const { return constants_; }
+  // Nodes in schedule (topological) order.
+  std::vector<Node *> nodes() const;
+  size_t numNodes() const { return nodes_.size(); }
+
+  Value *findValue(const std::string &name) const;
+  bool isGraphOutput(const Value *v) const;
+  std::string uniqueName(const std::string &base) const;
+
+private:
+  std::string name_;
+  ModelInfo info_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::map<std::string, Value *> valuesByName_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Value *> inputs_, outputs_, constants_;
+};
+
+} // namespace odlac

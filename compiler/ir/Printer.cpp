@@ -1,0 +1,131 @@
+// Prints the IR's text form (see Printer.h).
+#include "ir/Printer.h"
+
+#include "ops/OpDef.h"
+
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace odlac {
+namespace {
+
+std::string valueName(const Value *v) {
+  if (!v)
+    return "none";
+  const std::string &n = v->name();
+  bool plain = !n.empty();
+  for (char ch : n)
+    plain &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
+  if (plain)
+    return "%" + n;
+  std::string q = "%\"";
+  for (char ch : n)
+    q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string floatText(double d) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", d);
+  if (!std::strpbrk(buf, ".eEn")) // keep floats distinguishable from ints ("inf", "nan" stay)
+    std::strcat(buf, ".0");
+  return buf;
+}
+
+std::string attrText(const AttrValue &v) {
+  switch (attrKind(v)) {
+  case AttrKind::Int: return std::to_string(std::get<int64_t>(v));
+  case AttrKind::Float: return floatText(std::get<double>(v));
+  case AttrKind::String: return "\"" + std::get<std::string>(v) + "\"";
+  case AttrKind::Ints: return dimsToString(std::get<std::vector<int64_t>>(v));
+  case AttrKind::Floats: {
+    std::string s = "[";
+    for (double d : std::get<std::vector<double>>(v))
+      s += (s.size() > 1 ? "," : "") + floatText(d);
+    return s + "]";
+  }
+  case AttrKind::Strings: {
+    std::string s = "[";
+    for (const std::string &str : std::get<std::vector<std::string>>(v))
+      s += (s.size() > 1 ? "," : "") + ("\"" + str + "\"");
+    return s + "]";
+  }
+  }
+  return "?";
+}
+
+template <class T> std::string elementsAs(const Buffer &b, size_t n, bool isFloat) {
+  std::string s;
+  const T *p = b.as<T>();
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      s += ",";
+    s += isFloat ? floatText(static_cast<double>(p[i])) : std::to_string(p[i]);
+  }
+  return s;
+}
+
+std::string constantText(const Value &c, size_t denseLimit) {
+  const Buffer &b = *c.data();
+  size_t n = static_cast<size_t>(c.type().numElements());
+  if (n > denseLimit || c.dtype() == DType::F16 || c.dtype() == DType::BF16)
+    return "<" + std::to_string(b.size) + " bytes>";
+  std::string body;
+  switch (c.dtype()) {
+  case DType::F32: body = elementsAs<float>(b, n, true); break;
+  case DType::F64: body = elementsAs<double>(b, n, true); break;
+  case DType::I8: body = elementsAs<int8_t>(b, n, false); break;
+  case DType::I16: body = elementsAs<int16_t>(b, n, false); break;
+  case DType::I32: body = elementsAs<int32_t>(b, n, false); break;
+  case DType::I64: body = elementsAs<int64_t>(b, n, false); break;
+  case DType::U8:
+  case DType::Bool: body = elementsAs<uint8_t>(b, n, false); break;
+  case DType::U16: body = elementsAs<uint16_t>(b, n, false); break;
+  case DType::U32: body = elementsAs<uint32_t>(b, n, false); break;
+  case DType::U64: body = elementsAs<uint64_t>(b, n, false); break;
+  default: break;
+  }
+  return "dense<[" + body + "]>";
+}
+
+} // namespace
+
+std::string printGraph(const Graph &g, size_t denseLimit) {
+  std::string s = "graph @" + g.name() + "(";
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    s += (i ? ", " : "") + valueName(g.inputs()[i]) + ": " + toString(g.inputs()[i]->type());
+  s += ") {\n";
+  for (const Value *c : g.constants())
+    s += "  const " + valueName(c) + ": " + toString(c->type()) + " = " +
+         constantText(*c, denseLimit) + "\n";
+  for (const Node *n : g.nodes()) {
+    s += "  ";
+    for (int i = 0; i < n->numOutputs(); ++i)
+      s += (i ? ", " : "") + valueName(n->output(i));
+    s += std::string(" = ") + n->op().name + "(";
+    for (int i = 0; i < n->numInputs(); ++i)
+      s += (i ? ", " : "") + valueName(n->input(i));
+    s += ")";
+    if (!n->attrs().empty()) {
+      s += " {";
+      bool first = true;
+      for (const auto &[name, value] : n->attrs()) {
+        s += (first ? "" : ", ") + name + " = " + attrText(value);
+        first = false;
+      }
+      s += "}";
+    }
+    s += " : ";
+    for (int i = 0; i < n->numOutputs(); ++i)
+      s += (i ? ", " : "") + toString(n->output(i)->type());
+    s += "\n";
+  }
+  s += "  return";
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    s += (i ? ", " : " ") + valueName(g.outputs()[i]);
+  return s + "\n}\n";
+}
+
+} // namespace odlac

@@ -1,0 +1,45 @@
+// Lowering IR to ODLA calls through an OdlaSink: the per-node context that op rows' lower
+// functions use, and the loop over a whole graph that both sinks share.
+#pragma once
+
+#include "ir/Graph.h"
+#include "lower/OdlaSink.h"
+
+#include <functional>
+#include <map>
+
+namespace odlac {
+
+odla_element_type odlaType(DType t);
+lower::Shape shapeArg(const Dims &dims);
+lower::U32s u32s(const std::vector<int64_t> &v);
+lower::I32s i32s(const std::vector<int64_t> &v);
+
+class LowerCtx {
+public:
+  LowerCtx(lower::OdlaSink &sink, const Node &node, std::map<const Value *, lower::Val> &vals)
+      : sink_(sink), node_(node), vals_(vals) {}
+
+  lower::OdlaSink &sink() { return sink_; }
+  const Node &node() const { return node_; }
+  // The handle of operand i; NULL when the optional operand is absent.
+  lower::Val in(int i) const;
+  lower::Vals ins() const; // all operands, for variadic ops
+  lower::Id outId(int i) const { return {node_.output(i)->name()}; }
+  lower::Shape outShape(int i) const { return shapeArg(node_.output(i)->dims()); }
+  void setOut(int i, lower::Val v) { vals_[node_.output(i)] = v; }
+
+private:
+  lower::OdlaSink &sink_;
+  const Node &node_;
+  std::map<const Value *, lower::Val> &vals_;
+};
+
+// How a constant's bytes are reached: now (for DirectSink) and from generated C.
+using ConstantDataFn = std::function<lower::Data(const Value &constant, size_t index)>;
+
+// Emits the whole graph into a sink, in this order: arguments (graph inputs, in order),
+// constants (in graph order), nodes (schedule order), then SetValueAsOutput for each output.
+void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData);
+
+} // namespace odlac

@@ -1,0 +1,97 @@
+// The op table's row type (DESIGN §3): everything every stage needs to know about one IR op.
+// Rows live in one file per family (Elementwise.cpp, Nn.cpp, ...) and are collected by the
+// registry in Registry.cpp. Passes ask rows about properties, never compare op names.
+#pragma once
+
+#include "ir/Attr.h"
+#include "ir/DType.h"
+#include "ir/Graph.h"
+#include "support/Status.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+class InferCtx;
+class LowerCtx;
+
+// How an op combines with neighbours in fusion (TVM's OpPatternKind, by another name).
+enum class FusionClass {
+  Elementwise,           // out[i] = f(in[i])
+  Broadcast,             // elementwise after broadcasting inputs
+  Injective,             // each output element is one input element (reshape, transpose)
+  Reduction,             // reduces over axes
+  OutElementwiseFusable, // complex op whose output can absorb elementwise ops (conv, gemm)
+  Opaque,                // anything else
+};
+
+enum OpTrait : unsigned {
+  kTraitNone = 0,
+  kCommutative = 1u << 0,    // f(a, b) == f(b, a)
+  kLayoutAgnostic = 1u << 1, // result layout follows the input's, any layout works
+  kShapeOnly = 1u << 2,      // moves or reinterprets data without arithmetic
+};
+
+struct OperandDef {
+  const char *name;
+  enum Kind { Required, Optional, Variadic } kind = Required;
+  DTypeMask types = kAllTypes; // element types the op accepts on this operand
+};
+
+struct AttrDef {
+  const char *name;
+  AttrKind kind;
+  std::optional<AttrValue> defaultValue; // none: the attribute is required
+};
+
+using InferFn = Status (*)(InferCtx &);
+using LowerFn = void (*)(LowerCtx &);
+
+struct OpDef {
+  const char *name;
+  std::vector<OperandDef> operands;
+  int numResults;
+  std::vector<AttrDef> attrs;
+  FusionClass fusion;
+  unsigned traits;
+  InferFn infer; // checks operands and attributes, sets result types
+  LowerFn lower; // emits the ODLA calls for one node through an OdlaSink
+
+  bool has(OpTrait t) const { return (traits & t) != 0; }
+  const AttrDef *findAttr(const std::string &attrName) const;
+};
+
+// The registry of every IR op, in family order.
+const std::vector<const OpDef *> &allOps();
+const OpDef *findOp(const std::string &name);
+// For code that must name one specific op (a rewrite's pattern); asserts it exists.
+const OpDef &opNamed(const char *name);
+
+// Context for shape and type inference of one node.
+class InferCtx {
+public:
+  InferCtx(Node &node) : node_(node) {}
+  const Node &node() const { return node_; }
+  int numInputs() const { return node_.numInputs(); }
+  bool hasInput(int i) const { return node_.input(i) != nullptr; }
+  const TensorType &in(int i) const { return node_.input(i)->type(); }
+  const Value *inValue(int i) const { return node_.input(i); }
+  int64_t i(const std::string &a) const { return node_.i(a); }
+  double f(const std::string &a) const { return node_.f(a); }
+  const std::vector<int64_t> &ints(const std::string &a) const { return node_.ints(a); }
+  void setOut(int i, TensorType t) { node_.output(i)->setType(std::move(t)); }
+
+  // An error naming the op and the rule it breaks; the caller adds the node's name.
+  Status fail(const std::string &message) const;
+
+private:
+  Node &node_;
+};
+
+// Verifies a node against its row (operand count, element types, attributes present and of
+// the right kind), fills attribute defaults, then runs the row's inference.
+Status verifyAndInfer(Node &node);
+
+} // namespace odlac

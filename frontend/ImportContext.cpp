@@ -1,0 +1,113 @@
+// ImportCtx: operands, attributes and IR emission for one ONNX node.
+#include "ImportContext.h"
+
+#include "ops/OpDef.h"
+
+#include <cstring>
+
+namespace odlac {
+
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what) {
+  if (axis < -rank || axis >= rank)
+    return Status::error(std::string(what) + " " + std::to_string(axis) + " is out of range [" +
+                         std::to_string(-rank) + ", " + std::to_string(rank) + ") for rank " +
+                         std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+const onnx::AttributeProto *ImportCtx::findAttr(const char *name) const {
+  for (const onnx::AttributeProto &a : node_.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t ImportCtx::attrInt(const char *name, int64_t dflt) const {
+  const auto *a = findAttr(name);
+  return a ? a->i() : dflt;
+}
+
+double ImportCtx::attrFloat(const char *name, double dflt) const {
+  const auto *a = findAttr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string ImportCtx::attrString(const char *name, const std::string &dflt) const {
+  const auto *a = findAttr(name);
+  return a ? a->s() : dflt;
+}
+
+std::vector<int64_t> ImportCtx::attrInts(const char *name, std::vector<int64_t> dflt) const {
+  const auto *a = findAttr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+}
+
+Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) const {
+  const Value *v = input(i);
+  if (!v || !v->isConstant())
+    return fail(std::string(what) + " (input " + std::to_string(i) +
+                ") must be a constant; computed values are not supported here");
+  size_t n = static_cast<size_t>(v->type().numElements());
+  std::vector<int64_t> out(n);
+  const Buffer &b = *v->data();
+  switch (v->dtype()) {
+  case DType::I64: std::memcpy(out.data(), b.data, n * 8); break;
+  case DType::I32:
+    for (size_t k = 0; k < n; ++k)
+      out[k] = b.as<int32_t>()[k];
+    break;
+  default:
+    return fail(std::string(what) + " must be int32 or int64, got " + dtypeName(v->dtype()));
+  }
+  return out;
+}
+
+Expected<double> ImportCtx::constScalar(int i, const char *what) const {
+  const Value *v = input(i);
+  if (!v || !v->isConstant())
+    return fail(std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
+  if (v->type().numElements() != 1)
+    return fail(std::string(what) + " must hold one element, got " + toString(v->type()));
+  const Buffer &b = *v->data();
+  switch (v->dtype()) {
+  case DType::F32: return static_cast<double>(*b.as<float>());
+  case DType::F64: return *b.as<double>();
+  case DType::I32: return static_cast<double>(*b.as<int32_t>());
+  case DType::I64: return static_cast<double>(*b.as<int64_t>());
+  default:
+    return fail(std::string(what) + " of element type " + dtypeName(v->dtype()) +
+                " is not supported");
+  }
+}
+
+std::string ImportCtx::tempName(const std::string &suffix) const {
+  std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0)
+                                                                          : node_.name();
+  return base + "/" + suffix;
+}
+
+Expected<Value *> ImportCtx::emit(const char *irOp, std::vector<Value *> operands, AttrMap attrs,
+                                  const std::string &outName) {
+  const OpDef *op = findOp(irOp);
+  if (!op)
+    return fail(std::string("internal: no IR op ") + irOp);
+  std::string name = outName.empty() ? node_.output(0) : outName;
+  Value *out = g_.addValue(name, TensorType{});
+  Node *n = g_.addNode(*op, node_.name(), std::move(operands), {out}, std::move(attrs));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  return out;
+}
+
+Expected<Value *> ImportCtx::reshape(Value *v, const Dims &dims, const std::string &outName) {
+  if (v->dims() == dims && outName.empty())
+    return v;
+  return emit("Reshape", {v}, {{"shape", dims}}, outName.empty() ? tempName("reshape") : outName);
+}
+
+Value *ImportCtx::constant(const std::string &name, TensorType type, const void *data) {
+  auto buf = Buffer::copyOf(data, type.byteSize());
+  return g_.addConstant(name, std::move(type), std::move(buf));
+}
+
+} // namespace odlac

@@ -1,0 +1,79 @@
+// What an import rule sees while turning one ONNX node into IR: the node's operands and
+// attributes (with ONNX defaults), the ability to emit IR nodes (each is verified and its
+// type inferred on the spot), and error reporting that names the rule broken.
+#pragma once
+
+#include "ir/Graph.h"
+#include "support/Status.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace odlac {
+
+class ImportCtx {
+public:
+  ImportCtx(Graph &g, const onnx::NodeProto &node, int64_t opset, std::vector<Value *> inputs,
+            std::string modelDir)
+      : g_(g), node_(node), opset_(opset), inputs_(std::move(inputs)),
+        modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr) {}
+
+  Graph &graph() { return g_; }
+  const onnx::NodeProto &proto() const { return node_; }
+  int64_t opset() const { return opset_; }
+  const std::string &modelDir() const { return modelDir_; }
+
+  // Operands. An empty ONNX input name is an absent optional operand.
+  int numInputs() const { return static_cast<int>(inputs_.size()); }
+  bool hasInput(int i) const { return i < numInputs() && inputs_[i] != nullptr; }
+  Value *input(int i) const { return hasInput(i) ? inputs_[i] : nullptr; }
+  // The values of a constant integer operand (axes, shapes, pads); an error if not constant.
+  Expected<std::vector<int64_t>> constInts(int i, const char *what) const;
+  Expected<double> constScalar(int i, const char *what) const;
+
+  // Outputs the ONNX node asks for (an empty name is an output it does not want).
+  int numOutputs() const { return node_.output_size(); }
+  bool wantsOutput(int i) const { return i < numOutputs() && !node_.output(i).empty(); }
+  const std::string &outputName(int i) const { return node_.output(i); }
+
+  // Attributes, with the ONNX default when absent.
+  bool hasAttr(const char *name) const { return findAttr(name) != nullptr; }
+  int64_t attrInt(const char *name, int64_t dflt) const;
+  double attrFloat(const char *name, double dflt) const;
+  std::string attrString(const char *name, const std::string &dflt) const;
+  std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> dflt = {}) const;
+  const onnx::AttributeProto *findAttr(const char *name) const;
+
+  // Emits an IR node with one result. `outName` names the result; empty means the ONNX
+  // node's output `result` (the usual case for the last IR node of a rule).
+  Expected<Value *> emit(const char *irOp, std::vector<Value *> operands, AttrMap attrs = {},
+                         const std::string &outName = "");
+  // Emits a Reshape unless the shape already matches.
+  Expected<Value *> reshape(Value *v, const Dims &dims, const std::string &outName = "");
+  // Adds an IR constant.
+  Value *constant(const std::string &name, TensorType type, const void *data);
+  // Binds ONNX output i to an IR value.
+  void setOutput(int i, Value *v) { outputs_[i] = v; }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+
+  // An error for this node; the importer adds node name, op type and opset.
+  Status fail(const std::string &reason) const { return Status::error(reason); }
+  // A value name for an intermediate result of this node.
+  std::string tempName(const std::string &suffix) const;
+
+private:
+  Graph &g_;
+  const onnx::NodeProto &node_;
+  int64_t opset_;
+  std::vector<Value *> inputs_;
+  std::string modelDir_;
+  std::vector<Value *> outputs_;
+};
+
+// Axis normalization shared by rules: maps [-rank, rank) to [0, rank).
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what);
+
+} // namespace odlac

@@ -1,0 +1,143 @@
+// Decodes ONNX TensorProtos into IR constants. External data files are mapped, not copied,
+// and must resolve to a file inside the model's folder.
+#include "Tensor.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace odlac {
+namespace {
+
+template <class To, class From>
+std::shared_ptr<const Buffer> narrow(const google::protobuf::RepeatedField<From> &src) {
+  std::vector<To> tmp(src.begin(), src.end());
+  return Buffer::copyOf(tmp.data(), tmp.size() * sizeof(To));
+}
+
+Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
+                                                    const std::string &modelDir, size_t want) {
+  std::string location;
+  uint64_t offset = 0, length = want;
+  bool hasLength = false;
+  for (const auto &kv : t.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = std::strtoull(kv.value().c_str(), nullptr, 10);
+    else if (kv.key() == "length") {
+      length = std::strtoull(kv.value().c_str(), nullptr, 10);
+      hasLength = true;
+    }
+  }
+  std::string what = "tensor '" + t.name() + "': external data '" + location + "'";
+  if (location.empty())
+    return Status::error(what + " has no location");
+  if (location[0] == '/')
+    return Status::error(what + " is an absolute path; it must be relative to the model's folder");
+  char dirReal[PATH_MAX], fileReal[PATH_MAX];
+  std::string path = modelDir + "/" + location;
+  if (!realpath(modelDir.c_str(), dirReal) || !realpath(path.c_str(), fileReal))
+    return Status::error(what + " does not exist (looked for " + path + ")");
+  std::string dir = std::string(dirReal) + "/";
+  if (std::strncmp(fileReal, dir.c_str(), dir.size()) != 0)
+    return Status::error(what + " resolves outside the model's folder");
+  if (hasLength && length != want)
+    return Status::error(what + " has length " + std::to_string(length) + " but the tensor needs " +
+                         std::to_string(want) + " bytes");
+  int fd = open(fileReal, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    if (fd >= 0)
+      close(fd);
+    return Status::error(what + " cannot be opened");
+  }
+  if (offset + want > static_cast<uint64_t>(st.st_size)) {
+    close(fd);
+    return Status::error(what + ": bytes " + std::to_string(offset) + ".." +
+                         std::to_string(offset + want) + " lie past its end (" +
+                         std::to_string(st.st_size) + " bytes)");
+  }
+  auto buf = std::make_shared<Buffer>();
+  buf->size = want;
+  if (want == 0) {
+    close(fd);
+    buf->data = "";
+    return std::shared_ptr<const Buffer>(buf);
+  }
+  // mmap needs a page-aligned offset; map from the page start and point inside.
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t start = offset / page * page;
+  size_t mapLen = static_cast<size_t>(offset - start + want);
+  void *m = mmap(nullptr, mapLen, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  close(fd);
+  if (m == MAP_FAILED)
+    return Status::error(what + " cannot be mapped");
+  buf->data = static_cast<const char *>(m) + (offset - start);
+  buf->owner = std::shared_ptr<const void>(m, [mapLen](const void *p) {
+    munmap(const_cast<void *>(p), mapLen);
+  });
+  return std::shared_ptr<const Buffer>(buf);
+}
+
+} // namespace
+
+Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir) {
+  std::string what = "tensor '" + t.name() + "'";
+  auto dtype = dtypeFromOnnx(t.data_type());
+  if (!dtype)
+    return Status::error(what + ": element type " + onnxTypeName(t.data_type()) +
+                         " is not supported");
+  DecodedTensor out;
+  out.type.dtype = *dtype;
+  for (int64_t d : t.dims()) {
+    if (d < 0)
+      return Status::error(what + ": negative dim " + std::to_string(d));
+    out.type.dims.push_back(d);
+  }
+  size_t count = static_cast<size_t>(out.type.numElements());
+  size_t bytes = count * dtypeBytes(*dtype);
+  if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto mapped = mapExternal(t, modelDir, bytes);
+    if (!mapped)
+      return mapped.takeStatus();
+    out.data = *mapped;
+    return out;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != bytes)
+      return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
+                           " bytes, its type " + toString(out.type) + " needs " +
+                           std::to_string(bytes));
+    out.data = Buffer::copyOf(t.raw_data().data(), bytes);
+    return out;
+  }
+  size_t have = 0;
+  switch (*dtype) {
+  case DType::F32: have = t.float_data_size(); out.data = narrow<float>(t.float_data()); break;
+  case DType::F64: have = t.double_data_size(); out.data = narrow<double>(t.double_data()); break;
+  case DType::I64: have = t.int64_data_size(); out.data = narrow<int64_t>(t.int64_data()); break;
+  case DType::I32: have = t.int32_data_size(); out.data = narrow<int32_t>(t.int32_data()); break;
+  case DType::I16: have = t.int32_data_size(); out.data = narrow<int16_t>(t.int32_data()); break;
+  case DType::I8: have = t.int32_data_size(); out.data = narrow<int8_t>(t.int32_data()); break;
+  case DType::U16:
+  case DType::F16:
+  case DType::BF16: have = t.int32_data_size(); out.data = narrow<uint16_t>(t.int32_data()); break;
+  case DType::U8:
+  case DType::Bool: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
+  case DType::U32: have = t.uint64_data_size(); out.data = narrow<uint32_t>(t.uint64_data()); break;
+  case DType::U64: have = t.uint64_data_size(); out.data = narrow<uint64_t>(t.uint64_data()); break;
+  }
+  if (have != count)
+    return Status::error(what + ": holds " + std::to_string(have) + " elements, its type " +
+                         toString(out.type) + " needs " + std::to_string(count));
+  return out;
+}
+
+} // namespace odlac

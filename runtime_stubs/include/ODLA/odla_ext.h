@@ -1,0 +1,41 @@
+/* odla_ext.h: what odlac adds beyond ODLA 0.5. Not part of the standard: generated code
+ * includes it only when the chosen backend's manifest declares the extension, and code
+ * generated for the core profile never uses it. */
+#ifndef _ODLA_EXT_H_
+#define _ODLA_EXT_H_
+
+#include <ODLA/odla_common.h>
+#include <ODLA/odla_compute.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this extension header; backends report the version they implement. */
+#define ODLA_EXT_VERSION 1
+
+/* Item keys. ODLA 0.5's odla_item_type ends at ODLA_ASYNC_CALLBACK_ARG (27). odlac's items
+ * start at 0x1000; 0x10000 up to 0x1FFFF is left to vendors' own items. */
+#define ODLA_EXT_ITEM_BASE 0x1000
+#define ODLA_EXT_VENDOR_ITEM_FIRST 0x10000
+#define ODLA_EXT_VENDOR_ITEM_LAST 0x1FFFF
+
+/* Context item: a caller-provided activation arena. The value is a pointer to an
+ * odla_ext_arena; the memory must stay valid while the context is used and hold at least
+ * the bytes odla_ExtGetArenaBytes reports. With it, execution allocates nothing. */
+#define ODLA_EXT_ITEM_ARENA ((odla_item_type)(ODLA_EXT_ITEM_BASE + 0))
+typedef struct {
+  odla_void *base; /* aligned to 64 bytes */
+  odla_size_t bytes;
+} odla_ext_arena;
+
+/* Bytes of activation memory (one arena) that one context needs to execute a computation.
+ * Compiles the computation if it is not compiled yet. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL
+odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* _ODLA_EXT_H_ */

@@ -1,0 +1,608 @@
+/* computation.c: computations, values, contexts, binding and execution of the reference
+ * backend, and the logging it reports errors through. */
+#include "ref.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The current computation of this thread: ODLA's op builders take no computation handle. */
+#if defined(__GNUC__)
+static __thread odla_computation ref_current_comp;
+#else
+static odla_computation ref_current_comp; /* no thread-local storage: one builder thread */
+#endif
+
+static odla_log_level ref_log_level = ODLA_LOG_LEVEL_ERROR;
+static odla_logging_func ref_logger;
+
+static void ref_log(odla_log_level level, const char *func, const char *msg) {
+  if (level > ref_log_level || level == ODLA_LOG_LEVEL_OFF)
+    return;
+  if (ref_logger)
+    ref_logger(__FILE__, __LINE__, func, level, msg);
+  else
+    fprintf(stderr, "odla_reference: %s: %s\n", func, msg);
+}
+
+odla_status odla_SetLogLevel(odla_log_level level) {
+  ref_log_level = level;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_SetLogger(odla_logging_func logger) {
+  ref_logger = logger;
+  return ODLA_SUCCESS;
+}
+
+odla_logging_func odla_GetLogger(void) { return ref_logger; }
+
+const char *odla_GetVersionString(void) { return "odla_reference 0.1.0 (ODLA 0.5)"; }
+
+odla_computation ref_current(void) { return ref_current_comp; }
+
+odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ref_current_comp && ref_current_comp->error == ODLA_SUCCESS)
+    ref_current_comp->error = status;
+  ref_log(ODLA_LOG_LEVEL_ERROR, op, msg);
+  return NULL;
+}
+
+static char *ref_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = (char *)malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+/* ---- Types and shapes -------------------------------------------------------------- */
+
+size_t ref_elem_size(odla_element_type t) {
+  switch (t) {
+  case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL: return 1;
+  case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16:
+  case ODLA_FLOAT16: case ODLA_BFLOAT16: return 2;
+  case ODLA_INT32: case ODLA_UINT32: case ODLA_QINT32: case ODLA_QUINT32: case ODLA_FLOAT32:
+    return 4;
+  case ODLA_INT64: case ODLA_UINT64: case ODLA_QINT64: case ODLA_QUINT64: case ODLA_FLOAT64:
+    return 8;
+  default: return 0;
+  }
+}
+
+const char *ref_type_name(odla_element_type t) {
+  static const char *const names[] = {
+      "int8",   "int16",   "int32",   "int64",   "uint8",   "uint16",   "uint32",   "uint64",
+      "qint8",  "qint16",  "qint32",  "qint64",  "quint8",  "quint16",  "quint32",  "quint64",
+      "float16", "bfloat16", "float32", "float64", "bool", "string"};
+  return (unsigned)t <= ODLA_STRING ? names[t] : "?";
+}
+
+int64_t ref_count(const odla_value_shape *s) {
+  int64_t n = 1;
+  int i;
+  for (i = 0; i < s->size; ++i)
+    n *= s->dims[i];
+  return n;
+}
+
+size_t ref_bytes(const odla_value_type *t) {
+  return (size_t)ref_count(&t->shape) * ref_elem_size(t->element_type);
+}
+
+int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b) {
+  int i;
+  if (a->size != b->size)
+    return 0;
+  for (i = 0; i < a->size; ++i)
+    if (a->dims[i] != b->dims[i])
+      return 0;
+  return 1;
+}
+
+const char *ref_shape_str(const odla_value_shape *s, char *buf, size_t cap) {
+  size_t len = 0;
+  int i;
+  len += (size_t)snprintf(buf, cap, "[");
+  for (i = 0; i < s->size && len < cap; ++i)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+  if (len < cap)
+    snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *inferred) {
+  return given->size >= 0 && !ref_same_shape(given, inferred);
+}
+
+static int ref_valid_type(const odla_value_type *t) {
+  int i;
+  if (ref_elem_size(t->element_type) == 0 || t->shape.size < 0 ||
+      t->shape.size > ODLA_MAX_DIMENSION)
+    return 0;
+  for (i = 0; i < t->shape.size; ++i)
+    if (t->shape.dims[i] < 0)
+      return 0;
+  return 1;
+}
+
+/* ---- Computations and values ------------------------------------------------------- */
+
+odla_status odla_CreateComputation(odla_computation *computation) {
+  odla_computation c;
+  if (!computation)
+    return ODLA_INVALID_PARAM;
+  c = (odla_computation)calloc(1, sizeof *c);
+  if (!c)
+    return ODLA_MEM_ERROR;
+  ref_current_comp = c;
+  *computation = c;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_DestroyComputation(odla_computation comp) {
+  int i;
+  if (!comp)
+    return ODLA_INVALID_PARAM;
+  for (i = 0; i < comp->num_values; ++i) {
+    free(comp->values[i]->id);
+    free(comp->values[i]);
+  }
+  for (i = 0; i < comp->num_nodes; ++i) {
+    free(comp->nodes[i]->params);
+    free(comp->nodes[i]->inputs);
+    free(comp->nodes[i]);
+  }
+  free(comp->values);
+  free(comp->nodes);
+  if (ref_current_comp == comp)
+    ref_current_comp = NULL;
+  free(comp);
+  return ODLA_SUCCESS;
+}
+
+static odla_value ref_new_value(odla_computation comp, const char *op, odla_value_type type,
+                                odla_value_id id, ref_value_kind kind) {
+  odla_value v;
+  const char *name = id ? (const char *)id : "";
+  if (!ref_valid_type(&type))
+    return ref_fail(ODLA_INVALID_PARAM, op, "value '%s': invalid type (element type %d, rank %d)",
+                    name, (int)type.element_type, (int)type.shape.size);
+  if (comp->num_values == comp->cap_values) {
+    int cap = comp->cap_values ? 2 * comp->cap_values : 64;
+    odla_value *vs = (odla_value *)realloc(comp->values, (size_t)cap * sizeof *vs);
+    if (!vs)
+      return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+    comp->values = vs;
+    comp->cap_values = cap;
+  }
+  v = (odla_value)calloc(1, sizeof *v);
+  if (!v || !(v->id = ref_strdup(name))) {
+    free(v);
+    return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+  }
+  v->type = type;
+  v->kind = kind;
+  v->index = comp->num_values;
+  comp->values[comp->num_values++] = v;
+  return v;
+}
+
+int ref_check_operands(const char *op, int n, const odla_value *values) {
+  int i;
+  odla_computation comp = ref_current_comp;
+  if (!comp) {
+    ref_fail(ODLA_INVALID_PARAM, op, "no current computation (call odla_CreateComputation)");
+    return 0;
+  }
+  if (comp->compiled) {
+    ref_fail(ODLA_INVALID_PARAM, op, "the computation is already compiled");
+    return 0;
+  }
+  for (i = 0; i < n; ++i) {
+    if (!values[i]) {
+      /* A NULL operand follows an earlier failure, which was reported; report only if not. */
+      if (comp->error == ODLA_SUCCESS)
+        ref_fail(ODLA_INVALID_PARAM, op, "operand %d is NULL", i);
+      return 0;
+    }
+    if (values[i]->index >= comp->num_values || comp->values[values[i]->index] != values[i]) {
+      ref_fail(ODLA_INVALID_PARAM, op, "operand %d belongs to another computation", i);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+odla_value odla_CreateArgument(const odla_value_type value_type, const odla_value_id value_id) {
+  if (!ref_check_operands("CreateArgument", 0, NULL))
+    return NULL;
+  return ref_new_value(ref_current_comp, "CreateArgument", value_type, value_id, REF_ARGUMENT);
+}
+
+odla_value odla_CreateConstant(const odla_value_type value_type, const odla_void *data_ptr,
+                               const odla_value_id value_id) {
+  odla_value v;
+  if (!ref_check_operands("CreateConstant", 0, NULL))
+    return NULL;
+  if (!data_ptr && ref_bytes(&value_type) > 0)
+    return ref_fail(ODLA_INVALID_PARAM, "CreateConstant", "value '%s': data is NULL",
+                    value_id ? (const char *)value_id : "");
+  v = ref_new_value(ref_current_comp, "CreateConstant", value_type, value_id, REF_CONSTANT);
+  if (v)
+    v->data = data_ptr;
+  return v;
+}
+
+ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
+                       int num_outputs, const odla_value_type *out_types,
+                       const odla_value_id *out_ids, const void *params, size_t params_size) {
+  odla_computation comp = ref_current_comp;
+  ref_node *n;
+  int i;
+  if (comp->num_nodes == comp->cap_nodes) {
+    int cap = comp->cap_nodes ? 2 * comp->cap_nodes : 64;
+    ref_node **ns = (ref_node **)realloc(comp->nodes, (size_t)cap * sizeof *ns);
+    if (!ns) {
+      ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+      return NULL;
+    }
+    comp->nodes = ns;
+    comp->cap_nodes = cap;
+  }
+  n = (ref_node *)calloc(1, sizeof *n);
+  if (!n) {
+    ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+    return NULL;
+  }
+  /* One allocation holds the operand and result lists. */
+  n->inputs = (odla_value *)calloc((size_t)(num_inputs + num_outputs) + 1, sizeof(odla_value));
+  n->params = params_size ? malloc(params_size) : NULL;
+  if (!n->inputs || (params_size && !n->params)) {
+    free(n->inputs);
+    free(n->params);
+    free(n);
+    ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+    return NULL;
+  }
+  n->op = op;
+  n->run = run;
+  n->num_inputs = num_inputs;
+  n->num_outputs = num_outputs;
+  n->outputs = n->inputs + num_inputs;
+  for (i = 0; i < num_inputs; ++i)
+    n->inputs[i] = inputs[i];
+  if (params_size)
+    memcpy(n->params, params, params_size);
+  for (i = 0; i < num_outputs; ++i) {
+    odla_value v = ref_new_value(comp, op, out_types[i], out_ids ? out_ids[i] : NULL, REF_RESULT);
+    if (!v) {
+      free(n->inputs);
+      free(n->params);
+      free(n);
+      return NULL;
+    }
+    v->node = n;
+    n->outputs[i] = v;
+  }
+  n->index = comp->num_nodes;
+  comp->nodes[comp->num_nodes++] = n;
+  return n;
+}
+
+odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
+                      odla_value_type out_type, odla_value_id out_id, const void *params,
+                      size_t params_size) {
+  ref_node *n = ref_add_node(op, run, num_inputs, inputs, 1, &out_type, &out_id, params,
+                             params_size);
+  return n ? n->outputs[0] : NULL;
+}
+
+odla_status odla_SetValueAsOutput(const odla_value value) {
+  if (!value)
+    return ref_current_comp && ref_current_comp->error ? ref_current_comp->error
+                                                       : ODLA_INVALID_PARAM;
+  if (value->kind != REF_RESULT) {
+    ref_fail(ODLA_INVALID_PARAM, "SetValueAsOutput",
+             "value '%s' is an argument or constant; copy it with odla_CloneValue first",
+             value->id);
+    return ODLA_INVALID_PARAM;
+  }
+  value->is_output = 1;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_GetValueType(const odla_value value, odla_value_type *value_type) {
+  if (!value || !value_type)
+    return ODLA_INVALID_PARAM;
+  *value_type = value->type;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_GetValueId(const odla_value value, odla_value_id *value_id) {
+  if (!value || !value_id)
+    return ODLA_INVALID_PARAM;
+  *value_id = (odla_value_id)value->id;
+  return ODLA_SUCCESS;
+}
+
+static odla_status ref_nth(odla_computation comp, int want_output, odla_uint32 idx,
+                           odla_value *out, odla_uint32 *count) {
+  int i;
+  odla_uint32 k = 0;
+  if (!comp)
+    return ODLA_INVALID_PARAM;
+  for (i = 0; i < comp->num_values; ++i) {
+    odla_value v = comp->values[i];
+    if (want_output ? v->is_output : v->kind == REF_ARGUMENT) {
+      if (out && k == idx) {
+        *out = v;
+        return ODLA_SUCCESS;
+      }
+      ++k;
+    }
+  }
+  if (count) {
+    *count = k;
+    return ODLA_SUCCESS;
+  }
+  return ODLA_INVALID_PARAM;
+}
+
+odla_status odla_GetNumOfArgsFromComputation(const odla_computation computation,
+                                             odla_uint32 *num_args) {
+  return num_args ? ref_nth(computation, 0, 0, NULL, num_args) : ODLA_INVALID_PARAM;
+}
+
+odla_status odla_GetArgFromComputationByIdx(const odla_computation computation,
+                                            const odla_uint32 arg_idx, odla_value *arg_value) {
+  return arg_value ? ref_nth(computation, 0, arg_idx, arg_value, NULL) : ODLA_INVALID_PARAM;
+}
+
+odla_status odla_GetNumOfOutputsFromComputation(const odla_computation computation,
+                                                odla_uint32 *num_outputs) {
+  return num_outputs ? ref_nth(computation, 1, 0, NULL, num_outputs) : ODLA_INVALID_PARAM;
+}
+
+odla_status odla_GetOutputFromComputationByIdx(const odla_computation computation,
+                                               const odla_uint32 output_idx,
+                                               odla_value *output_value) {
+  return output_value ? ref_nth(computation, 1, output_idx, output_value, NULL)
+                      : ODLA_INVALID_PARAM;
+}
+
+/* ---- Compilation -------------------------------------------------------------------- */
+
+static odla_status ref_compile(odla_computation comp) {
+  if (comp->error != ODLA_SUCCESS)
+    return comp->error;
+  if (!comp->compiled) {
+    comp->arena_bytes = ref_plan(comp);
+    comp->compiled = 1;
+  }
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_CompileComputation(const odla_computation computation, const odla_device device,
+                                    odla_executable *executable) {
+  odla_status s;
+  (void)device;
+  if (!computation || !executable)
+    return ODLA_INVALID_PARAM;
+  s = ref_compile(computation);
+  if (s != ODLA_SUCCESS)
+    return s;
+  *executable = (odla_executable)calloc(1, sizeof **executable);
+  if (!*executable)
+    return ODLA_MEM_ERROR;
+  (*executable)->comp = computation;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_DestroyExecutable(odla_executable executable) {
+  if (!executable)
+    return ODLA_INVALID_PARAM;
+  free(executable);
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *bytes) {
+  odla_status s;
+  if (!computation || !bytes)
+    return ODLA_INVALID_PARAM;
+  s = ref_compile(computation);
+  if (s == ODLA_SUCCESS)
+    *bytes = computation->arena_bytes;
+  return s;
+}
+
+/* ---- Contexts and binding ----------------------------------------------------------- */
+
+odla_status odla_CreateContext(odla_context *context) {
+  if (!context)
+    return ODLA_INVALID_PARAM;
+  *context = (odla_context)calloc(1, sizeof **context);
+  return *context ? ODLA_SUCCESS : ODLA_MEM_ERROR;
+}
+
+odla_status odla_DestroyContext(odla_context ctx) {
+  int i;
+  if (!ctx)
+    return ODLA_INVALID_PARAM;
+  for (i = 0; i < ctx->num_args; ++i)
+    free(ctx->args[i].id);
+  for (i = 0; i < ctx->num_outs; ++i)
+    free(ctx->outs[i].id);
+  free(ctx->args);
+  free(ctx->outs);
+  free(ctx->arena_alloc);
+  free(ctx);
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_item_value value) {
+  if (!context)
+    return ODLA_INVALID_PARAM;
+  if (type == ODLA_EXT_ITEM_ARENA) {
+    const odla_ext_arena *a = (const odla_ext_arena *)value;
+    if (!a || !a->base || ((uintptr_t)a->base % REF_ALIGN) != 0)
+      return ODLA_INVALID_PARAM;
+    free(context->arena_alloc);
+    context->arena_alloc = NULL;
+    context->arena = (unsigned char *)a->base;
+    context->arena_bytes = a->bytes;
+    return ODLA_SUCCESS;
+  }
+  return ODLA_UNSUPPORTED_DATATYPE;
+}
+
+static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *id, void *data) {
+  int i;
+  for (i = 0; i < *num; ++i)
+    if (strcmp((*list)[i].id, id) == 0) {
+      (*list)[i].data = data;
+      return ODLA_SUCCESS;
+    }
+  if (*num == *cap) {
+    int c = *cap ? 2 * *cap : 8;
+    ref_binding *b = (ref_binding *)realloc(*list, (size_t)c * sizeof *b);
+    if (!b)
+      return ODLA_MEM_ERROR;
+    *list = b;
+    *cap = c;
+  }
+  if (!((*list)[*num].id = ref_strdup(id)))
+    return ODLA_MEM_ERROR;
+  (*list)[(*num)++].data = data;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_BindToArgumentById(const odla_value_id value_id, const odla_void *data_ptr,
+                                    odla_context context) {
+  if (!value_id || !context)
+    return ODLA_INVALID_PARAM;
+  return ref_bind(&context->args, &context->num_args, &context->cap_args, (const char *)value_id,
+                  (void *)(uintptr_t)data_ptr);
+}
+
+odla_status odla_BindToOutputById(const odla_value_id value_id, odla_void *data_ptr,
+                                  odla_context context) {
+  if (!value_id || !context)
+    return ODLA_INVALID_PARAM;
+  return ref_bind(&context->outs, &context->num_outs, &context->cap_outs, (const char *)value_id,
+                  data_ptr);
+}
+
+odla_status odla_BindToArgument(odla_value value, const odla_void *data_ptr, odla_context context) {
+  if (!value)
+    return ODLA_INVALID_PARAM;
+  return odla_BindToArgumentById((odla_value_id)value->id, data_ptr, context);
+}
+
+odla_status odla_BindToOutput(odla_value value, odla_void *data_ptr, odla_context context) {
+  if (!value)
+    return ODLA_INVALID_PARAM;
+  return odla_BindToOutputById((odla_value_id)value->id, data_ptr, context);
+}
+
+static void *ref_lookup(const ref_binding *list, int num, const char *id) {
+  int i;
+  for (i = 0; i < num; ++i)
+    if (strcmp(list[i].id, id) == 0)
+      return list[i].data;
+  return NULL;
+}
+
+/* ---- Execution ---------------------------------------------------------------------- */
+
+/* Where a value's data lives during an execution of `comp` on `ctx`. */
+static void *ref_data(const odla_context ctx, odla_value v) {
+  switch (v->kind) {
+  case REF_ARGUMENT: return ref_lookup(ctx->args, ctx->num_args, v->id);
+  case REF_CONSTANT: return (void *)(uintptr_t)v->data;
+  default:
+    return v->is_output ? ref_lookup(ctx->outs, ctx->num_outs, v->id) : ctx->arena + v->offset;
+  }
+}
+
+static odla_status ref_execute(odla_computation comp, odla_context ctx) {
+  enum { kMaxIo = 2 * ODLA_MAX_OUTPUTS };
+  const void *in[kMaxIo];
+  void *out[kMaxIo];
+  ref_io io;
+  int i, k;
+  odla_status s = ref_compile(comp);
+  if (s != ODLA_SUCCESS)
+    return s;
+  if (ctx->arena_bytes < comp->arena_bytes) {
+    void *mem;
+    if (!ctx->arena_alloc && ctx->arena) {
+      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", "the caller's arena is too small");
+      return ODLA_MEM_ERROR;
+    }
+    free(ctx->arena_alloc);
+    mem = malloc(comp->arena_bytes + REF_ALIGN);
+    ctx->arena_alloc = mem;
+    if (!mem) {
+      ctx->arena = NULL;
+      ctx->arena_bytes = 0;
+      return ODLA_MEM_ERROR;
+    }
+    ctx->arena = (unsigned char *)mem + (REF_ALIGN - (uintptr_t)mem % REF_ALIGN) % REF_ALIGN;
+    ctx->arena_bytes = comp->arena_bytes;
+  }
+  /* Every argument and output must be bound. */
+  for (i = 0; i < comp->num_values; ++i) {
+    odla_value v = comp->values[i];
+    if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 && !ref_data(ctx, v)) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument", v->id);
+      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
+      return ODLA_INVALID_PARAM;
+    }
+  }
+  io.in = in;
+  io.out = out;
+  for (i = 0; i < comp->num_nodes; ++i) {
+    const ref_node *n = comp->nodes[i];
+    if (n->num_inputs > kMaxIo || n->num_outputs > kMaxIo)
+      return ODLA_INTERNAL_LOGIC_ERR;
+    for (k = 0; k < n->num_inputs; ++k)
+      in[k] = n->inputs[k] ? ref_data(ctx, n->inputs[k]) : NULL;
+    for (k = 0; k < n->num_outputs; ++k)
+      out[k] = ref_data(ctx, n->outputs[k]);
+    io.scratch = n->scratch_bytes ? ctx->arena + n->scratch_offset : NULL;
+    s = n->run(n, &io);
+    if (s != ODLA_SUCCESS) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
+               n->num_outputs ? n->outputs[0]->id : "", (int)s);
+      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
+      return s;
+    }
+  }
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_ExecuteComputation(const odla_computation computation, const odla_context context,
+                                    const odla_compute_mode mode, odla_device device) {
+  (void)device;
+  if (!computation || !context)
+    return ODLA_INVALID_PARAM;
+  if (mode == ODLA_COMPUTE_TRAINING)
+    return ODLA_UNSUPPORTED_OP;
+  return ref_execute(computation, context);
+}
+
+odla_status odla_LaunchExecutable(odla_executable executable, odla_context context) {
+  if (!executable || !context)
+    return ODLA_INVALID_PARAM;
+  return ref_execute(executable->comp, context);
+}

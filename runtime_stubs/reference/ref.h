@@ -1,0 +1,126 @@
+/* ref.h: internals of the reference backend (libodla_reference).
+ *
+ * Model: a computation records values and nodes as the ODLA builders are called (compile
+ * mode). Each builder checks its operands, works out its result type, and appends a node
+ * with a kernel and a parameter block. Compiling plans one activation arena for the whole
+ * computation (planner.c); executing runs the nodes in order over a context's arena and the
+ * caller's bound buffers. Kernels check nothing at run time: builders checked everything.
+ *
+ * Errors: a builder that rejects its operands records the first error in the computation
+ * and returns NULL; later builders given NULL return NULL; odla_CompileComputation and
+ * odla_ExecuteComputation then report the recorded status. */
+#ifndef ODLA_REFERENCE_REF_H_
+#define ODLA_REFERENCE_REF_H_
+
+#include <ODLA/odla.h>
+#include <ODLA/odla_ext.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REF_ALIGN 64
+
+typedef enum { REF_ARGUMENT, REF_CONSTANT, REF_RESULT } ref_value_kind;
+
+typedef struct ref_node ref_node;
+
+/* Pointers to a node's operand and result data during one execution. */
+typedef struct {
+  const void *const *in;
+  void *const *out;
+  void *scratch; /* the node's scratch_bytes of arena, 64-byte aligned */
+} ref_io;
+
+typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
+
+struct _odla_value {
+  odla_value_type type;
+  char *id;
+  ref_value_kind kind;
+  const void *data; /* constants: the caller's bytes, which must outlive the computation */
+  ref_node *node;   /* results: the producing node */
+  int index;        /* position in the computation's value list */
+  int is_output;
+  /* Planning (planner.c): arena offset and the node indices of first and last use. */
+  size_t offset;
+  int first_use, last_use;
+};
+
+struct ref_node {
+  const char *op; /* the ODLA function that built it, without "odla_" */
+  ref_kernel run;
+  int num_inputs, num_outputs;
+  odla_value *inputs; /* NULL entries are absent optional operands */
+  odla_value *outputs;
+  void *params;        /* the op's parameter block, owned by the node */
+  size_t scratch_bytes; /* temporary memory the kernel needs while it runs */
+  size_t scratch_offset;
+  int index;
+};
+
+struct _odla_computation {
+  odla_value *values;
+  int num_values, cap_values;
+  ref_node **nodes;
+  int num_nodes, cap_nodes;
+  int compiled;
+  size_t arena_bytes;
+  odla_status error; /* the first builder error */
+};
+
+struct _odla_executable {
+  odla_computation comp;
+};
+
+typedef struct {
+  char *id;
+  void *data;
+} ref_binding;
+
+struct _odla_context {
+  ref_binding *args, *outs;
+  int num_args, num_outs, cap_args, cap_outs;
+  unsigned char *arena; /* 64-byte aligned */
+  size_t arena_bytes;
+  void *arena_alloc; /* what to free when the arena is ours; NULL when the caller's */
+};
+
+/* Builder support (computation.c). */
+odla_computation ref_current(void);
+/* Records the first error of the current computation and logs `fmt`. Returns NULL. */
+odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...);
+/* Appends a node with `num_outputs` results of the given types. Returns the node, or NULL on
+ * allocation failure (recorded). `params` (params_size bytes) is copied into the node. */
+ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
+                       int num_outputs, const odla_value_type *out_types,
+                       const odla_value_id *out_ids, const void *params, size_t params_size);
+/* The one-result form: returns the result value or NULL. */
+odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
+                      odla_value_type out_type, odla_value_id out_id, const void *params,
+                      size_t params_size);
+/* Checks that operands are present (optional ones may be NULL by passing -1 in `required`)
+ * and belong to the current computation. */
+int ref_check_operands(const char *op, int n, const odla_value *values);
+
+/* Shapes and types. */
+size_t ref_elem_size(odla_element_type t);
+int64_t ref_count(const odla_value_shape *s);
+size_t ref_bytes(const odla_value_type *t);
+int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b);
+const char *ref_type_name(odla_element_type t);
+/* Formats a shape as "[1,3,224,224]" into buf. */
+const char *ref_shape_str(const odla_value_shape *s, char *buf, size_t cap);
+/* Whether `given` is a defined shape (size >= 0) that differs from `inferred`. */
+int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *inferred);
+
+/* Planner (planner.c): assigns arena offsets; returns the arena size. */
+size_t ref_plan(odla_computation comp);
+
+/* Kernels shared between op files. */
+void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc, float *pack);
+/* Floats of packing scratch that ref_sgemm needs for an m x n x k product. */
+size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k);
+
+#endif /* ODLA_REFERENCE_REF_H_ */
