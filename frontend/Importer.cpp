@@ -326,8 +326,10 @@ Status checkModel(const onnx::ModelProto &m, const std::string &path) {
   for (const auto &os : m.opset_import())
     if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() > known)
       return Status::ok();
+  (void)m;
   try {
-    onnx::checker::check_model(m);
+    // The path form lets the checker resolve external data beside the model.
+    onnx::checker::check_model(path);
   } catch (const std::exception &e) {
     return Status::error(path + ": the ONNX checker rejects the model: " + e.what());
   }
@@ -340,6 +342,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   auto model = parseModel(path);
   if (!model)
     return model.takeStatus();
+  if (Status s = checkExternalData(*model, dirOf(path)))
+    return s;
   if (Status s = checkModel(*model, path))
     return s;
   return Importer(*model, path, opts).run();

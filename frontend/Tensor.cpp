@@ -21,21 +21,16 @@ std::shared_ptr<const Buffer> narrow(const google::protobuf::RepeatedField<From>
   return Buffer::copyOf(tmp.data(), tmp.size() * sizeof(To));
 }
 
-Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
-                                                    const std::string &modelDir, size_t want) {
-  std::string location;
-  uint64_t offset = 0, length = want;
-  bool hasLength = false;
-  for (const auto &kv : t.external_data()) {
+std::string externalLocation(const onnx::TensorProto &t) {
+  for (const auto &kv : t.external_data())
     if (kv.key() == "location")
-      location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::strtoull(kv.value().c_str(), nullptr, 10);
-    else if (kv.key() == "length") {
-      length = std::strtoull(kv.value().c_str(), nullptr, 10);
-      hasLength = true;
-    }
-  }
+      return kv.value();
+  return "";
+}
+
+// Resolves an external data location to a real path inside the model's folder.
+Expected<std::string> confinedPath(const onnx::TensorProto &t, const std::string &modelDir) {
+  std::string location = externalLocation(t);
   std::string what = "tensor '" + t.name() + "': external data '" + location + "'";
   if (location.empty())
     return Status::error(what + " has no location");
@@ -48,6 +43,26 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
   std::string dir = std::string(dirReal) + "/";
   if (std::strncmp(fileReal, dir.c_str(), dir.size()) != 0)
     return Status::error(what + " resolves outside the model's folder");
+  return std::string(fileReal);
+}
+
+Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
+                                                    const std::string &modelDir, size_t want) {
+  uint64_t offset = 0, length = want;
+  bool hasLength = false;
+  for (const auto &kv : t.external_data()) {
+    if (kv.key() == "offset")
+      offset = std::strtoull(kv.value().c_str(), nullptr, 10);
+    else if (kv.key() == "length") {
+      length = std::strtoull(kv.value().c_str(), nullptr, 10);
+      hasLength = true;
+    }
+  }
+  std::string what = "tensor '" + t.name() + "': external data '" + externalLocation(t) + "'";
+  auto real = confinedPath(t, modelDir);
+  if (!real)
+    return real.takeStatus();
+  const char *fileReal = real->c_str();
   if (hasLength && length != want)
     return Status::error(what + " has length " + std::to_string(length) + " but the tensor needs " +
                          std::to_string(want) + " bytes");
@@ -87,6 +102,24 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
 }
 
 } // namespace
+
+Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir) {
+  Status all;
+  auto check = [&](const onnx::TensorProto &t) {
+    if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
+      auto p = confinedPath(t, modelDir);
+      if (!p)
+        all.append(p.status());
+    }
+  };
+  for (const onnx::TensorProto &t : m.graph().initializer())
+    check(t);
+  for (const onnx::NodeProto &n : m.graph().node())
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.has_t())
+        check(a.t());
+  return all;
+}
 
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir) {
   std::string what = "tensor '" + t.name() + "'";

@@ -16,6 +16,9 @@ struct DecodedTensor {
   std::shared_ptr<const Buffer> data;
 };
 
+// Checks that every external data file of the main graph exists inside `modelDir`.
+Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir);
+
 // `modelDir` is the folder of the model file; external data must stay inside it.
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir);
 

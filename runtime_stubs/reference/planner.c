@@ -17,13 +17,6 @@
 
 #include <stdlib.h>
 
-typedef struct {
-  size_t size;
-  int first, last, order;
-  size_t *offset; /* where to store the result */
-  size_t placed;
-} ref_buffer;
-
 static size_t ref_align_up(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
 static int ref_by_size(const void *pa, const void *pb) {

@@ -115,6 +115,15 @@ int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *i
 
 /* Planner (planner.c): assigns arena offsets; returns the arena size. */
 size_t ref_plan(odla_computation comp);
+/* One buffer to place: `size` bytes live from node `first` to node `last`. */
+typedef struct {
+  size_t size;
+  int first, last, order;
+  size_t *offset; /* where the planner stores the buffer's offset */
+  size_t placed;
+} ref_buffer;
+/* Places `n` buffers (reordering the array); returns the arena size. */
+size_t ref_plan_buffers(ref_buffer *bufs, int n);
 
 /* Kernels shared between op files. */
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -1,0 +1,156 @@
+"""Tests of the odlac command line: errors are precise and leave nothing behind, output is
+byte-identical between runs, weights blobs are found and checked, and an installed odlac
+with its headers and libodla_reference builds a model that matches PyTorch."""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import onnx
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+import odlactest  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+CNN = os.path.join(ROOT, "models", "cnn")
+
+
+class CliTest(unittest.TestCase):
+    tc = odlactest.Toolchain()
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="odlac-cli-")
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def odlac(self, *args):
+        return subprocess.run([self.tc.odlac, *args], capture_output=True, text=True)
+
+    def test_three_unsupported_ops_are_all_reported_and_nothing_is_written(self):
+        nodes = [helper.make_node(op, ["x"], [op.lower()], name=f"my_{op.lower()}",
+                                  domain="ai.onnx.ml")
+                 for op in ("Binarizer", "Normalizer", "Scaler")]
+        nodes.append(helper.make_node("Relu", ["x"], ["ok"], name="fine"))
+        graph = helper.make_graph(
+            nodes, "bad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4])
+             for n in ("binarizer", "normalizer", "scaler", "ok")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                        helper.make_opsetid("ai.onnx.ml", 3)])
+        path = os.path.join(self.work, "bad.onnx")
+        onnx.save(model, path)
+        out = os.path.join(self.work, "out")
+        r = self.odlac(path, "-o", out)
+        self.assertEqual(r.returncode, 1)
+        errors = [l for l in r.stderr.splitlines() if l.startswith("odlac: error:")]
+        self.assertEqual(len(errors), 3, r.stderr)
+        for op in ("Binarizer", "Normalizer", "Scaler"):
+            self.assertTrue(any(f"node 'my_{op.lower()}' (ai.onnx.ml.{op}, opset 13)" in e
+                                for e in errors), r.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([f for f in os.listdir(self.work) if f.startswith(".odlac")], [])
+
+    def test_usage_errors(self):
+        cases = [
+            (["--no-such-flag", "m.onnx"], "unknown option '--no-such-flag'"),
+            ([os.path.join(CNN, "model.onnx")], "no output folder given"),
+            (["-o", self.work], "no model given"),
+            (["--weights=yaml", "m.onnx", "-o", self.work], "--weights must be c or bin"),
+            (["--name", "1abc", "m.onnx", "-o", self.work], "is not a C identifier"),
+            ([os.path.join(self.work, "missing.onnx"), "-o", self.work], "cannot open"),
+            ([os.path.join(CNN, "model.onnx"), "-o", self.work, "--input-shape", "input"],
+             "expected name:d0xd1x..."),
+            ([os.path.join(CNN, "model.onnx"), "-o", self.work, "--input-shape", "nope:1x2"],
+             "--input-shape names 'nope'"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                r = self.odlac(*args)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn(message, r.stderr)
+
+    def test_help_lists_every_flag_and_version_prints(self):
+        r = self.odlac("--help")
+        self.assertEqual(r.returncode, 0)
+        for flag in ("-o DIR", "--name", "--input-shape", "--weights", "--emit-main",
+                     "--print-ir", "--version"):
+            self.assertIn(flag, r.stdout)
+        r = self.odlac("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^odlac \d+\.\d+\.\d+")
+
+    def test_output_is_byte_identical_between_runs(self):
+        for mode in ("c", "bin"):
+            dirs = []
+            for i in range(2):
+                d = os.path.join(self.work, f"{mode}{i}")
+                r = self.odlac(os.path.join(CNN, "model.onnx"), f"--weights={mode}", "--emit-main",
+                               "-o", d)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                dirs.append(d)
+            self.assertEqual(sorted(os.listdir(dirs[0])), sorted(os.listdir(dirs[1])))
+            _, mismatch, errors = filecmp.cmpfiles(dirs[0], dirs[1], os.listdir(dirs[0]),
+                                                   shallow=False)
+            self.assertEqual((mismatch, errors), ([], []))
+
+    def test_weights_blob_of_another_model_is_refused(self):
+        out = os.path.join(self.work, "out")
+        self.assertEqual(self.odlac(os.path.join(CNN, "model.onnx"), "--weights=bin",
+                                    "--emit-main", "-o", out).returncode, 0)
+        exe = os.path.join(out, "run")
+        self.tc.build(out, exe)
+        blob = os.path.join(out, "net.weights.bin")
+        with open(blob, "rb") as f:
+            data = bytearray(f.read())
+        data[20] ^= 0xFF  # corrupt the fingerprint
+        with open(blob, "wb") as f:
+            f.write(data)
+        r = subprocess.run([exe, os.path.join(CNN, "test_data_set_0", "input_0.pb")],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("net_create failed with odla_status 3", r.stderr)
+        data[20] ^= 0xFF
+        with open(blob, "wb") as f:
+            f.write(data[:100])  # the right header, truncated
+        r = subprocess.run([exe, os.path.join(CNN, "test_data_set_0", "input_0.pb")],
+                           capture_output=True, text=True)
+        self.assertIn("odla_status 3", r.stderr)
+
+    def test_installed_package_builds_the_cnn(self):
+        build_dir = os.environ.get("ODLAC_BUILD_DIR")
+        if not build_dir:
+            self.skipTest("ODLAC_BUILD_DIR not set")
+        prefix = os.path.join(self.work, "prefix")
+        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                       capture_output=True)
+        for f in ("bin/odlac", "include/ODLA/odla.h", "include/ODLA/odla_ext.h",
+                  "include/ODLA/ops/odla_ops_nn.h", "lib/libodla_reference.a",
+                  "lib/libodla_reference.so"):
+            self.assertTrue(os.path.exists(os.path.join(prefix, f)), f)
+        out = os.path.join(self.work, "out")
+        r = subprocess.run([os.path.join(prefix, "bin", "odlac"), os.path.join(CNN, "model.onnx"),
+                            "-o", out, "--emit-main"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        exe = os.path.join(out, "net")
+        sources = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".c"))
+        subprocess.run([self.tc.cc, *sources, f"-I{prefix}/include", f"-L{prefix}/lib",
+                        "-lodla_reference", "-lm", "-o", exe], check=True)
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
+        for ds in odlactest.data_sets(CNN):
+            res = os.path.join(self.work, "res", os.path.basename(ds))
+            os.makedirs(res)
+            inputs = sorted(f for f in os.listdir(ds) if f.startswith("input_"))
+            subprocess.run([exe, *[os.path.join(ds, f) for f in inputs], "-o", res], check=True,
+                           env=env)
+            got = [odlactest.load(os.path.join(res, "output_0.pb"))]
+            want = [odlactest.load(os.path.join(ds, "output_0.pb"))]
+            self.assertIsNone(odlactest.max_error(got, want, 1e-4, 1e-6))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,614 @@
+#!/usr/bin/python3
+"""ONNX conformance runner: compiles every ONNX backend test with odlac, builds it against an
+ODLA backend, runs every data set and compares the outputs with ONNX's tolerances.
+
+Run it with Debian's /usr/bin/python3 (it needs onnx and numpy). See README.md beside this
+file for the commands, the statuses and the expected-failure list format.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DATA_ROOT = "/usr/share/libonnx-testdata/data"
+ALL_SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
+
+# ONNX's backend-test tolerance (onnx/backend/test/runner: assert_similar_outputs).
+RTOL = 1e-3
+ATOL = 1e-7
+
+# Statuses, in the order the summary prints them. Every status except "pass" is a failure.
+STATUSES = ("pass", "rejected", "crash", "cc-error", "run-error", "mismatch", "bad-test")
+
+XFAIL_HEADER = """\
+# Expected failures of the ONNX conformance suite on the '{backend}' ODLA backend.
+# Read by tests/conformance/run_conformance.py --backend {backend}.
+#
+# Format: one line per test, `suite/test_name: reason`, sorted; '#' starts a comment line.
+# Rules:
+#   - a test that fails and is not listed fails the run (a regression or a new test);
+#   - a listed test that passes also fails the run ("unexpected pass"): delete its line,
+#     the list must only shrink;
+#   - a crash of odlac fails the run even when the test is listed.
+# Regenerate with `run_conformance.py ... --update-xfail`. A reason that starts with a
+# status (rejected:, crash:, cc-error:, run-error:, mismatch:, bad-test:) is written by the
+# runner and refreshed on update; any other reason is hand-written and kept for as long as
+# the test still fails.
+"""
+
+
+# ----------------------------------------------------------------------------------------
+# Running one command with a deadline
+
+
+def _child_setup():
+    # No core files from crashing compilers or drivers.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run_cmd(cmd, timeout, cwd=None):
+    """Runs cmd in its own process group; returns (returncode or None on timeout, output)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_child_setup)
+    try:
+        out, _ = proc.communicate(timeout=max(timeout, 0.1))
+    except subprocess.TimeoutExpired:
+        # Kill the whole group we started (cc spawns cc1/as/ld).
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, _ = proc.communicate()
+        return None, out.decode("utf-8", "replace")
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def describe_exit(rc):
+    if rc is None:
+        return "timeout"
+    if rc < 0:
+        try:
+            return "killed by " + signal.Signals(-rc).name
+        except ValueError:
+            return "killed by signal %d" % -rc
+    return "exit status %d" % rc
+
+
+# ----------------------------------------------------------------------------------------
+# Reading a test folder
+
+
+def model_op_types(model):
+    """Sorted op types of the graph and its subgraphs; non-default domains are prefixed."""
+    ops = set()
+
+    def walk(graph):
+        for node in graph.node:
+            dom = node.domain
+            ops.add(node.op_type if dom in ("", "ai.onnx") else dom + "." + node.op_type)
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    for g in attr.graphs:
+                        walk(g)
+
+    walk(model.graph)
+    return sorted(ops)
+
+
+def numbered(folder, prefix, suffix=""):
+    """Files or folders named prefix<N>suffix in folder, sorted by N."""
+    found = []
+    pat = re.compile(re.escape(prefix) + r"(\d+)" + re.escape(suffix) + "$")
+    for entry in os.listdir(folder):
+        m = pat.match(entry)
+        if m:
+            found.append((int(m.group(1)), os.path.join(folder, entry)))
+    return [p for _, p in sorted(found)]
+
+
+class BadTest(Exception):
+    pass
+
+
+def read_tensor(path):
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return tensor
+
+
+def check_value_kinds(model):
+    """Raises BadTest when a graph input or output is not a tensor (the driver reads and
+    writes TensorProto files only)."""
+    init = {t.name for t in model.graph.initializer}
+    inputs = [v for v in model.graph.input if v.name not in init]
+    for kind, values in (("input", inputs), ("output", model.graph.output)):
+        for i, v in enumerate(values):
+            which = v.type.WhichOneof("value")
+            if which not in ("tensor_type", None):
+                raise BadTest("%s_%d.pb holds a %s value (%s), not a TensorProto"
+                              % (kind, i, which.replace("_type", ""), v.name))
+    return len(inputs), len(model.graph.output)
+
+
+def read_data_sets(test_dir, n_inputs, n_outputs):
+    """Returns [(set_name, [input paths], [expected TensorProto])] or raises BadTest."""
+    sets = []
+    for set_dir in numbered(test_dir, "test_data_set_"):
+        ins = numbered(set_dir, "input_", ".pb")
+        outs = numbered(set_dir, "output_", ".pb")
+        name = os.path.basename(set_dir)
+        if len(ins) != n_inputs:
+            raise BadTest("%s has %d input files, the model has %d graph inputs"
+                          % (name, len(ins), n_inputs))
+        if len(outs) != n_outputs:
+            raise BadTest("%s has %d output files, the model has %d graph outputs"
+                          % (name, len(outs), n_outputs))
+        expected = []
+        for p in outs:
+            try:
+                t = read_tensor(p)
+                numpy_helper.to_array(t)
+            except Exception as e:  # any decode problem makes the folder unusable
+                raise BadTest("%s/%s: cannot read as TensorProto: %s"
+                              % (name, os.path.basename(p), str(e).splitlines()[0][:80]))
+            expected.append(t)
+        sets.append((name, ins, expected))
+    if not sets:
+        raise BadTest("no test_data_set_* folder")
+    return sets
+
+
+# ----------------------------------------------------------------------------------------
+# Comparing outputs
+
+
+def dtype_name(data_type):
+    try:
+        return onnx.TensorProto.DataType.Name(data_type).lower()
+    except ValueError:
+        return "type %d" % data_type
+
+
+def compare(got_t, want_t):
+    """Returns (ok, reason, max_abs_err, max_rel_err)."""
+    if got_t.data_type != want_t.data_type:
+        return (False, "dtype %s, expected %s" % (dtype_name(got_t.data_type),
+                                                  dtype_name(want_t.data_type)), None, None)
+    got = numpy_helper.to_array(got_t)
+    want = numpy_helper.to_array(want_t)
+    if got.shape != want.shape:
+        return (False, "shape %s, expected %s" % (list(got.shape), list(want.shape)),
+                None, None)
+    if got.size == 0:
+        return True, "", 0.0, 0.0
+    kind = want.dtype.kind
+    if kind not in "fc":
+        # Integers, bools, strings: exact.
+        if kind in "iub":
+            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            bad, err = int(np.count_nonzero(diff)), float(diff.max())
+            why = "max abs err %.3g" % err
+        else:
+            bad, err, why = int(np.count_nonzero(got != want)), None, "strings"
+        if bad:
+            return (False, "%d/%d elements differ, %s (exact match required)"
+                    % (bad, want.size, why), err, None)
+        return True, "", 0.0, 0.0
+    g = got.astype(np.complex128 if kind == "c" else np.float64)
+    w = want.astype(np.complex128 if kind == "c" else np.float64)
+    gnan, wnan = np.isnan(g), np.isnan(w)
+    if kind == "c":
+        gnan, wnan = gnan | np.isnan(g.imag), wnan | np.isnan(w.imag)
+    if np.any(gnan != wnan):
+        return (False, "NaN pattern differs at %d/%d positions"
+                % (int(np.count_nonzero(gnan != wnan)), w.size), None, None)
+    finite = np.isfinite(w) & np.isfinite(g)
+    # Infinities must match exactly (same position and sign).
+    inf_bad = ~finite & ~wnan & (g != w)
+    if np.any(inf_bad):
+        return (False, "infinities differ at %d/%d positions"
+                % (int(np.count_nonzero(inf_bad)), w.size), None, None)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        diff = np.where(finite, np.abs(g - w), 0.0)
+        rel = np.where(finite & (w != 0), diff / np.abs(np.where(w == 0, 1, w)), 0.0)
+    tol = ATOL + RTOL * np.abs(w)
+    bad = finite & (diff > tol)
+    max_abs = float(diff.max())
+    max_rel = float(rel.max())
+    if np.any(bad):
+        return (False, "%d/%d elements off, max abs err %.3g, max rel err %.3g"
+                % (int(np.count_nonzero(bad)), w.size, max_abs, max_rel), max_abs, max_rel)
+    return True, "", max_abs, max_rel
+
+
+# ----------------------------------------------------------------------------------------
+# One test
+
+ERROR_PREFIX = "odlac: error: "
+NODE_LABEL = re.compile(r"^node (?:#\d+|'.*?') \(([^,()]+), opset \d+\): ")
+
+
+def rejection_reason(output, test_dir):
+    """odlac's first error line, made stable: no node label (index/name, opset), no
+    absolute paths, no trailing hint after '; '."""
+    lines = [l for l in output.splitlines() if l.startswith(ERROR_PREFIX)]
+    if not lines:
+        return None
+    msg = lines[0][len(ERROR_PREFIX):].replace(test_dir + "/", "")
+    m = NODE_LABEL.match(msg)
+    if m:
+        op = m.group(1)
+        msg = msg[m.end():]
+        if not re.search(r"\b%s\b" % re.escape(op.split(".")[-1]), msg):
+            msg = op + ": " + msg
+    return msg.split("; ")[0].strip()
+
+
+def first_line(output, strip=(), want=None):
+    """First line of a tool's output (or the first containing want), paths stripped."""
+    lines = [l.strip() for l in output.splitlines() if l.strip()]
+    if want:
+        picked = [l for l in lines if want in l]
+        lines = picked or lines
+    line = lines[0] if lines else "(no output)"
+    for s in strip:
+        line = line.replace(s + "/", "").replace(s, ".")
+    return line[:200]
+
+
+def run_test(cfg, suite, name):
+    """Compiles, builds, runs and checks one test folder. Returns its result dict."""
+    start = time.monotonic()
+    deadline = start + cfg["timeout"]
+    test_dir = os.path.join(cfg["data_root"], suite, name)
+    work = os.path.join(cfg["work"], suite, name)
+    res = {"suite": suite, "name": name, "status": None, "reason": "",
+           "max_abs_err": None, "max_rel_err": None, "op_types": []}
+
+    def done(status, reason="", **extra):
+        res.update(status=status, reason=reason, **extra)
+        res["seconds"] = round(time.monotonic() - start, 2)
+        if not cfg["keep"]:
+            shutil.rmtree(work, ignore_errors=True)
+        return res
+
+    model_path = os.path.join(test_dir, "model.onnx")
+    model = None
+    if not os.path.isfile(model_path):
+        return done("bad-test", "no model.onnx")
+    try:
+        model = onnx.load(model_path, load_external_data=False)
+        res["op_types"] = model_op_types(model)
+    except Exception as e:
+        model_error = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+    else:
+        model_error = None
+
+    # 1. odlac. Crashes are checked first: they are never acceptable.
+    os.makedirs(work, exist_ok=True)
+    gen = os.path.join(work, "gen")
+    rc, out = run_cmd([cfg["odlac"], model_path, "-o", gen, "--emit-main", "--name", "net"]
+                      + cfg["odlac_flags"], deadline - time.monotonic())
+    if rc is None:
+        return done("crash", "odlac timeout after %d s" % cfg["timeout"])
+    if rc not in (0, 1):
+        return done("crash", "odlac %s: %s" % (describe_exit(rc),
+                                               first_line(out, (test_dir, work))))
+    if rc == 1:
+        reason = rejection_reason(out, test_dir)
+        # The contract: exit 1 comes with an error message and leaves no output folder.
+        if reason is None:
+            return done("crash", "odlac exit status 1 without an 'odlac: error:' line")
+        if os.path.exists(gen):
+            return done("crash", "odlac rejected the model but left its output folder: "
+                        + reason)
+        return done("rejected", reason)
+
+    # 2. The test data (only once odlac accepted the model).
+    if model is None:
+        return done("bad-test", "model.onnx: " + model_error)
+    try:
+        n_in, n_out = check_value_kinds(model)
+        sets = read_data_sets(test_dir, n_in, n_out)
+    except BadTest as e:
+        return done("bad-test", str(e))
+
+    # 3. Build the generated C with its driver against the backend.
+    sources = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
+    exe = os.path.join(gen, "run")
+    rc, out = run_cmd([cfg["cc"]] + cfg["cflags"] + ["-I", cfg["include"]] + sources
+                      + [cfg["backend_lib"]] + cfg["link_extra"] + ["-o", exe],
+                      deadline - time.monotonic())
+    if rc != 0:
+        why = "timeout" if rc is None else first_line(out, (gen, work), want="error")
+        return done("cc-error", why)
+
+    # 4. Run every data set and compare every output.
+    max_abs, max_rel = 0.0, 0.0
+    for set_name, inputs, expected in sets:
+        out_dir = os.path.join(work, "res_" + set_name)
+        os.makedirs(out_dir, exist_ok=True)
+        rc, out = run_cmd([exe] + inputs + ["-o", out_dir], deadline - time.monotonic())
+        if rc != 0:
+            why = describe_exit(rc)
+            if rc is not None and out.strip():
+                why += ": " + first_line(out, (test_dir, out_dir, gen, work))
+            return done("run-error", "%s: %s" % (set_name, why))
+        for i, want in enumerate(expected):
+            path = os.path.join(out_dir, "output_%d.pb" % i)
+            if not os.path.isfile(path):
+                return done("run-error", "%s: the driver wrote no output_%d.pb" % (set_name, i))
+            try:
+                got = read_tensor(path)
+                numpy_helper.to_array(got)
+            except Exception:
+                return done("run-error", "%s: output_%d.pb is not a valid TensorProto"
+                            % (set_name, i))
+            ok, why, a, r = compare(got, want)
+            if not ok:
+                return done("mismatch", "%s output_%d: %s" % (set_name, i, why),
+                            max_abs_err=a, max_rel_err=r)
+            max_abs, max_rel = max(max_abs, a), max(max_rel, r)
+    return done("pass", max_abs_err=max_abs, max_rel_err=max_rel)
+
+
+def run_test_safe(cfg, suite, name):
+    # A bug in the runner itself must not take the pool down; report it as a run problem.
+    try:
+        return run_test(cfg, suite, name)
+    except Exception as e:
+        return {"suite": suite, "name": name, "status": "bad-test",
+                "reason": "runner error: %s: %s" % (type(e).__name__, e),
+                "max_abs_err": None, "max_rel_err": None, "op_types": [], "seconds": 0}
+
+
+# ----------------------------------------------------------------------------------------
+# Expected-failure list
+
+
+def read_xfail(path):
+    """Returns ({'suite/name': reason}, header comment lines). Exits on a malformed line."""
+    entries, header, in_header = {}, [], True
+    if not os.path.exists(path):
+        return entries, header
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if in_header and line.startswith("#"):
+                header.append(line)
+                continue
+            in_header = False
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            key, sep, reason = line.partition(": ")
+            if not sep or "/" not in key or " " in key:
+                sys.exit("%s:%d: expected 'suite/test_name: reason', got %r"
+                         % (path, lineno, line))
+            if key in entries:
+                sys.exit("%s:%d: %s is listed twice" % (path, lineno, key))
+            entries[key] = reason.strip()
+    return entries, header
+
+
+def auto_reason(r):
+    return "%s: %s" % (r["status"], r["reason"]) if r["reason"] else r["status"]
+
+
+def is_auto_reason(reason):
+    return any(reason == s or reason.startswith(s + ":") for s in STATUSES)
+
+
+def write_xfail(path, backend, old, header, results, in_scope):
+    """Rewrites the list: tests in scope get this run's failures (hand-written reasons of
+    still-failing tests are kept); entries out of scope (other suites, --filter) stay."""
+    entries = {k: v for k, v in old.items() if not in_scope(k)}
+    for r in results:
+        if r["status"] == "pass":
+            continue
+        key = r["suite"] + "/" + r["name"]
+        prev = old.get(key)
+        entries[key] = prev if prev and not is_auto_reason(prev) else auto_reason(r)
+    lines = header or XFAIL_HEADER.format(backend=backend).rstrip("\n").split("\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n\n")
+        for key in sorted(entries):
+            f.write("%s: %s\n" % (key, entries[key]))
+    return len(entries)
+
+
+# ----------------------------------------------------------------------------------------
+# Driver
+
+
+def parse_args(argv):
+    cores = os.cpu_count() or 1
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--odlac", default=os.path.join(REPO, "build/compiler/driver/odlac"),
+                   help="the odlac executable")
+    p.add_argument("--odlac-flag", action="append", default=[], dest="odlac_flags",
+                   help="extra odlac flag (repeatable)")
+    p.add_argument("--backend", default="reference",
+                   help="backend name: labels the results, picks xfail_<name>.txt")
+    p.add_argument("--backend-lib",
+                   default=os.path.join(REPO, "build/runtime_stubs/reference/libodla_reference.a"),
+                   help="the ODLA backend library to link")
+    p.add_argument("--link-extra", default="-lm",
+                   help="extra link flags, space-separated (e.g. '-lm -ldnnl')")
+    p.add_argument("--include", default=os.path.join(REPO, "runtime_stubs/include"),
+                   help="the folder holding ODLA/odla.h")
+    p.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler")
+    p.add_argument("--cflags", default="-std=c99 -O0",
+                   help="flags for the generated C (the kernels live in the backend library, "
+                        "so optimizing the glue buys nothing)")
+    p.add_argument("--jobs", "-j", type=int, default=cores, help="tests run in parallel")
+    p.add_argument("--suites", default=",".join(ALL_SUITES),
+                   help="comma-separated suites under --data")
+    p.add_argument("--data", default=DATA_ROOT, help="the libonnx-testdata data folder")
+    p.add_argument("--filter", help="only tests whose 'suite/name' matches this regex")
+    p.add_argument("--timeout", type=int, default=60,
+                   help="seconds per test for odlac, cc and all runs together")
+    p.add_argument("--work", help="scratch folder (default: a temporary folder)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the scratch folder (generated C, binaries, outputs)")
+    p.add_argument("--results", help="write per-test results to this JSON file")
+    p.add_argument("--xfail", help="expected-failure list (default: xfail_<backend>.txt "
+                                   "beside this script)")
+    p.add_argument("--update-xfail", action="store_true",
+                   help="rewrite the expected-failure list from this run's failures")
+    p.add_argument("--verbose", "-v", action="store_true", help="one line per test")
+    args = p.parse_args(argv)
+    args.suites = [s for s in args.suites.split(",") if s]
+    for s in args.suites:
+        if s not in ALL_SUITES:
+            p.error("unknown suite %r (known: %s)" % (s, ", ".join(ALL_SUITES)))
+    if args.xfail is None:
+        args.xfail = os.path.join(HERE, "xfail_%s.txt" % args.backend)
+    for what, path in (("--odlac", args.odlac), ("--backend-lib", args.backend_lib),
+                       ("--include", args.include), ("--data", args.data)):
+        if not os.path.exists(path):
+            p.error("%s %s does not exist" % (what, path))
+    return args
+
+
+def collect_tests(args):
+    flt = re.compile(args.filter) if args.filter else None
+    tests = []
+    for suite in args.suites:
+        root = os.path.join(args.data, suite)
+        for name in sorted(os.listdir(root)):
+            if not os.path.isdir(os.path.join(root, name)):
+                continue
+            if flt and not flt.search(suite + "/" + name):
+                continue
+            tests.append((suite, name))
+    return tests
+
+
+def test_cost(args, suite, name):
+    try:
+        return os.path.getsize(os.path.join(args.data, suite, name, "model.onnx"))
+    except OSError:
+        return 0
+
+
+def main(argv):
+    args = parse_args(argv)
+    tests = collect_tests(args)
+    if not tests:
+        sys.exit("no test matches")
+    xfail, header = read_xfail(args.xfail)
+    work = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="odlac-conf-")
+    os.makedirs(work, exist_ok=True)
+    cfg = {"odlac": os.path.abspath(args.odlac), "odlac_flags": args.odlac_flags,
+           "backend_lib": os.path.abspath(args.backend_lib), "link_extra": args.link_extra.split(),
+           "include": os.path.abspath(args.include), "cc": args.cc, "cflags": args.cflags.split(),
+           "data_root": os.path.abspath(args.data), "work": work, "keep": args.keep,
+           "timeout": args.timeout}
+
+    t0 = time.monotonic()
+    # Big models first, so the slowest tests do not form the tail of the run.
+    order = sorted(tests, key=lambda t: -test_cost(args, *t))
+    results = []
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=max(args.jobs, 1)) as pool:
+            futures = [pool.submit(run_test_safe, cfg, s, n) for s, n in order]
+            for fut in concurrent.futures.as_completed(futures):
+                r = fut.result()
+                results.append(r)
+                if args.verbose:
+                    print("%-9s %s/%s %s" % (r["status"], r["suite"], r["name"], r["reason"]),
+                          flush=True)
+    finally:
+        if not args.keep and not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+    wall = time.monotonic() - t0
+    results.sort(key=lambda r: (r["suite"], r["name"]))
+
+    # Judge against the expected-failure list.
+    ran = {r["suite"] + "/" + r["name"] for r in results}
+    unexpected_fail, unexpected_pass, crashes = [], [], []
+    for r in results:
+        key = r["suite"] + "/" + r["name"]
+        r["expected_failure"] = key in xfail
+        if r["status"] == "crash":
+            crashes.append(r)
+        elif r["status"] == "pass" and key in xfail:
+            unexpected_pass.append(r)
+        elif r["status"] != "pass" and key not in xfail:
+            unexpected_fail.append(r)
+
+    if args.results:
+        with open(args.results, "w", encoding="utf-8") as f:
+            json.dump({"backend": args.backend, "rtol": RTOL, "atol": ATOL,
+                       "suites": args.suites, "filter": args.filter,
+                       "wall_seconds": round(wall, 1), "tests": results}, f, indent=1)
+            f.write("\n")
+
+    # Summary.
+    print("ONNX conformance on backend '%s': %d tests in %.1f s (%d jobs)"
+          % (args.backend, len(results), wall, args.jobs))
+    shown = [s for s in STATUSES if any(r["status"] == s for r in results)] or ["pass"]
+    print("  %-18s %6s " % ("suite", "total") + " ".join("%9s" % s for s in shown))
+    for suite in args.suites + ["all"]:
+        rs = [r for r in results if suite in ("all", r["suite"])]
+        print("  %-18s %6d " % (suite, len(rs)) + " ".join(
+            "%9d" % sum(r["status"] == s for r in rs) for s in shown))
+    passed = sum(r["status"] == "pass" for r in results)
+    print("  passed %d/%d folders (%.1f%%)" % (passed, len(results),
+                                               100.0 * passed / len(results)))
+
+    for title, rs in (("crashes of odlac (never acceptable, listed or not)", crashes),
+                      ("unexpected failures (not in %s)" % os.path.basename(args.xfail),
+                       unexpected_fail),
+                      ("unexpected passes (delete their lines from %s)"
+                       % os.path.basename(args.xfail), unexpected_pass)):
+        if rs:
+            print("%s: %d" % (title, len(rs)))
+            for r in rs:
+                print("  %s/%s: %s" % (r["suite"], r["name"], auto_reason(r)))
+
+    if args.update_xfail:
+        flt = re.compile(args.filter) if args.filter else None
+
+        def in_scope(key):
+            suite = key.split("/", 1)[0]
+            return suite in args.suites and (flt is None or flt.search(key) is not None)
+
+        n = write_xfail(args.xfail, args.backend, xfail, header, results, in_scope)
+        print("wrote %s: %d expected failures" % (args.xfail, n))
+        return 1 if crashes else 0
+
+    stale = sorted(k for k in xfail if k not in ran and k.split("/", 1)[0] in args.suites
+                   and not args.filter
+                   and not os.path.isdir(os.path.join(args.data, k)))
+    for k in stale:
+        print("note: %s is listed but no such test folder exists" % k)
+
+    failed = bool(crashes or unexpected_fail or unexpected_pass)
+    print("FAILED" if failed else "OK")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""Shared helpers for odlac's Python tests: compile a model with odlac, build the generated C
+against an ODLA backend, run the generated driver on ONNX test data, compare outputs.
+Run under Debian's /usr/bin/python3 (onnx, numpy)."""
+import glob
+import os
+import subprocess
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+class Toolchain:
+    """Where odlac and a backend are, from the environment CMake sets for tests."""
+
+    def __init__(self):
+        self.odlac = os.environ["ODLAC"]
+        self.lib = os.environ["ODLA_LIB"]  # the backend library to link (static or shared)
+        self.include = os.environ["ODLA_INCLUDE"]
+        self.cc = os.environ.get("CC", "cc")
+
+    def compile(self, model, out, *flags, name="net"):
+        """Runs odlac; returns the CompletedProcess (check .returncode, .stderr)."""
+        return subprocess.run([self.odlac, model, "-o", out, "--name", name, *flags],
+                              capture_output=True, text=True)
+
+    def build(self, out, exe, *cflags):
+        sources = sorted(glob.glob(os.path.join(out, "*.c")))
+        subprocess.run([self.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                        "-I", self.include, *cflags, *sources, self.lib, "-lm", "-o", exe],
+                       check=True)
+
+
+def data_sets(model_dir):
+    return sorted(glob.glob(os.path.join(model_dir, "test_data_set_*")))
+
+
+def load(path):
+    return numpy_helper.to_array(onnx.load_tensor(path))
+
+
+def run_data_set(exe, data_set, result_dir, cwd=None):
+    """Runs a generated driver on one ONNX test data set; returns (outputs, expected)."""
+    inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
+                    key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+    os.makedirs(result_dir, exist_ok=True)
+    r = subprocess.run([exe, *inputs, "-o", result_dir], cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{exe} failed with status {r.returncode}: {r.stderr.strip()}")
+    expected = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
+                      key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+    got = [load(os.path.join(result_dir, f"output_{i}.pb")) for i in range(len(expected))]
+    return got, [load(p) for p in expected]
+
+
+def max_error(got, want, rtol, atol):
+    """Returns None when every output matches within |a-b| <= atol + rtol*|b|, else a
+    description of the first mismatch."""
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"output {i}: got {g.dtype}{list(g.shape)}, want {w.dtype}{list(w.shape)}"
+        if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+            err = np.abs(g.astype(np.float64) - w.astype(np.float64))
+            return f"output {i}: max abs error {err.max():.3g}"
+    return None

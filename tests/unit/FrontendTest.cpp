@@ -1,0 +1,290 @@
+// Frontend tests: tensor encodings, Constant nodes, external data confinement, symbolic dims,
+// opset-dependent import rules, and reporting every bad node in one run.
+#include "Import.h"
+#include "OnnxBuilder.h"
+#include "ir/Printer.h"
+#include "ops/OpDef.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace odlac::test {
+
+std::string tempDir() {
+  char tmpl[] = "/tmp/odlac-unit-XXXXXX";
+  const char *d = mkdtemp(tmpl);
+  return d ? d : "/tmp";
+}
+
+namespace {
+
+Expected<std::unique_ptr<Graph>> importModel(const onnx::ModelProto &m, ImportOptions opts = {}) {
+  return importOnnxFile(save(m, tempDir()), opts);
+}
+
+std::vector<float> constantValues(const Graph &g, const std::string &name) {
+  const Value *v = g.findValue(name);
+  if (!v || !v->isConstant())
+    return {};
+  const float *p = v->data()->as<float>();
+  return std::vector<float>(p, p + v->type().numElements());
+}
+
+// A model y = x + w with w given as `w`.
+onnx::ModelProto addModel(const onnx::TensorProto &w) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {2, 2});
+  *g->add_initializer() = w;
+  *g->add_node() = node("Add", {"x", "w"}, {"y"}, "add");
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {2, 2});
+  return m;
+}
+
+TEST(Frontend, RawAndTypedInitializersDecodeTheSame) {
+  std::vector<float> values{1.5f, -2.0f, 3.25f, 0.0f};
+  auto raw = importModel(addModel(floatTensor("w", {2, 2}, values, true)));
+  auto typed = importModel(addModel(floatTensor("w", {2, 2}, values, false)));
+  ASSERT_TRUE(raw) << raw.status().message();
+  ASSERT_TRUE(typed) << typed.status().message();
+  EXPECT_EQ(constantValues(**raw, "w"), values);
+  EXPECT_EQ(constantValues(**typed, "w"), values);
+}
+
+TEST(Frontend, InitializerWithWrongByteCountIsRejected) {
+  auto w = floatTensor("w", {2, 2}, {1, 2, 3}, true);
+  auto g = importModel(addModel(w));
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("raw_data holds 12 bytes"), std::string::npos)
+      << g.status().message();
+}
+
+TEST(Frontend, ConstantNodeBecomesConstant) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {2});
+  auto c = node("Constant", {}, {"c"});
+  auto *a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = floatTensor("", {2}, {4.0f, 5.0f}, false);
+  *g->add_node() = c;
+  *g->add_node() = node("Mul", {"x", "c"}, {"y"});
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {2});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  EXPECT_EQ(constantValues(**imported, "c"), (std::vector<float>{4.0f, 5.0f}));
+  EXPECT_EQ((*imported)->numNodes(), 1u);
+}
+
+onnx::TensorProto externalTensor(const std::string &location, int64_t count) {
+  onnx::TensorProto t;
+  t.set_name("w");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(2);
+  t.add_dims(2);
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *kv = t.add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  kv = t.add_external_data();
+  kv->set_key("length");
+  kv->set_value(std::to_string(count * 4));
+  return t;
+}
+
+TEST(Frontend, ExternalDataInsideTheModelFolderLoads) {
+  std::string dir = tempDir();
+  std::vector<float> values{1, 2, 3, 4};
+  std::ofstream(dir + "/weights.bin", std::ios::binary)
+      .write(reinterpret_cast<const char *>(values.data()), 16);
+  auto g = importOnnxFile(save(addModel(externalTensor("weights.bin", 4)), dir), {});
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ(constantValues(**g, "w"), values);
+}
+
+TEST(Frontend, ExternalDataOutsideTheModelFolderIsRefused) {
+  std::string outer = tempDir();
+  std::string dir = outer + "/model";
+  ASSERT_EQ(mkdir(dir.c_str(), 0777), 0);
+  std::vector<float> values{1, 2, 3, 4};
+  std::ofstream(outer + "/secret.bin", std::ios::binary)
+      .write(reinterpret_cast<const char *>(values.data()), 16);
+  auto escaped = importOnnxFile(save(addModel(externalTensor("../secret.bin", 4)), dir), {});
+  ASSERT_FALSE(escaped);
+  EXPECT_NE(escaped.status().message().find("outside the model's folder"), std::string::npos)
+      << escaped.status().message();
+  auto absolute = importOnnxFile(save(addModel(externalTensor(outer + "/secret.bin", 4)), dir), {});
+  ASSERT_FALSE(absolute);
+  EXPECT_NE(absolute.status().message().find("absolute path"), std::string::npos)
+      << absolute.status().message();
+}
+
+onnx::ModelProto symbolicModel() {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {0, 3}, {"N", ""});
+  *g->add_node() = node("Relu", {"x"}, {"y"});
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {0, 3}, {"N", ""});
+  return m;
+}
+
+TEST(Frontend, SymbolicDimsNeedPinning) {
+  auto g = importModel(symbolicModel());
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("--input-shape x:"), std::string::npos)
+      << g.status().message();
+}
+
+TEST(Frontend, InputShapePinsSymbolicDims) {
+  ImportOptions opts;
+  ASSERT_TRUE(parseInputShape("x:5x3", opts).isOk());
+  auto g = importModel(symbolicModel(), opts);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (Dims{5, 3}));
+  EXPECT_EQ((*g)->outputs()[0]->dims(), (Dims{5, 3}));
+}
+
+TEST(Frontend, InputShapeMustFitFixedDims) {
+  ImportOptions opts;
+  ASSERT_TRUE(parseInputShape("x:5x4", opts).isOk());
+  auto g = importModel(symbolicModel(), opts);
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("does not fit"), std::string::npos);
+}
+
+TEST(Frontend, InputShapeSyntax) {
+  ImportOptions opts;
+  EXPECT_TRUE(parseInputShape("data:1x3x224x224", opts).isOk());
+  EXPECT_EQ(opts.inputShapes["data"], (Dims{1, 3, 224, 224}));
+  EXPECT_FALSE(parseInputShape("data", opts).isOk());
+  EXPECT_FALSE(parseInputShape("data:1xx3", opts).isOk());
+  EXPECT_FALSE(parseInputShape(":1x3", opts).isOk());
+  EXPECT_FALSE(parseInputShape("data:1x-3", opts).isOk());
+}
+
+TEST(Frontend, EveryUnsupportedNodeIsReportedInOneRun) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {4});
+  *g->add_node() = node("Erf", {"x"}, {"a"}, "first");
+  *g->add_node() = node("Relu", {"a"}, {"b"}, "fed_by_failure");
+  *g->add_node() = node("Celu", {"x"}, {"c"}, "second");
+  *g->add_node() = node("Softsign", {"x"}, {"d"}, "third");
+  *g->add_output() = tensorInfo("b", onnx::TensorProto::FLOAT, {4});
+  *g->add_output() = tensorInfo("c", onnx::TensorProto::FLOAT, {4});
+  *g->add_output() = tensorInfo("d", onnx::TensorProto::FLOAT, {4});
+  auto imported = importModel(m);
+  ASSERT_FALSE(imported);
+  const auto &msgs = imported.status().messages();
+  ASSERT_EQ(msgs.size(), 3u) << imported.status().message();
+  EXPECT_EQ(msgs[0], "node 'first' (Erf, opset 13): unsupported: op Erf; odlac has no import rule for it");
+  EXPECT_NE(msgs[1].find("node 'second' (Celu, opset 13)"), std::string::npos);
+  EXPECT_NE(msgs[2].find("node 'third' (Softsign, opset 13)"), std::string::npos);
+}
+
+TEST(Frontend, InvalidAttributeNamesNodeAndRule) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {1, 2, 5, 5});
+  *g->add_initializer() = floatTensor("w", {3, 2, 3, 3}, std::vector<float>(54, 1.0f), true);
+  auto conv = node("Conv", {"x", "w"}, {"y"}, "conv");
+  addIntsAttr(conv, "strides", {1, 1, 1});
+  *g->add_node() = conv;
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {1, 3, 3, 3});
+  auto imported = importModel(m);
+  ASSERT_FALSE(imported);
+  EXPECT_EQ(imported.status().message(),
+            "node 'conv' (Conv, opset 13): strides has 3 entries; the input has 2 spatial axes");
+}
+
+TEST(Frontend, AutoPadSameUpperComputesPads) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {1, 1, 5, 6});
+  *g->add_initializer() = floatTensor("w", {1, 1, 2, 3}, std::vector<float>(6, 1.0f), true);
+  auto conv = node("Conv", {"x", "w"}, {"y"}, "conv");
+  addStringAttr(conv, "auto_pad", "SAME_UPPER");
+  addIntsAttr(conv, "strides", {2, 2});
+  *g->add_node() = conv;
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {1, 1, 3, 3});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  const Node *n = (*imported)->nodes()[0];
+  // H: out 3, total pad (3-1)*2+2-5 = 1 -> [0, 1]; W: out 3, total (3-1)*2+3-6 = 1 -> [0, 1].
+  EXPECT_EQ(n->ints("pads"), (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_EQ(n->output(0)->dims(), (Dims{1, 1, 3, 3}));
+}
+
+TEST(Frontend, SoftmaxBeforeOpset13FlattensToRows) {
+  auto m = model(11);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+  auto sm = node("Softmax", {"x"}, {"y"}, "sm");
+  addIntAttr(sm, "axis", 1);
+  *g->add_node() = sm;
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3, 4});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  auto nodes = (*imported)->nodes();
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_STREQ(nodes[0]->op().name, "Reshape");
+  EXPECT_EQ(nodes[0]->ints("shape"), (std::vector<int64_t>{2, 12}));
+  EXPECT_STREQ(nodes[1]->op().name, "Softmax");
+  EXPECT_EQ(nodes[1]->i("axis"), 1);
+  EXPECT_EQ(nodes[2]->output(0)->dims(), (Dims{2, 3, 4}));
+}
+
+TEST(Frontend, UnsqueezeAxesMoveFromAttributeToInputAtOpset13) {
+  for (int opset : {11, 13}) {
+    auto m = model(opset);
+    auto *g = m.mutable_graph();
+    *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {3});
+    auto un = node("Unsqueeze", {"x"}, {"y"});
+    if (opset < 13) {
+      addIntsAttr(un, "axes", {0, -1});
+    } else {
+      onnx::TensorProto axes;
+      axes.set_name("axes");
+      axes.set_data_type(onnx::TensorProto::INT64);
+      axes.add_dims(2);
+      axes.add_int64_data(0);
+      axes.add_int64_data(-1);
+      *g->add_initializer() = axes;
+      un.add_input("axes");
+    }
+    *g->add_node() = un;
+    *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {1, 3, 1});
+    auto imported = importModel(m);
+    ASSERT_TRUE(imported) << "opset " << opset << ": " << imported.status().message();
+    EXPECT_EQ((*imported)->outputs()[0]->dims(), (Dims{1, 3, 1})) << "opset " << opset;
+  }
+}
+
+TEST(Frontend, GraphOutputThatIsAnInputGetsItsOwnCopy) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {2});
+  *g->add_output() = tensorInfo("x", onnx::TensorProto::FLOAT, {2});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  ASSERT_EQ((*imported)->numNodes(), 1u);
+  EXPECT_STREQ((*imported)->nodes()[0]->op().name, "Identity");
+}
+
+TEST(Frontend, NotAModelIsAClearError) {
+  std::string dir = tempDir();
+  std::ofstream(dir + "/junk.onnx") << "this is not protobuf";
+  auto g = importOnnxFile(dir + "/junk.onnx", {});
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("not a valid ONNX model"), std::string::npos);
+  auto missing = importOnnxFile(dir + "/missing.onnx", {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
+}
+
+} // namespace
+} // namespace odlac::test

@@ -1,0 +1,131 @@
+// IR and op-table tests: the element type table, the registry's rows, verification errors,
+// and the text printer.
+#include "ir/Graph.h"
+#include "ir/Printer.h"
+#include "ops/OpDef.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace odlac {
+namespace {
+
+TEST(DType, TableMatchesOnnxNumbering) {
+  EXPECT_EQ(*dtypeFromOnnx(1), DType::F32);
+  EXPECT_EQ(*dtypeFromOnnx(7), DType::I64);
+  EXPECT_EQ(*dtypeFromOnnx(9), DType::Bool);
+  EXPECT_EQ(*dtypeFromOnnx(16), DType::BF16);
+  EXPECT_FALSE(dtypeFromOnnx(8)); // string
+  for (int t = 0; t < kNumDTypes; ++t) {
+    const DTypeInfo &info = dtypeInfo(static_cast<DType>(t));
+    EXPECT_EQ(*dtypeFromName(info.irName), info.dtype);
+    EXPECT_EQ(*dtypeFromOnnx(info.onnxType), info.dtype);
+  }
+  EXPECT_EQ(dtypeBytes(DType::Bool), 1u);
+}
+
+TEST(OpTable, EveryRowIsComplete) {
+  std::set<std::string> names;
+  for (const OpDef *op : allOps()) {
+    EXPECT_TRUE(names.insert(op->name).second) << "duplicate op " << op->name;
+    EXPECT_NE(op->infer, nullptr) << op->name;
+    EXPECT_NE(op->lower, nullptr) << op->name;
+    EXPECT_GE(op->numResults, 1) << op->name;
+    EXPECT_EQ(findOp(op->name), op);
+  }
+  EXPECT_EQ(findOp("NoSuchOp"), nullptr);
+}
+
+// y = Conv(x, w) with the given group; the graph reports verification errors.
+Status verifyConv(const Dims &x, const Dims &w, int64_t group) {
+  Graph g;
+  Value *in = g.addInput("x", {DType::F32, x});
+  std::vector<float> zeros(TensorType{DType::F32, w}.numElements(), 0.0f);
+  Value *wt = g.addConstant("w", {DType::F32, w}, Buffer::copyOf(zeros.data(), zeros.size() * 4));
+  Value *out = g.addValue("y", {});
+  size_t spatial = x.size() - 2;
+  Node *n = g.addNode(opNamed("Conv"), "conv", {in, wt, nullptr}, {out},
+                      {{"group", group},
+                       {"strides", std::vector<int64_t>(spatial, 1)},
+                       {"dilations", std::vector<int64_t>(spatial, 1)},
+                       {"pads", std::vector<int64_t>(2 * spatial, 0)}});
+  return verifyAndInfer(*n);
+}
+
+TEST(OpTable, ConvInfersShapeAndRejectsBadChannels) {
+  EXPECT_TRUE(verifyConv({1, 4, 8, 8}, {6, 2, 3, 3}, 2).isOk());
+  Status bad = verifyConv({1, 4, 8, 8}, {6, 3, 3, 3}, 2);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.message(), "Conv: input channels 4 must equal kernel dim 1 (3) times group 2, "
+                           "and kernel dim 0 (6) must be a multiple of group");
+}
+
+TEST(OpTable, VerifyChecksOperandTypesAndAttributes) {
+  Graph g;
+  Value *a = g.addInput("a", {DType::I64, {2}});
+  Value *out = g.addValue("r", {});
+  Node *relu = g.addNode(opNamed("Relu"), "relu", {a}, {out});
+  Status s = verifyAndInfer(*relu);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "Relu: operand 'x' has element type i64; supported: f32, f64");
+
+  Value *b = g.addInput("b", {DType::F32, {2}});
+  Value *out2 = g.addValue("s", {});
+  Node *soft = g.addNode(opNamed("Softmax"), "sm", {b}, {out2}, {{"axis", std::string("x")}});
+  s = verifyAndInfer(*soft);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "Softmax: attribute 'axis' must be int, got string");
+}
+
+TEST(OpTable, BroadcastInference) {
+  Graph g;
+  Value *a = g.addInput("a", {DType::F32, {2, 1, 4}});
+  Value *b = g.addInput("b", {DType::F32, {3, 1}});
+  Value *out = g.addValue("c", {});
+  Node *n = g.addNode(opNamed("Add"), "add", {a, b}, {out});
+  ASSERT_TRUE(verifyAndInfer(*n).isOk());
+  EXPECT_EQ(out->dims(), (Dims{2, 3, 4}));
+  Value *c = g.addInput("c2", {DType::F32, {3}});
+  Value *out2 = g.addValue("d", {});
+  Node *bad = g.addNode(opNamed("Mul"), "mul", {a, c}, {out2});
+  EXPECT_EQ(verifyAndInfer(*bad).message(), "Mul: shapes [2,1,4] and [3] do not broadcast");
+}
+
+TEST(Printer, PrintsTheTextForm) {
+  Graph g("tiny");
+  Value *x = g.addInput("x", {DType::F32, {1, 4}});
+  float half = 0.5f;
+  Value *s = g.addConstant("scale", {DType::F32, {}}, Buffer::copyOf(&half, 4));
+  Value *y = g.addValue("conv/out:0", {});
+  Node *n = g.addNode(opNamed("Mul"), "mul", {x, s}, {y});
+  ASSERT_TRUE(verifyAndInfer(*n).isOk());
+  Value *z = g.addValue("z", {});
+  Node *sm = g.addNode(opNamed("Softmax"), "sm", {y}, {z}, {{"axis", int64_t{1}}});
+  ASSERT_TRUE(verifyAndInfer(*sm).isOk());
+  g.addOutput(z);
+  EXPECT_EQ(printGraph(g), "graph @tiny(%x: f32[1,4]) {\n"
+                           "  const %scale: f32[] = dense<[0.5]>\n"
+                           "  %\"conv/out:0\" = Mul(%x, %scale) : f32[1,4]\n"
+                           "  %z = Softmax(%\"conv/out:0\") {axis = 1} : f32[1,4]\n"
+                           "  return %z\n"
+                           "}\n");
+}
+
+TEST(Graph, UseListsFollowOperandChanges) {
+  Graph g;
+  Value *a = g.addInput("a", {DType::F32, {2}});
+  Value *b = g.addInput("b", {DType::F32, {2}});
+  Value *out = g.addValue("c", {});
+  Node *n = g.addNode(opNamed("Add"), "add", {a, a}, {out});
+  EXPECT_EQ(a->uses().size(), 2u);
+  n->setInput(1, b);
+  EXPECT_EQ(a->uses().size(), 1u);
+  ASSERT_EQ(b->uses().size(), 1u);
+  EXPECT_EQ(b->uses()[0].operand, 1);
+  EXPECT_EQ(out->producer(), n);
+  EXPECT_EQ(g.uniqueName("a"), "a_1");
+}
+
+} // namespace
+} // namespace odlac
