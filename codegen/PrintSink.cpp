@@ -16,7 +16,7 @@ std::string PrintSink::newVariable(const std::string &tensorName) {
   return name;
 }
 
-std::string PrintSink::shape(const Shape &s) {
+std::string PrintSink::shape(const lower::Shape &s) {
   std::string r = "{.size = " + std::to_string(s.rank) + ", .dims = {";
   for (size_t i = 0; i < s.dims.size(); ++i)
     r += (i ? ", " : "") + std::to_string(s.dims[i]);
@@ -59,7 +59,7 @@ std::string PrintSink::arg(const Arg &a) {
           return v.v.empty() ? "NULL" : "(const odla_uint32[]){" + joinInts(v.v) + "}";
         else if constexpr (std::is_same_v<T, I32s>)
           return v.v.empty() ? "NULL" : "(const odla_int32[]){" + joinInts(v.v) + "}";
-        else if constexpr (std::is_same_v<T, Shape>)
+        else if constexpr (std::is_same_v<T, lower::Shape>)
           return "(odla_value_shape)" + shape(v);
         else if constexpr (std::is_same_v<T, VType>)
           return std::string("(odla_value_type){.element_type = ") + enumName(v.elementType) +
@@ -72,6 +72,12 @@ std::string PrintSink::arg(const Arg &a) {
           return cString(v.s);
         else if constexpr (std::is_same_v<T, EnumArg>)
           return v.name;
+        else if constexpr (std::is_same_v<T, LoopModes>) {
+          std::string r = "(const odla_loop_output_mode[]){";
+          for (size_t i = 0; i < v.v.size(); ++i)
+            r += (i ? ", " : "") + std::string(enumName(v.v[i]));
+          return v.v.empty() ? "NULL" : r + "}";
+        }
         else if constexpr (std::is_same_v<T, float>) {
           std::string f = cFloat(v);
           usesMath_ |= f.find_first_of("HN") != std::string::npos;

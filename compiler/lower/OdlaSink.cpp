@@ -23,6 +23,33 @@ const char *enumName(odla_memory_layout v) {
   return names[v];
 }
 
+#define ODLAC_ENUM_NAMES(Type, Last, ...)                                                   \
+  const char *enumName(Type v) {                                                             \
+    static const char *const names[] = {__VA_ARGS__};                                        \
+    static_assert(sizeof names / sizeof *names == (Last) + 1, #Type " names");               \
+    return names[v];                                                                         \
+  }
+ODLAC_ENUM_NAMES(odla_rnn_weight_format, ODLA_RNN_LDIGO, "ODLA_RNN_LDGOI", "ODLA_RNN_LDIGO")
+ODLAC_ENUM_NAMES(odla_rnn_gate_order, ODLA_RNN_URO, "ODLA_RNN_IOFC", "ODLA_RNN_IFCO",
+                 "ODLA_RNN_IFOC", "ODLA_RNN_ICOF", "ODLA_RNN_URO")
+ODLAC_ENUM_NAMES(odla_rnn_direction, ODLA_RNN_BIDIRECTIONAL, "ODLA_RNN_FORWARD",
+                 "ODLA_RNN_REVERSE", "ODLA_RNN_BIDIRECTIONAL")
+ODLAC_ENUM_NAMES(odla_rnn_outputs, ODLA_RNN_HIDDEN_CELL_STATE, "ODLA_RNN_NO_STATE",
+                 "ODLA_RNN_HIDDEN_STATE", "ODLA_RNN_CELL_STATE", "ODLA_RNN_HIDDEN_CELL_STATE")
+ODLAC_ENUM_NAMES(odla_reduction_mode, ODLA_REDUCE_SUM, "ODLA_REDUCE_NONE", "ODLA_REDUCE_MEAN",
+                 "ODLA_REDUCE_SUM")
+ODLAC_ENUM_NAMES(odla_tf_idf_mode, ODLA_TFIDF_TFIDF, "ODLA_TFIDF_TF", "ODLA_TFIDF_IDF",
+                 "ODLA_TFIDF_TFIDF")
+ODLAC_ENUM_NAMES(odla_interpolation_mode, ODLA_CUBIC, "ODLA_NEAREST", "ODLA_LINEAR", "ODLA_CUBIC")
+ODLAC_ENUM_NAMES(odla_resize_coordinate_mode, ODLA_ALIGN_CORNERS, "ODLA_ASSYMMETRIC",
+                 "ODLA_HALF_PIXEL", "ODLA_HALF_PIXEL_TF", "ODLA_ALIGN_CORNERS")
+ODLAC_ENUM_NAMES(odla_fill_method, ODLA_RandomUniform, "ODLA_EyeLike", "ODLA_RandomNormal",
+                 "ODLA_RandomUniform")
+ODLAC_ENUM_NAMES(odla_loop_output_mode, ODLA_LOOP_REV_AFTER, "ODLA_LOOP_LAST_VALUE",
+                 "ODLA_LOOP_FWD_BEFORE", "ODLA_LOOP_FWD_AFTER", "ODLA_LOOP_REV_BEFORE",
+                 "ODLA_LOOP_REV_AFTER")
+#undef ODLAC_ENUM_NAMES
+
 odla_value_ids Binder::conv(const Ids &ids) {
   assert(ids.names.size() <= ODLA_MAX_OUTPUTS);
   odla_value_ids r{};

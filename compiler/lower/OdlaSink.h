@@ -4,8 +4,9 @@
 // the same calls with the same arguments, so what odlac computes itself (constant folding,
 // `odlac run`, memory figures) is what the printed C computes.
 //
-// Add an ODLA function by adding one line below: ODLA_CALL checks the argument types against
-// the real prototype from <ODLA/odla.h> at compile time.
+// The methods cover every op builder of ODLA 0.5; an extension function (odla_ext.h) is added
+// with one line in the same form: ODLA_CALL checks the argument types against the real
+// prototype at compile time.
 #pragma once
 
 #include <ODLA/odla.h>
@@ -60,13 +61,26 @@ struct Str { // a const char* argument, such as an einsum equation
 struct EnumArg { // an enum argument as its C enumerator name
   std::string name;
 };
+struct LoopModes { // a const odla_loop_output_mode* array
+  std::vector<odla_loop_output_mode> v;
+};
 
 using Arg = std::variant<Val, Id, Ids, Vals, U32s, I32s, Shape, VType, Flag, Data, Str, EnumArg,
-                         int64_t, uint64_t, float>;
+                         LoopModes, int64_t, uint64_t, float>;
 
 // Enumerator names for printing enum arguments.
 const char *enumName(odla_element_type v);
 const char *enumName(odla_memory_layout v);
+const char *enumName(odla_rnn_weight_format v);
+const char *enumName(odla_rnn_gate_order v);
+const char *enumName(odla_rnn_direction v);
+const char *enumName(odla_rnn_outputs v);
+const char *enumName(odla_reduction_mode v);
+const char *enumName(odla_tf_idf_mode v);
+const char *enumName(odla_interpolation_mode v);
+const char *enumName(odla_resize_coordinate_mode v);
+const char *enumName(odla_fill_method v);
+const char *enumName(odla_loop_output_mode v);
 
 // Converts the sink-level arguments of one call to the C types of the real function, and
 // takes its result. Implemented by DirectSink.
@@ -84,11 +98,12 @@ public:
   odla_values conv(const Vals &vs);
   const odla_uint32 *conv(const U32s &a) { return a.v.empty() ? nullptr : a.v.data(); }
   const odla_int32 *conv(const I32s &a) { return a.v.empty() ? nullptr : a.v.data(); }
-  odla_value_shape conv(const Shape &s);
+  odla_value_shape conv(const lower::Shape &s);
   odla_value_type conv(const VType &t) { return odla_value_type{t.elementType, conv(t.shape)}; }
   odla_bool conv(Flag f) { return f.on ? 1 : 0; }
   const odla_void *conv(const Data &d) { return d.ptr; }
   const odla_char *conv(const Str &s) { return s.s.c_str(); }
+  const odla_loop_output_mode *conv(const LoopModes &m) { return m.v.empty() ? nullptr : m.v.data(); }
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T> || std::is_enum_v<T>>>
   T conv(T v) {
     return v;
@@ -125,39 +140,162 @@ public:
   virtual ~OdlaSink() = default;
 
 #define ODLA_CALL(fn, ...) call<&odla_##fn>("odla_" #fn, __VA_ARGS__)
-  // Values and outputs (odla_ops_basic.h, odla_value.h).
-  Val CreateArgument(const VType &t, const Id &id) { return one(ODLA_CALL(CreateArgument, t, id)); }
-  Val CreateConstant(const VType &t, const Data &d, const Id &id) { return one(ODLA_CALL(CreateConstant, t, d, id)); }
-  Val CloneValue(Val v, const Id &id) { return one(ODLA_CALL(CloneValue, v, id)); }
-  void SetValueAsOutput(Val v) { ODLA_CALL(SetValueAsOutput, v); }
+  // Every op builder of ODLA 0.5, in the order of the headers, with the headers' parameter
+  // names; argument types are checked against the real prototypes by ODLA_CALL.
+  void SetValueAsOutput(Val value) { ODLA_CALL(SetValueAsOutput, value); }
 
-  // Math (odla_ops_math.h).
-  Val Add(Val a, Val b, const Id &id) { return one(ODLA_CALL(Add, a, b, id)); }
-  Val Sub(Val a, Val b, const Id &id) { return one(ODLA_CALL(Sub, a, b, id)); }
-  Val Mul(Val a, Val b, const Id &id) { return one(ODLA_CALL(Mul, a, b, id)); }
-  Val Div(Val a, Val b, const Id &id) { return one(ODLA_CALL(Div, a, b, id)); }
-  Val Clamp(Val x, odla_float32 lo, odla_float32 hi, const Id &id) { return one(ODLA_CALL(Clamp, x, lo, hi, id)); }
+  // ops/odla_ops_basic.h
+  Val CreateArgument(const VType &value_type, const Id &id) { return one(ODLA_CALL(CreateArgument, value_type, id)); }
+  Val CreateValue(const VType &value_type, const Id &id) { return one(ODLA_CALL(CreateValue, value_type, id)); }
+  Val CreateConstant(const VType &value_type, const Data &data_ptr, const Id &id) { return one(ODLA_CALL(CreateConstant, value_type, data_ptr, id)); }
+  Val CloneValue(Val src_value, const Id &id) { return one(ODLA_CALL(CloneValue, src_value, id)); }
+  Val CloneValueById(const Id &src_value_id, const Id &id) { return one(ODLA_CALL(CloneValueById, src_value_id, id)); }
+  Val CreateVariable(const VType &value_type, const Id &id) { return one(ODLA_CALL(CreateVariable, value_type, id)); }
+
+  // ops/odla_ops_control_flow.h
+  Val CreateLoopVariable(Val init_value, const Id &id) { return one(ODLA_CALL(CreateLoopVariable, init_value, id)); }
+  void BeginLoop(Val trip_count, const Id &id) { ODLA_CALL(BeginLoop, trip_count, id); }
+  std::vector<Val> EndLoop(Val condition, const Vals &output_values, const LoopModes &flags, const Ids &ids) { return ODLA_CALL(EndLoop, condition, output_values, flags, ids); }
+  void BeginIf(Val condition, const Id &id) { ODLA_CALL(BeginIf, condition, id); }
+  void EnterBranchBody(Flag true_branch) { ODLA_CALL(EnterBranchBody, true_branch); }
+  std::vector<Val> EndIf(const Ids &ids) { return ODLA_CALL(EndIf, ids); }
+
+  // ops/odla_ops_quantization.h
+  Val Dequantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_element_type target_data_type, const Id &id) { return one(ODLA_CALL(Dequantize, input, scale, zero_point, axis, target_data_type, id)); }
+  Val Quantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_element_type target_data_type, const Id &id) { return one(ODLA_CALL(Quantize, input, scale, zero_point, axis, target_data_type, id)); }
+
+  // ops/odla_ops_math.h
+  Val Abs(Val input, const Id &id) { return one(ODLA_CALL(Abs, input, id)); }
+  Val ACos(Val x, const Id &id) { return one(ODLA_CALL(ACos, x, id)); }
+  Val ACosh(Val x, const Id &id) { return one(ODLA_CALL(ACosh, x, id)); }
+  Val Add(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Add, lhs, rhs, id)); }
+  Val And(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(And, lhs, rhs, id)); }
+  Val ArgMax(Val input, odla_int32 axis, Flag keep_dims, Flag return_last_index, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ArgMax, input, axis, keep_dims, return_last_index, output_value_type, id)); }
+  Val ArgMin(Val input, odla_int32 axis, Flag keep_dims, Flag return_last_index, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ArgMin, input, axis, keep_dims, return_last_index, output_value_type, id)); }
+  Val ASin(Val x, const Id &id) { return one(ODLA_CALL(ASin, x, id)); }
+  Val ASinh(Val x, const Id &id) { return one(ODLA_CALL(ASinh, x, id)); }
+  Val ATan(Val x, const Id &id) { return one(ODLA_CALL(ATan, x, id)); }
+  Val ATanh(Val x, const Id &id) { return one(ODLA_CALL(ATanh, x, id)); }
+  Val Ceil(Val input, const Id &id) { return one(ODLA_CALL(Ceil, input, id)); }
+  Val Clamp(Val input, odla_float32 lo, odla_float32 hi, const Id &id) { return one(ODLA_CALL(Clamp, input, lo, hi, id)); }
+  Val Det(Val input, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(Det, input, output_shape, id)); }
+  Val CumSum(Val input, Val axis, Flag exclusion, Flag reverse, const Id &id) { return one(ODLA_CALL(CumSum, input, axis, exclusion, reverse, id)); }
+  Val Div(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Div, lhs, rhs, id)); }
+  Val Einsum(const Vals &inputs, const Str &equation, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Einsum, inputs, equation, output_dims, id)); }
+  Val Erf(Val input, const Id &id) { return one(ODLA_CALL(Erf, input, id)); }
+  Val Equal(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Equal, lhs, rhs, id)); }
+  Val Exp(Val input, const Id &id) { return one(ODLA_CALL(Exp, input, id)); }
+  Val Floor(Val input, const Id &id) { return one(ODLA_CALL(Floor, input, id)); }
+  Val BatchMatMul(Val A, Flag A_transpose, Val B, Flag B_transpose, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(BatchMatMul, A, A_transpose, B, B_transpose, output_dims, id)); }
+  Val Gemm(Val A, Flag A_transpose, Val B, Flag B_transpose, odla_float32 alpha, odla_float32 beta, Val C, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Gemm, A, A_transpose, B, B_transpose, alpha, beta, C, output_dims, id)); }
+  Val Greater(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Greater, lhs, rhs, id)); }
+  Val GreaterOrEqual(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(GreaterOrEqual, lhs, rhs, id)); }
+  Val Inverse(Val input, const Id &id) { return one(ODLA_CALL(Inverse, input, id)); }
+  Val IsInf(Val input, Flag detect_pos, Flag detect_neg, const Id &id) { return one(ODLA_CALL(IsInf, input, detect_pos, detect_neg, id)); }
+  Val IsNaN(Val input, const Id &id) { return one(ODLA_CALL(IsNaN, input, id)); }
+  Val Less(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Less, lhs, rhs, id)); }
+  Val LessOrEqual(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(LessOrEqual, lhs, rhs, id)); }
+  Val Log(Val input, const Id &id) { return one(ODLA_CALL(Log, input, id)); }
+  Val Max(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Max, lhs, rhs, id)); }
+  Val Mean(const Vals &inputs, const Id &id) { return one(ODLA_CALL(Mean, inputs, id)); }
+  Val Min(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Min, lhs, rhs, id)); }
+  Val Mod(Val lhs, Val rhs, odla_int64 fmod, const Id &id) { return one(ODLA_CALL(Mod, lhs, rhs, fmod, id)); }
+  Val Mul(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Mul, lhs, rhs, id)); }
+  Val Neg(Val input, const Id &id) { return one(ODLA_CALL(Neg, input, id)); }
+  Val Not(Val input, const Id &id) { return one(ODLA_CALL(Not, input, id)); }
+  Val NotEqual(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(NotEqual, lhs, rhs, id)); }
+  Val Or(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Or, lhs, rhs, id)); }
+  Val Xor(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Xor, lhs, rhs, id)); }
+  Val Pow(Val base, Val exponent, const Id &id) { return one(ODLA_CALL(Pow, base, exponent, id)); }
+  Val Reciprocal(Val input, const Id &id) { return one(ODLA_CALL(Reciprocal, input, id)); }
+  Val ReduceL1(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, odla_float32 epsilon, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceL1, input, num_of_axes, axes, keep_dims, epsilon, output_dims, id)); }
+  Val ReduceL2(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, odla_float32 epsilon, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceL2, input, num_of_axes, axes, keep_dims, epsilon, output_dims, id)); }
+  Val ReduceLogSum(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceLogSum, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceLogSumExp(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceLogSumExp, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceMax(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceMax, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceMean(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceMean, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceMin(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceMin, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceProd(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceProd, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceSum(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceSum, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val ReduceSumSquare(Val input, odla_size_t num_of_axes, const U32s &axes, Flag keep_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ReduceSumSquare, input, num_of_axes, axes, keep_dims, output_dims, id)); }
+  Val Round(Val input, const Id &id) { return one(ODLA_CALL(Round, input, id)); }
+  Val Rsqrt(Val input, const Id &id) { return one(ODLA_CALL(Rsqrt, input, id)); }
+  Val Select(Val condition, Val a, Val b, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Select, condition, a, b, output_dims, id)); }
+  Val Shift(Val input, Val shift_amount, Flag is_left_shift, const Id &id) { return one(ODLA_CALL(Shift, input, shift_amount, is_left_shift, id)); }
+  Val Sign(Val input, const Id &id) { return one(ODLA_CALL(Sign, input, id)); }
+  Val Sqrt(Val input, const Id &id) { return one(ODLA_CALL(Sqrt, input, id)); }
+  Val SquaredDifference(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(SquaredDifference, lhs, rhs, id)); }
+  Val Sub(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(Sub, lhs, rhs, id)); }
+  Val Sin(Val x, const Id &id) { return one(ODLA_CALL(Sin, x, id)); }
+  Val Sinh(Val x, const Id &id) { return one(ODLA_CALL(Sinh, x, id)); }
+  Val Cos(Val x, const Id &id) { return one(ODLA_CALL(Cos, x, id)); }
+  Val Cosh(Val x, const Id &id) { return one(ODLA_CALL(Cosh, x, id)); }
+  Val Tan(Val x, const Id &id) { return one(ODLA_CALL(Tan, x, id)); }
   Val Tanh(Val x, const Id &id) { return one(ODLA_CALL(Tanh, x, id)); }
-  Val Gemm(Val a, Flag ta, Val b, Flag tb, odla_float32 alpha, odla_float32 beta, Val c, const Shape &out, const Id &id) { return one(ODLA_CALL(Gemm, a, ta, b, tb, alpha, beta, c, out, id)); }
-  Val BatchMatMul(Val a, Flag ta, Val b, Flag tb, const Shape &out, const Id &id) { return one(ODLA_CALL(BatchMatMul, a, ta, b, tb, out, id)); }
-  Val ReduceMean(Val x, odla_size_t n, const U32s &axes, Flag keep, const Shape &out, const Id &id) { return one(ODLA_CALL(ReduceMean, x, n, axes, keep, out, id)); }
 
-  // Neural network (odla_ops_nn.h).
-  Val Relu(Val x, const Id &id) { return one(ODLA_CALL(Relu, x, id)); }
-  Val Sigmoid(Val x, const Id &id) { return one(ODLA_CALL(Sigmoid, x, id)); }
-  Val LeakyRelu(Val x, odla_float32 alpha, const Id &id) { return one(ODLA_CALL(LeakyRelu, x, alpha, id)); }
-  Val Softmax(Val x, odla_int32 axis, const Id &id) { return one(ODLA_CALL(Softmax, x, axis, id)); }
-  Val Conv(Val x, odla_memory_layout xl, odla_uint32 group, Val w, odla_memory_layout wl, const U32s &strides, const U32s &dilations, const U32s &padFront, const U32s &padBack, Val bias, const Shape &out, const Id &id) { return one(ODLA_CALL(Conv, x, xl, group, w, wl, strides, dilations, padFront, padBack, bias, out, id)); }
-  Val MaxPool(Val x, odla_memory_layout xl, const U32s &window, const U32s &strides, const U32s &padFront, const U32s &padBack, const Shape &out, const Id &id) { return one(ODLA_CALL(MaxPool, x, xl, window, strides, padFront, padBack, out, id)); }
-  Val AveragePool(Val x, odla_memory_layout xl, const U32s &window, const U32s &strides, const U32s &padFront, const U32s &padBack, Flag padIncluded, const Shape &out, const Id &id) { return one(ODLA_CALL(AveragePool, x, xl, window, strides, padFront, padBack, padIncluded, out, id)); }
-  Val BatchNormalization(Val x, odla_memory_layout xl, Val mean, Val var, odla_float32 eps, Val scale, Val offset, odla_float32 scalarScale, odla_float32 scalarOffset, const Id &id) { return one(ODLA_CALL(BatchNormalization, x, xl, mean, var, eps, scale, offset, scalarScale, scalarOffset, id)); }
+  // ops/odla_ops_nn.h
+  Val AveragePool(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &paddings_front, const U32s &paddings_back, Flag padding_included, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(AveragePool, input, input_layout, window_dims, strides, paddings_front, paddings_back, padding_included, output_dims, id)); }
+  Val Hardmax(Val input, odla_int32 axis, const Id &id) { return one(ODLA_CALL(Hardmax, input, axis, id)); }
+  Val LRN(Val input, odla_memory_layout input_layout, odla_int32 window_size, odla_float32 alpha, odla_float32 beta, odla_float32 bias, const Id &id) { return one(ODLA_CALL(LRN, input, input_layout, window_size, alpha, beta, bias, id)); }
+  Val BatchNormalization(Val input, odla_memory_layout input_layout, Val mean, Val var, odla_float32 epsilon, Val scale, Val offset, odla_float32 scalar_scale, odla_float32 scalar_offset, const Id &id) { return one(ODLA_CALL(BatchNormalization, input, input_layout, mean, var, epsilon, scale, offset, scalar_scale, scalar_offset, id)); }
+  Val Celu(Val input, odla_float32 alpha, const Id &id) { return one(ODLA_CALL(Celu, input, alpha, id)); }
+  Val Conv(Val input, odla_memory_layout input_layout, odla_uint32 group, Val kernel, odla_memory_layout kernel_layout, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Val bias, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Conv, input, input_layout, group, kernel, kernel_layout, strides, dilations, paddings_front, paddings_back, bias, output_dims, id)); }
+  Val DeConv(Val input, odla_memory_layout input_layout, odla_uint32 group, Val kernel, odla_memory_layout kernel_layout, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Val bias, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(DeConv, input, input_layout, group, kernel, kernel_layout, strides, dilations, paddings_front, paddings_back, bias, output_dims, id)); }
+  Val Elu(Val input, odla_float32 alpha, const Id &id) { return one(ODLA_CALL(Elu, input, alpha, id)); }
+  Val Gelu(Val input, Flag use_approx, const Id &id) { return one(ODLA_CALL(Gelu, input, use_approx, id)); }
+  std::vector<Val> GRU(Val input, odla_rnn_weight_format weight_format, odla_rnn_gate_order gate_order, const lower::Shape &weight_dims, Val W, Val R, Val B, Val sequence_lens, Val initial_h, odla_int32 hidden_size, odla_rnn_direction direction, Flag linear_before_reset, odla_rnn_outputs outputs, const Ids &ids) { return ODLA_CALL(GRU, input, weight_format, gate_order, weight_dims, W, R, B, sequence_lens, initial_h, hidden_size, direction, linear_before_reset, outputs, ids); }
+  Val HardSigmoid(Val input, odla_float32 alpha, odla_float32 beta, const Id &id) { return one(ODLA_CALL(HardSigmoid, input, alpha, beta, id)); }
+  Val GroupNormalization(Val input, odla_memory_layout input_layout, odla_int32 groups, odla_float32 epsilon, Val scale, Val offset, odla_float32 scalar_scale, odla_float32 scalar_offset, const Id &id) { return one(ODLA_CALL(GroupNormalization, input, input_layout, groups, epsilon, scale, offset, scalar_scale, scalar_offset, id)); }
+  Val InstanceNormalization(Val input, odla_memory_layout input_layout, odla_float32 epsilon, Val scale, Val offset, odla_float32 scalar_scale, odla_float32 scalar_offset, const Id &id) { return one(ODLA_CALL(InstanceNormalization, input, input_layout, epsilon, scale, offset, scalar_scale, scalar_offset, id)); }
+  Val LpNormalize(Val input, odla_int32 p, odla_memory_layout input_layout, odla_size_t axes_size, const I32s &axes, odla_float32 epsilon, Val scale, const Id &id) { return one(ODLA_CALL(LpNormalize, input, p, input_layout, axes_size, axes, epsilon, scale, id)); }
+  Val LeakyRelu(Val input, odla_float32 alpha, const Id &id) { return one(ODLA_CALL(LeakyRelu, input, alpha, id)); }
+  Val LogSoftmax(Val input, odla_int32 axis, const Id &id) { return one(ODLA_CALL(LogSoftmax, input, axis, id)); }
+  std::vector<Val> LSTM(Val input, odla_rnn_weight_format weight_format, odla_rnn_gate_order gate_order, const lower::Shape &weight_dims, Val W, Val R, Val B, Val sequence_lens, Val initial_h, Val initial_c, Val P, odla_int32 hidden_size, odla_rnn_direction direction, odla_rnn_outputs outputs, const Ids &ids) { return ODLA_CALL(LSTM, input, weight_format, gate_order, weight_dims, W, R, B, sequence_lens, initial_h, initial_c, P, hidden_size, direction, outputs, ids); }
+  Val MaxPool(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &paddings_front, const U32s &paddings_back, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(MaxPool, input, input_layout, window_dims, strides, paddings_front, paddings_back, output_dims, id)); }
+  Val NegativeLogLikeliHoodLoss(Val input, Val gt, odla_int32 ignored, odla_reduction_mode reduction, Val weight, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(NegativeLogLikeliHoodLoss, input, gt, ignored, reduction, weight, output_shape, id)); }
+  Val NMS(Val boxes, Val scores, odla_uint32 max_num_outputs, odla_float32 iou_threshold, odla_float32 score_threshold, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(NMS, boxes, scores, max_num_outputs, iou_threshold, score_threshold, output_value_type, id)); }
+  Val PRelu(Val input, Val slope, const Id &id) { return one(ODLA_CALL(PRelu, input, slope, id)); }
+  Val Relu(Val input, const Id &id) { return one(ODLA_CALL(Relu, input, id)); }
+  std::vector<Val> RNN(Val input, odla_rnn_weight_format weight_format, const lower::Shape &weight_dims, Val W, Val R, Val B, Val sequence_lens, Val initial_h, odla_int32 hidden_size, odla_rnn_direction direction, odla_rnn_outputs outputs, const Ids &ids) { return ODLA_CALL(RNN, input, weight_format, weight_dims, W, R, B, sequence_lens, initial_h, hidden_size, direction, outputs, ids); }
+  Val ROIAlign(Val input, odla_memory_layout input_layout, Val rois, odla_int32 sampling_ratio, odla_float32 scale, const lower::Shape &output_dim, const Id &id) { return one(ODLA_CALL(ROIAlign, input, input_layout, rois, sampling_ratio, scale, output_dim, id)); }
+  Val ROIMaxPool(Val input, odla_memory_layout input_layout, Val rois, odla_int32 win_h, odla_int32 win_w, odla_float32 scale, const lower::Shape &output_dim, const Id &id) { return one(ODLA_CALL(ROIMaxPool, input, input_layout, rois, win_h, win_w, scale, output_dim, id)); }
+  Val Selu(Val input, odla_float32 alpha, odla_float32 gamma, const Id &id) { return one(ODLA_CALL(Selu, input, alpha, gamma, id)); }
+  Val Shrink(Val input, odla_float32 bias, odla_float32 lambd, const Id &id) { return one(ODLA_CALL(Shrink, input, bias, lambd, id)); }
+  Val Sigmoid(Val input, const Id &id) { return one(ODLA_CALL(Sigmoid, input, id)); }
+  Val Softmax(Val input, odla_int32 axis, const Id &id) { return one(ODLA_CALL(Softmax, input, axis, id)); }
+  Val Softplus(Val input, const Id &id) { return one(ODLA_CALL(Softplus, input, id)); }
+  Val Softsign(Val input, const Id &id) { return one(ODLA_CALL(Softsign, input, id)); }
+  Val TFIDFVectorize(Val input, odla_int32 min_gram_length, odla_int32 max_gram_length, odla_int32 max_skip_count, odla_tf_idf_mode mode, Val pool, Val gram_counts, Val output_indices, Val weights, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(TFIDFVectorize, input, min_gram_length, max_gram_length, max_skip_count, mode, pool, gram_counts, output_indices, weights, output_shape, id)); }
+  Val ThresholdedRelu(Val input, odla_float32 alpha, const Id &id) { return one(ODLA_CALL(ThresholdedRelu, input, alpha, id)); }
+  std::vector<Val> TopK(Val input, odla_uint32 K, Flag largest, Flag sorted, odla_uint32 axis, const VType &output_value_type, const VType &output_value_index_type, const Ids &ids) { return ODLA_CALL(TopK, input, K, largest, sorted, axis, output_value_type, output_value_index_type, ids); }
+  std::vector<Val> PostProcess(Val orig_img_w, Val orig_img_h, Val bb13, Val bb26, Val bb52, const Id &id) { return ODLA_CALL(PostProcess, orig_img_w, orig_img_h, bb13, bb26, bb52, id); }
 
-  // Data movement (odla_ops_process.h).
-  Val Concat(const Vals &xs, odla_int32 axis, const Shape &out, const Id &id) { return one(ODLA_CALL(Concat, xs, axis, out, id)); }
-  Val Reshape(Val x, const Shape &out, const Id &id) { return one(ODLA_CALL(Reshape, x, out, id)); }
-  Val Transpose(Val x, const Shape &perm, const Shape &out, const Id &id) { return one(ODLA_CALL(Transpose, x, perm, out, id)); }
-  Val Pad(Val x, const U32s &front, const U32s &back, const Shape &out, const Id &id) { return one(ODLA_CALL(Pad, x, front, back, out, id)); }
-  Val Gather(Val x, Val indices, odla_int32 axis, const Shape &out, const Id &id) { return one(ODLA_CALL(Gather, x, indices, axis, out, id)); }
+  // ops/odla_ops_process.h
+  Val Broadcast(Val input, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(Broadcast, input, output_shape, id)); }
+  Val Cast(Val input, odla_element_type target_type, const Id &id) { return one(ODLA_CALL(Cast, input, target_type, id)); }
+  Val Compress(Val input, Val condition, odla_int32 axis, const lower::Shape &max_output_shape, const Id &id) { return one(ODLA_CALL(Compress, input, condition, axis, max_output_shape, id)); }
+  Val Concat(const Vals &inputs, odla_int32 axis, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(Concat, inputs, axis, output_shape, id)); }
+  Val ExpandDims(Val input, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExpandDims, input, output_dims, id)); }
+  Val Fill(const VType &type, odla_fill_method method, odla_float32 p0, odla_float32 p1, odla_float32 seed, const Id &id) { return one(ODLA_CALL(Fill, type, method, p0, p1, seed, id)); }
+  Val Gather(Val input, Val indices, odla_int32 axis, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Gather, input, indices, axis, output_dims, id)); }
+  Val GatherND(Val input, Val indices, odla_int32 num_batch_dims, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(GatherND, input, indices, num_batch_dims, output_dims, id)); }
+  Val GatherElements(Val input, Val indices, odla_int32 axis, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(GatherElements, input, indices, axis, output_dims, id)); }
+  Val OneHot(Val indices, odla_int32 depth, Val values, odla_int32 axis, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(OneHot, indices, depth, values, axis, output_dims, id)); }
+  Val Pad(Val input, const U32s &padding_front, const U32s &padding_back, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Pad, input, padding_front, padding_back, output_dims, id)); }
+  Val Reshape(Val input, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Reshape, input, output_dims, id)); }
+  Val ReshapeDynamic(Val input, Val output_shape, const Id &id) { return one(ODLA_CALL(ReshapeDynamic, input, output_shape, id)); }
+  Val Resize(Val input, odla_interpolation_mode interpolation, odla_resize_coordinate_mode mode, odla_uint32 axes_mask, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Resize, input, interpolation, mode, axes_mask, output_dims, id)); }
+  Val ResizeDynamic(Val input, Val scales, Val sizes, odla_interpolation_mode interpolation, odla_resize_coordinate_mode mode, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ResizeDynamic, input, scales, sizes, interpolation, mode, output_dims, id)); }
+  Val Shape(Val input, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Shape, input, output_dims, id)); }
+  Val Slice(Val input, const I32s &start, const I32s &end, const I32s &stride, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Slice, input, start, end, stride, output_dims, id)); }
+  Val DimsExpand(Val input, Val original, Val axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(DimsExpand, input, original, axes, output_dims, id)); }
+  Val SliceDynamic(Val input, Val start, Val size, Val stride, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(SliceDynamic, input, start, size, stride, output_dims, id)); }
+  std::vector<Val> Split(Val input, Val split_dim, odla_int32 num_split, const Ids &ids) { return ODLA_CALL(Split, input, split_dim, num_split, ids); }
+  Val Squeeze(Val input, odla_size_t num_of_axes, const U32s &axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Squeeze, input, num_of_axes, axes, output_dims, id)); }
+  Val Stack(const Vals &inputs, odla_int32 axis, const lower::Shape &output_shape, const Id &id) { return one(ODLA_CALL(Stack, inputs, axis, output_shape, id)); }
+  Val Transpose(Val input, const lower::Shape &permutations, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Transpose, input, permutations, output_dims, id)); }
+  Val Tile(Val input, const U32s &repeat, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Tile, input, repeat, output_dims, id)); }
+  Val TileDynamic(Val input, Val repeat, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(TileDynamic, input, repeat, output_dims, id)); }
 #undef ODLA_CALL
 
   // Says that nothing uses a value the graph must still create (an unused graph input).
@@ -175,11 +313,12 @@ private:
   static Arg toArg(const Vals &v) { return v; }
   static Arg toArg(const U32s &v) { return v; }
   static Arg toArg(const I32s &v) { return v; }
-  static Arg toArg(const Shape &v) { return v; }
+  static Arg toArg(const lower::Shape &v) { return v; }
   static Arg toArg(const VType &v) { return v; }
   static Arg toArg(Flag v) { return v; }
   static Arg toArg(const Data &v) { return v; }
   static Arg toArg(const Str &v) { return v; }
+  static Arg toArg(const LoopModes &v) { return v; }
   static Arg toArg(float v) { return v; }
   template <class T> static std::enable_if_t<std::is_integral_v<T>, Arg> toArg(T v) {
     if constexpr (std::is_signed_v<T>)

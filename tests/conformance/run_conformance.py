@@ -96,22 +96,23 @@ def describe_exit(rc):
 
 
 def model_op_types(model):
-    """Sorted op types of the graph and its subgraphs; non-default domains are prefixed."""
-    ops = set()
+    """(op types of the main graph, op types found only in subgraphs such as Loop or If
+    bodies), each sorted; ops of a non-default domain are prefixed with it."""
+    top, nested = set(), set()
 
-    def walk(graph):
+    def walk(graph, into):
         for node in graph.node:
             dom = node.domain
-            ops.add(node.op_type if dom in ("", "ai.onnx") else dom + "." + node.op_type)
+            into.add(node.op_type if dom in ("", "ai.onnx") else dom + "." + node.op_type)
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.GRAPH:
-                    walk(attr.g)
+                    walk(attr.g, nested)
                 elif attr.type == onnx.AttributeProto.GRAPHS:
                     for g in attr.graphs:
-                        walk(g)
+                        walk(g, nested)
 
-    walk(model.graph)
-    return sorted(ops)
+    walk(model.graph, top)
+    return sorted(top), sorted(nested - top)
 
 
 def numbered(folder, prefix, suffix=""):
@@ -283,7 +284,7 @@ def run_test(cfg, suite, name):
     test_dir = os.path.join(cfg["data_root"], suite, name)
     work = os.path.join(cfg["work"], suite, name)
     res = {"suite": suite, "name": name, "status": None, "reason": "",
-           "max_abs_err": None, "max_rel_err": None, "op_types": []}
+           "max_abs_err": None, "max_rel_err": None, "op_types": [], "subgraph_op_types": []}
 
     def done(status, reason="", **extra):
         res.update(status=status, reason=reason, **extra)
@@ -298,7 +299,7 @@ def run_test(cfg, suite, name):
         return done("bad-test", "no model.onnx")
     try:
         model = onnx.load(model_path, load_external_data=False)
-        res["op_types"] = model_op_types(model)
+        res["op_types"], res["subgraph_op_types"] = model_op_types(model)
     except Exception as e:
         model_error = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
     else:
@@ -312,8 +313,10 @@ def run_test(cfg, suite, name):
     if rc is None:
         return done("crash", "odlac timeout after %d s" % cfg["timeout"])
     if rc not in (0, 1):
-        return done("crash", "odlac %s: %s" % (describe_exit(rc),
-                                               first_line(out, (test_dir, work))))
+        why = "odlac " + describe_exit(rc)
+        if out.strip():
+            why += ": " + first_line(out, (test_dir, work))
+        return done("crash", why)
     if rc == 1:
         reason = rejection_reason(out, test_dir)
         # The contract: exit 1 comes with an error message and leaves no output folder.
@@ -379,7 +382,8 @@ def run_test_safe(cfg, suite, name):
     except Exception as e:
         return {"suite": suite, "name": name, "status": "bad-test",
                 "reason": "runner error: %s: %s" % (type(e).__name__, e),
-                "max_abs_err": None, "max_rel_err": None, "op_types": [], "seconds": 0}
+                "max_abs_err": None, "max_rel_err": None, "op_types": [],
+                "subgraph_op_types": [], "seconds": 0}
 
 
 # ----------------------------------------------------------------------------------------
@@ -568,7 +572,7 @@ def main(argv):
     # Summary.
     print("ONNX conformance on backend '%s': %d tests in %.1f s (%d jobs)"
           % (args.backend, len(results), wall, args.jobs))
-    shown = [s for s in STATUSES if any(r["status"] == s for r in results)] or ["pass"]
+    shown = [s for s in STATUSES if s == "pass" or any(r["status"] == s for r in results)]
     print("  %-18s %6s " % ("suite", "total") + " ".join("%9s" % s for s in shown))
     for suite in args.suites + ["all"]:
         rs = [r for r in results if suite in ("all", r["suite"])]
@@ -578,6 +582,8 @@ def main(argv):
     print("  passed %d/%d folders (%.1f%%)" % (passed, len(results),
                                                100.0 * passed / len(results)))
 
+    if args.update_xfail:
+        unexpected_fail, unexpected_pass = [], []  # the list is being rewritten from them
     for title, rs in (("crashes of odlac (never acceptable, listed or not)", crashes),
                       ("unexpected failures (not in %s)" % os.path.basename(args.xfail),
                        unexpected_fail),
