@@ -1,6 +1,7 @@
 // ImportCtx: operands, attributes and IR emission for one ONNX node.
 #include "ImportContext.h"
 
+#include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <cstring>
@@ -42,14 +43,33 @@ std::vector<int64_t> ImportCtx::attrInts(const char *name, std::vector<int64_t> 
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
 }
 
-Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) const {
+Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *what) const {
   const Value *v = input(i);
-  if (!v || !v->isConstant())
-    return fail(std::string(what) + " (input " + std::to_string(i) +
-                ") must be a constant; computed values are not supported here");
+  if (!v)
+    return fail(std::string(what) + " (input " + std::to_string(i) + ") is missing");
+  if (!isComputableFromConstants(*v))
+    return fail(std::string(what) + " (input " + std::to_string(i) + ", '" + v->name() +
+                "') must be known at compile time, but it depends on a graph input");
+  return evaluateValue(*v);
+}
+
+std::optional<TensorType> ImportCtx::declaredType(int i) const {
+  if (i >= numOutputs())
+    return std::nullopt;
+  auto it = declared_.find(node_.output(i));
+  if (it == declared_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) const {
+  auto data = constData(i, what);
+  if (!data)
+    return data.takeStatus();
+  const Value *v = input(i);
   size_t n = static_cast<size_t>(v->type().numElements());
   std::vector<int64_t> out(n);
-  const Buffer &b = *v->data();
+  const Buffer &b = **data;
   switch (v->dtype()) {
   case DType::I64: std::memcpy(out.data(), b.data, n * 8); break;
   case DType::I32:
@@ -63,12 +83,13 @@ Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) con
 }
 
 Expected<double> ImportCtx::constScalar(int i, const char *what) const {
+  auto data = constData(i, what);
+  if (!data)
+    return data.takeStatus();
   const Value *v = input(i);
-  if (!v || !v->isConstant())
-    return fail(std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
   if (v->type().numElements() != 1)
     return fail(std::string(what) + " must hold one element, got " + toString(v->type()));
-  const Buffer &b = *v->data();
+  const Buffer &b = **data;
   switch (v->dtype()) {
   case DType::F32: return static_cast<double>(*b.as<float>());
   case DType::F64: return *b.as<double>();

@@ -8,6 +8,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +18,14 @@ namespace odlac {
 
 class ImportCtx {
 public:
+  // Static types ONNX's shape inference found for values of the model, by name.
+  using DeclaredTypes = std::map<std::string, TensorType>;
+
   ImportCtx(Graph &g, const onnx::NodeProto &node, int64_t opset, std::vector<Value *> inputs,
-            std::string modelDir)
+            std::string modelDir, const DeclaredTypes &declared)
       : g_(g), node_(node), opset_(opset), inputs_(std::move(inputs)),
-        modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr) {}
+        modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr),
+        declared_(declared) {}
 
   Graph &graph() { return g_; }
   const onnx::NodeProto &proto() const { return node_; }
@@ -30,9 +36,15 @@ public:
   int numInputs() const { return static_cast<int>(inputs_.size()); }
   bool hasInput(int i) const { return i < numInputs() && inputs_[i] != nullptr; }
   Value *input(int i) const { return hasInput(i) ? inputs_[i] : nullptr; }
-  // The values of a constant integer operand (axes, shapes, pads); an error if not constant.
+  // The data of an operand that is a constant or computed only from constants (evaluated on
+  // the reference backend); an error naming `what` otherwise.
+  Expected<std::shared_ptr<const Buffer>> constData(int i, const char *what) const;
+  // The values of a constant integer operand (axes, shapes, pads).
   Expected<std::vector<int64_t>> constInts(int i, const char *what) const;
   Expected<double> constScalar(int i, const char *what) const;
+  // The static type ONNX's shape inference (or the model itself) gives output i, if any: for
+  // ops whose result shape depends on input data.
+  std::optional<TensorType> declaredType(int i) const;
 
   // Outputs the ONNX node asks for (an empty name is an output it does not want).
   int numOutputs() const { return node_.output_size(); }
@@ -71,6 +83,7 @@ private:
   std::vector<Value *> inputs_;
   std::string modelDir_;
   std::vector<Value *> outputs_;
+  const DeclaredTypes &declared_;
 };
 
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).

@@ -10,6 +10,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -73,6 +75,7 @@ public:
   Expected<std::unique_ptr<Graph>> run() {
     if (!readOpsets())
       return errors_;
+    inferDeclaredTypes();
     importInitializers();
     importInputs();
     importNodes();
@@ -97,6 +100,47 @@ private:
     }
     opset_ = it->second;
     return true;
+  }
+
+  // Runs ONNX's shape inference (with data propagation) on a copy of the model whose inputs
+  // carry the pinned shapes, and records every fully static type it finds. Rules use these
+  // for ops whose result shape depends on input data. Inference failures only mean fewer
+  // facts: the import rules validate everything themselves.
+  void inferDeclaredTypes() {
+    onnx::ModelProto m = model_;
+    for (onnx::ValueInfoProto &vi : *m.mutable_graph()->mutable_input()) {
+      auto pinned = opts_.inputShapes.find(vi.name());
+      if (pinned == opts_.inputShapes.end() || !vi.type().has_tensor_type())
+        continue;
+      auto *shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : pinned->second)
+        shape->add_dim()->set_dim_value(d);
+    }
+    try {
+      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 0, true));
+    } catch (const std::exception &) {
+      return;
+    }
+    auto record = [&](const onnx::ValueInfoProto &vi) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        return;
+      auto dtype = dtypeFromOnnx(vi.type().tensor_type().elem_type());
+      if (!dtype)
+        return;
+      TensorType t{*dtype, {}};
+      for (const auto &d : vi.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value())
+          return;
+        t.dims.push_back(d.dim_value());
+      }
+      declared_[vi.name()] = t;
+    };
+    for (const auto &vi : m.graph().value_info())
+      record(vi);
+    for (const auto &vi : m.graph().output())
+      record(vi);
   }
 
   void importInitializers() {
@@ -254,7 +298,7 @@ private:
       if (n.op_type() == "Constant") {
         s = importConstant(n);
       } else {
-        ImportCtx ctx(*graph_, n, opset_, inputs, modelDir_);
+        ImportCtx ctx(*graph_, n, opset_, inputs, modelDir_, declared_);
         s = rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
@@ -317,6 +361,7 @@ private:
   int64_t opset_ = 0;
   std::map<std::string, Value *> values_;
   std::set<std::string> poisoned_;
+  ImportCtx::DeclaredTypes declared_;
   Status errors_;
 };
 
@@ -338,6 +383,27 @@ Status checkModel(const onnx::ModelProto &m, const std::string &path) {
 
 } // namespace
 
+// ONNX opsets before 7 used legacy broadcasting and other semantics that later opsets
+// dropped; such models are upgraded with libonnx's version converter (ONNX Runtime refuses
+// them, odlac does not).
+constexpr int64_t kOldestImportedOpset = 7;
+
+Status upgradeOldOpset(onnx::ModelProto &m, const std::string &path) {
+  for (const auto &os : m.opset_import()) {
+    if (!(os.domain().empty() || os.domain() == "ai.onnx") || os.version() >= kOldestImportedOpset)
+      continue;
+    try {
+      m = onnx::version_conversion::ConvertVersion(m, kOldestImportedOpset);
+    } catch (const std::exception &e) {
+      return Status::error(path + ": cannot upgrade the model from opset " +
+                           std::to_string(os.version()) + " to " +
+                           std::to_string(kOldestImportedOpset) + ": " + e.what());
+    }
+    return Status::ok();
+  }
+  return Status::ok();
+}
+
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
   auto model = parseModel(path);
   if (!model)
@@ -345,6 +411,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   if (Status s = checkExternalData(*model, dirOf(path)))
     return s;
   if (Status s = checkModel(*model, path))
+    return s;
+  if (Status s = upgradeOldOpset(*model, path))
     return s;
   return Importer(*model, path, opts).run();
 }

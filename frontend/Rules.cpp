@@ -8,7 +8,8 @@ namespace odlac {
 const ImportRule *findRule(const std::string &onnxOp, int64_t opset, int *earliest) {
   static const std::multimap<std::string, const ImportRule *> byOp = [] {
     std::multimap<std::string, const ImportRule *> m;
-    for (const auto *family : {&elementwiseRules(), &nnRules(), &dataMovementRules()})
+    for (const auto *family : {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(),
+                                &dataMovementRules(), &indexingRules()})
       for (const ImportRule &r : *family)
         m.emplace(r.onnxOp, &r);
     return m;

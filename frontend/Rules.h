@@ -29,9 +29,12 @@ struct ImportRule {
 };
 
 // Row families, one file each under frontend/rules/.
-const std::vector<ImportRule> &elementwiseRules();
-const std::vector<ImportRule> &nnRules();
-const std::vector<ImportRule> &dataMovementRules();
+const std::vector<ImportRule> &elementwiseRules();  // unary math, activations
+const std::vector<ImportRule> &binaryRules();       // broadcasting arithmetic, logic
+const std::vector<ImportRule> &nnRules();           // conv, pooling, matrix products
+const std::vector<ImportRule> &reduceRules();       // reductions, softmax family
+const std::vector<ImportRule> &dataMovementRules(); // reshape, slice, pad...
+const std::vector<ImportRule> &indexingRules();     // gather, scatter, top-k...
 
 // The row for an op at a model's opset; nullptr when odlac has none. `earliest` is set to the
 // first opset any row of that op covers (for the message when the model's opset is older).

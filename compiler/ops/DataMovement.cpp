@@ -1,4 +1,4 @@
-// Data movement: ops that reshape, permute, join, pad or index tensors without arithmetic.
+// Data movement: ops that reshape, permute, join or pad tensors without arithmetic.
 // They accept every element type, since they only move bytes.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
@@ -77,18 +77,6 @@ Status inferPad(InferCtx &c) {
   return Status::ok();
 }
 
-Status inferGather(InferCtx &c) {
-  const Dims &x = c.in(0).dims;
-  int64_t axis = c.i("axis");
-  if (axis < 0 || axis >= c.in(0).rank())
-    return c.fail("axis " + str(axis) + " out of range for rank " + str(c.in(0).rank()));
-  Dims out(x.begin(), x.begin() + axis);
-  out.insert(out.end(), c.in(1).dims.begin(), c.in(1).dims.end());
-  out.insert(out.end(), x.begin() + axis + 1, x.end());
-  c.setOut(0, TensorType{c.in(0).dtype, out});
-  return Status::ok();
-}
-
 void lowerPad(LowerCtx &c) {
   const auto &pads = c.node().ints("pads");
   size_t half = pads.size() / 2;
@@ -114,13 +102,6 @@ const std::vector<OpDef> kOps = {
      }},
     {"Pad", {{"x"}}, 1, {{"pads", AttrKind::Ints, std::nullopt}}, FusionClass::Injective,
      kShapeOnly, inferPad, lowerPad},
-    {"Gather", {{"x"}, {"indices", OperandDef::Required, kIndexTypes}}, 1,
-     {{"axis", AttrKind::Int, AttrValue(int64_t{0})}}, FusionClass::Injective, kShapeOnly,
-     inferGather,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Gather(c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("axis")),
-                                   c.outShape(0), c.outId(0)));
-     }},
 };
 
 } // namespace

@@ -1,28 +1,14 @@
-// Elementwise ops: unary math and activations, and broadcasting binary arithmetic.
+// Elementwise unary ops: math and activations, Identity.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
-#include "ops/InferUtil.h"
 
 namespace odlac {
 namespace {
 
-constexpr DTypeMask kArith = kNumericTypes & ~(maskOf(DType::F16) | maskOf(DType::BF16));
 constexpr DTypeMask kFloatCompute = maskOf(DType::F32) | maskOf(DType::F64);
 
 Status inferUnary(InferCtx &c) {
   c.setOut(0, c.in(0));
-  return Status::ok();
-}
-
-Status inferBroadcast(InferCtx &c) {
-  if (c.in(0).dtype != c.in(1).dtype)
-    return c.fail(std::string("operand element types differ: ") + dtypeName(c.in(0).dtype) +
-                  " and " + dtypeName(c.in(1).dtype));
-  auto dims = broadcastDims(c.in(0).dims, c.in(1).dims);
-  if (!dims)
-    return c.fail("shapes " + dimsToString(c.in(0).dims) + " and " + dimsToString(c.in(1).dims) +
-                  " do not broadcast");
-  c.setOut(0, TensorType{c.in(0).dtype, *dims});
   return Status::ok();
 }
 
@@ -35,7 +21,6 @@ Status inferClamp(InferCtx &c) {
 float attrF(const LowerCtx &c, const char *name) { return static_cast<float>(c.node().f(name)); }
 
 #define UNARY(Name) [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), c.outId(0))); }
-#define BINARY(Name) [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), c.in(1), c.outId(0))); }
 
 const std::vector<OpDef> kOps = {
     {"Identity", {{"x"}}, 1, {}, FusionClass::Injective, kLayoutAgnostic | kShapeOnly, inferUnary,
@@ -56,18 +41,9 @@ const std::vector<OpDef> kOps = {
      [](LowerCtx &c) {
        c.setOut(0, c.sink().Clamp(c.in(0), attrF(c, "min"), attrF(c, "max"), c.outId(0)));
      }},
-    {"Add", {{"a", OperandDef::Required, kArith}, {"b", OperandDef::Required, kArith}}, 1, {},
-     FusionClass::Broadcast, kCommutative | kLayoutAgnostic, inferBroadcast, BINARY(Add)},
-    {"Sub", {{"a", OperandDef::Required, kArith}, {"b", OperandDef::Required, kArith}}, 1, {},
-     FusionClass::Broadcast, kLayoutAgnostic, inferBroadcast, BINARY(Sub)},
-    {"Mul", {{"a", OperandDef::Required, kArith}, {"b", OperandDef::Required, kArith}}, 1, {},
-     FusionClass::Broadcast, kCommutative | kLayoutAgnostic, inferBroadcast, BINARY(Mul)},
-    {"Div", {{"a", OperandDef::Required, kArith}, {"b", OperandDef::Required, kArith}}, 1, {},
-     FusionClass::Broadcast, kLayoutAgnostic, inferBroadcast, BINARY(Div)},
 };
 
 #undef UNARY
-#undef BINARY
 
 } // namespace
 

@@ -7,9 +7,11 @@
 
 namespace odlac {
 
-const std::vector<OpDef> &elementwiseOps(); // Elementwise.cpp
-const std::vector<OpDef> &nnOps();          // Nn.cpp
-const std::vector<OpDef> &reduceOps();      // Reduce.cpp
-const std::vector<OpDef> &dataMovementOps(); // DataMovement.cpp
+const std::vector<OpDef> &elementwiseOps();  // Elementwise.cpp: unary math, activations
+const std::vector<OpDef> &binaryOps();       // Binary.cpp: broadcasting arithmetic, logic
+const std::vector<OpDef> &nnOps();           // Nn.cpp: conv, pooling, matrix products
+const std::vector<OpDef> &reduceOps();       // Reduce.cpp: reductions, softmax family
+const std::vector<OpDef> &dataMovementOps(); // DataMovement.cpp: reshape, slice, pad...
+const std::vector<OpDef> &indexingOps();     // Indexing.cpp: gather, scatter, top-k...
 
 } // namespace odlac

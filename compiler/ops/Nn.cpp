@@ -1,4 +1,4 @@
-// Neural-network ops: convolution, pooling, normalization, softmax, and matrix products.
+// Neural-network ops: convolution, pooling, batch normalization, and matrix products.
 // Tensors are channels-first (NCHW) with OIHW kernels until layout assignment exists.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
@@ -84,14 +84,6 @@ Status inferBatchNorm(InferCtx &c) {
     if (c.in(i).dims != Dims{x[1]} || c.in(i).dtype != c.in(0).dtype)
       return c.fail("scale, bias, mean and var must be " + std::string(dtypeName(c.in(0).dtype)) +
                     "[" + str(x[1]) + "]; operand " + str(i) + " is " + toString(c.in(i)));
-  c.setOut(0, c.in(0));
-  return Status::ok();
-}
-
-Status inferSoftmax(InferCtx &c) {
-  int64_t axis = c.i("axis");
-  if (axis < 0 || axis >= c.in(0).rank())
-    return c.fail("axis " + str(axis) + " out of range for rank " + str(c.in(0).rank()));
   c.setOut(0, c.in(0));
   return Status::ok();
 }
@@ -217,11 +209,6 @@ const std::vector<OpDef> kOps = {
       {"var", OperandDef::Required, kF32}},
      1, {{"epsilon", AttrKind::Float, AttrValue(1e-5)}}, FusionClass::Broadcast, kTraitNone,
      inferBatchNorm, lowerBatchNorm},
-    {"Softmax", {{"x", OperandDef::Required, kF32}}, 1,
-     {{"axis", AttrKind::Int, std::nullopt}}, FusionClass::Opaque, kTraitNone, inferSoftmax,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Softmax(c.in(0), static_cast<odla_int32>(c.node().i("axis")), c.outId(0)));
-     }},
     {"Gemm",
      {{"a", OperandDef::Required, kF32}, {"b", OperandDef::Required, kF32},
       {"c", OperandDef::Optional, kF32}},

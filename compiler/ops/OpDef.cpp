@@ -19,7 +19,8 @@ const std::vector<const OpDef *> &allOps() {
   static const std::vector<const OpDef *> all = [] {
     std::vector<const OpDef *> ops;
     for (const std::vector<OpDef> *family :
-         {&elementwiseOps(), &nnOps(), &reduceOps(), &dataMovementOps()})
+         {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
+          &indexingOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;

@@ -1,9 +1,11 @@
-// Reductions over a set of axes.
+// Reductions over a set of axes, and the normalizations along an axis (softmax family).
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 
 namespace odlac {
 namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
 
 // axes are normalized at import: non-negative, strictly increasing, non-empty.
 Status inferReduce(InferCtx &c) {
@@ -28,7 +30,20 @@ Status inferReduce(InferCtx &c) {
   return Status::ok();
 }
 
+Status inferSoftmax(InferCtx &c) {
+  int64_t axis = c.i("axis");
+  if (axis < 0 || axis >= c.in(0).rank())
+    return c.fail("axis " + str(axis) + " out of range for rank " + str(c.in(0).rank()));
+  c.setOut(0, c.in(0));
+  return Status::ok();
+}
+
 const std::vector<OpDef> kOps = {
+    {"Softmax", {{"x", OperandDef::Required, maskOf(DType::F32)}}, 1,
+     {{"axis", AttrKind::Int, std::nullopt}}, FusionClass::Opaque, kTraitNone, inferSoftmax,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().Softmax(c.in(0), static_cast<odla_int32>(c.node().i("axis")), c.outId(0)));
+     }},
     {"ReduceMean", {{"x", OperandDef::Required, maskOf(DType::F32)}}, 1,
      {{"axes", AttrKind::Ints, std::nullopt}, {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}},
      FusionClass::Reduction, kTraitNone, inferReduce,

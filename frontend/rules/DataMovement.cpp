@@ -1,5 +1,5 @@
 // Import rules for ONNX ops that move data: Concat, Reshape, Flatten, Squeeze, Unsqueeze,
-// Transpose, Pad, Gather. Shape-changing ops become IR Reshape with a resolved target shape.
+// Transpose, Pad. Shape-changing ops become IR Reshape with a resolved target shape.
 #include "Rules.h"
 
 #include <algorithm>
@@ -176,24 +176,6 @@ Status importPad(ImportCtx &ctx) {
   return finish(ctx, ctx.emit("Pad", {ctx.input(0)}, {{"pads", pads}}));
 }
 
-Status importGather(ImportCtx &ctx) {
-  Value *x = ctx.input(0), *idx = ctx.input(1);
-  auto axis = normalizeAxis(ctx.attrInt("axis", 0), x->type().rank(), "axis");
-  if (!axis)
-    return axis.takeStatus();
-  if (idx->isConstant()) {
-    auto values = ctx.constInts(1, "indices");
-    if (!values)
-      return values.takeStatus();
-    int64_t extent = x->dims()[*axis];
-    for (int64_t v : *values)
-      if (v < -extent || v >= extent)
-        return ctx.fail("index " + str(v) + " is out of range [" + str(-extent) + ", " +
-                        str(extent) + ") for axis " + str(*axis) + " of " + toString(x->type()));
-  }
-  return finish(ctx, ctx.emit("Gather", {x, idx}, {{"axis", *axis}}));
-}
-
 const std::vector<ImportRule> kRules = {
     {"Concat", 1, nullptr, {}, importConcat},
     {"Reshape", 1, nullptr, {}, importReshape},
@@ -202,7 +184,6 @@ const std::vector<ImportRule> kRules = {
     {"Unsqueeze", 1, nullptr, {}, importUnsqueeze},
     {"Transpose", 1, nullptr, {}, importTranspose},
     {"Pad", 1, nullptr, {}, importPad},
-    {"Gather", 1, nullptr, {}, importGather},
 };
 
 } // namespace

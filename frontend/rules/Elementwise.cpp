@@ -1,4 +1,4 @@
-// Import rules for elementwise ONNX ops: activations, Clip, arithmetic, Identity, Dropout.
+// Import rules for unary elementwise ONNX ops: activations, Clip, Identity, Dropout.
 #include "Rules.h"
 
 #include <algorithm>
@@ -8,37 +8,6 @@
 
 namespace odlac {
 namespace {
-
-// Legacy (opset < 7) broadcasting: with broadcast=1, B's dims align with A's starting at
-// `axis` (default: aligned to the right, which is numpy's rule). Reshaping B to A's rank
-// with ones elsewhere turns it into numpy broadcasting.
-Status importLegacyBinary(ImportCtx &ctx) {
-  const char *irOp = ctx.proto().op_type().c_str();
-  Value *a = ctx.input(0), *b = ctx.input(1);
-  if (ctx.attrInt("broadcast", 0) != 0 && ctx.hasAttr("axis")) {
-    auto axis = normalizeAxis(ctx.attrInt("axis", 0), a->type().rank(), "axis");
-    if (!axis)
-      return axis.takeStatus();
-    if (*axis + b->type().rank() > a->type().rank())
-      return ctx.fail("B " + dimsToString(b->dims()) + " does not fit A " +
-                      dimsToString(a->dims()) + " at axis " + std::to_string(*axis));
-    Dims dims(a->type().rank(), 1);
-    for (int i = 0; i < b->type().rank(); ++i)
-      dims[*axis + i] = b->dims()[i];
-    auto r = ctx.reshape(b, dims);
-    if (!r)
-      return r.takeStatus();
-    b = *r;
-  } else if (ctx.attrInt("broadcast", 0) == 0 && a->dims() != b->dims()) {
-    return ctx.fail("shapes " + dimsToString(a->dims()) + " and " + dimsToString(b->dims()) +
-                    " differ and broadcast=0");
-  }
-  auto out = ctx.emit(irOp, {a, b});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
 
 Status emitClamp(ImportCtx &ctx, double lo, double hi) {
   auto out = ctx.emit("Clamp", {ctx.input(0)}, {{"min", lo}, {"max", hi}});
@@ -124,14 +93,6 @@ const std::vector<ImportRule> kRules = {
     {"LeakyRelu", 6, "LeakyRelu", {{"alpha", "alpha", 0.01}}, nullptr},
     {"Clip", 1, nullptr, {}, importClip6},
     {"Clip", 11, nullptr, {}, importClip11},
-    {"Add", 1, nullptr, {}, importLegacyBinary},
-    {"Add", 7, "Add", {}, nullptr},
-    {"Sub", 1, nullptr, {}, importLegacyBinary},
-    {"Sub", 7, "Sub", {}, nullptr},
-    {"Mul", 1, nullptr, {}, importLegacyBinary},
-    {"Mul", 7, "Mul", {}, nullptr},
-    {"Div", 1, nullptr, {}, importLegacyBinary},
-    {"Div", 7, "Div", {}, nullptr},
     {"Dropout", 1, nullptr, {}, importDropout},
 };
 

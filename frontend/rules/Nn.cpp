@@ -1,5 +1,4 @@
-// Import rules for neural-network ONNX ops: Conv, pooling, BatchNormalization, Softmax, Gemm,
-// MatMul. auto_pad is resolved into explicit pads here, so IR ops only know explicit pads.
+// Import rules for neural-network ONNX ops: Conv, pooling, BatchNormalization, Gemm, MatMul. auto_pad is resolved into explicit pads here, so IR ops only know explicit pads.
 #include "Rules.h"
 
 namespace odlac {
@@ -140,38 +139,6 @@ Status importBatchNorm(ImportCtx &ctx) {
   return Status::ok();
 }
 
-// Opset 13 made Softmax normalize along one axis. Before, it flattened the input to 2-D at
-// `axis` and normalized each row: a reshape around a last-axis softmax.
-Status importSoftmax(ImportCtx &ctx) {
-  Value *x = ctx.input(0);
-  int64_t rank = x->type().rank();
-  bool coerce2d = ctx.opset() < 13;
-  auto axis = normalizeAxis(ctx.attrInt("axis", coerce2d ? 1 : -1), rank == 0 ? 1 : rank, "axis");
-  if (!axis)
-    return axis.takeStatus();
-  if (rank == 0)
-    return ctx.fail("input must have rank >= 1");
-  Expected<Value *> out = Status::error("unset");
-  if (!coerce2d || *axis == rank - 1) {
-    out = ctx.emit("Softmax", {x}, {{"axis", *axis}});
-  } else {
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < *axis ? rows : cols) *= x->dims()[d];
-    auto flat = ctx.reshape(x, {rows, cols}, ctx.tempName("rows"));
-    if (!flat)
-      return flat.takeStatus();
-    auto sm = ctx.emit("Softmax", {*flat}, {{"axis", int64_t{1}}}, ctx.tempName("softmax"));
-    if (!sm)
-      return sm.takeStatus();
-    out = ctx.reshape(*sm, x->dims(), ctx.outputName(0));
-  }
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
-
 Status importGemm(ImportCtx &ctx) {
   if (ctx.opset() < 7 && ctx.hasInput(2) && ctx.attrInt("broadcast", 0) == 0) {
     const Dims &c = ctx.input(2)->dims();
@@ -238,7 +205,6 @@ const std::vector<ImportRule> kRules = {
     {"AveragePool", 1, nullptr, {}, importPool},
     {"GlobalAveragePool", 1, nullptr, {}, importGlobalAveragePool},
     {"BatchNormalization", 1, nullptr, {}, importBatchNorm},
-    {"Softmax", 1, nullptr, {}, importSoftmax},
     {"Gemm", 1, nullptr, {}, importGemm},
     {"MatMul", 1, nullptr, {}, importMatMul},
 };

@@ -1,6 +1,8 @@
-/* ops_reduce.c: reductions over a set of axes in the reference backend (float32). */
+/* ops_reduce.c: reductions over a set of axes, and softmax along an axis, in the reference
+ * backend (float32). */
 #include "ref.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -95,4 +97,55 @@ odla_value odla_ReduceMean(odla_value input, odla_size_t num_of_axes, const odla
                     ref_shape_str(&output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
   return ref_add_op("ReduceMean", ref_reduce_mean_run, 1, &input, out, value_id, &p, sizeof p);
+}
+
+/* ---- Softmax ----------------------------------------------------------------------- */
+
+typedef struct {
+  int64_t outer, axis, inner;
+} ref_softmax_params;
+
+static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
+  const ref_softmax_params *p = (const ref_softmax_params *)node->params;
+  const float *x = (const float *)io->in[0];
+  float *y = (float *)io->out[0];
+  int64_t o, a, i;
+  for (o = 0; o < p->outer; ++o)
+    for (i = 0; i < p->inner; ++i) {
+      const float *xs = x + o * p->axis * p->inner + i;
+      float *ys = y + o * p->axis * p->inner + i;
+      float max = -HUGE_VALF, sum = 0.0f;
+      for (a = 0; a < p->axis; ++a)
+        max = xs[a * p->inner] > max ? xs[a * p->inner] : max;
+      for (a = 0; a < p->axis; ++a) {
+        ys[a * p->inner] = expf(xs[a * p->inner] - max);
+        sum += ys[a * p->inner];
+      }
+      for (a = 0; a < p->axis; ++a)
+        ys[a * p->inner] /= sum;
+    }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_Softmax(odla_value input, odla_int32 axis, const odla_value_id value_id) {
+  ref_softmax_params p;
+  int rank, i;
+  if (!ref_check_operands("Softmax", 1, &input))
+    return NULL;
+  if (input->type.element_type != ODLA_FLOAT32)
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Softmax", "only float32 is supported");
+  rank = input->type.shape.size;
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ref_fail(ODLA_INVALID_PARAM, "Softmax", "axis %d out of range for rank %d", axis, rank);
+  p.outer = p.inner = 1;
+  p.axis = input->type.shape.dims[axis];
+  for (i = 0; i < rank; ++i) {
+    if (i < axis)
+      p.outer *= input->type.shape.dims[i];
+    else if (i > axis)
+      p.inner *= input->type.shape.dims[i];
+  }
+  return ref_add_op("Softmax", ref_softmax_run, 1, &input, input->type, value_id, &p, sizeof p);
 }

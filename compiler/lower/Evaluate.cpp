@@ -1,0 +1,85 @@
+// Evaluates constant subgraphs on the linked reference backend.
+#include "lower/Evaluate.h"
+
+#include "lower/DirectSink.h"
+#include "lower/Lowering.h"
+#include "ops/OpDef.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace odlac {
+namespace {
+
+// Collects the nodes `v` depends on, inputs before users; false if a graph input is reached.
+bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order) {
+  if (v.isConstant())
+    return true;
+  const Node *n = v.producer();
+  if (!n)
+    return false;
+  if (seen.count(n))
+    return true;
+  seen.insert(n);
+  for (const Value *in : n->inputs())
+    if (in && !collect(*in, seen, order))
+      return false;
+  order.push_back(n);
+  return true;
+}
+
+} // namespace
+
+bool isComputableFromConstants(const Value &v) {
+  std::set<const Node *> seen;
+  std::vector<const Node *> order;
+  return collect(v, seen, order);
+}
+
+Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
+  if (v.isConstant())
+    return v.data();
+  std::set<const Node *> seen;
+  std::vector<const Node *> order;
+  if (!collect(v, seen, order))
+    return Status::error("value '" + v.name() + "' depends on a graph input");
+  odla_computation comp = nullptr;
+  if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
+    return Status::error("internal: the reference backend cannot create a computation");
+  lower::DirectSink sink;
+  std::map<const Value *, lower::Val> vals;
+  for (const Node *n : order)
+    for (const Value *in : n->inputs())
+      if (in && in->isConstant() && !vals.count(in))
+        vals[in] = sink.CreateConstant({odlaType(in->dtype()), shapeArg(in->dims())},
+                                       {in->data()->data, ""}, {in->name()});
+  for (const Node *n : order) {
+    LowerCtx ctx(sink, *n, vals);
+    n->op().lower(ctx);
+  }
+  sink.SetValueAsOutput(vals.at(&v));
+  auto bytes = std::make_shared<std::vector<unsigned char>>(std::max<uint64_t>(1, v.type().byteSize()));
+  odla_context ctx = nullptr;
+  odla_status s = odla_CreateContext(&ctx);
+  if (s == ODLA_SUCCESS)
+    s = odla_BindToOutputById((odla_value_id)v.name().c_str(), bytes->data(), ctx);
+  if (s == ODLA_SUCCESS && sink.firstError().empty())
+    s = odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, nullptr);
+  if (ctx)
+    odla_DestroyContext(ctx);
+  odla_DestroyComputation(comp);
+  if (!sink.firstError().empty())
+    return Status::error("cannot evaluate '" + v.name() + "': " + sink.firstError());
+  if (s != ODLA_SUCCESS)
+    return Status::error("cannot evaluate '" + v.name() + "': the reference backend returned " +
+                         "status " + std::to_string(s));
+  auto buf = std::make_shared<Buffer>();
+  buf->data = bytes->data();
+  buf->size = v.type().byteSize();
+  buf->owner = bytes;
+  return std::shared_ptr<const Buffer>(buf);
+}
+
+} // namespace odlac
