@@ -9,7 +9,8 @@ const ImportRule *findRule(const std::string &onnxOp, int64_t opset, int *earlie
   static const std::multimap<std::string, const ImportRule *> byOp = [] {
     std::multimap<std::string, const ImportRule *> m;
     for (const auto *family : {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(),
-                                &dataMovementRules(), &indexingRules()})
+                                &dataMovementRules(), &indexingRules(), &normalizationRules(),
+                                &recurrentRules(), &quantRules(), &miscRules()})
       for (const ImportRule &r : *family)
         m.emplace(r.onnxOp, &r);
     return m;

@@ -35,6 +35,10 @@ const std::vector<ImportRule> &nnRules();           // conv, pooling, matrix pro
 const std::vector<ImportRule> &reduceRules();       // reductions, softmax family
 const std::vector<ImportRule> &dataMovementRules(); // reshape, slice, pad...
 const std::vector<ImportRule> &indexingRules();     // gather, scatter, top-k...
+const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, losses
+const std::vector<ImportRule> &recurrentRules();    // RNN, LSTM, GRU
+const std::vector<ImportRule> &quantRules();        // quantization
+const std::vector<ImportRule> &miscRules();         // signal, detection, training
 
 // The row for an op at a model's opset; nullptr when odlac has none. `earliest` is set to the
 // first opset any row of that op covers (for the message when the model's opset is older).

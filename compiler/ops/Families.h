@@ -13,5 +13,9 @@ const std::vector<OpDef> &nnOps();           // Nn.cpp: conv, pooling, matrix pr
 const std::vector<OpDef> &reduceOps();       // Reduce.cpp: reductions, softmax family
 const std::vector<OpDef> &dataMovementOps(); // DataMovement.cpp: reshape, slice, pad...
 const std::vector<OpDef> &indexingOps();     // Indexing.cpp: gather, scatter, top-k...
+const std::vector<OpDef> &normalizationOps(); // Normalization.cpp: layer/instance norm, losses
+const std::vector<OpDef> &recurrentOps();    // Recurrent.cpp: RNN, LSTM, GRU
+const std::vector<OpDef> &quantOps();        // Quant.cpp: quantization
+const std::vector<OpDef> &miscOps();         // Misc.cpp: signal, detection, training
 
 } // namespace odlac

@@ -20,7 +20,7 @@ const std::vector<const OpDef *> &allOps() {
     std::vector<const OpDef *> ops;
     for (const std::vector<OpDef> *family :
          {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
-          &indexingOps()})
+          &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;
