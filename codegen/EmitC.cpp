@@ -347,9 +347,10 @@ private:
       w.line("if (!" + global + ")");
       w.line("  return ODLA_FAILURE; /* call " + n_ + "_init(weights_path) first */");
     } else {
-      w.line("int s = " + n_ + "_init();");
-      w.line("if (s != ODLA_SUCCESS)");
-      w.line("  return s;");
+      // Locals end in '_', which no parameter does: cIdentifier trims trailing underscores.
+      w.line("int status_ = " + n_ + "_init();");
+      w.line("if (status_ != ODLA_SUCCESS)");
+      w.line("  return status_;");
     }
     w.line("return " + n_ + "_run(" + args + ");");
     w.close();
@@ -603,12 +604,14 @@ private:
     if (nOut > 0) {
       w.open("if (outdir)");
       w.line("char path[4096];");
+      w.line("if (odlac_make_dir(outdir) != 0)");
+      w.line("  status = 1;");
       for (size_t i = 0; i < nOut; ++i) {
         std::string p = N_ + "_OUTPUT_" + std::to_string(i) + "_";
         w.open("");
         w.line("static const int64_t dims[] = " + p + "SHAPE;");
         w.line("snprintf(path, sizeof path, \"%s/output_" + std::to_string(i) + ".pb\", outdir);");
-        w.line("if (odlac_save_tensor(path, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
+        w.line("if (status != 0 || odlac_save_tensor(path, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
                "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES) != 0)");
         w.line("  status = 1;");
         w.close();

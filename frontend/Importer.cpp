@@ -393,11 +393,15 @@ Status upgradeOldOpset(onnx::ModelProto &m, const std::string &path) {
     if (!(os.domain().empty() || os.domain() == "ai.onnx") || os.version() >= kOldestImportedOpset)
       continue;
     try {
+      // The converter's adapters need the shapes that ONNX's shape inference provides.
+      onnx::shape_inference::InferShapes(m);
       m = onnx::version_conversion::ConvertVersion(m, kOldestImportedOpset);
     } catch (const std::exception &e) {
+      std::string why = e.what();
       return Status::error(path + ": cannot upgrade the model from opset " +
                            std::to_string(os.version()) + " to " +
-                           std::to_string(kOldestImportedOpset) + ": " + e.what());
+                           std::to_string(kOldestImportedOpset) + " with libonnx's version "
+                           "converter: " + why.substr(why.find_last_of(':') + 1));
     }
     return Status::ok();
   }

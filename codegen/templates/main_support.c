@@ -299,6 +299,19 @@ ODLAC_HELPER void odlac_exe_dir(const char *argv0, char *dir, size_t cap) {
     strcpy(dir, ".");
 }
 
+/* Creates `dir` if it does not exist; returns 0 when it exists afterwards. */
+ODLAC_HELPER int odlac_make_dir(const char *dir) {
+#if defined(__unix__) || defined(__APPLE__)
+  struct stat st;
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+    return 0;
+  if (mkdir(dir, 0777) == 0)
+    return 0;
+#endif
+  fprintf(stderr, "%s: cannot create the output folder: %s\n", dir, strerror(errno));
+  return -1;
+}
+
 /* Checks a loaded input against the model's declared type and shape. */
 ODLAC_HELPER int odlac_check_input(const odlac_tensor *t, const char *path, const char *name,
                              int32_t data_type, int rank, const int64_t *dims) {

@@ -307,6 +307,19 @@ ODLAC_HELPER void odlac_exe_dir(const char *argv0, char *dir, size_t cap) {
     strcpy(dir, ".");
 }
 
+/* Creates `dir` if it does not exist; returns 0 when it exists afterwards. */
+ODLAC_HELPER int odlac_make_dir(const char *dir) {
+#if defined(__unix__) || defined(__APPLE__)
+  struct stat st;
+  if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+    return 0;
+  if (mkdir(dir, 0777) == 0)
+    return 0;
+#endif
+  fprintf(stderr, "%s: cannot create the output folder: %s\n", dir, strerror(errno));
+  return -1;
+}
+
 /* Checks a loaded input against the model's declared type and shape. */
 ODLAC_HELPER int odlac_check_input(const odlac_tensor *t, const char *path, const char *name,
                              int32_t data_type, int rank, const int64_t *dims) {
@@ -392,10 +405,12 @@ int main(int argc, char **argv) {
   }
   if (outdir) {
     char path[4096];
+    if (odlac_make_dir(outdir) != 0)
+      status = 1;
     {
       static const int64_t dims[] = TINY_OUTPUT_0_SHAPE;
       snprintf(path, sizeof path, "%s/output_0.pb", outdir);
-      if (odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES) != 0)
+      if (status != 0 || odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES) != 0)
         status = 1;
     }
   }

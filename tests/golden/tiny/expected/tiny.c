@@ -94,9 +94,9 @@ int tiny_init(void) {
 }
 
 int tiny(const float *x, float *probs) {
-  int s = tiny_init();
-  if (s != ODLA_SUCCESS)
-    return s;
+  int status_ = tiny_init();
+  if (status_ != ODLA_SUCCESS)
+    return status_;
   return tiny_run(tiny_default_instance, x, probs);
 }
 
