@@ -243,6 +243,8 @@ private:
       w.line("#include <math.h>");
     w.line();
     w.line("#include <ODLA/odla.h>");
+    if (sink.usesExtensions())
+      w.line("#include <ODLA/odla_ext.h>");
     w.line();
     w.line("#include \"" + n_ + ".h\"");
     w.line();

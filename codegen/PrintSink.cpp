@@ -91,6 +91,7 @@ std::string PrintSink::arg(const Arg &a) {
 }
 
 std::vector<Val> PrintSink::emit(Call &call) {
+  usesExtensions_ |= std::string(call.function).rfind("odla_Ext", 0) == 0;
   std::string args;
   std::vector<std::string> resultIds;
   for (const Arg &a : call.args) {

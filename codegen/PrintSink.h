@@ -17,6 +17,8 @@ public:
   PrintSink(CWriter &w, std::string checkMacro) : w_(w), checkMacro_(std::move(checkMacro)) {}
   // Whether any printed argument needs <math.h> (HUGE_VALF, NAN).
   bool usesMath() const { return usesMath_; }
+  // Whether any call is an extension function (odla_Ext...), which needs <ODLA/odla_ext.h>.
+  bool usesExtensions() const { return usesExtensions_; }
 
 protected:
   std::vector<lower::Val> emit(lower::Call &call) override;
@@ -31,6 +33,7 @@ private:
   std::vector<std::string> vars_; // C variable of each Val
   std::set<std::string> taken_;
   bool usesMath_ = false;
+  bool usesExtensions_ = false;
 };
 
 } // namespace odlac

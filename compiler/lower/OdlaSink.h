@@ -10,6 +10,7 @@
 #pragma once
 
 #include <ODLA/odla.h>
+#include <ODLA/odla_ext.h>
 
 #include <cstdint>
 #include <functional>
@@ -296,6 +297,18 @@ public:
   Val Transpose(Val input, const lower::Shape &permutations, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Transpose, input, permutations, output_dims, id)); }
   Val Tile(Val input, const U32s &repeat, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(Tile, input, repeat, output_dims, id)); }
   Val TileDynamic(Val input, Val repeat, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(TileDynamic, input, repeat, output_dims, id)); }
+
+  // odlac's extension ops (odla_ext.h), one line each, grouped by family.
+  // Extensions: unary family.
+  // Extensions: binary family.
+  // Extensions: reduce family.
+  // Extensions: normalization family.
+  // Extensions: nn family.
+  // Extensions: recurrent family.
+  // Extensions: quant family.
+  // Extensions: data family.
+  // Extensions: indexing family.
+  // Extensions: misc family.
 #undef ODLA_CALL
 
   // Says that nothing uses a value the graph must still create (an unused graph input).

@@ -7,6 +7,18 @@
 #include <ODLA/odla_common.h>
 #include <ODLA/odla_compute.h>
 
+/* Extension ops, one header per op family. Their functions are named odla_Ext<Op>. */
+#include <ODLA/ext/odla_ext_unary.h>
+#include <ODLA/ext/odla_ext_binary.h>
+#include <ODLA/ext/odla_ext_reduce.h>
+#include <ODLA/ext/odla_ext_normalization.h>
+#include <ODLA/ext/odla_ext_nn.h>
+#include <ODLA/ext/odla_ext_recurrent.h>
+#include <ODLA/ext/odla_ext_quant.h>
+#include <ODLA/ext/odla_ext_data.h>
+#include <ODLA/ext/odla_ext_indexing.h>
+#include <ODLA/ext/odla_ext_misc.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
