@@ -2,14 +2,16 @@
 #include "Options.h"
 
 #include <cctype>
+#include <iostream>
 #include <functional>
 
 namespace odlac {
 namespace {
 
 struct Flag {
-  const char *name;    // "--name"; a flag taking a value also accepts "--name=value"
-  const char *valueName; // nullptr for switches
+  const char *name;      // "--name"; a flag taking a value also accepts "--name=value"
+  const char *valueName; // nullptr for switches; a value written right after a one-letter
+                         // flag ("-O2") is accepted too
   const char *help;
   std::function<Status(Options &, const std::string &)> apply;
 };
@@ -57,9 +59,33 @@ const std::vector<Flag> &flags() {
          o.codegen.emitMain = true;
          return Status::ok();
        }},
-      {"--print-ir", nullptr, "print the imported IR as text on stdout",
+      {"-O", "LEVEL",
+       "optimization level 0-3 (default 2): 1 cleans up and folds constants, 2 folds and "
+       "fuses ops, 3 also changes data layout",
+       [](Options &o, const std::string &v) {
+         if (v.size() != 1 || v[0] < '0' || v[0] > '3')
+           return Status::error("-O takes a level from 0 to 3, got '" + v + "'");
+         o.pipeline.level = v[0] - '0';
+         return Status::ok();
+       }},
+      {"--disable-pass", "PASS", "skip a pass of the pipeline; repeatable",
+       [](Options &o, const std::string &v) {
+         o.pipeline.disabled.insert(v);
+         return checkPassNames({v});
+       }},
+      {"--print-ir", nullptr, "print the final IR as text on stdout",
        [](Options &o, const std::string &) {
          o.printIr = true;
+         return Status::ok();
+       }},
+      {"--print-ir-after", "PASS", "print the IR after a pass; repeatable",
+       [](Options &o, const std::string &v) {
+         o.pipeline.printAfter.insert(v);
+         return checkPassNames({v});
+       }},
+      {"--print-ir-after-all", nullptr, "print the IR after every pass",
+       [](Options &o, const std::string &) {
+         o.pipeline.printAfter.insert("*");
          return Status::ok();
        }},
       {"--help", nullptr, "show this help",
@@ -116,6 +142,10 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
         match = &f;
         value = a.substr(name.size() + 1);
         inlineValue = true;
+      } else if (f.valueName && name.size() == 2 && a.size() > 2 && a.rfind(name, 0) == 0) {
+        match = &f;
+        value = a.substr(2);
+        inlineValue = true;
       }
       if (match)
         break;
@@ -130,10 +160,13 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     if (Status s = match->apply(o, value))
       return s;
     std::string name = match->name;
-    if (name != "-o" && name != "--print-ir")
+    if (name == "-O")
+      flagsText += (flagsText.empty() ? "" : " ") + name + value;
+    else if (name != "-o" && name.rfind("--print-ir", 0) != 0)
       flagsText += (flagsText.empty() ? "" : " ") + name + (match->valueName ? "=" + value : "");
   }
   o.codegen.flags = flagsText;
+  o.pipeline.printTo = &std::cout;
   if (o.help || o.version)
     return o;
   if (o.model.empty())

@@ -3,6 +3,7 @@
 
 #include "Codegen.h"
 #include "Import.h"
+#include "passes/Pipeline.h"
 #include "support/Status.h"
 
 #include <string>
@@ -15,6 +16,7 @@ struct Options {
   std::string outDir;
   ImportOptions import;
   CodegenOptions codegen;
+  PipelineOptions pipeline;
   bool printIr = false;
   bool help = false;
   bool version = false;

@@ -6,6 +6,7 @@
 #include "OutputDir.h"
 #include "ir/Printer.h"
 #include "lower/ReferencePlan.h"
+#include "passes/Pipeline.h"
 #include "odlac_version.h"
 
 #include <cstdio>
@@ -34,6 +35,8 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
+  if (Status s = runPipeline(**graph, opts->pipeline))
+    return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty())

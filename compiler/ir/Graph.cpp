@@ -1,6 +1,7 @@
 // The IR graph: values, nodes, and their use lists.
 #include "ir/Graph.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -113,6 +114,64 @@ Node *Graph::addNode(const OpDef &op, const std::string &name, std::vector<Value
     out->producerResult_ = static_cast<int>(i);
   }
   return n;
+}
+
+Node *Graph::addNodeBefore(const Node *pos, const OpDef &op, const std::string &name,
+                           std::vector<Value *> inputs, std::vector<Value *> outputs,
+                           AttrMap attrs) {
+  Node *n = addNode(op, name, std::move(inputs), std::move(outputs), std::move(attrs));
+  auto at = std::find_if(nodes_.begin(), nodes_.end(),
+                         [pos](const std::unique_ptr<Node> &p) { return p.get() == pos; });
+  assert(at != nodes_.end());
+  std::rotate(at, nodes_.end() - 1, nodes_.end());
+  return n;
+}
+
+void Graph::replaceAllUses(Value *from, Value *to) {
+  assert(from != to);
+  std::vector<Use> uses = from->uses_;
+  for (const Use &u : uses)
+    u.node->setInput(u.operand, to);
+  if (!isGraphOutput(from))
+    return;
+  assert(to->producer_ && !isGraphOutput(to) && "a graph output must stay its own node result");
+  for (Value *&o : outputs_)
+    if (o == from)
+      o = to;
+  std::swap(from->name_, to->name_);
+  valuesByName_[from->name_] = from;
+  valuesByName_[to->name_] = to;
+}
+
+void Graph::eraseNode(Node *n) {
+  for (int i = 0; i < n->numInputs(); ++i)
+    n->setInput(i, nullptr);
+  for (Value *out : n->outputs_) {
+    assert(out->uses_.empty() && !isGraphOutput(out) && "erasing a node whose result is used");
+    out->producer_ = nullptr;
+  }
+  nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(),
+                            [n](const std::unique_ptr<Node> &p) { return p.get() == n; }));
+}
+
+size_t Graph::eraseUnusedConstants() {
+  size_t before = constants_.size();
+  constants_.erase(std::remove_if(constants_.begin(), constants_.end(),
+                                  [this](Value *c) { return c->uses_.empty() && !isGraphOutput(c); }),
+                   constants_.end());
+  return before - constants_.size();
+}
+
+Value *Graph::replaceWithConstant(Value *v, std::shared_ptr<const Buffer> data) {
+  Value *c = addConstant(v->name() + "/folded", v->type(), std::move(data));
+  replaceAllUses(v, c);
+  Node *n = v->producer();
+  bool dead = n != nullptr;
+  for (Value *out : n ? n->outputs_ : std::vector<Value *>{})
+    dead &= out->uses_.empty() && !isGraphOutput(out);
+  if (dead)
+    eraseNode(n);
+  return c;
 }
 
 std::vector<Node *> Graph::nodes() const {

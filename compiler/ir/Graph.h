@@ -124,6 +124,22 @@ public:
   // Appends a node at the end of the schedule. Output values must be fresh (no producer).
   Node *addNode(const OpDef &op, const std::string &name, std::vector<Value *> inputs,
                 std::vector<Value *> outputs, AttrMap attrs = {});
+  // The same, placing the node just before `pos` in the schedule.
+  Node *addNodeBefore(const Node *pos, const OpDef &op, const std::string &name,
+                      std::vector<Value *> inputs, std::vector<Value *> outputs,
+                      AttrMap attrs = {});
+
+  // Rewrites every use of `from` (operands and graph outputs) to `to`. A graph output keeps
+  // its name: when `from` is one, `to` (which must be a node result and not already an
+  // output) takes over its name, and `from` gets `to`'s old one.
+  void replaceAllUses(Value *from, Value *to);
+  // Removes a node whose results are unused; its operands lose a use.
+  void eraseNode(Node *n);
+  // Drops constants nobody uses; returns how many.
+  size_t eraseUnusedConstants();
+  // Turns a node's result into a constant holding `data`, removing the node when none of its
+  // results is used any more. Returns the new constant.
+  Value *replaceWithConstant(Value *v, std::shared_ptr<const Buffer> data);
 
   const std::vector<Value *> &inputs() const { return inputs_; }
   const std::vector<Value *> &outputs() const { return outputs_; }

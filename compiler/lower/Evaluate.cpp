@@ -82,4 +82,50 @@ Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
   return std::shared_ptr<const Buffer>(buf);
 }
 
+Expected<std::vector<std::shared_ptr<const Buffer>>>
+executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &inputs) {
+  if (inputs.size() != g.inputs().size())
+    return Status::error("the graph has " + std::to_string(g.inputs().size()) + " inputs, got " +
+                         std::to_string(inputs.size()));
+  odla_computation comp = nullptr;
+  if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
+    return Status::error("internal: the reference backend cannot create a computation");
+  lower::DirectSink sink;
+  lowerGraph(g, sink, [](const Value &c, size_t) { return lower::Data{c.data()->data, ""}; });
+  std::vector<std::shared_ptr<const Buffer>> outputs;
+  std::vector<std::shared_ptr<std::vector<unsigned char>>> storage;
+  odla_context ctx = nullptr;
+  odla_status s = odla_CreateContext(&ctx);
+  for (size_t i = 0; s == ODLA_SUCCESS && i < inputs.size(); ++i) {
+    if (inputs[i]->size != g.inputs()[i]->type().byteSize())
+      s = ODLA_INVALID_PARAM;
+    else
+      s = odla_BindToArgumentById((odla_value_id)g.inputs()[i]->name().c_str(), inputs[i]->data,
+                                  ctx);
+  }
+  for (const Value *out : g.outputs()) {
+    storage.push_back(
+        std::make_shared<std::vector<unsigned char>>(std::max<uint64_t>(1, out->type().byteSize())));
+    if (s == ODLA_SUCCESS)
+      s = odla_BindToOutputById((odla_value_id)out->name().c_str(), storage.back()->data(), ctx);
+  }
+  if (s == ODLA_SUCCESS && sink.firstError().empty())
+    s = odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, nullptr);
+  if (ctx)
+    odla_DestroyContext(ctx);
+  odla_DestroyComputation(comp);
+  if (!sink.firstError().empty())
+    return Status::error(sink.firstError());
+  if (s != ODLA_SUCCESS)
+    return Status::error("the reference backend returned status " + std::to_string(s));
+  for (size_t i = 0; i < storage.size(); ++i) {
+    auto buf = std::make_shared<Buffer>();
+    buf->data = storage[i]->data();
+    buf->size = g.outputs()[i]->type().byteSize();
+    buf->owner = storage[i];
+    outputs.push_back(buf);
+  }
+  return outputs;
+}
+
 } // namespace odlac

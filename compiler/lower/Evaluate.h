@@ -18,4 +18,10 @@ bool isComputableFromConstants(const Value &v);
 // it depends on. An error when it depends on a graph input or the backend fails.
 Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v);
 
+// Runs the whole graph on the reference backend: one buffer per graph input, in order;
+// returns one buffer per graph output. Used by `odlac run`-style checks and by tests that
+// compare a graph before and after a rewrite.
+Expected<std::vector<std::shared_ptr<const Buffer>>>
+executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &inputs);
+
 } // namespace odlac

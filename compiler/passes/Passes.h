@@ -1,0 +1,17 @@
+// Factories of the passes; Pipeline.cpp orders them.
+#pragma once
+
+#include "passes/Pass.h"
+
+#include <memory>
+
+namespace odlac {
+
+std::unique_ptr<Pass> createInferShapes();
+std::unique_ptr<Pass> createRemoveNoOps();
+std::unique_ptr<Pass> createFoldConstants();
+std::unique_ptr<Pass> createEliminateCommonSubexpressions();
+std::unique_ptr<Pass> createFoldBatchNormIntoConv();
+std::unique_ptr<Pass> createDeadCodeElimination();
+
+} // namespace odlac

@@ -1,0 +1,65 @@
+// The pass pipeline (STYLE 5): one ordered list; each entry says why it sits where it does.
+#include "passes/Pipeline.h"
+
+#include "ir/Printer.h"
+#include "passes/Passes.h"
+
+namespace odlac {
+
+const std::vector<PipelineEntry> &pipeline() {
+  static const std::vector<PipelineEntry> entries = {
+      {"infer-shapes", 1, "checks the imported graph against the op table before any rewrite",
+       createInferShapes},
+      {"remove-no-ops", 1,
+       "drops Identity/Dropout and shape-preserving Reshape/Transpose/Cast first, so that the "
+       "patterns below see producers and consumers directly",
+       createRemoveNoOps},
+      {"fold-constants", 1,
+       "computes everything that depends only on weights (shape arithmetic, weight "
+       "transposes) before patterns look for constant operands",
+       createFoldConstants},
+      {"eliminate-common-subexpressions", 1,
+       "merges duplicate nodes and constants that folding and export leave behind",
+       createEliminateCommonSubexpressions},
+      {"fold-batchnorm-into-conv", 2,
+       "needs constant Conv weights and BN statistics, which folding has exposed",
+       createFoldBatchNormIntoConv},
+      {"dead-code-elimination", 1, "removes what the rewrites above left unused",
+       createDeadCodeElimination},
+      {"infer-shapes-final", 1, "re-checks every node after all rewrites", createInferShapes},
+  };
+  return entries;
+}
+
+Status checkPassNames(const std::set<std::string> &names) {
+  for (const std::string &n : names) {
+    if (n == "*")
+      continue;
+    bool known = false;
+    for (const PipelineEntry &e : pipeline())
+      known |= n == e.name;
+    if (!known) {
+      std::string all;
+      for (const PipelineEntry &e : pipeline())
+        all += (all.empty() ? "" : ", ") + std::string(e.name);
+      return Status::error("unknown pass '" + n + "'; passes: " + all);
+    }
+  }
+  return Status::ok();
+}
+
+Status runPipeline(Graph &g, const PipelineOptions &opts, const PassContext &ctx) {
+  for (const PipelineEntry &e : pipeline()) {
+    if (e.level > opts.level || opts.disabled.count(e.name))
+      continue;
+    auto changed = e.make()->run(g, ctx);
+    if (!changed)
+      return Status::error("internal: pass " + std::string(e.name) + " failed: " +
+                           changed.status().message());
+    if (opts.printTo && (opts.printAfter.count("*") || opts.printAfter.count(e.name)))
+      *opts.printTo << "// IR after " << e.name << "\n" << printGraph(g);
+  }
+  return Status::ok();
+}
+
+} // namespace odlac
