@@ -12,6 +12,8 @@ std::unique_ptr<Pass> createRemoveNoOps();
 std::unique_ptr<Pass> createFoldConstants();
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();
 std::unique_ptr<Pass> createFoldBatchNormIntoConv();
+std::unique_ptr<Pass> createFoldBiasAddIntoConv();
+std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
 std::unique_ptr<Pass> createDeadCodeElimination();
 
 } // namespace odlac
