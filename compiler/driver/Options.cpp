@@ -83,6 +83,19 @@ const std::vector<Flag> &flags() {
          o.pipeline.printAfter.insert(v);
          return checkPassNames({v});
        }},
+      {"--print-memory-plan", nullptr,
+       "print the activation arena plan: each buffer's offset, size and lifetime",
+       [](Options &o, const std::string &) {
+         o.printMemoryPlan = true;
+         return Status::ok();
+       }},
+      {"--report", nullptr,
+       "print a summary: op counts before and after optimization, FLOPs, weights, arena "
+       "(NAME.json in DIR has the same facts)",
+       [](Options &o, const std::string &) {
+         o.report = true;
+         return Status::ok();
+       }},
       {"--print-ir-after-all", nullptr, "print the IR after every pass",
        [](Options &o, const std::string &) {
          o.pipeline.printAfter.insert("*");
@@ -162,7 +175,7 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     std::string name = match->name;
     if (name == "-O")
       flagsText += (flagsText.empty() ? "" : " ") + name + value;
-    else if (name != "-o" && name.rfind("--print-ir", 0) != 0)
+    else if (name != "-o" && name.rfind("--print-", 0) != 0 && name != "--report")
       flagsText += (flagsText.empty() ? "" : " ") + name + (match->valueName ? "=" + value : "");
   }
   o.codegen.flags = flagsText;
@@ -171,7 +184,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     return o;
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
-  if (o.outDir.empty() && !o.printIr)
+  if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&
+      o.pipeline.printAfter.empty())
     return Status::error("no output folder given: add -o DIR");
   return o;
 }

@@ -18,6 +18,8 @@ struct Options {
   CodegenOptions codegen;
   PipelineOptions pipeline;
   bool printIr = false;
+  bool printMemoryPlan = false;
+  bool report = false;
   bool help = false;
   bool version = false;
 };

@@ -4,6 +4,7 @@
 #include "Import.h"
 #include "Options.h"
 #include "OutputDir.h"
+#include "Report.h"
 #include "ir/Printer.h"
 #include "lower/ReferencePlan.h"
 #include "passes/Pipeline.h"
@@ -35,17 +36,27 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
+  ReportFacts facts{opts->codegen.name, countOps(**graph), 0, "reference", opts->pipeline.level};
   if (Status s = runPipeline(**graph, opts->pipeline))
     return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
+  if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
+    return 0;
+  auto plan = referenceMemoryPlan(**graph);
+  if (!plan)
+    return fail(plan.status());
+  if (opts->printMemoryPlan)
+    std::fputs(printMemoryPlan(*plan).c_str(), stdout);
+  facts.arenaBytes = plan->arenaBytes;
+  if (opts->report)
+    std::fputs(reportText(**graph, facts).c_str(), stdout);
   if (opts->outDir.empty())
     return 0;
-  auto arena = referenceArenaBytes(**graph);
-  if (!arena)
-    return fail(arena.status());
-  opts->codegen.arenaBytes = *arena;
-  if (Status s = writeOutputs(opts->outDir, generateC(**graph, opts->codegen)))
+  opts->codegen.arenaBytes = plan->arenaBytes;
+  std::vector<GeneratedFile> files = generateC(**graph, opts->codegen);
+  files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
+  if (Status s = writeOutputs(opts->outDir, files))
     return fail(s);
   return 0;
 }

@@ -13,6 +13,8 @@ class DirectSink : public OdlaSink {
 public:
   // The odla_value behind a handle.
   odla_value value(Val v) const { return v.isNull() ? nullptr : values_[v.index]; }
+  // Every value the calls created, in order.
+  const std::vector<odla_value> &values() const { return values_; }
   // The first call that failed ("odla_Conv for value 'x' returned NULL"); empty if none.
   const std::string &firstError() const { return firstError_; }
 

@@ -6,22 +6,87 @@
 
 #include <ODLA/odla_ext.h>
 
+#include <algorithm>
+#include <cstdio>
+
 namespace odlac {
 
-Expected<uint64_t> referenceArenaBytes(const Graph &g) {
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g) {
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
   lower::DirectSink sink;
   lowerGraph(g, sink, [](const Value &c, size_t) { return lower::Data{c.data()->data, ""}; });
+  MemoryPlan plan;
   odla_size_t bytes = 0;
+  odla_int32 nodes = 0;
   odla_status s = odla_ExtGetArenaBytes(comp, &bytes);
-  odla_DestroyComputation(comp);
-  if (!sink.firstError().empty() || s != ODLA_SUCCESS)
+  if (s == ODLA_SUCCESS)
+    s = odla_ExtGetNumNodes(comp, &nodes);
+  if (!sink.firstError().empty() || s != ODLA_SUCCESS) {
+    odla_DestroyComputation(comp);
     return Status::error("internal: the reference backend rejects the lowered graph: " +
                          (sink.firstError().empty() ? "status " + std::to_string(s)
                                                     : sink.firstError()));
-  return static_cast<uint64_t>(bytes);
+  }
+  plan.arenaBytes = bytes;
+  plan.numNodes = nodes;
+  for (odla_value v : sink.values()) {
+    odla_size_t offset = 0, size = 0;
+    odla_int32 first = 0, last = 0;
+    odla_value_id id = nullptr;
+    if (!v || odla_ExtGetValuePlacement(v, &offset, &size, &first, &last) != ODLA_SUCCESS)
+      continue;
+    odla_GetValueId(v, &id);
+    plan.entries.push_back({id ? (const char *)id : "?", offset, size, first, last});
+  }
+  for (odla_int32 n = 0; n < nodes; ++n) {
+    const odla_char *op = nullptr;
+    odla_size_t offset = 0, size = 0;
+    odla_value first = nullptr;
+    odla_value_id id = nullptr;
+    if (odla_ExtGetNodeInfo(comp, n, &op, &first, &offset, &size) != ODLA_SUCCESS || size == 0)
+      continue;
+    if (first)
+      odla_GetValueId(first, &id);
+    plan.entries.push_back({std::string(op) + " scratch (" + (id ? (const char *)id : "") + ")",
+                            offset, size, n, n});
+  }
+  odla_DestroyComputation(comp);
+  std::sort(plan.entries.begin(), plan.entries.end(), [](const auto &a, const auto &b) {
+    return a.offset != b.offset ? a.offset < b.offset : a.firstNode < b.firstNode;
+  });
+  return plan;
+}
+
+Expected<uint64_t> referenceArenaBytes(const Graph &g) {
+  auto plan = referenceMemoryPlan(g);
+  if (!plan)
+    return plan.takeStatus();
+  return plan->arenaBytes;
+}
+
+std::string printMemoryPlan(const MemoryPlan &plan) {
+  constexpr int kBar = 60;
+  int nodes = std::max(plan.numNodes, 1);
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "memory plan: arena %llu bytes, %zu buffers over %d nodes (bar: node 0 .. %d)\n",
+                static_cast<unsigned long long>(plan.arenaBytes), plan.entries.size(),
+                plan.numNodes, plan.numNodes - 1);
+  std::string out = line;
+  out += "      offset       bytes  lifetime" + std::string(kBar - 8, ' ') + "  value\n";
+  for (const MemoryPlanEntry &e : plan.entries) {
+    std::string bar(kBar, '.');
+    int from = e.firstNode * kBar / nodes, to = e.lastNode * kBar / nodes;
+    for (int i = from; i <= to && i < kBar; ++i)
+      bar[i] = '#';
+    std::snprintf(line, sizeof line, "%12llu %11llu  %s  %s\n",
+                  static_cast<unsigned long long>(e.offset),
+                  static_cast<unsigned long long>(e.bytes), bar.c_str(), e.name.c_str());
+    out += line;
+  }
+  return out;
 }
 
 } // namespace odlac

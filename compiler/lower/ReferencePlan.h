@@ -1,16 +1,35 @@
 // Facts about a graph obtained by building it on the reference backend through the
 // DirectSink: the same calls the generated C makes, so the figures are exactly what that C
-// gets at run time.
+// gets at run time. The memory plan is the reference backend's (its planner.c): odlac reads
+// it rather than computing a second one that could disagree.
 #pragma once
 
 #include "ir/Graph.h"
 #include "support/Status.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace odlac {
 
+struct MemoryPlanEntry {
+  std::string name; // the value's id, or "<op> scratch"
+  uint64_t offset, bytes;
+  int firstNode, lastNode; // execution order on the backend
+};
+
+struct MemoryPlan {
+  uint64_t arenaBytes = 0;
+  int numNodes = 0;
+  std::vector<MemoryPlanEntry> entries; // sorted by offset, then first use
+};
+
 // Bytes of the activation arena one instance needs on the reference backend.
 Expected<uint64_t> referenceArenaBytes(const Graph &g);
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g);
+
+// Draws the plan as text: one row per buffer with its offset, size and lifetime bar.
+std::string printMemoryPlan(const MemoryPlan &plan);
 
 } // namespace odlac

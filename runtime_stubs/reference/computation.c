@@ -274,6 +274,7 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   }
   n->op = op;
   n->run = run;
+  n->inplace_input = -1;
   n->num_inputs = num_inputs;
   n->num_outputs = num_outputs;
   n->outputs = n->inputs + num_inputs;
@@ -421,6 +422,53 @@ odla_status odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *byt
   if (s == ODLA_SUCCESS)
     *bytes = computation->arena_bytes;
   return s;
+}
+
+odla_status odla_ExtGetNumNodes(odla_computation computation, odla_int32 *num_nodes) {
+  odla_status s;
+  if (!computation || !num_nodes)
+    return ODLA_INVALID_PARAM;
+  s = ref_compile(computation);
+  if (s == ODLA_SUCCESS)
+    *num_nodes = computation->num_nodes;
+  return s;
+}
+
+odla_status odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node,
+                                const odla_char **op_name, odla_value *first_result,
+                                odla_size_t *scratch_offset, odla_size_t *scratch_bytes) {
+  const ref_node *n;
+  odla_status s;
+  if (!computation || node < 0 || node >= computation->num_nodes)
+    return ODLA_INVALID_PARAM;
+  s = ref_compile(computation);
+  if (s != ODLA_SUCCESS)
+    return s;
+  n = computation->nodes[node];
+  if (op_name)
+    *op_name = n->op;
+  if (first_result)
+    *first_result = n->num_outputs ? n->outputs[0] : NULL;
+  if (scratch_offset)
+    *scratch_offset = n->scratch_offset;
+  if (scratch_bytes)
+    *scratch_bytes = n->scratch_bytes;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odla_size_t *bytes,
+                                      odla_int32 *first_node, odla_int32 *last_node) {
+  if (!value || value->kind != REF_RESULT || value->is_output || ref_bytes(&value->type) == 0)
+    return ODLA_INVALID_PARAM;
+  if (offset)
+    *offset = value->offset;
+  if (bytes)
+    *bytes = ref_bytes(&value->type);
+  if (first_node)
+    *first_node = value->first_use;
+  if (last_node)
+    *last_node = value->last_use;
+  return ODLA_SUCCESS;
 }
 
 /* ---- Contexts and binding ----------------------------------------------------------- */

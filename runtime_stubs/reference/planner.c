@@ -10,6 +10,10 @@
  *   4. Each buffer in turn takes the lowest 64-byte aligned offset at which it overlaps no
  *      already placed buffer whose lifetime overlaps its own.
  *   5. The arena size is the largest end offset.
+ * Before step 2, in-place reuse: walking the nodes in order, a node's result shares the
+ * buffer of the operand named by its inplace_input when that operand is an intermediate
+ * result of the same size whose buffer (with everything already sharing it) is last used
+ * by this node. Sharing values form one buffer whose lifetime spans them all.
  * Worked example (sizes in 64-byte units): A lives [0,1] size 2, B [1,2] size 1, C [2,3]
  * size 2. Order A, C, B: A at 0; C at 0 (lifetimes [0,1] and [2,3] are disjoint); B at 2
  * (it overlaps A at node 1 and C at node 2). Arena: 3 units. */
@@ -63,6 +67,37 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   return ref_align_up(arena);
 }
 
+/* The value owning the buffer `v` uses. */
+static odla_value ref_owner(odla_value v) {
+  while (v->shares)
+    v = v->shares;
+  return v;
+}
+
+static int ref_in_arena(odla_value v) {
+  return v->kind == REF_RESULT && !v->is_output && ref_bytes(&v->type) > 0;
+}
+
+/* Step 0: in-place reuse, recorded in `shares` with the owner's lifetime extended. */
+static void ref_plan_inplace(odla_computation comp) {
+  int i;
+  for (i = 0; i < comp->num_nodes; ++i) {
+    ref_node *n = comp->nodes[i];
+    odla_value in, out, owner;
+    if (n->inplace_input < 0 || n->num_outputs != 1)
+      continue;
+    in = n->inputs[n->inplace_input];
+    out = n->outputs[0];
+    if (!in || !ref_in_arena(in) || !ref_in_arena(out) || ref_bytes(&in->type) != ref_bytes(&out->type))
+      continue;
+    owner = ref_owner(in);
+    if (owner->last_use != i)
+      continue; /* the operand's buffer is read after this node */
+    out->shares = owner;
+    owner->last_use = out->last_use > i ? out->last_use : i;
+  }
+}
+
 size_t ref_plan(odla_computation comp) {
   int i, k, n = 0;
   size_t arena;
@@ -73,14 +108,18 @@ size_t ref_plan(odla_computation comp) {
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
     v->first_use = v->last_use = v->node ? v->node->index : -1;
+    v->shares = NULL;
   }
   for (i = 0; i < comp->num_nodes; ++i)
     for (k = 0; k < comp->nodes[i]->num_inputs; ++k)
-      if (comp->nodes[i]->inputs[k])
-        comp->nodes[i]->inputs[k]->last_use = i;
+      if (comp->nodes[i]->inputs[k]) {
+        odla_value v = comp->nodes[i]->inputs[k];
+        v->last_use = i > v->last_use ? i : v->last_use;
+      }
+  ref_plan_inplace(comp);
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
-    if (v->kind != REF_RESULT || v->is_output || ref_bytes(&v->type) == 0)
+    if (!ref_in_arena(v) || v->shares)
       continue;
     bufs[n].size = ref_align_up(ref_bytes(&v->type));
     bufs[n].first = v->first_use;
@@ -101,5 +140,8 @@ size_t ref_plan(odla_computation comp) {
   }
   arena = ref_plan_buffers(bufs, n);
   free(bufs);
+  for (i = 0; i < comp->num_values; ++i)
+    if (comp->values[i]->shares)
+      comp->values[i]->offset = ref_owner(comp->values[i])->offset;
   return arena;
 }

@@ -41,9 +41,11 @@ struct _odla_value {
   ref_node *node;   /* results: the producing node */
   int index;        /* position in the computation's value list */
   int is_output;
-  /* Planning (planner.c): arena offset and the node indices of first and last use. */
+  /* Planning (planner.c): arena offset and the node indices of first and last use; a value
+   * that reuses an operand's buffer in place points at the value that owns the buffer. */
   size_t offset;
   int first_use, last_use;
+  odla_value shares;
 };
 
 struct ref_node {
@@ -56,6 +58,11 @@ struct ref_node {
   size_t scratch_bytes; /* temporary memory the kernel needs while it runs */
   size_t scratch_offset;
   int index;
+  /* The operand whose buffer the (single) result may reuse, or -1. A builder sets it when
+   * its kernel reads element i of that operand before writing element i of the result
+   * (elementwise ops on an operand of the result's shape, reshapes). The planner reuses the
+   * buffer only when that operand dies at this node. */
+  int inplace_input;
 };
 
 struct _odla_computation {

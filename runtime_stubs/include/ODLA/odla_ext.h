@@ -46,6 +46,21 @@ typedef struct {
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL
 odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *bytes);
 
+/* The arena plan of a compiled computation, for tools that explain memory use
+ * (odlac --print-memory-plan). Nodes are the backend's, in execution order. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetNumNodes(odla_computation computation,
+                                                                    odla_int32 *num_nodes);
+/* The node's op name (without "odla_"), its first result, and its scratch memory. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL
+odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node, const odla_char **op_name,
+                    odla_value *first_result, odla_size_t *scratch_offset,
+                    odla_size_t *scratch_bytes);
+/* Where a value lives in the arena and the nodes of its first and last use; values outside
+ * the arena (arguments, constants, bound outputs, empty tensors) give ODLA_INVALID_PARAM. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL
+odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odla_size_t *bytes,
+                          odla_int32 *first_node, odla_int32 *last_node);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

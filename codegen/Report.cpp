@@ -1,0 +1,129 @@
+// Builds the compile report from the optimized graph.
+#include "Report.h"
+
+#include "Codegen.h"
+#include "ops/OpDef.h"
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace odlac {
+
+OpCounts countOps(const Graph &g) {
+  OpCounts counts;
+  for (const Node *n : g.nodes())
+    ++counts[n->op().name];
+  return counts;
+}
+
+// Products are counted exactly; other ops as one operation per element they produce (per
+// element read, for reductions); pure data movement as none.
+static uint64_t nodeFlops(const Node &n) {
+  const char *op = n.op().name;
+  const Value *out = n.output(0);
+  uint64_t outs = static_cast<uint64_t>(out->type().numElements());
+  if (!std::strcmp(op, "Conv")) {
+    const Dims &w = n.input(1)->dims();
+    uint64_t perOut = 1;
+    for (size_t i = 1; i < w.size(); ++i)
+      perOut *= static_cast<uint64_t>(w[i]); // (C / group) * kernel volume
+    return 2 * outs * perOut;
+  }
+  if (!std::strcmp(op, "Gemm") || !std::strcmp(op, "MatMul")) {
+    const Dims &a = n.input(0)->dims();
+    bool transA = n.hasAttr("transA") && n.i("transA");
+    uint64_t k = static_cast<uint64_t>(transA ? a[a.size() - 2] : a.back());
+    return 2 * outs * k;
+  }
+  switch (n.op().fusion) {
+  case FusionClass::Injective: return 0;
+  case FusionClass::Reduction: return static_cast<uint64_t>(n.input(0)->type().numElements());
+  default: return outs;
+  }
+}
+
+uint64_t estimateFlops(const Graph &g) {
+  uint64_t total = 0;
+  for (const Node *n : g.nodes())
+    total += nodeFlops(*n);
+  return total;
+}
+
+static std::string jsonString(const std::string &s) {
+  std::string r = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      r += '\\';
+      r += static_cast<char>(ch);
+    } else if (ch < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      r += buf;
+    } else {
+      r += static_cast<char>(ch);
+    }
+  }
+  return r + "\"";
+}
+
+static std::string countsJson(const OpCounts &c) {
+  std::string r = "{";
+  for (const auto &[op, n] : c)
+    r += (r.size() > 1 ? ", " : "") + jsonString(op) + ": " + std::to_string(n);
+  return r + "}";
+}
+
+std::string reportJson(const Graph &g, const ReportFacts &f) {
+  const ModelInfo &info = g.info();
+  OpCounts after = countOps(g);
+  std::string r = "{\n";
+  r += "  \"name\": " + jsonString(f.name) + ",\n";
+  r += "  \"model\": " + jsonString(info.fileName) + ",\n";
+  std::string producer = info.producerName;
+  if (!info.producerVersion.empty())
+    producer += " " + info.producerVersion;
+  r += "  \"producer\": " + jsonString(producer) + ",\n";
+  r += "  \"backend\": " + jsonString(f.backend) + ",\n";
+  r += "  \"opt_level\": " + std::to_string(f.optLevel) + ",\n";
+  r += "  \"flops\": " + std::to_string(estimateFlops(g)) + ",\n";
+  r += "  \"weights_bytes\": " + std::to_string(weightBytes(g)) + ",\n";
+  r += "  \"arena_bytes\": " + std::to_string(f.arenaBytes) + ",\n";
+  r += "  \"nodes_before\": " + std::to_string([&] {
+    int n = 0;
+    for (const auto &kv : f.opsBefore)
+      n += kv.second;
+    return n;
+  }()) + ",\n";
+  r += "  \"nodes_after\": " + std::to_string(g.numNodes()) + ",\n";
+  r += "  \"ops_before\": " + countsJson(f.opsBefore) + ",\n";
+  r += "  \"ops_after\": " + countsJson(after) + "\n";
+  r += "}\n";
+  return r;
+}
+
+std::string reportText(const Graph &g, const ReportFacts &f) {
+  OpCounts after = countOps(g);
+  std::set<std::string> ops;
+  for (const auto &kv : f.opsBefore)
+    ops.insert(kv.first);
+  for (const auto &kv : after)
+    ops.insert(kv.first);
+  char line[256];
+  std::string r;
+  std::snprintf(line, sizeof line, "%s: %.3f GFLOP, weights %.2f MB, arena %.2f MB (-O%d, %s)\n",
+                g.info().fileName.c_str(), estimateFlops(g) / 1e9, weightBytes(g) / 1e6,
+                f.arenaBytes / 1e6, f.optLevel, f.backend.c_str());
+  r += line;
+  r += "  op                        before   after\n";
+  for (const std::string &op : ops) {
+    auto b = f.opsBefore.find(op);
+    auto a = after.find(op);
+    std::snprintf(line, sizeof line, "  %-24s %7d %7d\n", op.c_str(),
+                  b == f.opsBefore.end() ? 0 : b->second, a == after.end() ? 0 : a->second);
+    r += line;
+  }
+  return r;
+}
+
+} // namespace odlac
