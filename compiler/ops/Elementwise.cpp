@@ -1,49 +1,149 @@
-// Elementwise unary ops: math and activations, Identity.
+// Elementwise unary ops: math, activations, predicates, Clamp, Cast, Not and Identity. Each
+// lowers to the one ODLA call of the same name; the reference backend's builders
+// (runtime_stubs/reference/ops_elementwise.c, ops_unary_cast.c) define their semantics.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
+
+#include <cmath>
+#include <cstdio>
 
 namespace odlac {
 namespace {
 
-constexpr DTypeMask kFloatCompute = maskOf(DType::F32) | maskOf(DType::F64);
+constexpr DTypeMask kSigned = kFloatTypes | kSignedIntTypes;
+constexpr DTypeMask kBool = maskOf(DType::Bool);
 
 Status inferUnary(InferCtx &c) {
   c.setOut(0, c.in(0));
   return Status::ok();
 }
 
+Status inferPredicate(InferCtx &c) {
+  c.setOut(0, TensorType{DType::Bool, c.in(0).dims});
+  return Status::ok();
+}
+
+// odla_Clamp takes float32 bounds: each must be NaN-free and exactly a float32 (or an
+// infinity, meaning no bound), so that the ODLA call computes what the IR says. min > max
+// is valid: every element becomes max (numpy.clip, ONNX Clip).
 Status inferClamp(InferCtx &c) {
-  if (c.f("min") > c.f("max"))
-    return c.fail("min " + std::to_string(c.f("min")) + " exceeds max " + std::to_string(c.f("max")));
+  for (const char *bound : {"min", "max"}) {
+    double v = c.f(bound);
+    if (std::isnan(v))
+      return c.fail(std::string(bound) + " is NaN");
+    if (static_cast<double>(static_cast<float>(v)) != v && !std::isinf(v)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", v);
+      return c.fail(std::string(bound) + " " + text +
+                    " is not exactly representable as float32 (odla_Clamp's bound type)");
+    }
+  }
   return inferUnary(c);
+}
+
+Status inferCelu(InferCtx &c) {
+  if (c.f("alpha") == 0)
+    return c.fail("alpha must not be 0");
+  return inferUnary(c);
+}
+
+Status inferCast(InferCtx &c) {
+  auto to = dtypeFromName(c.node().s("to"));
+  if (!to)
+    return c.fail("unknown target element type '" + c.node().s("to") + "'");
+  c.setOut(0, TensorType{*to, c.in(0).dims});
+  return Status::ok();
 }
 
 float attrF(const LowerCtx &c, const char *name) { return static_cast<float>(c.node().f(name)); }
 
+// One row of a unary op on operand `x` of the given element types.
+OpDef unary(const char *name, DTypeMask types, LowerFn lower, std::vector<AttrDef> attrs = {},
+            InferFn infer = inferUnary) {
+  return {name, {{"x", OperandDef::Required, types}}, 1, std::move(attrs),
+          FusionClass::Elementwise, kLayoutAgnostic, infer, lower};
+}
+
+AttrDef floatAttr(const char *name, double dflt) {
+  return {name, AttrKind::Float, AttrValue(dflt)};
+}
+
 #define UNARY(Name) [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), c.outId(0))); }
+#define ACTIVATION1(Name, a)                                                                      \
+  [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), c.outId(0))); }
+#define ACTIVATION2(Name, a, b)                                                                   \
+  [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), attrF(c, b), c.outId(0))); }
 
 const std::vector<OpDef> kOps = {
     {"Identity", {{"x"}}, 1, {}, FusionClass::Injective, kLayoutAgnostic | kShapeOnly, inferUnary,
      [](LowerCtx &c) { c.setOut(0, c.sink().CloneValue(c.in(0), c.outId(0))); }},
-    {"Relu", {{"x", OperandDef::Required, kFloatCompute}}, 1, {}, FusionClass::Elementwise,
-     kLayoutAgnostic, inferUnary, UNARY(Relu)},
-    {"Sigmoid", {{"x", OperandDef::Required, kFloatCompute}}, 1, {}, FusionClass::Elementwise,
-     kLayoutAgnostic, inferUnary, UNARY(Sigmoid)},
-    {"Tanh", {{"x", OperandDef::Required, kFloatCompute}}, 1, {}, FusionClass::Elementwise,
-     kLayoutAgnostic, inferUnary, UNARY(Tanh)},
-    {"LeakyRelu", {{"x", OperandDef::Required, kFloatCompute}}, 1,
-     {{"alpha", AttrKind::Float, AttrValue(0.01)}}, FusionClass::Elementwise, kLayoutAgnostic,
-     inferUnary,
-     [](LowerCtx &c) { c.setOut(0, c.sink().LeakyRelu(c.in(0), attrF(c, "alpha"), c.outId(0))); }},
-    {"Clamp", {{"x", OperandDef::Required, kFloatCompute}}, 1,
-     {{"min", AttrKind::Float, std::nullopt}, {"max", AttrKind::Float, std::nullopt}},
-     FusionClass::Elementwise, kLayoutAgnostic, inferClamp,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Clamp(c.in(0), attrF(c, "min"), attrF(c, "max"), c.outId(0)));
-     }},
+    // Math.
+    unary("Abs", kNumericTypes, UNARY(Abs)),
+    unary("Neg", kSigned, UNARY(Neg)),
+    unary("Sign", kNumericTypes, UNARY(Sign)),
+    unary("Exp", kFloatTypes, UNARY(Exp)),
+    unary("Log", kFloatTypes, UNARY(Log)),
+    unary("Sqrt", kFloatTypes, UNARY(Sqrt)),
+    unary("Reciprocal", kFloatTypes, UNARY(Reciprocal)),
+    unary("Floor", kFloatTypes, UNARY(Floor)),
+    unary("Ceil", kFloatTypes, UNARY(Ceil)),
+    unary("Round", kFloatTypes, UNARY(Round)), // half to even
+    unary("Sin", kFloatTypes, UNARY(Sin)),
+    unary("Cos", kFloatTypes, UNARY(Cos)),
+    unary("Tan", kFloatTypes, UNARY(Tan)),
+    unary("Asin", kFloatTypes, UNARY(ASin)),
+    unary("Acos", kFloatTypes, UNARY(ACos)),
+    unary("Atan", kFloatTypes, UNARY(ATan)),
+    unary("Sinh", kFloatTypes, UNARY(Sinh)),
+    unary("Cosh", kFloatTypes, UNARY(Cosh)),
+    unary("Asinh", kFloatTypes, UNARY(ASinh)),
+    unary("Acosh", kFloatTypes, UNARY(ACosh)),
+    unary("Atanh", kFloatTypes, UNARY(ATanh)),
+    unary("Erf", kNumericTypes, UNARY(Erf)), // integers: truncated toward zero
+    // Predicates (bool results) and logic.
+    unary("IsNaN", kFloatTypes, UNARY(IsNaN), {}, inferPredicate),
+    unary("IsInf", kFloatTypes,
+          [](LowerCtx &c) {
+            c.setOut(0, c.sink().IsInf(c.in(0), {c.node().i("detect_positive") != 0},
+                                       {c.node().i("detect_negative") != 0}, c.outId(0)));
+          },
+          {{"detect_positive", AttrKind::Int, AttrValue(int64_t{1})},
+           {"detect_negative", AttrKind::Int, AttrValue(int64_t{1})}},
+          inferPredicate),
+    unary("Not", kBool, UNARY(Not)),
+    // Activations.
+    unary("Relu", kSigned, UNARY(Relu)),
+    unary("Sigmoid", kFloatTypes, UNARY(Sigmoid)),
+    unary("Tanh", kFloatTypes, UNARY(Tanh)),
+    unary("Softplus", kFloatTypes, UNARY(Softplus)),
+    unary("Softsign", kFloatTypes, UNARY(Softsign)),
+    unary("LeakyRelu", kFloatTypes, ACTIVATION1(LeakyRelu, "alpha"), {floatAttr("alpha", 0.01)}),
+    unary("Elu", kFloatTypes, ACTIVATION1(Elu, "alpha"), {floatAttr("alpha", 1.0)}),
+    unary("Selu", kFloatTypes, ACTIVATION2(Selu, "alpha", "gamma"),
+          {floatAttr("alpha", 1.67326319217681884765625),
+           floatAttr("gamma", 1.05070102214813232421875)}),
+    unary("Celu", kFloatTypes, ACTIVATION1(Celu, "alpha"), {floatAttr("alpha", 1.0)}, inferCelu),
+    unary("HardSigmoid", kFloatTypes, ACTIVATION2(HardSigmoid, "alpha", "beta"),
+          {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)}),
+    unary("ThresholdedRelu", kFloatTypes, ACTIVATION1(ThresholdedRelu, "alpha"),
+          {floatAttr("alpha", 1.0)}),
+    unary("Shrink", kNumericTypes, ACTIVATION2(Shrink, "bias", "lambd"),
+          {floatAttr("bias", 0.0), floatAttr("lambd", 0.5)}),
+    // min(max(x, min), max); integers exact (bounds rounded inward, saturated).
+    unary("Clamp", kNumericTypes, ACTIVATION2(Clamp, "min", "max"),
+          {{"min", AttrKind::Float, std::nullopt}, {"max", AttrKind::Float, std::nullopt}},
+          inferClamp),
+    // Conversion: `to` is an IR element type name (f32, i64, bool...).
+    unary("Cast", kAllTypes,
+          [](LowerCtx &c) {
+            c.setOut(0, c.sink().Cast(c.in(0), odlaType(c.node().output(0)->dtype()), c.outId(0)));
+          },
+          {{"to", AttrKind::String, std::nullopt}}, inferCast),
 };
 
 #undef UNARY
+#undef ACTIVATION1
+#undef ACTIVATION2
 
 } // namespace
 

@@ -1,15 +1,30 @@
-// Neural-network ops: convolution, pooling, batch normalization, and matrix products.
-// Tensors are channels-first (NCHW) with OIHW kernels until layout assignment exists.
+// Neural-network ops: convolution, pooling, batch normalization, matrix products, einsum
+// and determinants. Tensors are channels-first (NCHW) with OIHW kernels (IOHW for
+// ConvTranspose) until layout assignment exists.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 #include "ops/InferUtil.h"
 
+#include <algorithm>
+#include <climits>
+#include <map>
+
 namespace odlac {
 namespace {
 
-constexpr DTypeMask kF32 = maskOf(DType::F32);
+constexpr DTypeMask kFloat = kFloatTypes;
+// Matrix products take every float and integer type (ONNX's Gemm and MatMul allow 32- and
+// 64-bit integers; the reference backend computes all widths).
+constexpr DTypeMask kMatrix = kFloatTypes | kIntTypes;
 
 std::string str(int64_t v) { return std::to_string(v); }
+
+// The per-spatial-axis list `name`, or `spatial` ones when it is absent or empty.
+std::vector<int64_t> onesOr(const InferCtx &c, const char *name, size_t spatial) {
+  if (c.node().hasAttr(name) && !c.ints(name).empty())
+    return c.ints(name);
+  return std::vector<int64_t>(spatial, 1);
+}
 
 // Checks the per-spatial-axis attribute lists of a sliding-window op and computes its output
 // spatial dims. `kernel` holds the window extents.
@@ -17,9 +32,7 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
   size_t spatial = x.size() - 2;
   const auto &strides = c.ints("strides");
   const auto &pads = c.ints("pads");
-  std::vector<int64_t> dilations(spatial, 1);
-  if (c.node().hasAttr("dilations"))
-    dilations = c.ints("dilations");
+  std::vector<int64_t> dilations = onesOr(c, "dilations", spatial);
   if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
       pads.size() != 2 * spatial)
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
@@ -27,11 +40,17 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
                   "twice as many (got " +
                   str(kernel.size()) + ", " + str(strides.size()) + ", " + str(dilations.size()) +
                   ", " + str(pads.size()) + ")");
+  if (spatial > 3)
+    return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
+                  " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 || pads[i + spatial] < 0)
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 ||
+        pads[i + spatial] < 0 ||
+        std::max({kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]}) > INT32_MAX)
       return c.fail("spatial axis " + str(i) + ": kernel " + str(kernel[i]) + ", stride " +
-                    str(strides[i]) + ", dilation " + str(dilations[i]) + " must be >= 1 and pads " +
-                    str(pads[i]) + ", " + str(pads[i + spatial]) + " >= 0");
+                    str(strides[i]) + ", dilation " + str(dilations[i]) +
+                    " must be >= 1 and pads " + str(pads[i]) + ", " + str(pads[i + spatial]) +
+                    " >= 0 (all below 2^31)");
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
     if (o < 1)
@@ -43,21 +62,29 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
   return Status::ok();
 }
 
+Status sameType(InferCtx &c, int i, const char *what) {
+  if (c.hasInput(i) && c.in(i).dtype != c.in(0).dtype)
+    return c.fail(std::string(what) + " is " + dtypeName(c.in(i).dtype) + ", the input " +
+                  dtypeName(c.in(0).dtype));
+  return Status::ok();
+}
+
 Status inferConv(InferCtx &c) {
   const Dims &x = c.in(0).dims, &w = c.in(1).dims;
   if (x.size() < 3 || w.size() != x.size())
     return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
                   " must have the same rank, at least 3 (N, C, spatial...)");
-  if (c.in(1).dtype != c.in(0).dtype)
-    return c.fail("kernel element type differs from the input's");
+  if (Status s = sameType(c, 1, "kernel"))
+    return s;
+  if (Status s = sameType(c, 2, "bias"))
+    return s;
   int64_t group = c.i("group");
   if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
     return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
                   ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
                   ") must be a multiple of group");
-  if (c.hasInput(2) && (c.in(2).dims != Dims{w[0]} || c.in(2).dtype != c.in(0).dtype))
-    return c.fail("bias must be " + std::string(dtypeName(c.in(0).dtype)) + "[" + str(w[0]) +
-                  "], got " + toString(c.in(2)));
+  if (c.hasInput(2) && c.in(2).dims != Dims{w[0]})
+    return c.fail("bias must be [" + str(w[0]) + "], got " + toString(c.in(2)));
   Dims out{x[0], w[0]};
   if (Status s = windowDims(c, x, Dims(w.begin() + 2, w.end()), false, out))
     return s;
@@ -65,15 +92,86 @@ Status inferConv(InferCtx &c) {
   return Status::ok();
 }
 
-Status inferPool(InferCtx &c) {
+// Output extent along each axis: (in - 1) * stride + (k - 1) * dilation + 1 - pads +
+// output_padding, where output_padding also carries an ONNX output_shape larger than that.
+Status inferConvTranspose(InferCtx &c) {
+  const Dims &x = c.in(0).dims, &w = c.in(1).dims;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size())
+    return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
+                  " must have the same rank, 3 to 5 (N, C, 1 to 3 spatial axes)");
+  if (Status s = sameType(c, 1, "kernel"))
+    return s;
+  if (Status s = sameType(c, 2, "bias"))
+    return s;
+  int64_t group = c.i("group");
+  if (group < 1 || w[0] != x[1] || x[1] % group != 0)
+    return c.fail("kernel dim 0 (" + str(w[0]) + ") must equal the input channels " + str(x[1]) +
+                  ", a multiple of group " + str(group));
+  int64_t m = w[1] * group;
+  if (c.hasInput(2) && c.in(2).dims != Dims{m})
+    return c.fail("bias must be [" + str(m) + "], got " + toString(c.in(2)));
+  size_t spatial = x.size() - 2;
+  const auto &strides = c.ints("strides"), &pads = c.ints("pads"),
+             &extra = c.ints("output_padding");
+  std::vector<int64_t> dilations = onesOr(c, "dilations", spatial);
+  if (strides.size() != spatial || dilations.size() != spatial || extra.size() != spatial ||
+      pads.size() != 2 * spatial)
+    return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
+                  " spatial axes; strides, dilations and output_padding need that many entries "
+                  "and pads twice as many");
+  Dims out{x[0], m};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k = w[i + 2];
+    if (strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 || pads[i + spatial] < 0 ||
+        extra[i] < 0 ||
+        std::max({strides[i], dilations[i], pads[i], pads[i + spatial]}) > INT32_MAX)
+      return c.fail("spatial axis " + str(i) + ": stride " + str(strides[i]) + " and dilation " +
+                    str(dilations[i]) + " must be >= 1, pads " + str(pads[i]) + ", " +
+                    str(pads[i + spatial]) + " and output_padding " + str(extra[i]) + " >= 0");
+    int64_t o = (x[i + 2] - 1) * strides[i] + (k - 1) * dilations[i] + 1 - pads[i] -
+                pads[i + spatial] + extra[i];
+    if (o < 1 || o - extra[i] < 1)
+      return c.fail("spatial axis " + str(i) + ": input extent " + str(x[i + 2]) + ", kernel " +
+                    str(k) + ", stride " + str(strides[i]) + " and pads " + str(pads[i]) + "+" +
+                    str(pads[i + spatial]) + " leave no output");
+    out.push_back(o);
+  }
+  c.setOut(0, TensorType{c.in(0).dtype, out});
+  return Status::ok();
+}
+
+// Output dims of a pooling op; every pooling op has kernel_shape, strides, pads and dilations.
+Status poolDims(InferCtx &c, Dims &out) {
   const Dims &x = c.in(0).dims;
   if (x.size() < 3)
     return c.fail("input " + dimsToString(x) + " must have rank >= 3 (N, C, spatial...)");
-  Dims out{x[0], x[1]};
-  if (Status s = windowDims(c, x, c.ints("kernel_shape"), c.i("ceil_mode") != 0, out))
+  out = {x[0], x[1]};
+  bool ceilMode = c.node().op().findAttr("ceil_mode") && c.i("ceil_mode") != 0;
+  return windowDims(c, x, c.ints("kernel_shape"), ceilMode, out);
+}
+
+Status inferPool(InferCtx &c) {
+  Dims out;
+  if (Status s = poolDims(c, out))
     return s;
   c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();
+}
+
+Status inferMaxPoolIndices(InferCtx &c) {
+  if (c.i("storage_order") != 0 && c.i("storage_order") != 1)
+    return c.fail("storage_order " + str(c.i("storage_order")) + " must be 0 or 1");
+  Dims out;
+  if (Status s = poolDims(c, out))
+    return s;
+  c.setOut(0, TensorType{DType::I64, out});
+  return Status::ok();
+}
+
+Status inferLpPool(InferCtx &c) {
+  if (!(c.f("p") > 0))
+    return c.fail("p = " + std::to_string(c.f("p")) + " must be > 0");
+  return inferPool(c);
 }
 
 Status inferBatchNorm(InferCtx &c) {
@@ -81,9 +179,9 @@ Status inferBatchNorm(InferCtx &c) {
   if (x.size() < 2)
     return c.fail("input " + dimsToString(x) + " must have rank >= 2 (N, C, ...)");
   for (int i = 1; i <= 4; ++i)
-    if (c.in(i).dims != Dims{x[1]} || c.in(i).dtype != c.in(0).dtype)
-      return c.fail("scale, bias, mean and var must be " + std::string(dtypeName(c.in(0).dtype)) +
-                    "[" + str(x[1]) + "]; operand " + str(i) + " is " + toString(c.in(i)));
+    if (c.in(i).dims != Dims{x[1]})
+      return c.fail("scale, bias, mean and var must be [" + str(x[1]) + "]; operand " + str(i) +
+                    " is " + toString(c.in(i)));
   c.setOut(0, c.in(0));
   return Status::ok();
 }
@@ -92,8 +190,10 @@ Status inferGemm(InferCtx &c) {
   const Dims &a = c.in(0).dims, &b = c.in(1).dims;
   if (a.size() != 2 || b.size() != 2)
     return c.fail("A " + dimsToString(a) + " and B " + dimsToString(b) + " must be matrices");
-  if (c.in(1).dtype != c.in(0).dtype)
-    return c.fail("A and B element types differ");
+  if (Status s = sameType(c, 1, "B"))
+    return s;
+  if (Status s = sameType(c, 2, "C"))
+    return s;
   bool ta = c.i("transA") != 0, tb = c.i("transB") != 0;
   int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
   int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
@@ -103,8 +203,9 @@ Status inferGemm(InferCtx &c) {
                   (tb ? " transposed" : "") + ")");
   if (c.hasInput(2)) {
     auto bc = broadcastDims(c.in(2).dims, {m, n});
-    if (!bc || *bc != Dims{m, n} || c.in(2).dtype != c.in(0).dtype)
-      return c.fail("C " + toString(c.in(2)) + " must broadcast to [" + str(m) + "," + str(n) + "]");
+    if (!bc || *bc != Dims{m, n})
+      return c.fail("C " + toString(c.in(2)) + " must broadcast to [" + str(m) + "," + str(n) +
+                    "]");
   }
   c.setOut(0, TensorType{c.in(0).dtype, {m, n}});
   return Status::ok();
@@ -113,9 +214,10 @@ Status inferGemm(InferCtx &c) {
 Status inferMatMul(InferCtx &c) {
   const Dims &a = c.in(0).dims, &b = c.in(1).dims;
   if (a.size() < 2 || b.size() < 2)
-    return c.fail("operands " + dimsToString(a) + " and " + dimsToString(b) + " must have rank >= 2");
-  if (c.in(1).dtype != c.in(0).dtype)
-    return c.fail("operand element types differ");
+    return c.fail("operands " + dimsToString(a) + " and " + dimsToString(b) +
+                  " must have rank >= 2");
+  if (Status s = sameType(c, 1, "the second operand"))
+    return s;
   if (a.back() != b[b.size() - 2])
     return c.fail("inner dimensions differ: " + dimsToString(a) + " x " + dimsToString(b));
   auto batch = broadcastDims(Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
@@ -128,10 +230,125 @@ Status inferMatMul(InferCtx &c) {
   return Status::ok();
 }
 
+// The reference backend's limit (REF_EINSUM_MAX_OPERANDS).
+constexpr int kEinsumMaxOperands = 8;
+
+// Einsum's equation, numpy's rules (see odla_Einsum in the reference backend): the output
+// dims, or an error. Labels: the letter itself, or '.' + index for the "..." axes.
+Status inferEinsum(InferCtx &c) {
+  std::string eq;
+  for (char ch : c.node().s("equation"))
+    if (ch != ' ' && ch != '\t')
+      eq += ch;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (c.numInputs() > kEinsumMaxOperands)
+    return c.fail("takes at most " + str(kEinsumMaxOperands) + " operands, got " +
+                  str(c.numInputs()));
+  if (static_cast<int>(terms.size()) != c.numInputs())
+    return c.fail("equation '" + eq + "' has " + str(terms.size()) + " input terms for " +
+                  str(c.numInputs()) + " operands");
+  auto isLetter = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };
+  // Splits a term into letters and the "..." position; false when malformed.
+  auto parse = [&](const std::string &t, std::string &letters, int &ellipsisAt) {
+    ellipsisAt = -1;
+    for (size_t i = 0; i < t.size();) {
+      if (t.compare(i, 3, "...") == 0 && ellipsisAt < 0) {
+        ellipsisAt = static_cast<int>(letters.size());
+        i += 3;
+      } else if (isLetter(t[i])) {
+        letters += t[i++];
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::map<char, int64_t> extent, uses;
+  Dims ellipsis; // broadcast "..." dims, right-aligned
+  for (size_t k = 0; k < terms.size(); ++k) {
+    if (Status s = sameType(c, static_cast<int>(k), ("operand " + str(k)).c_str()))
+      return s;
+    std::string letters;
+    int at;
+    const Dims &d = c.in(static_cast<int>(k)).dims;
+    if (!parse(terms[k], letters, at))
+      return c.fail("equation '" + eq + "': term '" + terms[k] + "' is malformed");
+    int64_t ell = static_cast<int64_t>(d.size()) - static_cast<int64_t>(letters.size());
+    if (ell < 0 || (at < 0 && ell != 0))
+      return c.fail("equation '" + eq + "': term '" + terms[k] + "' does not fit operand " +
+                    str(k) + " of shape " + dimsToString(d));
+    Dims mine(d.begin() + std::max(at, 0), d.begin() + std::max(at, 0) + (at < 0 ? 0 : ell));
+    auto bc = broadcastDims(ellipsis, mine);
+    if (!bc)
+      return c.fail("equation '" + eq + "': the '...' axes " + dimsToString(ellipsis) + " and " +
+                    dimsToString(mine) + " do not broadcast");
+    ellipsis = *bc;
+    for (size_t i = 0; i < letters.size(); ++i) {
+      int64_t dim = d[i < static_cast<size_t>(std::max(at, 0)) || at < 0 ? i : i + ell];
+      auto it = extent.find(letters[i]);
+      if (it != extent.end() && it->second != dim)
+        return c.fail("equation '" + eq + "': letter '" + std::string(1, letters[i]) +
+                      "' has extent " + str(it->second) + " and " + str(dim));
+      extent[letters[i]] = dim;
+      ++uses[letters[i]];
+    }
+  }
+  Dims out;
+  if (arrow == std::string::npos) {
+    out = ellipsis;
+    for (const auto &[letter, n] : uses) // std::map: ASCII order, A-Z before a-z
+      if (n == 1)
+        out.push_back(extent[letter]);
+  } else {
+    std::string letters;
+    int at;
+    if (!parse(eq.substr(arrow + 2), letters, at))
+      return c.fail("equation '" + eq + "': the output term is malformed");
+    if (!ellipsis.empty() && at < 0)
+      return c.fail("equation '" + eq +
+                    "': the operands have '...' axes but the output term has no '...'");
+    for (size_t i = 0; i <= letters.size(); ++i) {
+      if (static_cast<int>(i) == at)
+        out.insert(out.end(), ellipsis.begin(), ellipsis.end());
+      if (i == letters.size())
+        break;
+      if (!extent.count(letters[i]) || letters.find(letters[i]) != i)
+        return c.fail("equation '" + eq + "': output letter '" + std::string(1, letters[i]) +
+                      "' is " + (extent.count(letters[i]) ? "repeated" : "in no input term"));
+      out.push_back(extent[letters[i]]);
+    }
+  }
+  if (out.size() > ODLA_MAX_DIMENSION)
+    return c.fail("equation '" + eq + "': the output has " + str(out.size()) + " axes");
+  c.setOut(0, TensorType{c.in(0).dtype, out});
+  return Status::ok();
+}
+
+Status inferDet(InferCtx &c) {
+  const Dims &x = c.in(0).dims;
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+    return c.fail("input " + dimsToString(x) + " must be [..., n, n]");
+  c.setOut(0, TensorType{c.in(0).dtype, Dims(x.begin(), x.end() - 2)});
+  return Status::ok();
+}
+
 // Splits ONNX-style pads [b1, b2, ..., e1, e2, ...] into ODLA's front and back arrays.
 std::pair<lower::U32s, lower::U32s> splitPads(const std::vector<int64_t> &pads) {
   size_t half = pads.size() / 2;
   return {u32s({pads.begin(), pads.begin() + half}), u32s({pads.begin() + half, pads.end()})};
+}
+
+bool allOnes(const std::vector<int64_t> &v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
 }
 
 void lowerConv(LowerCtx &c) {
@@ -142,11 +359,36 @@ void lowerConv(LowerCtx &c) {
                             front, back, c.in(2), c.outShape(0), c.outId(0)));
 }
 
+// output_padding reaches odla_DeConv through the output dims.
+void lowerConvTranspose(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().DeConv(c.in(0), ODLA_CHANNELS_FIRST, static_cast<odla_uint32>(n.i("group")),
+                              c.in(1), ODLA_IOS, u32s(n.ints("strides")), u32s(n.ints("dilations")),
+                              front, back, c.in(2), c.outShape(0), c.outId(0)));
+}
+
+// ODLA 0.5's odla_MaxPool has no dilations: dilated windows need the extension. Ceil mode
+// reaches both through the output dims.
 void lowerMaxPool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().MaxPool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
-                               u32s(n.ints("strides")), front, back, c.outShape(0), c.outId(0)));
+  if (allOnes(n.ints("dilations")))
+    c.setOut(0, c.sink().MaxPool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+                                 u32s(n.ints("strides")), front, back, c.outShape(0), c.outId(0)));
+  else
+    c.setOut(0, c.sink().ExtMaxPool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+                                    u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
+                                    c.outShape(0), c.outId(0)));
+}
+
+void lowerMaxPoolIndices(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().ExtMaxPoolIndices(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+                                         u32s(n.ints("strides")), u32s(n.ints("dilations")), front,
+                                         back, {n.i("storage_order") != 0}, c.outShape(0),
+                                         c.outId(0)));
 }
 
 void lowerAveragePool(LowerCtx &c) {
@@ -155,6 +397,14 @@ void lowerAveragePool(LowerCtx &c) {
   c.setOut(0, c.sink().AveragePool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
                                    u32s(n.ints("strides")), front, back,
                                    {n.i("count_include_pad") != 0}, c.outShape(0), c.outId(0)));
+}
+
+void lowerLpPool(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().ExtLpPool(c.in(0), ODLA_CHANNELS_FIRST, static_cast<float>(n.f("p")),
+                                 u32s(n.ints("kernel_shape")), u32s(n.ints("strides")), front, back,
+                                 c.outShape(0), c.outId(0)));
 }
 
 void lowerBatchNorm(LowerCtx &c) {
@@ -177,49 +427,148 @@ void lowerMatMul(LowerCtx &c) {
     c.setOut(0, c.sink().Gemm(c.in(0), {false}, c.in(1), {false}, 1.0f, 0.0f, lower::Val{},
                               c.outShape(0), c.outId(0)));
   else
-    c.setOut(0, c.sink().BatchMatMul(c.in(0), {false}, c.in(1), {false}, c.outShape(0), c.outId(0)));
+    c.setOut(0,
+             c.sink().BatchMatMul(c.in(0), {false}, c.in(1), {false}, c.outShape(0), c.outId(0)));
 }
 
-using Ints = std::vector<int64_t>;
+void lowerEinsum(LowerCtx &c) {
+  c.setOut(0, c.sink().Einsum(c.ins(), {c.node().s("equation")}, c.outShape(0), c.outId(0)));
+}
+
+void lowerDet(LowerCtx &c) { c.setOut(0, c.sink().Det(c.in(0), c.outShape(0), c.outId(0))); }
+
 const AttrDef kStrides{"strides", AttrKind::Ints, std::nullopt};
 const AttrDef kPads{"pads", AttrKind::Ints, std::nullopt};
+const AttrDef kKernelShape{"kernel_shape", AttrKind::Ints, std::nullopt};
+const AttrDef kCeilMode{"ceil_mode", AttrKind::Int, AttrValue(int64_t{0})};
+// Empty means 1 along every axis.
+const AttrDef kPoolDilations{"dilations", AttrKind::Ints, AttrValue(std::vector<int64_t>{})};
 
 const std::vector<OpDef> kOps = {
     {"Conv",
-     {{"x", OperandDef::Required, kF32}, {"w", OperandDef::Required, kF32},
-      {"b", OperandDef::Optional, kF32}},
+     {{"x", OperandDef::Required, kFloat},
+      {"w", OperandDef::Required, kFloat},
+      {"b", OperandDef::Optional, kFloat}},
      1,
      {{"group", AttrKind::Int, AttrValue(int64_t{1})},
       kStrides,
       {"dilations", AttrKind::Ints, std::nullopt},
       kPads},
-     FusionClass::OutElementwiseFusable, kTraitNone, inferConv, lowerConv},
-    {"MaxPool", {{"x", OperandDef::Required, kF32}}, 1,
-     {{"kernel_shape", AttrKind::Ints, std::nullopt}, kStrides, kPads,
-      {"ceil_mode", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::OutElementwiseFusable, kTraitNone, inferPool, lowerMaxPool},
-    {"AveragePool", {{"x", OperandDef::Required, kF32}}, 1,
-     {{"kernel_shape", AttrKind::Ints, std::nullopt}, kStrides, kPads,
-      {"ceil_mode", AttrKind::Int, AttrValue(int64_t{0})},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferConv,
+     lowerConv},
+    // Kernel [C, M / group, k...] as ONNX has it. Explicit pads only: import resolves auto_pad
+    // and output_shape into pads and output_padding.
+    {"ConvTranspose",
+     {{"x", OperandDef::Required, kFloat},
+      {"w", OperandDef::Required, kFloat},
+      {"b", OperandDef::Optional, kFloat}},
+     1,
+     {{"group", AttrKind::Int, AttrValue(int64_t{1})},
+      kStrides,
+      {"dilations", AttrKind::Ints, std::nullopt},
+      kPads,
+      {"output_padding", AttrKind::Ints, std::nullopt}},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferConvTranspose,
+     lowerConvTranspose},
+    {"MaxPool",
+     {{"x", OperandDef::Required, kFloat | kIntTypes}},
+     1,
+     {kKernelShape, kStrides, kPads, kCeilMode, kPoolDilations},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferPool,
+     lowerMaxPool},
+    // The int64 positions MaxPool with the same attributes takes its maxima from (ONNX
+    // MaxPool's Indices output): flat input positions, column-major spatially with
+    // storage_order 1.
+    {"MaxPoolIndices",
+     {{"x", OperandDef::Required, kFloat | kIntTypes}},
+     1,
+     {kKernelShape,
+      kStrides,
+      kPads,
+      kCeilMode,
+      kPoolDilations,
+      {"storage_order", AttrKind::Int, AttrValue(int64_t{0})}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferMaxPoolIndices,
+     lowerMaxPoolIndices},
+    {"AveragePool",
+     {{"x", OperandDef::Required, kFloat}},
+     1,
+     {kKernelShape,
+      kStrides,
+      kPads,
+      kCeilMode,
       {"count_include_pad", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::OutElementwiseFusable, kTraitNone, inferPool, lowerAveragePool},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferPool,
+     lowerAveragePool},
+    // (sum over the window of |x|^p)^(1/p).
+    {"LpPool",
+     {{"x", OperandDef::Required, kFloat}},
+     1,
+     {kKernelShape, kStrides, kPads, {"p", AttrKind::Float, AttrValue(2.0)}},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferLpPool,
+     lowerLpPool},
+    // The statistics may have another float type than x (ONNX opset 15).
     {"BatchNormalization",
-     {{"x", OperandDef::Required, kF32}, {"scale", OperandDef::Required, kF32},
-      {"bias", OperandDef::Required, kF32}, {"mean", OperandDef::Required, kF32},
-      {"var", OperandDef::Required, kF32}},
-     1, {{"epsilon", AttrKind::Float, AttrValue(1e-5)}}, FusionClass::Broadcast, kTraitNone,
-     inferBatchNorm, lowerBatchNorm},
+     {{"x", OperandDef::Required, kFloat},
+      {"scale", OperandDef::Required, kFloat},
+      {"bias", OperandDef::Required, kFloat},
+      {"mean", OperandDef::Required, kFloat},
+      {"var", OperandDef::Required, kFloat}},
+     1,
+     {{"epsilon", AttrKind::Float, AttrValue(1e-5)}},
+     FusionClass::Broadcast,
+     kTraitNone,
+     inferBatchNorm,
+     lowerBatchNorm},
     {"Gemm",
-     {{"a", OperandDef::Required, kF32}, {"b", OperandDef::Required, kF32},
-      {"c", OperandDef::Optional, kF32}},
+     {{"a", OperandDef::Required, kMatrix},
+      {"b", OperandDef::Required, kMatrix},
+      {"c", OperandDef::Optional, kMatrix}},
      1,
      {{"transA", AttrKind::Int, AttrValue(int64_t{0})},
       {"transB", AttrKind::Int, AttrValue(int64_t{0})},
       {"alpha", AttrKind::Float, AttrValue(1.0)},
       {"beta", AttrKind::Float, AttrValue(1.0)}},
-     FusionClass::OutElementwiseFusable, kTraitNone, inferGemm, lowerGemm},
-    {"MatMul", {{"a", OperandDef::Required, kF32}, {"b", OperandDef::Required, kF32}}, 1, {},
-     FusionClass::OutElementwiseFusable, kTraitNone, inferMatMul, lowerMatMul},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferGemm,
+     lowerGemm},
+    {"MatMul",
+     {{"a", OperandDef::Required, kMatrix}, {"b", OperandDef::Required, kMatrix}},
+     1,
+     {},
+     FusionClass::OutElementwiseFusable,
+     kTraitNone,
+     inferMatMul,
+     lowerMatMul},
+    {"Einsum",
+     {{"inputs", OperandDef::Variadic, kMatrix}},
+     1,
+     {{"equation", AttrKind::String, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferEinsum,
+     lowerEinsum},
+    {"Det",
+     {{"x", OperandDef::Required, kFloat}},
+     1,
+     {},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferDet,
+     lowerDet},
 };
 
 } // namespace

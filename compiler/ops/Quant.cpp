@@ -1,11 +1,115 @@
-// Quantization ops: quantize, dequantize and the integer and quantized-linear products.
+// Quantization ops: Quantize and Dequantize (linear, per tensor or per axis). The integer and
+// quantized-linear products (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv) have no
+// op of their own: the frontend decomposes them into Dequantize to float64 (exact integers),
+// a float64 MatMul or Conv, and a requantizing Quantize (frontend/rules/Quant.cpp).
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 
 namespace odlac {
 namespace {
 
-const std::vector<OpDef> kOps = {};
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Element types the reference backend quantizes to and dequantizes from.
+constexpr DTypeMask kQuantTypes = maskOf(DType::I8) | maskOf(DType::U8) | maskOf(DType::I16) |
+                                  maskOf(DType::U16) | maskOf(DType::I32) | maskOf(DType::U32);
+constexpr DTypeMask kQuantizeInputs = kFloatTypes | kQuantTypes;
+
+// The result type named by the "to" attribute (an IR type name such as "u8").
+Expected<DType> targetType(const InferCtx &c, DTypeMask allowed) {
+  const std::string &to = c.node().s("to");
+  auto t = dtypeFromName(to);
+  if (!t || !(allowed & maskOf(*t)))
+    return c.fail("attribute to='" + to + "' is not a supported result type");
+  return *t;
+}
+
+// scale and zero_point each hold one element (per tensor) or dims[axis] elements along `axis`
+// (per axis); a zero point, when present, has the result's (Quantize) or input's (Dequantize)
+// element type.
+Status checkQuantParams(InferCtx &c, DType zeroPointType) {
+  const TensorType &x = c.in(0);
+  int64_t axis = c.i("axis");
+  for (int i = 1; i <= 2; ++i) {
+    if (!c.hasInput(i))
+      continue;
+    const TensorType &p = c.in(i);
+    const char *what = i == 1 ? "scale" : "zero point";
+    if (p.numElements() == 1)
+      continue;
+    if (axis < 0 || axis >= x.rank())
+      return c.fail(std::string("per-axis ") + what + " " + toString(p) + " needs axis in [0, " +
+                    str(x.rank()) + "), got " + str(axis));
+    if (p.rank() != 1 || p.dims[0] != x.dims[axis])
+      return c.fail(std::string(what) + " " + toString(p) + " must hold 1 element or " +
+                    str(x.dims[axis]) + " (input " + toString(x) + " along axis " + str(axis) +
+                    ")");
+  }
+  if (c.hasInput(2) && c.in(2).dtype != zeroPointType)
+    return c.fail("zero point element type " + std::string(dtypeName(c.in(2).dtype)) +
+                  " differs from " + dtypeName(zeroPointType));
+  return Status::ok();
+}
+
+Status inferQuantize(InferCtx &c) {
+  auto to = targetType(c, kQuantTypes);
+  if (!to)
+    return to.takeStatus();
+  if (Status s = checkQuantParams(c, *to))
+    return s;
+  c.setOut(0, TensorType{*to, c.in(0).dims});
+  return Status::ok();
+}
+
+Status inferDequantize(InferCtx &c) {
+  auto to = targetType(c, kFloatTypes);
+  if (!to)
+    return to.takeStatus();
+  if (Status s = checkQuantParams(c, c.in(0).dtype))
+    return s;
+  c.setOut(0, TensorType{*to, c.in(0).dims});
+  return Status::ok();
+}
+
+void lowerQuantize(LowerCtx &c) {
+  const Node &n = c.node();
+  c.setOut(0, c.sink().Quantize(c.in(0), c.in(1), c.in(2), static_cast<odla_int32>(n.i("axis")),
+                                odlaType(n.output(0)->dtype()), c.outId(0)));
+}
+
+void lowerDequantize(LowerCtx &c) {
+  const Node &n = c.node();
+  c.setOut(0, c.sink().Dequantize(c.in(0), c.in(1), c.in(2), static_cast<odla_int32>(n.i("axis")),
+                                  odlaType(n.output(0)->dtype()), c.outId(0)));
+}
+
+const std::vector<AttrDef> kQuantAttrs = {{"axis", AttrKind::Int, AttrValue(int64_t{0})},
+                                          {"to", AttrKind::String, std::nullopt}};
+
+// Quantize: y = saturate(round_half_even(x / scale) + zero_point), zero_point 0 when absent.
+// Dequantize: y = (x - zero_point) * scale.
+const std::vector<OpDef> kOps = {
+    {"Quantize",
+     {{"x", OperandDef::Required, kQuantizeInputs},
+      {"scale", OperandDef::Required, kFloatTypes},
+      {"zero_point", OperandDef::Optional, kQuantTypes}},
+     1,
+     kQuantAttrs,
+     FusionClass::Broadcast,
+     kTraitNone,
+     inferQuantize,
+     lowerQuantize},
+    {"Dequantize",
+     {{"x", OperandDef::Required, kQuantTypes},
+      {"scale", OperandDef::Required, kFloatTypes},
+      {"zero_point", OperandDef::Optional, kQuantTypes}},
+     1,
+     kQuantAttrs,
+     FusionClass::Broadcast,
+     kTraitNone,
+     inferDequantize,
+     lowerDequantize},
+};
 
 } // namespace
 

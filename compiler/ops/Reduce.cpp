@@ -1,4 +1,5 @@
-// Reductions over a set of axes, and the normalizations along an axis (softmax family).
+// Reductions over a set of axes, index reductions (ArgMax/ArgMin), the normalizations along an
+// axis (softmax family) and the running sum (CumSum).
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 
@@ -7,15 +8,16 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// axes are normalized at import: non-negative, strictly increasing, non-empty.
+// Reductions: `axes` lists the reduced axes, normalized at import (non-negative, strictly
+// increasing). An empty list reduces nothing: the op applies to each element alone (ReduceL1
+// gives |x|), which is also how a scalar reduces. ONNX's "no axes means all axes" and
+// noop_with_empty_axes are resolved at import.
 Status inferReduce(InferCtx &c) {
   const Dims &x = c.in(0).dims;
   const auto &axes = c.ints("axes");
-  if (axes.empty())
-    return c.fail("needs at least one axis");
   for (size_t i = 0; i < axes.size(); ++i)
     if (axes[i] < 0 || axes[i] >= c.in(0).rank() || (i > 0 && axes[i] <= axes[i - 1]))
-      return c.fail("axes must be distinct, sorted and in [0, " + std::to_string(x.size()) + ")");
+      return c.fail("axes must be distinct, sorted and in [0, " + str(c.in(0).rank()) + ")");
   bool keep = c.i("keepdims") != 0;
   Dims out;
   for (int64_t d = 0, k = 0; d < c.in(0).rank(); ++d) {
@@ -30,7 +32,49 @@ Status inferReduce(InferCtx &c) {
   return Status::ok();
 }
 
-Status inferSoftmax(InferCtx &c) {
+// ReduceSum with axes known only at run time: the result shape is the one ONNX's shape
+// inference declared (attribute `shape`); the backend checks the axes against it when it runs.
+Status inferReduceSumDynamic(InferCtx &c) {
+  const Dims &x = c.in(0).dims;
+  const auto &shape = c.ints("shape");
+  bool keep = c.i("keepdims") != 0;
+  if (c.in(1).rank() > 1)
+    return c.fail("axes must be 1-D, got " + toString(c.in(1)));
+  bool fits = keep ? shape.size() == x.size() : shape.size() <= x.size();
+  for (size_t d = 0; fits && keep && d < x.size(); ++d)
+    fits = shape[d] == 1 || shape[d] == x[d];
+  if (!fits)
+    return c.fail("declared result " + dimsToString(shape) + " is no reduction of " +
+                  dimsToString(x) + " with keepdims=" + str(keep));
+  c.setOut(0, TensorType{c.in(0).dtype, shape});
+  return Status::ok();
+}
+
+// ArgMax/ArgMin: axis normalized at import; the result holds int64 indices.
+Status inferArg(InferCtx &c) {
+  const Dims &x = c.in(0).dims;
+  int64_t axis = c.i("axis");
+  if (axis < 0 || axis >= c.in(0).rank())
+    return c.fail("axis " + str(axis) + " out of range for rank " + str(c.in(0).rank()));
+  int64_t others = 1;
+  for (int64_t d = 0; d < c.in(0).rank(); ++d)
+    others *= d == axis ? 1 : x[d];
+  if (x[axis] == 0 && others > 0)
+    return c.fail("axis " + str(axis) + " of " + dimsToString(x) +
+                  " has extent 0: there is no element to pick");
+  Dims out;
+  for (int64_t d = 0; d < c.in(0).rank(); ++d)
+    if (d != axis)
+      out.push_back(x[d]);
+    else if (c.i("keepdims") != 0)
+      out.push_back(1);
+  c.setOut(0, TensorType{DType::I64, out});
+  return Status::ok();
+}
+
+// Softmax, LogSoftmax, Hardmax: along one axis (opset-13 semantics; older opsets are reshaped
+// at import), normalized at import.
+Status inferAlongAxis(InferCtx &c) {
   int64_t axis = c.i("axis");
   if (axis < 0 || axis >= c.in(0).rank())
     return c.fail("axis " + str(axis) + " out of range for rank " + str(c.in(0).rank()));
@@ -38,21 +82,134 @@ Status inferSoftmax(InferCtx &c) {
   return Status::ok();
 }
 
+// CumSum: the axis is an operand (ODLA reads it at run time), one integer element.
+Status inferCumSum(InferCtx &c) {
+  if (c.in(0).rank() == 0)
+    return c.fail("input must have rank >= 1");
+  if (c.in(1).numElements() != 1 || c.in(1).rank() > 1)
+    return c.fail("axis must hold one element, got " + toString(c.in(1)));
+  c.setOut(0, c.in(0));
+  return Status::ok();
+}
+
+const std::vector<AttrDef> kReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
+                                           {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}};
+const std::vector<AttrDef> kNormReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
+                                               {"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
+                                               {"epsilon", AttrKind::Float, AttrValue(0.0)}};
+const std::vector<AttrDef> kArgAttrs = {
+    {"axis", AttrKind::Int, std::nullopt},
+    {"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
+    {"select_last_index", AttrKind::Int, AttrValue(int64_t{0})}};
+const std::vector<OperandDef> kNumericX = {{"x", OperandDef::Required, kNumericTypes}};
+const std::vector<OperandDef> kFloatX = {{"x", OperandDef::Required, kFloatTypes}};
+
+lower::Flag flag(const LowerCtx &c, const char *attr) { return {c.node().i(attr) != 0}; }
+
+#define REDUCE(Name)                                                                               \
+  [](LowerCtx &c) {                                                                                \
+    const auto &axes = c.node().ints("axes");                                                      \
+    c.setOut(0, c.sink().Name(c.in(0), axes.size(), u32s(axes), flag(c, "keepdims"),               \
+                              c.outShape(0), c.outId(0)));                                         \
+  }
+#define NORM_REDUCE(Name)                                                                          \
+  [](LowerCtx &c) {                                                                                \
+    const auto &axes = c.node().ints("axes");                                                      \
+    c.setOut(0, c.sink().Name(c.in(0), axes.size(), u32s(axes), flag(c, "keepdims"),               \
+                              static_cast<odla_float32>(c.node().f("epsilon")), c.outShape(0),     \
+                              c.outId(0)));                                                        \
+  }
+#define ALONG_AXIS(Name)                                                                           \
+  [](LowerCtx &c) {                                                                                \
+    c.setOut(0, c.sink().Name(c.in(0), static_cast<odla_int32>(c.node().i("axis")), c.outId(0)));  \
+  }
+#define ARG(Name)                                                                                  \
+  [](LowerCtx &c) {                                                                                \
+    c.setOut(0, c.sink().Name(c.in(0), static_cast<odla_int32>(c.node().i("axis")),                \
+                              flag(c, "keepdims"), flag(c, "select_last_index"),                   \
+                              lower::VType{odlaType(DType::I64), c.outShape(0)}, c.outId(0)));     \
+  }
+
 const std::vector<OpDef> kOps = {
-    {"Softmax", {{"x", OperandDef::Required, maskOf(DType::F32)}}, 1,
-     {{"axis", AttrKind::Int, std::nullopt}}, FusionClass::Opaque, kTraitNone, inferSoftmax,
+    {"ReduceSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceSum)},
+    {"ReduceMean", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceMean)},
+    {"ReduceMax", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceMax)},
+    {"ReduceMin", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceMin)},
+    {"ReduceProd", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceProd)},
+    {"ReduceSumSquare", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceSumSquare)},
+    {"ReduceLogSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceLogSum)},
+    {"ReduceLogSumExp", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     REDUCE(ReduceLogSumExp)},
+    // epsilon: L1 = sum |x| + epsilon, L2 = sqrt(sum x^2 + epsilon); 0 for ONNX.
+    {"ReduceL1", kNumericX, 1, kNormReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     NORM_REDUCE(ReduceL1)},
+    {"ReduceL2", kNumericX, 1, kNormReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
+     NORM_REDUCE(ReduceL2)},
+    {"ReduceSumDynamic",
+     {{"x", OperandDef::Required, kNumericTypes}, {"axes", OperandDef::Required, kIndexTypes}},
+     1,
+     {{"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
+      {"noop_with_empty_axes", AttrKind::Int, AttrValue(int64_t{0})},
+      {"shape", AttrKind::Ints, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferReduceSumDynamic,
      [](LowerCtx &c) {
-       c.setOut(0, c.sink().Softmax(c.in(0), static_cast<odla_int32>(c.node().i("axis")), c.outId(0)));
+       c.setOut(0, c.sink().ExtReduceSumDynamic(c.in(0), c.in(1), flag(c, "keepdims"),
+                                                flag(c, "noop_with_empty_axes"), c.outShape(0),
+                                                c.outId(0)));
      }},
-    {"ReduceMean", {{"x", OperandDef::Required, maskOf(DType::F32)}}, 1,
-     {{"axes", AttrKind::Ints, std::nullopt}, {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}},
-     FusionClass::Reduction, kTraitNone, inferReduce,
+    {"ArgMax", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMax)},
+    {"ArgMin", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMin)},
+    {"Softmax",
+     kFloatX,
+     1,
+     {{"axis", AttrKind::Int, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferAlongAxis,
+     ALONG_AXIS(Softmax)},
+    {"LogSoftmax",
+     kFloatX,
+     1,
+     {{"axis", AttrKind::Int, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferAlongAxis,
+     ALONG_AXIS(LogSoftmax)},
+    {"Hardmax",
+     kFloatX,
+     1,
+     {{"axis", AttrKind::Int, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferAlongAxis,
+     ALONG_AXIS(Hardmax)},
+    {"CumSum",
+     {{"x", OperandDef::Required, kNumericTypes}, {"axis", OperandDef::Required, kIndexTypes}},
+     1,
+     {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},
+      {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferCumSum,
      [](LowerCtx &c) {
-       const auto &axes = c.node().ints("axes");
-       c.setOut(0, c.sink().ReduceMean(c.in(0), axes.size(), u32s(axes),
-                                       {c.node().i("keepdims") != 0}, c.outShape(0), c.outId(0)));
+       c.setOut(0, c.sink().CumSum(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
+                                   c.outId(0)));
      }},
 };
+
+#undef REDUCE
+#undef NORM_REDUCE
+#undef ALONG_AXIS
+#undef ARG
 
 } // namespace
 

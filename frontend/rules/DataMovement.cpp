@@ -1,14 +1,34 @@
-// Import rules for ONNX ops that move data: Concat, Reshape, Flatten, Squeeze, Unsqueeze,
-// Transpose, Pad. Shape-changing ops become IR Reshape with a resolved target shape.
+// Import rules for ONNX ops that move data: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+// Concat, Split, Slice, Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Compress and
+// ReverseSequence. The generators (Shape, Size, Range, ConstantOfShape, EyeLike, Trilu) are
+// in ShapeGenerators.cpp.
+//
+// Parameters that shape the result (shapes, axes, pads, repeats, starts...) are read at
+// compile time when they are constants or computed only from constants. When they are tensors
+// known only at run time, the result shape comes from ONNX's shape facts (ctx.declaredType):
+// shape-only ops (Reshape, Squeeze, Unsqueeze, Expand, Split) then lower statically to that
+// shape, and ops whose data placement depends on the parameters (Slice, Pad, Tile, Compress)
+// use an op that reads them at run time and checks them against the planned shape.
 #include "Rules.h"
 
+#include "lower/Evaluate.h"
+#include "ops/InferUtil.h"
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <set>
 
 namespace odlac {
+
+const std::vector<ImportRule> &shapeGeneratorRules(); // ShapeGenerators.cpp
+
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
+
+// odla_Concat joins at most this many inputs (ODLA_MAX_OUTPUTS).
+constexpr size_t kMaxConcatInputs = 64;
 
 Status finish(ImportCtx &ctx, Expected<Value *> out) {
   if (!out)
@@ -17,34 +37,30 @@ Status finish(ImportCtx &ctx, Expected<Value *> out) {
   return Status::ok();
 }
 
-Status importConcat(ImportCtx &ctx) {
-  if (ctx.numInputs() == 0)
-    return ctx.fail("needs at least one input");
-  int64_t rank = ctx.input(0)->type().rank();
-  if (!ctx.hasAttr("axis") && ctx.opset() >= 4)
-    return ctx.fail("attribute 'axis' is required");
-  auto axis = normalizeAxis(ctx.attrInt("axis", 1), rank, "axis");
-  if (!axis)
-    return axis.takeStatus();
-  std::vector<Value *> ins;
-  for (int i = 0; i < ctx.numInputs(); ++i)
-    ins.push_back(ctx.input(i));
-  return finish(ctx, ctx.emit("Concat", ins, {{"axis", *axis}}));
+bool isConstant(const ImportCtx &ctx, int i) {
+  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
 }
 
-Status importReshape(ImportCtx &ctx) {
-  Value *x = ctx.input(0);
-  std::vector<int64_t> shape;
-  if (ctx.opset() < 5) {
-    shape = ctx.attrInts("shape");
-  } else {
-    auto s = ctx.constInts(1, "shape");
-    if (!s)
-      return s.takeStatus();
-    shape = *s;
-  }
-  bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+// The static result shape ONNX's shape facts give output `i`, for an op whose result shape
+// depends on a parameter that is known only at run time.
+Expected<Dims> plannedDims(const ImportCtx &ctx, int i, const char *param, int input) {
+  if (auto t = ctx.declaredType(i))
+    return t->dims;
+  return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
+                  "') is known only at run time and ONNX's shape " +
+                  "inference gives no static shape for output '" + ctx.outputName(i) +
+                  "'; pin the inputs it depends on with --input-shape or make it a constant");
+}
+
+// A copy of `x` named after the ONNX output: for decompositions that end up with no work.
+Expected<Value *> passThrough(ImportCtx &ctx, Value *x) { return ctx.emit("Identity", {x}); }
+
+// ---- Reshape family ------------------------------------------------------------------------
+
+// Resolves ONNX Reshape's 0 (copy the input dim, unless allowzero) and -1 (infer).
+Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, bool allowZero) {
   int64_t known = 1, inferAt = -1;
+  bool hasZero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
       if (i >= x->dims().size())
@@ -52,6 +68,7 @@ Status importReshape(ImportCtx &ctx) {
                         " (0), which input " + toString(x->type()) + " lacks");
       shape[i] = x->dims()[i];
     }
+    hasZero |= shape[i] == 0;
     if (shape[i] == -1) {
       if (inferAt >= 0)
         return ctx.fail("shape " + dimsToString(shape) + " has more than one -1");
@@ -63,12 +80,36 @@ Status importReshape(ImportCtx &ctx) {
     known *= shape[i];
   }
   if (inferAt >= 0) {
+    if (allowZero && hasZero)
+      return ctx.fail("shape " + dimsToString(shape) + " has both -1 and 0 with allowzero=1");
     if (known == 0 || x->type().numElements() % known != 0)
       return ctx.fail("cannot infer the -1 in " + dimsToString(shape) + " for input " +
                       toString(x->type()));
     shape[inferAt] = x->type().numElements() / known;
   }
-  return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", shape}}));
+  return shape;
+}
+
+Status importReshape(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  Dims shape;
+  if (ctx.opset() < 5) {
+    shape = ctx.attrInts("shape");
+  } else if (!isConstant(ctx, 1)) {
+    auto planned = plannedDims(ctx, 0, "shape", 1);
+    if (!planned)
+      return planned.takeStatus();
+    return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
+  } else {
+    auto s = ctx.constInts(1, "shape");
+    if (!s)
+      return s.takeStatus();
+    shape = *s;
+  }
+  auto resolved = resolveReshape(ctx, x, shape, ctx.attrInt("allowzero", 0) != 0);
+  if (!resolved)
+    return resolved.takeStatus();
+  return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *resolved}}));
 }
 
 Status importFlatten(ImportCtx &ctx) {
@@ -86,13 +127,19 @@ Status importFlatten(ImportCtx &ctx) {
   return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", Dims{rows, cols}}}));
 }
 
-// Reads the axes of Squeeze/Unsqueeze: an attribute before opset 13, an input after.
-Expected<std::vector<int64_t>> readAxes(ImportCtx &ctx) {
+// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input after; nullopt when
+// the input is known only at run time.
+Expected<std::optional<std::vector<int64_t>>> readAxes(ImportCtx &ctx) {
   if (ctx.opset() < 13)
-    return ctx.attrInts("axes");
+    return std::optional<std::vector<int64_t>>(ctx.attrInts("axes"));
   if (!ctx.hasInput(1))
-    return std::vector<int64_t>{};
-  return ctx.constInts(1, "axes");
+    return std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  if (!isConstant(ctx, 1))
+    return std::optional<std::vector<int64_t>>();
+  auto axes = ctx.constInts(1, "axes");
+  if (!axes)
+    return axes.takeStatus();
+  return std::optional<std::vector<int64_t>>(*axes);
 }
 
 Status importSqueeze(ImportCtx &ctx) {
@@ -100,8 +147,14 @@ Status importSqueeze(ImportCtx &ctx) {
   auto axes = readAxes(ctx);
   if (!axes)
     return axes.takeStatus();
+  if (!*axes) {
+    auto planned = plannedDims(ctx, 0, "axes", 1);
+    if (!planned)
+      return planned.takeStatus();
+    return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
+  }
   std::set<int64_t> drop;
-  for (int64_t a : *axes) {
+  for (int64_t a : **axes) {
     auto n = normalizeAxis(a, x->type().rank(), "axis");
     if (!n)
       return n.takeStatus();
@@ -112,7 +165,7 @@ Status importSqueeze(ImportCtx &ctx) {
   }
   Dims out;
   for (int64_t d = 0; d < x->type().rank(); ++d)
-    if (axes->empty() ? x->dims()[d] != 1 : !drop.count(d))
+    if ((*axes)->empty() ? x->dims()[d] != 1 : !drop.count(d))
       out.push_back(x->dims()[d]);
   return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", out}}));
 }
@@ -122,9 +175,17 @@ Status importUnsqueeze(ImportCtx &ctx) {
   auto axes = readAxes(ctx);
   if (!axes)
     return axes.takeStatus();
-  int64_t outRank = x->type().rank() + static_cast<int64_t>(axes->size());
+  if (!*axes) {
+    auto planned = plannedDims(ctx, 0, "axes", 1);
+    if (!planned)
+      return planned.takeStatus();
+    return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
+  }
+  if ((*axes)->empty())
+    return ctx.fail("axes is empty");
+  int64_t outRank = x->type().rank() + static_cast<int64_t>((*axes)->size());
   std::set<int64_t> add;
-  for (int64_t a : *axes) {
+  for (int64_t a : **axes) {
     auto n = normalizeAxis(a, outRank, "axis");
     if (!n)
       return n.takeStatus();
@@ -142,38 +203,570 @@ Status importTranspose(ImportCtx &ctx) {
   std::vector<int64_t> reversed;
   for (int64_t d = rank - 1; d >= 0; --d)
     reversed.push_back(d);
-  return finish(ctx, ctx.emit("Transpose", {ctx.input(0)}, {{"perm", ctx.attrInts("perm", reversed)}}));
+  return finish(ctx,
+                ctx.emit("Transpose", {ctx.input(0)}, {{"perm", ctx.attrInts("perm", reversed)}}));
+}
+
+// ---- Concat and Split ------------------------------------------------------------------
+
+Status importConcat(ImportCtx &ctx) {
+  if (ctx.numInputs() == 0)
+    return ctx.fail("needs at least one input");
+  int64_t rank = ctx.input(0)->type().rank();
+  if (!ctx.hasAttr("axis") && ctx.opset() >= 4)
+    return ctx.fail("attribute 'axis' is required");
+  auto axis = normalizeAxis(ctx.attrInt("axis", 1), rank, "axis");
+  if (!axis)
+    return axis.takeStatus();
+  std::vector<Value *> ins;
+  for (int i = 0; i < ctx.numInputs(); ++i)
+    ins.push_back(ctx.input(i));
+  // Longer lists are joined in groups first.
+  for (int round = 0; ins.size() > kMaxConcatInputs; ++round) {
+    std::vector<Value *> joined;
+    for (size_t i = 0; i < ins.size(); i += kMaxConcatInputs) {
+      std::vector<Value *> group(ins.begin() + i,
+                                 ins.begin() + std::min(ins.size(), i + kMaxConcatInputs));
+      auto v = ctx.emit("Concat", group, {{"axis", *axis}},
+                        ctx.tempName("concat" + str(round) + "_" + str(i / kMaxConcatInputs)));
+      if (!v)
+        return v.takeStatus();
+      joined.push_back(*v);
+    }
+    ins = joined;
+  }
+  return finish(ctx, ctx.emit("Concat", ins, {{"axis", *axis}}));
+}
+
+// A Slice of `x` along one axis (normalized parameters, see the Slice row).
+Expected<Value *> sliceAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t start, int64_t end,
+                            int64_t step, const std::string &name) {
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> starts(rank, 0), ends(x->dims()), steps(rank, 1);
+  starts[axis] = start;
+  ends[axis] = end;
+  steps[axis] = step;
+  return ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, name);
+}
+
+Status importSplit(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  auto axis = normalizeAxis(ctx.attrInt("axis", 0), x->type().rank(), "axis");
+  if (!axis)
+    return axis.takeStatus();
+  int64_t n = x->dims()[*axis], outputs = ctx.numOutputs();
+  std::vector<int64_t> sizes;
+  if (ctx.opset() < 13 && ctx.hasAttr("split")) {
+    sizes = ctx.attrInts("split");
+  } else if (ctx.opset() >= 13 && ctx.hasInput(1) && isConstant(ctx, 1)) {
+    auto s = ctx.constInts(1, "split");
+    if (!s)
+      return s.takeStatus();
+    sizes = *s;
+  } else if (ctx.opset() >= 13 && ctx.hasInput(1)) {
+    // Sizes known only at run time: ONNX's shape facts give each output's extent.
+    int64_t unknownAt = -1, rest = n;
+    for (int64_t i = 0; i < outputs; ++i) {
+      auto t = ctx.wantsOutput(i) ? ctx.declaredType(i) : std::nullopt;
+      if (t && t->rank() == x->type().rank()) {
+        sizes.push_back(t->dims[*axis]);
+        rest -= t->dims[*axis];
+      } else if (unknownAt < 0) {
+        unknownAt = i;
+        sizes.push_back(0);
+      } else {
+        return plannedDims(ctx, static_cast<int>(i), "split", 1).takeStatus();
+      }
+    }
+    if (unknownAt >= 0)
+      sizes[unknownAt] = rest;
+  } else if (ctx.hasAttr("num_outputs")) { // opset 18: the last chunk may be smaller
+    int64_t k = ctx.attrInt("num_outputs", 0);
+    if (k != outputs || k < 1)
+      return ctx.fail("num_outputs " + str(k) + " differs from the " + str(outputs) + " outputs");
+    int64_t chunk = (n + k - 1) / k;
+    for (int64_t i = 0; i < k; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, n - i * chunk)));
+  } else {
+    if (outputs < 1 || n % outputs != 0)
+      return ctx.fail("axis " + str(*axis) + " of " + toString(x->type()) +
+                      " does not split into " + str(outputs) + " equal parts");
+    sizes.assign(outputs, n / outputs);
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      return ctx.fail("split " + dimsToString(sizes) + " has a negative size");
+    total += s;
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs || total != n)
+    return ctx.fail("split " + dimsToString(sizes) + " does not divide axis " + str(*axis) + " (" +
+                    str(n) + ") into the " + str(outputs) + " outputs");
+  int64_t offset = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    int64_t begin = offset;
+    offset += sizes[i];
+    if (!ctx.wantsOutput(static_cast<int>(i)))
+      continue;
+    auto part = sliceAxis(ctx, x, *axis, begin, offset, 1, ctx.outputName(static_cast<int>(i)));
+    if (!part)
+      return part.takeStatus();
+    ctx.setOutput(static_cast<int>(i), *part);
+  }
+  return Status::ok();
+}
+
+// ---- Slice ------------------------------------------------------------------------------
+
+struct AxisSlice {
+  int64_t start, end, step;
+};
+
+// ONNX Slice's rules for one axis of extent n, as numpy applies them (which is what ONNX's
+// reference and test data do): negative indices count from the end, then indices are clamped
+// to [0, n] for a positive step and to [-1, n - 1] for a negative one.
+AxisSlice normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t n) {
+  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
+  auto fix = [&](int64_t v) {
+    if (v < 0)
+      v = v < -n ? -1 : v + n;
+    return std::clamp(v, lo, hi);
+  };
+  // A step longer than the axis takes at most one element, as one of the axis' length would.
+  step = std::clamp(step, -(n + 1), n + 1);
+  return {fix(start), fix(end), step};
+}
+
+Status importSlice(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.attrInts("starts");
+    ends = ctx.attrInts("ends");
+    axes = ctx.attrInts("axes");
+  } else {
+    const char *names[] = {"starts", "ends", "axes", "steps"};
+    int dynamic = 0; // the first parameter known only at run time
+    for (int i = 1; i <= 4 && !dynamic; ++i)
+      if (ctx.hasInput(i) && !isConstant(ctx, i))
+        dynamic = i;
+    if (dynamic) {
+      auto planned = plannedDims(ctx, 0, names[dynamic - 1], dynamic);
+      if (!planned)
+        return planned.takeStatus();
+      return finish(ctx, ctx.emit("SliceDynamic",
+                                  {x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+                                  {{"shape", *planned}}));
+    }
+    std::vector<int64_t> *dst[] = {&starts, &ends, &axes, &steps};
+    for (int i = 1; i <= 4; ++i) {
+      if (!ctx.hasInput(i))
+        continue;
+      auto v = ctx.constInts(i, names[i - 1]);
+      if (!v)
+        return v.takeStatus();
+      *dst[i - 1] = *v;
+    }
+  }
+  if (axes.empty() && !(ctx.opset() >= 10 && ctx.hasInput(3)))
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty() && !(ctx.opset() >= 10 && ctx.hasInput(4)))
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return ctx.fail("starts " + dimsToString(starts) + ", ends " + dimsToString(ends) + ", axes " +
+                    dimsToString(axes) + " and steps " + dimsToString(steps) + " differ in length");
+  std::vector<int64_t> b(rank, 0), e(x->dims()), s(rank, 1);
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    auto a = normalizeAxis(axes[i], rank, "axis");
+    if (!a)
+      return a.takeStatus();
+    if (!seen.insert(*a).second)
+      return ctx.fail("axes " + dimsToString(axes) + " repeats axis " + str(*a));
+    if (steps[i] == 0)
+      return ctx.fail("steps " + dimsToString(steps) + " has a 0");
+    AxisSlice n = normalizeSlice(starts[i], ends[i], steps[i], x->dims()[*a]);
+    b[*a] = n.start;
+    e[*a] = n.end;
+    s[*a] = n.step;
+  }
+  return finish(ctx, ctx.emit("Slice", {x}, {{"starts", b}, {"ends", e}, {"steps", s}}));
+}
+
+// ---- Pad --------------------------------------------------------------------------------
+
+// `count` elements of `dtype` equal to `value` (a double, converted as a C cast would, with
+// float16/bfloat16 rounded to nearest even).
+std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count) {
+  unsigned size = dtypeBytes(dtype);
+  unsigned char one[8] = {0};
+  auto put = [&](auto v) { std::memcpy(one, &v, sizeof v); };
+  auto toHalfBits = [](float f, bool bf16) -> uint16_t {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if (bf16) {
+      if ((x & 0x7fffffffu) > 0x7f800000u)
+        return static_cast<uint16_t>((x >> 16) | 0x40);
+      return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    }
+    uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+    if (((x >> 23) & 0xff) == 0xff)
+      return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+    if (exp >= 0x1f)
+      return static_cast<uint16_t>(sign | 0x7c00);
+    if (exp <= 0) {
+      if (exp < -10)
+        return static_cast<uint16_t>(sign);
+      mant |= 0x800000;
+      uint32_t shift = static_cast<uint32_t>(14 - exp), r = mant >> shift;
+      uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+      if (rest > halfway || (rest == halfway && (r & 1)))
+        ++r;
+      return static_cast<uint16_t>(sign | r);
+    }
+    uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13), rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+      ++h;
+    return static_cast<uint16_t>(h);
+  };
+  switch (dtype) {
+  case DType::F32: put(static_cast<float>(value)); break;
+  case DType::F64: put(value); break;
+  case DType::F16: put(toHalfBits(static_cast<float>(value), false)); break;
+  case DType::BF16: put(toHalfBits(static_cast<float>(value), true)); break;
+  case DType::I8: put(static_cast<int8_t>(value)); break;
+  case DType::I16: put(static_cast<int16_t>(value)); break;
+  case DType::I32: put(static_cast<int32_t>(value)); break;
+  case DType::I64: put(static_cast<int64_t>(value)); break;
+  case DType::U8: put(static_cast<uint8_t>(value)); break;
+  case DType::U16: put(static_cast<uint16_t>(value)); break;
+  case DType::U32: put(static_cast<uint32_t>(value)); break;
+  case DType::U64: put(static_cast<uint64_t>(value)); break;
+  case DType::Bool: put(static_cast<uint8_t>(value != 0)); break;
+  }
+  std::vector<unsigned char> out(static_cast<size_t>(count) * size);
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(out.data() + i * size, one, size);
+  return out;
+}
+
+// Pads `x` along `axis` by `front` and `back` (non-negative) elements in `mode`, with a
+// constant of `value` (one element's bytes) in constant mode, by joining pieces with Concat.
+Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front, int64_t back,
+                          const std::string &mode, const std::vector<unsigned char> &value,
+                          const std::string &name) {
+  int64_t n = x->dims()[axis];
+  std::string tag = name.empty() ? ctx.outputName(0) : name;
+  auto piece = [&](int64_t count, bool atFront) -> Expected<Value *> {
+    Dims dims = x->dims();
+    dims[axis] = count;
+    std::string pieceName = tag + (atFront ? "/front" : "/back");
+    if (mode == "constant") {
+      TensorType t{x->dtype(), dims};
+      std::vector<unsigned char> bytes;
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        bytes.insert(bytes.end(), value.begin(), value.end());
+      return ctx.constant(pieceName, t, bytes.data());
+    }
+    if (mode == "edge") {
+      auto edge =
+          sliceAxis(ctx, x, axis, atFront ? 0 : n - 1, atFront ? 1 : n, 1, pieceName + "/edge");
+      if (!edge)
+        return edge;
+      return ctx.emit("Broadcast", {*edge}, {{"shape", dims}}, pieceName);
+    }
+    // reflect: x[count], ..., x[1] in front; x[n - 2], ..., x[n - 1 - count] at the back.
+    return atFront ? sliceAxis(ctx, x, axis, count, 0, -1, pieceName)
+                   : sliceAxis(ctx, x, axis, n - 2, n - 2 - count, -1, pieceName);
+  };
+  if (mode == "reflect" && (front >= n || back >= n))
+    return ctx.fail("reflect pads " + str(front) + " and " + str(back) + " of axis " + str(axis) +
+                    " must be smaller than its extent " + str(n));
+  if (mode == "edge" && n == 0)
+    return ctx.fail("edge padding of axis " + str(axis) + ", which is empty");
+  std::vector<Value *> parts;
+  if (front > 0) {
+    auto p = piece(front, true);
+    if (!p)
+      return p;
+    parts.push_back(*p);
+  }
+  parts.push_back(x);
+  if (back > 0) {
+    auto p = piece(back, false);
+    if (!p)
+      return p;
+    parts.push_back(*p);
+  }
+  return ctx.emit("Concat", parts, {{"axis", axis}}, name);
 }
 
 Status importPad(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
   std::string mode = ctx.attrString("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return ctx.fail("attribute mode='" + mode + "' is not supported (constant, reflect, edge)");
   std::vector<int64_t> pads;
-  double value = 0;
+  std::vector<unsigned char> value(dtypeBytes(x->dtype()), 0);
   if (ctx.opset() < 11) {
     pads = ctx.attrInts(ctx.opset() < 2 ? "paddings" : "pads");
-    value = ctx.attrFloat("value", 0.0);
+    value = filledBytes(x->dtype(), ctx.attrFloat("value", 0.0), 1);
   } else {
+    std::vector<int64_t> axes;
+    if (ctx.hasInput(3)) {
+      auto a = ctx.constInts(3, "axes");
+      if (!a)
+        return a.takeStatus();
+      axes = *a;
+    }
+    bool dynamic = !isConstant(ctx, 1) || (ctx.hasInput(2) && !isConstant(ctx, 2));
+    if (dynamic) {
+      bool allAxes = axes.empty() || static_cast<int64_t>(axes.size()) == rank;
+      for (size_t i = 0; allAxes && i < axes.size(); ++i)
+        allAxes = axes[i] == static_cast<int64_t>(i) || axes[i] == static_cast<int64_t>(i) - rank;
+      if (!allAxes)
+        return ctx.fail("axes " + dimsToString(axes) +
+                        " with pads or constant_value known only "
+                        "at run time is not supported (only all axes in order)");
+      auto planned = plannedDims(ctx, 0, isConstant(ctx, 1) ? "constant_value" : "pads",
+                                 isConstant(ctx, 1) ? 2 : 1);
+      if (!planned)
+        return planned.takeStatus();
+      Value *v = ctx.input(2);
+      if (v && v->type().numElements() != 1)
+        return ctx.fail("constant_value " + toString(v->type()) + " must hold one element");
+      if (v && v->type().rank() != 0) {
+        auto r = ctx.reshape(v, {});
+        if (!r)
+          return r.takeStatus();
+        v = *r;
+      }
+      return finish(ctx, ctx.emit("PadDynamic", {x, ctx.input(1), mode == "constant" ? v : nullptr},
+                                  {{"mode", mode}, {"shape", *planned}}));
+    }
     auto p = ctx.constInts(1, "pads");
     if (!p)
       return p.takeStatus();
     pads = *p;
-    if (ctx.hasInput(2)) {
-      auto v = ctx.constScalar(2, "constant_value");
-      if (!v)
-        return v.takeStatus();
-      value = *v;
+    if (!axes.empty()) { // opset 18: pads cover only these axes
+      if (pads.size() != 2 * axes.size())
+        return ctx.fail("pads " + dimsToString(pads) + " needs two entries per axis of " +
+                        dimsToString(axes));
+      std::vector<int64_t> full(2 * rank, 0);
+      std::set<int64_t> seen;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        auto a = normalizeAxis(axes[i], rank, "axis");
+        if (!a)
+          return a.takeStatus();
+        if (!seen.insert(*a).second)
+          return ctx.fail("axes " + dimsToString(axes) + " repeats axis " + str(*a));
+        full[*a] = pads[i];
+        full[*a + rank] = pads[i + axes.size()];
+      }
+      pads = full;
     }
-    if (ctx.hasInput(3))
-      return ctx.fail("the axes input is not supported");
+    if (ctx.hasInput(2)) {
+      auto c = ctx.constData(2, "constant_value");
+      if (!c)
+        return c.takeStatus();
+      const Value *cv = ctx.input(2);
+      if (cv->dtype() != x->dtype() || cv->type().numElements() != 1)
+        return ctx.fail("constant_value " + toString(cv->type()) + " must be one element of " +
+                        dtypeName(x->dtype()));
+      value.assign((*c)->as<unsigned char>(), (*c)->as<unsigned char>() + value.size());
+    }
   }
-  if (mode != "constant")
-    return ctx.fail("mode='" + mode + "' is not supported (only constant)");
-  if (value != 0)
-    return ctx.fail("constant value " + std::to_string(value) + " is not supported (only 0)");
-  for (int64_t p : pads)
-    if (p < 0)
-      return ctx.fail("negative pads " + dimsToString(pads) + " (cropping) are not supported");
-  return finish(ctx, ctx.emit("Pad", {ctx.input(0)}, {{"pads", pads}}));
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return ctx.fail("pads " + dimsToString(pads) + " needs " + str(2 * rank) +
+                    " entries for input " + toString(x->type()));
+  // Negative pads remove elements: slice them off first.
+  std::vector<int64_t> starts(rank, 0), ends(x->dims()), steps(rank, 1);
+  bool crop = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (pads[d] < 0)
+      starts[d] = std::min(-pads[d], x->dims()[d]);
+    if (pads[d + rank] < 0)
+      ends[d] = std::max(starts[d], x->dims()[d] + pads[d + rank]);
+    crop |= pads[d] < 0 || pads[d + rank] < 0;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (x->dims()[d] + pads[d] + pads[d + rank] < 0)
+      return ctx.fail("pads " + dimsToString(pads) + " remove more than axis " + str(d) + " of " +
+                      toString(x->type()) + " holds");
+  std::vector<int64_t> grow(2 * rank);
+  for (int64_t i = 0; i < 2 * rank; ++i)
+    grow[i] = std::max<int64_t>(0, pads[i]);
+  bool growing = std::any_of(grow.begin(), grow.end(), [](int64_t p) { return p > 0; });
+  if (crop) {
+    auto c = ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                      growing ? ctx.tempName("crop") : "");
+    if (!c || !growing)
+      return finish(ctx, c);
+    x = *c;
+  }
+  if (!growing)
+    return finish(ctx, passThrough(ctx, x));
+  bool zero = std::all_of(value.begin(), value.end(), [](unsigned char b) { return b == 0; });
+  if (mode == "constant" && zero)
+    return finish(ctx, ctx.emit("Pad", {x}, {{"pads", grow}}));
+  int64_t last = rank - 1;
+  while (grow[last] == 0 && grow[last + rank] == 0)
+    --last;
+  for (int64_t d = 0; d <= last; ++d) {
+    if (grow[d] == 0 && grow[d + rank] == 0)
+      continue;
+    auto p = padAxis(ctx, x, d, grow[d], grow[d + rank], mode, value,
+                     d == last ? "" : ctx.tempName("pad" + str(d)));
+    if (!p)
+      return p.takeStatus();
+    x = *p;
+  }
+  ctx.setOutput(0, x);
+  return Status::ok();
+}
+
+// ---- Tile and Expand ----------------------------------------------------------------------
+
+Status importTile(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  if (!isConstant(ctx, 1)) {
+    auto planned = plannedDims(ctx, 0, "repeats", 1);
+    if (!planned)
+      return planned.takeStatus();
+    if (ctx.input(1)->dims() != Dims{x->type().rank()})
+      return ctx.fail("repeats " + toString(ctx.input(1)->type()) +
+                      " needs one entry per axis of " + toString(x->type()));
+    return finish(ctx, ctx.emit("TileDynamic", {x, ctx.input(1)}, {{"shape", *planned}}));
+  }
+  auto repeats = ctx.constInts(1, "repeats");
+  if (!repeats)
+    return repeats.takeStatus();
+  for (int64_t r : *repeats)
+    if (r < 0)
+      return ctx.fail("repeats " + dimsToString(*repeats) + " has a negative entry");
+  return finish(ctx, ctx.emit("Tile", {x}, {{"repeats", *repeats}}));
+}
+
+Status importExpand(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  Dims out;
+  if (!isConstant(ctx, 1)) {
+    auto planned = plannedDims(ctx, 0, "shape", 1);
+    if (!planned)
+      return planned.takeStatus();
+    out = *planned;
+  } else {
+    auto shape = ctx.constInts(1, "shape");
+    if (!shape)
+      return shape.takeStatus();
+    auto dims = broadcastDims(x->dims(), *shape);
+    if (!dims)
+      return ctx.fail("input " + toString(x->type()) + " does not broadcast with shape " +
+                      dimsToString(*shape));
+    out = *dims;
+  }
+  return finish(ctx, ctx.emit("Broadcast", {x}, {{"shape", out}}));
+}
+
+// ---- DepthToSpace and SpaceToDepth: Reshape, Transpose, Reshape ---------------------------
+
+Status reshapeTransposeReshape(ImportCtx &ctx, const Dims &split, const std::vector<int64_t> &perm,
+                               const Dims &out) {
+  auto a = ctx.reshape(ctx.input(0), split, ctx.tempName("split"));
+  if (!a)
+    return a.takeStatus();
+  auto b = ctx.emit("Transpose", {*a}, {{"perm", perm}}, ctx.tempName("permute"));
+  if (!b)
+    return b.takeStatus();
+  return finish(ctx, ctx.emit("Reshape", {*b}, {{"shape", out}}));
+}
+
+Status importDepthToSpace(ImportCtx &ctx) {
+  const Value *x = ctx.input(0);
+  int64_t b = ctx.attrInt("blocksize", 0);
+  std::string mode = ctx.attrString("mode", "DCR");
+  if (x->type().rank() != 4)
+    return ctx.fail("input " + toString(x->type()) + " must have rank 4");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.fail("attribute mode='" + mode + "' is not supported (DCR, CRD)");
+  int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
+  if (b < 1 || c % (b * b) != 0)
+    return ctx.fail("blocksize " + str(b) + " does not divide the " + str(c) +
+                    " channels into blocksize^2 groups");
+  int64_t oc = c / (b * b);
+  Dims out{n, oc, h * b, w * b};
+  if (mode == "DCR")
+    return reshapeTransposeReshape(ctx, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
+  return reshapeTransposeReshape(ctx, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
+}
+
+Status importSpaceToDepth(ImportCtx &ctx) {
+  const Value *x = ctx.input(0);
+  int64_t b = ctx.attrInt("blocksize", 0);
+  if (x->type().rank() != 4)
+    return ctx.fail("input " + toString(x->type()) + " must have rank 4");
+  int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
+  if (b < 1 || h % b != 0 || w % b != 0)
+    return ctx.fail("blocksize " + str(b) + " does not divide the spatial dims " +
+                    dimsToString({h, w}));
+  return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+                                 {n, c * b * b, h / b, w / b});
+}
+
+// ---- Compress and ReverseSequence ---------------------------------------------------------
+
+Status importCompress(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *cond = ctx.input(1);
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    auto a = normalizeAxis(ctx.attrInt("axis", 0), x->type().rank(), "axis");
+    if (!a)
+      return a.takeStatus();
+    axis = *a;
+  } else {
+    auto flat = ctx.reshape(x, {x->type().numElements()});
+    if (!flat)
+      return flat.takeStatus();
+    x = *flat;
+  }
+  if (cond->type().rank() != 1 || cond->dims()[0] > x->dims()[axis])
+    return ctx.fail("condition " + toString(cond->type()) + " must be a vector of at most " +
+                    str(x->dims()[axis]) + " entries (axis " + str(axis) + " of " +
+                    toString(x->type()) + ")");
+  if (!isConstant(ctx, 1)) {
+    auto planned = plannedDims(ctx, 0, "condition", 1);
+    if (!planned)
+      return planned.takeStatus();
+    return finish(ctx, ctx.emit("Compress", {x, cond}, {{"axis", axis}, {"shape", *planned}}));
+  }
+  // A condition known at compile time selects fixed slices: a Slice when they are
+  // contiguous, else a Gather.
+  auto data = ctx.constData(1, "condition");
+  if (!data)
+    return data.takeStatus();
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < cond->dims()[0]; ++i)
+    if ((*data)->as<unsigned char>()[i])
+      keep.push_back(i);
+  if (keep.empty() || keep.back() - keep.front() + 1 == static_cast<int64_t>(keep.size())) {
+    int64_t begin = keep.empty() ? 0 : keep.front();
+    return finish(ctx,
+                  sliceAxis(ctx, x, axis, begin, begin + static_cast<int64_t>(keep.size()), 1, ""));
+  }
+  Value *indices = ctx.constant(ctx.tempName("indices"),
+                                {DType::I64, {static_cast<int64_t>(keep.size())}}, keep.data());
+  return finish(ctx, ctx.emit("Gather", {x, indices}, {{"axis", axis}}));
+}
+
+Status importReverseSequence(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  return finish(ctx, ctx.emit("ReverseSequence", {x, ctx.input(1)},
+                              {{"batch_axis", ctx.attrInt("batch_axis", 1)},
+                               {"time_axis", ctx.attrInt("time_axis", 0)}}));
 }
 
 const std::vector<ImportRule> kRules = {
@@ -183,11 +776,27 @@ const std::vector<ImportRule> kRules = {
     {"Squeeze", 1, nullptr, {}, importSqueeze},
     {"Unsqueeze", 1, nullptr, {}, importUnsqueeze},
     {"Transpose", 1, nullptr, {}, importTranspose},
+    {"Split", 1, nullptr, {}, importSplit},
+    {"Slice", 1, nullptr, {}, importSlice},
     {"Pad", 1, nullptr, {}, importPad},
+    {"Tile", 6, nullptr, {}, importTile},
+    {"Expand", 8, nullptr, {}, importExpand},
+    {"DepthToSpace", 1, nullptr, {}, importDepthToSpace},
+    {"SpaceToDepth", 1, nullptr, {}, importSpaceToDepth},
+    {"Compress", 9, nullptr, {}, importCompress},
+    {"ReverseSequence", 10, nullptr, {}, importReverseSequence},
 };
 
 } // namespace
 
-const std::vector<ImportRule> &dataMovementRules() { return kRules; }
+const std::vector<ImportRule> &dataMovementRules() {
+  static const std::vector<ImportRule> all = [] {
+    std::vector<ImportRule> rules = kRules;
+    const auto &more = shapeGeneratorRules();
+    rules.insert(rules.end(), more.begin(), more.end());
+    return rules;
+  }();
+  return all;
+}
 
 } // namespace odlac

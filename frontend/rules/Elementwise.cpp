@@ -1,100 +1,362 @@
-// Import rules for unary elementwise ONNX ops: activations, Clip, Identity, Dropout.
+// Import rules for unary elementwise ONNX ops: math, activations, predicates, Not, Clip,
+// Cast/CastLike, Identity and Dropout. Most map 1:1 onto the IR op of the same name;
+// HardSwish, Clip, Cast, CastLike and Dropout are functions.
 #include "Rules.h"
 
-#include <algorithm>
+#include "lower/Evaluate.h"
+#include "ops/OpDef.h"
+
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
 namespace odlac {
 namespace {
 
-Status emitClamp(ImportCtx &ctx, double lo, double hi) {
-  auto out = ctx.emit("Clamp", {ctx.input(0)}, {{"min", lo}, {"max", hi}});
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Status finish(ImportCtx &ctx, int i, Expected<Value *> out) {
   if (!out)
     return out.takeStatus();
-  ctx.setOutput(0, *out);
+  ctx.setOutput(i, *out);
   return Status::ok();
 }
 
+// ---- Constant scalars of any element type, read exactly ----------------------------------
+
+float halfToFloat(uint16_t h) {
+  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float mag = exp == 0x1f ? (mant ? std::numeric_limits<float>::quiet_NaN()
+                                  : std::numeric_limits<float>::infinity())
+              : exp == 0  ? std::ldexp(static_cast<float>(mant), -24)
+                          : std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+
+float bf16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// The shortest decimal that reads back as v, for messages.
+std::string shortest(double v) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
+
+// One element of a numeric or bool constant: floats as double, integers exactly.
+struct Scalar {
+  enum Kind { Float, Signed, Unsigned } kind;
+  double f = 0;
+  int64_t s = 0;
+  uint64_t u = 0;
+  bool nonzero() const { return kind == Float ? f != 0 : (kind == Signed ? s != 0 : u != 0); }
+  std::string str() const {
+    return kind == Float    ? shortest(f)
+           : kind == Signed ? std::to_string(s)
+                            : std::to_string(u);
+  }
+};
+
+Expected<Scalar> constScalarOf(ImportCtx &ctx, int i, const char *what) {
+  auto data = ctx.constData(i, what);
+  if (!data)
+    return data.takeStatus();
+  const Value *v = ctx.input(i);
+  if (v->type().numElements() != 1)
+    return ctx.fail(std::string(what) + " must hold one element, got " + toString(v->type()));
+  const Buffer &b = **data;
+  Scalar r{Scalar::Float};
+  auto sgn = [&](int64_t x) { r.kind = Scalar::Signed, r.s = x; };
+  auto uns = [&](uint64_t x) { r.kind = Scalar::Unsigned, r.u = x; };
+  switch (v->dtype()) {
+  case DType::F32: r.f = *b.as<float>(); break;
+  case DType::F64: r.f = *b.as<double>(); break;
+  case DType::F16: r.f = halfToFloat(*b.as<uint16_t>()); break;
+  case DType::BF16: r.f = bf16ToFloat(*b.as<uint16_t>()); break;
+  case DType::I8: sgn(*b.as<int8_t>()); break;
+  case DType::I16: sgn(*b.as<int16_t>()); break;
+  case DType::I32: sgn(*b.as<int32_t>()); break;
+  case DType::I64: sgn(*b.as<int64_t>()); break;
+  case DType::U8: case DType::Bool: uns(*b.as<uint8_t>()); break;
+  case DType::U16: uns(*b.as<uint16_t>()); break;
+  case DType::U32: uns(*b.as<uint32_t>()); break;
+  case DType::U64: uns(*b.as<uint64_t>()); break;
+  }
+  return r;
+}
+
+// ---- HardSwish ------------------------------------------------------------------------------
+
+// ODLA 0.5 has no HardSwish: x * HardSigmoid(x; alpha = 1/6, beta = 0.5), as ONNX defines it.
+Status importHardSwish(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  auto hs = ctx.emit("HardSigmoid", {x},
+                     {{"alpha", static_cast<double>(1.0f / 6.0f)}, {"beta", 0.5}},
+                     ctx.tempName("hard_sigmoid"));
+  if (!hs)
+    return hs.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {x, *hs}));
+}
+
+// ---- Clip ---------------------------------------------------------------------------------
+
+Status emitClamp(ImportCtx &ctx, double lo, double hi) {
+  return finish(ctx, 0, ctx.emit("Clamp", {ctx.input(0)}, {{"min", lo}, {"max", hi}}));
+}
+
+// Before opset 11, min and max are attributes; their defaults are -FLT_MAX and FLT_MAX.
 Status importClip6(ImportCtx &ctx) {
-  return emitClamp(ctx, ctx.attrFloat("min", -std::numeric_limits<double>::infinity()),
-                   ctx.attrFloat("max", std::numeric_limits<double>::infinity()));
+  return emitClamp(ctx, ctx.attrFloat("min", -FLT_MAX), ctx.attrFloat("max", FLT_MAX));
 }
 
-// Opset 11 moved min and max to optional inputs; odlac needs them constant.
-Status importClip11(ImportCtx &ctx) {
-  double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+// Whether the integer bound b leaves no element of integer type t out: b <= t's minimum for
+// a lower bound, b >= t's maximum for an upper one.
+bool boundsNothing(const Scalar &b, DType t, bool upper) {
+  int bits = static_cast<int>(dtypeBytes(t)) * 8;
+  if (dtypeInfo(t).isSigned) {
+    int64_t max = static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1), min = -max - 1;
+    if (b.kind == Scalar::Signed)
+      return upper ? b.s >= max : b.s <= min;
+    return upper && b.u >= static_cast<uint64_t>(max);
+  }
+  uint64_t max = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  if (b.kind == Scalar::Signed)
+    return upper ? b.s >= 0 && static_cast<uint64_t>(b.s) >= max : b.s <= 0;
+  return upper ? b.u >= max : b.u == 0;
+}
+
+// The float32 bound of odla_Clamp that computes exactly what ONNX's bound b does on elements
+// of type t: +-inf when b leaves no integer element out, b itself when it is a float32 (or an
+// infinity), nullopt when no float32 does (an integer beyond 2^24 or a float64 that is not a
+// float32).
+std::optional<double> clampBound(const Scalar &b, DType t, bool upper) {
+  if (b.kind == Scalar::Float)
+    return static_cast<double>(static_cast<float>(b.f)) == b.f || std::isinf(b.f)
+               ? std::optional<double>(b.f)
+               : std::nullopt;
+  if (isInteger(t) && boundsNothing(b, t, upper))
+    return upper ? kInf : -kInf;
+  float f = b.kind == Scalar::Signed ? static_cast<float>(b.s) : static_cast<float>(b.u);
+  double fd = static_cast<double>(f);
+  bool exact = b.kind == Scalar::Signed
+                   ? fd >= -9223372036854775808.0 && fd < 9223372036854775808.0 &&
+                         static_cast<int64_t>(f) == b.s
+                   : fd < 18446744073709551616.0 && static_cast<uint64_t>(f) == b.u;
+  return exact ? std::optional<double>(fd) : std::nullopt;
+}
+
+// Clip with bounds odla_Clamp cannot take (not constant, or no float32 gives the exact
+// result): min(max(x, min), max) with the broadcasting Max and Min ops.
+Status importClipMinMax(ImportCtx &ctx, const std::string &why) {
+  if (!findOp("Max") || !findOp("Min"))
+    return ctx.fail(why + "; odla_Clamp takes constant float32 bounds");
+  Value *y = ctx.input(0);
   if (ctx.hasInput(1)) {
-    auto v = ctx.constScalar(1, "min");
-    if (!v)
-      return v.takeStatus();
-    lo = *v;
+    auto m = ctx.emit("Max", {y, ctx.input(1)}, {}, ctx.hasInput(2) ? ctx.tempName("max") : "");
+    if (!m)
+      return m.takeStatus();
+    y = *m;
   }
   if (ctx.hasInput(2)) {
-    auto v = ctx.constScalar(2, "max");
-    if (!v)
-      return v.takeStatus();
-    hi = *v;
+    auto m = ctx.emit("Min", {y, ctx.input(2)});
+    if (!m)
+      return m.takeStatus();
+    y = *m;
   }
-  return emitClamp(ctx, lo, hi);
+  ctx.setOutput(0, y);
+  return Status::ok();
 }
 
-// Dropout is the identity at inference. Its optional mask output is all ones (true).
+// Opset 11 moved min and max to optional inputs (absent: no bound). Constant bounds that a
+// float32 represents become odla_Clamp; others take Max and Min.
+Status importClip11(ImportCtx &ctx) {
+  DType t = ctx.input(0)->dtype();
+  double bounds[2] = {-kInf, kInf};
+  const char *names[2] = {"min", "max"};
+  for (int k = 0; k < 2; ++k) {
+    if (!ctx.hasInput(k + 1))
+      continue;
+    const Value *v = ctx.input(k + 1);
+    if (v->type().numElements() != 1)
+      return ctx.fail(std::string(names[k]) + " must hold one element, got " + toString(v->type()));
+    if (!isComputableFromConstants(*v))
+      return importClipMinMax(ctx, std::string(names[k]) + " (input " + std::to_string(k + 1) +
+                                       ", '" + v->name() + "') is not a compile-time constant");
+    auto s = constScalarOf(ctx, k + 1, names[k]);
+    if (!s)
+      return s.takeStatus();
+    if (s->kind == Scalar::Float && std::isnan(s->f))
+      return ctx.fail(std::string(names[k]) + " is NaN");
+    auto b = clampBound(*s, t, k == 1);
+    if (!b)
+      return importClipMinMax(ctx, std::string(names[k]) + " " + s->str() + " of a " +
+                                       dtypeName(t) + " input is not exactly a float32");
+    bounds[k] = *b;
+  }
+  return emitClamp(ctx, bounds[0], bounds[1]);
+}
+
+// ---- Cast, CastLike -----------------------------------------------------------------------
+
+Status emitCast(ImportCtx &ctx, int onnxType) {
+  auto to = dtypeFromOnnx(onnxType);
+  if (!to)
+    return ctx.fail(std::string("cast to ") + onnxTypeName(onnxType) +
+                    " is not supported (odlac has no " + onnxTypeName(onnxType) + " tensors)");
+  return finish(ctx, 0, ctx.emit("Cast", {ctx.input(0)}, {{"to", std::string(dtypeName(*to))}}));
+}
+
+Status importCast(ImportCtx &ctx) {
+  if (!ctx.hasAttr("to"))
+    return ctx.fail("attribute 'to' is required");
+  return emitCast(ctx, static_cast<int>(ctx.attrInt("to", 0)));
+}
+
+Status importCastLike(ImportCtx &ctx) {
+  return emitCast(ctx, dtypeInfo(ctx.input(1)->dtype()).onnxType);
+}
+
+// ---- Dropout ------------------------------------------------------------------------------
+
+// The bytes of a tensor of ones (true for bool).
+std::vector<unsigned char> onesOf(const TensorType &t) {
+  std::vector<unsigned char> one(dtypeBytes(t.dtype), 0);
+  auto put = [&](auto v) { std::memcpy(one.data(), &v, sizeof v); };
+  switch (t.dtype) {
+  case DType::F32: put(1.0f); break;
+  case DType::F64: put(1.0); break;
+  case DType::F16: put(uint16_t{0x3c00}); break;
+  case DType::BF16: put(uint16_t{0x3f80}); break;
+  default: one[0] = 1; break; // integers (little-endian) and bool
+  }
+  std::vector<unsigned char> bytes;
+  bytes.reserve(t.byteSize());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    bytes.insert(bytes.end(), one.begin(), one.end());
+  return bytes;
+}
+
+// Dropout at inference is the identity, and its optional mask output is all ones (bool true
+// from opset 10, the data's type before). Training mode drops at random, which odlac does not
+// compile, unless the ratio is 0.
 Status importDropout(ImportCtx &ctx) {
-  if (ctx.attrInt("is_test", 1) == 0 && ctx.opset() < 7)
-    return ctx.fail("is_test=0 (training mode) is not supported");
+  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0)
+    return ctx.fail("is_test=0 (training mode) is not supported; odlac compiles for inference");
   if (ctx.hasInput(2)) {
-    auto training = ctx.constScalar(2, "training_mode");
+    auto training = constScalarOf(ctx, 2, "training_mode");
     if (!training)
       return training.takeStatus();
-    if (*training != 0)
-      return ctx.fail("training_mode=true is not supported; odlac compiles for inference");
+    if (training->nonzero()) {
+      Expected<Scalar> ratio = Scalar{Scalar::Float, 0.5};
+      if (ctx.hasInput(1))
+        ratio = constScalarOf(ctx, 1, "ratio");
+      if (!ratio || ratio->nonzero())
+        return ctx.fail("training_mode=true with ratio " + (ratio ? ratio->str() : "unknown") +
+                        " is not supported: it drops elements at random; odlac compiles for "
+                        "inference");
+    }
   }
-  auto out = ctx.emit("Identity", {ctx.input(0)});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  if (ctx.wantsOutput(1)) {
-    const TensorType &t = ctx.input(0)->type();
-    DType maskType = ctx.opset() >= 10 ? DType::Bool : t.dtype;
-    TensorType mt{maskType, t.dims};
-    std::vector<unsigned char> ones(mt.byteSize(), 0);
-    if (maskType == DType::Bool)
-      std::fill(ones.begin(), ones.end(), 1);
-    else if (maskType == DType::F32)
-      for (size_t i = 0; i < ones.size(); i += 4) {
-        float one = 1.0f;
-        std::memcpy(&ones[i], &one, 4);
-      }
-    else
-      return ctx.fail("mask output of element type " + std::string(dtypeName(maskType)) +
-                      " is not supported");
-    Value *c = ctx.constant(ctx.tempName("mask"), mt, ones.data());
-    auto mask = ctx.emit("Identity", {c}, {}, ctx.outputName(1));
-    if (!mask)
-      return mask.takeStatus();
-    ctx.setOutput(1, *mask);
-  }
-  return Status::ok();
+  if (Status s = finish(ctx, 0, ctx.emit("Identity", {ctx.input(0)})))
+    return s;
+  if (!ctx.wantsOutput(1))
+    return Status::ok();
+  const TensorType &t = ctx.input(0)->type();
+  TensorType mt{ctx.opset() >= 10 ? DType::Bool : t.dtype, t.dims};
+  Value *ones = ctx.constant(ctx.tempName("mask"), mt, onesOf(mt).data());
+  return finish(ctx, 1, ctx.emit("Identity", {ones}, {}, ctx.outputName(1)));
 }
+
+// ---- Rows ---------------------------------------------------------------------------------
 
 const AttrRule kConsumedInputs{"consumed_inputs", nullptr, std::nullopt};
 
+// An op without attributes from opset 6 on, whose opset-1 form has the legacy consumed_inputs.
+#define LEGACY_UNARY(Op) {#Op, 1, #Op, {kConsumedInputs}, nullptr}, {#Op, 6, #Op, {}, nullptr}
+
 const std::vector<ImportRule> kRules = {
     {"Identity", 1, "Identity", {}, nullptr},
-    {"Relu", 1, "Relu", {kConsumedInputs}, nullptr},
-    {"Relu", 6, "Relu", {}, nullptr},
-    {"Sigmoid", 1, "Sigmoid", {kConsumedInputs}, nullptr},
-    {"Sigmoid", 6, "Sigmoid", {}, nullptr},
-    {"Tanh", 1, "Tanh", {kConsumedInputs}, nullptr},
-    {"Tanh", 6, "Tanh", {}, nullptr},
+    // Math.
+    LEGACY_UNARY(Abs),
+    LEGACY_UNARY(Neg),
+    LEGACY_UNARY(Exp),
+    LEGACY_UNARY(Log),
+    LEGACY_UNARY(Sqrt),
+    LEGACY_UNARY(Reciprocal),
+    LEGACY_UNARY(Floor),
+    LEGACY_UNARY(Ceil),
+    {"Round", 11, "Round", {}, nullptr},
+    {"Sign", 9, "Sign", {}, nullptr},
+    {"Sin", 7, "Sin", {}, nullptr},
+    {"Cos", 7, "Cos", {}, nullptr},
+    {"Tan", 7, "Tan", {}, nullptr},
+    {"Asin", 7, "Asin", {}, nullptr},
+    {"Acos", 7, "Acos", {}, nullptr},
+    {"Atan", 7, "Atan", {}, nullptr},
+    {"Sinh", 9, "Sinh", {}, nullptr},
+    {"Cosh", 9, "Cosh", {}, nullptr},
+    {"Asinh", 9, "Asinh", {}, nullptr},
+    {"Acosh", 9, "Acosh", {}, nullptr},
+    {"Atanh", 9, "Atanh", {}, nullptr},
+    {"Erf", 9, "Erf", {}, nullptr},
+    // Predicates and logic.
+    {"IsNaN", 9, "IsNaN", {}, nullptr},
+    {"IsInf",
+     10,
+     "IsInf",
+     {{"detect_positive", "detect_positive", int64_t{1}},
+      {"detect_negative", "detect_negative", int64_t{1}}},
+     nullptr},
+    {"Not", 1, "Not", {}, nullptr},
+    // Activations.
+    LEGACY_UNARY(Relu),
+    LEGACY_UNARY(Sigmoid),
+    LEGACY_UNARY(Tanh),
+    {"Softplus", 1, "Softplus", {}, nullptr},
+    {"Softsign", 1, "Softsign", {}, nullptr},
     {"LeakyRelu", 1, "LeakyRelu", {{"alpha", "alpha", 0.01}, kConsumedInputs}, nullptr},
     {"LeakyRelu", 6, "LeakyRelu", {{"alpha", "alpha", 0.01}}, nullptr},
+    {"Elu", 1, "Elu", {{"alpha", "alpha", 1.0}, kConsumedInputs}, nullptr},
+    {"Elu", 6, "Elu", {{"alpha", "alpha", 1.0}}, nullptr},
+    {"Selu",
+     1,
+     "Selu",
+     {{"alpha", "alpha", 1.6732}, {"gamma", "gamma", 1.0507}, kConsumedInputs},
+     nullptr},
+    {"Selu",
+     6,
+     "Selu",
+     {{"alpha", "alpha", 1.67326319217681884765625}, {"gamma", "gamma", 1.05070102214813232421875}},
+     nullptr},
+    {"Celu", 12, "Celu", {{"alpha", "alpha", 1.0}}, nullptr},
+    {"HardSigmoid",
+     1,
+     "HardSigmoid",
+     {{"alpha", "alpha", 0.2}, {"beta", "beta", 0.5}, kConsumedInputs},
+     nullptr},
+    {"HardSigmoid", 6, "HardSigmoid", {{"alpha", "alpha", 0.2}, {"beta", "beta", 0.5}}, nullptr},
+    {"HardSwish", 14, nullptr, {}, importHardSwish},
+    {"ThresholdedRelu", 10, "ThresholdedRelu", {{"alpha", "alpha", 1.0}}, nullptr},
+    {"Shrink", 9, "Shrink", {{"bias", "bias", 0.0}, {"lambd", "lambd", 0.5}}, nullptr},
+    // Clip, conversion, identity-like.
     {"Clip", 1, nullptr, {}, importClip6},
     {"Clip", 11, nullptr, {}, importClip11},
+    {"Cast", 6, nullptr, {}, importCast},
+    {"CastLike", 15, nullptr, {}, importCastLike},
     {"Dropout", 1, nullptr, {}, importDropout},
 };
+
+#undef LEGACY_UNARY
 
 } // namespace
 

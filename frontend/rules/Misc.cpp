@@ -1,13 +1,555 @@
-// Import rules for ops that fit no other family: signal windows and transforms, detection (NMS, RoiAlign), sampling, and training optimizers.
+// Import rules for ops that fit no other family: signal windows and transforms (HannWindow,
+// HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix), detection (NonMaxSuppression,
+// RoiAlign, MaxRoiPool), sampling (GridSample, MaxUnpool), text features (TfIdfVectorizer),
+// and the precise rejections of what ODLA cannot represent: random draws, strings,
+// sequences and optionals.
+//
+// Result shapes that depend on the values of scalar operands are fixed at import: from the
+// operands when they are known at compile time, otherwise from the shape ONNX's shape
+// inference (or the model) declares for the result; the operands stay operands and the
+// kernels check at run time that their values imply that shape. Generators whose operands
+// are all known at compile time (windows, mel matrices) become constants, computed by the
+// reference kernels.
 #include "Rules.h"
 
+#include "lower/Evaluate.h"
+#include "ops/OpDef.h"
+
+#include <algorithm>
+#include <cstring>
+
 namespace odlac {
+
+const std::vector<ImportRule> &miscTrainingRules(); // MiscTraining.cpp
+
 namespace {
 
-const std::vector<ImportRule> kRules = {};
+std::string str(int64_t v) { return std::to_string(v); }
+
+Status finish(ImportCtx &ctx, Expected<Value *> out) {
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// The static type ONNX's shape facts give output `i`, checked against the rank it must have;
+// `why` says what needs it.
+Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
+  auto t = ctx.declaredType(i);
+  if (!t)
+    return ctx.fail(why + ", and ONNX's shape inference gives no static shape for output '" +
+                    ctx.outputName(i) + "'");
+  if (t->rank() != rank)
+    return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +
+                    ", but it must have rank " + str(rank));
+  return *t;
+}
+
+bool known(ImportCtx &ctx, int i) {
+  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
+}
+
+// A scalar integer operand known at compile time.
+Expected<int64_t> constInt(ImportCtx &ctx, int i, const char *what) {
+  auto v = ctx.constInts(i, what);
+  if (!v)
+    return v.takeStatus();
+  if (v->size() != 1)
+    return ctx.fail(std::string(what) + " must hold one element, got " +
+                    toString(ctx.input(i)->type()));
+  return (*v)[0];
+}
+
+// An attribute holding an ONNX element type for the result (output_datatype).
+Expected<DType> resultDType(ImportCtx &ctx, const char *attr) {
+  int64_t onnxType = ctx.attrInt(attr, 1);
+  auto t = dtypeFromOnnx(static_cast<int>(onnxType));
+  if (!t || *t == DType::Bool)
+    return ctx.fail(std::string(attr) + " " + str(onnxType) + " (" +
+                    onnxTypeName(static_cast<int>(onnxType)) + ") is not a numeric element type");
+  return *t;
+}
+
+// Replaces a generator's result by a constant when all its operands are known at compile time.
+Expected<Value *> foldWhenKnown(ImportCtx &ctx, Value *out) {
+  for (int i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && !known(ctx, i))
+      return out;
+  auto data = evaluateValue(*out);
+  if (!data)
+    return data.takeStatus();
+  return ctx.graph().replaceWithConstant(out, *data);
+}
+
+// ---- Windows, DFT, STFT, MelWeightMatrix ----------------------------------------------------
+
+Status importWindow(ImportCtx &ctx, const char *window) {
+  auto to = resultDType(ctx, "output_datatype");
+  if (!to)
+    return to.takeStatus();
+  int64_t length;
+  if (known(ctx, 0)) {
+    auto n = constInt(ctx, 0, "size");
+    if (!n)
+      return n.takeStatus();
+    length = *n;
+    if (length < 0)
+      return ctx.fail("size " + str(length) + " must not be negative");
+  } else {
+    auto t = declaredOutput(ctx, 0, 1, "size is computed at run time");
+    if (!t)
+      return t.takeStatus();
+    length = t->dims[0];
+  }
+  auto out = ctx.emit("Window", {ctx.input(0)},
+                      {{"window", std::string(window)},
+                       {"periodic", int64_t{ctx.attrInt("periodic", 1) != 0}},
+                       {"length", length},
+                       {"to", std::string(dtypeName(*to))}});
+  if (!out)
+    return out.takeStatus();
+  return finish(ctx, foldWhenKnown(ctx, *out));
+}
+
+// DFT-17 takes axis as an attribute (default 1); DFT-20 as input 2 (default -2).
+Status importDFT(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank(), axis = ctx.attrInt("axis", 1);
+  if (ctx.opset() >= 20) {
+    axis = -2;
+    if (ctx.hasInput(2)) {
+      auto a = constInt(ctx, 2, "axis");
+      if (!a)
+        return a.takeStatus();
+      axis = *a;
+    }
+  }
+  bool inverse = ctx.attrInt("inverse", 0) != 0, onesided = ctx.attrInt("onesided", 0) != 0;
+  int64_t given = axis;
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank - 2)
+    return ctx.fail("axis " + str(given) + " must be in [" + str(-rank) + ", -2] or [0, " +
+                    str(rank - 2) + "] for input " + toString(x->type()));
+  if (inverse && onesided)
+    return ctx.fail("onesided=1 with inverse=1 is not supported (an inverse transform of half a "
+                    "spectrum is not defined by DFT-17)");
+  int64_t bins;
+  if (!ctx.hasInput(1) || known(ctx, 1)) {
+    int64_t length = x->dims()[axis];
+    if (ctx.hasInput(1)) {
+      auto n = constInt(ctx, 1, "dft_length");
+      if (!n)
+        return n.takeStatus();
+      length = *n;
+    }
+    if (length < 1)
+      return ctx.fail("dft_length " + str(length) + " must be at least 1");
+    bins = onesided ? length / 2 + 1 : length;
+  } else {
+    auto t = declaredOutput(ctx, 0, rank, "dft_length is computed at run time");
+    if (!t)
+      return t.takeStatus();
+    bins = t->dims[axis];
+  }
+  return finish(ctx, ctx.emit("DFT", {x, ctx.input(1)},
+                              {{"axis", axis},
+                               {"inverse", int64_t{inverse}},
+                               {"onesided", int64_t{onesided}},
+                               {"bins", bins}}));
+}
+
+Status importSTFT(ImportCtx &ctx) {
+  Value *signal = ctx.input(0), *window = ctx.input(2);
+  bool onesided = ctx.attrInt("onesided", 1) != 0;
+  if (signal->type().rank() != 3)
+    return ctx.fail("signal " + toString(signal->type()) + " must be [batch, length, 1 or 2]");
+  if (!window && !ctx.hasInput(3))
+    return ctx.fail("neither window nor frame_length is given");
+  int64_t length = window ? window->type().numElements() : -1, step = -1;
+  if (window && window->type().rank() != 1)
+    return ctx.fail("window " + toString(window->type()) + " must be a vector");
+  if (known(ctx, 3)) {
+    auto n = constInt(ctx, 3, "frame_length");
+    if (!n)
+      return n.takeStatus();
+    if (length >= 0 && *n != length)
+      return ctx.fail("frame_length " + str(*n) + " differs from the window's length " +
+                      str(length));
+    length = *n;
+  }
+  if (known(ctx, 1)) {
+    auto n = constInt(ctx, 1, "frame_step");
+    if (!n)
+      return n.takeStatus();
+    step = *n;
+    if (step < 1)
+      return ctx.fail("frame_step " + str(step) + " must be at least 1");
+  }
+  int64_t signalLength = signal->dims()[1];
+  if (length == 0 || length > signalLength)
+    return ctx.fail("frame length " + str(length) + " must be in [1, " + str(signalLength) +
+                    "] (the signal's length)");
+  int64_t frames, bins;
+  if (length > 0 && step > 0) {
+    frames = (signalLength - length) / step + 1;
+    bins = onesided ? length / 2 + 1 : length;
+  } else {
+    auto t = declaredOutput(ctx, 0, 4,
+                            std::string(step < 0 ? "frame_step" : "frame_length") +
+                                " is computed at run time");
+    if (!t)
+      return t.takeStatus();
+    frames = t->dims[1];
+    bins = t->dims[2];
+    if (length > 0 && bins != (onesided ? length / 2 + 1 : length))
+      return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + toString(*t) +
+                      ", which does not fit frames of length " + str(length));
+  }
+  return finish(ctx,
+                ctx.emit("STFT", {signal, ctx.input(1), window, ctx.input(3)},
+                         {{"onesided", int64_t{onesided}}, {"frames", frames}, {"bins", bins}}));
+}
+
+Status importMelWeightMatrix(ImportCtx &ctx) {
+  auto to = resultDType(ctx, "output_datatype");
+  if (!to)
+    return to.takeStatus();
+  int64_t bins, melBins;
+  if (known(ctx, 0) && known(ctx, 1)) {
+    auto mel = constInt(ctx, 0, "num_mel_bins");
+    if (!mel)
+      return mel.takeStatus();
+    auto length = constInt(ctx, 1, "dft_length");
+    if (!length)
+      return length.takeStatus();
+    if (*mel < 0 || *length < 1)
+      return ctx.fail("num_mel_bins " + str(*mel) + " must not be negative and dft_length " +
+                      str(*length) + " must be at least 1");
+    melBins = *mel;
+    bins = *length / 2 + 1;
+  } else {
+    auto t = declaredOutput(ctx, 0, 2, "num_mel_bins or dft_length is computed at run time");
+    if (!t)
+      return t.takeStatus();
+    bins = t->dims[0];
+    melBins = t->dims[1];
+  }
+  std::vector<Value *> operands;
+  for (int i = 0; i < 5; ++i)
+    operands.push_back(ctx.input(i));
+  auto out = ctx.emit("MelWeightMatrix", operands,
+                      {{"bins", bins}, {"mel_bins", melBins}, {"to", std::string(dtypeName(*to))}});
+  if (!out)
+    return out.takeStatus();
+  return finish(ctx, foldWhenKnown(ctx, *out));
+}
+
+// GridSample-20 names the modes linear and cubic and allows N-D inputs; odlac samples 2-D
+// images (the GridSample-16 op).
+Status importGridSample20(ImportCtx &ctx) {
+  std::string mode = ctx.attrString("mode", "linear");
+  mode = mode == "linear" ? "bilinear" : mode == "cubic" ? "bicubic" : mode;
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return ctx.fail("mode '" + ctx.attrString("mode", "linear") +
+                    "' is not one of linear, nearest, cubic");
+  if (ctx.input(0)->type().rank() != 4)
+    return ctx.fail("only 2-D sampling (X of rank 4) is supported, got X " +
+                    toString(ctx.input(0)->type()));
+  return finish(ctx, ctx.emit("GridSample", {ctx.input(0), ctx.input(1)},
+                              {{"mode", mode},
+                               {"padding_mode", ctx.attrString("padding_mode", "zeros")},
+                               {"align_corners", ctx.attrInt("align_corners", 0)}}));
+}
+
+// ---- Detection ----------------------------------------------------------------------------
+
+// NonMaxSuppression keeps a data-dependent number of boxes: the declared result shape fixes
+// the rows; rows beyond the kept boxes hold -1 and keeping more fails at run time. With
+// corner boxes and parameters known at compile time it is ODLA's odla_NMS.
+Status importNonMaxSuppression(ImportCtx &ctx) {
+  int64_t centerPointBox = ctx.attrInt("center_point_box", 0);
+  if (centerPointBox != 0 && centerPointBox != 1)
+    return ctx.fail("center_point_box " + str(centerPointBox) + " must be 0 or 1");
+  auto t =
+      declaredOutput(ctx, 0, 2, "the number of boxes NonMaxSuppression keeps depends on the data");
+  if (!t)
+    return t.takeStatus();
+  if (t->dims[1] != 3)
+    return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + toString(*t) +
+                    ", but it must be [count, 3]");
+  int64_t count = t->dims[0];
+  bool constParams = centerPointBox == 0 && ctx.hasInput(4);
+  for (int i = 2; i < 5; ++i)
+    constParams = constParams && (!ctx.hasInput(i) || known(ctx, i));
+  if (!constParams)
+    return finish(ctx,
+                  ctx.emit("NonMaxSuppression",
+                           {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+                           {{"center_point_box", centerPointBox}, {"count", count}}));
+  int64_t maxOut = 0;
+  double iou = 0;
+  if (ctx.hasInput(2)) {
+    auto n = constInt(ctx, 2, "max_output_boxes_per_class");
+    if (!n)
+      return n.takeStatus();
+    // Negative keeps nothing; more than the boxes there are keeps them all.
+    maxOut = std::clamp<int64_t>(*n, 0, ctx.input(0)->type().numElements());
+  }
+  if (ctx.hasInput(3)) {
+    auto v = ctx.constScalar(3, "iou_threshold");
+    if (!v)
+      return v.takeStatus();
+    iou = *v;
+  }
+  auto score = ctx.constScalar(4, "score_threshold");
+  if (!score)
+    return score.takeStatus();
+  return finish(ctx, ctx.emit("NMS", {ctx.input(0), ctx.input(1)},
+                              {{"max_output_boxes_per_class", maxOut},
+                               {"iou_threshold", iou},
+                               {"score_threshold", *score},
+                               {"count", count}}));
+}
+
+// RoiAlign-10 maps region corners without the half-pixel shift; RoiAlign-16 says which with
+// coordinate_transformation_mode (default half_pixel).
+Status importRoiAlign(ImportCtx &ctx) {
+  int64_t halfPixel = 0;
+  if (ctx.opset() >= 16) {
+    std::string mode = ctx.attrString("coordinate_transformation_mode", "half_pixel");
+    if (mode != "half_pixel" && mode != "output_half_pixel")
+      return ctx.fail("coordinate_transformation_mode '" + mode +
+                      "' is not one of half_pixel, "
+                      "output_half_pixel");
+    halfPixel = mode == "half_pixel";
+  }
+  return finish(ctx, ctx.emit("RoiAlign", {ctx.input(0), ctx.input(1), ctx.input(2)},
+                              {{"mode", ctx.attrString("mode", "avg")},
+                               {"output_height", ctx.attrInt("output_height", 1)},
+                               {"output_width", ctx.attrInt("output_width", 1)},
+                               {"sampling_ratio", ctx.attrInt("sampling_ratio", 0)},
+                               {"spatial_scale", ctx.attrFloat("spatial_scale", 1.0)},
+                               {"half_pixel", halfPixel}}));
+}
+
+// ---- MaxUnpool ----------------------------------------------------------------------------
+
+// MaxUnpool scatters X into zeros at the flat positions I (indices over the default result
+// (in - 1) * stride + kernel - pads per spatial axis, as MaxPool's Indices give them):
+// Broadcast of a zero, ScatterElements along the flattened result, Reshape. An output_shape
+// (known at compile time, or declared) larger than the default pads the result with zeros at
+// the end of each spatial axis, as ONNX's reference does; a smaller one is rejected.
+Status importMaxUnpool(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *idx = ctx.input(1);
+  const Dims &xd = x->dims();
+  int64_t rank = x->type().rank(), spatial = rank - 2;
+  if (spatial < 1)
+    return ctx.fail("X " + toString(x->type()) + " must be [N, C, D1, ...]");
+  if (idx->dims() != xd || idx->dtype() != DType::I64)
+    return ctx.fail("I " + toString(idx->type()) + " must be int64 of X's shape " +
+                    dimsToString(xd));
+  auto kernel = ctx.attrInts("kernel_shape");
+  auto strides = ctx.attrInts("strides", std::vector<int64_t>(spatial, 1));
+  auto pads = ctx.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return ctx.fail("kernel_shape " + dimsToString(kernel) + ", strides " + dimsToString(strides) +
+                    " and pads " + dimsToString(pads) + " must have " + str(spatial) + ", " +
+                    str(spatial) + " and " + str(2 * spatial) + " entries");
+  Dims inferred = {xd[0], xd[1]};
+  for (int64_t d = 0; d < spatial; ++d)
+    inferred.push_back((xd[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial]);
+  int64_t total = 1;
+  for (int64_t d : inferred) {
+    if (d < 1)
+      return ctx.fail("the default output shape " + dimsToString(inferred) + " has an empty dim");
+    total *= d;
+  }
+  Dims out = inferred;
+  if (ctx.hasInput(2)) {
+    if (known(ctx, 2)) {
+      auto shape = ctx.constInts(2, "output_shape");
+      if (!shape)
+        return shape.takeStatus();
+      out = *shape;
+    } else {
+      auto t = declaredOutput(ctx, 0, rank, "output_shape is computed at run time");
+      if (!t)
+        return t.takeStatus();
+      out = t->dims;
+    }
+  }
+  if (static_cast<int64_t>(out.size()) != rank || out[0] != xd[0] || out[1] != xd[1])
+    return ctx.fail("output shape " + dimsToString(out) + " must be [" + str(xd[0]) + ", " +
+                    str(xd[1]) + ", ...] with " + str(spatial) + " spatial dims");
+  std::vector<int64_t> grow(2 * rank, 0);
+  for (int64_t d = 2; d < rank; ++d) {
+    if (out[d] < inferred[d])
+      return ctx.fail("output_shape " + dimsToString(out) + " is smaller than the default " +
+                      dimsToString(inferred) + " at axis " + str(d) +
+                      ": the indices would fall outside it");
+    grow[rank + d] = out[d] - inferred[d];
+  }
+  const int64_t zero = 0; // 8 zero bytes: 0 in every element type
+  Value *z = ctx.constant(ctx.tempName("zero"), TensorType{x->dtype(), {}}, &zero);
+  auto zeros = ctx.emit("Broadcast", {z}, {{"shape", Dims{total}}}, ctx.tempName("zeros"));
+  if (!zeros)
+    return zeros.takeStatus();
+  int64_t count = x->type().numElements();
+  auto flatIdx = ctx.reshape(idx, {count}, ctx.tempName("indices"));
+  if (!flatIdx)
+    return flatIdx.takeStatus();
+  auto flatX = ctx.reshape(x, {count}, ctx.tempName("values"));
+  if (!flatX)
+    return flatX.takeStatus();
+  auto scattered = ctx.emit("ScatterElements", {*zeros, *flatIdx, *flatX},
+                            {{"axis", int64_t{0}}, {"reduction", std::string("none")}},
+                            ctx.tempName("scattered"));
+  if (!scattered)
+    return scattered.takeStatus();
+  if (out == inferred)
+    return finish(ctx, ctx.emit("Reshape", {*scattered}, {{"shape", out}}));
+  auto unpooled = ctx.emit("Reshape", {*scattered}, {{"shape", inferred}}, ctx.tempName("unpooled"));
+  if (!unpooled)
+    return unpooled.takeStatus();
+  return finish(ctx, ctx.emit("Pad", {*unpooled}, {{"pads", grow}}));
+}
+
+// ---- TfIdfVectorizer ----------------------------------------------------------------------
+
+Value *int64Vector(ImportCtx &ctx, const std::string &name, const std::vector<int64_t> &v) {
+  return ctx.constant(ctx.tempName(name), TensorType{DType::I64, {static_cast<int64_t>(v.size())}},
+                      v.data());
+}
+
+Status importTfIdfVectorizer(ImportCtx &ctx) {
+  if (ctx.hasAttr("pool_strings"))
+    return ctx.fail("pool_strings: string n-grams cannot be represented (ODLA has no string "
+                    "element type); only pool_int64s is supported");
+  auto pool = ctx.attrInts("pool_int64s");
+  auto counts = ctx.attrInts("ngram_counts");
+  auto indexes = ctx.attrInts("ngram_indexes");
+  int64_t poolSize = static_cast<int64_t>(pool.size()), grams = 0;
+  for (size_t n = 0; n < counts.size(); ++n) {
+    int64_t begin = counts[n], end = n + 1 < counts.size() ? counts[n + 1] : poolSize;
+    if (begin < 0 || end < begin || end > poolSize ||
+        (end - begin) % static_cast<int64_t>(n + 1) != 0)
+      return ctx.fail("ngram_counts " + dimsToString(counts) + " do not split pool_int64s (" +
+                      str(poolSize) + " items) into whole " + str(n + 1) + "-grams");
+    grams += (end - begin) / static_cast<int64_t>(n + 1);
+  }
+  if (static_cast<int64_t>(indexes.size()) != grams)
+    return ctx.fail("ngram_indexes has " + str(indexes.size()) + " entries for " + str(grams) +
+                    " n-grams in the pool");
+  int64_t width = 0;
+  for (int64_t i : indexes) {
+    if (i < 0)
+      return ctx.fail("ngram_indexes holds the negative index " + str(i));
+    width = std::max(width, i + 1);
+  }
+  std::vector<Value *> operands = {ctx.input(0), int64Vector(ctx, "pool", pool),
+                                   int64Vector(ctx, "ngram_counts", counts),
+                                   int64Vector(ctx, "ngram_indexes", indexes)};
+  if (const auto *w = ctx.findAttr("weights")) {
+    std::vector<float> weights(w->floats().begin(), w->floats().end());
+    if (weights.size() != indexes.size())
+      return ctx.fail("weights has " + str(weights.size()) + " entries, ngram_indexes " +
+                      str(indexes.size()));
+    operands.push_back(ctx.constant(ctx.tempName("weights"),
+                                    TensorType{DType::F32, {static_cast<int64_t>(weights.size())}},
+                                    weights.data()));
+  }
+  return finish(ctx, ctx.emit("TfIdfVectorize", operands,
+                              {{"min_gram_length", ctx.attrInt("min_gram_length", 0)},
+                               {"max_gram_length", ctx.attrInt("max_gram_length", 0)},
+                               {"max_skip_count", ctx.attrInt("max_skip_count", 0)},
+                               {"mode", ctx.attrString("mode", "")},
+                               {"width", width}}));
+}
+
+// ---- What ODLA cannot represent -------------------------------------------------------------
+
+Status rejectRandom(ImportCtx &ctx) {
+  return ctx.fail(ctx.proto().op_type() +
+                  " draws random numbers, which cannot be reproduced: "
+                  "its results could not match the model's reference outputs (ONNX's come "
+                  "from numpy's generator)");
+}
+
+Status rejectString(ImportCtx &ctx) {
+  return ctx.fail(ctx.proto().op_type() + " works on strings, which cannot be represented: "
+                                          "ODLA has no string element type");
+}
+
+Status rejectSequence(ImportCtx &ctx) {
+  return ctx.fail(ctx.proto().op_type() + " works on sequences, which cannot be represented: "
+                                          "ODLA values are tensors only");
+}
+
+Status rejectOptional(ImportCtx &ctx) {
+  return ctx.fail(ctx.proto().op_type() + " works on optional values, which cannot be "
+                                          "represented: ODLA values are tensors only");
+}
+
+const AttrRule kScale{"spatial_scale", "spatial_scale", AttrValue(1.0)};
+
+const std::vector<ImportRule> kRules = {
+    {"HannWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "hann"); }},
+    {"HammingWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "hamming"); }},
+    {"BlackmanWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "blackman"); }},
+    {"DFT", 17, nullptr, {}, importDFT},
+    {"STFT", 17, nullptr, {}, importSTFT},
+    {"MelWeightMatrix", 17, nullptr, {}, importMelWeightMatrix},
+    {"NonMaxSuppression", 10, nullptr, {}, importNonMaxSuppression},
+    {"RoiAlign", 10, nullptr, {}, importRoiAlign},
+    {"MaxRoiPool",
+     1,
+     "MaxRoiPool",
+     {{"pooled_shape", "pooled_shape", std::nullopt}, kScale},
+     nullptr},
+    {"GridSample",
+     16,
+     "GridSample",
+     {{"mode", "mode", AttrValue(std::string("bilinear"))},
+      {"padding_mode", "padding_mode", AttrValue(std::string("zeros"))},
+      {"align_corners", "align_corners", AttrValue(int64_t{0})}},
+     nullptr},
+    {"GridSample", 20, nullptr, {}, importGridSample20},
+    {"MaxUnpool", 9, nullptr, {}, importMaxUnpool},
+    {"TfIdfVectorizer", 9, nullptr, {}, importTfIdfVectorizer},
+    {"Bernoulli", 15, nullptr, {}, rejectRandom},
+    {"Multinomial", 7, nullptr, {}, rejectRandom},
+    {"RandomNormal", 1, nullptr, {}, rejectRandom},
+    {"RandomNormalLike", 1, nullptr, {}, rejectRandom},
+    {"RandomUniform", 1, nullptr, {}, rejectRandom},
+    {"RandomUniformLike", 1, nullptr, {}, rejectRandom},
+    {"StringNormalizer", 10, nullptr, {}, rejectString},
+    {"SequenceConstruct", 11, nullptr, {}, rejectSequence},
+    {"SequenceEmpty", 11, nullptr, {}, rejectSequence},
+    {"SequenceAt", 11, nullptr, {}, rejectSequence},
+    {"SequenceInsert", 11, nullptr, {}, rejectSequence},
+    {"SequenceErase", 11, nullptr, {}, rejectSequence},
+    {"SequenceLength", 11, nullptr, {}, rejectSequence},
+    {"SplitToSequence", 11, nullptr, {}, rejectSequence},
+    {"ConcatFromSequence", 11, nullptr, {}, rejectSequence},
+    {"SequenceMap", 17, nullptr, {}, rejectSequence},
+    {"Optional", 15, nullptr, {}, rejectOptional},
+    {"OptionalHasElement", 15, nullptr, {}, rejectOptional},
+    {"OptionalGetElement", 15, nullptr, {}, rejectOptional},
+};
 
 } // namespace
 
-const std::vector<ImportRule> &miscRules() { return kRules; }
+const std::vector<ImportRule> &miscRules() {
+  static const std::vector<ImportRule> all = [] {
+    std::vector<ImportRule> rules = kRules;
+    rules.insert(rules.end(), miscTrainingRules().begin(), miscTrainingRules().end());
+    return rules;
+  }();
+  return all;
+}
 
 } // namespace odlac

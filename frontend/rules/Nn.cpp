@@ -1,26 +1,60 @@
-// Import rules for neural-network ONNX ops: Conv, pooling, BatchNormalization, Gemm, MatMul. auto_pad is resolved into explicit pads here, so IR ops only know explicit pads.
+// Import rules for neural-network ONNX ops: Conv, ConvTranspose, pooling (Max, Average, Lp and
+// their Global forms), BatchNormalization, Gemm, MatMul, Einsum and Det. auto_pad and
+// ConvTranspose's output_shape are resolved into explicit pads here, so IR ops only know
+// explicit pads.
 #include "Rules.h"
+
+#include <algorithm>
 
 namespace odlac {
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+using Ints = std::vector<int64_t>;
+
+Status bind(ImportCtx &ctx, Expected<Value *> out, int result = 0) {
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(result, *out);
+  return Status::ok();
+}
+
+Status checkSpatialList(ImportCtx &ctx, const char *name, const Ints &v, size_t spatial) {
+  if (v.size() != spatial)
+    return ctx.fail(std::string(name) + " has " + str(v.size()) + " entries; the input has " +
+                    str(spatial) + " spatial axes");
+  return Status::ok();
+}
+
+// The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length.
+Expected<Ints> spatialAttr(ImportCtx &ctx, const char *name, size_t spatial, int64_t dflt) {
+  Ints v = ctx.attrInts(name, Ints(spatial, dflt));
+  if (Status s = checkSpatialList(ctx, name, v, spatial))
+    return s;
+  return v;
+}
+
 // Resolves auto_pad/pads for a sliding window over the spatial dims of `x`.
-Expected<std::vector<int64_t>> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel,
-                                           const std::vector<int64_t> &strides,
-                                           const std::vector<int64_t> &dilations) {
+Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, const Ints &strides,
+                           const Ints &dilations) {
   size_t spatial = kernel.size();
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
-  if (autoPad == "NOTSET")
-    return ctx.attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  if (autoPad == "NOTSET") {
+    Ints pads = ctx.attrInts("pads", Ints(2 * spatial, 0));
+    if (pads.size() != 2 * spatial)
+      return ctx.fail("pads " + dimsToString(pads) + " has " + str(pads.size()) + " entries; " +
+                      str(2 * spatial) + " expected (begin and end of each spatial axis)");
+    return pads;
+  }
   if (ctx.hasAttr("pads"))
     return ctx.fail("pads and auto_pad=" + autoPad + " cannot both be given");
-  std::vector<int64_t> pads(2 * spatial, 0);
+  Ints pads(2 * spatial, 0);
   if (autoPad == "VALID")
     return pads;
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
-    return ctx.fail("auto_pad='" + autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    return ctx.fail("auto_pad='" + autoPad +
+                    "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   for (size_t i = 0; i < spatial; ++i) {
     int64_t in = x[i + 2], s = strides[i];
     int64_t out = (in + s - 1) / s;
@@ -30,14 +64,6 @@ Expected<std::vector<int64_t>> resolvePads(ImportCtx &ctx, const Dims &x, const 
     pads[i + spatial] = total - pads[i];
   }
   return pads;
-}
-
-Status checkSpatialList(ImportCtx &ctx, const char *name, const std::vector<int64_t> &v,
-                        size_t spatial) {
-  if (v.size() != spatial)
-    return ctx.fail(std::string(name) + " has " + str(v.size()) + " entries; the input has " +
-                    str(spatial) + " spatial axes");
-  return Status::ok();
 }
 
 Status importConv(ImportCtx &ctx) {
@@ -50,28 +76,99 @@ Status importConv(ImportCtx &ctx) {
   if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
     return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
                     " disagrees with the weights' spatial dims " + dimsToString(kernel));
-  auto strides = ctx.attrInts("strides", std::vector<int64_t>(spatial, 1));
-  auto dilations = ctx.attrInts("dilations", std::vector<int64_t>(spatial, 1));
-  if (Status s = checkSpatialList(ctx, "strides", strides, spatial))
-    return s;
-  if (Status s = checkSpatialList(ctx, "dilations", dilations, spatial))
-    return s;
-  auto pads = resolvePads(ctx, x->dims(), kernel, strides, dilations);
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
   if (!pads)
     return pads.takeStatus();
-  auto out = ctx.emit("Conv", {x, w, ctx.input(2)},
-                      {{"group", ctx.attrInt("group", 1)},
-                       {"strides", strides},
-                       {"dilations", dilations},
-                       {"pads", *pads}});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+  return bind(ctx, ctx.emit("Conv", {x, w, ctx.input(2)},
+                            {{"group", ctx.attrInt("group", 1)},
+                             {"strides", *strides},
+                             {"dilations", *dilations},
+                             {"pads", *pads}}));
 }
 
+// Pads and output_padding from ONNX's ConvTranspose attributes. With output_shape (or auto_pad
+// SAME_*, which asks for input * stride) the total padding is
+//   full + output_padding - output_shape, full = stride * (in - 1) + (k - 1) * dilation + 1,
+// split as ONNX specifies (SAME_UPPER: the smaller half first; otherwise the larger). An
+// output_shape larger than full + output_padding (a negative total, which ONNX Runtime
+// accepts) becomes more output_padding.
+Status importConvTranspose(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(1);
+  int rank = x->type().rank();
+  if (rank < 3 || w->type().rank() != rank)
+    return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
+                    " must have the same rank >= 3");
+  size_t spatial = rank - 2;
+  Dims kernel(w->dims().begin() + 2, w->dims().end());
+  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
+    return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
+                    " disagrees with the weights' spatial dims " + dimsToString(kernel));
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto extra = spatialAttr(ctx, "output_padding", spatial, 0);
+  if (!extra)
+    return extra.takeStatus();
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
+      autoPad != "VALID")
+    return ctx.fail("auto_pad='" + autoPad +
+                    "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  if (autoPad != "NOTSET" && ctx.hasAttr("pads"))
+    return ctx.fail("pads and auto_pad=" + autoPad + " cannot both be given");
+  Ints pads = ctx.attrInts("pads", Ints(2 * spatial, 0));
+  if (pads.size() != 2 * spatial)
+    return ctx.fail("pads " + dimsToString(pads) + " has " + str(pads.size()) + " entries; " +
+                    str(2 * spatial) + " expected");
+  Ints outShape;
+  if (ctx.hasAttr("output_shape")) {
+    outShape = ctx.attrInts("output_shape");
+    if (outShape.size() == spatial + 2) // the full shape: keep the spatial dims
+      outShape.erase(outShape.begin(), outShape.begin() + 2);
+    if (Status s = checkSpatialList(ctx, "output_shape", outShape, spatial))
+      return s;
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i)
+      outShape.push_back(x->dims()[i + 2] * (*strides)[i]);
+  } else if (autoPad == "VALID") {
+    pads.assign(2 * spatial, 0);
+  }
+  if (!outShape.empty()) {
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t full = (*strides)[i] * (x->dims()[i + 2] - 1) + (kernel[i] - 1) * (*dilations)[i] + 1;
+      int64_t total = full + (*extra)[i] - outShape[i];
+      if (outShape[i] < 1)
+        return ctx.fail("output_shape " + dimsToString(outShape) + " must be positive");
+      if (total < 0) {
+        pads[i] = pads[i + spatial] = 0;
+        (*extra)[i] = outShape[i] - full;
+        continue;
+      }
+      pads[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + spatial] = total - pads[i];
+    }
+  }
+  return bind(ctx, ctx.emit("ConvTranspose", {x, w, ctx.input(2)},
+                            {{"group", ctx.attrInt("group", 1)},
+                             {"strides", *strides},
+                             {"dilations", *dilations},
+                             {"pads", pads},
+                             {"output_padding", *extra}}));
+}
+
+// MaxPool, AveragePool and LpPool. MaxPool's optional Indices output becomes a second IR
+// node, MaxPoolIndices, over the same window.
 Status importPool(ImportCtx &ctx) {
-  bool isMax = ctx.proto().op_type() == "MaxPool";
+  const std::string &op = ctx.proto().op_type();
   Value *x = ctx.input(0);
   if (x->type().rank() < 3)
     return ctx.fail("input " + toString(x->type()) + " must have rank >= 3 (N, C, spatial...)");
@@ -79,45 +176,62 @@ Status importPool(ImportCtx &ctx) {
   auto kernel = ctx.attrInts("kernel_shape");
   if (Status s = checkSpatialList(ctx, "kernel_shape", kernel, spatial))
     return s;
-  auto strides = ctx.attrInts("strides", std::vector<int64_t>(spatial, 1));
-  if (Status s = checkSpatialList(ctx, "strides", strides, spatial))
-    return s;
-  auto dilations = ctx.attrInts("dilations", std::vector<int64_t>(spatial, 1));
-  for (int64_t d : dilations)
-    if (d != 1)
-      return ctx.fail("dilations " + dimsToString(dilations) + " are not supported (only 1)");
-  if (isMax && ctx.attrInt("storage_order", 0) != 0 && ctx.wantsOutput(1))
-    return ctx.fail("storage_order=1 is not supported");
-  if (isMax && ctx.wantsOutput(1))
-    return ctx.fail("the Indices output is not supported");
-  auto pads = resolvePads(ctx, x->dims(), kernel, strides, dilations);
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  if (op != "MaxPool" &&
+      !std::all_of(dilations->begin(), dilations->end(), [](int64_t d) { return d == 1; }))
+    return ctx.fail("dilations " + dimsToString(*dilations) + " are not supported (only 1)");
+  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
   if (!pads)
     return pads.takeStatus();
-  AttrMap attrs{{"kernel_shape", kernel},
-                {"strides", strides},
-                {"pads", *pads},
-                {"ceil_mode", ctx.attrInt("ceil_mode", 0)}};
-  if (!isMax)
+  AttrMap attrs{{"kernel_shape", kernel}, {"strides", *strides}, {"pads", *pads}};
+  if (op == "LpPool") {
+    // LpPool-1 had a float p; from opset 2 it is an int.
+    const onnx::AttributeProto *p = ctx.findAttr("p");
+    attrs["p"] = !p                                         ? 2.0
+                 : p->type() == onnx::AttributeProto::FLOAT ? double(p->f())
+                                                            : double(p->i());
+    return bind(ctx, ctx.emit("LpPool", {x}, attrs));
+  }
+  attrs["ceil_mode"] = ctx.attrInt("ceil_mode", 0);
+  if (op == "AveragePool") {
     attrs["count_include_pad"] = ctx.attrInt("count_include_pad", 0);
-  auto out = ctx.emit(isMax ? "MaxPool" : "AveragePool", {x}, attrs);
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+    return bind(ctx, ctx.emit("AveragePool", {x}, attrs));
+  }
+  attrs["dilations"] = *dilations;
+  if (ctx.wantsOutput(0))
+    if (Status s = bind(ctx, ctx.emit("MaxPool", {x}, attrs)))
+      return s;
+  if (!ctx.wantsOutput(1))
+    return Status::ok();
+  attrs["storage_order"] = ctx.attrInt("storage_order", 0);
+  return bind(ctx, ctx.emit("MaxPoolIndices", {x}, attrs, ctx.outputName(1)), 1);
 }
 
-Status importGlobalAveragePool(ImportCtx &ctx) {
-  int64_t rank = ctx.input(0)->type().rank();
+// GlobalMaxPool, GlobalAveragePool and GlobalLpPool: the pooling op with one window covering
+// all spatial axes.
+Status importGlobalPool(ImportCtx &ctx) {
+  const std::string &op = ctx.proto().op_type();
+  Value *x = ctx.input(0);
+  int rank = x->type().rank();
   if (rank < 3)
-    return ctx.fail("input " + toString(ctx.input(0)->type()) + " must have rank >= 3");
-  std::vector<int64_t> axes;
-  for (int64_t d = 2; d < rank; ++d)
-    axes.push_back(d);
-  auto out = ctx.emit("ReduceMean", {ctx.input(0)}, {{"axes", axes}, {"keepdims", int64_t{1}}});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+    return ctx.fail("input " + toString(x->type()) + " must have rank >= 3 (N, C, spatial...)");
+  size_t spatial = rank - 2;
+  AttrMap attrs{{"kernel_shape", Ints(x->dims().begin() + 2, x->dims().end())},
+                {"strides", Ints(spatial, 1)},
+                {"pads", Ints(2 * spatial, 0)}};
+  if (op == "GlobalLpPool") {
+    const onnx::AttributeProto *p = ctx.findAttr("p");
+    attrs["p"] = !p                                         ? 2.0
+                 : p->type() == onnx::AttributeProto::FLOAT ? double(p->f())
+                                                            : double(p->i());
+    return bind(ctx, ctx.emit("LpPool", {x}, attrs));
+  }
+  return bind(ctx, ctx.emit(op == "GlobalMaxPool" ? "MaxPool" : "AveragePool", {x}, attrs));
 }
 
 Status importBatchNorm(ImportCtx &ctx) {
@@ -130,13 +244,9 @@ Status importBatchNorm(ImportCtx &ctx) {
   for (int i = 1; i < ctx.numOutputs(); ++i)
     if (ctx.wantsOutput(i))
       return ctx.fail("output " + str(i) + " (running statistics) exists only in training mode");
-  auto out = ctx.emit("BatchNormalization",
-                      {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
-                      {{"epsilon", ctx.attrFloat("epsilon", 1e-5)}});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+  return bind(ctx, ctx.emit("BatchNormalization",
+                            {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+                            {{"epsilon", ctx.attrFloat("epsilon", 1e-5)}}));
 }
 
 Status importGemm(ImportCtx &ctx) {
@@ -148,15 +258,11 @@ Status importGemm(ImportCtx &ctx) {
       return ctx.fail("C " + dimsToString(c) + " must be [" + str(m) + "," + str(n) +
                       "] when broadcast=0");
   }
-  auto out = ctx.emit("Gemm", {ctx.input(0), ctx.input(1), ctx.input(2)},
-                      {{"transA", ctx.attrInt("transA", 0)},
-                       {"transB", ctx.attrInt("transB", 0)},
-                       {"alpha", ctx.attrFloat("alpha", 1.0)},
-                       {"beta", ctx.attrFloat("beta", 1.0)}});
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+  return bind(ctx, ctx.emit("Gemm", {ctx.input(0), ctx.input(1), ctx.input(2)},
+                            {{"transA", ctx.attrInt("transA", 0)},
+                             {"transB", ctx.attrInt("transB", 0)},
+                             {"alpha", ctx.attrFloat("alpha", 1.0)},
+                             {"beta", ctx.attrFloat("beta", 1.0)}}));
 }
 
 // numpy.matmul: a 1-D operand is promoted to a matrix and the added axis removed after.
@@ -177,13 +283,8 @@ Status importMatMul(ImportCtx &ctx) {
       return r.takeStatus();
     b = *r;
   }
-  if (!vecA && !vecB) {
-    auto out = ctx.emit("MatMul", {a, b});
-    if (!out)
-      return out.takeStatus();
-    ctx.setOutput(0, *out);
-    return Status::ok();
-  }
+  if (!vecA && !vecB)
+    return bind(ctx, ctx.emit("MatMul", {a, b}));
   auto prod = ctx.emit("MatMul", {a, b}, {}, ctx.tempName("matmul"));
   if (!prod)
     return prod.takeStatus();
@@ -192,21 +293,23 @@ Status importMatMul(ImportCtx &ctx) {
     dims.pop_back();
   if (vecA)
     dims.erase(dims.end() - (vecB ? 1 : 2));
-  auto out = ctx.reshape(*prod, dims, ctx.outputName(0));
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
+  return bind(ctx, ctx.reshape(*prod, dims, ctx.outputName(0)));
 }
 
 const std::vector<ImportRule> kRules = {
     {"Conv", 1, nullptr, {}, importConv},
+    {"ConvTranspose", 1, nullptr, {}, importConvTranspose},
     {"MaxPool", 1, nullptr, {}, importPool},
     {"AveragePool", 1, nullptr, {}, importPool},
-    {"GlobalAveragePool", 1, nullptr, {}, importGlobalAveragePool},
+    {"LpPool", 1, nullptr, {}, importPool},
+    {"GlobalMaxPool", 1, nullptr, {}, importGlobalPool},
+    {"GlobalAveragePool", 1, nullptr, {}, importGlobalPool},
+    {"GlobalLpPool", 1, nullptr, {}, importGlobalPool},
     {"BatchNormalization", 1, nullptr, {}, importBatchNorm},
     {"Gemm", 1, nullptr, {}, importGemm},
     {"MatMul", 1, nullptr, {}, importMatMul},
+    {"Einsum", 12, "Einsum", {{"equation", "equation", std::nullopt}}, nullptr},
+    {"Det", 11, "Det", {}, nullptr},
 };
 
 } // namespace

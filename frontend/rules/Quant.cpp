@@ -1,10 +1,457 @@
-// Import rules for quantization ops: quantize, dequantize and the integer and quantized-linear products.
+// Import rules for quantization ONNX ops: QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, and the integer and quantized-linear products MatMulInteger,
+// ConvInteger, QLinearMatMul and QLinearConv.
+//
+// The products are computed exactly: both operands are dequantized with scale 1 (x - zero
+// point, exact integers) into float32 when every partial sum stays below 2^24 (the bound
+// below), otherwise into float64 (exact up to 2^53), multiplied with the float MatMul or Conv
+// the ONNX MatMul/Conv rules import, and cast to int32. The quantized-linear ops instead
+// requantize as onnxruntime does: float32(acc) * float32(a_scale * b_scale /
+// y_scale), rounded half to even, plus the output zero point, saturated.
 #include "Rules.h"
+
+#include "ops/OpDef.h"
+
+#include <cmath>
+#include <limits>
 
 namespace odlac {
 namespace {
 
-const std::vector<ImportRule> kRules = {};
+std::string str(int64_t v) { return std::to_string(v); }
+
+Status finish(ImportCtx &ctx, int i, Expected<Value *> out) {
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(i, *out);
+  return Status::ok();
+}
+
+Value *scalarF32(ImportCtx &ctx, const std::string &name, float v) {
+  return ctx.constant(ctx.tempName(name), TensorType{DType::F32, {}}, &v);
+}
+
+// Whether a scale or zero point quantizes per tensor (one element).
+bool perTensor(const Value *v) { return !v || v->type().numElements() == 1; }
+
+// The axis attribute for a Quantize/Dequantize whose parameters are per axis along `axis` of
+// a rank-`rank` tensor, or 0 when they are per tensor (the axis is then irrelevant).
+Expected<int64_t> paramAxis(const Value *scale, const Value *zeroPoint, int64_t axis,
+                            int64_t rank) {
+  if (perTensor(scale) && perTensor(zeroPoint))
+    return int64_t{0};
+  return normalizeAxis(axis, rank, "axis");
+}
+
+Expected<Value *> emitQuantize(ImportCtx &ctx, Value *x, Value *scale, Value *zeroPoint,
+                               int64_t axis, DType to, const std::string &name) {
+  return ctx.emit("Quantize", {x, scale, zeroPoint},
+                  {{"axis", axis}, {"to", std::string(dtypeName(to))}}, name);
+}
+
+Expected<Value *> emitDequantize(ImportCtx &ctx, Value *x, Value *scale, Value *zeroPoint,
+                                 int64_t axis, DType to, const std::string &name) {
+  return ctx.emit("Dequantize", {x, scale, zeroPoint},
+                  {{"axis", axis}, {"to", std::string(dtypeName(to))}}, name);
+}
+
+// ---- QuantizeLinear, DequantizeLinear ----------------------------------------------------
+
+Status checkAxisParams(ImportCtx &ctx, const Value *x, const Value *scale, const Value *zeroPoint) {
+  if (ctx.opset() >= 13)
+    return Status::ok();
+  for (const Value *p : {scale, zeroPoint})
+    if (!perTensor(p))
+      return ctx.fail("per-axis " + std::string(p == scale ? "scale " : "zero point ") +
+                      toString(p->type()) +
+                      " needs opset 13; before, scale and zero point are "
+                      "scalars (input " +
+                      toString(x->type()) + ")");
+  return Status::ok();
+}
+
+Status importQuantizeLinear(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
+  if (Status s = checkAxisParams(ctx, x, scale, zp))
+    return s;
+  if (x->dtype() != DType::F32 && x->dtype() != DType::I32)
+    return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
+                    " is not supported (float32, int32)");
+  if (scale->dtype() != DType::F32)
+    return ctx.fail("y_scale must be float32, got " + toString(scale->type()));
+  DType to = zp ? zp->dtype() : DType::U8;
+  if (to != DType::U8 && to != DType::I8)
+    return ctx.fail("y_zero_point element type " + std::string(dtypeName(to)) +
+                    " is not supported (uint8, int8)");
+  auto axis = paramAxis(scale, zp, ctx.attrInt("axis", 1), x->type().rank());
+  if (!axis)
+    return axis.takeStatus();
+  return finish(ctx, 0, emitQuantize(ctx, x, scale, zp, *axis, to, ctx.outputName(0)));
+}
+
+Status importDequantizeLinear(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
+  if (Status s = checkAxisParams(ctx, x, scale, zp))
+    return s;
+  if (x->dtype() != DType::U8 && x->dtype() != DType::I8 && x->dtype() != DType::I32)
+    return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
+                    " is not supported (uint8, int8, int32)");
+  if (scale->dtype() != DType::F32)
+    return ctx.fail("x_scale must be float32, got " + toString(scale->type()));
+  auto axis = paramAxis(scale, zp, ctx.attrInt("axis", 1), x->type().rank());
+  if (!axis)
+    return axis.takeStatus();
+  return finish(ctx, 0, emitDequantize(ctx, x, scale, zp, *axis, DType::F32, ctx.outputName(0)));
+}
+
+// ---- Reuse of other families' ONNX rules -------------------------------------------------
+
+// Imports a synthetic ONNX node `onnxOp` over IR values through that op's own import rule (at
+// this node's opset), copying the attributes named in `attrs` from this node. Returns the
+// node's only result. Lets the integer products share MatMul's and Conv's attribute handling.
+Expected<Value *> importAs(ImportCtx &ctx, const char *onnxOp, const std::vector<Value *> &ins,
+                           const std::vector<const char *> &attrs, const std::string &outName,
+                           const std::vector<onnx::AttributeProto> &extraAttrs = {}) {
+  static const ImportCtx::DeclaredTypes kNoDeclared;
+  const ImportRule *rule = findRule(onnxOp, ctx.opset());
+  if (!rule)
+    return ctx.fail(std::string("is computed with ONNX ") + onnxOp +
+                    ", which odlac cannot import at opset " + str(ctx.opset()));
+  onnx::NodeProto node;
+  node.set_op_type(onnxOp);
+  node.set_name(ctx.proto().name());
+  for (const Value *v : ins)
+    node.add_input(v ? v->name() : "");
+  node.add_output(outName);
+  for (const char *a : attrs)
+    if (const onnx::AttributeProto *p = ctx.findAttr(a))
+      *node.add_attribute() = *p;
+  for (const onnx::AttributeProto &a : extraAttrs)
+    *node.add_attribute() = a;
+  ImportCtx sub(ctx.graph(), node, ctx.opset(), ins, ctx.modelDir(), kNoDeclared);
+  if (Status s = rule->custom ? rule->custom(sub) : importDirect(sub, *rule))
+    return s;
+  if (!sub.outputs()[0])
+    return ctx.fail(std::string("internal: the ") + onnxOp + " rule bound no result");
+  return sub.outputs()[0];
+}
+
+// ---- Integer products -------------------------------------------------------------------
+
+// Largest |x - zero_point| of an 8-bit operand.
+constexpr double kMaxOperand = 255.0;
+// float32 holds every integer up to 2^24 exactly.
+constexpr double kExactF32 = 16777216.0;
+
+Status check8Bit(ImportCtx &ctx, const Value *v, const char *what) {
+  if (v->dtype() != DType::U8 && v->dtype() != DType::I8)
+    return ctx.fail(std::string(what) + " element type " + dtypeName(v->dtype()) +
+                    " is not supported (uint8, int8)");
+  return Status::ok();
+}
+
+// The largest |bias| a QLinearConv bias can contribute: its data when constant, else any int32.
+double maxAbsBias(ImportCtx &ctx, int i) {
+  if (!ctx.hasInput(i))
+    return 0.0;
+  auto data = ctx.constData(i, "B");
+  if (!data)
+    return 2147483648.0;
+  const Value *b = ctx.input(i);
+  double m = 0;
+  for (int64_t k = 0; k < b->type().numElements(); ++k)
+    m = std::max(m, std::fabs(static_cast<double>((*data)->as<int32_t>()[k])));
+  return m;
+}
+
+// The float type in which a product with `terms` terms per output stays exact.
+DType accumulatorType(int64_t terms, double maxBias) {
+  return static_cast<double>(terms) * kMaxOperand * kMaxOperand + maxBias <= kExactF32 ? DType::F32
+                                                                                       : DType::F64;
+}
+
+// A zero point's axis: per tensor (one element) or along `axis` of the operand.
+Expected<int64_t> zeroPointAxis(ImportCtx &ctx, const Value *x, const Value *zp, int64_t axis,
+                                const char *what, const char *meaning) {
+  if (perTensor(zp))
+    return int64_t{0};
+  if (axis < 0 || zp->type().rank() != 1 || zp->dims()[0] != x->dims()[axis])
+    return ctx.fail(std::string(what) + " " + toString(zp->type()) + " must be a scalar or hold " +
+                    std::string(meaning) + " of " + toString(x->type()) +
+                    (axis >= 0 ? " (" + str(x->dims()[axis]) + ")" : std::string()));
+  return axis;
+}
+
+// (x - zero point) as exact integers in `acc`, zero point per tensor or along `axis`.
+Expected<Value *> centered(ImportCtx &ctx, Value *x, Value *zp, int64_t axis, const char *what,
+                           const char *meaning, DType acc, Value *one) {
+  auto a = zeroPointAxis(ctx, x, zp, axis, what, meaning);
+  if (!a)
+    return a.takeStatus();
+  if (zp && zp->dtype() != x->dtype())
+    return ctx.fail(std::string(what) + " element type " + dtypeName(zp->dtype()) +
+                    " differs from its operand's, " + dtypeName(x->dtype()));
+  return emitDequantize(ctx, x, one, zp, *a, acc, ctx.tempName(x->name() + "_int"));
+}
+
+Expected<Value *> emitCast(ImportCtx &ctx, Value *x, DType to, const std::string &name) {
+  return ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(to))}}, name);
+}
+
+// An accumulator (exact integers in float32 or float64) as float32, rounded as onnxruntime
+// converts its int32 accumulators.
+Expected<Value *> accumulatorAsF32(ImportCtx &ctx, Value *acc) {
+  if (acc->dtype() == DType::F32)
+    return acc;
+  return emitCast(ctx, acc, DType::F32, ctx.tempName("acc_f32"));
+}
+
+Status importMatMulInteger(ImportCtx &ctx) {
+  Value *a = ctx.input(0), *b = ctx.input(1);
+  if (Status s = check8Bit(ctx, a, "A"))
+    return s;
+  if (Status s = check8Bit(ctx, b, "B"))
+    return s;
+  int64_t ra = a->type().rank(), rb = b->type().rank();
+  if (ra < 1 || rb < 1)
+    return ctx.fail("A " + toString(a->type()) + " and B " + toString(b->type()) +
+                    " must have rank >= 1");
+  DType acc = accumulatorType(a->dims().back(), 0.0);
+  Value *one = scalarF32(ctx, "one", 1.0f);
+  auto af = centered(ctx, a, ctx.input(2), ra >= 2 ? ra - 2 : -1, "a_zero_point",
+                     "one entry per row", acc, one);
+  if (!af)
+    return af.takeStatus();
+  auto bf = centered(ctx, b, ctx.input(3), rb >= 2 ? rb - 1 : -1, "b_zero_point",
+                     "one entry per column", acc, one);
+  if (!bf)
+    return bf.takeStatus();
+  auto prod = importAs(ctx, "MatMul", {*af, *bf}, {}, ctx.tempName("matmul"));
+  if (!prod)
+    return prod.takeStatus();
+  return finish(ctx, 0, emitCast(ctx, *prod, DType::I32, ctx.outputName(0)));
+}
+
+const std::vector<const char *> kConvAttrs = {"auto_pad",     "dilations", "group",
+                                              "kernel_shape", "pads",      "strides"};
+
+// Terms per output of a convolution with weights w [M, C/group, k...].
+int64_t convTerms(const Value *w) {
+  int64_t n = 1;
+  for (size_t d = 1; d < w->dims().size(); ++d)
+    n *= w->dims()[d];
+  return n;
+}
+
+Status importConvInteger(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(1);
+  if (Status s = check8Bit(ctx, x, "x"))
+    return s;
+  if (Status s = check8Bit(ctx, w, "w"))
+    return s;
+  if (w->type().rank() < 3)
+    return ctx.fail("w " + toString(w->type()) + " must have rank >= 3");
+  DType acc = accumulatorType(convTerms(w), 0.0);
+  Value *one = scalarF32(ctx, "one", 1.0f);
+  auto xf = centered(ctx, x, ctx.input(2), -1, "x_zero_point", "one element", acc, one);
+  if (!xf)
+    return xf.takeStatus();
+  auto wf =
+      centered(ctx, w, ctx.input(3), 0, "w_zero_point", "one entry per output channel", acc, one);
+  if (!wf)
+    return wf.takeStatus();
+  auto conv = importAs(ctx, "Conv", {*xf, *wf}, kConvAttrs, ctx.tempName("conv"));
+  if (!conv)
+    return conv.takeStatus();
+  return finish(ctx, 0, emitCast(ctx, *conv, DType::I32, ctx.outputName(0)));
+}
+
+// A per-tensor scale as a scalar, or a per-slice one reshaped to broadcast along `axis` of a
+// rank-`rank` result.
+Expected<Value *> broadcastable(ImportCtx &ctx, Value *scale, int64_t axis, int64_t rank,
+                                const char *what, const char *meaning, int64_t extent) {
+  if (scale->dtype() != DType::F32)
+    return ctx.fail(std::string(what) + " must be float32, got " + toString(scale->type()));
+  if (perTensor(scale))
+    return scale->type().rank() == 0
+               ? Expected<Value *>(scale)
+               : ctx.reshape(scale, {}, ctx.tempName(std::string(what) + "_scalar"));
+  if (axis < 0 || scale->type().rank() != 1 || scale->dims()[0] != extent)
+    return ctx.fail(std::string(what) + " " + toString(scale->type()) +
+                    " must be a scalar or hold " + meaning + " (" + str(extent) + ")");
+  Dims dims(static_cast<size_t>(rank - axis), 1);
+  dims[0] = extent;
+  return ctx.reshape(scale, dims, ctx.tempName(std::string(what) + "_bcast"));
+}
+
+// y = saturate(round(float32(acc) * (s1 * s2 / s3)) + zero point), the requantization both
+// quantized-linear ops end with; zero point per tensor or along `zpAxis`.
+Status requantize(ImportCtx &ctx, Value *acc, Value *s1, Value *s2, Value *s3, Value *zp,
+                  int64_t zpAxis, const char *zpMeaning, Value *one) {
+  if (!zp)
+    return ctx.fail("y_zero_point is required");
+  if (Status s = check8Bit(ctx, zp, "y_zero_point"))
+    return s;
+  auto accF = accumulatorAsF32(ctx, acc);
+  if (!accF)
+    return accF.takeStatus();
+  auto s12 = ctx.emit("Mul", {s1, s2}, {}, ctx.tempName("scale_product"));
+  if (!s12)
+    return s12.takeStatus();
+  auto m = ctx.emit("Div", {*s12, s3}, {}, ctx.tempName("multiplier"));
+  if (!m)
+    return m.takeStatus();
+  auto real = ctx.emit("Mul", {*accF, *m}, {}, ctx.tempName("scaled"));
+  if (!real)
+    return real.takeStatus();
+  auto axis = zeroPointAxis(ctx, *real, zp, zpAxis, "y_zero_point", zpMeaning);
+  if (!axis)
+    return axis.takeStatus();
+  return finish(ctx, 0, emitQuantize(ctx, *real, one, zp, *axis, zp->dtype(), ctx.outputName(0)));
+}
+
+Status importQLinearMatMul(ImportCtx &ctx) {
+  Value *a = ctx.input(0), *b = ctx.input(3);
+  if (Status s = check8Bit(ctx, a, "a"))
+    return s;
+  if (Status s = check8Bit(ctx, b, "b"))
+    return s;
+  int64_t ra = a->type().rank(), rb = b->type().rank();
+  if (ra < 2 || rb < 2)
+    return ctx.fail("a " + toString(a->type()) + " and b " + toString(b->type()) +
+                    " must have rank >= 2");
+  DType acc = accumulatorType(a->dims().back(), 0.0);
+  Value *one = scalarF32(ctx, "one", 1.0f);
+  auto af = centered(ctx, a, ctx.input(2), ra - 2, "a_zero_point", "one entry per row", acc, one);
+  if (!af)
+    return af.takeStatus();
+  auto bf =
+      centered(ctx, b, ctx.input(5), rb - 1, "b_zero_point", "one entry per column", acc, one);
+  if (!bf)
+    return bf.takeStatus();
+  auto prod = importAs(ctx, "MatMul", {*af, *bf}, {}, ctx.tempName("matmul"));
+  if (!prod)
+    return prod.takeStatus();
+  int64_t ry = (*prod)->type().rank(), rows = a->dims()[ra - 2], cols = b->dims().back();
+  auto as = broadcastable(ctx, ctx.input(1), ry - 2, ry, "a_scale", "one entry per row", rows);
+  if (!as)
+    return as.takeStatus();
+  auto bs = broadcastable(ctx, ctx.input(4), ry - 1, ry, "b_scale", "one entry per column", cols);
+  if (!bs)
+    return bs.takeStatus();
+  auto ys = broadcastable(ctx, ctx.input(6), ry - 2, ry, "y_scale", "one entry per row", rows);
+  if (!ys)
+    return ys.takeStatus();
+  return requantize(ctx, *prod, *as, *bs, *ys, ctx.input(7), ry - 2, "one entry per row", one);
+}
+
+Status importQLinearConv(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(3);
+  if (Status s = check8Bit(ctx, x, "x"))
+    return s;
+  if (Status s = check8Bit(ctx, w, "w"))
+    return s;
+  if (w->type().rank() < 3)
+    return ctx.fail("w " + toString(w->type()) + " must have rank >= 3");
+  if (ctx.hasInput(8) && ctx.input(8)->dtype() != DType::I32)
+    return ctx.fail("B must be int32, got " + toString(ctx.input(8)->type()));
+  DType acc = accumulatorType(convTerms(w), maxAbsBias(ctx, 8));
+  Value *one = scalarF32(ctx, "one", 1.0f);
+  auto xf = centered(ctx, x, ctx.input(2), -1, "x_zero_point", "one element", acc, one);
+  if (!xf)
+    return xf.takeStatus();
+  auto wf =
+      centered(ctx, w, ctx.input(5), 0, "w_zero_point", "one entry per output channel", acc, one);
+  if (!wf)
+    return wf.takeStatus();
+  std::vector<Value *> convIns{*xf, *wf};
+  if (ctx.hasInput(8)) {
+    auto bias = emitDequantize(ctx, ctx.input(8), one, nullptr, 0, acc, ctx.tempName("bias"));
+    if (!bias)
+      return bias.takeStatus();
+    convIns.push_back(*bias);
+  }
+  auto conv = importAs(ctx, "Conv", convIns, kConvAttrs, ctx.tempName("conv"));
+  if (!conv)
+    return conv.takeStatus();
+  int64_t ry = (*conv)->type().rank(), channels = w->dims()[0];
+  auto xs = broadcastable(ctx, ctx.input(1), -1, ry, "x_scale", "one element", 1);
+  if (!xs)
+    return xs.takeStatus();
+  auto ws =
+      broadcastable(ctx, ctx.input(4), 1, ry, "w_scale", "one entry per output channel", channels);
+  if (!ws)
+    return ws.takeStatus();
+  auto ys = broadcastable(ctx, ctx.input(6), -1, ry, "y_scale", "one element", 1);
+  if (!ys)
+    return ys.takeStatus();
+  return requantize(ctx, *conv, *xs, *ws, *ys, ctx.input(7), -1, "one element", one);
+}
+
+// ---- DynamicQuantizeLinear ---------------------------------------------------------------
+
+// scale = (max(x, 0) - min(x, 0)) / 255, zero point = saturate(round(-min(x, 0) / scale)),
+// y = saturate(round(x / scale) + zero point), all uint8, as the ONNX function body says.
+Status importDynamicQuantizeLinear(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  if (x->dtype() != DType::F32)
+    return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
+                    " is not supported (float32)");
+  if (x->type().numElements() == 0)
+    return ctx.fail("input " + toString(x->type()) + " is empty; its range is undefined");
+  onnx::AttributeProto noKeepDims;
+  noKeepDims.set_name("keepdims");
+  noKeepDims.set_type(onnx::AttributeProto::INT);
+  noKeepDims.set_i(0);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto lo = importAs(ctx, "ReduceMin", {x}, {}, ctx.tempName("min"), {noKeepDims});
+  if (!lo)
+    return lo.takeStatus();
+  auto hi = importAs(ctx, "ReduceMax", {x}, {}, ctx.tempName("max"), {noKeepDims});
+  if (!hi)
+    return hi.takeStatus();
+  auto loAdj = ctx.emit("Clamp", {*lo}, {{"min", -inf}, {"max", 0.0}}, ctx.tempName("min_adj"));
+  if (!loAdj)
+    return loAdj.takeStatus();
+  auto hiAdj = ctx.emit("Clamp", {*hi}, {{"min", 0.0}, {"max", inf}}, ctx.tempName("max_adj"));
+  if (!hiAdj)
+    return hiAdj.takeStatus();
+  auto range = ctx.emit("Sub", {*hiAdj, *loAdj}, {}, ctx.tempName("range"));
+  if (!range)
+    return range.takeStatus();
+  auto scale = ctx.emit("Div", {*range, scalarF32(ctx, "qmax", 255.0f)}, {},
+                        ctx.wantsOutput(1) ? ctx.outputName(1) : ctx.tempName("scale"));
+  if (!scale)
+    return scale.takeStatus();
+  auto negMin =
+      ctx.emit("Sub", {scalarF32(ctx, "zero", 0.0f), *loAdj}, {}, ctx.tempName("neg_min"));
+  if (!negMin)
+    return negMin.takeStatus();
+  auto zp = emitQuantize(ctx, *negMin, *scale, nullptr, 0, DType::U8,
+                         ctx.wantsOutput(2) ? ctx.outputName(2) : ctx.tempName("zero_point"));
+  if (!zp)
+    return zp.takeStatus();
+  auto y = emitQuantize(ctx, x, *scale, *zp, 0, DType::U8,
+                        ctx.wantsOutput(0) ? ctx.outputName(0) : ctx.tempName("y"));
+  if (!y)
+    return y.takeStatus();
+  ctx.setOutput(0, *y);
+  ctx.setOutput(1, *scale);
+  ctx.setOutput(2, *zp);
+  return Status::ok();
+}
+
+const std::vector<ImportRule> kRules = {
+    {"QuantizeLinear", 10, nullptr, {}, importQuantizeLinear},
+    {"QuantizeLinear", 13, nullptr, {}, importQuantizeLinear},
+    {"DequantizeLinear", 10, nullptr, {}, importDequantizeLinear},
+    {"DequantizeLinear", 13, nullptr, {}, importDequantizeLinear},
+    {"DynamicQuantizeLinear", 11, nullptr, {}, importDynamicQuantizeLinear},
+    {"MatMulInteger", 10, nullptr, {}, importMatMulInteger},
+    {"ConvInteger", 10, nullptr, {}, importConvInteger},
+    {"QLinearMatMul", 10, nullptr, {}, importQLinearMatMul},
+    {"QLinearConv", 10, nullptr, {}, importQLinearConv},
+};
 
 } // namespace
 

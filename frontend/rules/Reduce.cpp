@@ -1,35 +1,59 @@
-// Import rules for reductions and the softmax family. GlobalAveragePool, a reduction in
-// IR, is imported with the pooling ops in Nn.cpp.
+// Import rules for reductions (ReduceSum ... ReduceSumSquare, ArgMax/ArgMin), the softmax family
+// and CumSum. GlobalAveragePool, a reduction in IR, is imported with the pooling ops in Nn.cpp.
 #include "Rules.h"
+
+#include <algorithm>
 
 namespace odlac {
 namespace {
 
-// Opset 13 made Softmax normalize along one axis. Before, it flattened the input to 2-D at
-// `axis` and normalized each row: a reshape around a last-axis softmax.
-Status importSoftmax(ImportCtx &ctx) {
+std::string str(int64_t v) { return std::to_string(v); }
+
+// A flag attribute: ONNX allows 0 and 1 only.
+Expected<int64_t> flagAttr(ImportCtx &ctx, const char *name, int64_t dflt) {
+  int64_t v = ctx.attrInt(name, dflt);
+  if (v != 0 && v != 1)
+    return ctx.fail("attribute " + std::string(name) + "=" + str(v) + " is not supported (0 or 1)");
+  return v;
+}
+
+// ONNX axes (negative counts from the end, any order) as IR axes: in [0, rank), sorted.
+Expected<std::vector<int64_t>> normalizeAxes(ImportCtx &ctx, const std::vector<int64_t> &axes,
+                                             int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    auto n = normalizeAxis(a, rank, "axis");
+    if (!n)
+      return n.takeStatus();
+    if (std::find(out.begin(), out.end(), *n) != out.end())
+      return ctx.fail("axes " + dimsToString(axes) + " name axis " + str(*n) + " twice");
+    out.push_back(*n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Emits the reduction `irOp` of x over ONNX `axes` (empty: every axis, or nothing at all with
+// noop_with_empty_axes).
+Status emitReduce(ImportCtx &ctx, const std::vector<int64_t> &onnxAxes, int64_t keepdims,
+                  int64_t noop) {
   Value *x = ctx.input(0);
   int64_t rank = x->type().rank();
-  bool coerce2d = ctx.opset() < 13;
-  auto axis = normalizeAxis(ctx.attrInt("axis", coerce2d ? 1 : -1), rank == 0 ? 1 : rank, "axis");
-  if (!axis)
-    return axis.takeStatus();
-  if (rank == 0)
-    return ctx.fail("input must have rank >= 1");
   Expected<Value *> out = Status::error("unset");
-  if (!coerce2d || *axis == rank - 1) {
-    out = ctx.emit("Softmax", {x}, {{"axis", *axis}});
+  if (onnxAxes.empty() && noop) {
+    out = ctx.emit("Identity", {x});
   } else {
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < *axis ? rows : cols) *= x->dims()[d];
-    auto flat = ctx.reshape(x, {rows, cols}, ctx.tempName("rows"));
-    if (!flat)
-      return flat.takeStatus();
-    auto sm = ctx.emit("Softmax", {*flat}, {{"axis", int64_t{1}}}, ctx.tempName("softmax"));
-    if (!sm)
-      return sm.takeStatus();
-    out = ctx.reshape(*sm, x->dims(), ctx.outputName(0));
+    std::vector<int64_t> axes;
+    if (onnxAxes.empty()) {
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    } else {
+      auto n = normalizeAxes(ctx, onnxAxes, rank);
+      if (!n)
+        return n.takeStatus();
+      axes = *n;
+    }
+    out = ctx.emit(ctx.proto().op_type().c_str(), {x}, {{"axes", axes}, {"keepdims", keepdims}});
   }
   if (!out)
     return out.takeStatus();
@@ -37,8 +61,156 @@ Status importSoftmax(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// Reductions before ReduceSum-13 / opset 18: axes is an attribute; absent or empty means all.
+Status importReduceAttrAxes(ImportCtx &ctx) {
+  auto keepdims = flagAttr(ctx, "keepdims", 1);
+  if (!keepdims)
+    return keepdims.takeStatus();
+  return emitReduce(ctx, ctx.attrInts("axes"), *keepdims, 0);
+}
+
+// ReduceSum from opset 13 (the others from 18): axes is an optional input.
+Status importReduceInputAxes(ImportCtx &ctx) {
+  auto keepdims = flagAttr(ctx, "keepdims", 1);
+  if (!keepdims)
+    return keepdims.takeStatus();
+  auto noop = flagAttr(ctx, "noop_with_empty_axes", 0);
+  if (!noop)
+    return noop.takeStatus();
+  Value *axes = ctx.input(1);
+  // Absent, or statically empty (a [0] input): no data needed.
+  if (!axes || axes->type().numElements() == 0)
+    return emitReduce(ctx, {}, *keepdims, *noop);
+  if (axes->dtype() != DType::I64)
+    return ctx.fail(std::string("axes (input 1) must be int64, got ") + dtypeName(axes->dtype()));
+  auto known = ctx.constInts(1, "axes");
+  if (known)
+    return emitReduce(ctx, *known, *keepdims, *noop);
+  // Axes known only at run time: ReduceSum has an extension op that reads them, given the
+  // result shape ONNX's shape inference declares.
+  std::optional<TensorType> declared = ctx.declaredType(0);
+  if (ctx.proto().op_type() != "ReduceSum")
+    return known.takeStatus();
+  if (!declared)
+    return ctx.fail("axes (input 1, '" + axes->name() +
+                    "') is known only at run time and ONNX's shape inference gives no static "
+                    "shape for the result");
+  auto out = ctx.emit(
+      "ReduceSumDynamic", {ctx.input(0), axes},
+      {{"keepdims", *keepdims}, {"noop_with_empty_axes", *noop}, {"shape", declared->dims}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+Status importArg(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  auto axis = normalizeAxis(ctx.attrInt("axis", 0), x->type().rank(), "axis");
+  if (!axis)
+    return axis.takeStatus();
+  auto keepdims = flagAttr(ctx, "keepdims", 1);
+  if (!keepdims)
+    return keepdims.takeStatus();
+  auto last = flagAttr(ctx, "select_last_index", 0);
+  if (!last)
+    return last.takeStatus();
+  auto out = ctx.emit(ctx.proto().op_type().c_str(), {x},
+                      {{"axis", *axis}, {"keepdims", *keepdims}, {"select_last_index", *last}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// Softmax, LogSoftmax, Hardmax. Opset 13 made them act along one axis. Before, they
+// flattened the input to 2-D at `axis` and normalized each row: a reshape around a last-axis
+// op.
+Status importAlongAxis(ImportCtx &ctx) {
+  const char *irOp = ctx.proto().op_type().c_str();
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
+  bool coerce2d = ctx.opset() < 13;
+  if (rank == 0)
+    return ctx.fail("input must have rank >= 1");
+  auto axis = normalizeAxis(ctx.attrInt("axis", coerce2d ? 1 : -1), rank, "axis");
+  if (!axis)
+    return axis.takeStatus();
+  Expected<Value *> out = Status::error("unset");
+  if (!coerce2d || *axis == rank - 1) {
+    out = ctx.emit(irOp, {x}, {{"axis", *axis}});
+  } else {
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < *axis ? rows : cols) *= x->dims()[d];
+    auto flat = ctx.reshape(x, {rows, cols}, ctx.tempName("rows"));
+    if (!flat)
+      return flat.takeStatus();
+    auto y = ctx.emit(irOp, {*flat}, {{"axis", int64_t{1}}}, ctx.tempName("rowwise"));
+    if (!y)
+      return y.takeStatus();
+    out = ctx.reshape(*y, x->dims(), ctx.outputName(0));
+  }
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// CumSum: the axis stays an operand (ODLA's CumSum reads it when it runs); a constant axis is
+// checked here.
+Status importCumSum(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *axis = ctx.input(1);
+  auto exclusive = flagAttr(ctx, "exclusive", 0);
+  if (!exclusive)
+    return exclusive.takeStatus();
+  auto reverse = flagAttr(ctx, "reverse", 0);
+  if (!reverse)
+    return reverse.takeStatus();
+  if (axis->type().numElements() != 1 || axis->type().rank() > 1)
+    return ctx.fail("axis (input 1) must be a scalar, got " + toString(axis->type()));
+  auto known = ctx.constInts(1, "axis");
+  if (known) {
+    auto a = normalizeAxis((*known)[0], x->type().rank(), "axis");
+    if (!a)
+      return a.takeStatus();
+  }
+  auto out = ctx.emit("CumSum", {x, axis}, {{"exclusive", *exclusive}, {"reverse", *reverse}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// Reductions take their axes as an attribute until ReduceSum-13 and the others' opset 18, then
+// as an optional input.
 const std::vector<ImportRule> kRules = {
-    {"Softmax", 1, nullptr, {}, importSoftmax},
+    {"ReduceSum", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceSum", 13, nullptr, {}, importReduceInputAxes},
+    {"ReduceMean", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceMean", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceMax", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceMax", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceMin", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceMin", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceProd", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceProd", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceL1", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceL1", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceL2", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceL2", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceLogSum", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceLogSum", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceLogSumExp", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceLogSumExp", 18, nullptr, {}, importReduceInputAxes},
+    {"ReduceSumSquare", 1, nullptr, {}, importReduceAttrAxes},
+    {"ReduceSumSquare", 18, nullptr, {}, importReduceInputAxes},
+    {"ArgMax", 1, nullptr, {}, importArg},
+    {"ArgMin", 1, nullptr, {}, importArg},
+    {"Softmax", 1, nullptr, {}, importAlongAxis},
+    {"LogSoftmax", 1, nullptr, {}, importAlongAxis},
+    {"Hardmax", 1, nullptr, {}, importAlongAxis},
+    {"CumSum", 11, nullptr, {}, importCumSum},
 };
 
 } // namespace

@@ -1,7 +1,8 @@
 /* ops_gemm.c: matrix products of the reference backend: a cache-blocked single-precision
- * GEMM (packed panels and a fixed-size register tile the C compiler vectorizes), and the
- * odla_Gemm and odla_BatchMatMul ops built on it. */
-#include "ref.h"
+ * GEMM (packed panels and a fixed-size register tile the C compiler vectorizes), a simpler
+ * blocked double-precision one, and the odla_Gemm and odla_BatchMatMul ops built on them
+ * for every float and integer type. */
+#include "ops_nn.h"
 
 #include <string.h>
 
@@ -118,33 +119,216 @@ void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float 
   }
 }
 
-/* ---- odla_Gemm ----------------------------------------------------------------------- */
+/* ---- ref_dgemm --------------------------------------------------------------------------- */
 
+/* Column and depth blocks: a DKC x DNC panel of B (512 KiB) stays in L2 while every row of A
+ * streams over it; the innermost loop runs along a row of B and C, which the compiler
+ * vectorizes. */
+enum { DKC = 128, DNC = 512 };
+
+void ref_dgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+               const double *a, int64_t lda, const double *b, int64_t ldb, double beta, double *c,
+               int64_t ldc) {
+  int64_t i, j, p, jc, pc;
+  if (beta != 1.0)
+    for (i = 0; i < m; ++i)
+      for (j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+  if (k == 0 || alpha == 0.0)
+    return;
+  if (trans_b) { /* rows of B are columns of op(B): dot products */
+    for (i = 0; i < m; ++i)
+      for (j = 0; j < n; ++j) {
+        double s = 0.0;
+        for (p = 0; p < k; ++p)
+          s += (trans_a ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
+        c[i * ldc + j] += alpha * s;
+      }
+    return;
+  }
+  for (jc = 0; jc < n; jc += DNC) {
+    int64_t nc = ref_min(DNC, n - jc);
+    for (pc = 0; pc < k; pc += DKC) {
+      int64_t kc = ref_min(DKC, k - pc);
+      for (i = 0; i < m; ++i) {
+        double *crow = c + i * ldc + jc;
+        for (p = pc; p < pc + kc; ++p) {
+          const double aip = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
+          const double *brow = b + p * ldb + jc;
+          for (j = 0; j < nc; ++j)
+            crow[j] += aip * brow[j];
+        }
+      }
+    }
+  }
+}
+
+/* ---- Matrix products of every numeric type --------------------------------------------- */
+
+/* One product y = alpha * op(A) op(B), A and B dense (lda / ldb implied by the transposes),
+ * y row-major m x n. How each type computes:
+ * - float32: ref_sgemm; float64: ref_dgemm;
+ * - float16, bfloat16: A and B converted to float32 in scratch, ref_sgemm, y rounded once;
+ * - integers: exact wrap-around arithmetic in the type's width (products and sums modulo
+ *   2^64, then truncated); with a non-integral alpha the product is scaled in double and
+ *   converted with saturation (ref_set). */
 typedef struct {
   int trans_a, trans_b;
   int64_t m, n, k;
+  odla_element_type type;
+  size_t af_at, bf_at, yf_at, pack_at, bytes; /* scratch layout in bytes */
+} ref_mm_shape;
+
+static void ref_mm_layout(ref_mm_shape *s) {
+  size_t at = 0;
+  if (s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16) {
+    s->af_at = at;
+    at += ref_nn_align((size_t)(s->m * s->k) * sizeof(float));
+    s->bf_at = at;
+    at += ref_nn_align((size_t)(s->k * s->n) * sizeof(float));
+    s->yf_at = at;
+    at += ref_nn_align((size_t)(s->m * s->n) * sizeof(float));
+  }
+  s->pack_at = at;
+  if (s->type == ODLA_FLOAT32 || s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16)
+    at += ref_sgemm_scratch(s->m, s->n, s->k) * sizeof(float);
+  s->bytes = at;
+}
+
+/* C, when given, is added as beta * C[ci(i, j)] with ci from the broadcast extents below. */
+typedef struct {
+  const void *c;
+  double beta;
+  int64_t rows, cols; /* C's extent after aligning it to [M, N] (1 = broadcast) */
+} ref_mm_bias;
+
+#define REF_DEFINE_IMM(E, S, C, SFX)                                                               \
+  static void ref_imm_##SFX(const ref_mm_shape *s, double alpha, const S *a, const S *b,           \
+                            const ref_mm_bias *bias, S *y) {                                       \
+    const int64_t lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;                  \
+    const S *cv = bias ? (const S *)bias->c : NULL;                                                \
+    const double beta = bias ? bias->beta : 0.0;                                                   \
+    const int exact = alpha == (double)(int64_t)alpha && beta == (double)(int64_t)beta;            \
+    int64_t i, j, p;                                                                               \
+    for (i = 0; i < s->m; ++i)                                                                     \
+      for (j = 0; j < s->n; ++j) {                                                                 \
+        uint64_t acc = 0, cij = 0;                                                                 \
+        for (p = 0; p < s->k; ++p)                                                                 \
+          acc += (uint64_t)(s->trans_a ? a[p * lda + i] : a[i * lda + p]) *                        \
+                 (uint64_t)(s->trans_b ? b[j * ldb + p] : b[p * ldb + j]);                         \
+        if (cv)                                                                                    \
+          cij = (uint64_t)cv[(bias->rows == 1 ? 0 : i) * bias->cols + (bias->cols == 1 ? 0 : j)];  \
+        if (exact)                                                                                 \
+          y[i * s->n + j] = (S)(acc * (uint64_t)(int64_t)alpha + cij * (uint64_t)(int64_t)beta);   \
+        else if (E == ODLA_INT8 || E == ODLA_INT16 || E == ODLA_INT32 || E == ODLA_INT64)          \
+          ref_set(E, y, i * s->n + j, alpha * (double)(int64_t)acc + beta * (double)(int64_t)cij); \
+        else                                                                                       \
+          ref_set(E, y, i * s->n + j, alpha * (double)acc + beta * (double)cij);                   \
+      }                                                                                            \
+  }
+REF_FOR_INT_TYPES(REF_DEFINE_IMM)
+#undef REF_DEFINE_IMM
+
+/* y += beta * C for a float result held as T (float for float16/bfloat16, before rounding). */
+#define REF_DEFINE_ADD_BIAS(T, SFX)                                                                \
+  static void ref_mm_add_bias_##SFX(const ref_mm_shape *s, const ref_mm_bias *bias, T *y) {        \
+    int64_t i, j;                                                                                  \
+    for (i = 0; i < s->m; ++i)                                                                     \
+      for (j = 0; j < s->n; ++j)                                                                   \
+        y[i * s->n + j] += (T)(bias->beta * ref_get(s->type, bias->c,                              \
+                                                    (bias->rows == 1 ? 0 : i) * bias->cols +       \
+                                                        (bias->cols == 1 ? 0 : j)));               \
+  }
+REF_DEFINE_ADD_BIAS(float, f32)
+REF_DEFINE_ADD_BIAS(double, f64)
+#undef REF_DEFINE_ADD_BIAS
+
+static void ref_mm(const ref_mm_shape *s, double alpha, const void *a, const void *b,
+                   const ref_mm_bias *bias, void *y, unsigned char *scratch) {
+  const int64_t lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;
+  float *pack = (float *)(scratch + s->pack_at);
+  switch (s->type) {
+  case ODLA_FLOAT32:
+    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a, lda,
+              (const float *)b, ldb, 0.0f, (float *)y, s->n, pack);
+    if (bias)
+      ref_mm_add_bias_f32(s, bias, (float *)y);
+    break;
+  case ODLA_FLOAT64:
+    ref_dgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, alpha, (const double *)a, lda,
+              (const double *)b, ldb, 0.0, (double *)y, s->n);
+    if (bias)
+      ref_mm_add_bias_f64(s, bias, (double *)y);
+    break;
+  case ODLA_FLOAT16:
+  case ODLA_BFLOAT16: {
+    float *af = (float *)(scratch + s->af_at), *bf = (float *)(scratch + s->bf_at);
+    float *yf = (float *)(scratch + s->yf_at);
+    ref_nn_to_float(s->type, (const uint16_t *)a, af, s->m * s->k);
+    ref_nn_to_float(s->type, (const uint16_t *)b, bf, s->k * s->n);
+    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb, 0.0f, yf,
+              s->n, pack);
+    if (bias)
+      ref_mm_add_bias_f32(s, bias, yf);
+    ref_nn_from_float(s->type, yf, (uint16_t *)y, s->m * s->n);
+    break;
+  }
+#define REF_IMM_CASE(E, S, C, SFX)                                                                 \
+  case E:                                                                                          \
+    ref_imm_##SFX(s, alpha, (const S *)a, (const S *)b, bias, (S *)y);                             \
+    break;
+    REF_FOR_INT_TYPES(REF_IMM_CASE)
+#undef REF_IMM_CASE
+  default:
+    break;
+  }
+}
+
+static int ref_mm_type_ok(odla_element_type t) { return ref_is_float(t) || ref_is_int(t); }
+
+/* ---- odla_Gemm ----------------------------------------------------------------------- */
+
+typedef struct {
+  ref_mm_shape mm;
   float alpha, beta;
   int64_t c_rows, c_cols; /* C's extent after aligning it to [M, N] (1 = broadcast) */
 } ref_gemm_params;
 
 static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
   const ref_gemm_params *p = (const ref_gemm_params *)node->params;
-  float *y = (float *)io->out[0];
-  float beta = 0.0f;
+  const ref_mm_shape *s = &p->mm;
   int64_t i, j;
-  if (io->in[2] && p->beta != 0.0f) {
-    const float *cv = (const float *)io->in[2];
-    for (i = 0; i < p->m; ++i)
-      for (j = 0; j < p->n; ++j)
-        y[i * p->n + j] = p->beta * cv[(p->c_rows == 1 ? 0 : i) * p->c_cols + (p->c_cols == 1 ? 0 : j)];
-    beta = 1.0f;
+  if (s->type == ODLA_FLOAT32) { /* C first, then the GEMM accumulates onto it */
+    float *y = (float *)io->out[0];
+    float beta = 0.0f;
+    if (io->in[2] && p->beta != 0.0f) {
+      const float *cv = (const float *)io->in[2];
+      for (i = 0; i < s->m; ++i)
+        for (j = 0; j < s->n; ++j)
+          y[i * s->n + j] =
+              p->beta * cv[(p->c_rows == 1 ? 0 : i) * p->c_cols + (p->c_cols == 1 ? 0 : j)];
+      beta = 1.0f;
+    }
+    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
+              s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n, beta, y,
+              s->n, (float *)((unsigned char *)io->scratch + s->pack_at));
+    return ODLA_SUCCESS;
   }
-  ref_sgemm(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, (const float *)io->in[0],
-            p->trans_a ? p->m : p->k, (const float *)io->in[1], p->trans_b ? p->k : p->n, beta, y,
-            p->n, (float *)io->scratch);
+  {
+    ref_mm_bias bias;
+    bias.c = io->in[2];
+    bias.beta = p->beta;
+    bias.rows = p->c_rows;
+    bias.cols = p->c_cols;
+    ref_mm(s, p->alpha, io->in[0], io->in[1], io->in[2] && p->beta != 0.0f ? &bias : NULL,
+           io->out[0], (unsigned char *)io->scratch);
+  }
   return ODLA_SUCCESS;
 }
 
+/* alpha * op(A) op(B) + beta * C for every float and integer type (see ref_mm for how each
+ * computes). A and B are matrices of one element type; C, of the same type, broadcasts to
+ * [M, N] numpy-style (rank 0 to 2). */
 odla_value odla_Gemm(odla_value A, odla_bool A_transpose, odla_value B, odla_bool B_transpose,
                      odla_float32 alpha, odla_float32 beta, odla_value C,
                      odla_value_shape output_dims, const odla_value_id value_id) {
@@ -158,70 +342,80 @@ odla_value odla_Gemm(odla_value A, odla_bool A_transpose, odla_value B, odla_boo
   in[2] = C;
   if (!ref_check_operands("Gemm", 2, in) || (C && !ref_check_operands("Gemm", 1, &in[2])))
     return NULL;
-  if (A->type.element_type != ODLA_FLOAT32 || B->type.element_type != ODLA_FLOAT32 ||
-      (C && C->type.element_type != ODLA_FLOAT32))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Gemm", "only float32 is supported");
+  if (!ref_mm_type_ok(A->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Gemm", "element type %s is not supported",
+                    ref_type_name(A->type.element_type));
+  if (B->type.element_type != A->type.element_type ||
+      (C && C->type.element_type != A->type.element_type))
+    return ref_fail(ODLA_INVALID_PARAM, "Gemm",
+                    "A, B and C must have one element type (%s, %s, %s)",
+                    ref_type_name(A->type.element_type), ref_type_name(B->type.element_type),
+                    C ? ref_type_name(C->type.element_type) : "none");
   if (A->type.shape.size != 2 || B->type.shape.size != 2)
     return ref_fail(ODLA_INVALID_PARAM, "Gemm", "A %s and B %s must be matrices",
                     ref_shape_str(&A->type.shape, s1, sizeof s1),
                     ref_shape_str(&B->type.shape, s2, sizeof s2));
   memset(&p, 0, sizeof p);
-  p.trans_a = A_transpose != 0;
-  p.trans_b = B_transpose != 0;
-  p.m = A->type.shape.dims[p.trans_a ? 1 : 0];
-  p.k = A->type.shape.dims[p.trans_a ? 0 : 1];
-  p.n = B->type.shape.dims[p.trans_b ? 0 : 1];
-  if (B->type.shape.dims[p.trans_b ? 1 : 0] != p.k)
-    return ref_fail(ODLA_INVALID_PARAM, "Gemm", "inner dimensions differ: A %s, B %s",
-                    ref_shape_str(&A->type.shape, s1, sizeof s1),
-                    ref_shape_str(&B->type.shape, s2, sizeof s2));
+  p.mm.type = A->type.element_type;
+  p.mm.trans_a = A_transpose != 0;
+  p.mm.trans_b = B_transpose != 0;
+  p.mm.m = A->type.shape.dims[p.mm.trans_a ? 1 : 0];
+  p.mm.k = A->type.shape.dims[p.mm.trans_a ? 0 : 1];
+  p.mm.n = B->type.shape.dims[p.mm.trans_b ? 0 : 1];
+  if (B->type.shape.dims[p.mm.trans_b ? 1 : 0] != p.mm.k)
+    return ref_fail(ODLA_INVALID_PARAM, "Gemm", "inner dimensions differ: A %s%s, B %s%s",
+                    ref_shape_str(&A->type.shape, s1, sizeof s1), p.mm.trans_a ? " transposed" : "",
+                    ref_shape_str(&B->type.shape, s2, sizeof s2),
+                    p.mm.trans_b ? " transposed" : "");
   p.alpha = alpha;
   p.beta = beta;
   if (C) {
     const odla_value_shape *cs = &C->type.shape;
     p.c_rows = cs->size >= 2 ? cs->dims[cs->size - 2] : 1;
     p.c_cols = cs->size >= 1 ? cs->dims[cs->size - 1] : 1;
-    if (cs->size > 2 || (p.c_rows != 1 && p.c_rows != p.m) || (p.c_cols != 1 && p.c_cols != p.n))
+    if (cs->size > 2 || (p.c_rows != 1 && p.c_rows != p.mm.m) ||
+        (p.c_cols != 1 && p.c_cols != p.mm.n))
       return ref_fail(ODLA_INVALID_PARAM, "Gemm", "C %s does not broadcast to [%lld,%lld]",
-                      ref_shape_str(cs, s1, sizeof s1), (long long)p.m, (long long)p.n);
+                      ref_shape_str(cs, s1, sizeof s1), (long long)p.mm.m, (long long)p.mm.n);
   }
-  out.element_type = ODLA_FLOAT32;
+  out.element_type = p.mm.type;
   out.shape.size = 2;
-  out.shape.dims[0] = p.m;
-  out.shape.dims[1] = p.n;
+  out.shape.dims[0] = p.mm.m;
+  out.shape.dims[1] = p.mm.n;
   if (ref_shape_conflicts(&output_dims, &out.shape))
     return ref_fail(ODLA_INVALID_PARAM, "Gemm", "output_dims %s differ from the computed %s",
                     ref_shape_str(&output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
+  ref_mm_layout(&p.mm);
   v = ref_add_op("Gemm", ref_gemm_run, 3, in, out, value_id, &p, sizeof p);
   if (v)
-    v->node->scratch_bytes = ref_sgemm_scratch(p.m, p.n, p.k) * sizeof(float);
+    v->node->scratch_bytes = p.mm.bytes;
   return v;
 }
 
 /* ---- odla_BatchMatMul ---------------------------------------------------------------- */
 
 typedef struct {
-  int trans_a, trans_b;
-  int64_t m, n, k;
+  ref_mm_shape mm;
   int batch_rank;
-  int64_t batch[ODLA_MAX_DIMENSION]; /* output batch dims */
+  int64_t batch[ODLA_MAX_DIMENSION];                      /* output batch dims */
   int64_t sa[ODLA_MAX_DIMENSION], sb[ODLA_MAX_DIMENSION]; /* matrix strides, 0 = broadcast */
 } ref_bmm_params;
 
 static odla_status ref_bmm_run(const ref_node *node, const ref_io *io) {
   const ref_bmm_params *p = (const ref_bmm_params *)node->params;
-  const float *a = (const float *)io->in[0], *b = (const float *)io->in[1];
-  float *y = (float *)io->out[0];
+  const ref_mm_shape *s = &p->mm;
+  size_t elem = ref_elem_size(s->type);
+  const unsigned char *a = (const unsigned char *)io->in[0], *b = (const unsigned char *)io->in[1];
+  unsigned char *y = (unsigned char *)io->out[0];
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0;
   int d;
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
   for (;;) {
-    ref_sgemm(p->trans_a, p->trans_b, p->m, p->n, p->k, 1.0f, a + oa * p->m * p->k,
-              p->trans_a ? p->m : p->k, b + ob * p->k * p->n, p->trans_b ? p->k : p->n, 0.0f, y,
-              p->n, (float *)io->scratch);
-    y += p->m * p->n;
+    ref_mm(s, 1.0, a + (size_t)(oa * s->m * s->k) * elem, b + (size_t)(ob * s->k * s->n) * elem,
+           NULL, y, (unsigned char *)io->scratch);
+    y += (size_t)(s->m * s->n) * elem;
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
       ob += p->sb[d];
@@ -236,6 +430,8 @@ static odla_status ref_bmm_run(const ref_node *node, const ref_io *io) {
   }
 }
 
+/* Batches of op(A) op(B) over the leading axes, which broadcast numpy-style; every float and
+ * integer type, as odla_Gemm. */
 odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
                             odla_bool B_transpose, odla_value_shape output_dims,
                             const odla_value_id value_id) {
@@ -253,18 +449,23 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
     return NULL;
   as = &A->type.shape;
   bs = &B->type.shape;
-  if (A->type.element_type != ODLA_FLOAT32 || B->type.element_type != ODLA_FLOAT32)
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "BatchMatMul", "only float32 is supported");
+  if (!ref_mm_type_ok(A->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "BatchMatMul", "element type %s is not supported",
+                    ref_type_name(A->type.element_type));
+  if (B->type.element_type != A->type.element_type)
+    return ref_fail(ODLA_INVALID_PARAM, "BatchMatMul", "A is %s but B %s",
+                    ref_type_name(A->type.element_type), ref_type_name(B->type.element_type));
   if (as->size < 2 || bs->size < 2)
     return ref_fail(ODLA_INVALID_PARAM, "BatchMatMul", "operands %s and %s need rank >= 2",
                     ref_shape_str(as, s1, sizeof s1), ref_shape_str(bs, s2, sizeof s2));
   memset(&p, 0, sizeof p);
-  p.trans_a = A_transpose != 0;
-  p.trans_b = B_transpose != 0;
-  p.m = as->dims[as->size - (p.trans_a ? 1 : 2)];
-  p.k = as->dims[as->size - (p.trans_a ? 2 : 1)];
-  p.n = bs->dims[bs->size - (p.trans_b ? 2 : 1)];
-  if (bs->dims[bs->size - (p.trans_b ? 1 : 2)] != p.k)
+  p.mm.type = A->type.element_type;
+  p.mm.trans_a = A_transpose != 0;
+  p.mm.trans_b = B_transpose != 0;
+  p.mm.m = as->dims[as->size - (p.mm.trans_a ? 1 : 2)];
+  p.mm.k = as->dims[as->size - (p.mm.trans_a ? 2 : 1)];
+  p.mm.n = bs->dims[bs->size - (p.mm.trans_b ? 2 : 1)];
+  if (bs->dims[bs->size - (p.mm.trans_b ? 1 : 2)] != p.mm.k)
     return ref_fail(ODLA_INVALID_PARAM, "BatchMatMul", "inner dimensions of %s and %s differ",
                     ref_shape_str(as, s1, sizeof s1), ref_shape_str(bs, s2, sizeof s2));
   p.batch_rank = (as->size > bs->size ? as->size : bs->size) - 2;
@@ -280,12 +481,12 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
     stride_a *= da;
     stride_b *= db;
   }
-  out.element_type = ODLA_FLOAT32;
+  out.element_type = p.mm.type;
   out.shape.size = p.batch_rank + 2;
   for (i = 0; i < p.batch_rank; ++i)
     out.shape.dims[i] = p.batch[i];
-  out.shape.dims[p.batch_rank] = p.m;
-  out.shape.dims[p.batch_rank + 1] = p.n;
+  out.shape.dims[p.batch_rank] = p.mm.m;
+  out.shape.dims[p.batch_rank + 1] = p.mm.n;
   if (ref_shape_conflicts(&output_dims, &out.shape))
     return ref_fail(ODLA_INVALID_PARAM, "BatchMatMul", "output_dims %s differ from the computed %s",
                     ref_shape_str(&output_dims, s1, sizeof s1),
@@ -294,8 +495,9 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
     p.batch_rank = 1;
     p.batch[0] = 1;
   }
+  ref_mm_layout(&p.mm);
   v = ref_add_op("BatchMatMul", ref_bmm_run, 2, in, out, value_id, &p, sizeof p);
   if (v)
-    v->node->scratch_bytes = ref_sgemm_scratch(p.m, p.n, p.k) * sizeof(float);
+    v->node->scratch_bytes = p.mm.bytes;
   return v;
 }

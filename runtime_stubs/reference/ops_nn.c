@@ -1,22 +1,12 @@
-/* ops_nn.c: convolution, pooling and batch normalization in the reference backend (float32,
- * channels-first data, OIS kernels). Spatial ops handle 1 to 3 spatial axes by treating
- * missing leading axes as extent 1. */
-#include "ref.h"
+/* ops_nn.c: the sliding-window geometry that convolution (ops_conv.c) and pooling
+ * (ops_pool.c) share, and batch normalization, in the reference backend. */
+#include "ops_nn.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
-#define REF_SPATIAL 3
-
-/* Sliding-window geometry shared by convolution and pooling, padded to 3 spatial axes. */
-typedef struct {
-  int64_t in[REF_SPATIAL], k[REF_SPATIAL], out[REF_SPATIAL];
-  int64_t stride[REF_SPATIAL], dil[REF_SPATIAL], pad[REF_SPATIAL], pad_end[REF_SPATIAL];
-} ref_window;
-
-static int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
-                              int ceil_mode) {
+int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                       int ceil_mode) {
   int64_t span = (k - 1) * d + 1, room = in + pb + pe - span, out;
   if (room < 0)
     return 0;
@@ -26,16 +16,20 @@ static int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64
   return out;
 }
 
-/* Fills `w` from ODLA's per-spatial-axis arrays (NULL dilations mean 1). The output extents
- * are floor-mode unless `given` names the ceil-mode ones. Returns 0 and reports on error. */
-static int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *kernel,
-                           const odla_uint32 *strides, const odla_uint32 *dilations,
-                           const odla_uint32 *pad_front, const odla_uint32 *pad_back,
-                           const odla_value_shape *given, ref_window *w) {
+int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *kernel,
+                    const odla_uint32 *strides, const odla_uint32 *dilations,
+                    const odla_uint32 *pad_front, const odla_uint32 *pad_back,
+                    const odla_value_shape *given, ref_window *w) {
   int spatial = x->size - 2, i, ceil_ok = 1, floor_ok = 1;
   int64_t floor_out[REF_SPATIAL], ceil_out[REF_SPATIAL];
+  char s1[128];
   if (spatial < 1 || spatial > REF_SPATIAL) {
-    ref_fail(ODLA_UNSUPPORTED_OP, op, "input rank %d: 1 to 3 spatial axes are supported", x->size);
+    ref_fail(ODLA_UNSUPPORTED_OP, op, "input %s: 1 to 3 spatial axes are supported",
+             ref_shape_str(x, s1, sizeof s1));
+    return 0;
+  }
+  if (given && given->size >= 0 && given->size != x->size) {
+    ref_fail(ODLA_INVALID_PARAM, op, "output_dims has rank %d, the input %d", given->size, x->size);
     return 0;
   }
   for (i = 0; i < REF_SPATIAL; ++i) {
@@ -47,15 +41,21 @@ static int ref_make_window(const char *op, const odla_value_shape *x, const int6
     w->pad[i] = j < 0 || !pad_front ? 0 : pad_front[j];
     w->pad_end[i] = j < 0 || !pad_back ? 0 : pad_back[j];
     if (w->k[i] < 1 || w->stride[i] < 1 || w->dil[i] < 1) {
-      ref_fail(ODLA_INVALID_PARAM, op, "kernel, strides and dilations must be >= 1");
+      ref_fail(ODLA_INVALID_PARAM, op,
+               "spatial axis %d: kernel %lld, stride %lld and dilation %lld must be >= 1", j,
+               (long long)w->k[i], (long long)w->stride[i], (long long)w->dil[i]);
       return 0;
     }
-    floor_out[i] = ref_window_out(w->in[i], w->k[i], w->stride[i], w->dil[i], w->pad[i],
-                                  w->pad_end[i], 0);
-    ceil_out[i] = ref_window_out(w->in[i], w->k[i], w->stride[i], w->dil[i], w->pad[i],
-                                 w->pad_end[i], 1);
+    floor_out[i] =
+        ref_window_out(w->in[i], w->k[i], w->stride[i], w->dil[i], w->pad[i], w->pad_end[i], 0);
+    ceil_out[i] =
+        ref_window_out(w->in[i], w->k[i], w->stride[i], w->dil[i], w->pad[i], w->pad_end[i], 1);
     if (floor_out[i] < 1) {
-      ref_fail(ODLA_INVALID_PARAM, op, "spatial axis %d: the window does not fit the input", j);
+      ref_fail(ODLA_INVALID_PARAM, op,
+               "spatial axis %d: a window of %lld (dilation %lld) does not fit the input extent "
+               "%lld with pads %lld+%lld",
+               j, (long long)w->k[i], (long long)w->dil[i], (long long)w->in[i],
+               (long long)w->pad[i], (long long)w->pad_end[i]);
       return 0;
     }
     if (j >= 0 && given && given->size == x->size) {
@@ -63,12 +63,9 @@ static int ref_make_window(const char *op, const odla_value_shape *x, const int6
       ceil_ok &= given->dims[2 + j] == ceil_out[i];
     }
   }
-  if (given && given->size >= 0 && given->size != x->size) {
-    ref_fail(ODLA_INVALID_PARAM, op, "output_dims has rank %d, the input %d", given->size, x->size);
-    return 0;
-  }
   if (given && given->size >= 0 && !floor_ok && !ceil_ok) {
-    ref_fail(ODLA_INVALID_PARAM, op, "output_dims match neither floor nor ceil rounding");
+    ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s match neither floor nor ceil rounding",
+             ref_shape_str(given, s1, sizeof s1));
     return 0;
   }
   for (i = 0; i < REF_SPATIAL; ++i)
@@ -76,287 +73,63 @@ static int ref_make_window(const char *op, const odla_value_shape *x, const int6
   return 1;
 }
 
-static int64_t ref_window_in_count(const ref_window *w) { return w->in[0] * w->in[1] * w->in[2]; }
-static int64_t ref_window_out_count(const ref_window *w) {
-  return w->out[0] * w->out[1] * w->out[2];
-}
-
-/* ---- Convolution ------------------------------------------------------------------- */
-
-typedef struct {
-  ref_window w;
-  int64_t n, c, m, group;
-  int64_t kvol;      /* (c / group) * kernel volume: rows of the im2col matrix */
-  int pointwise;     /* 1x1 kernel, stride 1, no padding: the input is already im2col */
-} ref_conv_params;
-
-/* Writes the im2col matrix of one group of one image: row (ci, kd, kh, kw), column =
- * output pixel. */
-static void ref_im2col(const ref_conv_params *p, const float *x, float *col) {
-  const ref_window *w = &p->w;
-  int64_t cpg = p->c / p->group, ci, kd, kh, kw, od, oh, ow;
-  for (ci = 0; ci < cpg; ++ci)
-    for (kd = 0; kd < w->k[0]; ++kd)
-      for (kh = 0; kh < w->k[1]; ++kh)
-        for (kw = 0; kw < w->k[2]; ++kw)
-          for (od = 0; od < w->out[0]; ++od) {
-            int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
-            for (oh = 0; oh < w->out[1]; ++oh) {
-              int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
-              if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1]) {
-                memset(col, 0, (size_t)w->out[2] * sizeof *col);
-                col += w->out[2];
-                continue;
-              }
-              {
-                const float *row = x + ((ci * w->in[0] + id) * w->in[1] + ih) * w->in[2];
-                int64_t iw0 = -w->pad[2] + kw * w->dil[2], s = w->stride[2];
-                for (ow = 0; ow < w->out[2]; ++ow) {
-                  int64_t iw = iw0 + ow * s;
-                  col[ow] = iw >= 0 && iw < w->in[2] ? row[iw] : 0.0f;
-                }
-                col += w->out[2];
-              }
-            }
-          }
-}
-
-static odla_status ref_conv_run(const ref_node *node, const ref_io *io) {
-  const ref_conv_params *p = (const ref_conv_params *)node->params;
-  const float *x = (const float *)io->in[0], *wt = (const float *)io->in[1];
-  const float *bias = (const float *)io->in[2];
-  float *y = (float *)io->out[0];
-  int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
-  int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;
-  float *col = (float *)io->scratch;
-  float *pack = col + (p->pointwise ? 0 : p->kvol * opix);
-  for (n = 0; n < p->n; ++n) {
-    float *yn = y + n * p->m * opix;
-    for (i = 0; i < p->m; ++i)
-      for (o = 0; o < opix; ++o)
-        yn[i * opix + o] = bias ? bias[i] : 0.0f;
-    for (g = 0; g < p->group; ++g) {
-      const float *xg = x + (n * p->c + g * cpg) * ipix;
-      const float *b = xg;
-      if (!p->pointwise) {
-        ref_im2col(p, xg, col);
-        b = col;
-      }
-      ref_sgemm(0, 0, mpg, opix, p->kvol, 1.0f, wt + g * mpg * p->kvol, p->kvol, b, opix, 1.0f,
-                yn + g * mpg * opix, opix, pack);
-    }
-  }
-  return ODLA_SUCCESS;
-}
-
-odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uint32 group,
-                     odla_value kernel, odla_memory_layout kernel_layout,
-                     const odla_uint32 *strides, const odla_uint32 *dilations,
-                     const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
-                     odla_value bias, odla_value_shape output_dims, const odla_value_id value_id) {
-  ref_conv_params p;
-  odla_value in[3], v;
-  odla_value_type out;
-  const odla_value_shape *xs, *ws;
-  int64_t kernel_dims[ODLA_MAX_DIMENSION];
-  int i;
-  char s1[128], s2[128];
-  in[0] = input;
-  in[1] = kernel;
-  in[2] = bias;
-  if (!ref_check_operands("Conv", 2, in) || (bias && !ref_check_operands("Conv", 1, &in[2])))
-    return NULL;
-  if (input_layout != ODLA_CHANNELS_FIRST || kernel_layout != ODLA_OIS)
-    return ref_fail(ODLA_UNSUPPORTED_OP, "Conv", "only channels-first data with OIS kernels");
-  if (input->type.element_type != ODLA_FLOAT32 || kernel->type.element_type != ODLA_FLOAT32 ||
-      (bias && bias->type.element_type != ODLA_FLOAT32))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Conv", "only float32 is supported");
-  xs = &input->type.shape;
-  ws = &kernel->type.shape;
-  memset(&p, 0, sizeof p);
-  p.group = group;
-  if (xs->size < 3 || ws->size != xs->size || group < 1 || xs->dims[1] != ws->dims[1] * group ||
-      ws->dims[0] % group != 0)
-    return ref_fail(ODLA_INVALID_PARAM, "Conv", "input %s, kernel %s and group %u do not fit",
-                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
-  if (bias && (bias->type.shape.size != 1 || bias->type.shape.dims[0] != ws->dims[0]))
-    return ref_fail(ODLA_INVALID_PARAM, "Conv", "bias %s must have %lld elements",
-                    ref_shape_str(&bias->type.shape, s1, sizeof s1), (long long)ws->dims[0]);
-  for (i = 2; i < ws->size; ++i)
-    kernel_dims[i - 2] = ws->dims[i];
-  if (!ref_make_window("Conv", xs, kernel_dims, strides, dilations, paddings_front, paddings_back,
-                       &output_dims, &p.w))
-    return NULL;
-  p.n = xs->dims[0];
-  p.c = xs->dims[1];
-  p.m = ws->dims[0];
-  p.kvol = p.c / group * p.w.k[0] * p.w.k[1] * p.w.k[2];
-  p.pointwise = p.w.k[0] * p.w.k[1] * p.w.k[2] == 1;
-  for (i = 0; i < REF_SPATIAL; ++i)
-    p.pointwise &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
-  out.element_type = ODLA_FLOAT32;
-  out.shape.size = xs->size;
-  out.shape.dims[0] = p.n;
-  out.shape.dims[1] = p.m;
-  for (i = 2; i < xs->size; ++i)
-    out.shape.dims[i] = p.w.out[REF_SPATIAL - (xs->size - i)];
-  v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
-  if (v) {
-    int64_t opix = ref_window_out_count(&p.w);
-    v->node->scratch_bytes =
-        ((p.pointwise ? 0 : (size_t)(p.kvol * opix)) + ref_sgemm_scratch(p.m / group, opix, p.kvol)) *
-        sizeof(float);
-  }
-  return v;
-}
-
-/* ---- Pooling ------------------------------------------------------------------------- */
-
-typedef struct {
-  ref_window w;
-  int64_t planes; /* N * C */
-  int include_pad; /* AveragePool: divide by the window size within the padded input */
-} ref_pool_params;
-
-#define REF_POOL_LOOP(BODY_INIT, BODY_ACC, BODY_STORE)                                          \
-  const ref_pool_params *p = (const ref_pool_params *)node->params;                              \
-  const ref_window *w = &p->w;                                                                  \
-  const float *x = (const float *)io->in[0];                                                    \
-  float *y = (float *)io->out[0];                                                               \
-  int64_t ipix = ref_window_in_count(w), pl, od, oh, ow, kd, kh, kw;                            \
-  for (pl = 0; pl < p->planes; ++pl, x += ipix)                                                 \
-    for (od = 0; od < w->out[0]; ++od)                                                          \
-      for (oh = 0; oh < w->out[1]; ++oh)                                                        \
-        for (ow = 0; ow < w->out[2]; ++ow) {                                                    \
-          int64_t d0 = od * w->stride[0] - w->pad[0], h0 = oh * w->stride[1] - w->pad[1];       \
-          int64_t w0 = ow * w->stride[2] - w->pad[2], valid = 0, span = 1;                      \
-          BODY_INIT;                                                                            \
-          for (kd = 0; kd < w->k[0]; ++kd) {                                                    \
-            int64_t id = d0 + kd;                                                               \
-            if (id < 0 || id >= w->in[0])                                                       \
-              continue;                                                                         \
-            for (kh = 0; kh < w->k[1]; ++kh) {                                                  \
-              int64_t ih = h0 + kh;                                                             \
-              if (ih < 0 || ih >= w->in[1])                                                     \
-                continue;                                                                       \
-              for (kw = 0; kw < w->k[2]; ++kw) {                                                \
-                int64_t iw = w0 + kw;                                                           \
-                if (iw < 0 || iw >= w->in[2])                                                   \
-                  continue;                                                                     \
-                {                                                                               \
-                  const float v = x[(id * w->in[1] + ih) * w->in[2] + iw];                      \
-                  ++valid;                                                                      \
-                  BODY_ACC;                                                                     \
-                }                                                                               \
-              }                                                                                 \
-            }                                                                                   \
-          }                                                                                     \
-          (void)span;                                                                           \
-          BODY_STORE;                                                                           \
-        }                                                                                       \
-  return ODLA_SUCCESS;
-
-static odla_status ref_maxpool_run(const ref_node *node, const ref_io *io) {
-  REF_POOL_LOOP(float best = -HUGE_VALF, best = v > best ? v : best, *y++ = best)
-}
-
-/* The extent of a window along one axis clipped to the padded input [-pb, in + pe). */
-static int64_t ref_padded_span(int64_t start, int64_t k, int64_t in, int64_t pb, int64_t pe) {
-  int64_t lo = start < -pb ? -pb : start, hi = start + k > in + pe ? in + pe : start + k;
-  return hi > lo ? hi - lo : 0;
-}
-
-static odla_status ref_avgpool_run(const ref_node *node, const ref_io *io) {
-  REF_POOL_LOOP(
-      float sum = 0.0f;
-      if (p->include_pad) span = ref_padded_span(d0, w->k[0], w->in[0], w->pad[0], w->pad_end[0]) *
-                                 ref_padded_span(h0, w->k[1], w->in[1], w->pad[1], w->pad_end[1]) *
-                                 ref_padded_span(w0, w->k[2], w->in[2], w->pad[2], w->pad_end[2]),
-      sum += v, *y++ = (p->include_pad ? span : valid) > 0 ? sum / (float)(p->include_pad ? span : valid) : 0.0f)
-}
-
-static odla_value ref_pool(const char *op, ref_kernel run, odla_value input,
-                           odla_memory_layout layout, const odla_uint32 *window_dims,
-                           const odla_uint32 *strides, const odla_uint32 *pad_front,
-                           const odla_uint32 *pad_back, int include_pad,
-                           const odla_value_shape *output_dims, odla_value_id id) {
-  ref_pool_params p;
-  odla_value_type out;
-  int64_t kernel[ODLA_MAX_DIMENSION];
-  int i;
-  if (!ref_check_operands(op, 1, &input))
-    return NULL;
-  if (layout != ODLA_CHANNELS_FIRST)
-    return ref_fail(ODLA_UNSUPPORTED_OP, op, "only channels-first data is supported");
-  if (input->type.element_type != ODLA_FLOAT32)
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "only float32 is supported");
-  if (!window_dims)
-    return ref_fail(ODLA_INVALID_PARAM, op, "window_dims is NULL");
-  memset(&p, 0, sizeof p);
-  for (i = 0; i + 2 < input->type.shape.size; ++i)
-    kernel[i] = window_dims[i];
-  if (!ref_make_window(op, &input->type.shape, kernel, strides, NULL, pad_front, pad_back,
-                       output_dims, &p.w))
-    return NULL;
-  p.planes = input->type.shape.dims[0] * input->type.shape.dims[1];
-  p.include_pad = include_pad;
-  out = input->type;
-  for (i = 2; i < out.shape.size; ++i)
-    out.shape.dims[i] = p.w.out[REF_SPATIAL - (out.shape.size - i)];
-  return ref_add_op(op, run, 1, &input, out, id, &p, sizeof p);
-}
-
-odla_value odla_MaxPool(odla_value input, odla_memory_layout input_layout,
-                        const odla_uint32 *window_dims, const odla_uint32 *strides,
-                        const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
-                        odla_value_shape output_dims, const odla_value_id value_id) {
-  return ref_pool("MaxPool", ref_maxpool_run, input, input_layout, window_dims, strides,
-                  paddings_front, paddings_back, 0, &output_dims, value_id);
-}
-
-odla_value odla_AveragePool(odla_value input, odla_memory_layout input_layout,
-                            const odla_uint32 *window_dims, const odla_uint32 *strides,
-                            const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
-                            odla_bool padding_included, odla_value_shape output_dims,
-                            const odla_value_id value_id) {
-  return ref_pool("AveragePool", ref_avgpool_run, input, input_layout, window_dims, strides,
-                  paddings_front, paddings_back, padding_included != 0, &output_dims, value_id);
-}
-
 /* ---- Batch normalization ------------------------------------------------------------- */
 
+/* y = x * a[c] + b[c] with a = scale / sqrt(var + epsilon) and b = offset - mean * a, worked
+ * out per channel in double when the kernel runs (the statistics may be graph inputs). */
 typedef struct {
   int64_t outer, channels, inner;
-  float epsilon, scalar_scale, scalar_offset;
+  double epsilon, scalar_scale, scalar_offset;
+  odla_element_type param_types[5]; /* the per-channel operands may be any float type */
 } ref_bn_params;
 
-static odla_status ref_bn_run(const ref_node *node, const ref_io *io) {
-  const ref_bn_params *p = (const ref_bn_params *)node->params;
-  const float *x = (const float *)io->in[0], *mean = (const float *)io->in[1];
-  const float *var = (const float *)io->in[2], *scale = (const float *)io->in[3];
-  const float *offset = (const float *)io->in[4];
-  float *y = (float *)io->out[0];
-  int64_t o, c, i;
-  for (o = 0; o < p->outer; ++o)
-    for (c = 0; c < p->channels; ++c) {
-      const float a = (scale ? scale[c] : p->scalar_scale) / sqrtf(var[c] + p->epsilon);
-      const float b = (offset ? offset[c] : p->scalar_offset) - mean[c] * a;
-      const float *xr = x + (o * p->channels + c) * p->inner;
-      float *yr = y + (o * p->channels + c) * p->inner;
-      for (i = 0; i < p->inner; ++i)
-        yr[i] = xr[i] * a + b;
-    }
-  return ODLA_SUCCESS;
+static void ref_bn_coeffs(const ref_bn_params *p, const ref_io *io, int64_t c, double *a,
+                          double *b) {
+  double mean = ref_get(p->param_types[1], io->in[1], c);
+  double var = ref_get(p->param_types[2], io->in[2], c);
+  double scale = io->in[3] ? ref_get(p->param_types[3], io->in[3], c) : p->scalar_scale;
+  double offset = io->in[4] ? ref_get(p->param_types[4], io->in[4], c) : p->scalar_offset;
+  *a = scale / sqrt(var + p->epsilon);
+  *b = offset - mean * *a;
 }
 
+#define REF_DEFINE_BN(E, S, C, SFX)                                                                \
+  static odla_status ref_bn_run_##SFX(const ref_node *node, const ref_io *io) {                    \
+    const ref_bn_params *p = (const ref_bn_params *)node->params;                                  \
+    const S *x = (const S *)io->in[0];                                                             \
+    S *y = (S *)io->out[0];                                                                        \
+    int64_t o, c, i;                                                                               \
+    for (o = 0; o < p->outer; ++o)                                                                 \
+      for (c = 0; c < p->channels; ++c) {                                                          \
+        double da, db;                                                                             \
+        C a, b;                                                                                    \
+        const S *xr = x + (o * p->channels + c) * p->inner;                                        \
+        S *yr = y + (o * p->channels + c) * p->inner;                                              \
+        ref_bn_coeffs(p, io, c, &da, &db);                                                         \
+        a = (C)da;                                                                                 \
+        b = (C)db;                                                                                 \
+        for (i = 0; i < p->inner; ++i)                                                             \
+          REF_STORE_##SFX(yr, i, REF_LOAD_##SFX(xr, i) * a + b);                                   \
+      }                                                                                            \
+    return ODLA_SUCCESS;                                                                           \
+  }
+REF_FOR_FLOAT_TYPES(REF_DEFINE_BN)
+#undef REF_DEFINE_BN
+
+/* Channels are axis 1 (CHANNELS_FIRST) or the last axis (CHANNELS_LAST). mean, var and the
+ * optional scale and offset hold one element per channel, of any float type (ONNX lets
+ * BatchNormalization's statistics differ in type from its data). */
 odla_value odla_BatchNormalization(odla_value input, odla_memory_layout input_layout,
                                    odla_value mean, odla_value var, odla_float32 epsilon,
                                    odla_value scale, odla_value offset, odla_float32 scalar_scale,
                                    odla_float32 scalar_offset, const odla_value_id value_id) {
+  static const char *const names[5] = {"input", "mean", "var", "scale", "offset"};
   ref_bn_params p;
+  ref_kernel run = NULL;
   odla_value in[5];
   const odla_value_shape *xs;
   int i, channel_axis;
+  char s1[128];
   in[0] = input;
   in[1] = mean;
   in[2] = var;
@@ -366,12 +139,33 @@ odla_value odla_BatchNormalization(odla_value input, odla_memory_layout input_la
       (scale && !ref_check_operands("BatchNormalization", 1, &in[3])) ||
       (offset && !ref_check_operands("BatchNormalization", 1, &in[4])))
     return NULL;
-  for (i = 0; i < 5; ++i)
-    if (in[i] && in[i]->type.element_type != ODLA_FLOAT32)
-      return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "BatchNormalization", "only float32 is supported");
+  if (input_layout != ODLA_CHANNELS_FIRST && input_layout != ODLA_CHANNELS_LAST)
+    return ref_fail(ODLA_UNSUPPORTED_OP, "BatchNormalization",
+                    "input_layout must be CHANNELS_FIRST or CHANNELS_LAST");
+  memset(&p, 0, sizeof p);
+  for (i = 0; i < 5; ++i) {
+    if (!in[i])
+      continue;
+    if (!ref_is_float(in[i]->type.element_type))
+      return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "BatchNormalization",
+                      "%s has element type %s; a float type is required", names[i],
+                      ref_type_name(in[i]->type.element_type));
+    p.param_types[i] = in[i]->type.element_type;
+  }
+  switch (input->type.element_type) {
+#define REF_BN_CASE(E, S, C, SFX)                                                                  \
+  case E:                                                                                          \
+    run = ref_bn_run_##SFX;                                                                        \
+    break;
+    REF_FOR_FLOAT_TYPES(REF_BN_CASE)
+#undef REF_BN_CASE
+  default:
+    break;
+  }
   xs = &input->type.shape;
   if (xs->size < 2)
-    return ref_fail(ODLA_INVALID_PARAM, "BatchNormalization", "input needs rank >= 2");
+    return ref_fail(ODLA_INVALID_PARAM, "BatchNormalization", "input %s needs rank >= 2",
+                    ref_shape_str(xs, s1, sizeof s1));
   channel_axis = input_layout == ODLA_CHANNELS_LAST ? xs->size - 1 : 1;
   p.channels = xs->dims[channel_axis];
   p.outer = 1;
@@ -385,11 +179,10 @@ odla_value odla_BatchNormalization(odla_value input, odla_memory_layout input_la
   for (i = 1; i < 5; ++i)
     if (in[i] && ref_count(&in[i]->type.shape) != p.channels)
       return ref_fail(ODLA_INVALID_PARAM, "BatchNormalization",
-                      "operand %d must have one element per channel (%lld)", i,
-                      (long long)p.channels);
+                      "%s %s must have one element per channel (%lld)", names[i],
+                      ref_shape_str(&in[i]->type.shape, s1, sizeof s1), (long long)p.channels);
   p.epsilon = epsilon;
   p.scalar_scale = scalar_scale;
   p.scalar_offset = scalar_offset;
-  return ref_add_op("BatchNormalization", ref_bn_run, 5, in, input->type, value_id, &p, sizeof p);
+  return ref_add_op("BatchNormalization", run, 5, in, input->type, value_id, &p, sizeof p);
 }
-

@@ -168,22 +168,33 @@ TEST(Frontend, InputShapeSyntax) {
 
 TEST(Frontend, EveryUnsupportedNodeIsReportedInOneRun) {
   auto m = model(13);
+  auto *custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
   auto *g = m.mutable_graph();
   *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {4});
-  *g->add_node() = node("Erf", {"x"}, {"a"}, "first");
+  *g->add_input() = tensorInfo("i", onnx::TensorProto::INT64, {4});
+  auto foo = node("Foo", {"x"}, {"a"}, "first");
+  foo.set_domain("com.example");
+  *g->add_node() = foo;
   *g->add_node() = node("Relu", {"a"}, {"b"}, "fed_by_failure");
-  *g->add_node() = node("Celu", {"x"}, {"c"}, "second");
-  *g->add_node() = node("Softsign", {"x"}, {"d"}, "third");
+  *g->add_node() = node("LeakyRelu", {"i"}, {"c"}, "second");
+  auto sm = node("Softmax", {"x"}, {"d"}, "third");
+  addIntAttr(sm, "axis", 3);
+  *g->add_node() = sm;
   *g->add_output() = tensorInfo("b", onnx::TensorProto::FLOAT, {4});
-  *g->add_output() = tensorInfo("c", onnx::TensorProto::FLOAT, {4});
+  *g->add_output() = tensorInfo("c", onnx::TensorProto::INT64, {4});
   *g->add_output() = tensorInfo("d", onnx::TensorProto::FLOAT, {4});
   auto imported = importModel(m);
   ASSERT_FALSE(imported);
   const auto &msgs = imported.status().messages();
   ASSERT_EQ(msgs.size(), 3u) << imported.status().message();
-  EXPECT_EQ(msgs[0], "node 'first' (Erf, opset 13): unsupported: op Erf; odlac has no import rule for it");
-  EXPECT_NE(msgs[1].find("node 'second' (Celu, opset 13)"), std::string::npos);
-  EXPECT_NE(msgs[2].find("node 'third' (Softsign, opset 13)"), std::string::npos);
+  EXPECT_EQ(msgs[0], "node 'first' (com.example.Foo, opset 13): unsupported: domain 'com.example' "
+                     "has no import rules");
+  EXPECT_NE(msgs[1].find("node 'second' (LeakyRelu, opset 13)"), std::string::npos) << msgs[1];
+  EXPECT_NE(msgs[1].find("i64"), std::string::npos) << msgs[1];
+  EXPECT_NE(msgs[2].find("node 'third' (Softmax, opset 13)"), std::string::npos) << msgs[2];
+  EXPECT_NE(msgs[2].find("axis 3"), std::string::npos) << msgs[2];
 }
 
 TEST(Frontend, InvalidAttributeNamesNodeAndRule) {

@@ -1,14 +1,45 @@
 /* odla_ext_nn.h: odlac's extension ops of the nn family (beyond ODLA 0.5). Included by
- * odla_ext.h; see there for when generated code may use them. */
+ * odla_ext.h; see there for when generated code may use them.
+ *
+ * ODLA 0.5's odla_MaxPool has no dilations and no argmax output, and ODLA has no Lp pooling;
+ * none of them decomposes into core ODLA ops (pooling windows cannot be dilated, and
+ * odla_Pad pads with zeros, not -infinity). Arguments follow odla_MaxPool: CHANNELS_FIRST
+ * data, one entry per spatial axis in the arrays, output_dims as the caller inferred it
+ * (undefined: floor rounding; given: it may name the ceil-rounded extents instead). */
 #ifndef _ODLA_EXT_NN_H_
 #define _ODLA_EXT_NN_H_
 
 #include <ODLA/odla_common.h>
 #include <ODLA/odla_value.h>
+#include <ODLA/ops/odla_ops_nn.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* odla_MaxPool with dilations: output cell o of an axis takes the max of
+ * input[o * stride - padding_front + k * dilation] for k in [0, window). NULL dilations
+ * mean 1. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtMaxPool(
+    odla_value input, odla_memory_layout input_layout, const odla_uint32 *window_dims,
+    const odla_uint32 *strides, const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+    const odla_uint32 *paddings_back, odla_value_shape output_dims, const odla_value_id value_id);
+
+/* Where odla_ExtMaxPool with the same arguments finds each maximum (ONNX MaxPool's Indices):
+ * an ODLA_INT64 tensor of the output's shape holding flat positions in the input tensor, batch
+ * and channel included, padding not. With column_major the spatial axes count in reverse
+ * order (ONNX storage_order = 1). Ties keep the first position in row-major order. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtMaxPoolIndices(
+    odla_value input, odla_memory_layout input_layout, const odla_uint32 *window_dims,
+    const odla_uint32 *strides, const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+    const odla_uint32 *paddings_back, odla_bool column_major, odla_value_shape output_dims,
+    const odla_value_id value_id);
+
+/* Lp pooling: (sum over the window of |x|^p)^(1/p), p > 0; padded cells add nothing. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLpPool(
+    odla_value input, odla_memory_layout input_layout, odla_float32 p,
+    const odla_uint32 *window_dims, const odla_uint32 *strides, const odla_uint32 *paddings_front,
+    const odla_uint32 *paddings_back, odla_value_shape output_dims, const odla_value_id value_id);
 
 #ifdef __cplusplus
 } /* extern "C" */

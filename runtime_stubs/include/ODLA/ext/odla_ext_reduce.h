@@ -10,6 +10,17 @@
 extern "C" {
 #endif
 
+/* ReduceSum over axes known only at run time (ONNX ReduceSum from opset 13, whose axes are an
+ * input). `axes` is a 1-D (or 0-D) int32 or int64 tensor of axes in [-rank, rank), without
+ * duplicates. An empty `axes` reduces every axis, or, with noop_with_empty_axes, copies the
+ * input. keep_dims keeps reduced axes as extent 1. `output_dims` is required: the result
+ * shape the caller expects; execution fails with ODLA_INVALID_PARAM when the axes read at run
+ * time are invalid or give another shape. Element types and arithmetic are those of
+ * odla_ReduceSum. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtReduceSumDynamic(
+    odla_value input, odla_value axes, odla_bool keep_dims, odla_bool noop_with_empty_axes,
+    odla_value_shape output_dims, const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

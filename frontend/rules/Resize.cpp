@@ -1,0 +1,244 @@
+// Import rules for ONNX Resize (opsets 10 to 17) and Upsample (opsets 7 and 9), which become
+// the IR op Resize (compiler/ops/Resize.cpp). They join the indexing rows (Indexing.cpp).
+//
+// The result shape must be static: it comes from sizes or scales known at compile time, or,
+// when they are computed at run time, from the shape ONNX's shape facts declare for the
+// result (the kernel then checks the runtime values against it). Scales stay an operand
+// whenever they differ from out / in, since they change the coordinate mapping (4 -> 2 with
+// scale 0.6 maps x to x / 0.6, not x / 0.5).
+#include "Rules.h"
+
+#include "lower/Evaluate.h"
+
+#include <cmath>
+
+namespace odlac {
+
+double indexingElementAt(DType t, const void *data, size_t i); // Indexing.cpp
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// A float vector operand known at compile time, as doubles.
+Expected<std::vector<double>> constFloats(ImportCtx &ctx, int i, const char *what) {
+  auto data = ctx.constData(i, what);
+  if (!data)
+    return data.takeStatus();
+  const Value *v = ctx.input(i);
+  std::vector<double> out(static_cast<size_t>(v->type().numElements()));
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k] = indexingElementAt(v->dtype(), (*data)->data, k);
+  return out;
+}
+
+struct ResizeSpec {
+  std::string mode, coordinateMode, nearestMode;
+  double cubicCoeffA = -0.75, extrapolationValue = 0;
+  int64_t excludeOutside = 0;
+  Value *roi = nullptr, *scales = nullptr, *sizes = nullptr; // runtime operands
+  Dims shape;
+};
+
+Status emitResize(ImportCtx &ctx, ResizeSpec &r) {
+  std::vector<Value *> operands{ctx.input(0), r.roi, r.scales, r.sizes};
+  while (!operands.back())
+    operands.pop_back();
+  auto out = ctx.emit("Resize", operands,
+                      {{"shape", r.shape},
+                       {"mode", r.mode},
+                       {"coordinate_transformation_mode", r.coordinateMode},
+                       {"nearest_mode", r.nearestMode},
+                       {"cubic_coeff_a", r.cubicCoeffA},
+                       {"exclude_outside", r.excludeOutside},
+                       {"extrapolation_value", r.extrapolationValue}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// The result shape from the shape facts, for scales or sizes computed at run time.
+Status declaredShape(ImportCtx &ctx, const char *what, const Value *v, ResizeSpec &r) {
+  const TensorType &x = ctx.input(0)->type();
+  auto t = ctx.declaredType(0);
+  if (!t)
+    return ctx.fail(std::string(what) + " (input '" + v->name() +
+                    "') is computed at run time and ONNX's shape inference gives no static "
+                    "shape for output '" +
+                    ctx.outputName(0) + "'");
+  if (t->rank() != x.rank())
+    return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + toString(*t) +
+                    " for input " + toString(x));
+  r.shape = t->dims;
+  return Status::ok();
+}
+
+// Scales known at compile time: the result shape, and whether the kernel needs the scales
+// (they differ from out / in, or crop boxes scale them).
+Status constScales(ImportCtx &ctx, const std::vector<double> &scales,
+                   const std::vector<double> &roi, ResizeSpec &r, bool &needed) {
+  const TensorType &x = ctx.input(0)->type();
+  if (static_cast<int64_t>(scales.size()) != x.rank())
+    return ctx.fail("scales has " + str(scales.size()) + " entries for input " + toString(x));
+  bool crop = r.coordinateMode == "tf_crop_and_resize";
+  needed = crop;
+  r.shape.clear();
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    double s = scales[d], extent = crop ? roi[d + x.rank()] - roi[d] : 1.0;
+    if (!(s > 0) || !(extent * s * x.dims[d] < 1e15))
+      return ctx.fail("scale " + std::to_string(s) + " of axis " + str(d) + " must be positive");
+    r.shape.push_back(static_cast<int64_t>(std::floor(x.dims[d] * extent * s)));
+    needed |= x.dims[d] == 0 || s != static_cast<double>(r.shape[d]) / x.dims[d];
+  }
+  return Status::ok();
+}
+
+// Resize-10's nearest rounding was left to runtimes; ONNX Runtime floors on axes that grow and
+// rounds up on axes that shrink.
+Status legacyNearestMode(ImportCtx &ctx, ResizeSpec &r) {
+  const Dims &in = ctx.input(0)->dims();
+  bool grows = false, shrinks = false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    grows |= r.shape[d] > in[d];
+    shrinks |= r.shape[d] < in[d];
+  }
+  if (grows && shrinks)
+    return ctx.fail("nearest resizing from " + dimsToString(in) + " to " + dimsToString(r.shape) +
+                    " grows some axes and shrinks others; opset 10 does not define how it "
+                    "rounds (opset 11 and later have nearest_mode)");
+  r.nearestMode = shrinks ? "ceil" : "floor";
+  return Status::ok();
+}
+
+Status importResize(ImportCtx &ctx) {
+  const TensorType &x = ctx.input(0)->type();
+  bool v10 = ctx.opset() < 11;
+  ResizeSpec r;
+  r.mode = ctx.attrString("mode", "nearest");
+  if (r.mode != "nearest" && r.mode != "linear" && (v10 || r.mode != "cubic"))
+    return ctx.fail("attribute mode='" + r.mode + "' is not supported (nearest, linear" +
+                    (v10 ? "" : ", cubic") + ")");
+  if (ctx.attrInt("antialias", 0) != 0)
+    return ctx.fail("attribute antialias=1 is not supported");
+  if (ctx.hasAttr("axes"))
+    return ctx.fail("attribute axes is not supported");
+  if (ctx.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return ctx.fail("attribute keep_aspect_ratio_policy='" +
+                    ctx.attrString("keep_aspect_ratio_policy", "") + "' is not supported");
+  r.coordinateMode =
+      v10 ? "asymmetric" : ctx.attrString("coordinate_transformation_mode", "half_pixel");
+  r.nearestMode = ctx.attrString("nearest_mode", "round_prefer_floor");
+  r.cubicCoeffA = ctx.attrFloat("cubic_coeff_a", -0.75);
+  r.excludeOutside = ctx.attrInt("exclude_outside", 0);
+  r.extrapolationValue = ctx.attrFloat("extrapolation_value", 0.0);
+  int scalesAt = v10 ? 1 : 2, sizesAt = v10 ? -1 : 3;
+  // An empty tensor stands for an absent operand (opset 11 requires roi and scales).
+  auto present = [&](int i) {
+    return i >= 0 && ctx.hasInput(i) && ctx.input(i)->type().numElements() > 0;
+  };
+  bool crop = r.coordinateMode == "tf_crop_and_resize";
+  std::vector<double> roi(2 * x.rank(), 0.0);
+  std::fill(roi.begin() + x.rank(), roi.end(), 1.0);
+  bool roiKnown = true;
+  if (crop) {
+    if (!present(1))
+      return ctx.fail("coordinate_transformation_mode 'tf_crop_and_resize' needs roi");
+    r.roi = ctx.input(1);
+    roiKnown = isComputableFromConstants(*r.roi);
+    if (roiKnown) {
+      auto v = constFloats(ctx, 1, "roi");
+      if (!v)
+        return v.takeStatus();
+      if (v->size() != roi.size())
+        return ctx.fail("roi has " + str(v->size()) + " entries for input " + toString(x) +
+                        " (needs " + str(roi.size()) + ")");
+      roi = *v;
+    }
+  }
+  if (present(sizesAt)) {
+    if (present(scalesAt))
+      return ctx.fail("scales and sizes are both given");
+    if (isComputableFromConstants(*ctx.input(sizesAt))) {
+      auto s = ctx.constInts(sizesAt, "sizes");
+      if (!s)
+        return s.takeStatus();
+      r.shape = *s;
+    } else {
+      r.sizes = ctx.input(sizesAt);
+      if (Status s = declaredShape(ctx, "sizes", r.sizes, r))
+        return s;
+    }
+  } else if (present(scalesAt)) {
+    if (isComputableFromConstants(*ctx.input(scalesAt)) && roiKnown) {
+      auto s = constFloats(ctx, scalesAt, "scales");
+      if (!s)
+        return s.takeStatus();
+      bool needed = false;
+      if (Status st = constScales(ctx, *s, roi, r, needed))
+        return st;
+      if (needed)
+        r.scales = ctx.input(scalesAt);
+    } else {
+      r.scales = ctx.input(scalesAt);
+      if (Status s = declaredShape(ctx, "scales", r.scales, r))
+        return s;
+    }
+  } else {
+    return ctx.fail(v10 ? "scales is empty" : "needs scales or sizes (both are absent or empty)");
+  }
+  if (v10 && r.mode == "nearest")
+    if (Status s = legacyNearestMode(ctx, r))
+      return s;
+  return emitResize(ctx, r);
+}
+
+// Upsample: asymmetric coordinates, nearest rounds down; scales is an attribute in opset 7 and
+// an input from opset 9.
+Status importUpsample(ImportCtx &ctx) {
+  const TensorType &x = ctx.input(0)->type();
+  ResizeSpec r;
+  r.mode = ctx.attrString("mode", "nearest");
+  if (r.mode != "nearest" && r.mode != "linear")
+    return ctx.fail("attribute mode='" + r.mode + "' is not supported (nearest, linear)");
+  r.coordinateMode = "asymmetric";
+  r.nearestMode = "floor";
+  std::vector<double> scales;
+  if (ctx.opset() < 9) {
+    const onnx::AttributeProto *a = ctx.findAttr("scales");
+    if (!a)
+      return ctx.fail("attribute 'scales' is required");
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else if (isComputableFromConstants(*ctx.input(1))) {
+    auto s = constFloats(ctx, 1, "scales");
+    if (!s)
+      return s.takeStatus();
+    scales = *s;
+  } else {
+    r.scales = ctx.input(1);
+    if (Status s = declaredShape(ctx, "scales", r.scales, r))
+      return s;
+    return emitResize(ctx, r);
+  }
+  bool needed = false;
+  if (Status s = constScales(ctx, scales, {}, r, needed))
+    return s;
+  if (needed && ctx.opset() >= 9) {
+    r.scales = ctx.input(1);
+  } else if (needed) {
+    std::vector<float> f(scales.begin(), scales.end());
+    r.scales = ctx.constant(ctx.tempName("scales"), TensorType{DType::F32, {x.rank()}}, f.data());
+  }
+  return emitResize(ctx, r);
+}
+
+const std::vector<ImportRule> kRules = {
+    {"Resize", 10, nullptr, {}, importResize},
+    {"Upsample", 7, nullptr, {}, importUpsample},
+};
+
+} // namespace
+
+const std::vector<ImportRule> &resizeRules() { return kRules; }
+
+} // namespace odlac

@@ -1,0 +1,397 @@
+/* ops_conv.c: convolution (odla_Conv) and transposed convolution (odla_DeConv) in the
+ * reference backend: channels-first data, 1 to 3 spatial axes, groups, strides, dilations
+ * and asymmetric padding; float32, float64, float16 and bfloat16.
+ *
+ * Both are GEMMs around an im2col / col2im transform. float32 runs on the cache-blocked
+ * ref_sgemm; float64 on ref_dgemm; float16 and bfloat16 are converted to float32 (in the
+ * node's scratch), computed by the float32 code and rounded back once at the end. */
+#include "ops_nn.h"
+
+#include <string.h>
+
+typedef struct {
+  ref_window w; /* Conv: in -> out as usual; DeConv: the Conv this one transposes,
+                   read backwards (w.in is DeConv's input, w.out its output) */
+  int64_t n, c, m, group;
+  int64_t kvol;  /* rows of the im2col matrix: (c / group) * kernel volume for Conv,
+                    (m / group) * kernel volume for DeConv */
+  int pointwise; /* Conv with a 1x1 kernel, stride 1, no padding: the input is its im2col */
+  odla_element_type type;
+  /* Scratch layout, byte offsets: im2col matrix, GEMM packing, and for float16/bfloat16 the
+   * float copies of input, kernel, bias and output. */
+  size_t col_at, pack_at, xf_at, wf_at, bf_at, yf_at, bytes;
+} ref_conv_params;
+
+/* Plain C GEMMs with one signature, for the type-generic code below. */
+static void ref_conv_gemm_f32(int ta, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                              const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                              float *pack) {
+  ref_sgemm(ta, 0, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, pack);
+}
+static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                              const double *b, int64_t ldb, double beta, double *c, int64_t ldc,
+                              float *pack) {
+  (void)pack;
+  ref_dgemm(ta, 0, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* The kernels, once for float and once for double (T): im2col, Conv, col2im, DeConv. */
+#define REF_DEFINE_CONV(T, SFX)                                                                    \
+  /* The im2col matrix of one group of one image: row (ci, kd, kh, kw), column = output            \
+   * pixel. */                                                                                     \
+  static void ref_im2col_##SFX(const ref_conv_params *p, const T *x, T *col) {                     \
+    const ref_window *w = &p->w;                                                                   \
+    int64_t cpg = p->c / p->group, ci, kd, kh, kw, od, oh, ow;                                     \
+    for (ci = 0; ci < cpg; ++ci)                                                                   \
+      for (kd = 0; kd < w->k[0]; ++kd)                                                             \
+        for (kh = 0; kh < w->k[1]; ++kh)                                                           \
+          for (kw = 0; kw < w->k[2]; ++kw)                                                         \
+            for (od = 0; od < w->out[0]; ++od) {                                                   \
+              int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];                         \
+              for (oh = 0; oh < w->out[1]; ++oh) {                                                 \
+                int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];                       \
+                if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1]) {                        \
+                  memset(col, 0, (size_t)w->out[2] * sizeof *col);                                 \
+                  col += w->out[2];                                                                \
+                  continue;                                                                        \
+                }                                                                                  \
+                {                                                                                  \
+                  const T *row = x + ((ci * w->in[0] + id) * w->in[1] + ih) * w->in[2];            \
+                  int64_t iw0 = -w->pad[2] + kw * w->dil[2], s = w->stride[2];                     \
+                  for (ow = 0; ow < w->out[2]; ++ow) {                                             \
+                    int64_t iw = iw0 + ow * s;                                                     \
+                    col[ow] = iw >= 0 && iw < w->in[2] ? row[iw] : (T)0;                           \
+                  }                                                                                \
+                  col += w->out[2];                                                                \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+  }                                                                                                \
+                                                                                                   \
+  static void ref_conv_core_##SFX(const ref_conv_params *p, const T *x, const T *wt,               \
+                                  const T *bias, T *y, unsigned char *scratch) {                   \
+    int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
+    T *col = (T *)(scratch + p->col_at);                                                           \
+    float *pack = (float *)(scratch + p->pack_at);                                                 \
+    for (n = 0; n < p->n; ++n) {                                                                   \
+      T *yn = y + n * p->m * opix;                                                                 \
+      for (i = 0; i < p->m; ++i)                                                                   \
+        for (o = 0; o < opix; ++o)                                                                 \
+          yn[i * opix + o] = bias ? bias[i] : (T)0;                                                \
+      for (g = 0; g < p->group; ++g) {                                                             \
+        const T *xg = x + (n * p->c + g * cpg) * ipix;                                             \
+        const T *b = xg;                                                                           \
+        if (!p->pointwise) {                                                                       \
+          ref_im2col_##SFX(p, xg, col);                                                            \
+          b = col;                                                                                 \
+        }                                                                                          \
+        ref_conv_gemm_##SFX(0, mpg, opix, p->kvol, wt + g * mpg * p->kvol, p->kvol, b, opix, (T)1, \
+                            yn + g * mpg * opix, opix, pack);                                      \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  /* Adds the col matrix of one group (row (mo, kd, kh, kw), column = input pixel) into the        \
+   * output channels of that group. */                                                             \
+  static void ref_col2im_##SFX(const ref_conv_params *p, const T *col, T *y) {                     \
+    const ref_window *w = &p->w;                                                                   \
+    int64_t mpg = p->m / p->group, ipix = ref_window_in_count(w), mo, kd, kh, kw, id, ih, iw;      \
+    for (mo = 0; mo < mpg; ++mo)                                                                   \
+      for (kd = 0; kd < w->k[0]; ++kd)                                                             \
+        for (kh = 0; kh < w->k[1]; ++kh)                                                           \
+          for (kw = 0; kw < w->k[2]; ++kw, col += ipix) {                                          \
+            T *ym = y + mo * ref_window_out_count(w);                                              \
+            for (id = 0; id < w->in[0]; ++id) {                                                    \
+              int64_t od = id * w->stride[0] - w->pad[0] + kd * w->dil[0];                         \
+              if (od < 0 || od >= w->out[0])                                                       \
+                continue;                                                                          \
+              for (ih = 0; ih < w->in[1]; ++ih) {                                                  \
+                int64_t oh = ih * w->stride[1] - w->pad[1] + kh * w->dil[1];                       \
+                const T *crow = col + (id * w->in[1] + ih) * w->in[2];                             \
+                T *yrow = ym + (od * w->out[1] + oh) * w->out[2];                                  \
+                int64_t ow0 = -w->pad[2] + kw * w->dil[2], s = w->stride[2];                       \
+                if (oh < 0 || oh >= w->out[1])                                                     \
+                  continue;                                                                        \
+                for (iw = 0; iw < w->in[2]; ++iw) {                                                \
+                  int64_t ow = ow0 + iw * s;                                                       \
+                  if (ow >= 0 && ow < w->out[2])                                                   \
+                    yrow[ow] += crow[iw];                                                          \
+                }                                                                                  \
+              }                                                                                    \
+            }                                                                                      \
+          }                                                                                        \
+  }                                                                                                \
+                                                                                                   \
+  static void ref_deconv_core_##SFX(const ref_conv_params *p, const T *x, const T *wt,             \
+                                    const T *bias, T *y, unsigned char *scratch) {                 \
+    int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
+    int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
+    T *col = (T *)(scratch + p->col_at);                                                           \
+    float *pack = (float *)(scratch + p->pack_at);                                                 \
+    for (n = 0; n < p->n; ++n) {                                                                   \
+      T *yn = y + n * p->m * opix;                                                                 \
+      for (i = 0; i < p->m; ++i)                                                                   \
+        for (o = 0; o < opix; ++o)                                                                 \
+          yn[i * opix + o] = bias ? bias[i] : (T)0;                                                \
+      for (g = 0; g < p->group; ++g) {                                                             \
+        /* col = W_g^T x_g: W_g is cpg x kvol (rows: input channels), x_g is cpg x ipix. */        \
+        ref_conv_gemm_##SFX(1, p->kvol, ipix, cpg, wt + g * cpg * p->kvol, p->kvol,                \
+                            x + (n * p->c + g * cpg) * ipix, ipix, (T)0, col, ipix, pack);         \
+        ref_col2im_##SFX(p, col, yn + g * mpg * opix);                                             \
+      }                                                                                            \
+    }                                                                                              \
+  }
+REF_DEFINE_CONV(float, f32)
+REF_DEFINE_CONV(double, f64)
+#undef REF_DEFINE_CONV
+
+typedef void (*ref_conv_core_f32_fn)(const ref_conv_params *, const float *, const float *,
+                                     const float *, float *, unsigned char *);
+
+/* float16 / bfloat16: converts operands to float in scratch, runs the float32 core, rounds
+ * the result back. */
+static void ref_conv_lowp(const ref_node *node, const ref_io *io, ref_conv_core_f32_fn core) {
+  const ref_conv_params *p = (const ref_conv_params *)node->params;
+  unsigned char *s = (unsigned char *)io->scratch;
+  float *xf = (float *)(s + p->xf_at), *wf = (float *)(s + p->wf_at);
+  float *bf = io->in[2] ? (float *)(s + p->bf_at) : NULL, *yf = (float *)(s + p->yf_at);
+  ref_nn_to_float(p->type, (const uint16_t *)io->in[0], xf,
+                  ref_count(&node->inputs[0]->type.shape));
+  ref_nn_to_float(p->type, (const uint16_t *)io->in[1], wf,
+                  ref_count(&node->inputs[1]->type.shape));
+  if (bf)
+    ref_nn_to_float(p->type, (const uint16_t *)io->in[2], bf, p->m);
+  core(p, xf, wf, bf, yf, s);
+  ref_nn_from_float(p->type, yf, (uint16_t *)io->out[0], ref_count(&node->outputs[0]->type.shape));
+}
+
+static odla_status ref_conv_run(const ref_node *node, const ref_io *io) {
+  const ref_conv_params *p = (const ref_conv_params *)node->params;
+  if (p->type == ODLA_FLOAT32)
+    ref_conv_core_f32(p, (const float *)io->in[0], (const float *)io->in[1],
+                      (const float *)io->in[2], (float *)io->out[0], (unsigned char *)io->scratch);
+  else if (p->type == ODLA_FLOAT64)
+    ref_conv_core_f64(p, (const double *)io->in[0], (const double *)io->in[1],
+                      (const double *)io->in[2], (double *)io->out[0],
+                      (unsigned char *)io->scratch);
+  else
+    ref_conv_lowp(node, io, ref_conv_core_f32);
+  return ODLA_SUCCESS;
+}
+
+static odla_status ref_deconv_run(const ref_node *node, const ref_io *io) {
+  const ref_conv_params *p = (const ref_conv_params *)node->params;
+  if (p->type == ODLA_FLOAT32)
+    ref_deconv_core_f32(p, (const float *)io->in[0], (const float *)io->in[1],
+                        (const float *)io->in[2], (float *)io->out[0],
+                        (unsigned char *)io->scratch);
+  else if (p->type == ODLA_FLOAT64)
+    ref_deconv_core_f64(p, (const double *)io->in[0], (const double *)io->in[1],
+                        (const double *)io->in[2], (double *)io->out[0],
+                        (unsigned char *)io->scratch);
+  else
+    ref_conv_lowp(node, io, ref_deconv_core_f32);
+  return ODLA_SUCCESS;
+}
+
+/* Operand checks common to Conv and DeConv: presence, layouts, one float element type. */
+static int ref_conv_operands(const char *op, odla_value *in, odla_memory_layout input_layout,
+                             odla_memory_layout kernel_layout, odla_memory_layout want_kernel) {
+  static const char *const names[3] = {"input", "kernel", "bias"};
+  int i;
+  if (!ref_check_operands(op, 2, in) || (in[2] && !ref_check_operands(op, 1, &in[2])))
+    return 0;
+  if (input_layout != ODLA_CHANNELS_FIRST || kernel_layout != want_kernel) {
+    ref_fail(ODLA_UNSUPPORTED_OP, op, "only channels-first data with %s kernels is supported",
+             want_kernel == ODLA_OIS ? "OIS" : "IOS");
+    return 0;
+  }
+  if (!ref_is_float(in[0]->type.element_type)) {
+    ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "input has element type %s; a float type is required",
+             ref_type_name(in[0]->type.element_type));
+    return 0;
+  }
+  for (i = 1; i < 3; ++i)
+    if (in[i] && in[i]->type.element_type != in[0]->type.element_type) {
+      ref_fail(ODLA_INVALID_PARAM, op, "%s has element type %s, the input %s", names[i],
+               ref_type_name(in[i]->type.element_type), ref_type_name(in[0]->type.element_type));
+      return 0;
+    }
+  return 1;
+}
+
+/* Lays out the scratch of a Conv or DeConv node; `col_elems` is the im2col/col matrix size
+ * and m x n x k the shape of its per-group GEMM. */
+static void ref_conv_scratch(ref_conv_params *p, const odla_value *in, const odla_value_type *out,
+                             int64_t col_elems, int64_t gm, int64_t gn, int64_t gk) {
+  size_t elem = p->type == ODLA_FLOAT64 ? sizeof(double) : sizeof(float), at = 0;
+  p->col_at = at;
+  at += ref_nn_align((size_t)col_elems * elem);
+  p->pack_at = at;
+  if (p->type != ODLA_FLOAT64)
+    at += ref_nn_align(ref_sgemm_scratch(gm, gn, gk) * sizeof(float));
+  if (p->type == ODLA_FLOAT16 || p->type == ODLA_BFLOAT16) {
+    p->xf_at = at;
+    at += ref_nn_align((size_t)ref_count(&in[0]->type.shape) * sizeof(float));
+    p->wf_at = at;
+    at += ref_nn_align((size_t)ref_count(&in[1]->type.shape) * sizeof(float));
+    p->bf_at = at;
+    at += ref_nn_align((size_t)p->m * sizeof(float));
+    p->yf_at = at;
+    at += ref_nn_align((size_t)ref_count(&out->shape) * sizeof(float));
+  }
+  p->bytes = at;
+}
+
+/* Data is CHANNELS_FIRST [N, C, spatial...], the kernel OIS [M, C / group, k...], the
+ * optional bias [M]. Output [N, M, out...] with out = floor((in + pads - span) / stride) + 1,
+ * span = (k - 1) * dilation + 1. */
+odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uint32 group,
+                     odla_value kernel, odla_memory_layout kernel_layout,
+                     const odla_uint32 *strides, const odla_uint32 *dilations,
+                     const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+                     odla_value bias, odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_conv_params p;
+  odla_value in[3], v;
+  odla_value_type out;
+  const odla_value_shape *xs, *ws;
+  int64_t kernel_dims[ODLA_MAX_DIMENSION], opix;
+  int i;
+  char s1[128], s2[128];
+  in[0] = input;
+  in[1] = kernel;
+  in[2] = bias;
+  if (!ref_conv_operands("Conv", in, input_layout, kernel_layout, ODLA_OIS))
+    return NULL;
+  xs = &input->type.shape;
+  ws = &kernel->type.shape;
+  memset(&p, 0, sizeof p);
+  p.group = group;
+  p.type = input->type.element_type;
+  if (xs->size < 3 || ws->size != xs->size || group < 1 || xs->dims[1] != ws->dims[1] * group ||
+      ws->dims[0] % group != 0)
+    return ref_fail(ODLA_INVALID_PARAM, "Conv",
+                    "input %s, kernel %s and group %u do not fit: input channels must be kernel "
+                    "dim 1 times group, and kernel dim 0 a multiple of group",
+                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
+  if (bias && (bias->type.shape.size != 1 || bias->type.shape.dims[0] != ws->dims[0]))
+    return ref_fail(ODLA_INVALID_PARAM, "Conv", "bias %s must have %lld elements",
+                    ref_shape_str(&bias->type.shape, s1, sizeof s1), (long long)ws->dims[0]);
+  for (i = 2; i < ws->size; ++i)
+    kernel_dims[i - 2] = ws->dims[i];
+  if (!ref_make_window("Conv", xs, kernel_dims, strides, dilations, paddings_front, paddings_back,
+                       NULL, &p.w))
+    return NULL;
+  p.n = xs->dims[0];
+  p.c = xs->dims[1];
+  p.m = ws->dims[0];
+  p.kvol = p.c / group * ref_window_k_count(&p.w);
+  p.pointwise = ref_window_k_count(&p.w) == 1;
+  for (i = 0; i < REF_SPATIAL; ++i)
+    p.pointwise &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
+  out.element_type = p.type;
+  out.shape.size = xs->size;
+  out.shape.dims[0] = p.n;
+  out.shape.dims[1] = p.m;
+  for (i = 2; i < xs->size; ++i)
+    out.shape.dims[i] = p.w.out[REF_SPATIAL - (xs->size - i)];
+  if (ref_shape_conflicts(&output_dims, &out.shape))
+    return ref_fail(ODLA_INVALID_PARAM, "Conv", "output_dims %s differ from the computed %s",
+                    ref_shape_str(&output_dims, s1, sizeof s1),
+                    ref_shape_str(&out.shape, s2, sizeof s2));
+  opix = ref_window_out_count(&p.w);
+  ref_conv_scratch(&p, in, &out, p.pointwise ? 0 : p.kvol * opix, p.m / group, opix, p.kvol);
+  v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
+  if (v)
+    v->node->scratch_bytes = p.bytes;
+  return v;
+}
+
+/* Transposed convolution, the gradient of odla_Conv with respect to its input. Data is
+ * CHANNELS_FIRST [N, C, in...], the kernel IOS [C, M / group, k...] (ONNX ConvTranspose's
+ * layout), the optional bias [M]. Output element o along an axis collects x[i] * w[k]
+ * wherever i * stride + k * dilation - pad_front == o. Its extent is
+ *   base = (in - 1) * stride + (k - 1) * dilation + 1 - pad_front - pad_back
+ * plus any extra that output_dims asks for (ONNX's output_padding, or an output_shape larger
+ * than base): cells past the last contribution hold the bias. output_dims undefined means
+ * base; given, it may not be smaller than base. */
+odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_uint32 group,
+                       odla_value kernel, odla_memory_layout kernel_layout,
+                       const odla_uint32 *strides, const odla_uint32 *dilations,
+                       const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+                       odla_value bias, odla_value_shape output_dims,
+                       const odla_value_id value_id) {
+  ref_conv_params p;
+  odla_value in[3], v;
+  odla_value_type out;
+  const odla_value_shape *xs, *ws;
+  int i, spatial;
+  char s1[128], s2[128];
+  in[0] = input;
+  in[1] = kernel;
+  in[2] = bias;
+  if (!ref_conv_operands("DeConv", in, input_layout, kernel_layout, ODLA_IOS))
+    return NULL;
+  xs = &input->type.shape;
+  ws = &kernel->type.shape;
+  spatial = xs->size - 2;
+  memset(&p, 0, sizeof p);
+  p.group = group;
+  p.type = input->type.element_type;
+  if (xs->size < 3 || xs->size > 2 + REF_SPATIAL || ws->size != xs->size || group < 1 ||
+      xs->dims[1] != ws->dims[0] || ws->dims[0] % group != 0)
+    return ref_fail(ODLA_INVALID_PARAM, "DeConv",
+                    "input %s, kernel %s and group %u do not fit: kernel dim 0 must equal the "
+                    "input channels and be a multiple of group; 1 to 3 spatial axes",
+                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
+  p.n = xs->dims[0];
+  p.c = xs->dims[1];
+  p.m = ws->dims[1] * group;
+  if (bias && (bias->type.shape.size != 1 || bias->type.shape.dims[0] != p.m))
+    return ref_fail(ODLA_INVALID_PARAM, "DeConv", "bias %s must have %lld elements",
+                    ref_shape_str(&bias->type.shape, s1, sizeof s1), (long long)p.m);
+  if (output_dims.size >= 0 &&
+      (output_dims.size != xs->size || output_dims.dims[0] != p.n || output_dims.dims[1] != p.m))
+    return ref_fail(
+        ODLA_INVALID_PARAM, "DeConv", "output_dims %s must be [%lld,%lld,...] of rank %d",
+        ref_shape_str(&output_dims, s1, sizeof s1), (long long)p.n, (long long)p.m, xs->size);
+  out.element_type = p.type;
+  out.shape.size = xs->size;
+  out.shape.dims[0] = p.n;
+  out.shape.dims[1] = p.m;
+  for (i = 0; i < REF_SPATIAL; ++i) {
+    int j = i - (REF_SPATIAL - spatial);
+    int64_t base;
+    ref_window *w = &p.w;
+    w->in[i] = j < 0 ? 1 : xs->dims[2 + j];
+    w->k[i] = j < 0 ? 1 : ws->dims[2 + j];
+    w->stride[i] = j < 0 || !strides ? 1 : strides[j];
+    w->dil[i] = j < 0 || !dilations ? 1 : dilations[j];
+    w->pad[i] = j < 0 || !paddings_front ? 0 : paddings_front[j];
+    w->pad_end[i] = j < 0 || !paddings_back ? 0 : paddings_back[j];
+    if (w->k[i] < 1 || w->stride[i] < 1 || w->dil[i] < 1)
+      return ref_fail(ODLA_INVALID_PARAM, "DeConv",
+                      "spatial axis %d: kernel %lld, stride %lld and dilation %lld must be >= 1", j,
+                      (long long)w->k[i], (long long)w->stride[i], (long long)w->dil[i]);
+    base =
+        (w->in[i] - 1) * w->stride[i] + (w->k[i] - 1) * w->dil[i] + 1 - w->pad[i] - w->pad_end[i];
+    w->out[i] = j >= 0 && output_dims.size >= 0 ? output_dims.dims[2 + j] : base;
+    if (base < 1 || w->out[i] < base)
+      return ref_fail(ODLA_INVALID_PARAM, "DeConv",
+                      "spatial axis %d: input extent %lld, kernel %lld, stride %lld, dilation "
+                      "%lld and pads %lld+%lld give %lld output cells; output_dims asks for %lld",
+                      j, (long long)w->in[i], (long long)w->k[i], (long long)w->stride[i],
+                      (long long)w->dil[i], (long long)w->pad[i], (long long)w->pad_end[i],
+                      (long long)base, (long long)w->out[i]);
+    if (j >= 0)
+      out.shape.dims[2 + j] = w->out[i];
+  }
+  p.kvol = ws->dims[1] * ref_window_k_count(&p.w);
+  ref_conv_scratch(&p, in, &out, p.kvol * ref_window_in_count(&p.w), p.kvol,
+                   ref_window_in_count(&p.w), p.c / group);
+  v = ref_add_op("DeConv", ref_deconv_run, 3, in, out, value_id, &p, sizeof p);
+  if (v)
+    v->node->scratch_bytes = p.bytes;
+  return v;
+}

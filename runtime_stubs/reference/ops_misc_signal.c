@@ -1,0 +1,592 @@
+/* ops_misc_signal.c: sampling and signal-processing extensions of the reference backend:
+ * odla_ExtGridSample, odla_ExtWindow, odla_ExtDFT, odla_ExtSTFT and odla_ExtMelWeightMatrix
+ * (odla_ext_misc.h). Everything computes in double.
+ *
+ * The transforms are direct sums over a table of the L-th roots of unity (index k * n mod L,
+ * so every twiddle is exact to the last bit of cos/sin): O(L) per result element, which is
+ * what audio front ends with a few hundred bins need; the table lives in the node's scratch. */
+#include "ref.h"
+#include "ref_types.h"
+
+#include <math.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static odla_value ref_signal_conflict(const char *op, const odla_value_shape *given,
+                                      const odla_value_shape *computed) {
+  char s1[128], s2[128];
+  return ref_fail(ODLA_INVALID_PARAM, op, "output dims %s differ from the computed %s",
+                  ref_shape_str(given, s1, sizeof s1), ref_shape_str(computed, s2, sizeof s2));
+}
+
+/* Whether v is absent (when optional) or one element of an integer (want_int) or float type. */
+static int ref_signal_scalar(const char *op, odla_value v, const char *what, int want_int) {
+  char s[128];
+  if (!v)
+    return 1;
+  if (!ref_check_operands(op, 1, &v))
+    return 0;
+  if (ref_count(&v->type.shape) != 1 ||
+      !(want_int ? ref_is_int(v->type.element_type) : ref_is_float(v->type.element_type))) {
+    ref_fail(ODLA_INVALID_PARAM, op, "%s must be one element of %s type, got %s %s", what,
+             want_int ? "an integer" : "a float", ref_type_name(v->type.element_type),
+             ref_shape_str(&v->type.shape, s, sizeof s));
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- ExtGridSample ------------------------------------------------------------------------ */
+
+typedef struct {
+  int64_t n, c, h, w, oh, ow;
+  int mode, padding, align;
+  odla_element_type type, grid_type;
+} ref_grid_params;
+
+/* Reflects x into [lo, hi] (ONNX Runtime's GsReflect). */
+static double ref_grid_reflect(double x, double lo, double hi) {
+  double range = hi - lo, d, r;
+  int64_t flips;
+  if (range <= 0)
+    return lo;
+  if (x < lo) {
+    d = lo - x;
+    flips = (int64_t)(d / range);
+    r = d - (double)flips * range;
+    return flips % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    d = x - hi;
+    flips = (int64_t)(d / range);
+    r = d - (double)flips * range;
+    return flips % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+/* Pixel (y, x) of one image plane, with padding_mode deciding what lies outside. */
+static double ref_grid_pixel(const ref_grid_params *p, const void *x, int64_t base, int64_t yi,
+                             int64_t xi) {
+  if (p->padding == ODLA_EXT_GRID_PAD_ZEROS) {
+    if (yi < 0 || yi >= p->h || xi < 0 || xi >= p->w)
+      return 0.0;
+  } else if (p->padding == ODLA_EXT_GRID_PAD_BORDER) {
+    yi = yi < 0 ? 0 : (yi >= p->h ? p->h - 1 : yi);
+    xi = xi < 0 ? 0 : (xi >= p->w ? p->w - 1 : xi);
+  } else {
+    double lo = p->align ? 0.0 : -0.5;
+    yi = (int64_t)ref_grid_reflect((double)yi, lo, (double)(p->h - 1) - lo);
+    xi = (int64_t)ref_grid_reflect((double)xi, lo, (double)(p->w - 1) - lo);
+    yi = yi < 0 ? 0 : (yi >= p->h ? p->h - 1 : yi);
+    xi = xi < 0 ? 0 : (xi >= p->w ? p->w - 1 : xi);
+  }
+  return ref_get(p->type, x, base + yi * p->w + xi);
+}
+
+/* Cubic convolution weights for a point at fraction t past the second of four pixels. */
+static void ref_grid_cubic(double t, double *c) {
+  const double a = -0.75;
+  double x = t + 1;
+  c[0] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  x = t;
+  c[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+  x = 1 - t;
+  c[2] = ((a + 2) * x - (a + 3)) * x * x + 1;
+  x = 2 - t;
+  c[3] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+}
+
+static double ref_grid_sample(const ref_grid_params *p, const void *x, int64_t base, double fy,
+                              double fx) {
+  if (p->mode == ODLA_EXT_GRID_NEAREST)
+    return ref_grid_pixel(p, x, base, (int64_t)nearbyint(fy), (int64_t)nearbyint(fx));
+  if (p->mode == ODLA_EXT_GRID_BILINEAR) {
+    int64_t y0 = (int64_t)floor(fy), x0 = (int64_t)floor(fx);
+    double dy = fy - (double)y0, dx = fx - (double)x0;
+    return (1 - dy) * ((1 - dx) * ref_grid_pixel(p, x, base, y0, x0) +
+                       dx * ref_grid_pixel(p, x, base, y0, x0 + 1)) +
+           dy * ((1 - dx) * ref_grid_pixel(p, x, base, y0 + 1, x0) +
+                 dx * ref_grid_pixel(p, x, base, y0 + 1, x0 + 1));
+  }
+  {
+    int64_t y0 = (int64_t)floor(fy) - 1, x0 = (int64_t)floor(fx) - 1, i, j;
+    double cy[4], cx[4], sum = 0;
+    ref_grid_cubic(fy - (double)(y0 + 1), cy);
+    ref_grid_cubic(fx - (double)(x0 + 1), cx);
+    for (i = 0; i < 4; ++i) {
+      double row = 0;
+      for (j = 0; j < 4; ++j)
+        row += cx[j] * ref_grid_pixel(p, x, base, y0 + i, x0 + j);
+      sum += cy[i] * row;
+    }
+    return sum;
+  }
+}
+
+/* Maps a normalized grid coordinate to a pixel coordinate of an axis of `len` pixels, then
+ * applies BORDER or REFLECTION. */
+static double ref_grid_coord(const ref_grid_params *p, double g, int64_t len) {
+  double v = p->align ? (g + 1) / 2 * (double)(len - 1) : ((g + 1) * (double)len - 1) / 2;
+  double lo = p->align ? 0.0 : -0.5, hi = (double)(len - 1) - lo;
+  if (p->padding == ODLA_EXT_GRID_PAD_BORDER)
+    v = v < 0 ? 0 : (v > (double)(len - 1) ? (double)(len - 1) : v);
+  else if (p->padding == ODLA_EXT_GRID_PAD_REFLECTION)
+    v = ref_grid_reflect(v, lo, hi);
+  return v;
+}
+
+static odla_status ref_grid_run(const ref_node *node, const ref_io *io) {
+  const ref_grid_params *p = (const ref_grid_params *)node->params;
+  int64_t b, i, j, ch;
+  for (b = 0; b < p->n; ++b)
+    for (i = 0; i < p->oh; ++i)
+      for (j = 0; j < p->ow; ++j) {
+        int64_t g = ((b * p->oh + i) * p->ow + j) * 2;
+        double fx = ref_grid_coord(p, ref_get(p->grid_type, io->in[1], g), p->w);
+        double fy = ref_grid_coord(p, ref_get(p->grid_type, io->in[1], g + 1), p->h);
+        for (ch = 0; ch < p->c; ++ch)
+          ref_set(p->type, io->out[0], ((b * p->c + ch) * p->oh + i) * p->ow + j,
+                  ref_grid_sample(p, io->in[0], (b * p->c + ch) * p->h * p->w, fy, fx));
+      }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtGridSample(odla_value input, odla_value grid, odla_int32 mode,
+                              odla_int32 padding_mode, odla_bool align_corners,
+                              const odla_value_id value_id) {
+  const char *op = "ExtGridSample";
+  ref_grid_params p;
+  odla_value in[2];
+  odla_value_type out;
+  const odla_value_shape *xs, *gs;
+  char s1[128], s2[128];
+  in[0] = input;
+  in[1] = grid;
+  if (!ref_check_operands(op, 2, in))
+    return NULL;
+  xs = &input->type.shape;
+  gs = &grid->type.shape;
+  if (!ref_is_float(input->type.element_type) && !ref_is_int(input->type.element_type) &&
+      input->type.element_type != ODLA_BOOL)
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "input must be of a numeric or bool type, got "
+                    "%s",
+                    ref_type_name(input->type.element_type));
+  if (!ref_is_float(grid->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "grid must be of a float type, got %s",
+                    ref_type_name(grid->type.element_type));
+  if (xs->size != 4 || gs->size != 4 || gs->dims[0] != xs->dims[0] || gs->dims[3] != 2)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "input %s must be [N, C, H, W] and grid %s "
+                    "[N, H_out, W_out, 2]",
+                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(gs, s2, sizeof s2));
+  if (mode < ODLA_EXT_GRID_BILINEAR || mode > ODLA_EXT_GRID_BICUBIC ||
+      padding_mode < ODLA_EXT_GRID_PAD_ZEROS || padding_mode > ODLA_EXT_GRID_PAD_REFLECTION)
+    return ref_fail(ODLA_INVALID_PARAM, op, "unknown mode %d or padding mode %d", mode,
+                    padding_mode);
+  if (xs->dims[2] < 1 || xs->dims[3] < 1)
+    return ref_fail(ODLA_INVALID_PARAM, op, "input %s has no pixels",
+                    ref_shape_str(xs, s1, sizeof s1));
+  memset(&p, 0, sizeof p);
+  p.n = xs->dims[0];
+  p.c = xs->dims[1];
+  p.h = xs->dims[2];
+  p.w = xs->dims[3];
+  p.oh = gs->dims[1];
+  p.ow = gs->dims[2];
+  p.mode = mode;
+  p.padding = padding_mode;
+  p.align = align_corners != 0;
+  p.type = input->type.element_type;
+  p.grid_type = grid->type.element_type;
+  out.element_type = p.type;
+  out.shape.size = 4;
+  out.shape.dims[0] = p.n;
+  out.shape.dims[1] = p.c;
+  out.shape.dims[2] = p.oh;
+  out.shape.dims[3] = p.ow;
+  return ref_add_op(op, ref_grid_run, 2, in, out, value_id, &p, sizeof p);
+}
+
+/* ---- ExtWindow ------------------------------------------------------------------------------ */
+
+typedef struct {
+  int64_t n;
+  int window, periodic;
+  odla_element_type type;
+} ref_window_params;
+
+static odla_status ref_window_run(const ref_node *node, const ref_io *io) {
+  const ref_window_params *p = (const ref_window_params *)node->params;
+  static const double a[3][3] = {
+      {0.5, 0.5, 0.0}, {25.0 / 46.0, 21.0 / 46.0, 0.0}, {0.42, 0.5, 0.08}};
+  const double *c = a[p->window];
+  double len = (double)(p->periodic ? p->n : p->n - 1);
+  int64_t i;
+  if (ref_get_int(node->inputs[0]->type.element_type, io->in[0], 0) != p->n)
+    return ODLA_INVALID_PARAM; /* size differs from the length the result was built with */
+  for (i = 0; i < p->n; ++i) {
+    double v = 1.0; /* a symmetric window of one element */
+    if (len > 0) {
+      double t = 2 * M_PI * (double)i / len;
+      v = c[0] - c[1] * cos(t) + c[2] * cos(2 * t);
+    }
+    ref_set(p->type, io->out[0], i, v);
+  }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtWindow(odla_value size, odla_int32 window, odla_bool periodic,
+                          odla_value_type output_value_type, const odla_value_id value_id) {
+  const char *op = "ExtWindow";
+  ref_window_params p;
+  char s[128];
+  if (!ref_check_operands(op, 1, &size) || !ref_signal_scalar(op, size, "size", 1))
+    return NULL;
+  if (window < ODLA_EXT_WINDOW_HANN || window > ODLA_EXT_WINDOW_BLACKMAN)
+    return ref_fail(ODLA_INVALID_PARAM, op, "unknown window %d", window);
+  if (output_value_type.shape.size != 1 || output_value_type.shape.dims[0] < 0 ||
+      !(ref_is_float(output_value_type.element_type) || ref_is_int(output_value_type.element_type)))
+    return ref_fail(ODLA_INVALID_PARAM, op, "the result type must be a numeric vector, got %s %s",
+                    ref_type_name(output_value_type.element_type),
+                    ref_shape_str(&output_value_type.shape, s, sizeof s));
+  memset(&p, 0, sizeof p);
+  p.n = output_value_type.shape.dims[0];
+  p.window = window;
+  p.periodic = periodic != 0;
+  p.type = output_value_type.element_type;
+  return ref_add_op(op, ref_window_run, 1, &size, output_value_type, value_id, &p, sizeof p);
+}
+
+/* ---- Direct DFT of one line ---------------------------------------------------------------- */
+
+/* Fills the table of e^(-2 pi i j / len), j < len: cosines then sines. */
+static void ref_roots(int64_t len, double *tab) {
+  int64_t j;
+  for (j = 0; j < len; ++j) {
+    double t = 2 * M_PI * (double)j / (double)len;
+    tab[j] = cos(t);
+    tab[len + j] = sin(t);
+  }
+}
+
+/* X[k] for k < bins of the line (re, im) of length len; `sign` -1 forward, +1 inverse. */
+static void ref_dft_line(const double *re, const double *im, int64_t len, const double *tab,
+                         double sign, int64_t bins, double *out_re, double *out_im) {
+  int64_t k, n;
+  for (k = 0; k < bins; ++k) {
+    double sr = 0, si = 0;
+    int64_t j = 0; /* k * n mod len */
+    for (n = 0; n < len; ++n) {
+      double c = tab[j], s = sign * tab[len + j];
+      sr += re[n] * c - im[n] * s;
+      si += re[n] * s + im[n] * c;
+      j += k;
+      if (j >= len)
+        j %= len;
+    }
+    out_re[k] = sr;
+    out_im[k] = si;
+  }
+}
+
+/* ---- ExtDFT -----------------------------------------------------------------------------------
+ */
+
+typedef struct {
+  int64_t outer, in_len, inner, bins, max_len;
+  int comps, inverse, onesided;
+  odla_element_type type;
+} ref_dft_params;
+
+static odla_status ref_dft_run(const ref_node *node, const ref_io *io) {
+  const ref_dft_params *p = (const ref_dft_params *)node->params;
+  int64_t len =
+      io->in[1] ? ref_get_int(node->inputs[1]->type.element_type, io->in[1], 0) : p->in_len;
+  double *tab = (double *)io->scratch, *re, *im, *ore, *oim;
+  int64_t o, i, n, k;
+  if (len < 1 || len > p->max_len || (p->onesided ? len / 2 + 1 : len) != p->bins)
+    return ODLA_INVALID_PARAM; /* dft_length differs from the length the result was built for */
+  re = tab + 2 * len;
+  im = re + len;
+  ore = im + len;
+  oim = ore + p->bins;
+  ref_roots(len, tab);
+  for (o = 0; o < p->outer; ++o)
+    for (i = 0; i < p->inner; ++i) {
+      for (n = 0; n < len; ++n) {
+        int64_t at = ((o * p->in_len + n) * p->inner + i) * p->comps;
+        re[n] = n < p->in_len ? ref_get(p->type, io->in[0], at) : 0.0;
+        im[n] = n < p->in_len && p->comps == 2 ? ref_get(p->type, io->in[0], at + 1) : 0.0;
+      }
+      ref_dft_line(re, im, len, tab, p->inverse ? 1.0 : -1.0, p->bins, ore, oim);
+      for (k = 0; k < p->bins; ++k) {
+        int64_t at = ((o * p->bins + k) * p->inner + i) * 2;
+        double scale = p->inverse ? 1.0 / (double)len : 1.0;
+        ref_set(p->type, io->out[0], at, ore[k] * scale);
+        ref_set(p->type, io->out[0], at + 1, oim[k] * scale);
+      }
+    }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_int32 axis, odla_bool inverse,
+                       odla_bool onesided, odla_value_shape output_dims,
+                       const odla_value_id value_id) {
+  const char *op = "ExtDFT";
+  ref_dft_params p;
+  odla_value in[2];
+  odla_value_type out;
+  const odla_value_shape *xs;
+  char s1[128], s2[128];
+  int d, rank;
+  in[0] = input;
+  in[1] = dft_length;
+  if (!ref_check_operands(op, 1, in) || !ref_signal_scalar(op, dft_length, "dft_length", 1))
+    return NULL;
+  xs = &input->type.shape;
+  rank = xs->size;
+  if (!ref_is_float(input->type.element_type) || rank < 2 ||
+      (xs->dims[rank - 1] != 1 && xs->dims[rank - 1] != 2))
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "input must be of a float type with a last dim of 1 "
+                    "or 2, got %s %s",
+                    ref_type_name(input->type.element_type), ref_shape_str(xs, s1, sizeof s1));
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank - 1)
+    return ref_fail(ODLA_INVALID_PARAM, op, "axis %d must be a signal axis of %s (not the last)",
+                    axis, ref_shape_str(xs, s1, sizeof s1));
+  if (output_dims.size != rank || output_dims.dims[axis] < 1)
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s must be defined for input %s",
+                    ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
+  memset(&p, 0, sizeof p);
+  out.element_type = input->type.element_type;
+  out.shape = *xs;
+  out.shape.dims[axis] = output_dims.dims[axis];
+  out.shape.dims[rank - 1] = 2;
+  if (ref_shape_conflicts(&output_dims, &out.shape))
+    return ref_signal_conflict(op, &output_dims, &out.shape);
+  p.outer = p.inner = 1;
+  for (d = 0; d < axis; ++d)
+    p.outer *= xs->dims[d];
+  for (d = axis + 1; d < rank - 1; ++d)
+    p.inner *= xs->dims[d];
+  p.in_len = xs->dims[axis];
+  p.bins = out.shape.dims[axis];
+  p.comps = (int)xs->dims[rank - 1];
+  p.inverse = inverse != 0;
+  p.onesided = onesided != 0;
+  p.type = input->type.element_type;
+  /* Without dft_length the length is the axis' extent; otherwise at most 2 * bins - 1. */
+  p.max_len = dft_length ? (p.onesided ? 2 * p.bins - 1 : p.bins) : p.in_len;
+  if (!dft_length && (p.onesided ? p.in_len / 2 + 1 : p.in_len) != p.bins)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "output_dims %s do not fit a transform of length "
+                    "%lld",
+                    ref_shape_str(&output_dims, s1, sizeof s1), (long long)p.in_len);
+  {
+    odla_value v = ref_add_op(op, ref_dft_run, 2, in, out, value_id, &p, sizeof p);
+    if (v) /* roots (2 L), the line (2 L) and its bins (2 bins) */
+      v->node->scratch_bytes = (size_t)(4 * p.max_len + 2 * p.bins) * sizeof(double);
+    return v;
+  }
+}
+
+/* ---- ExtSTFT ----------------------------------------------------------------------------------
+ */
+
+typedef struct {
+  int64_t batch, sig_len, frames, bins, win_len; /* win_len: window's length, 0 if absent */
+  int comps, onesided;
+  odla_element_type type, window_type;
+} ref_stft_params;
+
+static odla_status ref_stft_run(const ref_node *node, const ref_io *io) {
+  const ref_stft_params *p = (const ref_stft_params *)node->params;
+  int64_t step = ref_get_int(node->inputs[1]->type.element_type, io->in[1], 0);
+  int64_t len = p->win_len, b, f, n, k;
+  double *tab = (double *)io->scratch, *re, *im, *ore, *oim;
+  if (io->in[3]) {
+    int64_t given = ref_get_int(node->inputs[3]->type.element_type, io->in[3], 0);
+    if (len > 0 && given != len)
+      return ODLA_INVALID_PARAM; /* frame_length differs from the window's length */
+    len = given;
+  }
+  if (step < 1 || len < 1 || len > p->sig_len || (p->sig_len - len) / step + 1 != p->frames ||
+      (p->onesided ? len / 2 + 1 : len) != p->bins)
+    return ODLA_INVALID_PARAM; /* frame_step or frame_length imply another result shape */
+  re = tab + 2 * len;
+  im = re + len;
+  ore = im + len;
+  oim = ore + p->bins;
+  ref_roots(len, tab);
+  for (b = 0; b < p->batch; ++b)
+    for (f = 0; f < p->frames; ++f) {
+      for (n = 0; n < len; ++n) {
+        int64_t at = (b * p->sig_len + f * step + n) * p->comps;
+        double w = io->in[2] ? ref_get(p->window_type, io->in[2], n) : 1.0;
+        re[n] = w * ref_get(p->type, io->in[0], at);
+        im[n] = p->comps == 2 ? w * ref_get(p->type, io->in[0], at + 1) : 0.0;
+      }
+      ref_dft_line(re, im, len, tab, -1.0, p->bins, ore, oim);
+      for (k = 0; k < p->bins; ++k) {
+        int64_t at = ((b * p->frames + f) * p->bins + k) * 2;
+        ref_set(p->type, io->out[0], at, ore[k]);
+        ref_set(p->type, io->out[0], at + 1, oim[k]);
+      }
+    }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtSTFT(odla_value signal, odla_value frame_step, odla_value window,
+                        odla_value frame_length, odla_bool onesided, odla_value_shape output_dims,
+                        const odla_value_id value_id) {
+  const char *op = "ExtSTFT";
+  ref_stft_params p;
+  odla_value in[4];
+  odla_value_type out;
+  const odla_value_shape *xs;
+  char s1[128], s2[128];
+  in[0] = signal;
+  in[1] = frame_step;
+  in[2] = window;
+  in[3] = frame_length;
+  if (!ref_check_operands(op, 2, in) || !ref_signal_scalar(op, frame_step, "frame_step", 1) ||
+      !ref_signal_scalar(op, frame_length, "frame_length", 1) ||
+      (window && !ref_check_operands(op, 1, &window)))
+    return NULL;
+  xs = &signal->type.shape;
+  if (!ref_is_float(signal->type.element_type) || xs->size != 3 ||
+      (xs->dims[2] != 1 && xs->dims[2] != 2))
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "signal must be of a float type, [batch, length, 1 "
+                    "or 2], got %s %s",
+                    ref_type_name(signal->type.element_type), ref_shape_str(xs, s1, sizeof s1));
+  if (window && (!ref_is_float(window->type.element_type) || window->type.shape.size != 1 ||
+                 window->type.shape.dims[0] < 1 || window->type.shape.dims[0] > xs->dims[1]))
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "window must be a float vector of 1 to %lld "
+                    "elements, got %s %s",
+                    (long long)xs->dims[1], ref_type_name(window->type.element_type),
+                    ref_shape_str(&window->type.shape, s1, sizeof s1));
+  if (!window && !frame_length)
+    return ref_fail(ODLA_INVALID_PARAM, op, "neither window nor frame_length is given");
+  if (output_dims.size != 4 || output_dims.dims[1] < 1 || output_dims.dims[2] < 1)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "output_dims %s must be defined as [batch, frames, "
+                    "bins, 2]",
+                    ref_shape_str(&output_dims, s1, sizeof s1));
+  out.element_type = signal->type.element_type;
+  out.shape.size = 4;
+  out.shape.dims[0] = xs->dims[0];
+  out.shape.dims[1] = output_dims.dims[1];
+  out.shape.dims[2] = output_dims.dims[2];
+  out.shape.dims[3] = 2;
+  if (ref_shape_conflicts(&output_dims, &out.shape))
+    return ref_signal_conflict(op, &output_dims, &out.shape);
+  memset(&p, 0, sizeof p);
+  p.batch = xs->dims[0];
+  p.sig_len = xs->dims[1];
+  p.frames = out.shape.dims[1];
+  p.bins = out.shape.dims[2];
+  p.win_len = window ? window->type.shape.dims[0] : 0;
+  p.comps = (int)xs->dims[2];
+  p.onesided = onesided != 0;
+  p.type = signal->type.element_type;
+  p.window_type = window ? window->type.element_type : ODLA_FLOAT32;
+  if (window && (p.onesided ? p.win_len / 2 + 1 : p.win_len) != p.bins)
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s do not fit frames of window %s",
+                    ref_shape_str(&output_dims, s1, sizeof s1),
+                    ref_shape_str(&window->type.shape, s2, sizeof s2));
+  {
+    odla_value v = ref_add_op(op, ref_stft_run, 4, in, out, value_id, &p, sizeof p);
+    if (v) /* roots, the frame and its bins, for a frame of at most the signal's length */
+      v->node->scratch_bytes = (size_t)(4 * p.sig_len + 2 * p.bins) * sizeof(double);
+    return v;
+  }
+}
+
+/* ---- ExtMelWeightMatrix ------------------------------------------------------------------ */
+
+typedef struct {
+  int64_t spectrum_bins, mel_bins;
+  odla_element_type type;
+} ref_mel_params;
+
+static odla_status ref_mel_run(const ref_node *node, const ref_io *io) {
+  const ref_mel_params *p = (const ref_mel_params *)node->params;
+  const odla_value *in = node->inputs;
+  int64_t mel_bins = ref_get_int(in[0]->type.element_type, io->in[0], 0);
+  int64_t dft_length = ref_get_int(in[1]->type.element_type, io->in[1], 0);
+  int64_t rate = ref_get_int(in[2]->type.element_type, io->in[2], 0);
+  /* The band edges in mel are computed in float, as ONNX's reference does. */
+  float lower = (float)ref_get(in[3]->type.element_type, io->in[3], 0);
+  float upper = (float)ref_get(in[4]->type.element_type, io->in[4], 0);
+  float low_mel = 2595.0f * log10f(1.0f + lower / 700.0f);
+  float high_mel = 2595.0f * log10f(1.0f + upper / 700.0f);
+  float step = (high_mel - low_mel) / (float)(mel_bins + 2);
+  int64_t i, j, edges[3];
+  if (mel_bins != p->mel_bins || dft_length < 1 || dft_length / 2 + 1 != p->spectrum_bins ||
+      rate < 1)
+    return ODLA_INVALID_PARAM; /* the operands imply another result shape */
+  for (i = 0; i < p->spectrum_bins * p->mel_bins; ++i)
+    ref_set(p->type, io->out[0], i, 0.0);
+  for (i = 0; i < mel_bins; ++i) {
+    for (j = 0; j < 3; ++j) {
+      double mel = (double)(i + j) * (double)step + (double)low_mel;
+      double hz = 700.0 * (pow(10.0, mel / 2595.0) - 1.0);
+      edges[j] = (int64_t)floor((double)(dft_length + 1) * hz / (double)rate);
+    }
+    if (edges[0] < 0 || edges[1] >= p->spectrum_bins || edges[2] > p->spectrum_bins)
+      return ODLA_INVALID_PARAM; /* a band edge outside the spectrum */
+    if (edges[1] == edges[0])
+      ref_set(p->type, io->out[0], edges[1] * p->mel_bins + i, 1.0);
+    else
+      for (j = edges[0]; j <= edges[1]; ++j)
+        ref_set(p->type, io->out[0], j * p->mel_bins + i,
+                (double)(j - edges[0]) / (double)(edges[1] - edges[0]));
+    for (j = edges[1]; j < edges[2]; ++j)
+      ref_set(p->type, io->out[0], j * p->mel_bins + i,
+              (double)(edges[2] - j) / (double)(edges[2] - edges[1]));
+  }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtMelWeightMatrix(odla_value num_mel_bins, odla_value dft_length,
+                                   odla_value sample_rate, odla_value lower_edge_hertz,
+                                   odla_value upper_edge_hertz, odla_value_type output_value_type,
+                                   const odla_value_id value_id) {
+  const char *op = "ExtMelWeightMatrix";
+  ref_mel_params p;
+  odla_value in[5];
+  char s[128];
+  in[0] = num_mel_bins;
+  in[1] = dft_length;
+  in[2] = sample_rate;
+  in[3] = lower_edge_hertz;
+  in[4] = upper_edge_hertz;
+  if (!ref_check_operands(op, 5, in) || !ref_signal_scalar(op, in[0], "num_mel_bins", 1) ||
+      !ref_signal_scalar(op, in[1], "dft_length", 1) ||
+      !ref_signal_scalar(op, in[2], "sample_rate", 1) ||
+      !ref_signal_scalar(op, in[3], "lower_edge_hertz", 0) ||
+      !ref_signal_scalar(op, in[4], "upper_edge_hertz", 0))
+    return NULL;
+  if (output_value_type.shape.size != 2 || output_value_type.shape.dims[0] < 1 ||
+      output_value_type.shape.dims[1] < 0 ||
+      !(ref_is_float(output_value_type.element_type) || ref_is_int(output_value_type.element_type)))
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "the result type must be a numeric matrix [bins, "
+                    "mel_bins], got %s %s",
+                    ref_type_name(output_value_type.element_type),
+                    ref_shape_str(&output_value_type.shape, s, sizeof s));
+  memset(&p, 0, sizeof p);
+  p.spectrum_bins = output_value_type.shape.dims[0];
+  p.mel_bins = output_value_type.shape.dims[1];
+  p.type = output_value_type.element_type;
+  return ref_add_op(op, ref_mel_run, 5, in, output_value_type, value_id, &p, sizeof p);
+}

@@ -1,0 +1,278 @@
+/* ops_pool.c: pooling in the reference backend: odla_MaxPool and odla_AveragePool of ODLA
+ * 0.5, and the extensions odla_ExtMaxPool (dilations), odla_ExtMaxPoolIndices (the argmax
+ * positions) and odla_ExtLpPool. Channels-first data, 1 to 3 spatial axes. Max pooling takes
+ * every numeric type, the others the float types (float16/bfloat16 computed in float).
+ *
+ * Semantics worth knowing:
+ * - Rounding: ODLA's pooling builders have no ceil-mode flag; output_dims says which rounding
+ *   is meant (see ref_make_window).
+ * - Max: a NaN in the window gives NaN; ties keep the first position in row-major order.
+ *   A window that covers only padding gives 0 (index -1).
+ * - Average: the divisor counts the window's cells inside the input, or with
+ *   padding_included the cells inside the padded input (windows that stick out past the end
+ *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch).
+ * - Indices: flat positions in the input tensor (batch and channel included, padding not):
+ *   row-major, or with column_major the spatial axes in reverse order (ONNX storage_order). */
+#include "ops_nn.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  ref_window w;
+  int64_t planes;   /* N * C */
+  int include_pad;  /* AveragePool */
+  int column_major; /* MaxPoolIndices */
+  double p;         /* LpPool */
+} ref_pool_params;
+
+/* The window loops shared by all pooling kernels: for output cell (pl, od, oh, ow), BODY
+ * runs for each input cell v at flat position `at` inside the input; INIT before and STORE
+ * after, with the output cell's flat index `o` and its window's starts d0, h0, w0. */
+#define REF_POOL_LOOP(S, SFX, INIT, BODY, STORE)                                                   \
+  const ref_pool_params *p = (const ref_pool_params *)node->params;                                \
+  const ref_window *w = &p->w;                                                                     \
+  const S *x = (const S *)io->in[0];                                                               \
+  int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w), pl, od, oh, ow;           \
+  for (pl = 0; pl < p->planes; ++pl)                                                               \
+    for (od = 0; od < w->out[0]; ++od)                                                             \
+      for (oh = 0; oh < w->out[1]; ++oh)                                                           \
+        for (ow = 0; ow < w->out[2]; ++ow) {                                                       \
+          const int64_t d0 = od * w->stride[0] - w->pad[0], h0 = oh * w->stride[1] - w->pad[1];    \
+          const int64_t w0 = ow * w->stride[2] - w->pad[2];                                        \
+          const int64_t o = pl * opix + (od * w->out[1] + oh) * w->out[2] + ow;                    \
+          int64_t kd, kh, kw;                                                                      \
+          INIT;                                                                                    \
+          for (kd = 0; kd < w->k[0]; ++kd) {                                                       \
+            const int64_t id = d0 + kd * w->dil[0];                                                \
+            if (id < 0 || id >= w->in[0])                                                          \
+              continue;                                                                            \
+            for (kh = 0; kh < w->k[1]; ++kh) {                                                     \
+              const int64_t ih = h0 + kh * w->dil[1];                                              \
+              if (ih < 0 || ih >= w->in[1])                                                        \
+                continue;                                                                          \
+              for (kw = 0; kw < w->k[2]; ++kw) {                                                   \
+                const int64_t iw = w0 + kw * w->dil[2];                                            \
+                const int64_t at = pl * ipix + (id * w->in[1] + ih) * w->in[2] + iw;               \
+                if (iw < 0 || iw >= w->in[2])                                                      \
+                  continue;                                                                        \
+                BODY;                                                                              \
+              }                                                                                    \
+            }                                                                                      \
+          }                                                                                        \
+          STORE;                                                                                   \
+        }
+
+/* The position MaxPoolIndices reports for flat input position `at` (storage order applied). */
+static int64_t ref_pool_index(const ref_pool_params *p, int64_t at) {
+  const ref_window *w = &p->w;
+  int64_t ipix = ref_window_in_count(w), pl = at / ipix, r = at % ipix;
+  int64_t iw = r % w->in[2], ih = r / w->in[2] % w->in[1], id = r / (w->in[2] * w->in[1]);
+  /* Column-major reverses the real spatial axes only; padding axes have extent 1. */
+  if (p->column_major)
+    r = (iw * w->in[1] + ih) * w->in[0] + id;
+  return pl * ipix + r;
+}
+
+static int ref_pool_nan(double v) { return v != v; }
+
+/* Max pooling of one type: values into out[0] (MaxPool) or positions (MaxPoolIndices). */
+#define REF_DEFINE_MAXPOOL(E, S, C, SFX)                                                           \
+  static odla_status ref_maxpool_run_##SFX(const ref_node *node, const ref_io *io) {               \
+    S *y = (S *)io->out[0];                                                                        \
+    REF_POOL_LOOP(                                                                                 \
+        S, SFX, C best = (C)0;                                                                     \
+        int first = 1,                                                                             \
+        {                                                                                          \
+          const C v = REF_LOAD_##SFX(x, at);                                                       \
+          if (first || v > best || (ref_pool_nan((double)v) && !ref_pool_nan((double)best))) {     \
+            best = v;                                                                              \
+            first = 0;                                                                             \
+          }                                                                                        \
+        },                                                                                         \
+        REF_STORE_##SFX(y, o, best))                                                               \
+    return ODLA_SUCCESS;                                                                           \
+  }                                                                                                \
+  static odla_status ref_maxpool_indices_run_##SFX(const ref_node *node, const ref_io *io) {       \
+    int64_t *y = (int64_t *)io->out[0];                                                            \
+    REF_POOL_LOOP(                                                                                 \
+        S, SFX, C best = (C)0;                                                                     \
+        int64_t arg = -1,                                                                          \
+        {                                                                                          \
+          const C v = REF_LOAD_##SFX(x, at);                                                       \
+          if (arg < 0 || v > best || (ref_pool_nan((double)v) && !ref_pool_nan((double)best))) {   \
+            best = v;                                                                              \
+            arg = at;                                                                              \
+          }                                                                                        \
+        },                                                                                         \
+        y[o] = arg < 0 ? -1 : ref_pool_index(p, arg))                                              \
+    return ODLA_SUCCESS;                                                                           \
+  }
+REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
+#undef REF_DEFINE_MAXPOOL
+
+/* The extent of a window along one axis clipped to the padded input [-pb, in + pe). */
+static int64_t ref_padded_span(int64_t start, int64_t k, int64_t in, int64_t pb, int64_t pe) {
+  int64_t lo = start < -pb ? -pb : start, hi = start + k > in + pe ? in + pe : start + k;
+  return hi > lo ? hi - lo : 0;
+}
+
+#define REF_DEFINE_AVGPOOL(E, S, C, SFX)                                                           \
+  static odla_status ref_avgpool_run_##SFX(const ref_node *node, const ref_io *io) {               \
+    S *y = (S *)io->out[0];                                                                        \
+    REF_POOL_LOOP(                                                                                 \
+        S, SFX, C sum = (C)0;                                                                      \
+        int64_t count = 0,                                                                         \
+        {                                                                                          \
+          sum += REF_LOAD_##SFX(x, at);                                                            \
+          ++count;                                                                                 \
+        },                                                                                         \
+        {                                                                                          \
+          if (p->include_pad)                                                                      \
+            count = ref_padded_span(d0, w->k[0], w->in[0], w->pad[0], w->pad_end[0]) *             \
+                    ref_padded_span(h0, w->k[1], w->in[1], w->pad[1], w->pad_end[1]) *             \
+                    ref_padded_span(w0, w->k[2], w->in[2], w->pad[2], w->pad_end[2]);              \
+          REF_STORE_##SFX(y, o, count > 0 ? sum / (C)count : (C)0);                                \
+        })                                                                                         \
+    return ODLA_SUCCESS;                                                                           \
+  }                                                                                                \
+  static odla_status ref_lppool_run_##SFX(const ref_node *node, const ref_io *io) {                \
+    S *y = (S *)io->out[0];                                                                        \
+    REF_POOL_LOOP(                                                                                 \
+        S, SFX, double sum = 0.0,                                                                  \
+        {                                                                                          \
+          const double v = fabs((double)REF_LOAD_##SFX(x, at));                                    \
+          sum += p->p == 1.0 ? v : p->p == 2.0 ? v * v : pow(v, p->p);                             \
+        },                                                                                         \
+        REF_STORE_##SFX(y, o,                                                                      \
+                        p->p == 1.0   ? sum                                                        \
+                        : p->p == 2.0 ? sqrt(sum)                                                  \
+                                      : pow(sum, 1.0 / p->p)))                                     \
+    return ODLA_SUCCESS;                                                                           \
+  }
+REF_FOR_FLOAT_TYPES(REF_DEFINE_AVGPOOL)
+#undef REF_DEFINE_AVGPOOL
+
+typedef enum { REF_POOL_MAX, REF_POOL_MAX_INDICES, REF_POOL_AVG, REF_POOL_LP } ref_pool_kind;
+
+static ref_kernel ref_pool_kernel(ref_pool_kind kind, odla_element_type t) {
+  switch (t) {
+#define REF_MAX_CASE(E, S, C, SFX)                                                                 \
+  case E:                                                                                          \
+    return kind == REF_POOL_MAX ? ref_maxpool_run_##SFX : ref_maxpool_indices_run_##SFX;
+#define REF_FLOAT_CASE(E, S, C, SFX)                                                               \
+  case E:                                                                                          \
+    return kind == REF_POOL_MAX           ? ref_maxpool_run_##SFX                                  \
+           : kind == REF_POOL_MAX_INDICES ? ref_maxpool_indices_run_##SFX                          \
+           : kind == REF_POOL_AVG         ? ref_avgpool_run_##SFX                                  \
+                                          : ref_lppool_run_##SFX;
+    REF_FOR_FLOAT_TYPES(REF_FLOAT_CASE)
+    REF_FOR_INT_TYPES(REF_MAX_CASE)
+#undef REF_MAX_CASE
+#undef REF_FLOAT_CASE
+  default:
+    return NULL;
+  }
+}
+
+static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
+                           odla_memory_layout layout, const odla_uint32 *window_dims,
+                           const odla_uint32 *strides, const odla_uint32 *dilations,
+                           const odla_uint32 *pad_front, const odla_uint32 *pad_back,
+                           const ref_pool_params *extra, const odla_value_shape *output_dims,
+                           odla_value_id id) {
+  ref_pool_params p;
+  odla_value_type out;
+  ref_kernel run;
+  int64_t kernel[ODLA_MAX_DIMENSION];
+  int i;
+  char s1[128], s2[128];
+  if (!ref_check_operands(op, 1, &input))
+    return NULL;
+  if (layout != ODLA_CHANNELS_FIRST)
+    return ref_fail(ODLA_UNSUPPORTED_OP, op, "only channels-first data is supported");
+  run = ref_pool_kernel(kind, input->type.element_type);
+  if (!run ||
+      ((kind == REF_POOL_AVG || kind == REF_POOL_LP) && !ref_is_float(input->type.element_type)))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "element type %s is not supported (%s)",
+                    ref_type_name(input->type.element_type),
+                    kind == REF_POOL_AVG || kind == REF_POOL_LP ? "float types" : "numeric types");
+  if (!window_dims)
+    return ref_fail(ODLA_INVALID_PARAM, op, "window_dims is NULL");
+  p = *extra;
+  for (i = 0; i + 2 < input->type.shape.size && i < ODLA_MAX_DIMENSION; ++i)
+    kernel[i] = window_dims[i];
+  if (!ref_make_window(op, &input->type.shape, kernel, strides, dilations, pad_front, pad_back,
+                       output_dims, &p.w))
+    return NULL;
+  p.planes = input->type.shape.dims[0] * input->type.shape.dims[1];
+  out = input->type;
+  if (kind == REF_POOL_MAX_INDICES)
+    out.element_type = ODLA_INT64;
+  for (i = 2; i < out.shape.size; ++i)
+    out.shape.dims[i] = p.w.out[REF_SPATIAL - (out.shape.size - i)];
+  if (ref_shape_conflicts(output_dims, &out.shape))
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
+                    ref_shape_str(output_dims, s1, sizeof s1),
+                    ref_shape_str(&out.shape, s2, sizeof s2));
+  return ref_add_op(op, run, 1, &input, out, id, &p, sizeof p);
+}
+
+odla_value odla_MaxPool(odla_value input, odla_memory_layout input_layout,
+                        const odla_uint32 *window_dims, const odla_uint32 *strides,
+                        const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+                        odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  return ref_pool("MaxPool", REF_POOL_MAX, input, input_layout, window_dims, strides, NULL,
+                  paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
+
+odla_value odla_AveragePool(odla_value input, odla_memory_layout input_layout,
+                            const odla_uint32 *window_dims, const odla_uint32 *strides,
+                            const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+                            odla_bool padding_included, odla_value_shape output_dims,
+                            const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  extra.include_pad = padding_included != 0;
+  return ref_pool("AveragePool", REF_POOL_AVG, input, input_layout, window_dims, strides, NULL,
+                  paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
+
+odla_value odla_ExtMaxPool(odla_value input, odla_memory_layout input_layout,
+                           const odla_uint32 *window_dims, const odla_uint32 *strides,
+                           const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                           const odla_uint32 *paddings_back, odla_value_shape output_dims,
+                           const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  return ref_pool("ExtMaxPool", REF_POOL_MAX, input, input_layout, window_dims, strides, dilations,
+                  paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
+
+odla_value odla_ExtMaxPoolIndices(odla_value input, odla_memory_layout input_layout,
+                                  const odla_uint32 *window_dims, const odla_uint32 *strides,
+                                  const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                                  const odla_uint32 *paddings_back, odla_bool column_major,
+                                  odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  extra.column_major = column_major != 0;
+  return ref_pool("ExtMaxPoolIndices", REF_POOL_MAX_INDICES, input, input_layout, window_dims,
+                  strides, dilations, paddings_front, paddings_back, &extra, &output_dims,
+                  value_id);
+}
+
+odla_value odla_ExtLpPool(odla_value input, odla_memory_layout input_layout, odla_float32 p,
+                          const odla_uint32 *window_dims, const odla_uint32 *strides,
+                          const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+                          odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  if (!(p > 0.0f))
+    return ref_fail(ODLA_INVALID_PARAM, "ExtLpPool", "p = %g must be > 0", (double)p);
+  extra.p = p;
+  return ref_pool("ExtLpPool", REF_POOL_LP, input, input_layout, window_dims, strides, NULL,
+                  paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
