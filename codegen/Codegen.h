@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "lower/Target.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -20,6 +21,7 @@ struct CodegenOptions {
   bool emitMain = false;
   std::string flags;   // the command-line flags, for the banner (no paths)
   uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
+  const Target *target = &referenceTarget(); // which extension calls the code may make
 };
 
 struct GeneratedFile {

@@ -228,7 +228,7 @@ private:
       const WeightSlot &s = *slotOf.at(&c);
       std::string expr = bin() ? "weights + " + std::to_string(kBlobHeader + s.offset) : s.symbol;
       return lower::Data{c.data()->data, expr};
-    });
+    }, *o_.target);
     body.line("return ODLA_SUCCESS;");
     body.close();
 

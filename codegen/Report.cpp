@@ -18,23 +18,29 @@ OpCounts countOps(const Graph &g) {
 }
 
 // Products are counted exactly; other ops as one operation per element they produce (per
-// element read, for reductions); pure data movement as none.
+// element read, for reductions); pure data movement as none. A fused op counts as its
+// product plus one operation per element for the residual addition and for the activation.
 static uint64_t nodeFlops(const Node &n) {
   const char *op = n.op().name;
   const Value *out = n.output(0);
   uint64_t outs = static_cast<uint64_t>(out->type().numElements());
+  uint64_t epilogue = 0;
+  if (!std::strncmp(op, "Fused", 5)) {
+    epilogue = (n.input(3) ? outs : 0) + (n.s("activation") != "none" ? outs : 0);
+    op += 5;
+  }
   if (!std::strcmp(op, "Conv")) {
     const Dims &w = n.input(1)->dims();
     uint64_t perOut = 1;
     for (size_t i = 1; i < w.size(); ++i)
       perOut *= static_cast<uint64_t>(w[i]); // (C / group) * kernel volume
-    return 2 * outs * perOut;
+    return 2 * outs * perOut + epilogue;
   }
   if (!std::strcmp(op, "Gemm") || !std::strcmp(op, "MatMul")) {
     const Dims &a = n.input(0)->dims();
     bool transA = n.hasAttr("transA") && n.i("transA");
     uint64_t k = static_cast<uint64_t>(transA ? a[a.size() - 2] : a.back());
-    return 2 * outs * k;
+    return 2 * outs * k + epilogue;
   }
   switch (n.op().fusion) {
   case FusionClass::Injective: return 0;

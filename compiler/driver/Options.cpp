@@ -2,7 +2,9 @@
 #include "Options.h"
 
 #include <cctype>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <functional>
 
 namespace odlac {
@@ -51,6 +53,27 @@ const std::vector<Flag> &flags() {
            o.codegen.weights = WeightsMode::Bin;
          else
            return Status::error("--weights must be c or bin, got '" + v + "'");
+         return Status::ok();
+       }},
+      {"--backend", "NAME",
+       "the ODLA backend to generate code for, by its shipped manifest (default: reference)",
+       [](Options &o, const std::string &v) {
+         o.backend = v;
+         return Status::ok();
+       }},
+      {"--backend-manifest", "FILE",
+       "generate code for the backend that FILE's capability manifest describes",
+       [](Options &o, const std::string &v) {
+         o.backendManifest = v;
+         return Status::ok();
+       }},
+      {"--odla-profile", "full|core",
+       "core: call only ODLA 0.5's functions (extension ops decomposed), so the code links "
+       "against any ODLA 0.5 backend (default: full, what the backend's manifest offers)",
+       [](Options &o, const std::string &v) {
+         if (v != "full" && v != "core")
+           return Status::error("--odla-profile must be full or core, got '" + v + "'");
+         o.coreProfile = v == "core";
          return Status::ok();
        }},
       {"--emit-main", nullptr,
@@ -182,6 +205,23 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   o.pipeline.printTo = &std::cout;
   if (o.help || o.version)
     return o;
+  if (o.backendManifest.empty()) {
+    auto t = shippedTarget(o.backend);
+    if (!t)
+      return t.takeStatus();
+    o.target = *t;
+  } else {
+    std::ifstream in(o.backendManifest);
+    std::stringstream text;
+    if (!(in && text << in.rdbuf()))
+      return Status::error("--backend-manifest: cannot read '" + o.backendManifest + "'");
+    auto t = parseManifest(text.str(), o.backendManifest);
+    if (!t)
+      return t.takeStatus();
+    o.target = *t;
+  }
+  if (o.coreProfile)
+    o.target = coreProfile(o.target);
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&

@@ -3,6 +3,7 @@
 
 #include "Codegen.h"
 #include "Import.h"
+#include "lower/Target.h"
 #include "passes/Pipeline.h"
 #include "support/Status.h"
 
@@ -17,6 +18,10 @@ struct Options {
   ImportOptions import;
   CodegenOptions codegen;
   PipelineOptions pipeline;
+  std::string backend = "reference"; // a shipped backend's name
+  std::string backendManifest;       // or the manifest file of another backend
+  bool coreProfile = false;          // --odla-profile=core: no extension calls at all
+  Target target;                     // resolved from the three above
   bool printIr = false;
   bool printMemoryPlan = false;
   bool report = false;

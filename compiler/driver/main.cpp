@@ -6,6 +6,7 @@
 #include "OutputDir.h"
 #include "Report.h"
 #include "ir/Printer.h"
+#include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
 #include "passes/Pipeline.h"
 #include "odlac_version.h"
@@ -36,14 +37,22 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
-  ReportFacts facts{opts->codegen.name, countOps(**graph), 0, "reference", opts->pipeline.level};
-  if (Status s = runPipeline(**graph, opts->pipeline))
+  const Target &target = opts->target;
+  ReportFacts facts{opts->codegen.name, countOps(**graph), 0,
+                    target.backend + (opts->coreProfile ? " (core profile)" : ""),
+                    opts->pipeline.level};
+  PassContext passCtx;
+  passCtx.target = &target;
+  if (Status s = runPipeline(**graph, opts->pipeline, passCtx))
+    return fail(s);
+  // Everything the backend lacks is reported before any file is written.
+  if (Status s = checkTarget(**graph, target))
     return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
     return 0;
-  auto plan = referenceMemoryPlan(**graph);
+  auto plan = referenceMemoryPlan(**graph, target);
   if (!plan)
     return fail(plan.status());
   if (opts->printMemoryPlan)
@@ -54,6 +63,7 @@ static int run(int argc, char **argv) {
   if (opts->outDir.empty())
     return 0;
   opts->codegen.arenaBytes = plan->arenaBytes;
+  opts->codegen.target = &target;
   std::vector<GeneratedFile> files = generateC(**graph, opts->codegen);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
   if (Status s = writeOutputs(opts->outDir, files))

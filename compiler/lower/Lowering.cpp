@@ -4,6 +4,8 @@
 #include "ops/OpDef.h"
 
 #include <cassert>
+#include <cctype>
+#include <set>
 
 namespace odlac {
 
@@ -49,7 +51,8 @@ lower::Vals LowerCtx::ins() const {
   return all;
 }
 
-void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData) {
+void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData,
+                const Target &target) {
   std::map<const Value *, lower::Val> vals;
   for (const Value *in : g.inputs()) {
     vals[in] = sink.CreateArgument({odlaType(in->dtype()), shapeArg(in->dims())}, {in->name()});
@@ -65,13 +68,89 @@ void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &con
                                   {c->name()});
   }
   for (const Node *n : g.nodes()) {
-    LowerCtx ctx(sink, *n, vals);
+    LowerCtx ctx(sink, *n, vals, target);
     n->op().lower(ctx);
     for ([[maybe_unused]] const Value *out : n->outputs())
       assert(vals.count(out) && "lowering left a result without a handle");
   }
   for (const Value *out : g.outputs())
     sink.SetValueAsOutput(vals.at(out));
+}
+
+} // namespace odlac
+
+namespace odlac {
+namespace {
+
+// Records the ODLA functions a lowering calls, and hands out fresh handles.
+class RecordingSink : public lower::OdlaSink {
+public:
+  std::vector<std::string> calls;
+
+protected:
+  std::vector<lower::Val> emit(lower::Call &call) override {
+    calls.push_back(std::string(call.function).substr(5)); // without "odla_"
+    size_t results = 0;
+    if (call.returns == lower::Returns::Value)
+      results = 1;
+    else if (call.returns == lower::Returns::Values)
+      for (const lower::Arg &a : call.args)
+        if (const lower::Ids *ids = std::get_if<lower::Ids>(&a))
+          results = ids->names.size();
+    std::vector<lower::Val> vals;
+    for (size_t i = 0; i < results; ++i)
+      vals.push_back(lower::Val{next_++});
+    return vals;
+  }
+
+private:
+  int next_ = 0;
+};
+
+} // namespace
+
+Status checkTarget(const Graph &g, const Target &target) {
+  RecordingSink sink;
+  std::map<const Value *, lower::Val> vals;
+  int next = 0;
+  for (const Value *in : g.inputs())
+    vals[in] = lower::Val{1000000 + next++};
+  for (const Value *c : g.constants())
+    vals[c] = lower::Val{1000000 + next++};
+  // function (+ element type) -> names of the nodes that need it
+  std::map<std::string, std::set<std::string>> missing;
+  for (const Node *n : g.nodes()) {
+    sink.calls.clear();
+    LowerCtx ctx(sink, *n, vals, target);
+    n->op().lower(ctx);
+    std::string typeName = std::string(lower::enumName(odlaType(n->output(0)->dtype()))).substr(5);
+    for (char &ch : typeName)
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (const std::string &fn : sink.calls) {
+      std::string what;
+      if (fn.rfind("Ext", 0) == 0) {
+        if (!target.hasExtension(fn))
+          what = "odla_" + fn + " (an odlac extension)";
+      } else if (!target.allOps) {
+        auto it = target.ops.find(fn);
+        if (it == target.ops.end())
+          what = "odla_" + fn;
+        else if (!it->second.empty() && !it->second.count(typeName))
+          what = "odla_" + fn + " on " + typeName;
+      }
+      if (!what.empty())
+        missing[what].insert(n->name().empty() ? n->output(0)->name() : n->name());
+    }
+  }
+  Status all;
+  for (const auto &[what, nodes] : missing) {
+    std::string list;
+    for (const std::string &n : nodes)
+      list += (list.empty() ? "" : ", ") + ("'" + n + "'");
+    all.append(Status::error("backend '" + target.backend + "' lacks " + what + ", needed by " +
+                             std::to_string(nodes.size()) + " node(s): " + list));
+  }
+  return all;
 }
 
 } // namespace odlac

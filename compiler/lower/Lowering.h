@@ -4,6 +4,7 @@
 
 #include "ir/Graph.h"
 #include "lower/OdlaSink.h"
+#include "lower/Target.h"
 
 #include <functional>
 #include <map>
@@ -17,10 +18,14 @@ lower::I32s i32s(const std::vector<int64_t> &v);
 
 class LowerCtx {
 public:
-  LowerCtx(lower::OdlaSink &sink, const Node &node, std::map<const Value *, lower::Val> &vals)
-      : sink_(sink), node_(node), vals_(vals) {}
+  LowerCtx(lower::OdlaSink &sink, const Node &node, std::map<const Value *, lower::Val> &vals,
+           const Target &target = referenceTarget())
+      : sink_(sink), node_(node), vals_(vals), target_(target) {}
 
   lower::OdlaSink &sink() { return sink_; }
+  // Whether the backend has an extension function ("ExtConv"); rows that use one fall back
+  // to core calls without it.
+  bool hasExtension(const std::string &name) const { return target_.hasExtension(name); }
   const Node &node() const { return node_; }
   // The handle of operand i; NULL when the optional operand is absent.
   lower::Val in(int i) const;
@@ -33,6 +38,7 @@ private:
   lower::OdlaSink &sink_;
   const Node &node_;
   std::map<const Value *, lower::Val> &vals_;
+  const Target &target_;
 };
 
 // How a constant's bytes are reached: now (for DirectSink) and from generated C.
@@ -40,6 +46,11 @@ using ConstantDataFn = std::function<lower::Data(const Value &constant, size_t i
 
 // Emits the whole graph into a sink, in this order: arguments (graph inputs, in order),
 // constants (in graph order), nodes (schedule order), then SetValueAsOutput for each output.
-void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData);
+void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData,
+                const Target &target = referenceTarget());
+
+// Everything `target` cannot run, one message per ODLA function and element type, with the
+// nodes that need it; ok when it runs the whole graph.
+Status checkTarget(const Graph &g, const Target &target);
 
 } // namespace odlac

@@ -48,6 +48,10 @@ ODLAC_ENUM_NAMES(odla_fill_method, ODLA_RandomUniform, "ODLA_EyeLike", "ODLA_Ran
 ODLAC_ENUM_NAMES(odla_loop_output_mode, ODLA_LOOP_REV_AFTER, "ODLA_LOOP_LAST_VALUE",
                  "ODLA_LOOP_FWD_BEFORE", "ODLA_LOOP_FWD_AFTER", "ODLA_LOOP_REV_BEFORE",
                  "ODLA_LOOP_REV_AFTER")
+ODLAC_ENUM_NAMES(odla_ext_fused_activation, ODLA_EXT_FUSED_GELU, "ODLA_EXT_FUSED_NONE", "ODLA_EXT_FUSED_RELU",
+                 "ODLA_EXT_FUSED_CLAMP", "ODLA_EXT_FUSED_SIGMOID", "ODLA_EXT_FUSED_TANH",
+                 "ODLA_EXT_FUSED_LEAKY_RELU", "ODLA_EXT_FUSED_HARD_SWISH", "ODLA_EXT_FUSED_SWISH",
+                 "ODLA_EXT_FUSED_GELU")
 #undef ODLAC_ENUM_NAMES
 
 odla_value_ids Binder::conv(const Ids &ids) {

@@ -82,6 +82,7 @@ const char *enumName(odla_interpolation_mode v);
 const char *enumName(odla_resize_coordinate_mode v);
 const char *enumName(odla_fill_method v);
 const char *enumName(odla_loop_output_mode v);
+const char *enumName(odla_ext_fused_activation v);
 
 // Converts the sink-level arguments of one call to the C types of the real function, and
 // takes its result. Implemented by DirectSink.
@@ -330,6 +331,9 @@ public:
   Val ExtDFT(Val input, Val dft_length, odla_int32 axis, Flag inverse, Flag onesided, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtDFT, input, dft_length, axis, inverse, onesided, output_dims, id)); }
   Val ExtSTFT(Val signal, Val frame_step, Val window, Val frame_length, Flag onesided, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtSTFT, signal, frame_step, window, frame_length, onesided, output_dims, id)); }
   Val ExtMelWeightMatrix(Val num_mel_bins, Val dft_length, Val sample_rate, Val lower_edge_hertz, Val upper_edge_hertz, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ExtMelWeightMatrix, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, output_value_type, id)); }
+  // Extensions: fused ops (odla_ext_fused.h), formed by the optimizer.
+  Val ExtConv(Val input, odla_memory_layout input_layout, odla_uint32 group, Val kernel, odla_memory_layout kernel_layout, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Val bias, Val residual, odla_ext_fused_activation activation, odla_float32 alpha, odla_float32 beta, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtConv, input, input_layout, group, kernel, kernel_layout, strides, dilations, paddings_front, paddings_back, bias, residual, activation, alpha, beta, output_dims, id)); }
+  Val ExtGemm(Val A, Flag A_transpose, Val B, Flag B_transpose, odla_float32 alpha, odla_float32 beta, Val C, Val residual, odla_ext_fused_activation activation, odla_float32 act_alpha, odla_float32 act_beta, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtGemm, A, A_transpose, B, B_transpose, alpha, beta, C, residual, activation, act_alpha, act_beta, output_dims, id)); }
 #undef ODLA_CALL
 
   // Says that nothing uses a value the graph must still create (an unused graph input).

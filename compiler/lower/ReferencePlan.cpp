@@ -11,12 +11,13 @@
 
 namespace odlac {
 
-Expected<MemoryPlan> referenceMemoryPlan(const Graph &g) {
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
   lower::DirectSink sink;
-  lowerGraph(g, sink, [](const Value &c, size_t) { return lower::Data{c.data()->data, ""}; });
+  lowerGraph(g, sink, [](const Value &c, size_t) { return lower::Data{c.data()->data, ""}; },
+             target);
   MemoryPlan plan;
   odla_size_t bytes = 0;
   odla_int32 nodes = 0;
@@ -59,8 +60,8 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g) {
   return plan;
 }
 
-Expected<uint64_t> referenceArenaBytes(const Graph &g) {
-  auto plan = referenceMemoryPlan(g);
+Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target) {
+  auto plan = referenceMemoryPlan(g, target);
   if (!plan)
     return plan.takeStatus();
   return plan->arenaBytes;

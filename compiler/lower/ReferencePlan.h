@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "lower/Target.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -26,8 +27,10 @@ struct MemoryPlan {
 };
 
 // Bytes of the activation arena one instance needs on the reference backend.
-Expected<uint64_t> referenceArenaBytes(const Graph &g);
-Expected<MemoryPlan> referenceMemoryPlan(const Graph &g);
+// The plan of the calls that code generated for `target` makes (decomposed extension ops
+// included), as the reference backend builds it.
+Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target = referenceTarget());
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target = referenceTarget());
 
 // Draws the plan as text: one row per buffer with its offset, size and lifetime bar.
 std::string printMemoryPlan(const MemoryPlan &plan);

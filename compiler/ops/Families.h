@@ -17,5 +17,6 @@ const std::vector<OpDef> &normalizationOps(); // Normalization.cpp: layer/instan
 const std::vector<OpDef> &recurrentOps();    // Recurrent.cpp: RNN, LSTM, GRU
 const std::vector<OpDef> &quantOps();        // Quant.cpp: quantization
 const std::vector<OpDef> &miscOps();         // Misc.cpp: signal, detection, training
+const std::vector<OpDef> &fusedOps();        // Fused.cpp: ops the optimizer forms
 
 } // namespace odlac

@@ -1,6 +1,8 @@
 // Shape rules shared by several op rows' inference functions.
 #include "ops/InferUtil.h"
 
+#include "ops/OpDef.h"
+
 #include <algorithm>
 
 namespace odlac {
@@ -28,6 +30,41 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   if (ceilMode && (out - 1) * stride >= in + padBegin)
     --out;
   return out;
+}
+
+static std::string str(int64_t v) { return std::to_string(v); }
+
+Status inferConvolution(InferCtx &c) {
+  const Dims &x = c.in(0).dims, &w = c.in(1).dims;
+  if (x.size() < 3 || w.size() != x.size())
+    return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
+                  " must have the same rank, at least 3 (N, C, spatial...)");
+  if (c.in(1).dtype != c.in(0).dtype)
+    return c.fail("kernel element type differs from the input's");
+  int64_t group = c.i("group");
+  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
+                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
+                  ") must be a multiple of group");
+  if (c.hasInput(2) && (c.in(2).dims != Dims{w[0]} || c.in(2).dtype != c.in(0).dtype))
+    return c.fail("bias must be " + std::string(dtypeName(c.in(0).dtype)) + "[" + str(w[0]) +
+                  "], got " + toString(c.in(2)));
+  size_t spatial = x.size() - 2;
+  const auto &strides = c.ints("strides"), &dilations = c.ints("dilations"),
+             &pads = c.ints("pads");
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
+    return c.fail("strides and dilations need " + str(spatial) + " entries and pads " +
+                  str(2 * spatial));
+  Dims out{x[0], w[0]};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t o = windowOutput(x[i + 2], w[i + 2], strides[i], dilations[i], pads[i],
+                             pads[i + spatial], false);
+    if (o < 1 || strides[i] < 1 || dilations[i] < 1)
+      return c.fail("spatial axis " + str(i) + ": the kernel does not fit the input");
+    out.push_back(o);
+  }
+  c.setOut(0, TensorType{c.in(0).dtype, out});
+  return Status::ok();
 }
 
 } // namespace odlac

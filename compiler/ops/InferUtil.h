@@ -4,6 +4,8 @@
 #include "ir/Type.h"
 #include "support/Status.h"
 
+#include <string>
+
 #include <optional>
 #include <string>
 
@@ -17,5 +19,11 @@ std::optional<Dims> broadcastDims(const Dims &a, const Dims &b);
 // leading padding.
 int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
                      int64_t padEnd, bool ceilMode);
+
+class InferCtx;
+
+// Result type of a convolution node whose operands are (x, w, optional bias) and whose
+// attributes are group, strides, dilations and pads (Conv and the fused convolution).
+Status inferConvolution(InferCtx &c);
 
 } // namespace odlac

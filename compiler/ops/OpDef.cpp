@@ -20,7 +20,8 @@ const std::vector<const OpDef *> &allOps() {
     std::vector<const OpDef *> ops;
     for (const std::vector<OpDef> *family :
          {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
-          &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps()})
+          &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps(),
+          &fusedOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "lower/Target.h"
 #include "support/Status.h"
 
 #include <string>
@@ -12,9 +13,9 @@ namespace odlac {
 
 // What passes may ask about the compilation.
 struct PassContext {
-  // Extensions the chosen backend declares (odla_Ext<Op> names without the prefix); passes
-  // that create extension ops check here, lowering falls back to core ops otherwise.
-  bool hasExtension(const std::string &) const { return false; }
+  // The backend code is generated for (its manifest): passes that choose a layout read it;
+  // extension ops are formed regardless, lowering decomposes those the backend lacks.
+  const Target *target = &referenceTarget();
 };
 
 class Pass {

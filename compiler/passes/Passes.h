@@ -14,6 +14,7 @@ std::unique_ptr<Pass> createEliminateCommonSubexpressions();
 std::unique_ptr<Pass> createFoldBatchNormIntoConv();
 std::unique_ptr<Pass> createFoldBiasAddIntoConv();
 std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
+std::unique_ptr<Pass> createFuseActivations();
 std::unique_ptr<Pass> createDeadCodeElimination();
 
 } // namespace odlac

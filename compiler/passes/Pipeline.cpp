@@ -30,6 +30,10 @@ const std::vector<PipelineEntry> &pipeline() {
       {"fuse-matmul-add-into-gemm", 2,
        "turns Linear layers exported as MatMul + Add into one Gemm before activations fuse",
        createFuseMatMulAddIntoGemm},
+      {"fuse-activations", 2,
+       "last of the rewrites around products: biases and Gemms are final, so a residual Add "
+       "and an activation can join the product's epilogue",
+       createFuseActivations},
       {"dead-code-elimination", 1, "removes what the rewrites above left unused",
        createDeadCodeElimination},
       {"infer-shapes-final", 1, "re-checks every node after all rewrites", createInferShapes},

@@ -67,12 +67,35 @@ class CliTest(unittest.TestCase):
              "expected name:d0xd1x..."),
             ([os.path.join(CNN, "model.onnx"), "-o", self.work, "--input-shape", "nope:1x2"],
              "--input-shape names 'nope'"),
+            (["--backend", "nope", "m.onnx", "-o", self.work], "unknown backend 'nope'"),
+            (["--odla-profile=lite", "m.onnx", "-o", self.work], "must be full or core"),
+            (["--backend-manifest", os.path.join(self.work, "none.txt"), "m.onnx", "-o",
+              self.work], "cannot read"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
                 r = self.odlac(*args)
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertIn(message, r.stderr)
+
+    def test_a_backend_lacking_an_op_is_reported_before_anything_is_written(self):
+        # A manifest of a backend with Conv and Relu only, on float32, and no extensions.
+        manifest = os.path.join(self.work, "tiny.txt")
+        with open(manifest, "w") as f:
+            f.write("backend tiny\nlibrary odla_tiny\nlayout channels_first\n"
+                    "ops Conv:float32 Relu:float32 MaxPool Reshape\n")
+        out = os.path.join(self.work, "out")
+        r = self.odlac(os.path.join(CNN, "model.onnx"), "--backend-manifest", manifest,
+                       "-o", out)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("backend 'tiny' lacks odla_Gemm, needed by", r.stderr)
+        self.assertFalse(os.path.exists(out))
+        with open(manifest, "a") as f:
+            f.write("bogus line\n")
+        r = self.odlac(os.path.join(CNN, "model.onnx"), "--backend-manifest", manifest,
+                       "-o", out)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("tiny.txt:5: unknown key 'bogus'", r.stderr)
 
     def test_help_lists_every_flag_and_version_prints(self):
         r = self.odlac("--help")

@@ -41,6 +41,16 @@ class ModelTest(unittest.TestCase):
     def test_cnn_with_weights_blob(self):
         self.check_model("cnn", "--weights=bin")
 
+    def test_cnn_core_profile(self):
+        # Core ODLA 0.5 only: the fused Conv+Relu is decomposed, odla_ext.h never included.
+        self.check_model("cnn", "--odla-profile=core")
+        with tempfile.TemporaryDirectory() as work:
+            out = os.path.join(work, "out")
+            self.tc.compile(os.path.join(MODELS, "cnn", "model.onnx"), out, "--odla-profile=core")
+            for f in os.listdir(out):
+                with open(os.path.join(out, f), errors="replace") as text:
+                    self.assertNotIn("odla_Ext", text.read(), f)
+
     def test_digits_with_pinned_batch(self):
         def shape(ds):
             batch = odlactest.load(os.path.join(ds, "input_0.pb")).shape[0]

@@ -18,6 +18,7 @@
 #include <ODLA/ext/odla_ext_data.h>
 #include <ODLA/ext/odla_ext_indexing.h>
 #include <ODLA/ext/odla_ext_misc.h>
+#include <ODLA/ext/odla_ext_fused.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <ODLA/odla.h>
+#include <ODLA/odla_ext.h>
 
 #include "tiny.h"
 
@@ -35,9 +36,8 @@ static odla_status tiny_build(void) {
   odla_value conv_b = odla_CreateConstant((odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {3}}}, tiny_w_conv_b, (const odla_value_id)"conv.b");
   odla_value fc_w = odla_CreateConstant((odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 2, .dims = {4, 12}}}, tiny_w_fc_w, (const odla_value_id)"fc.w");
   odla_value fc_b = odla_CreateConstant((odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {4}}}, tiny_w_fc_b, (const odla_value_id)"fc.b");
-  odla_value conv = odla_Conv(x, ODLA_CHANNELS_FIRST, 1, conv_w, ODLA_OIS, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, conv_b, (odla_value_shape){.size = 4, .dims = {1, 3, 4, 4}}, (const odla_value_id)"conv");
-  odla_value relu = odla_Relu(conv, (const odla_value_id)"relu");
-  odla_value pool = odla_MaxPool(relu, ODLA_CHANNELS_FIRST, (const odla_uint32[]){2, 2}, (const odla_uint32[]){2, 2}, (const odla_uint32[]){0, 0}, (const odla_uint32[]){0, 0}, (odla_value_shape){.size = 4, .dims = {1, 3, 2, 2}}, (const odla_value_id)"pool");
+  odla_value relu_fused = odla_ExtConv(x, ODLA_CHANNELS_FIRST, 1, conv_w, ODLA_OIS, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, (const odla_uint32[]){1, 1}, conv_b, NULL, ODLA_EXT_FUSED_RELU, 0.0f, 0.0f, (odla_value_shape){.size = 4, .dims = {1, 3, 4, 4}}, (const odla_value_id)"relu/fused");
+  odla_value pool = odla_MaxPool(relu_fused, ODLA_CHANNELS_FIRST, (const odla_uint32[]){2, 2}, (const odla_uint32[]){2, 2}, (const odla_uint32[]){0, 0}, (const odla_uint32[]){0, 0}, (odla_value_shape){.size = 4, .dims = {1, 3, 2, 2}}, (const odla_value_id)"pool");
   odla_value flat = odla_Reshape(pool, (odla_value_shape){.size = 2, .dims = {1, 12}}, (const odla_value_id)"flat");
   odla_value fc = odla_Gemm(flat, 0, fc_w, 1, 1.0f, 1.0f, fc_b, (odla_value_shape){.size = 2, .dims = {1, 4}}, (const odla_value_id)"fc");
   odla_value probs = odla_Softmax(fc, 1, (const odla_value_id)"probs");

@@ -1,0 +1,190 @@
+// Ops that the optimizer forms: Gelu, recognized from its decomposed form, and the fused
+// ops of FuseActivations: a convolution or matrix product, then an optional residual
+// addition, then an activation. The fused ops lower to the odla_ExtConv and odla_ExtGemm
+// extensions when the backend has them, and to the same computation as separate core ODLA
+// calls when it does not.
+#include "lower/Lowering.h"
+#include "ops/Families.h"
+#include "ops/InferUtil.h"
+
+#include <cstring>
+
+namespace odlac {
+namespace {
+
+struct Activation {
+  const char *name;
+  odla_ext_fused_activation odla;
+};
+
+// The activations a fused op can end with, by their attribute spelling.
+const Activation kActivations[] = {
+    {"none", ODLA_EXT_FUSED_NONE},           {"relu", ODLA_EXT_FUSED_RELU},
+    {"clamp", ODLA_EXT_FUSED_CLAMP},         {"sigmoid", ODLA_EXT_FUSED_SIGMOID},
+    {"tanh", ODLA_EXT_FUSED_TANH},           {"leaky_relu", ODLA_EXT_FUSED_LEAKY_RELU},
+    {"hard_swish", ODLA_EXT_FUSED_HARD_SWISH}, {"swish", ODLA_EXT_FUSED_SWISH},
+    {"gelu", ODLA_EXT_FUSED_GELU},
+};
+
+const Activation *findActivation(const std::string &name) {
+  for (const Activation &a : kActivations)
+    if (name == a.name)
+      return &a;
+  return nullptr;
+}
+
+// Checks the epilogue operands and attributes shared by both fused ops; residual is the
+// operand at `residualIndex`.
+Status checkEpilogue(InferCtx &c, int residualIndex) {
+  if (!findActivation(c.node().s("activation")))
+    return c.fail("unknown activation '" + c.node().s("activation") + "'");
+  const TensorType &out = c.node().output(0)->type();
+  if (c.hasInput(residualIndex) && c.in(residualIndex) != out)
+    return c.fail("residual " + toString(c.in(residualIndex)) + " must match the result " +
+                  toString(out));
+  return Status::ok();
+}
+
+Status inferFusedConv(InferCtx &c) {
+  if (Status s = inferConvolution(c))
+    return s;
+  return checkEpilogue(c, 3);
+}
+
+Status inferFusedGemm(InferCtx &c) {
+  const Dims &a = c.in(0).dims, &b = c.in(1).dims;
+  if (a.size() != 2 || b.size() != 2 || c.in(0).dtype != c.in(1).dtype)
+    return c.fail("A and B must be matrices of one element type");
+  bool ta = c.i("transA") != 0, tb = c.i("transB") != 0;
+  int64_t k = ta ? a[0] : a[1];
+  if ((tb ? b[1] : b[0]) != k)
+    return c.fail("inner dimensions differ");
+  c.setOut(0, TensorType{c.in(0).dtype, {ta ? a[1] : a[0], tb ? b[0] : b[1]}});
+  return checkEpilogue(c, 3);
+}
+
+// The epilogue as core ODLA calls: + residual, then the activation; the last call carries
+// the node's own id.
+lower::Val coreEpilogue(LowerCtx &c, lower::Val v, int residualIndex, const std::string &act,
+                        float alpha, float beta) {
+  lower::OdlaSink &s = c.sink();
+  const std::string out = c.outId(0).name;
+  bool last = act == "none";
+  if (!c.in(residualIndex).isNull())
+    v = s.Add(v, c.in(residualIndex), {last ? out : out + "/sum"});
+  if (act == "relu")
+    return s.Relu(v, {out});
+  if (act == "clamp")
+    return s.Clamp(v, alpha, beta, {out});
+  if (act == "sigmoid")
+    return s.Sigmoid(v, {out});
+  if (act == "tanh")
+    return s.Tanh(v, {out});
+  if (act == "leaky_relu")
+    return s.LeakyRelu(v, alpha, {out});
+  if (act == "hard_swish")
+    return s.Mul(v, s.HardSigmoid(v, 1.0f / 6.0f, 0.5f, {out + "/gate"}), {out});
+  if (act == "swish")
+    return s.Mul(v, s.Sigmoid(v, {out + "/gate"}), {out});
+  if (act == "gelu")
+    return s.Gelu(v, {false}, {out});
+  return v;
+}
+
+// The product's own id when an epilogue follows it.
+lower::Id productId(LowerCtx &c) {
+  const Node &n = c.node();
+  bool epilogue = n.s("activation") != "none" || n.input(3);
+  return {epilogue ? c.outId(0).name + "/product" : c.outId(0).name};
+}
+
+void lowerFusedConv(LowerCtx &c) {
+  const Node &n = c.node();
+  const auto &pads = n.ints("pads");
+  size_t half = pads.size() / 2;
+  lower::U32s front = u32s({pads.begin(), pads.begin() + half});
+  lower::U32s back = u32s({pads.begin() + half, pads.end()});
+  float alpha = static_cast<float>(n.f("alpha")), beta = static_cast<float>(n.f("beta"));
+  auto group = static_cast<odla_uint32>(n.i("group"));
+  if (c.hasExtension("ExtConv")) {
+    c.setOut(0, c.sink().ExtConv(c.in(0), ODLA_CHANNELS_FIRST, group, c.in(1), ODLA_OIS,
+                                 u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
+                                 c.in(2), c.in(3), findActivation(n.s("activation"))->odla,
+                                 alpha, beta, c.outShape(0), c.outId(0)));
+    return;
+  }
+  lower::Val v = c.sink().Conv(c.in(0), ODLA_CHANNELS_FIRST, group, c.in(1), ODLA_OIS,
+                               u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
+                               c.in(2), c.outShape(0), productId(c));
+  c.setOut(0, coreEpilogue(c, v, 3, n.s("activation"), alpha, beta));
+}
+
+void lowerFusedGemm(LowerCtx &c) {
+  const Node &n = c.node();
+  float alpha = static_cast<float>(n.f("alpha")), beta = static_cast<float>(n.f("beta"));
+  float actAlpha = static_cast<float>(n.f("act_alpha")),
+        actBeta = static_cast<float>(n.f("act_beta"));
+  lower::Flag ta{n.i("transA") != 0}, tb{n.i("transB") != 0};
+  if (c.hasExtension("ExtGemm")) {
+    c.setOut(0, c.sink().ExtGemm(c.in(0), ta, c.in(1), tb, alpha, beta, c.in(2), c.in(3),
+                                 findActivation(n.s("activation"))->odla, actAlpha, actBeta,
+                                 c.outShape(0), c.outId(0)));
+    return;
+  }
+  lower::Val v =
+      c.sink().Gemm(c.in(0), ta, c.in(1), tb, alpha, beta, c.in(2), c.outShape(0), productId(c));
+  c.setOut(0, coreEpilogue(c, v, 3, n.s("activation"), actAlpha, actBeta));
+}
+
+constexpr DTypeMask kFloats = maskOf(DType::F32) | maskOf(DType::F64) | maskOf(DType::F16);
+
+Status inferGelu(InferCtx &c) {
+  if (c.i("approximate") != 0 && c.i("approximate") != 1)
+    return c.fail("approximate must be 0 (erf) or 1 (tanh)");
+  c.setOut(0, c.in(0));
+  return Status::ok();
+}
+
+const std::vector<OpDef> kOps = {
+    // GELU, recognized from its decomposed form (RecognizeGelu); a core ODLA 0.5 op.
+    {"Gelu", {{"x", OperandDef::Required, kFloats}}, 1,
+     {{"approximate", AttrKind::Int, AttrValue(int64_t{0})}}, FusionClass::Elementwise,
+     kLayoutAgnostic, inferGelu,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().Gelu(c.in(0), {c.node().i("approximate") != 0}, c.outId(0)));
+     }},
+    {"FusedConv",
+     {{"x", OperandDef::Required, kFloats},
+      {"w", OperandDef::Required, kFloats},
+      {"b", OperandDef::Optional, kFloats},
+      {"residual", OperandDef::Optional, kFloats}},
+     1,
+     {{"group", AttrKind::Int, AttrValue(int64_t{1})},
+      {"strides", AttrKind::Ints, std::nullopt},
+      {"dilations", AttrKind::Ints, std::nullopt},
+      {"pads", AttrKind::Ints, std::nullopt},
+      {"activation", AttrKind::String, AttrValue(std::string("none"))},
+      {"alpha", AttrKind::Float, AttrValue(0.0)},
+      {"beta", AttrKind::Float, AttrValue(0.0)}},
+     FusionClass::Opaque, kTraitNone, inferFusedConv, lowerFusedConv},
+    {"FusedGemm",
+     {{"a", OperandDef::Required, kFloats},
+      {"b", OperandDef::Required, kFloats},
+      {"c", OperandDef::Optional, kFloats},
+      {"residual", OperandDef::Optional, kFloats}},
+     1,
+     {{"transA", AttrKind::Int, AttrValue(int64_t{0})},
+      {"transB", AttrKind::Int, AttrValue(int64_t{0})},
+      {"alpha", AttrKind::Float, AttrValue(1.0)},
+      {"beta", AttrKind::Float, AttrValue(1.0)},
+      {"activation", AttrKind::String, AttrValue(std::string("none"))},
+      {"act_alpha", AttrKind::Float, AttrValue(0.0)},
+      {"act_beta", AttrKind::Float, AttrValue(0.0)}},
+     FusionClass::Opaque, kTraitNone, inferFusedGemm, lowerFusedGemm},
+};
+
+} // namespace
+
+const std::vector<OpDef> &fusedOps() { return kOps; }
+
+} // namespace odlac
