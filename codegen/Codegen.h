@@ -12,13 +12,19 @@
 
 namespace odlac {
 
-enum class WeightsMode { Auto, C, Bin };
+enum class WeightsMode { Auto, C, Bin, Obj }; // Obj: NAME_weights.o, see ObjectWriter.h
+
+// How generated code runs the model (--exec-mode; docs/generated-code.md): compile builds
+// and compiles the computation once per instance, interpret runs each op as it is called,
+// load loads an executable stored by NAME_store.
+enum class ExecMode { Compile, Interpret, Load };
 
 struct CodegenOptions {
   std::string name = "net";    // prefix of every symbol; a C identifier
   WeightsMode weights = WeightsMode::Auto;
   uint64_t binThreshold = 1u << 20; // Auto picks Bin above this many weight bytes
   bool emitMain = false;
+  ExecMode execMode = ExecMode::Compile;
   std::string flags;   // the command-line flags, for the banner (no paths)
   uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
   const Target *target = &referenceTarget(); // which extension calls the code may make
@@ -34,5 +40,12 @@ WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts);
 uint64_t weightBytes(const Graph &g);
 
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);
+// The weights in the order and under the symbols the generated C declares them (for
+// writing them as an object file).
+struct WeightSymbol {
+  std::string symbol;
+  const Value *value;
+};
+std::vector<WeightSymbol> weightSymbols(const Graph &g, const CodegenOptions &opts);
 
 } // namespace odlac

@@ -4,6 +4,7 @@
 #include "Codegen.h"
 
 #include "CWriter.h"
+#include "InterpretSink.h"
 #include "PrintSink.h"
 #include "lower/Lowering.h"
 #include "odlac_version.h"
@@ -76,14 +77,24 @@ public:
       outputs_.push_back({v, uniqueIn(params, cIdentifier(v->name()))});
   }
 
+  std::vector<WeightSymbol> symbols() const {
+    std::vector<WeightSymbol> all;
+    for (const WeightSlot &s : slots_)
+      all.push_back({s.symbol, s.value});
+    return all;
+  }
+
   std::vector<GeneratedFile> run() {
     std::vector<GeneratedFile> files;
     files.push_back({n_ + ".h", header()});
     files.push_back({n_ + ".c", source()});
+    if (o_.execMode == ExecMode::Load)
+      files.push_back({n_ + "_store.c", storeSource()});
     if (mode_ == WeightsMode::C)
       files.push_back({n_ + "_weights.c", weightsC()});
-    else
+    else if (bin())
       files.push_back({n_ + ".weights.bin", weightsBlob()});
+    // WeightsMode::Obj: the caller writes NAME_weights.o from weightSymbols().
     if (o_.emitMain)
       files.push_back({"main.c", mainC()});
     return files;
@@ -99,6 +110,9 @@ private:
   }
 
   bool bin() const { return mode_ == WeightsMode::Bin; }
+  std::string weightsDefinedIn() const {
+    return n_ + (mode_ == WeightsMode::Obj ? "_weights.o" : "_weights.c");
+  }
 
   std::string banner(const std::string &file, const std::string &purpose) const {
     const ModelInfo &info = g_.info();
@@ -140,9 +154,21 @@ private:
     return s + (first ? "void)" : ")");
   }
 
+  // What NAME_create and NAME_init take: the stored executable (load mode), the weights blob,
+  // or nothing.
+  std::string pathParam() const {
+    return o_.execMode == ExecMode::Load ? "executable_path" : bin() ? "weights_path" : "";
+  }
+
   std::string createSignature() const {
-    return "int " + n_ + "_create(" + (bin() ? "const char *weights_path, " : std::string()) +
-           n_ + "_instance **out)";
+    std::string path = pathParam();
+    return "int " + n_ + "_create(" + (path.empty() ? "" : "const char *" + path + ", ") + n_ +
+           "_instance **out)";
+  }
+
+  std::string storeSignature() const {
+    return "int " + n_ + "_store(" + (bin() ? std::string("const char *weights_path, ") : "") +
+           "const char *executable_path)";
   }
 
   void portMacros(CWriter &w, const char *kind, size_t i, const Value *v) const {
@@ -185,6 +211,11 @@ private:
       w.line("/* The weights blob this code expects (" + n_ + ".weights.bin). */");
       w.line("#define " + N_ + "_WEIGHTS_FILE " + cString(n_ + ".weights.bin"));
     }
+    if (o_.execMode == ExecMode::Load) {
+      w.line("/* The stored executable load mode's " + n_ + "_create loads, as " + n_ +
+             "_store writes it. */");
+      w.line("#define " + N_ + "_EXECUTABLE_FILE " + cString(n_ + ".odlx"));
+    }
     w.line();
     w.line("/* An instance owns its ODLA computation and context. Instances are independent;");
     w.line(" * one instance runs one inference at a time. Functions return an odla_status:");
@@ -192,19 +223,31 @@ private:
     w.line(" * op builders act on the thread's current computation. */");
     w.line("typedef struct " + n_ + "_instance " + n_ + "_instance;");
     w.line();
-    if (bin())
+    if (o_.execMode == ExecMode::Load) {
+      w.line("/* Load mode: builds and compiles the computation once, over the weights" +
+             std::string(bin() ? " in `weights_path`" : "") + ", and");
+      w.line(" * stores it as an executable at `executable_path` (" + n_ + "_store.c, for the " +
+             "tool that\n * prepares a deployment; the stored file is tied to the backend's binary). */");
+      w.line(storeSignature() + ";");
+      w.line("/* Loads the executable " + n_ + "_store wrote; builds no graph and reads no weights. */");
+    } else if (o_.execMode == ExecMode::Interpret) {
+      w.line("/* Interpret mode: an instance only " +
+             std::string(bin() ? "holds the weights from `weights_path`" : "exists") +
+             "; each run executes the ops as it\n * calls them. */");
+    } else if (bin()) {
       w.line("/* Loads the weights from `weights_path` (" + n_ +
              ".weights.bin) and builds the computation. */");
-    else
-      w.line("/* Builds the computation over the weights compiled into " + n_ + "_weights.c. */");
+    } else {
+      w.line("/* Builds the computation over the weights compiled into " + weightsDefinedIn() + ". */");
+    }
     w.line(createSignature() + ";");
     w.line("/* Runs one inference: inputs and outputs are dense row-major arrays of the sizes above. */");
     w.line(runSignature() + ";");
     w.line("void " + n_ + "_destroy(" + n_ + "_instance *inst);");
     w.line();
     w.line("/* One-call convenience API over a process-wide instance (not thread-safe). */");
-    w.line("int " + n_ + "_init(" + (bin() ? std::string("const char *weights_path") : "void") +
-           ");");
+    w.line("int " + n_ + "_init(" +
+           (pathParam().empty() ? std::string("void") : "const char *" + pathParam()) + ");");
     w.line(oneCallSignature() + ";");
     w.line("void " + n_ + "_fini(void);");
     w.line();
@@ -216,34 +259,72 @@ private:
     return w.str();
   }
 
-  std::string source() const {
-    CWriter body;
-    body.open("static odla_status " + n_ + "_build(" +
-              (bin() ? std::string("const unsigned char *weights") : "void") + ")");
-    PrintSink sink(body, N_ + "_CHECK");
+  // The function that records the model on the current computation: NAME_build (compile
+  // mode, and the store tool of load mode) or NAME_interpret (interpret mode, which runs each
+  // op as it is recorded), with what its text needs included.
+  struct GraphFunction {
+    std::string text;
+    bool usesMath = false, usesExtensions = false;
+  };
+  GraphFunction graphFunction(bool interpret) const {
     std::map<const Value *, const WeightSlot *> slotOf;
     for (const WeightSlot &s : slots_)
       slotOf[s.value] = &s;
-    lowerGraph(g_, sink, [&](const Value &c, size_t) {
+    auto data = [&](const Value &c, size_t) {
       const WeightSlot &s = *slotOf.at(&c);
       std::string expr = bin() ? "weights + " + std::to_string(kBlobHeader + s.offset) : s.symbol;
       return lower::Data{c.data()->data, expr};
-    }, *o_.target);
+    };
+    std::string weightsParam = bin() ? "const unsigned char *weights" : "";
+    CWriter body;
+    GraphFunction fn;
+    if (!interpret) {
+      body.open("static odla_status " + n_ + "_build(" +
+                (weightsParam.empty() ? "void" : weightsParam) + ")");
+      PrintSink sink(body, N_ + "_CHECK");
+      lowerGraph(g_, sink, data, *o_.target);
+      fn.usesMath = sink.usesMath();
+      fn.usesExtensions = sink.usesExtensions();
+    } else {
+      // Buffers arrive as arrays: parameters named after tensors would clash with the values'
+      // variables, and locals ending in '_' never do (cIdentifier trims trailing '_').
+      body.open("static odla_status " + n_ + "_interpret(" +
+                (weightsParam.empty() ? "" : weightsParam + ", ") +
+                "const void *const *inputs_, void *const *outputs_)");
+      std::map<std::string, std::string> ins, outs;
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        ins[inputs_[i].value->name()] = "inputs_[" + std::to_string(i) + "]";
+      for (size_t i = 0; i < outputs_.size(); ++i)
+        outs[outputs_[i].value->name()] = "outputs_[" + std::to_string(i) + "]";
+      CWriter scratch;
+      InterpretSink firstPass(scratch, N_ + "_CHECK", ins, outs, nullptr);
+      lowerGraph(g_, firstPass, data, *o_.target);
+      InterpretSink sink(body, N_ + "_CHECK", ins, outs, &firstPass.lastUses());
+      lowerGraph(g_, sink, data, *o_.target);
+      fn.usesMath = sink.usesMath();
+      fn.usesExtensions = sink.usesExtensions();
+    }
     body.line("return ODLA_SUCCESS;");
     body.close();
+    fn.text = body.str().substr(0, body.str().size() - 1);
+    return fn;
+  }
 
-    CWriter w;
-    w.line(banner(n_ + ".c", "builds the model's computation through the ODLA API and runs it."));
-    if (bin())
+  // Banner, includes, the CHECK macro and the weights' declarations of a source file.
+  void prelude(CWriter &w, const std::string &file, const std::string &purpose,
+               const GraphFunction *fn) const {
+    bool weights = fn != nullptr; // only files that record the graph read weights
+    w.line(banner(file, purpose));
+    if (weights && bin())
       w.line("#include <stdio.h>");
     w.line("#include <stdlib.h>");
-    if (bin())
+    if (weights && bin())
       w.line("#include <string.h>");
-    if (sink.usesMath())
+    if (fn && fn->usesMath)
       w.line("#include <math.h>");
     w.line();
     w.line("#include <ODLA/odla.h>");
-    if (sink.usesExtensions())
+    if (fn && fn->usesExtensions)
       w.line("#include <ODLA/odla_ext.h>");
     w.line();
     w.line("#include \"" + n_ + ".h\"");
@@ -255,45 +336,158 @@ private:
     w.line("      return " + n_ + "_status_; \\");
     w.line("  } while (0)");
     w.line();
-    if (!bin() && !slots_.empty()) {
-      w.line("/* Weights, defined in " + n_ + "_weights.c. */");
+    if (weights && !bin() && !slots_.empty()) {
+      w.line("/* Weights, defined in " + weightsDefinedIn() + ". */");
       for (const WeightSlot &s : slots_)
         w.line("extern const " + ctype(s.value) + " " + s.symbol + "[" +
                std::to_string(std::max<int64_t>(1, s.value->type().numElements())) + "];");
       w.line();
     }
+  }
+
+  std::string source() const {
+    if (o_.execMode == ExecMode::Load)
+      return loadSource();
+    bool interpret = o_.execMode == ExecMode::Interpret;
+    GraphFunction fn = graphFunction(interpret);
+    CWriter w;
+    prelude(w, n_ + ".c",
+            interpret ? "runs the model op by op through the ODLA API (interpret mode)."
+                      : "builds the model's computation through the ODLA API and runs it.",
+            &fn);
     w.open("struct " + n_ + "_instance");
-    w.line("odla_computation comp;");
-    w.line("odla_executable exec;");
-    w.line("odla_context ctx;");
+    if (!interpret) {
+      w.line("odla_computation comp;");
+      w.line("odla_executable exec;");
+      w.line("odla_context ctx;");
+    }
     if (bin())
       w.line("unsigned char *weights; /* the blob: header, then the tensors */");
+    else if (interpret)
+      w.line("int unused_; /* an instance holds nothing: each run interprets the model */");
     w.close("};");
     w.line();
     if (bin())
       loader(w);
-    w.line("/* Records the model on the current computation, one ODLA call per line. */");
-    w.line(body.str().substr(0, body.str().size() - 1));
+    w.line(interpret ? "/* Runs the model on the current computation, one ODLA call per line: each op "
+                       "runs when it\n * is called, and values are released after their last use. */"
+                     : "/* Records the model on the current computation, one ODLA call per line. */");
+    w.line(fn.text);
     w.line();
     // create / destroy
     w.open(createSignature());
     w.line(n_ + "_instance *inst;");
-    w.line("odla_status s;");
+    if (bin() || !interpret)
+      w.line("odla_status s;");
     w.line("*out = NULL;");
     w.line("inst = (" + n_ + "_instance *)calloc(1, sizeof *inst);");
     w.line("if (!inst)");
     w.line("  return ODLA_MEM_ERROR;");
     if (bin()) {
       w.line("s = " + n_ + "_load_weights(weights_path, &inst->weights);");
-      w.line("if (s == ODLA_SUCCESS)");
-      w.line("  s = odla_CreateComputation(&inst->comp);");
-    } else {
+      if (!interpret) {
+        w.line("if (s == ODLA_SUCCESS)");
+        w.line("  s = odla_CreateComputation(&inst->comp);");
+      }
+    } else if (!interpret) {
       w.line("s = odla_CreateComputation(&inst->comp);");
     }
-    w.line("if (s == ODLA_SUCCESS)");
-    w.line(std::string("  s = ") + n_ + "_build(" + (bin() ? "inst->weights" : "") + ");");
-    w.line("if (s == ODLA_SUCCESS)");
-    w.line("  s = odla_CompileComputation(inst->comp, NULL, &inst->exec);");
+    if (!interpret) {
+      w.line("if (s == ODLA_SUCCESS)");
+      w.line(std::string("  s = ") + n_ + "_build(" + (bin() ? "inst->weights" : "") + ");");
+      w.line("if (s == ODLA_SUCCESS)");
+      w.line("  s = odla_CompileComputation(inst->comp, NULL, &inst->exec);");
+      w.line("if (s == ODLA_SUCCESS)");
+      w.line("  s = odla_CreateContext(&inst->ctx);");
+    }
+    if (bin() || !interpret) {
+      w.open("if (s != ODLA_SUCCESS)");
+      w.line(n_ + "_destroy(inst);");
+      w.line("return s;");
+      w.close();
+    }
+    w.line("*out = inst;");
+    w.line("return ODLA_SUCCESS;");
+    w.close();
+    w.line();
+    w.open("void " + n_ + "_destroy(" + n_ + "_instance *inst)");
+    w.line("if (!inst)");
+    w.line("  return;");
+    if (!interpret) {
+      w.line("if (inst->ctx)");
+      w.line("  odla_DestroyContext(inst->ctx);");
+      w.line("if (inst->exec)");
+      w.line("  odla_DestroyExecutable(inst->exec);");
+      w.line("if (inst->comp)");
+      w.line("  odla_DestroyComputation(inst->comp);");
+    }
+    if (bin())
+      w.line("free(inst->weights);");
+    w.line("free(inst);");
+    w.close();
+    w.line();
+    // run
+    w.open(runSignature());
+    if (interpret) {
+      std::string ins, outs;
+      for (const Port &p : inputs_)
+        ins += (ins.empty() ? "" : ", ") + p.param;
+      for (const Port &p : outputs_)
+        outs += (outs.empty() ? "" : ", ") + p.param;
+      w.line("const void *const inputs_[] = {" + (ins.empty() ? "NULL" : ins) + "};");
+      w.line("void *const outputs_[] = {" + (outs.empty() ? "NULL" : outs) + "};");
+      w.line("odla_computation comp_;");
+      w.line("odla_status s = odla_CreateComputation(&comp_);");
+      w.line("if (s != ODLA_SUCCESS)");
+      w.line("  return s;");
+      w.line(std::string("s = ") + n_ + "_interpret(" + (bin() ? "inst->weights, " : "") +
+             "inputs_, outputs_);");
+      if (!bin())
+        w.line("(void)inst;");
+      w.line("odla_DestroyComputation(comp_);");
+      w.line("return s;");
+    } else {
+      bindPorts(w);
+      w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
+    }
+    w.close();
+    w.line();
+    oneCallApi(w);
+    return w.str();
+  }
+
+  void bindPorts(CWriter &w) const {
+    for (const Port &p : inputs_)
+      w.line(N_ + "_CHECK(odla_BindToArgumentById((const odla_value_id)" + cString(p.value->name()) +
+             ", " + p.param + ", inst->ctx));");
+    for (const Port &p : outputs_)
+      w.line(N_ + "_CHECK(odla_BindToOutputById((const odla_value_id)" + cString(p.value->name()) +
+             ", " + p.param + ", inst->ctx));");
+  }
+
+  // Load mode's NAME.c: loads the stored executable; builds no graph and reads no weights.
+  std::string loadSource() const {
+    CWriter w;
+    prelude(w, n_ + ".c",
+            "loads the model's stored executable through the ODLA API and runs it (load mode).",
+            nullptr);
+    w.open("struct " + n_ + "_instance");
+    w.line("odla_executable exec;");
+    w.line("odla_context ctx;");
+    w.close("};");
+    w.line();
+    w.open(createSignature());
+    w.line(n_ + "_instance *inst;");
+    w.line("odla_resource_location loc;");
+    w.line("odla_status s;");
+    w.line("*out = NULL;");
+    w.line("inst = (" + n_ + "_instance *)calloc(1, sizeof *inst);");
+    w.line("if (!inst)");
+    w.line("  return ODLA_MEM_ERROR;");
+    w.line("loc.location_type = ODLA_LOCATION_PATH;");
+    w.line("loc.location = executable_path;");
+    w.line("loc.size = 0;");
+    w.line("s = odla_LoadExecutable(loc, NULL, &inst->exec);");
     w.line("if (s == ODLA_SUCCESS)");
     w.line("  s = odla_CreateContext(&inst->ctx);");
     w.open("if (s != ODLA_SUCCESS)");
@@ -311,32 +505,72 @@ private:
     w.line("  odla_DestroyContext(inst->ctx);");
     w.line("if (inst->exec)");
     w.line("  odla_DestroyExecutable(inst->exec);");
-    w.line("if (inst->comp)");
-    w.line("  odla_DestroyComputation(inst->comp);");
-    if (bin())
-      w.line("free(inst->weights);");
     w.line("free(inst);");
     w.close();
     w.line();
-    // run
     w.open(runSignature());
-    for (const Port &p : inputs_)
-      w.line(N_ + "_CHECK(odla_BindToArgumentById((const odla_value_id)" + cString(p.value->name()) +
-             ", " + p.param + ", inst->ctx));");
-    for (const Port &p : outputs_)
-      w.line(N_ + "_CHECK(odla_BindToOutputById((const odla_value_id)" + cString(p.value->name()) +
-             ", " + p.param + ", inst->ctx));");
-    w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
+    bindPorts(w);
+    w.line("return odla_LaunchExecutable(inst->exec, inst->ctx);");
     w.close();
     w.line();
-    // one-call API
+    oneCallApi(w);
+    return w.str();
+  }
+
+  // Load mode's NAME_store.c: builds and compiles the computation once and stores it.
+  std::string storeSource() const {
+    GraphFunction fn = graphFunction(false);
+    CWriter w;
+    prelude(w, n_ + "_store.c",
+            "builds and compiles the model's computation and stores it as the\n"
+            " * executable that load mode's " + n_ + "_create loads (odla_StoreExecutable).",
+            &fn);
+    if (bin())
+      loader(w);
+    w.line("/* Records the model on the current computation, one ODLA call per line. */");
+    w.line(fn.text);
+    w.line();
+    w.open(storeSignature());
+    w.line("odla_computation comp = NULL;");
+    w.line("odla_executable exec = NULL;");
+    w.line("odla_resource_location loc;");
+    w.line("odla_status s = ODLA_SUCCESS;");
+    if (bin()) {
+      w.line("unsigned char *weights = NULL;");
+      w.line("s = " + n_ + "_load_weights(weights_path, &weights);");
+    }
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = odla_CreateComputation(&comp);");
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line(std::string("  s = ") + n_ + "_build(" + (bin() ? "weights" : "") + ");");
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = odla_CompileComputation(comp, NULL, &exec);");
+    w.line("loc.location_type = ODLA_LOCATION_PATH;");
+    w.line("loc.location = executable_path;");
+    w.line("loc.size = 0;");
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = odla_StoreExecutable(loc, exec);");
+    w.line("if (exec)");
+    w.line("  odla_DestroyExecutable(exec);");
+    w.line("if (comp)");
+    w.line("  odla_DestroyComputation(comp);");
+    if (bin())
+      w.line("free(weights);");
+    w.line("return s;");
+    w.close();
+    return w.str();
+  }
+
+  void oneCallApi(CWriter &w) const {
     std::string global = n_ + "_default_instance";
+    std::string path = pathParam();
     w.line("static " + n_ + "_instance *" + global + ";");
     w.line();
-    w.open("int " + n_ + "_init(" + (bin() ? std::string("const char *weights_path") : "void") + ")");
+    w.open("int " + n_ + "_init(" + (path.empty() ? std::string("void") : "const char *" + path) +
+           ")");
     w.line("if (" + global + ")");
     w.line("  return ODLA_SUCCESS;");
-    w.line("return " + n_ + "_create(" + (bin() ? "weights_path, " : "") + "&" + global + ");");
+    w.line("return " + n_ + "_create(" + (path.empty() ? "" : path + ", ") + "&" + global + ");");
     w.close();
     w.line();
     w.open(oneCallSignature());
@@ -345,9 +579,9 @@ private:
       args += ", " + p.param;
     for (const Port &p : outputs_)
       args += ", " + p.param;
-    if (bin()) {
+    if (!path.empty()) {
       w.line("if (!" + global + ")");
-      w.line("  return ODLA_FAILURE; /* call " + n_ + "_init(weights_path) first */");
+      w.line("  return ODLA_FAILURE; /* call " + n_ + "_init(" + path + ") first */");
     } else {
       // Locals end in '_', which no parameter does: cIdentifier trims trailing underscores.
       w.line("int status_ = " + n_ + "_init();");
@@ -361,7 +595,6 @@ private:
     w.line(n_ + "_destroy(" + global + ");");
     w.line(global + " = NULL;");
     w.close();
-    return w.str();
   }
 
   // The blob loader: checks magic, version, size and fingerprint before trusting the file.
@@ -516,8 +749,12 @@ private:
     std::string ins;
     for (size_t i = 0; i < inputs_.size(); ++i)
       ins += " input_" + std::to_string(i) + ".pb";
-    w.line("fprintf(stderr, \"usage: %s [--repeat N]" + ins +
+    bool load = o_.execMode == ExecMode::Load;
+    w.line("fprintf(stderr, \"usage: %s [--repeat N]" + std::string(load ? " [--store]" : "") + ins +
            " [-o OUTDIR]\\n\"");
+    if (load)
+      w.line("                \"--store first writes the executable " + n_ +
+             ".odlx beside this program (" + n_ + "_store).\\n\"");
     w.line("                \"Runs model '" + g_.info().fileName + "' on the inputs (ONNX TensorProto files) "
            "and writes\\n\"");
     w.line("                \"OUTDIR/output_<i>.pb. --repeat N times N runs after a warm-up.\\n\", argv0);");
@@ -532,8 +769,13 @@ private:
     w.line("long repeat = 0;");
     w.line("int n_paths = 0, i, status = 0;");
     w.line(n_ + "_instance *inst = NULL;");
+    w.line("double startup_ms, first_run_ms;");
     if (bin())
       w.line("char weights_path[4096];");
+    if (load) {
+      w.line("char executable_path[4096];");
+      w.line("int store = 0;");
+    }
     w.line("memset(in, 0, sizeof in);");
     w.line("memset(out, 0, sizeof out);");
     w.open("for (i = 1; i < argc; ++i)");
@@ -541,6 +783,10 @@ private:
     w.line("repeat = strtol(argv[++i], NULL, 10);");
     w.reopen("else if (strcmp(argv[i], \"-o\") == 0 && i + 1 < argc)");
     w.line("outdir = argv[++i];");
+    if (load) {
+      w.reopen("else if (strcmp(argv[i], \"--store\") == 0)");
+      w.line("store = 1;");
+    }
     w.reopen("else if (argv[i][0] == '-' || n_paths == " + std::to_string(nIn) + ")");
     w.line("usage(argv[0]);");
     w.line("return 2;");
@@ -569,10 +815,19 @@ private:
     if (bin()) {
       w.line("odlac_exe_dir(argv[0], weights_path, sizeof weights_path - 64);");
       w.line("strcat(weights_path, \"/\" " + N_ + "_WEIGHTS_FILE);");
-      w.line("status = " + n_ + "_create(weights_path, &inst);");
-    } else {
-      w.line("status = " + n_ + "_create(&inst);");
     }
+    if (load) {
+      w.line("odlac_exe_dir(argv[0], executable_path, sizeof executable_path - 64);");
+      w.line("strcat(executable_path, \"/\" " + N_ + "_EXECUTABLE_FILE);");
+      w.open("if (store && (status = " + n_ + "_store(" + (bin() ? "weights_path, " : "") +
+             "executable_path)) != 0)");
+      w.line("fprintf(stderr, \"" + n_ + "_store failed with odla_status %d\\n\", status);");
+      w.line("return 1;");
+      w.close();
+    }
+    w.line("startup_ms = odlac_now_ms();");
+    w.line("status = " + n_ + "_create(" + (pathParam().empty() ? "" : pathParam() + ", ") + "&inst);");
+    w.line("startup_ms = odlac_now_ms() - startup_ms;");
     std::string call = n_ + "_run(inst";
     for (size_t i = 0; i < nIn; ++i)
       call += ", (const " + ctype(inputs_[i].value) + " *)in[" + std::to_string(i) + "].data";
@@ -583,7 +838,9 @@ private:
     w.line("fprintf(stderr, \"" + n_ + "_create failed with odla_status %d\\n\", status);");
     w.line("return 1;");
     w.close();
+    w.line("first_run_ms = odlac_now_ms();");
     w.line("status = " + call + ";");
+    w.line("first_run_ms = odlac_now_ms() - first_run_ms;");
     w.open("if (status == 0 && repeat > 0)");
     w.line("double *ms = (double *)malloc(sizeof(double) * (size_t)repeat);");
     w.line("long r;");
@@ -596,6 +853,7 @@ private:
     w.line("qsort(ms, (size_t)repeat, sizeof *ms, odlac_cmp_double);");
     w.line("printf(\"latency_ms median=%.4f min=%.4f\\n\", repeat % 2 ? ms[repeat / 2] : "
            "(ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0]);");
+    w.line("printf(\"startup_ms create=%.4f first_run=%.4f\\n\", startup_ms, first_run_ms);");
     w.close();
     w.line("free(ms);");
     w.close();
@@ -657,6 +915,10 @@ WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts) {
 
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts) {
   return Emitter(g, opts).run();
+}
+
+std::vector<WeightSymbol> weightSymbols(const Graph &g, const CodegenOptions &opts) {
+  return Emitter(g, opts).symbols();
 }
 
 } // namespace odlac

@@ -90,8 +90,18 @@ std::string PrintSink::arg(const Arg &a) {
       a);
 }
 
+void PrintSink::line(const std::string &text) {
+  w_.line(std::string(static_cast<size_t>(depth_) * 2, ' ') + text);
+}
+
 std::vector<Val> PrintSink::emit(Call &call) {
-  usesExtensions_ |= std::string(call.function).rfind("odla_Ext", 0) == 0;
+  std::string fn = call.function;
+  usesExtensions_ |= fn.rfind("odla_Ext", 0) == 0;
+  // Control-flow bodies print one level deeper than the calls that bracket them:
+  // odla_BeginIf, each odla_EnterBranchBody and odla_EndIf line up, as do odla_BeginLoop
+  // and odla_EndLoop; the ops in between are indented.
+  if (fn == "odla_EnterBranchBody" || fn == "odla_EndIf" || fn == "odla_EndLoop")
+    --depth_;
   std::string args;
   std::vector<std::string> resultIds;
   for (const Arg &a : call.args) {
@@ -105,28 +115,30 @@ std::vector<Val> PrintSink::emit(Call &call) {
   std::vector<Val> results;
   switch (call.returns) {
   case Returns::Status:
-    w_.line(checkMacro_ + "(" + expr + ");");
+    line(checkMacro_ + "(" + expr + ");");
     break;
   case Returns::Value: {
     assert(resultIds.size() == 1);
     std::string var = newVariable(resultIds[0]);
-    w_.line("odla_value " + var + " = " + expr + ";");
+    line("odla_value " + var + " = " + expr + ";");
     results.push_back(Val{static_cast<int>(vars_.size())});
     vars_.push_back(var);
     break;
   }
   case Returns::Values: {
     std::string group = newVariable(resultIds.empty() ? "results" : resultIds[0] + "_all");
-    w_.line("odla_values " + group + " = " + expr + ";");
+    line("odla_values " + group + " = " + expr + ";");
     for (size_t i = 0; i < resultIds.size(); ++i) {
       std::string var = newVariable(resultIds[i]);
-      w_.line("odla_value " + var + " = " + group + ".values[" + std::to_string(i) + "];");
+      line("odla_value " + var + " = " + group + ".values[" + std::to_string(i) + "];");
       results.push_back(Val{static_cast<int>(vars_.size())});
       vars_.push_back(var);
     }
     break;
   }
   }
+  if (fn == "odla_BeginIf" || fn == "odla_EnterBranchBody" || fn == "odla_BeginLoop")
+    ++depth_;
   return results;
 }
 

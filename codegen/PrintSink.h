@@ -19,19 +19,30 @@ public:
   bool usesMath() const { return usesMath_; }
   // Whether any call is an extension function (odla_Ext...), which needs <ODLA/odla_ext.h>.
   bool usesExtensions() const { return usesExtensions_; }
+  // Prints `(void)var;` so that -Wunused-variable stays quiet about a value nothing reads.
+  void markUnused(lower::Val v) override {
+    if (!v.isNull())
+      line("(void)" + vars_[v.index] + ";");
+  }
 
 protected:
   std::vector<lower::Val> emit(lower::Call &call) override;
+  // For sinks that print more lines about values (InterpretSink).
+  const std::string &variableOf(lower::Val v) const { return vars_[v.index]; }
+  void printLine(const std::string &text) { line(text); }
 
 private:
   std::string arg(const lower::Arg &a);
   std::string shape(const lower::Shape &s);
   std::string newVariable(const std::string &tensorName);
+  // Prints one line, indented by how deep it sits in if/loop regions.
+  void line(const std::string &text);
 
   CWriter &w_;
   std::string checkMacro_;
   std::vector<std::string> vars_; // C variable of each Val
   std::set<std::string> taken_;
+  int depth_ = 0; // open odla_BeginIf / odla_BeginLoop regions
   bool usesMath_ = false;
   bool usesExtensions_ = false;
 };

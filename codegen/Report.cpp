@@ -2,8 +2,10 @@
 #include "Report.h"
 
 #include "Codegen.h"
+#include "ops/InferUtil.h"
 #include "ops/OpDef.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -30,10 +32,11 @@ static uint64_t nodeFlops(const Node &n) {
     op += 5;
   }
   if (!std::strcmp(op, "Conv")) {
+    // (C / group) * kernel volume: the kernel's size over the output channels, its first
+    // dim (OIS) or, channels-last, its last (SIO).
     const Dims &w = n.input(1)->dims();
-    uint64_t perOut = 1;
-    for (size_t i = 1; i < w.size(); ++i)
-      perOut *= static_cast<uint64_t>(w[i]); // (C / group) * kernel volume
+    int64_t m = isChannelsLast(n) ? w.back() : w[0];
+    uint64_t perOut = static_cast<uint64_t>(n.input(1)->type().numElements() / m);
     return 2 * outs * perOut + epilogue;
   }
   if (!std::strcmp(op, "Gemm") || !std::strcmp(op, "MatMul")) {
@@ -54,6 +57,28 @@ uint64_t estimateFlops(const Graph &g) {
   for (const Node *n : g.nodes())
     total += nodeFlops(*n);
   return total;
+}
+
+uint64_t arenaLowerBound(const Graph &g) {
+  uint64_t bound = 0;
+  for (const Node *n : g.nodes()) {
+    std::set<const Value *> live;
+    for (const Value *v : n->inputs())
+      if (v && !v->isConstant())
+        live.insert(v);
+    live.insert(n->outputs().begin(), n->outputs().end());
+    uint64_t bytes = 0;
+    for (const Value *v : live)
+      bytes += v->type().byteSize();
+    bound = std::max(bound, bytes);
+  }
+  return bound;
+}
+
+// The planned arena over the bound, or 0 when the bound is 0.
+static double arenaRatio(const Graph &g, const ReportFacts &f) {
+  uint64_t bound = arenaLowerBound(g);
+  return bound ? static_cast<double>(f.arenaBytes) / static_cast<double>(bound) : 0.0;
 }
 
 static std::string jsonString(const std::string &s) {
@@ -95,6 +120,10 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   r += "  \"flops\": " + std::to_string(estimateFlops(g)) + ",\n";
   r += "  \"weights_bytes\": " + std::to_string(weightBytes(g)) + ",\n";
   r += "  \"arena_bytes\": " + std::to_string(f.arenaBytes) + ",\n";
+  r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.4f", arenaRatio(g, f));
+  r += "  \"arena_over_bound\": " + std::string(ratio) + ",\n";
   r += "  \"nodes_before\": " + std::to_string([&] {
     int n = 0;
     for (const auto &kv : f.opsBefore)
@@ -120,6 +149,11 @@ std::string reportText(const Graph &g, const ReportFacts &f) {
   std::snprintf(line, sizeof line, "%s: %.3f GFLOP, weights %.2f MB, arena %.2f MB (-O%d, %s)\n",
                 g.info().fileName.c_str(), estimateFlops(g) / 1e9, weightBytes(g) / 1e6,
                 f.arenaBytes / 1e6, f.optLevel, f.backend.c_str());
+  r += line;
+  std::snprintf(line, sizeof line,
+                "  arena lower bound %.2f MB (the most one op reads and writes); arena / bound "
+                "%.3f\n",
+                arenaLowerBound(g) / 1e6, arenaRatio(g, f));
   r += line;
   r += "  op                        before   after\n";
   for (const std::string &op : ops) {

@@ -15,6 +15,10 @@ using OpCounts = std::map<std::string, int>;
 OpCounts countOps(const Graph &g);
 // Floating-point operations of one inference (multiply-add = 2).
 uint64_t estimateFlops(const Graph &g);
+// A lower bound on any activation arena for g: the largest sum, over one node, of the bytes
+// of its distinct non-constant operands and results (they are live together while the node
+// runs, unless one overwrites another in place). The report compares the planned arena to it.
+uint64_t arenaLowerBound(const Graph &g);
 
 struct ReportFacts {
   std::string name; // --name

@@ -101,6 +101,16 @@ Expected<double> ImportCtx::constScalar(int i, const char *what) const {
   }
 }
 
+Expected<ImportedBody> ImportCtx::importBody(const char *attr,
+                                            const std::vector<TensorType> &inputTypes) {
+  const onnx::AttributeProto *a = findAttr(attr);
+  if (!a || !a->has_g())
+    return fail(std::string("graph attribute '") + attr + "' is missing");
+  if (!bodies_)
+    return fail("internal: no body importer");
+  return bodies_->importBody(a->g(), inputTypes);
+}
+
 std::string ImportCtx::tempName(const std::string &suffix) const {
   std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0)
                                                                           : node_.name();

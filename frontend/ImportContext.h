@@ -16,6 +16,24 @@
 
 namespace odlac {
 
+// A body (a graph-valued attribute such as Loop's `body`) imported as an IR subgraph. Its
+// inputs are the ONNX body's formal inputs, then one per outer value the body reads
+// (constants included: bodies hold none), bound to `captures` (values of the importing
+// graph) in order.
+struct ImportedBody {
+  std::unique_ptr<Graph> graph;
+  std::vector<Value *> captures;
+};
+
+// Imports bodies with ONNX's scoping rules (implemented by the importer).
+class BodyImporter {
+public:
+  virtual ~BodyImporter() = default;
+  // `inputTypes`: the types of the body's formal inputs, which the op defines.
+  virtual Expected<ImportedBody> importBody(const onnx::GraphProto &body,
+                                            const std::vector<TensorType> &inputTypes) = 0;
+};
+
 class ImportCtx {
 public:
   // Static types ONNX's shape inference found for values of the model, by name.
@@ -45,6 +63,11 @@ public:
   // The static type ONNX's shape inference (or the model itself) gives output i, if any: for
   // ops whose result shape depends on input data.
   std::optional<TensorType> declaredType(int i) const;
+
+  // Imports the graph attribute `attr` as a body; the importer reports the body's own
+  // errors, the returned error says which body failed.
+  void setBodyImporter(BodyImporter *b) { bodies_ = b; }
+  Expected<ImportedBody> importBody(const char *attr, const std::vector<TensorType> &inputTypes);
 
   // Outputs the ONNX node asks for (an empty name is an output it does not want).
   int numOutputs() const { return node_.output_size(); }
@@ -84,6 +107,7 @@ private:
   std::string modelDir_;
   std::vector<Value *> outputs_;
   const DeclaredTypes &declared_;
+  BodyImporter *bodies_ = nullptr;
 };
 
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).

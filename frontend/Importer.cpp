@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -59,12 +60,33 @@ std::string nodeLabel(const onnx::NodeProto &n, int index, int64_t opset) {
   return label + " (" + op + ", opset " + std::to_string(opset) + ")";
 }
 
-class Importer {
+// Initializers up to this many elements keep their data in the copy of the model that
+// ONNX's shape inference reads (copyForShapeInference): shape-like operands are far smaller.
+constexpr int64_t kInferDataElements = 4096;
+
+// The names visible while importing one graph: the main graph, or a body nested in it.
+// ONNX's scoping: a body sees its own names first, then its enclosing graphs' names. An
+// outer value a body reads becomes one of its inputs (a capture); an outer constant becomes
+// a body constant first (rules can read its data), which is hoisted out again when the body
+// is complete, since IR bodies hold no constants.
+struct Scope {
+  Graph *graph = nullptr;
+  Scope *outer = nullptr;
+  std::map<std::string, Value *> values;
+  std::set<std::string> poisoned;
+  std::vector<Value *> captures;              // outer values bound to the capture inputs
+  std::map<Value *, Value *> constantOrigin;  // body constant -> the outer value it copies
+};
+
+class Importer : public BodyImporter {
 public:
-  Importer(const onnx::ModelProto &m, const std::string &path, const ImportOptions &opts)
-      : model_(m), opts_(opts), modelDir_(dirOf(path)) {
+  // `keepAlive`, when given, owns `m`: initializers then reference its raw data in place.
+  Importer(const onnx::ModelProto &m, const std::string &path, const ImportOptions &opts,
+           std::shared_ptr<const void> keepAlive = nullptr)
+      : model_(m), keepAlive_(std::move(keepAlive)), opts_(opts), modelDir_(dirOf(path)) {
     std::string name = m.graph().name().empty() ? "model" : m.graph().name();
     graph_ = std::make_unique<Graph>(name);
+    root_.graph = graph_.get();
     ModelInfo &info = graph_->info();
     info.fileName = baseName(path);
     info.producerName = m.producer_name();
@@ -78,7 +100,7 @@ public:
     inferDeclaredTypes();
     importInitializers();
     importInputs();
-    importNodes();
+    importNodes(model_.graph(), root_);
     importOutputs();
     if (!errors_.isOk())
       return errors_;
@@ -107,7 +129,7 @@ private:
   // for ops whose result shape depends on input data. Inference failures only mean fewer
   // facts: the import rules validate everything themselves.
   void inferDeclaredTypes() {
-    onnx::ModelProto m = model_;
+    onnx::ModelProto m = copyForShapeInference(model_, kInferDataElements);
     for (onnx::ValueInfoProto &vi : *m.mutable_graph()->mutable_input()) {
       auto pinned = opts_.inputShapes.find(vi.name());
       if (pinned == opts_.inputShapes.end() || !vi.type().has_tensor_type())
@@ -137,41 +159,49 @@ private:
       }
       declared_[vi.name()] = t;
     };
-    for (const auto &vi : m.graph().value_info())
-      record(vi);
-    for (const auto &vi : m.graph().output())
-      record(vi);
+    // Bodies too (If, Loop, Scan): ONNX names are unique across the whole model.
+    std::function<void(const onnx::GraphProto &)> walk = [&](const onnx::GraphProto &g) {
+      for (const auto &vi : g.value_info())
+        record(vi);
+      for (const auto &vi : g.output())
+        record(vi);
+      for (const onnx::NodeProto &n : g.node())
+        for (const onnx::AttributeProto &a : n.attribute())
+          if (a.has_g())
+            walk(a.g());
+    };
+    walk(m.graph());
   }
 
   void importInitializers() {
     for (const onnx::TensorProto &t : model_.graph().initializer()) {
-      auto decoded = decodeTensor(t, modelDir_);
+      auto decoded = decodeTensor(t, modelDir_, keepAlive_);
       if (!decoded) {
         error("initializer " + decoded.status().message());
-        poisoned_.insert(t.name());
+        root_.poisoned.insert(t.name());
         continue;
       }
-      values_[t.name()] = graph_->addConstant(t.name(), decoded->type, decoded->data);
+      root_.values[t.name()] = graph_->addConstant(t.name(), decoded->type, decoded->data);
     }
   }
 
   void importInputs() {
     std::set<std::string> seen;
     for (const onnx::ValueInfoProto &vi : model_.graph().input()) {
-      if (values_.count(vi.name()) || poisoned_.count(vi.name()))
+      if (root_.values.count(vi.name()) || root_.poisoned.count(vi.name()))
         continue; // an initializer listed as input (IR version < 4): a constant
       seen.insert(vi.name());
       std::string what = "graph input '" + vi.name() + "'";
       if (!vi.type().has_tensor_type()) {
         error(what + " is not a tensor (sequences, maps and optionals are not supported)");
-        poisoned_.insert(vi.name());
+        root_.poisoned.insert(vi.name());
         continue;
       }
       const auto &tt = vi.type().tensor_type();
       auto dtype = dtypeFromOnnx(tt.elem_type());
       if (!dtype) {
         error(what + ": element type " + onnxTypeName(tt.elem_type()) + " is not supported");
-        poisoned_.insert(vi.name());
+        root_.poisoned.insert(vi.name());
         continue;
       }
       Dims dims;
@@ -196,17 +226,17 @@ private:
         if (!fits) {
           error(what + ": --input-shape " + dimsToString(p) + " does not fit the model's shape " +
                 dimsToString(dims) + " (-1 marks a symbolic dim)");
-          poisoned_.insert(vi.name());
+          root_.poisoned.insert(vi.name());
           continue;
         }
         dims = p;
       } else if (!symbolic.empty()) {
         error(what + ": " + symbolic + "; pin it with --input-shape " + vi.name() + ":" +
               "<d0>x<d1>x...");
-        poisoned_.insert(vi.name());
+        root_.poisoned.insert(vi.name());
         continue;
       }
-      values_[vi.name()] = graph_->addInput(vi.name(), TensorType{*dtype, dims});
+      root_.values[vi.name()] = graph_->addInput(vi.name(), TensorType{*dtype, dims});
     }
     for (const auto &[name, dims] : opts_.inputShapes)
       if (!seen.count(name)) {
@@ -218,7 +248,7 @@ private:
   }
 
   // Imports a Constant node directly into an IR constant.
-  Status importConstant(const onnx::NodeProto &n) {
+  Status importConstant(const onnx::NodeProto &n, Scope &scope) {
     if (n.attribute_size() != 1)
       return Status::error("needs exactly one value attribute");
     const onnx::AttributeProto &a = n.attribute(0);
@@ -227,20 +257,20 @@ private:
       auto decoded = decodeTensor(a.t(), modelDir_);
       if (!decoded)
         return decoded.takeStatus();
-      values_[out] = graph_->addConstant(out, decoded->type, decoded->data);
+      scope.values[out] = scope.graph->addConstant(out, decoded->type, decoded->data);
     } else if (a.name() == "value_float") {
       float f = a.f();
-      values_[out] = graph_->addConstant(out, {DType::F32, {}}, Buffer::copyOf(&f, 4));
+      scope.values[out] = scope.graph->addConstant(out, {DType::F32, {}}, Buffer::copyOf(&f, 4));
     } else if (a.name() == "value_floats") {
       std::vector<float> v(a.floats().begin(), a.floats().end());
-      values_[out] = graph_->addConstant(out, {DType::F32, {static_cast<int64_t>(v.size())}},
+      scope.values[out] = scope.graph->addConstant(out, {DType::F32, {static_cast<int64_t>(v.size())}},
                                          Buffer::copyOf(v.data(), v.size() * 4));
     } else if (a.name() == "value_int") {
       int64_t i = a.i();
-      values_[out] = graph_->addConstant(out, {DType::I64, {}}, Buffer::copyOf(&i, 8));
+      scope.values[out] = scope.graph->addConstant(out, {DType::I64, {}}, Buffer::copyOf(&i, 8));
     } else if (a.name() == "value_ints") {
       std::vector<int64_t> v(a.ints().begin(), a.ints().end());
-      values_[out] = graph_->addConstant(out, {DType::I64, {static_cast<int64_t>(v.size())}},
+      scope.values[out] = scope.graph->addConstant(out, {DType::I64, {static_cast<int64_t>(v.size())}},
                                          Buffer::copyOf(v.data(), v.size() * 8));
     } else {
       return Status::error("attribute '" + a.name() + "' is not supported (string and sparse "
@@ -249,13 +279,122 @@ private:
     return Status::ok();
   }
 
-  void importNodes() {
+  // A name as seen from `scope`; an outer value is captured (see Scope). nullptr if unknown.
+  Value *lookup(Scope &scope, const std::string &name) {
+    auto it = scope.values.find(name);
+    if (it != scope.values.end())
+      return it->second;
+    if (!scope.outer)
+      return nullptr;
+    Value *outer = lookup(*scope.outer, name);
+    if (!outer)
+      return nullptr;
+    Value *local;
+    if (outer->isConstant()) {
+      local = scope.graph->addConstant(name, outer->type(), outer->data());
+      scope.constantOrigin[local] = outer;
+    } else {
+      local = scope.graph->addInput(name, outer->type());
+      scope.captures.push_back(outer);
+    }
+    scope.values[name] = local;
+    return local;
+  }
+
+  bool isPoisoned(const Scope &scope, const std::string &name) const {
+    if (scope.poisoned.count(name))
+      return true;
+    return scope.outer && !scope.values.count(name) && isPoisoned(*scope.outer, name);
+  }
+
+  static const char *nonTensorKind(const onnx::TypeProto &t) {
+    if (t.has_sequence_type())
+      return "a sequence";
+    if (t.has_optional_type())
+      return "an optional";
+    if (t.has_map_type())
+      return "a map";
+    return nullptr;
+  }
+
+  Expected<ImportedBody> importBody(const onnx::GraphProto &gp,
+                                    const std::vector<TensorType> &inputTypes) override {
+    std::string name = gp.name().empty() ? "body" : gp.name();
+    std::string where = where_ + "body '" + name + "': ";
+    if (static_cast<size_t>(gp.input_size()) != inputTypes.size())
+      return Status::error("body '" + name + "' declares " + std::to_string(gp.input_size()) +
+                           " inputs; the op binds " + std::to_string(inputTypes.size()));
+    auto body = std::make_unique<Graph>(name);
+    Scope scope;
+    scope.graph = body.get();
+    scope.outer = scope_;
+    size_t errorsBefore = errors_.messages().size();
+    for (int i = 0; i < gp.input_size(); ++i) {
+      const onnx::ValueInfoProto &vi = gp.input(i);
+      if (const char *kind = nonTensorKind(vi.type()))
+        return Status::error("body '" + name + "' input '" + vi.name() + "' is " + kind +
+                             "; odlac represents tensors only (no sequences, maps or optionals)");
+      scope.values[vi.name()] = body->addInput(vi.name(), inputTypes[i]);
+    }
+    for (const onnx::TensorProto &t : gp.initializer()) {
+      auto decoded = decodeTensor(t, modelDir_);
+      if (!decoded)
+        error(where + "initializer " + decoded.status().message());
+      else
+        scope.values[t.name()] = body->addConstant(t.name(), decoded->type, decoded->data);
+    }
+    Scope *saved = scope_;
+    std::string savedWhere = where_;
+    scope_ = &scope;
+    where_ = where;
+    importNodes(gp, scope);
+    scope_ = saved;
+    where_ = savedWhere;
+    for (const onnx::ValueInfoProto &vi : gp.output()) {
+      if (const char *kind = nonTensorKind(vi.type())) {
+        error(where + "output '" + vi.name() + "' is " + kind +
+              "; odlac represents tensors only (no sequences, maps or optionals)");
+        continue;
+      }
+      Value *v = lookup(scope, vi.name());
+      if (!v) {
+        if (!isPoisoned(scope, vi.name()))
+          error(where + "output '" + vi.name() + "' is not produced by any node");
+        continue;
+      }
+      body->addOutput(v);
+    }
+    if (errors_.messages().size() != errorsBefore)
+      return Status::error("body '" + name + "' cannot be imported (see the errors above)");
+    // Hoist the body's constants: each becomes a capture of the enclosing graph's constant.
+    std::vector<Value *> constants = body->constants();
+    for (Value *c : constants) {
+      if (c->uses().empty() && !body->isGraphOutput(c))
+        continue;
+      auto origin = scope.constantOrigin.find(c);
+      Value *outer = origin != scope.constantOrigin.end()
+                         ? origin->second
+                         : scope_->graph->addConstant(c->name(), c->type(), c->data());
+      Value *in = body->addInput(c->name() + "/in", c->type());
+      scope.captures.push_back(outer);
+      for (size_t i = 0; i < body->outputs().size(); ++i)
+        if (body->outputs()[i] == c)
+          body->setOutput(static_cast<int>(i), in);
+      std::vector<Use> uses = c->uses();
+      for (const Use &u : uses)
+        u.node->setInput(u.operand, in);
+    }
+    body->eraseUnusedConstants();
+    return ImportedBody{std::move(body), std::move(scope.captures)};
+  }
+
+  void importNodes(const onnx::GraphProto &graph, Scope &scope) {
     int index = 0;
-    for (const onnx::NodeProto &n : model_.graph().node()) {
-      std::string label = nodeLabel(n, index++, opset_);
+    for (const onnx::NodeProto &n : graph.node()) {
+      std::string label = where_ + nodeLabel(n, index++, opset_);
       auto poison = [&] {
         for (const std::string &o : n.output())
-          poisoned_.insert(o);
+          scope.poisoned.insert(o);
       };
       if (!n.domain().empty() && n.domain() != "ai.onnx") {
         error(label + ": unsupported: domain '" + n.domain() + "' has no import rules");
@@ -280,15 +419,15 @@ private:
           inputs.push_back(nullptr);
           continue;
         }
-        auto it = values_.find(in);
-        if (it == values_.end()) {
-          if (!poisoned_.count(in))
+        Value *v = lookup(scope, in);
+        if (!v) {
+          if (!isPoisoned(scope, in))
             error(label + ": input '" + in + "' is not produced by any earlier node, "
                                              "initializer or graph input");
           blocked = true;
           continue;
         }
-        inputs.push_back(it->second);
+        inputs.push_back(v);
       }
       if (blocked) {
         poison();
@@ -296,9 +435,10 @@ private:
       }
       Status s;
       if (n.op_type() == "Constant") {
-        s = importConstant(n);
+        s = importConstant(n, scope);
       } else {
-        ImportCtx ctx(*graph_, n, opset_, inputs, modelDir_, declared_);
+        ImportCtx ctx(*scope.graph, n, opset_, inputs, modelDir_, declared_);
+        ctx.setBodyImporter(this);
         s = rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
@@ -307,7 +447,7 @@ private:
             s = Status::error("output " + std::to_string(i) + " ('" + n.output(i) +
                               "') is not supported");
           else
-            values_[n.output(i)] = ctx.outputs()[i];
+            scope.values[n.output(i)] = ctx.outputs()[i];
         }
       }
       if (!s.isOk()) {
@@ -321,9 +461,9 @@ private:
   void importOutputs() {
     std::set<const Value *> claimed;
     for (const onnx::ValueInfoProto &vi : model_.graph().output()) {
-      auto it = values_.find(vi.name());
-      if (it == values_.end()) {
-        if (!poisoned_.count(vi.name()))
+      auto it = root_.values.find(vi.name());
+      if (it == root_.values.end()) {
+        if (!root_.poisoned.count(vi.name()))
           error("graph output '" + vi.name() + "' is not produced by any node");
         continue;
       }
@@ -355,12 +495,14 @@ private:
   }
 
   const onnx::ModelProto &model_;
+  std::shared_ptr<const void> keepAlive_;
   const ImportOptions &opts_;
   std::string modelDir_;
   std::unique_ptr<Graph> graph_;
   int64_t opset_ = 0;
-  std::map<std::string, Value *> values_;
-  std::set<std::string> poisoned_;
+  Scope root_;
+  Scope *scope_ = &root_; // the graph being imported
+  std::string where_; // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
   ImportCtx::DeclaredTypes declared_;
   Status errors_;
 };
@@ -371,10 +513,13 @@ Status checkModel(const onnx::ModelProto &m, const std::string &path) {
   for (const auto &os : m.opset_import())
     if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() > known)
       return Status::ok();
-  (void)m;
   try {
-    // The path form lets the checker resolve external data beside the model.
-    onnx::checker::check_model(path);
+    // The path form re-reads the file so that the checker resolves external data beside the
+    // model; a model without external data is checked as already parsed.
+    if (usesExternalData(m))
+      onnx::checker::check_model(path);
+    else
+      onnx::checker::check_model(m);
   } catch (const std::exception &e) {
     return Status::error(path + ": the ONNX checker rejects the model: " + e.what());
   }
@@ -412,13 +557,19 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   auto model = parseModel(path);
   if (!model)
     return model.takeStatus();
-  if (Status s = checkExternalData(*model, dirOf(path)))
+  std::set<std::string> external;
+  if (Status s = checkExternalData(*model, dirOf(path), &external))
     return s;
   if (Status s = checkModel(*model, path))
     return s;
   if (Status s = upgradeOldOpset(*model, path))
     return s;
-  return Importer(*model, path, opts).run();
+  // The graph's constants reference the weights inside the parsed model, not copies of them.
+  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*model));
+  auto graph = Importer(*owned, path, opts, owned).run();
+  if (graph)
+    (*graph)->info().externalDataFiles.assign(external.begin(), external.end());
+  return graph;
 }
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {

@@ -10,7 +10,7 @@ const ImportRule *findRule(const std::string &onnxOp, int64_t opset, int *earlie
     std::multimap<std::string, const ImportRule *> m;
     for (const auto *family : {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(),
                                 &dataMovementRules(), &indexingRules(), &normalizationRules(),
-                                &recurrentRules(), &quantRules(), &miscRules()})
+                                &recurrentRules(), &quantRules(), &miscRules(), &controlFlowRules()})
       for (const ImportRule &r : *family)
         m.emplace(r.onnxOp, &r);
     return m;

@@ -39,6 +39,7 @@ const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, los
 const std::vector<ImportRule> &recurrentRules();    // RNN, LSTM, GRU
 const std::vector<ImportRule> &quantRules();        // quantization
 const std::vector<ImportRule> &miscRules();         // signal, detection, training
+const std::vector<ImportRule> &controlFlowRules();  // If, Loop, Scan
 
 // The row for an op at a model's opset; nullptr when odlac has none. `earliest` is set to the
 // first opset any row of that op covers (for the message when the model's opset is older).

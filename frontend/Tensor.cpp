@@ -103,13 +103,16 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
 
 } // namespace
 
-Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir) {
+Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir,
+                         std::set<std::string> *files) {
   Status all;
   auto check = [&](const onnx::TensorProto &t) {
     if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
       auto p = confinedPath(t, modelDir);
       if (!p)
         all.append(p.status());
+      else if (files)
+        files->insert(modelDir + "/" + externalLocation(t));
     }
   };
   for (const onnx::TensorProto &t : m.graph().initializer())
@@ -121,7 +124,91 @@ Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir)
   return all;
 }
 
-Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir) {
+// Raw data this large lives in its own heap block (not inside the string object), aligned
+// for any element type: it can be referenced in place.
+constexpr size_t kMinShared = 64;
+
+static bool isExternal(const onnx::TensorProto &t) {
+  return t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
+}
+
+static bool graphUsesExternalData(const onnx::GraphProto &g);
+
+static bool nodesUseExternalData(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &ns) {
+  for (const onnx::NodeProto &n : ns)
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_t() && isExternal(a.t()))
+        return true;
+      for (const onnx::TensorProto &t : a.tensors())
+        if (isExternal(t))
+          return true;
+      if (a.has_g() && graphUsesExternalData(a.g()))
+        return true;
+      for (const onnx::GraphProto &b : a.graphs())
+        if (graphUsesExternalData(b))
+          return true;
+    }
+  return false;
+}
+
+static bool graphUsesExternalData(const onnx::GraphProto &g) {
+  for (const onnx::TensorProto &t : g.initializer())
+    if (isExternal(t))
+      return true;
+  for (const onnx::SparseTensorProto &t : g.sparse_initializer())
+    if (isExternal(t.values()) || isExternal(t.indices()))
+      return true;
+  return nodesUseExternalData(g.node());
+}
+
+bool usesExternalData(const onnx::ModelProto &m) {
+  if (graphUsesExternalData(m.graph()))
+    return true;
+  for (const onnx::FunctionProto &f : m.functions())
+    if (nodesUseExternalData(f.node()))
+      return true;
+  return false;
+}
+
+onnx::ModelProto copyForShapeInference(const onnx::ModelProto &m, int64_t maxElements) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(m.ir_version());
+  *copy.mutable_opset_import() = m.opset_import();
+  *copy.mutable_functions() = m.functions();
+  const onnx::GraphProto &g = m.graph();
+  onnx::GraphProto *cg = copy.mutable_graph();
+  cg->set_name(g.name());
+  *cg->mutable_node() = g.node();
+  *cg->mutable_input() = g.input();
+  *cg->mutable_output() = g.output();
+  *cg->mutable_value_info() = g.value_info();
+  *cg->mutable_sparse_initializer() = g.sparse_initializer();
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto &vi : g.input())
+    inputs.insert(vi.name());
+  for (const onnx::TensorProto &t : g.initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : t.dims())
+      elements *= d;
+    if (elements <= maxElements) {
+      *cg->add_initializer() = t;
+      continue;
+    }
+    if (inputs.count(t.name()))
+      continue; // already a typed graph input (IR version < 4)
+    onnx::ValueInfoProto *vi = cg->add_input();
+    vi->set_name(t.name());
+    onnx::TypeProto_Tensor *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(t.data_type());
+    onnx::TensorShapeProto *shape = tt->mutable_shape();
+    for (int64_t d : t.dims())
+      shape->add_dim()->set_dim_value(d);
+  }
+  return copy;
+}
+
+Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
+                                     const std::shared_ptr<const void> &keepAlive) {
   std::string what = "tensor '" + t.name() + "'";
   auto dtype = dtypeFromOnnx(t.data_type());
   if (!dtype)
@@ -148,7 +235,15 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
       return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
                            " bytes, its type " + toString(out.type) + " needs " +
                            std::to_string(bytes));
-    out.data = Buffer::copyOf(t.raw_data().data(), bytes);
+    if (keepAlive && bytes >= kMinShared) {
+      auto shared = std::make_shared<Buffer>();
+      shared->data = t.raw_data().data();
+      shared->size = bytes;
+      shared->owner = keepAlive;
+      out.data = shared;
+    } else {
+      out.data = Buffer::copyOf(t.raw_data().data(), bytes);
+    }
     return out;
   }
   size_t have = 0;

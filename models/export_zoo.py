@@ -2,15 +2,18 @@
 PyTorch and torchvision, into a cache folder outside the repository (they are tens of MB).
 
 Each model gets the ONNX backend-test layout: DIR/<name>/model.onnx and
-DIR/<name>/test_data_set_0/{input_0.pb,output_0.pb} with PyTorch's output. Random weights,
+DIR/<name>/test_data_set_0/{input_0.pb,output_0.pb} with PyTorch's output, plus the traced
+TorchScript module DIR/<name>/model.pt (the benchmarks time PyTorch on it). Random weights,
 fixed seeds, batch 1, opset 13; BatchNorm statistics are randomized so folding them is not a
 no-op. Models: resnet50, mobilenet_v2, squeezenet1_1, efficientnet_b0 (torchvision), and
 bert_encoder (BERT-style: embeddings sum, L layers of self-attention + GELU MLP, LayerNorm;
-hidden 768, 12 heads, sequence 128 by default, --bert-layers to make it smaller).
+hidden 768, 12 heads, sequence 128 by default, --bert-layers to make it smaller), and
+bert_encoder_small (2 layers, hidden 256, 4 heads, sequence 64, symbolic batch and sequence
+dims; the optimizer's acceptance test).
 
 Usage: /usr/bin/python3 models/export_zoo.py [--out DIR] [--only name,...] [--bert-layers N]
-Default DIR: $ODLAC_MODEL_CACHE or ~/.cache/odlac/models. Existing exports are kept unless
---force."""
+Default DIR: $ODLAC_MODEL_CACHE or ~/.cache/odlac/models. Existing exports (model.onnx and
+model.pt both present) are kept unless --force."""
 import argparse
 import math
 import os
@@ -82,7 +85,7 @@ class BertEncoder(torch.nn.Module):
         return x
 
 
-def export(name, model, inputs, input_names, out_dir):
+def export(name, model, inputs, input_names, out_dir, dynamic_axes=None):
     folder = os.path.join(out_dir, name)
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     model.eval()
@@ -91,14 +94,20 @@ def export(name, model, inputs, input_names, out_dir):
     path = os.path.join(folder, "model.onnx")
     torch.onnx.export(model, tuple(inputs), path, opset_version=OPSET, input_names=input_names,
                       output_names=["output"], do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE)
+                      training=torch.onnx.TrainingMode.PRESERVE, dynamic_axes=dynamic_axes)
     onnx.checker.check_model(path)
+    # The same model as TorchScript, for timing PyTorch in the benchmarks (bench/).
+    torch.jit.trace(model, tuple(inputs)).save(os.path.join(folder, "model.pt"))
     for i, (n, t) in enumerate(zip(input_names, inputs)):
         with open(os.path.join(folder, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(t.numpy(), n).SerializeToString())
     with open(os.path.join(folder, "test_data_set_0", "output_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(expected.numpy(), "output").SerializeToString())
     print(f"{name}: {os.path.getsize(path) / 1e6:.1f} MB -> {folder}")
+
+
+def exported(out_dir, name):
+    return all(os.path.exists(os.path.join(out_dir, name, f)) for f in ("model.onnx", "model.pt"))
 
 
 def main():
@@ -119,8 +128,7 @@ def main():
         "efficientnet_b0": torchvision.models.efficientnet_b0,
     }
     for seed, (name, ctor) in enumerate(vision.items()):
-        if (only and name not in only) or (
-                os.path.exists(os.path.join(args.out, name, "model.onnx")) and not args.force):
+        if (only and name not in only) or (exported(args.out, name) and not args.force):
             continue
         torch.manual_seed(seed)
         model = ctor()
@@ -129,7 +137,7 @@ def main():
         export(name, model, [x], ["input"], args.out)
     name = "bert_encoder" if args.bert_layers == 12 else f"bert_encoder_{args.bert_layers}l"
     if (not only or name in only or "bert_encoder" in only) and (
-            args.force or not os.path.exists(os.path.join(args.out, name, "model.onnx"))):
+            args.force or not exported(args.out, name)):
         torch.manual_seed(7)
         model = BertEncoder(args.bert_layers)
         g = torch.Generator().manual_seed(8)
@@ -137,6 +145,21 @@ def main():
         mask = torch.ones(1, 128, dtype=torch.int64)
         mask[0, 100:] = 0
         export(name, model, [ids, mask], ["input_ids", "attention_mask"], args.out)
+    # The small encoder of the optimizer's acceptance test (tests/zoo): symbolic batch and
+    # sequence dims, as real BERT exports have, so the head reshapes arrive as
+    # Shape->Gather->Unsqueeze->Concat chains; pin them with --input-shape input_ids:1x64 and
+    # attention_mask:1x64.
+    name = "bert_encoder_small"
+    if (not only or name in only) and (args.force or not exported(args.out, name)):
+        torch.manual_seed(9)
+        model = BertEncoder(2, hidden=256, heads=4, ffn=1024, vocab=8192, max_len=128)
+        g = torch.Generator().manual_seed(10)
+        ids = torch.randint(0, 8192, (1, 64), generator=g)
+        mask = torch.ones(1, 64, dtype=torch.int64)
+        mask[0, 48:] = 0
+        dims = {0: "batch", 1: "sequence"}
+        export(name, model, [ids, mask], ["input_ids", "attention_mask"], args.out,
+               dynamic_axes={"input_ids": dims, "attention_mask": dims, "output": dims})
     return 0
 
 

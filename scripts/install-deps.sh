@@ -2,15 +2,27 @@
 # Installs the Debian 12 packages odlac needs, if any are missing.
 #   scripts/install-deps.sh build   what building odlac and running the demo needs
 #   scripts/install-deps.sh test    that, plus what the test suite needs (default)
+#   scripts/install-deps.sh bench   that, plus what bench/run.sh needs (node, for ONNX Runtime)
 set -euo pipefail
 
 profile=${1:-test}
-build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev)
-test=(clang binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata)
+build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev
+       llvm-14-dev) # llvm-14-dev: --weights=obj writes objects through LLVM's MC layer
+test=(clang binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
+      libdnnl-dev) # libdnnl-dev: libodla_dnnl and its conformance run
+# The build tests (tests/build): cross compilers and qemu for the targets of --weights=obj,
+# pkg-config for the installed .pc files.
+test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
+       libc6-dev-armhf-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-arm-none-eabi
+       libnewlib-arm-none-eabi)
+# The model-zoo tests (tests/zoo) export ResNet-50, MobileNetV2 and BERT with PyTorch;
+# torch calls the system BLAS, which is 4x faster as OpenBLAS with OpenMP.
+test+=(python3-torch python3-torchvision libopenblas0-openmp)
 case "$profile" in
   build) want=("${build[@]}") ;;
   test) want=("${build[@]}" "${test[@]}") ;;
-  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+  bench) want=("${build[@]}" "${test[@]}" nodejs npm) ;;
+  *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
 missing=()

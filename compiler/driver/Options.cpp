@@ -1,9 +1,12 @@
 // Parses odlac's command line. Flags are listed once, in kFlags, which also prints --help.
 #include "Options.h"
 
+#include "ObjectWriter.h"
+
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <functional>
 
@@ -27,6 +30,19 @@ bool isCIdentifier(const std::string &s) {
   return true;
 }
 
+// "4096", "64K", "2M", "1G" (powers of 1024).
+Status parseBytes(const char *flag, const std::string &v, uint64_t &out) {
+  size_t digits = v.find_first_not_of("0123456789");
+  std::string num = v.substr(0, digits), suffix = digits == std::string::npos ? "" : v.substr(digits);
+  static const std::map<std::string, int> kShift = {{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
+  auto shift = kShift.find(suffix);
+  if (num.empty() || num.size() > 12 || shift == kShift.end() || std::stoull(num) == 0)
+    return Status::error(std::string(flag) + " '" + v +
+                         "': expected a positive number of bytes, optionally with K, M or G");
+  out = std::stoull(num) << shift->second;
+  return Status::ok();
+}
+
 const std::vector<Flag> &flags() {
   static const std::vector<Flag> all = {
       {"-o", "DIR", "write the generated files into DIR (created if missing)",
@@ -44,16 +60,90 @@ const std::vector<Flag> &flags() {
       {"--input-shape", "NAME:D0xD1x...",
        "pin the shape of input NAME (needed for symbolic dims); repeatable",
        [](Options &o, const std::string &v) { return parseInputShape(v, o.import); }},
-      {"--weights", "c|bin",
-       "weights as C arrays (default up to 1 MiB) or a binary blob NAME.weights.bin",
+      {"--weights", "c|bin|obj",
+       "weights as C arrays (default up to 1 MiB), a binary blob NAME.weights.bin (default "
+       "above), or an object file NAME_weights.o for --target, written through LLVM",
        [](Options &o, const std::string &v) {
          if (v == "c")
            o.codegen.weights = WeightsMode::C;
          else if (v == "bin")
            o.codegen.weights = WeightsMode::Bin;
+         else if (v == "obj")
+           o.codegen.weights = WeightsMode::Obj;
          else
-           return Status::error("--weights must be c or bin, got '" + v + "'");
+           return Status::error("--weights must be c, bin or obj, got '" + v + "'");
          return Status::ok();
+       }},
+      {"--target", "TRIPLE",
+       "the machine the code is built for, e.g. aarch64-linux-gnu, armv7a-linux-gnueabihf, "
+       "thumbv7em-none-eabi, riscv64-linux-gnu: the format of --weights=obj and the cross "
+       "compiler --emit runs (default: the host)",
+       [](Options &o, const std::string &v) {
+         auto t = checkObjectTarget(v);
+         if (!t)
+           return t.takeStatus();
+         o.triple = v;
+         return Status::ok();
+       }},
+      {"--weights-section", "NAME",
+       "put the --weights=obj data in section NAME (e.g. for flash placement by a linker "
+       "script) instead of read-only data",
+       [](Options &o, const std::string &v) {
+         if (v.empty() || v.find_first_of(" \t\n\",\\") != std::string::npos)
+           return Status::error("--weights-section '" + v + "' is not a section name");
+         o.weightsSection = v;
+         return Status::ok();
+       }},
+      {"--emit", "c|obj|static|shared",
+       "c: the C files (default); obj: compile them into NAME.o; static: libNAME.a; shared: "
+       "libNAME.so linked to the --link-backend. Runs $CC, or the cross compiler of --target",
+       [](Options &o, const std::string &v) {
+         static const std::map<std::string, Options::Emit> kinds = {
+             {"c", Options::Emit::C},
+             {"obj", Options::Emit::Obj},
+             {"static", Options::Emit::Static},
+             {"shared", Options::Emit::Shared}};
+         auto it = kinds.find(v);
+         if (it == kinds.end())
+           return Status::error("--emit must be c, obj, static or shared, got '" + v + "'");
+         o.emit = it->second;
+         return Status::ok();
+       }},
+      {"--link-backend", "NAME",
+       "the backend libodla_NAME that --emit=shared links (default: the --backend)",
+       [](Options &o, const std::string &v) {
+         if (!isCIdentifier(v))
+           return Status::error("--link-backend '" + v + "' is not a backend name");
+         o.linkBackend = v;
+         return Status::ok();
+       }},
+      {"--odla-prefix", "DIR",
+       "where include/ODLA/ and lib/libodla_* are for --emit (default: odlac's install prefix)",
+       [](Options &o, const std::string &v) {
+         o.odlaPrefix = v;
+         return Status::ok();
+       }},
+      {"-MD", nullptr,
+       "also write a depfile for make and ninja (DIR/NAME.d unless -MF): the outputs depend on "
+       "the model, its external data files and the backend manifest",
+       [](Options &o, const std::string &) {
+         o.writeDepfile = true;
+         return Status::ok();
+       }},
+      {"-MF", "FILE", "write the depfile to FILE (implies -MD)",
+       [](Options &o, const std::string &v) {
+         o.writeDepfile = true;
+         o.depfile = v;
+         return Status::ok();
+       }},
+      {"--ram-budget", "BYTES",
+       "fail unless the RAM an instance needs (activation arena, plus the weights when a blob "
+       "loads them) fits in BYTES (suffixes K, M, G: powers of 1024)",
+       [](Options &o, const std::string &v) { return parseBytes("--ram-budget", v, o.ramBudget); }},
+      {"--flash-budget", "BYTES",
+       "fail unless the weights plus the estimated code size fit in BYTES",
+       [](Options &o, const std::string &v) {
+         return parseBytes("--flash-budget", v, o.flashBudget);
        }},
       {"--backend", "NAME",
        "the ODLA backend to generate code for, by its shipped manifest (default: reference)",
@@ -74,6 +164,22 @@ const std::vector<Flag> &flags() {
          if (v != "full" && v != "core")
            return Status::error("--odla-profile must be full or core, got '" + v + "'");
          o.coreProfile = v == "core";
+         return Status::ok();
+       }},
+      {"--exec-mode", "compile|interpret|load",
+       "how the generated code runs the model: compile (build and compile once per instance; "
+       "default), interpret (each op runs as it is called), load (NAME_create loads an "
+       "executable that NAME_store, in NAME_store.c, writes once); the backend's manifest "
+       "must list the mode",
+       [](Options &o, const std::string &v) {
+         if (v == "compile")
+           o.codegen.execMode = ExecMode::Compile;
+         else if (v == "interpret")
+           o.codegen.execMode = ExecMode::Interpret;
+         else if (v == "load")
+           o.codegen.execMode = ExecMode::Load;
+         else
+           return Status::error("--exec-mode must be compile, interpret or load, got '" + v + "'");
          return Status::ok();
        }},
       {"--emit-main", nullptr,
@@ -138,6 +244,13 @@ const std::vector<Flag> &flags() {
   return all;
 }
 
+// Flags that change no generated file (paths, dependency output, budget checks); the
+// banner leaves them out so that they do not change the output.
+bool isBuildOnlyFlag(const std::string &name) {
+  return name == "-MD" || name == "-MF" || name == "--odla-prefix" || name == "--ram-budget" ||
+         name == "--flash-budget";
+}
+
 } // namespace
 
 const char *helpText() {
@@ -198,7 +311,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     std::string name = match->name;
     if (name == "-O")
       flagsText += (flagsText.empty() ? "" : " ") + name + value;
-    else if (name != "-o" && name.rfind("--print-", 0) != 0 && name != "--report")
+    else if (name != "-o" && name.rfind("--print-", 0) != 0 && name != "--report" &&
+             !isBuildOnlyFlag(name))
       flagsText += (flagsText.empty() ? "" : " ") + name + (match->valueName ? "=" + value : "");
   }
   o.codegen.flags = flagsText;
@@ -222,11 +336,26 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   }
   if (o.coreProfile)
     o.target = coreProfile(o.target);
+  {
+    static const char *const kModeNames[] = {"compile", "interpret", "load"};
+    std::string mode = kModeNames[static_cast<int>(o.codegen.execMode)], listed;
+    for (const std::string &m : o.target.modes)
+      listed += (listed.empty() ? "" : " ") + m;
+    if (!o.target.modes.empty() && !o.target.modes.count(mode))
+      return Status::error("backend '" + o.target.backend + "' does not support --exec-mode=" +
+                           mode + " (its manifest lists modes: " + listed + ")");
+  }
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&
       o.pipeline.printAfter.empty())
     return Status::error("no output folder given: add -o DIR");
+  if (!o.weightsSection.empty() && o.codegen.weights != WeightsMode::Obj)
+    return Status::error("--weights-section needs --weights=obj");
+  if (o.linkBackend.empty())
+    o.linkBackend = o.backend;
+  if (o.outDir.empty() && (o.emit != Options::Emit::C || o.writeDepfile))
+    return Status::error("--emit and -MD write files: add -o DIR");
   return o;
 }
 

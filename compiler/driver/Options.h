@@ -7,6 +7,7 @@
 #include "passes/Pipeline.h"
 #include "support/Status.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,16 @@ struct Options {
   std::string backendManifest;       // or the manifest file of another backend
   bool coreProfile = false;          // --odla-profile=core: no extension calls at all
   Target target;                     // resolved from the three above
+  // Build outputs (docs/cli.md "Building libraries"): what --emit produces beyond C.
+  enum class Emit { C, Obj, Static, Shared } emit = Emit::C;
+  std::string triple;          // --target; empty: the host
+  std::string weightsSection;  // --weights-section; empty: the target's read-only data
+  std::string linkBackend;     // --link-backend: the libodla_<name> a shared library links
+  std::string odlaPrefix;      // where include/ODLA and lib/libodla_* are; empty: odlac's own
+  std::string depfile;         // -MD (DIR/NAME.d) or -MF FILE; empty: none
+  bool writeDepfile = false;   // -MD
+  uint64_t ramBudget = 0;      // --ram-budget; 0: none
+  uint64_t flashBudget = 0;    // --flash-budget; 0: none
   bool printIr = false;
   bool printMemoryPlan = false;
   bool report = false;

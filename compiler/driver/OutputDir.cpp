@@ -12,8 +12,8 @@
 namespace odlac {
 namespace {
 
-std::string parentOf(const std::string &dir) {
-  std::string d = dir;
+std::string parentOf(const std::string &path) {
+  std::string d = path;
   while (d.size() > 1 && d.back() == '/')
     d.pop_back();
   size_t slash = d.find_last_of('/');
@@ -45,42 +45,77 @@ Status writeFile(const std::string &path, const std::string &contents) {
 
 } // namespace
 
-Status writeOutputs(const std::string &dir, const std::vector<GeneratedFile> &files) {
+Expected<Staging> Staging::create(const std::string &dir) {
   std::string parent = parentOf(dir);
   std::string tmpl = parent + "/.odlac-tmp-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
     return Status::error(parent + ": cannot create a temporary folder: " + std::strerror(errno));
-  std::string staging = buf.data();
-  for (const GeneratedFile &f : files)
-    if (Status s = writeFile(staging + "/" + f.name, f.contents)) {
-      removeTree(staging);
-      return s;
-    }
+  std::string clean = dir; // "out/" names its files "out/net.h", not "out//net.h"
+  while (clean.size() > 1 && clean.back() == '/')
+    clean.pop_back();
+  return Staging(clean, buf.data());
+}
+
+Staging::Staging(Staging &&other) noexcept
+    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)),
+      outputs_(std::move(other.outputs_)) {
+  other.staging_.clear();
+}
+
+Staging::~Staging() {
+  if (!staging_.empty())
+    removeTree(staging_);
+}
+
+Status Staging::write(const GeneratedFile &f, bool output) {
+  if (Status s = writeFile(pathOf(f.name), f.contents))
+    return s;
+  if (output)
+    adopt(f.name);
+  return Status::ok();
+}
+
+Expected<std::vector<std::string>> Staging::commit() {
   struct stat st;
   bool created = false;
-  if (stat(dir.c_str(), &st) != 0) {
-    if (mkdir(dir.c_str(), 0777) != 0) {
-      removeTree(staging);
-      return Status::error(dir + ": cannot create: " + std::strerror(errno));
-    }
+  if (stat(dir_.c_str(), &st) != 0) {
+    if (mkdir(dir_.c_str(), 0777) != 0)
+      return Status::error(dir_ + ": cannot create: " + std::strerror(errno));
     created = true;
   } else if (!S_ISDIR(st.st_mode)) {
-    removeTree(staging);
-    return Status::error(dir + ": exists and is not a folder");
+    return Status::error(dir_ + ": exists and is not a folder");
   }
-  for (const GeneratedFile &f : files)
-    if (std::rename((staging + "/" + f.name).c_str(), (dir + "/" + f.name).c_str()) != 0) {
-      Status s = Status::error(dir + "/" + f.name + ": cannot move into place: " +
-                               std::strerror(errno));
-      removeTree(staging);
+  std::vector<std::string> done;
+  for (const std::string &name : outputs_) {
+    std::string to = dir_ + "/" + name;
+    if (std::rename(pathOf(name).c_str(), to.c_str()) != 0) {
+      Status s = Status::error(to + ": cannot move into place: " + std::strerror(errno));
       if (created)
-        removeTree(dir);
+        removeTree(dir_);
       return s;
     }
-  rmdir(staging.c_str());
-  return Status::ok();
+    done.push_back(to);
+  }
+  return done;
+}
+
+Status writeFileAtomically(const std::string &path, const std::string &contents) {
+  std::string tmpl = parentOf(path) + "/.odlac-tmp-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = mkstemp(buf.data());
+  if (fd < 0)
+    return Status::error(path + ": cannot create a temporary file: " + std::strerror(errno));
+  fchmod(fd, 0644); // mkstemp's 0600 would make the depfile private
+  close(fd);
+  Status s = writeFile(buf.data(), contents);
+  if (!s && std::rename(buf.data(), path.c_str()) != 0)
+    s = Status::error(path + ": cannot move into place: " + std::strerror(errno));
+  if (s)
+    unlink(buf.data());
+  return s;
 }
 
 } // namespace odlac

@@ -1,15 +1,17 @@
 // odlac: compiles an ONNX model to C99 against the ODLA API (DESIGN §9).
 // Exit status: 0 on success, 1 on a model or usage error (message on stderr).
+#include "Build.h"
 #include "Codegen.h"
 #include "Import.h"
+#include "ObjectWriter.h"
 #include "Options.h"
 #include "OutputDir.h"
 #include "Report.h"
 #include "ir/Printer.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
-#include "passes/Pipeline.h"
 #include "odlac_version.h"
+#include "passes/Pipeline.h"
 
 #include <cstdio>
 #include <exception>
@@ -20,6 +22,109 @@ static int fail(const Status &s) {
   for (const std::string &m : s.messages())
     std::fprintf(stderr, "odlac: error: %s\n", m.c_str());
   return 1;
+}
+
+// The generated code's size in flash, estimated from the node count. The constants bound
+// what arm-none-eabi-gcc -Os -mcpu=cortex-m4 -mthumb makes of NAME.c (text + data) for the
+// models in models/: mlp 3 nodes 1135 bytes, digits 8 nodes 1901, cnn 14 nodes 3798.
+static uint64_t estimatedCodeBytes(const Graph &g) {
+  constexpr uint64_t kFixedBytes = 512, kBytesPerNode = 256;
+  return kFixedBytes + kBytesPerNode * g.numNodes();
+}
+
+// --ram-budget and --flash-budget, checked before anything is written.
+static Status checkBudgets(const Graph &g, const Options &o) {
+  const CodegenOptions &c = o.codegen;
+  uint64_t weights = weightBytes(g);
+  bool blob = resolveWeightsMode(g, c) == WeightsMode::Bin; // loaded into RAM at run time
+  Status all;
+  uint64_t ram = c.arenaBytes + (blob ? weights : 0);
+  if (o.ramBudget && ram > o.ramBudget)
+    all.append(Status::error("--ram-budget=" + std::to_string(o.ramBudget) + ": the model needs " +
+                             std::to_string(ram) + " bytes of RAM per instance (activation arena " +
+                             std::to_string(c.arenaBytes) +
+                             (blob ? " + weights blob " + std::to_string(weights) : std::string()) +
+                             "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
+  uint64_t code = estimatedCodeBytes(g);
+  if (o.flashBudget && weights + code > o.flashBudget)
+    all.append(Status::error(
+        "--flash-budget=" + std::to_string(o.flashBudget) + ": the model needs about " +
+        std::to_string(weights + code) + " bytes of flash (weights " + std::to_string(weights) +
+        " + generated code ~" + std::to_string(code) + ", the backend library not counted), " +
+        std::to_string(weights + code - o.flashBudget) + " bytes over"));
+  return all;
+}
+
+// A make rule naming every output as depending on what the compile read.
+static std::string depfileText(const Graph &g, const Options &o,
+                               const std::vector<std::string> &outputs) {
+  auto escape = [](const std::string &path) {
+    std::string e;
+    for (char ch : path) {
+      if (ch == ' ' || ch == '#')
+        e += '\\';
+      if (ch == '$')
+        e += '$';
+      e += ch;
+    }
+    return e;
+  };
+  std::vector<std::string> inputs{o.model};
+  for (const std::string &f : g.info().externalDataFiles)
+    inputs.push_back(f);
+  if (!o.backendManifest.empty())
+    inputs.push_back(o.backendManifest);
+  std::string text;
+  for (const std::string &f : outputs)
+    text += (text.empty() ? "" : " \\\n") + escape(f);
+  text += ":";
+  for (const std::string &f : inputs)
+    text += " \\\n  " + escape(f);
+  return text + "\n";
+}
+
+// Writes the outputs atomically: the generated files, the weights object, what --emit
+// builds from them, then the depfile.
+static Status writeOutputs(const Graph &g, const Options &o,
+                           const std::vector<GeneratedFile> &files) {
+  auto staging = Staging::create(o.outDir);
+  if (!staging)
+    return staging.takeStatus();
+  const std::string &name = o.codegen.name;
+  bool build = o.emit != Options::Emit::C;
+  std::vector<std::string> sources, objects;
+  for (const GeneratedFile &f : files) {
+    // Under --emit the model's C is an intermediate; main.c stays a source for the user.
+    bool compiled = build && f.name != "main.c" && f.name.size() > 2 &&
+                    f.name.compare(f.name.size() - 2, 2, ".c") == 0;
+    if (Status s = staging->write(f, !compiled))
+      return s;
+    if (compiled)
+      sources.push_back(f.name);
+  }
+  if (resolveWeightsMode(g, o.codegen) == WeightsMode::Obj) {
+    std::vector<ObjectSymbol> symbols;
+    for (const WeightSymbol &w : weightSymbols(g, o.codegen))
+      symbols.push_back({w.symbol, w.value->data()->data, w.value->data()->size});
+    std::string object = name + "_weights.o";
+    if (Status s =
+            writeWeightsObject(staging->pathOf(object), {o.triple, o.weightsSection, 64}, symbols))
+      return s;
+    if (build)
+      objects.push_back(object);
+    else
+      staging->adopt(object);
+  }
+  if (build)
+    if (Status s = buildArtifact(o, *staging, sources, objects))
+      return s;
+  auto outputs = staging->commit();
+  if (!outputs)
+    return outputs.takeStatus();
+  if (!o.writeDepfile)
+    return Status::ok();
+  std::string depfile = o.depfile.empty() ? o.outDir + "/" + name + ".d" : o.depfile;
+  return writeFileAtomically(depfile, depfileText(g, o, *outputs));
 }
 
 static int run(int argc, char **argv) {
@@ -64,9 +169,11 @@ static int run(int argc, char **argv) {
     return 0;
   opts->codegen.arenaBytes = plan->arenaBytes;
   opts->codegen.target = &target;
+  if (Status s = checkBudgets(**graph, *opts))
+    return fail(s);
   std::vector<GeneratedFile> files = generateC(**graph, opts->codegen);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
-  if (Status s = writeOutputs(opts->outDir, files))
+  if (Status s = writeOutputs(**graph, *opts, files))
     return fail(s);
   return 0;
 }

@@ -66,6 +66,29 @@ void Node::setInput(int i, Value *v) {
     v->uses_.push_back({this, i});
 }
 
+const Graph *Node::subgraph(const std::string &name) const {
+  for (const auto &[n, g] : subgraphs_)
+    if (n == name)
+      return g.get();
+  return nullptr;
+}
+
+void Node::setSubgraph(const std::string &name, std::unique_ptr<Graph> body) {
+  for (auto &[n, g] : subgraphs_)
+    if (n == name) {
+      g = std::move(body);
+      return;
+    }
+  subgraphs_.emplace_back(name, std::move(body));
+}
+
+std::unique_ptr<Graph> Node::takeSubgraph(const std::string &name) {
+  for (auto &[n, g] : subgraphs_)
+    if (n == name)
+      return std::move(g);
+  return nullptr;
+}
+
 std::string Graph::uniqueName(const std::string &base) const {
   std::string name = base.empty() ? "t" : base;
   for (int k = 1; valuesByName_.count(name); ++k)
@@ -85,6 +108,17 @@ Value *Graph::addInput(const std::string &name, TensorType type) {
   v->isGraphInput_ = true;
   inputs_.push_back(v);
   return v;
+}
+
+void Graph::setInputs(const std::vector<Value *> &inputs) {
+  for (Value *old : inputs_)
+    if (std::find(inputs.begin(), inputs.end(), old) == inputs.end()) {
+      assert(old->uses_.empty() && !isGraphOutput(old) && "dropping a used input");
+      old->isGraphInput_ = false;
+    }
+  for ([[maybe_unused]] Value *in : inputs)
+    assert(in->isGraphInput_ && "setInputs only reorders or drops inputs");
+  inputs_ = inputs;
 }
 
 Value *Graph::addConstant(const std::string &name, TensorType type,

@@ -1,5 +1,11 @@
 // The IR: a Graph owns Values (tensors) and Nodes (op applications) kept in schedule order.
 // Constants are Values that carry their bytes; graph inputs are Values without a producer.
+//
+// Control flow (If, Loop) nests graphs: a node owns named subgraphs (its bodies). A body is
+// closed: it reads only its own inputs, and every outer value it needs (captured at import)
+// is an operand of the node, bound to one of the body's inputs. Bodies hold no constants
+// (constants live in the outermost graph and are captured like any outer value), so passes
+// that look at one graph never see a use from inside another, and weights have one home.
 #pragma once
 
 #include "ir/Attr.h"
@@ -10,12 +16,14 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace odlac {
 
 struct OpDef;
 class Node;
+class Graph;
 
 // Read-only bytes of a constant. `owner` keeps the storage alive (a vector, a mapped file).
 struct Buffer {
@@ -86,6 +94,17 @@ public:
 
   void setInput(int i, Value *v);
 
+  // Subgraphs (bodies of control-flow ops), by attribute name, in the order they were set.
+  const std::vector<std::pair<std::string, std::unique_ptr<Graph>>> &subgraphs() const {
+    return subgraphs_;
+  }
+  bool hasSubgraphs() const { return !subgraphs_.empty(); }
+  // The subgraph named `name`, or nullptr.
+  const Graph *subgraph(const std::string &name) const;
+  void setSubgraph(const std::string &name, std::unique_ptr<Graph> body);
+  // Moves a subgraph out of the node (to inline it); the node keeps an empty slot.
+  std::unique_ptr<Graph> takeSubgraph(const std::string &name);
+
 private:
   friend class Graph;
   const OpDef *op_ = nullptr;
@@ -93,6 +112,7 @@ private:
   std::vector<Value *> inputs_;
   std::vector<Value *> outputs_;
   AttrMap attrs_;
+  std::vector<std::pair<std::string, std::unique_ptr<Graph>>> subgraphs_;
 };
 
 // Facts about where the graph came from, for banners and reports.
@@ -102,6 +122,7 @@ struct ModelInfo {
   std::string producerVersion;
   int64_t irVersion = 0;
   std::map<std::string, int64_t> opsets; // domain ("" = ai.onnx) -> version
+  std::vector<std::string> externalDataFiles; // as the model's folder + location, sorted (for depfiles)
 };
 
 class Graph {
@@ -120,6 +141,10 @@ public:
   Value *addConstant(const std::string &name, TensorType type, std::shared_ptr<const Buffer> data);
   void addOutput(Value *v) { outputs_.push_back(v); }
   void setOutput(int i, Value *v) { outputs_[i] = v; }
+  // Replaces the output list (a body's results, rearranged when import rewrites it).
+  void setOutputs(std::vector<Value *> outputs) { outputs_ = std::move(outputs); }
+  // Reorders the inputs; inputs left out must be unused and stop being inputs.
+  void setInputs(const std::vector<Value *> &inputs);
 
   // Appends a node at the end of the schedule. Output values must be fresh (no producer).
   Node *addNode(const OpDef &op, const std::string &name, std::vector<Value *> inputs,

@@ -281,8 +281,20 @@ private:
   }
 
   void parseAll() {
+    g_ = graph(false);
+    skipSpace();
+    if (pos_ != s_.size())
+      fail("text after the graph");
+  }
+
+  // graph @name(%in: type, ...) { const ... nodes ... return ... }; a nested graph (a body)
+  // has its own value names and holds no constants.
+  std::unique_ptr<Graph> graph(bool nested) {
     expect("graph");
     expect("@");
+    std::unique_ptr<Graph> outer = std::move(g_);
+    std::map<std::string, Value *> outerValues = std::move(values_);
+    values_.clear();
     g_ = std::make_unique<Graph>(identifier());
     expect("(");
     if (!accept(")")) {
@@ -296,6 +308,9 @@ private:
     expect("{");
     while (!peek("return")) {
       if (accept("const")) {
+        if (nested)
+          fail("a body holds no constants; constants live in the outermost graph and are "
+               "passed in as operands");
         std::string name = valueName();
         expect(":");
         TensorType t = type();
@@ -312,9 +327,10 @@ private:
       while (accept(","));
     }
     expect("}");
-    skipSpace();
-    if (pos_ != s_.size())
-      fail("text after the graph");
+    std::unique_ptr<Graph> done = std::move(g_);
+    g_ = std::move(outer);
+    values_ = std::move(outerValues);
+    return done;
   }
 
   void parseNode() {
@@ -355,10 +371,19 @@ private:
     if (types.size() != names.size())
       fail(std::to_string(names.size()) + " results but " + std::to_string(types.size()) +
            " types");
+    // Subgraphs: `name = graph @...(...) {...}` until the next node, constant or return.
+    std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies;
+    while (!peek("%") && !peek("const") && !peek("return")) {
+      std::string name = identifier();
+      expect("=");
+      bodies.emplace_back(name, graph(true));
+    }
     std::vector<Value *> results;
     for (const std::string &n : names)
       results.push_back(g_->addValue(n, TensorType{}));
     Node *node = g_->addNode(*op, names[0], operands, results, attrs);
+    for (auto &[name, body] : bodies)
+      node->setSubgraph(name, std::move(body));
     if (Status s = verifyAndInfer(*node)) {
       pos_ = opAt;
       fail(s.message());

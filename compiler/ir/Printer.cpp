@@ -90,18 +90,16 @@ std::string constantText(const Value &c, size_t denseLimit) {
   return "dense<[" + body + "]>";
 }
 
-} // namespace
-
-std::string printGraph(const Graph &g, size_t denseLimit) {
-  std::string s = "graph @" + g.name() + "(";
+void printInto(std::string &s, const Graph &g, size_t denseLimit, const std::string &indent) {
+  s += "graph @" + g.name() + "(";
   for (size_t i = 0; i < g.inputs().size(); ++i)
     s += (i ? ", " : "") + valueName(g.inputs()[i]) + ": " + toString(g.inputs()[i]->type());
   s += ") {\n";
   for (const Value *c : g.constants())
-    s += "  const " + valueName(c) + ": " + toString(c->type()) + " = " +
+    s += indent + "  const " + valueName(c) + ": " + toString(c->type()) + " = " +
          constantText(*c, denseLimit) + "\n";
   for (const Node *n : g.nodes()) {
-    s += "  ";
+    s += indent + "  ";
     for (int i = 0; i < n->numOutputs(); ++i)
       s += (i ? ", " : "") + valueName(n->output(i));
     s += std::string(" = ") + n->op().name + "(";
@@ -121,11 +119,23 @@ std::string printGraph(const Graph &g, size_t denseLimit) {
     for (int i = 0; i < n->numOutputs(); ++i)
       s += (i ? ", " : "") + toString(n->output(i)->type());
     s += "\n";
+    for (const auto &[name, body] : n->subgraphs()) {
+      s += indent + "    " + name + " = ";
+      printInto(s, *body, denseLimit, indent + "    ");
+    }
   }
-  s += "  return";
+  s += indent + "  return";
   for (size_t i = 0; i < g.outputs().size(); ++i)
     s += (i ? ", " : " ") + valueName(g.outputs()[i]);
-  return s + "\n}\n";
+  s += "\n" + indent + "}\n";
+}
+
+} // namespace
+
+std::string printGraph(const Graph &g, size_t denseLimit) {
+  std::string s;
+  printInto(s, g, denseLimit, "");
+  return s;
 }
 
 } // namespace odlac

@@ -7,6 +7,9 @@
 //     return %out
 //   }
 //
+// A node with subgraphs (If, Loop) prints each after its result types, indented, as
+// `name = graph @name(...) { ... }`; bodies have their own value names.
+//
 // Names that are not plain identifiers are quoted (%"conv1/Conv_output_0"). Constants of at
 // most `denseLimit` elements print their values; larger ones print their size.
 #pragma once

@@ -51,6 +51,21 @@ lower::Vals LowerCtx::ins() const {
   return all;
 }
 
+std::vector<lower::Val> LowerCtx::lowerBody(const Graph &body,
+                                            const std::vector<lower::Val> &args) {
+  assert(args.size() == body.inputs().size() && body.constants().empty());
+  for (size_t i = 0; i < args.size(); ++i)
+    vals_[body.inputs()[i]] = args[i];
+  for (const Node *n : body.nodes()) {
+    LowerCtx ctx(sink_, *n, vals_, target_);
+    n->op().lower(ctx);
+  }
+  std::vector<lower::Val> outs;
+  for (const Value *out : body.outputs())
+    outs.push_back(vals_.at(out));
+  return outs;
+}
+
 void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData,
                 const Target &target) {
   std::map<const Value *, lower::Val> vals;
@@ -70,8 +85,11 @@ void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &con
   for (const Node *n : g.nodes()) {
     LowerCtx ctx(sink, *n, vals, target);
     n->op().lower(ctx);
-    for ([[maybe_unused]] const Value *out : n->outputs())
+    for (const Value *out : n->outputs()) {
       assert(vals.count(out) && "lowering left a result without a handle");
+      if (out->uses().empty() && !g.isGraphOutput(out))
+        sink.markUnused(vals[out]); // a result nothing reads (left for -O0 to show)
+    }
   }
   for (const Value *out : g.outputs())
     sink.SetValueAsOutput(vals.at(out));

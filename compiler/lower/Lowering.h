@@ -33,6 +33,9 @@ public:
   lower::Id outId(int i) const { return {node_.output(i)->name()}; }
   lower::Shape outShape(int i) const { return shapeArg(node_.output(i)->dims()); }
   void setOut(int i, lower::Val v) { vals_[node_.output(i)] = v; }
+  // Lowers a body (a subgraph of this node) at the sink's current position: binds its inputs
+  // to `args`, emits its nodes, and returns the handles of its outputs.
+  std::vector<lower::Val> lowerBody(const Graph &body, const std::vector<lower::Val> &args);
 
 private:
   lower::OdlaSink &sink_;

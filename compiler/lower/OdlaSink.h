@@ -334,6 +334,9 @@ public:
   // Extensions: fused ops (odla_ext_fused.h), formed by the optimizer.
   Val ExtConv(Val input, odla_memory_layout input_layout, odla_uint32 group, Val kernel, odla_memory_layout kernel_layout, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Val bias, Val residual, odla_ext_fused_activation activation, odla_float32 alpha, odla_float32 beta, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtConv, input, input_layout, group, kernel, kernel_layout, strides, dilations, paddings_front, paddings_back, bias, residual, activation, alpha, beta, output_dims, id)); }
   Val ExtGemm(Val A, Flag A_transpose, Val B, Flag B_transpose, odla_float32 alpha, odla_float32 beta, Val C, Val residual, odla_ext_fused_activation activation, odla_float32 act_alpha, odla_float32 act_beta, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtGemm, A, A_transpose, B, B_transpose, alpha, beta, C, residual, activation, act_alpha, act_beta, output_dims, id)); }
+  // Extensions: transformer family (odla_ext_transformer.h), recognized by the optimizer.
+  Val ExtLayerNorm(Val input, odla_int32 axis, odla_float32 epsilon, Val scale, Val bias, const Id &id) { return one(ODLA_CALL(ExtLayerNorm, input, axis, epsilon, scale, bias, id)); }
+  Val ExtAttention(Val query, Val key, Val value, Val scale, Val mask, const Id &id) { return one(ODLA_CALL(ExtAttention, query, key, value, scale, mask, id)); }
 #undef ODLA_CALL
 
   // Says that nothing uses a value the graph must still create (an unused graph input).

@@ -37,6 +37,8 @@ Expected<Target> parseManifest(const std::string &text, const std::string &origi
         return Status::error(where + "layout must be channels_first or channels_last");
     } else if (key == "modes") {
       t.modes.insert(values.begin(), values.end());
+    } else if (key == "features") {
+      t.features.insert(values.begin(), values.end());
     } else if (key == "extensions") {
       for (const std::string &v : values)
         (v == "*" ? (void)(t.allExtensions = true) : (void)t.extensions.insert(v));

@@ -18,5 +18,7 @@ const std::vector<OpDef> &recurrentOps();    // Recurrent.cpp: RNN, LSTM, GRU
 const std::vector<OpDef> &quantOps();        // Quant.cpp: quantization
 const std::vector<OpDef> &miscOps();         // Misc.cpp: signal, detection, training
 const std::vector<OpDef> &fusedOps();        // Fused.cpp: ops the optimizer forms
+const std::vector<OpDef> &transformerOps();  // Transformer.cpp: layer norm, attention
+const std::vector<OpDef> &controlFlowOps();  // ControlFlow.cpp: If, Loop (bodies as subgraphs)
 
 } // namespace odlac

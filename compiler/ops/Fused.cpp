@@ -106,14 +106,16 @@ void lowerFusedConv(LowerCtx &c) {
   lower::U32s back = u32s({pads.begin() + half, pads.end()});
   float alpha = static_cast<float>(n.f("alpha")), beta = static_cast<float>(n.f("beta"));
   auto group = static_cast<odla_uint32>(n.i("group"));
+  odla_memory_layout data = isChannelsLast(n) ? ODLA_CHANNELS_LAST : ODLA_CHANNELS_FIRST;
+  odla_memory_layout kernel = isChannelsLast(n) ? ODLA_SIO : ODLA_OIS;
   if (c.hasExtension("ExtConv")) {
-    c.setOut(0, c.sink().ExtConv(c.in(0), ODLA_CHANNELS_FIRST, group, c.in(1), ODLA_OIS,
+    c.setOut(0, c.sink().ExtConv(c.in(0), data, group, c.in(1), kernel,
                                  u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
                                  c.in(2), c.in(3), findActivation(n.s("activation"))->odla,
                                  alpha, beta, c.outShape(0), c.outId(0)));
     return;
   }
-  lower::Val v = c.sink().Conv(c.in(0), ODLA_CHANNELS_FIRST, group, c.in(1), ODLA_OIS,
+  lower::Val v = c.sink().Conv(c.in(0), data, group, c.in(1), kernel,
                                u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
                                c.in(2), c.outShape(0), productId(c));
   c.setOut(0, coreEpilogue(c, v, 3, n.s("activation"), alpha, beta));
@@ -165,7 +167,8 @@ const std::vector<OpDef> kOps = {
       {"pads", AttrKind::Ints, std::nullopt},
       {"activation", AttrKind::String, AttrValue(std::string("none"))},
       {"alpha", AttrKind::Float, AttrValue(0.0)},
-      {"beta", AttrKind::Float, AttrValue(0.0)}},
+      {"beta", AttrKind::Float, AttrValue(0.0)},
+      {kLayoutAttr, AttrKind::String, AttrValue(std::string("channels_first"))}},
      FusionClass::Opaque, kTraitNone, inferFusedConv, lowerFusedConv},
     {"FusedGemm",
      {{"a", OperandDef::Required, kFloats},

@@ -34,8 +34,74 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
+const char *const kLayoutAttr = "layout";
+
+bool isChannelsLast(const Node &n) {
+  return n.hasAttr(kLayoutAttr) && n.s(kLayoutAttr) == "channels_last";
+}
+
+Status checkLayout(InferCtx &c) {
+  if (!c.node().hasAttr(kLayoutAttr))
+    return Status::ok();
+  const std::string &l = c.node().s(kLayoutAttr);
+  if (l != "channels_first" && l != "channels_last")
+    return c.fail("layout '" + l + "' must be channels_first or channels_last");
+  return Status::ok();
+}
+
+std::vector<int64_t> toChannelsLastPerm(size_t rank) {
+  std::vector<int64_t> p{0};
+  for (size_t i = 2; i < rank; ++i)
+    p.push_back(static_cast<int64_t>(i));
+  p.push_back(1);
+  return p;
+}
+
+std::vector<int64_t> toChannelsFirstPerm(size_t rank) {
+  std::vector<int64_t> p{0, static_cast<int64_t>(rank) - 1};
+  for (size_t i = 1; i + 1 < rank; ++i)
+    p.push_back(static_cast<int64_t>(i));
+  return p;
+}
+
+std::vector<int64_t> kernelToSioPerm(size_t rank) {
+  std::vector<int64_t> p;
+  for (size_t i = 2; i < rank; ++i)
+    p.push_back(static_cast<int64_t>(i));
+  p.push_back(1);
+  p.push_back(0);
+  return p;
+}
+
+Dims permuteDims(const Dims &dims, const std::vector<int64_t> &perm) {
+  Dims out;
+  for (int64_t p : perm)
+    out.push_back(dims[p]);
+  return out;
+}
+
+Dims dataAsChannelsFirst(const Dims &d, bool channelsLast) {
+  return channelsLast && d.size() >= 3 ? permuteDims(d, toChannelsFirstPerm(d.size())) : d;
+}
+
+Dims dataFromChannelsFirst(const Dims &d, bool channelsLast) {
+  return channelsLast && d.size() >= 3 ? permuteDims(d, toChannelsLastPerm(d.size())) : d;
+}
+
+// SIO [s..., I, O] -> OIS [O, I, s...].
+Dims kernelAsOis(const Dims &w, bool channelsLast) {
+  if (!channelsLast || w.size() < 3)
+    return w;
+  Dims out{w[w.size() - 1], w[w.size() - 2]};
+  out.insert(out.end(), w.begin(), w.end() - 2);
+  return out;
+}
+
 Status inferConvolution(InferCtx &c) {
-  const Dims &x = c.in(0).dims, &w = c.in(1).dims;
+  if (Status s = checkLayout(c))
+    return s;
+  bool last = isChannelsLast(c.node());
+  const Dims x = dataAsChannelsFirst(c.in(0).dims, last), w = kernelAsOis(c.in(1).dims, last);
   if (x.size() < 3 || w.size() != x.size())
     return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
                   " must have the same rank, at least 3 (N, C, spatial...)");
@@ -63,7 +129,7 @@ Status inferConvolution(InferCtx &c) {
       return c.fail("spatial axis " + str(i) + ": the kernel does not fit the input");
     out.push_back(o);
   }
-  c.setOut(0, TensorType{c.in(0).dtype, out});
+  c.setOut(0, TensorType{c.in(0).dtype, dataFromChannelsFirst(out, last)});
   return Status::ok();
 }
 

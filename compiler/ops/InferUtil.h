@@ -1,6 +1,7 @@
 // Shape rules shared by several op rows' inference functions.
 #pragma once
 
+#include "ir/Graph.h"
 #include "ir/Type.h"
 #include "support/Status.h"
 
@@ -8,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace odlac {
 
@@ -25,5 +27,27 @@ class InferCtx;
 // Result type of a convolution node whose operands are (x, w, optional bias) and whose
 // attributes are group, strides, dilations and pads (Conv and the fused convolution).
 Status inferConvolution(InferCtx &c);
+
+// Data layout of spatial ops (Conv, FusedConv, MaxPool, AveragePool), their `layout`
+// attribute: "channels_first" means data [N, C, spatial...] and kernels [M, C / group,
+// spatial...] (ODLA's OIS); "channels_last" means data [N, spatial..., C] and kernels
+// [spatial..., C / group, M] (ODLA's SIO). AssignLayout switches it; inference reasons in
+// channels-first terms through the conversions below.
+extern const char *const kLayoutAttr;
+bool isChannelsLast(const Node &n);
+// Checks the attribute's value, when the node has one.
+Status checkLayout(InferCtx &c);
+// Permutations (Transpose perms) of a rank-`rank` tensor: data to channels-last
+// [0, 2, ..., r-1, 1], data back to channels-first [0, r-1, 1, ..., r-2], and OIS kernels
+// to SIO [2, ..., r-1, 1, 0].
+std::vector<int64_t> toChannelsLastPerm(size_t rank);
+std::vector<int64_t> toChannelsFirstPerm(size_t rank);
+std::vector<int64_t> kernelToSioPerm(size_t rank);
+// dims permuted by `perm`: result[i] = dims[perm[i]].
+Dims permuteDims(const Dims &dims, const std::vector<int64_t> &perm);
+// The channels-first view of a spatial op's data or kernel dims, and back.
+Dims dataAsChannelsFirst(const Dims &d, bool channelsLast);
+Dims dataFromChannelsFirst(const Dims &d, bool channelsLast);
+Dims kernelAsOis(const Dims &w, bool channelsLast);
 
 } // namespace odlac

@@ -1,6 +1,7 @@
 // Neural-network ops: convolution, pooling, batch normalization, matrix products, einsum
 // and determinants. Tensors are channels-first (NCHW) with OIHW kernels (IOHW for
-// ConvTranspose) until layout assignment exists.
+// ConvTranspose); Conv, MaxPool and AveragePool also take channels-last data (NHWC, HWIO
+// kernels) through their layout attribute, which AssignLayout sets.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 #include "ops/InferUtil.h"
@@ -70,7 +71,10 @@ Status sameType(InferCtx &c, int i, const char *what) {
 }
 
 Status inferConv(InferCtx &c) {
-  const Dims &x = c.in(0).dims, &w = c.in(1).dims;
+  if (Status s = checkLayout(c))
+    return s;
+  bool last = isChannelsLast(c.node());
+  const Dims x = dataAsChannelsFirst(c.in(0).dims, last), w = kernelAsOis(c.in(1).dims, last);
   if (x.size() < 3 || w.size() != x.size())
     return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
                   " must have the same rank, at least 3 (N, C, spatial...)");
@@ -88,7 +92,7 @@ Status inferConv(InferCtx &c) {
   Dims out{x[0], w[0]};
   if (Status s = windowDims(c, x, Dims(w.begin() + 2, w.end()), false, out))
     return s;
-  c.setOut(0, TensorType{c.in(0).dtype, out});
+  c.setOut(0, TensorType{c.in(0).dtype, dataFromChannelsFirst(out, last)});
   return Status::ok();
 }
 
@@ -140,14 +144,21 @@ Status inferConvTranspose(InferCtx &c) {
   return Status::ok();
 }
 
-// Output dims of a pooling op; every pooling op has kernel_shape, strides, pads and dilations.
+// Output dims of a pooling op, in its own layout; every pooling op has kernel_shape, strides,
+// pads and dilations.
 Status poolDims(InferCtx &c, Dims &out) {
-  const Dims &x = c.in(0).dims;
+  if (Status s = checkLayout(c))
+    return s;
+  bool last = isChannelsLast(c.node());
+  const Dims x = dataAsChannelsFirst(c.in(0).dims, last);
   if (x.size() < 3)
     return c.fail("input " + dimsToString(x) + " must have rank >= 3 (N, C, spatial...)");
   out = {x[0], x[1]};
   bool ceilMode = c.node().op().findAttr("ceil_mode") && c.i("ceil_mode") != 0;
-  return windowDims(c, x, c.ints("kernel_shape"), ceilMode, out);
+  if (Status s = windowDims(c, x, c.ints("kernel_shape"), ceilMode, out))
+    return s;
+  out = dataFromChannelsFirst(out, last);
+  return Status::ok();
 }
 
 Status inferPool(InferCtx &c) {
@@ -351,12 +362,19 @@ bool allOnes(const std::vector<int64_t> &v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
 }
 
+// The ODLA layouts of a spatial op's data and kernel (see kLayoutAttr).
+odla_memory_layout dataLayout(const Node &n) {
+  return isChannelsLast(n) ? ODLA_CHANNELS_LAST : ODLA_CHANNELS_FIRST;
+}
+odla_memory_layout kernelLayout(const Node &n) { return isChannelsLast(n) ? ODLA_SIO : ODLA_OIS; }
+
 void lowerConv(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().Conv(c.in(0), ODLA_CHANNELS_FIRST, static_cast<odla_uint32>(n.i("group")),
-                            c.in(1), ODLA_OIS, u32s(n.ints("strides")), u32s(n.ints("dilations")),
-                            front, back, c.in(2), c.outShape(0), c.outId(0)));
+  c.setOut(0, c.sink().Conv(c.in(0), dataLayout(n), static_cast<odla_uint32>(n.i("group")),
+                            c.in(1), kernelLayout(n), u32s(n.ints("strides")),
+                            u32s(n.ints("dilations")), front, back, c.in(2), c.outShape(0),
+                            c.outId(0)));
 }
 
 // output_padding reaches odla_DeConv through the output dims.
@@ -374,10 +392,10 @@ void lowerMaxPool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
   if (allOnes(n.ints("dilations")))
-    c.setOut(0, c.sink().MaxPool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+    c.setOut(0, c.sink().MaxPool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
                                  u32s(n.ints("strides")), front, back, c.outShape(0), c.outId(0)));
   else
-    c.setOut(0, c.sink().ExtMaxPool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+    c.setOut(0, c.sink().ExtMaxPool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
                                     u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
                                     c.outShape(0), c.outId(0)));
 }
@@ -394,7 +412,7 @@ void lowerMaxPoolIndices(LowerCtx &c) {
 void lowerAveragePool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().AveragePool(c.in(0), ODLA_CHANNELS_FIRST, u32s(n.ints("kernel_shape")),
+  c.setOut(0, c.sink().AveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
                                    u32s(n.ints("strides")), front, back,
                                    {n.i("count_include_pad") != 0}, c.outShape(0), c.outId(0)));
 }
@@ -443,6 +461,7 @@ const AttrDef kKernelShape{"kernel_shape", AttrKind::Ints, std::nullopt};
 const AttrDef kCeilMode{"ceil_mode", AttrKind::Int, AttrValue(int64_t{0})};
 // Empty means 1 along every axis.
 const AttrDef kPoolDilations{"dilations", AttrKind::Ints, AttrValue(std::vector<int64_t>{})};
+const AttrDef kLayout{kLayoutAttr, AttrKind::String, AttrValue(std::string("channels_first"))};
 
 const std::vector<OpDef> kOps = {
     {"Conv",
@@ -453,7 +472,8 @@ const std::vector<OpDef> kOps = {
      {{"group", AttrKind::Int, AttrValue(int64_t{1})},
       kStrides,
       {"dilations", AttrKind::Ints, std::nullopt},
-      kPads},
+      kPads,
+      kLayout},
      FusionClass::OutElementwiseFusable,
      kTraitNone,
      inferConv,
@@ -477,7 +497,7 @@ const std::vector<OpDef> kOps = {
     {"MaxPool",
      {{"x", OperandDef::Required, kFloat | kIntTypes}},
      1,
-     {kKernelShape, kStrides, kPads, kCeilMode, kPoolDilations},
+     {kKernelShape, kStrides, kPads, kCeilMode, kPoolDilations, kLayout},
      FusionClass::OutElementwiseFusable,
      kTraitNone,
      inferPool,
@@ -505,7 +525,8 @@ const std::vector<OpDef> kOps = {
       kStrides,
       kPads,
       kCeilMode,
-      {"count_include_pad", AttrKind::Int, AttrValue(int64_t{0})}},
+      {"count_include_pad", AttrKind::Int, AttrValue(int64_t{0})},
+      kLayout},
      FusionClass::OutElementwiseFusable,
      kTraitNone,
      inferPool,

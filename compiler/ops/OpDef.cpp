@@ -21,7 +21,7 @@ const std::vector<const OpDef *> &allOps() {
     for (const std::vector<OpDef> *family :
          {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
           &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps(),
-          &fusedOps()})
+          &fusedOps(), &controlFlowOps(), &transformerOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;

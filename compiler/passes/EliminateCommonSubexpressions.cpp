@@ -5,7 +5,9 @@
 
 #include "ops/OpDef.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <map>
 #include <sstream>
 
@@ -45,22 +47,41 @@ class EliminateCommonSubexpressions : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
-    // Constants: key on type and bytes.
-    std::map<std::string, Value *> constants;
+    // Constants: bucket by type, size and a hash of sampled bytes (the head, the tail and
+    // 16 windows between), then compare the bytes within a bucket. Weights are not read in
+    // full unless two candidates collide: models with gigabytes of weights stream them.
+    std::map<std::pair<std::string, uint64_t>, std::vector<Value *>> constants;
     for (Value *c : g.constants()) {
       if (c->uses().empty())
         continue;
-      std::string key = toString(c->type()) + ":" +
-                        std::string(static_cast<const char *>(c->data()->data), c->data()->size);
-      auto [it, fresh] = constants.emplace(key, c);
-      if (fresh)
+      const unsigned char *bytes = static_cast<const unsigned char *>(c->data()->data);
+      size_t size = c->data()->size;
+      uint64_t hash = 1469598103934665603ull ^ size; // FNV-1a over the samples
+      auto mix = [&](size_t from, size_t n) {
+        for (size_t i = from; i < std::min(size, from + n); ++i)
+          hash = (hash ^ bytes[i]) * 1099511628211ull;
+      };
+      mix(0, 256);
+      for (size_t k = 1; k <= 16; ++k)
+        mix(size / 17 * k, 64);
+      mix(size > 256 ? size - 256 : 0, 256);
+      std::vector<Value *> &bucket = constants[{toString(c->type()), hash}];
+      Value *same = nullptr;
+      for (Value *other : bucket)
+        if (other->data()->size == size && !std::memcmp(other->data()->data, bytes, size))
+          same = other;
+      if (!same) {
+        bucket.push_back(c);
         continue;
-      g.replaceAllUses(c, it->second);
+      }
+      g.replaceAllUses(c, same);
       changed = true;
     }
     // Nodes, in schedule order, so that the earlier of two equal nodes is kept.
     std::map<std::string, Node *> seen;
     for (Node *n : g.nodes()) {
+      if (n->hasSubgraphs())
+        continue; // equal operands do not make equal bodies (If, Loop)
       auto [it, fresh] = seen.emplace(nodeKey(*n), n);
       if (fresh)
         continue;

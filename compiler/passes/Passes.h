@@ -10,11 +10,17 @@ namespace odlac {
 std::unique_ptr<Pass> createInferShapes();
 std::unique_ptr<Pass> createRemoveNoOps();
 std::unique_ptr<Pass> createFoldConstants();
+std::unique_ptr<Pass> createInlineConstantIf();
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();
+std::unique_ptr<Pass> createRecognizeLayerNorm();
+std::unique_ptr<Pass> createRecognizeGelu();
+std::unique_ptr<Pass> createRecognizeAttention();
 std::unique_ptr<Pass> createFoldBatchNormIntoConv();
 std::unique_ptr<Pass> createFoldBiasAddIntoConv();
 std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
 std::unique_ptr<Pass> createFuseActivations();
+std::unique_ptr<Pass> createSinkTransposes();
+std::unique_ptr<Pass> createAssignLayout();
 std::unique_ptr<Pass> createDeadCodeElimination();
 
 } // namespace odlac

@@ -18,9 +18,29 @@ const std::vector<PipelineEntry> &pipeline() {
        "computes everything that depends only on weights (shape arithmetic, weight "
        "transposes) before patterns look for constant operands",
        createFoldConstants},
+      {"inline-constant-if", 1,
+       "once folding has made conditions constant: the taken branch's nodes join the graph, "
+       "where the rewrites below can see them",
+       createInlineConstantIf},
       {"eliminate-common-subexpressions", 1,
        "merges duplicate nodes and constants that folding and export leave behind",
        createEliminateCommonSubexpressions},
+      {"recognize-layer-norm", 2,
+       "once folding has made epsilon, the exponent 2 and the shape arithmetic constants, and "
+       "before other rewrites change the decomposed form PyTorch exported",
+       createRecognizeLayerNorm},
+      {"recognize-gelu", 2,
+       "like recognize-layer-norm, on the exported form; before fuse-activations, which "
+       "folds the Gelu into the product that feeds it",
+       createRecognizeGelu},
+      {"recognize-attention", 2,
+       "on the exported MatMul/Transpose/Softmax form, before transposes move and before "
+       "MatMul + Add fusion could claim a product",
+       createRecognizeAttention},
+      {"sink-transposes", 2,
+       "after folding has computed the transposes of weights: those left move through "
+       "elementwise ops and cancel in pairs before the patterns below look at producers",
+       createSinkTransposes},
       {"fold-batchnorm-into-conv", 2,
        "needs constant Conv weights and BN statistics, which folding has exposed",
        createFoldBatchNormIntoConv},
@@ -34,6 +54,14 @@ const std::vector<PipelineEntry> &pipeline() {
        "last of the rewrites around products: biases and Gemms are final, so a residual Add "
        "and an activation can join the product's epilogue",
        createFuseActivations},
+      {"assign-layout", 3,
+       "after fusion, so that each fused convolution changes layout once; follows the "
+       "target's manifest (layout channels_last)",
+       createAssignLayout},
+      {"sink-transposes-after-layout", 3,
+       "cancels the transposes assign-layout put between neighbouring spatial ops, leaving "
+       "them at the graph's boundary",
+       createSinkTransposes},
       {"dead-code-elimination", 1, "removes what the rewrites above left unused",
        createDeadCodeElimination},
       {"infer-shapes-final", 1, "re-checks every node after all rewrites", createInferShapes},

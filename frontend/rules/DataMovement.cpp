@@ -13,10 +13,12 @@
 
 #include "lower/Evaluate.h"
 #include "ops/InferUtil.h"
+#include "ops/OpDef.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace odlac {
@@ -337,6 +339,33 @@ AxisSlice normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t n) {
   return {fix(start), fix(end), step};
 }
 
+// For a slice that walks a tensor (a loop body's starts = f(i), ends = f(i + c), f a chain of
+// reshapes, c constant): the width c of each sliced axis; nullopt for any other form.
+std::optional<std::vector<int64_t>> constantWidths(const Value *starts, const Value *ends) {
+  auto isReshape = [](const Value *v) {
+    return v->producer() && std::strcmp(v->producer()->op().name, "Reshape") == 0;
+  };
+  while (isReshape(starts) && isReshape(ends) &&
+         starts->producer()->attrs() == ends->producer()->attrs()) {
+    starts = starts->producer()->input(0);
+    ends = ends->producer()->input(0);
+  }
+  const Node *add = ends->producer();
+  if (!add || std::strcmp(add->op().name, "Add") != 0 || add->numInputs() != 2)
+    return std::nullopt;
+  const Value *k = add->input(0) == starts ? add->input(1)
+                   : add->input(1) == starts ? add->input(0)
+                                             : nullptr;
+  if (!k || k->type().numElements() != 1 || !isComputableFromConstants(*k) ||
+      (k->dtype() != DType::I64 && k->dtype() != DType::I32))
+    return std::nullopt;
+  auto data = evaluateValue(*k);
+  if (!data)
+    return std::nullopt;
+  int64_t c = k->dtype() == DType::I64 ? *(*data)->as<int64_t>() : *(*data)->as<int32_t>();
+  return std::vector<int64_t>(static_cast<size_t>(starts->type().numElements()), c);
+}
+
 Status importSlice(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   int64_t rank = x->type().rank();
@@ -353,6 +382,34 @@ Status importSlice(ImportCtx &ctx) {
         dynamic = i;
     if (dynamic) {
       auto planned = plannedDims(ctx, 0, names[dynamic - 1], dynamic);
+      // Without ONNX's shape facts (inside a loop body), a walk of constant width with
+      // constant axes and unit steps still has a static shape (the kernel checks it).
+      auto widths = !planned && dynamic <= 2 && ctx.hasInput(2) &&
+                            (!ctx.hasInput(3) || isConstant(ctx, 3)) &&
+                            (!ctx.hasInput(4) || isConstant(ctx, 4))
+                        ? constantWidths(ctx.input(1), ctx.input(2))
+                        : std::nullopt;
+      if (widths) {
+        auto axes = ctx.hasInput(3) ? ctx.constInts(3, "axes") : Expected<std::vector<int64_t>>(
+                                                                    std::vector<int64_t>{});
+        auto steps = ctx.hasInput(4) ? ctx.constInts(4, "steps")
+                                     : Expected<std::vector<int64_t>>(std::vector<int64_t>{});
+        if (axes && !ctx.hasInput(3))
+          for (size_t i = 0; i < widths->size(); ++i)
+            axes->push_back(static_cast<int64_t>(i));
+        bool unit = axes && steps && axes->size() == widths->size();
+        for (int64_t st : unit ? *steps : std::vector<int64_t>{})
+          unit &= st == 1;
+        Dims dims = x->dims();
+        for (size_t i = 0; unit && i < widths->size(); ++i) {
+          auto a = normalizeAxis((*axes)[i], rank, "axis");
+          unit &= a && (*widths)[i] >= 0 && (*widths)[i] <= dims[*a];
+          if (unit)
+            dims[*a] = (*widths)[i];
+        }
+        if (unit)
+          planned = dims;
+      }
       if (!planned)
         return planned.takeStatus();
       return finish(ctx, ctx.emit("SliceDynamic",

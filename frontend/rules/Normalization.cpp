@@ -1,7 +1,8 @@
 // Import rules for normalization ops: instance, layer, Lp and mean-variance normalization,
-// LRN, and the loss functions. ODLA 0.5 has no layer normalization, mean-variance
-// normalization or softmax cross entropy: they are decomposed here, the first two around
-// InstanceNormalization over a [1, rows, row length] view of the input.
+// LRN, and the loss functions. Layer normalization becomes the IR's LayerNorm (an extension
+// op with a core decomposition). ODLA 0.5 has no mean-variance normalization or softmax cross
+// entropy: they are decomposed here, the first around InstanceNormalization over a
+// [1, rows, row length] view of the input.
 #include "Rules.h"
 
 #include <cstdint>
@@ -157,8 +158,8 @@ Expected<Value *> layerNormParam(ImportCtx &ctx, Value *v, const char *what, con
                   " elements (the normalized shape " + dimsToString(normShape) + ") or 1");
 }
 
-// LayerNormalization-17. Y: InstanceNormalization of the input viewed as [1, rows, D] (D:
-// the elements from `axis` on), then Mul by Scale and Add B. Mean and InvStdDev, when asked
+// LayerNormalization-17. Y: the IR's LayerNorm (ops/Transformer.cpp), which PyTorch's
+// decomposed form also becomes (RecognizeLayerNorm). Mean and InvStdDev, when asked
 // for, are computed apart in float32 (stash_type 1): ReduceMean, and
 // 1 / sqrt(ReduceMean((x - mean)^2) + epsilon).
 Status importLayerNormalization(ImportCtx &ctx) {
@@ -179,8 +180,6 @@ Status importLayerNormalization(ImportCtx &ctx) {
                     ") is not supported; only 1 (float32 statistics)");
   double epsilon = ctx.attrFloat("epsilon", 1e-5);
   Dims normShape(dims.begin() + *axis, dims.end());
-  int64_t rows = product(dims.begin(), dims.begin() + *axis);
-  int64_t cols = product(normShape.begin(), normShape.end());
 
   auto scale = layerNormParam(ctx, ctx.input(1), "Scale", normShape, x->dtype());
   if (!scale)
@@ -192,12 +191,21 @@ Status importLayerNormalization(ImportCtx &ctx) {
       return b.takeStatus();
     bias = *b;
   }
-  auto normalized = normalizeRows(ctx, x, rows, cols, epsilon, ctx.tempName("normalized"));
-  if (!normalized)
-    return normalized.takeStatus();
-  auto y = ctx.emit("Mul", {*normalized, *scale}, {}, bias ? ctx.tempName("scaled") : "");
-  if (y && bias)
-    y = ctx.emit("Add", {*y, bias});
+  // Scale and B with the normalized dims are LayerNorm's own operands; one-element ones are
+  // applied after it.
+  bool inside = (*scale)->dims() == normShape && (!bias || bias->dims() == normShape);
+  AttrMap attrs{{"axis", *axis}, {"epsilon", epsilon}};
+  std::vector<Value *> operands{x};
+  if (inside)
+    operands.push_back(*scale);
+  if (inside && bias)
+    operands.push_back(bias);
+  auto y = ctx.emit("LayerNorm", operands, attrs, inside ? "" : ctx.tempName("normalized"));
+  if (y && !inside) {
+    y = ctx.emit("Mul", {*y, *scale}, {}, bias ? ctx.tempName("scaled") : "");
+    if (y && bias)
+      y = ctx.emit("Add", {*y, bias});
+  }
   if (!y)
     return y.takeStatus();
   ctx.setOutput(0, *y);

@@ -54,6 +54,15 @@ odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...) {
   return NULL;
 }
 
+void ref_report(odla_log_level level, const char *func, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ref_log(level, func, msg);
+}
+
 static char *ref_strdup(const char *s) {
   size_t n = strlen(s) + 1;
   char *d = (char *)malloc(n);
@@ -152,6 +161,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   if (!comp)
     return ODLA_INVALID_PARAM;
   for (i = 0; i < comp->num_values; ++i) {
+    ref_release_held(comp->values[i]);
     free(comp->values[i]->id);
     free(comp->values[i]);
   }
@@ -162,6 +172,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   }
   free(comp->values);
   free(comp->nodes);
+  ref_free_regions(comp);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   free(comp);
@@ -206,6 +217,8 @@ int ref_check_operands(const char *op, int n, const odla_value *values) {
     ref_fail(ODLA_INVALID_PARAM, op, "the computation is already compiled");
     return 0;
   }
+  if (comp->interpret && ref_interpret_pending(comp) != ODLA_SUCCESS)
+    return 0;
   for (i = 0; i < n; ++i) {
     if (!values[i]) {
       /* A NULL operand follows an earlier failure, which was reported; report only if not. */
@@ -280,6 +293,7 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   n->outputs = n->inputs + num_inputs;
   for (i = 0; i < num_inputs; ++i)
     n->inputs[i] = inputs[i];
+  n->params_size = params_size;
   if (params_size)
     memcpy(n->params, params, params_size);
   for (i = 0; i < num_outputs; ++i) {
@@ -310,6 +324,8 @@ odla_status odla_SetValueAsOutput(const odla_value value) {
   if (!value)
     return ref_current_comp && ref_current_comp->error ? ref_current_comp->error
                                                        : ODLA_INVALID_PARAM;
+  if (ref_current_comp && ref_current_comp->regions)
+    return ref_set_region_result(ref_current_comp, value);
   if (value->kind != REF_RESULT) {
     ref_fail(ODLA_INVALID_PARAM, "SetValueAsOutput",
              "value '%s' is an argument or constant; copy it with odla_CloneValue first",
@@ -384,6 +400,13 @@ odla_status odla_GetOutputFromComputationByIdx(const odla_computation computatio
 static odla_status ref_compile(odla_computation comp) {
   if (comp->error != ODLA_SUCCESS)
     return comp->error;
+  if (comp->regions) {
+    ref_fail(ODLA_INVALID_PARAM, "CompileComputation",
+             "an odla_BeginIf or odla_BeginLoop has no matching odla_EndIf / odla_EndLoop");
+    return comp->error;
+  }
+  if (comp->interpret) /* its ops ran as they were built: there is nothing to compile */
+    return ODLA_INVALID_PARAM;
   if (!comp->compiled) {
     comp->arena_bytes = ref_plan(comp);
     comp->compiled = 1;
@@ -410,6 +433,8 @@ odla_status odla_CompileComputation(const odla_computation computation, const od
 odla_status odla_DestroyExecutable(odla_executable executable) {
   if (!executable)
     return ODLA_INVALID_PARAM;
+  if (ref_free_loaded(executable))
+    odla_DestroyComputation(executable->comp);
   free(executable);
   return ODLA_SUCCESS;
 }
@@ -508,7 +533,7 @@ odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_
     context->arena_bytes = a->bytes;
     return ODLA_SUCCESS;
   }
-  return ODLA_UNSUPPORTED_DATATYPE;
+  return ref_set_context_item(context, type, value);
 }
 
 static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *id, void *data) {
@@ -571,7 +596,7 @@ static void *ref_lookup(const ref_binding *list, int num, const char *id) {
 /* ---- Execution ---------------------------------------------------------------------- */
 
 /* Where a value's data lives during an execution of `comp` on `ctx`. */
-static void *ref_data(const odla_context ctx, odla_value v) {
+void *ref_value_data(odla_context ctx, odla_value v) {
   switch (v->kind) {
   case REF_ARGUMENT: return ref_lookup(ctx->args, ctx->num_args, v->id);
   case REF_CONSTANT: return (void *)(uintptr_t)v->data;
@@ -580,12 +605,44 @@ static void *ref_data(const odla_context ctx, odla_value v) {
   }
 }
 
-static odla_status ref_execute(odla_computation comp, odla_context ctx) {
+odla_status ref_run_nodes(ref_exec *x, int first, int last) {
   enum { kMaxIo = 2 * ODLA_MAX_OUTPUTS };
   const void *in[kMaxIo];
   void *out[kMaxIo];
   ref_io io;
   int i, k;
+  odla_context ctx = x->ctx;
+  io.in = in;
+  io.out = out;
+  io.exec = x;
+  for (i = first; i < last; ++i) {
+    const ref_node *n = x->comp->nodes[i];
+    odla_status s;
+    if (n->num_inputs > kMaxIo || n->num_outputs > kMaxIo)
+      return ODLA_INTERNAL_LOGIC_ERR;
+    for (k = 0; k < n->num_inputs; ++k)
+      in[k] = n->inputs[k] ? ref_value_data(ctx, n->inputs[k]) : NULL;
+    for (k = 0; k < n->num_outputs; ++k)
+      out[k] = ref_value_data(ctx, n->outputs[k]);
+    io.scratch = n->scratch_bytes ? ctx->arena + n->scratch_offset : NULL;
+    x->next = -1;
+    s = n->run(n, &io);
+    if (s != ODLA_SUCCESS) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
+               n->num_outputs ? n->outputs[0]->id : "", (int)s);
+      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
+      return s;
+    }
+    if (x->next >= 0)
+      i = x->next - 1; /* a control-flow kernel ran the region it opens */
+  }
+  return ODLA_SUCCESS;
+}
+
+static odla_status ref_execute(odla_computation comp, odla_context ctx) {
+  ref_exec x;
+  int i;
   odla_status s = ref_compile(comp);
   if (s != ODLA_SUCCESS)
     return s;
@@ -609,34 +666,18 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx) {
   /* Every argument and output must be bound. */
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
-    if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 && !ref_data(ctx, v)) {
+    if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 &&
+        !ref_value_data(ctx, v)) {
       char msg[300];
       snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument", v->id);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;
     }
   }
-  io.in = in;
-  io.out = out;
-  for (i = 0; i < comp->num_nodes; ++i) {
-    const ref_node *n = comp->nodes[i];
-    if (n->num_inputs > kMaxIo || n->num_outputs > kMaxIo)
-      return ODLA_INTERNAL_LOGIC_ERR;
-    for (k = 0; k < n->num_inputs; ++k)
-      in[k] = n->inputs[k] ? ref_data(ctx, n->inputs[k]) : NULL;
-    for (k = 0; k < n->num_outputs; ++k)
-      out[k] = ref_data(ctx, n->outputs[k]);
-    io.scratch = n->scratch_bytes ? ctx->arena + n->scratch_offset : NULL;
-    s = n->run(n, &io);
-    if (s != ODLA_SUCCESS) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
-               n->num_outputs ? n->outputs[0]->id : "", (int)s);
-      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
-      return s;
-    }
-  }
-  return ODLA_SUCCESS;
+  x.comp = comp;
+  x.ctx = ctx;
+  x.next = -1;
+  return ref_run_nodes(&x, 0, comp->num_nodes);
 }
 
 odla_status odla_ExecuteComputation(const odla_computation computation, const odla_context context,

@@ -2,9 +2,16 @@
  * reference backend: channels-first data, 1 to 3 spatial axes, groups, strides, dilations
  * and asymmetric padding; float32, float64, float16 and bfloat16.
  *
- * Both are GEMMs around an im2col / col2im transform. float32 runs on the cache-blocked
- * ref_sgemm; float64 on ref_dgemm; float16 and bfloat16 are converted to float32 (in the
- * node's scratch), computed by the float32 code and rounded back once at the end. */
+ * float32 Conv is a GEMM per image and group, output = kernel x im2col(input), where the
+ * im2col matrix is never stored: ref_sgemm_packed_b asks for it one cache-sized panel at a
+ * time and ref_conv_pack_b gathers that panel straight from the input, so the scratch is the
+ * GEMM's packing buffers (under 1 MiB) whatever the image size. A 1x1 convolution with
+ * stride 1 and no padding multiplies the input itself; one with a single input channel per
+ * group (depthwise) runs a direct loop, which beats a GEMM with one row. float64 Conv and
+ * DeConv of every type use an explicit im2col / col2im matrix around ref_dgemm or ref_sgemm.
+ * float16 and bfloat16 are converted to float32 (in the node's scratch), computed by the
+ * float32 code and rounded back once at the end. */
+#include "ops_channels_last.h"
 #include "ops_nn.h"
 
 #include <string.h>
@@ -16,6 +23,7 @@ typedef struct {
   int64_t kvol;  /* rows of the im2col matrix: (c / group) * kernel volume for Conv,
                     (m / group) * kernel volume for DeConv */
   int pointwise; /* Conv with a 1x1 kernel, stride 1, no padding: the input is its im2col */
+  int direct;    /* float Conv with one input channel per group: the direct loop */
   odla_element_type type;
   /* Scratch layout, byte offsets: im2col matrix, GEMM packing, and for float16/bfloat16 the
    * float copies of input, kernel, bias and output. */
@@ -35,7 +43,7 @@ static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const dou
   ref_dgemm(ta, 0, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
 
-/* The kernels, once for float and once for double (T): im2col, Conv, col2im, DeConv. */
+/* The explicit-im2col Conv for double (T): im2col, then one GEMM per image and group. */
 #define REF_DEFINE_CONV(T, SFX)                                                                    \
   /* The im2col matrix of one group of one image: row (ci, kd, kh, kw), column = output            \
    * pixel. */                                                                                     \
@@ -90,8 +98,12 @@ static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const dou
                             yn + g * mpg * opix, opix, pack);                                      \
       }                                                                                            \
     }                                                                                              \
-  }                                                                                                \
-                                                                                                   \
+  }
+REF_DEFINE_CONV(double, f64)
+#undef REF_DEFINE_CONV
+
+/* col2im and DeConv, once for float and once for double (T). */
+#define REF_DEFINE_DECONV(T, SFX)                                                                  \
   /* Adds the col matrix of one group (row (mo, kd, kh, kw), column = input pixel) into the        \
    * output channels of that group. */                                                             \
   static void ref_col2im_##SFX(const ref_conv_params *p, const T *col, T *y) {                     \
@@ -142,9 +154,174 @@ static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const dou
       }                                                                                            \
     }                                                                                              \
   }
-REF_DEFINE_CONV(float, f32)
-REF_DEFINE_CONV(double, f64)
-#undef REF_DEFINE_CONV
+REF_DEFINE_DECONV(float, f32)
+REF_DEFINE_DECONV(double, f64)
+#undef REF_DEFINE_DECONV
+
+/* ---- float32 Conv ------------------------------------------------------------------------ */
+
+enum { NR = REF_SGEMM_NR };
+
+/* The im2col matrix of one group of one image, seen by ref_sgemm_packed_b: row
+ * (ci, kd, kh, kw), column = output pixel. */
+typedef struct {
+  const ref_conv_params *p;
+  const float *x; /* the group's first input channel */
+} ref_conv_im2col;
+
+/* Packs rows [p0, p0+kc) and columns [j0, j0+nc) of the im2col matrix into NR-column
+ * panels, reading the input directly. A panel's NR output pixels fall into a few runs along
+ * output rows; each run is located once per panel. For each im2col row (one kernel tap of
+ * one channel) a run then reads one input row at a fixed stride: the cells whose tap lies
+ * outside the input are zero, the others a copy, with no test per value. */
+static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                            float *dst) {
+  const ref_conv_im2col *cb = (const ref_conv_im2col *)ctx;
+  const ref_window *w = &cb->p->w;
+  const int64_t ipix = ref_window_in_count(w), s2 = w->stride[2];
+  int64_t jr;
+  for (jr = 0; jr < nc; jr += NR) {
+    const int64_t nr = nc - jr < NR ? nc - jr : NR;
+    /* Run r covers panel columns [at[r], at[r+1]): output pixels od, oh, ow0.. of one row. */
+    int64_t at[NR + 1], id0[NR], ih0[NR], iw0[NR], pp, r, ci, kd, kh, kw;
+    int runs = 0;
+    while (runs == 0 || at[runs] < nr) {
+      int64_t j = runs == 0 ? 0 : at[runs], pix = j0 + jr + j, t = pix / w->out[2];
+      int64_t ow = pix % w->out[2];
+      at[runs] = j;
+      id0[runs] = t / w->out[1] * w->stride[0] - w->pad[0];
+      ih0[runs] = t % w->out[1] * w->stride[1] - w->pad[1];
+      iw0[runs] = ow * s2 - w->pad[2];
+      j += w->out[2] - ow;
+      at[++runs] = j < nr ? j : nr;
+    }
+    r = p0;
+    kw = r % w->k[2];
+    r /= w->k[2];
+    kh = r % w->k[1];
+    r /= w->k[1];
+    kd = r % w->k[0];
+    ci = r / w->k[0];
+    for (pp = 0; pp < kc; ++pp, dst += NR) {
+      const float *xc = cb->x + ci * ipix;
+      const int64_t dd = kd * w->dil[0], dh = kh * w->dil[1], dw = kw * w->dil[2];
+      int64_t j;
+      int q;
+      for (q = 0; q < runs; ++q) {
+        const int64_t id = id0[q] + dd, ih = ih0[q] + dh, off = iw0[q] + dw;
+        const int64_t len = at[q + 1] - at[q];
+        float *d = dst + at[q];
+        /* cells c in [lo, hi) read input column off + c * s2, inside [0, in[2]) */
+        int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+        int64_t hi = w->in[2] - off <= 0 ? 0 : (w->in[2] - off - 1) / s2 + 1;
+        const float *src = xc + (id * w->in[1] + ih) * w->in[2] + off;
+        if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1])
+          lo = hi = len;
+        if (hi > len)
+          hi = len;
+        if (lo > hi)
+          lo = hi;
+        for (j = 0; j < lo; ++j)
+          d[j] = 0.0f;
+        if (s2 == 1)
+          for (; j < hi; ++j)
+            d[j] = src[j];
+        else
+          for (; j < hi; ++j)
+            d[j] = src[j * s2];
+        for (; j < len; ++j)
+          d[j] = 0.0f;
+      }
+      for (j = nr; j < NR; ++j)
+        dst[j] = 0.0f;
+      if (++kw == w->k[2]) {
+        kw = 0;
+        if (++kh == w->k[1]) {
+          kh = 0;
+          if (++kd == w->k[0]) {
+            kd = 0;
+            ++ci;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* One input channel per group: each output channel accumulates its kernel's taps, each tap a
+ * scaled run of input row over the output row's cells whose tap lies inside the input. */
+static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
+                                float *yn) {
+  const ref_window *w = &p->w;
+  const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
+  const int64_t mpg = p->m / p->group, kvol = ref_window_k_count(w), s2 = w->stride[2];
+  int64_t o, kd, kh, kw, od, oh, ow;
+  for (o = 0; o < p->m; ++o) {
+    const float *xg = xn + o / mpg * ipix, *wo = wt + o * kvol;
+    float *yo = yn + o * opix;
+    for (kd = 0; kd < w->k[0]; ++kd)
+      for (kh = 0; kh < w->k[1]; ++kh)
+        for (kw = 0; kw < w->k[2]; ++kw) {
+          const float wv = wo[(kd * w->k[1] + kh) * w->k[2] + kw];
+          const int64_t off = kw * w->dil[2] - w->pad[2];
+          /* ow in [lo, hi) keeps iw = ow * s2 + off inside [0, in[2]). */
+          int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+          int64_t hi = w->in[2] - off <= 0 ? 0 : (w->in[2] - off - 1) / s2 + 1;
+          if (hi > w->out[2])
+            hi = w->out[2];
+          for (od = 0; od < w->out[0]; ++od) {
+            const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
+            if (id < 0 || id >= w->in[0])
+              continue;
+            for (oh = 0; oh < w->out[1]; ++oh) {
+              const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
+              const float *xr = xg + (id * w->in[1] + ih) * w->in[2] + off;
+              float *yr = yo + (od * w->out[1] + oh) * w->out[2];
+              if (ih < 0 || ih >= w->in[1])
+                continue;
+              if (s2 == 1)
+                for (ow = lo; ow < hi; ++ow)
+                  yr[ow] += wv * xr[ow];
+              else
+                for (ow = lo; ow < hi; ++ow)
+                  yr[ow] += wv * xr[ow * s2];
+            }
+          }
+        }
+  }
+}
+
+static void ref_conv_core_f32(const ref_conv_params *p, const float *x, const float *wt,
+                              const float *bias, float *y, unsigned char *scratch) {
+  const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
+  const int64_t cpg = p->c / p->group, mpg = p->m / p->group;
+  float *pack = (float *)(scratch + p->pack_at);
+  int64_t n, g, i, o;
+  for (n = 0; n < p->n; ++n) {
+    const float *xn = x + n * p->c * ipix;
+    float *yn = y + n * p->m * opix;
+    for (i = 0; i < p->m; ++i)
+      for (o = 0; o < opix; ++o)
+        yn[i * opix + o] = bias ? bias[i] : 0.0f;
+    if (p->direct) {
+      ref_conv_direct_f32(p, xn, wt, yn);
+      continue;
+    }
+    for (g = 0; g < p->group; ++g) {
+      const float *xg = xn + g * cpg * ipix, *wg = wt + g * mpg * p->kvol;
+      float *yg = yn + g * mpg * opix;
+      if (p->pointwise) {
+        ref_sgemm(0, 0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, xg, opix, 1.0f, yg, opix, pack);
+      } else {
+        ref_conv_im2col cb;
+        cb.p = p;
+        cb.x = xg;
+        ref_sgemm_packed_b(0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, ref_conv_pack_b, &cb, yg,
+                           opix, pack);
+      }
+    }
+  }
+}
 
 typedef void (*ref_conv_core_f32_fn)(const ref_conv_params *, const float *, const float *,
                                      const float *, float *, unsigned char *);
@@ -259,6 +436,9 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   int64_t kernel_dims[ODLA_MAX_DIMENSION], opix;
   int i;
   char s1[128], s2[128];
+  if (input_layout == ODLA_CHANNELS_LAST) /* NHWC data: ops_channels_last.c */
+    return ref_conv_channels_last(input, group, kernel, kernel_layout, strides, dilations,
+                                  paddings_front, paddings_back, bias, output_dims, value_id);
   in[0] = input;
   in[1] = kernel;
   in[2] = bias;
@@ -301,7 +481,12 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
                     ref_shape_str(&output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
   opix = ref_window_out_count(&p.w);
-  ref_conv_scratch(&p, in, &out, p.pointwise ? 0 : p.kvol * opix, p.m / group, opix, p.kvol);
+  p.direct = p.type != ODLA_FLOAT64 && p.c == (int64_t)group;
+  if (p.direct)
+    ref_conv_scratch(&p, in, &out, 0, 0, 0, 0);
+  else /* only the float64 GEMM reads a stored im2col matrix */
+    ref_conv_scratch(&p, in, &out, p.pointwise || p.type != ODLA_FLOAT64 ? 0 : p.kvol * opix,
+                     p.m / group, opix, p.kvol);
   v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
   if (v)
     v->node->scratch_bytes = p.bytes;

@@ -43,6 +43,13 @@ static float ref_activate(odla_ext_fused_activation act, float v, float alpha, f
       }                                                                                         \
       return;                                                                                   \
     }                                                                                           \
+    if (p->act == ODLA_EXT_FUSED_RELU) { /* ResNet's residual block, vectorizable too */         \
+      for (i = 0; i < p->n; ++i) {                                                              \
+        C v = REF_LOAD_##SFX(x, i) + REF_LOAD_##SFX(r, i);                                      \
+        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                   \
+      }                                                                                         \
+      return;                                                                                   \
+    }                                                                                           \
     for (i = 0; i < p->n; ++i) {                                                                \
       float v = (float)REF_LOAD_##SFX(x, i) + (r ? (float)REF_LOAD_##SFX(r, i) : 0.0f);         \
       REF_STORE_##SFX(y, i, ref_activate(p->act, v, p->alpha, p->beta));                        \

@@ -6,16 +6,32 @@
 
 #include <string.h>
 
-/* Tile and block sizes. The micro-kernel computes an MR x NR tile of C; KC x NC panels of B
- * stay in L2/L3 and MC x KC blocks of A in L1/L2. */
-enum { MR = 4, NR = 16, MC = 128, KC = 256, NC = 2048 };
+/* Tile and block sizes. The micro-kernel keeps an MR x NR tile of C in registers while it
+ * streams a KC-deep packed panel of A (MR wide) and of B (NR wide): the B micro-panel
+ * (KC x NR, 32 KiB) stays in L1 while the MC x KC block of A (L2) streams past it, and a
+ * KC x NC panel of B (512 KiB) is reused from L2 by every block of A. NR = 32 floats is two
+ * 512-bit or four 256-bit vectors per row of the tile; GCC and Clang turn the fixed-size
+ * tile loops into vector FMAs for any width (measured: NR = 16 vectorizes badly with GCC).
+ * MR is the largest row count whose accumulators still fit the register file: 12 rows x 2
+ * vectors of the 32 AVX-512 registers, else 4 rows (16 AVX2 or 16 SSE registers). Only the
+ * tile sizes depend on the target; the code is the same portable C everywhere. */
+#if defined(__AVX512F__)
+enum { MR = 12 };
+#else
+enum { MR = 4 };
+#endif
+/* The scratch size must not depend on MR: odlac plans the arena with the reference library
+ * it links, and generated code may run on a build of it for another machine. Scratch is
+ * sized for the largest MR, MR_MAX, and MC is a multiple of every MR. */
+enum { MR_MAX = 12, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512 };
+typedef char ref_mc_fits_every_mr[MC % MR == 0 && MC % MR_MAX == 0 && (int)MR <= (int)MR_MAX ? 1 : -1];
 
 static int64_t ref_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k) {
   int64_t kc = ref_min(k, KC), nc = ref_round_up(ref_min(n, NC), NR);
-  int64_t mc = ref_round_up(ref_min(m, MC), MR);
+  int64_t mc = ref_round_up(ref_min(m, MC), MR_MAX);
   return (size_t)(kc * nc + mc * kc);
 }
 
@@ -26,11 +42,21 @@ static void ref_pack_a(int trans, const float *a, int64_t lda, int64_t i0, int64
   int64_t ir, p, i;
   for (ir = 0; ir < mc; ir += MR) {
     int64_t mr = ref_min(MR, mc - ir);
-    for (p = 0; p < kc; ++p) {
+    if (!trans) { /* rows of A are contiguous along p: walk each row once */
       for (i = 0; i < mr; ++i) {
-        int64_t row = i0 + ir + i, col = p0 + p;
-        dst[i] = trans ? a[col * lda + row] : a[row * lda + col];
+        const float *row = a + (i0 + ir + i) * lda + p0;
+        for (p = 0; p < kc; ++p)
+          dst[p * MR + i] = row[p];
       }
+      for (; i < MR; ++i)
+        for (p = 0; p < kc; ++p)
+          dst[p * MR + i] = 0.0f;
+      dst += kc * MR;
+      continue;
+    }
+    for (p = 0; p < kc; ++p) {
+      for (i = 0; i < mr; ++i)
+        dst[i] = a[(p0 + p) * lda + i0 + ir + i];
       for (; i < MR; ++i)
         dst[i] = 0.0f;
       dst += MR;
@@ -38,21 +64,39 @@ static void ref_pack_a(int trans, const float *a, int64_t lda, int64_t i0, int64
   }
 }
 
+/* The B operand of ref_sgemm: op(B) of a dense matrix. */
+typedef struct {
+  int trans;
+  const float *b;
+  int64_t ldb;
+} ref_dense_b;
+
 /* Packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into NR-column panels. */
-static void ref_pack_b(int trans, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-                       int64_t nc, float *dst) {
+static void ref_pack_dense_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                             float *dst) {
+  const ref_dense_b *d = (const ref_dense_b *)ctx;
   int64_t jr, p, j;
   for (jr = 0; jr < nc; jr += NR) {
     int64_t nr = ref_min(NR, nc - jr);
+    if (d->trans) { /* columns of op(B) are contiguous rows of B */
+      for (j = 0; j < nr; ++j) {
+        const float *col = d->b + (j0 + jr + j) * d->ldb + p0;
+        for (p = 0; p < kc; ++p)
+          dst[p * NR + j] = col[p];
+      }
+      for (; j < NR; ++j)
+        for (p = 0; p < kc; ++p)
+          dst[p * NR + j] = 0.0f;
+      dst += kc * NR;
+      continue;
+    }
     for (p = 0; p < kc; ++p) {
-      const int64_t row = p0 + p;
-      if (!trans && nr == NR) {
-        memcpy(dst, b + row * ldb + j0 + jr, NR * sizeof(float));
+      const float *row = d->b + (p0 + p) * d->ldb + j0 + jr;
+      if (nr == NR) {
+        memcpy(dst, row, NR * sizeof(float));
       } else {
-        for (j = 0; j < nr; ++j) {
-          int64_t col = j0 + jr + j;
-          dst[j] = trans ? b[col * ldb + row] : b[row * ldb + col];
-        }
+        for (j = 0; j < nr; ++j)
+          dst[j] = row[j];
         for (; j < NR; ++j)
           dst[j] = 0.0f;
       }
@@ -61,9 +105,11 @@ static void ref_pack_b(int trans, const float *b, int64_t ldb, int64_t p0, int64
   }
 }
 
-/* C[0:mr, 0:nr] += alpha * (packed A panel) x (packed B panel). */
-static void ref_micro_kernel(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                             int64_t mr, int64_t nr, float alpha) {
+/* C[0:mr, 0:nr] += alpha * (packed A panel) x (packed B panel). The full MR x NR tile is
+ * always computed (packing zero-pads the edges); only its mr x nr corner is stored. */
+static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *restrict b,
+                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+                             float alpha) {
   float acc[MR][NR];
   int64_t p, i, j;
   for (i = 0; i < MR; ++i)
@@ -89,34 +135,46 @@ static void ref_micro_kernel(int64_t kc, const float *a, const float *b, float *
   }
 }
 
-void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-               int64_t ldc, float *pack) {
-  int64_t i, j, jc, pc, ic, jr, ir;
-  float *pack_b = pack;
+void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
+                        int64_t ldc, float *pack) {
+  int64_t jc, pc, ic, jr, ir;
+  float *pack_b_buf = pack;
   float *pack_a = pack + ref_min(k, KC) * ref_round_up(ref_min(n, NC), NR);
-  /* C = beta * C first; the blocks below only accumulate. beta == 0 ignores C's contents. */
-  if (beta != 1.0f)
-    for (i = 0; i < m; ++i)
-      for (j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
   if (k == 0 || alpha == 0.0f)
     return;
   for (jc = 0; jc < n; jc += NC) {
     int64_t nc = ref_min(NC, n - jc);
     for (pc = 0; pc < k; pc += KC) {
       int64_t kc = ref_min(KC, k - pc);
-      ref_pack_b(trans_b, b, ldb, pc, kc, jc, nc, pack_b);
+      pack_b(b_ctx, pc, kc, jc, nc, pack_b_buf);
       for (ic = 0; ic < m; ic += MC) {
         int64_t mc = ref_min(MC, m - ic);
         ref_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
         for (jr = 0; jr < nc; jr += NR)
           for (ir = 0; ir < mc; ir += MR)
-            ref_micro_kernel(kc, pack_a + ir * kc, pack_b + jr * kc, c + (ic + ir) * ldc + jc + jr,
-                             ldc, ref_min(MR, mc - ir), ref_min(NR, nc - jr), alpha);
+            ref_micro_kernel(kc, pack_a + ir * kc, pack_b_buf + jr * kc,
+                             c + (ic + ir) * ldc + jc + jr, ldc, ref_min(MR, mc - ir),
+                             ref_min(NR, nc - jr), alpha);
       }
     }
   }
+}
+
+void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc, float *pack) {
+  ref_dense_b dense;
+  int64_t i, j;
+  /* C = beta * C first; the blocks below only accumulate. beta == 0 ignores C's contents. */
+  if (beta != 1.0f)
+    for (i = 0; i < m; ++i)
+      for (j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+  dense.trans = trans_b;
+  dense.b = b;
+  dense.ldb = ldb;
+  ref_sgemm_packed_b(trans_a, m, n, k, alpha, a, lda, ref_pack_dense_b, &dense, c, ldc, pack);
 }
 
 /* ---- ref_dgemm --------------------------------------------------------------------------- */

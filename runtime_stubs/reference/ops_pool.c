@@ -13,6 +13,7 @@
  *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch).
  * - Indices: flat positions in the input tensor (batch and channel included, padding not):
  *   row-major, or with column_major the spatial axes in reverse order (ONNX storage_order). */
+#include "ops_channels_last.h"
 #include "ops_nn.h"
 
 #include <math.h>
@@ -189,8 +190,13 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
   char s1[128], s2[128];
   if (!ref_check_operands(op, 1, &input))
     return NULL;
+  if (layout == ODLA_CHANNELS_LAST && (kind == REF_POOL_MAX || kind == REF_POOL_AVG))
+    return ref_pool_channels_last(op, kind == REF_POOL_MAX, input, window_dims, strides,
+                                  dilations, pad_front, pad_back, extra->include_pad, output_dims,
+                                  id); /* NHWC data: ops_channels_last.c */
   if (layout != ODLA_CHANNELS_FIRST)
-    return ref_fail(ODLA_UNSUPPORTED_OP, op, "only channels-first data is supported");
+    return ref_fail(ODLA_UNSUPPORTED_OP, op,
+                    "channels-last data is supported by MaxPool and AveragePool only");
   run = ref_pool_kernel(kind, input->type.element_type);
   if (!run ||
       ((kind == REF_POOL_AVG || kind == REF_POOL_LP) && !ref_is_float(input->type.element_type)))

@@ -1,70 +1,170 @@
 /* planner.c: static planning of the activation arena.
  *
- * Greedy by size (the scheme of TFLM's GreedyMemoryPlanner):
+ * Lifetimes, then offsets by first fit under a few orders, keeping the best:
  *   1. Nodes are numbered in execution order.
  *   2. Each intermediate result (not an argument, constant or bound output) is a buffer that
  *      lives from its producing node to its last consumer; each node's scratch is a buffer
  *      that lives during that node only.
- *   3. Buffers are sorted by size, largest first (ties: earlier first use, then creation
- *      order, so plans are deterministic).
- *   4. Each buffer in turn takes the lowest 64-byte aligned offset at which it overlaps no
- *      already placed buffer whose lifetime overlaps its own.
- *   5. The arena size is the largest end offset.
+ *   3. The buffers are placed once for each of three orders (ties: earlier first use, then
+ *      creation order, so plans are deterministic):
+ *        a. by size, largest first (TFLM's GreedyMemoryPlanner);
+ *        b. by first use, earliest first, larger first among those born at one node;
+ *        c. by pressure, highest first, then by size: a buffer's pressure is the largest
+ *           total size of the buffers live at one node of its lifetime, so the buffers of
+ *           the busiest node are placed first, packed from offset 0 (TFLite's "greedy by
+ *           breadth").
+ *   4. Placing: each buffer in turn takes the lowest 64-byte aligned offset at which it
+ *      overlaps no already placed buffer whose lifetime overlaps its own (first fit).
+ *   5. The arena of an order is its largest end offset; the smallest arena wins (ties: the
+ *      earlier order).
  * Before step 2, in-place reuse: walking the nodes in order, a node's result shares the
  * buffer of the operand named by its inplace_input when that operand is an intermediate
  * result of the same size whose buffer (with everything already sharing it) is last used
  * by this node. Sharing values form one buffer whose lifetime spans them all.
+ * No order is best for every graph: the sum of the buffers live at the busiest node is a
+ * lower bound that each can miss by fragmentation, and each order wins somewhere.
  * Worked example (sizes in 64-byte units): A lives [0,1] size 2, B [1,2] size 1, C [2,3]
- * size 2. Order A, C, B: A at 0; C at 0 (lifetimes [0,1] and [2,3] are disjoint); B at 2
- * (it overlaps A at node 1 and C at node 2). Arena: 3 units. */
+ * size 2. Order a, A C B: A at 0; C at 0 (lifetimes [0,1] and [2,3] are disjoint); B at 2
+ * (it overlaps A at node 1 and C at node 2). Arena: 3 units, the most live at one node.
+ * Where the orders differ: A size 3 [0,0], B 2 [0,1], C 2 [1,2], D 3 [2,2]. Order a, A D B
+ * C: A and D at 0, B at 3, C overlaps B and D so goes to 5: 7 units. Order b, A B C D: A at
+ * 0, B at 3, C at 0 (A is dead by node 1), D at 2 (C below it, B dead): 5 units, the
+ * bound (A + B at node 0). */
 #include "ref.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static size_t ref_align_up(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
-static int ref_by_size(const void *pa, const void *pb) {
-  const ref_buffer *a = (const ref_buffer *)pa, *b = (const ref_buffer *)pb;
+/* What the orders of step 3 compare. */
+typedef struct {
+  const ref_buffer *bufs;
+  const size_t *pressure; /* by buffer index */
+  const size_t *at;       /* offsets, by buffer index */
+  int strategy;           /* 0: size, 1: first use, 2: pressure, 3: offset */
+} ref_order_ctx;
+
+static int ref_before(const ref_order_ctx *c, int ia, int ib) {
+  const ref_buffer *a = &c->bufs[ia], *b = &c->bufs[ib];
+  if (c->strategy == 3)
+    return c->at[ia] < c->at[ib];
+  if (c->strategy == 2 && c->pressure[ia] != c->pressure[ib])
+    return c->pressure[ia] > c->pressure[ib];
+  if (c->strategy == 1 && a->first != b->first)
+    return a->first < b->first;
   if (a->size != b->size)
-    return a->size > b->size ? -1 : 1;
+    return a->size > b->size;
   if (a->first != b->first)
-    return a->first < b->first ? -1 : 1;
-  return a->order < b->order ? -1 : a->order > b->order;
+    return a->first < b->first;
+  return a->order < b->order;
 }
 
-static int ref_by_offset(const void *pa, const void *pb) {
-  const ref_buffer *a = *(const ref_buffer *const *)pa, *b = *(const ref_buffer *const *)pb;
-  return a->placed < b->placed ? -1 : a->placed > b->placed;
+/* Stable merge sort of n buffer indices (qsort takes no context, and a static one would not
+ * be thread-safe); tmp holds n indices. */
+static void ref_sort(int *idx, int n, const ref_order_ctx *c, int *tmp) {
+  int width, i;
+  for (width = 1; width < n; width *= 2) {
+    for (i = 0; i < n; i += 2 * width) {
+      int lo = i, mid = i + width < n ? i + width : n, hi = i + 2 * width < n ? i + 2 * width : n;
+      int l = lo, r = mid, k = lo;
+      while (l < mid && r < hi)
+        tmp[k++] = ref_before(c, idx[r], idx[l]) ? idx[r++] : idx[l++];
+      while (l < mid)
+        tmp[k++] = idx[l++];
+      while (r < hi)
+        tmp[k++] = idx[r++];
+    }
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+  }
+}
+
+/* Step 4 for one order: fills at[] (by buffer index) and returns the arena's end. `live` and
+ * `tmp` are scratch for n indices each. */
+static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t *at, int *live,
+                        int *tmp) {
+  ref_order_ctx by_offset;
+  size_t end = 0;
+  int i, j;
+  memset(&by_offset, 0, sizeof by_offset);
+  by_offset.bufs = bufs;
+  by_offset.at = at;
+  by_offset.strategy = 3;
+  for (i = 0; i < n; ++i) {
+    const ref_buffer *b = &bufs[order[i]];
+    int num_live = 0;
+    size_t off = 0;
+    for (j = 0; j < i; ++j) {
+      const ref_buffer *o = &bufs[order[j]];
+      if (o->first <= b->last && b->first <= o->last)
+        live[num_live++] = order[j];
+    }
+    ref_sort(live, num_live, &by_offset, tmp);
+    for (j = 0; j < num_live; ++j) {
+      if (off + b->size <= at[live[j]])
+        break; /* fits in the gap before this one */
+      if (at[live[j]] + bufs[live[j]].size > off)
+        off = ref_align_up(at[live[j]] + bufs[live[j]].size);
+    }
+    at[order[i]] = off;
+    if (off + b->size > end)
+      end = off + b->size;
+  }
+  return ref_align_up(end);
 }
 
 size_t ref_plan_buffers(ref_buffer *bufs, int n) {
-  ref_buffer **live = (ref_buffer **)malloc((size_t)(n ? n : 1) * sizeof *live);
-  size_t arena = 0;
-  int i, j;
-  if (!live)
-    return (size_t)-1;
-  qsort(bufs, (size_t)n, sizeof *bufs, ref_by_size);
-  for (i = 0; i < n; ++i) {
-    int num_live = 0;
-    size_t at = 0;
-    for (j = 0; j < i; ++j)
-      if (bufs[j].first <= bufs[i].last && bufs[i].first <= bufs[j].last)
-        live[num_live++] = &bufs[j];
-    qsort(live, (size_t)num_live, sizeof *live, ref_by_offset);
-    for (j = 0; j < num_live; ++j) {
-      if (at + bufs[i].size <= live[j]->placed)
-        break; /* fits in the gap before this one */
-      if (live[j]->placed + live[j]->size > at)
-        at = ref_align_up(live[j]->placed + live[j]->size);
+  const size_t count = (size_t)(n ? n : 1);
+  int *order = (int *)malloc(count * sizeof *order), *live = (int *)malloc(count * sizeof *live);
+  int *tmp = (int *)malloc(count * sizeof *tmp);
+  size_t *at = (size_t *)malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
+  size_t *load = NULL;
+  int i, j, strategy, num_nodes = 0;
+  ref_order_ctx ctx;
+  for (i = 0; i < n; ++i)
+    num_nodes = bufs[i].last + 1 > num_nodes ? bufs[i].last + 1 : num_nodes;
+  pressure = (size_t *)calloc(count, sizeof *pressure);
+  load = (size_t *)calloc((size_t)(num_nodes ? num_nodes : 1), sizeof *load);
+  if (!order || !live || !tmp || !at || !pressure || !load)
+    goto done;
+  for (i = 0; i < n; ++i)
+    for (j = bufs[i].first; j <= bufs[i].last; ++j)
+      load[j] += bufs[i].size;
+  for (i = 0; i < n; ++i)
+    for (j = bufs[i].first; j <= bufs[i].last; ++j)
+      pressure[i] = load[j] > pressure[i] ? load[j] : pressure[i];
+  memset(&ctx, 0, sizeof ctx);
+  ctx.bufs = bufs;
+  ctx.pressure = pressure;
+  for (strategy = 0; strategy < 3; ++strategy) {
+    size_t arena;
+    for (i = 0; i < n; ++i)
+      order[i] = i;
+    ctx.strategy = strategy;
+    ref_sort(order, n, &ctx, tmp);
+    arena = ref_place(bufs, n, order, at, live, tmp);
+    if (arena < best) {
+      best = arena;
+      for (i = 0; i < n; ++i)
+        bufs[i].placed = at[i];
     }
-    bufs[i].placed = at;
-    if (at + bufs[i].size > arena)
-      arena = at + bufs[i].size;
   }
   for (i = 0; i < n; ++i)
     *bufs[i].offset = bufs[i].placed;
+done:
+  free(order);
   free(live);
-  return ref_align_up(arena);
+  free(tmp);
+  free(at);
+  free(pressure);
+  free(load);
+  return best;
+}
+
+odla_value ref_inplace_of(odla_value v, int operand) {
+  if (v && v->node->num_outputs == 1)
+    v->node->inplace_input = operand;
+  return v;
 }
 
 /* The value owning the buffer `v` uses. */
@@ -116,6 +216,7 @@ size_t ref_plan(odla_computation comp) {
         odla_value v = comp->nodes[i]->inputs[k];
         v->last_use = i > v->last_use ? i : v->last_use;
       }
+  ref_plan_regions(comp); /* loop bodies run repeatedly: see ops_control_flow.c */
   ref_plan_inplace(comp);
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];

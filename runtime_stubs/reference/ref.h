@@ -24,11 +24,21 @@ typedef enum { REF_ARGUMENT, REF_CONSTANT, REF_RESULT } ref_value_kind;
 
 typedef struct ref_node ref_node;
 
+/* One execution of a compiled computation (compile mode), for control-flow kernels, which
+ * run ranges of nodes themselves (ops_control_flow.c): a kernel that sets `next` makes the
+ * executor continue at that node index. */
+typedef struct ref_exec {
+  odla_computation comp;
+  odla_context ctx;
+  int next; /* -1: the next node in order */
+} ref_exec;
+
 /* Pointers to a node's operand and result data during one execution. */
 typedef struct {
   const void *const *in;
   void *const *out;
   void *scratch; /* the node's scratch_bytes of arena, 64-byte aligned */
+  ref_exec *exec; /* compile mode only; control-flow kernels use it */
 } ref_io;
 
 typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
@@ -46,6 +56,10 @@ struct _odla_value {
   size_t offset;
   int first_use, last_use;
   odla_value shares;
+  /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` after
+   * odla_ReleaseValue. */
+  void *held;
+  int released;
 };
 
 struct ref_node {
@@ -55,6 +69,7 @@ struct ref_node {
   odla_value *inputs; /* NULL entries are absent optional operands */
   odla_value *outputs;
   void *params;        /* the op's parameter block, owned by the node */
+  size_t params_size;
   size_t scratch_bytes; /* temporary memory the kernel needs while it runs */
   size_t scratch_offset;
   int index;
@@ -63,6 +78,11 @@ struct ref_node {
    * (elementwise ops on an operand of the result's shape, reshapes). The planner reuses the
    * buffer only when that operand dies at this node. */
   int inplace_input;
+  /* Byte offsets in `params` of code (function) pointers, which a stored executable writes
+   * as positions in the library (executable_io.c); builders declare them with
+   * ref_declare_code_pointer. */
+  unsigned short code_at[4];
+  int num_code;
 };
 
 struct _odla_computation {
@@ -73,10 +93,14 @@ struct _odla_computation {
   int compiled;
   size_t arena_bytes;
   odla_status error; /* the first builder error */
+  struct ref_region *regions; /* control-flow regions being built, innermost first */
+  int interpret; /* ops run as they are built (runtime_interpret.c) */
+  int num_run;   /* interpret mode: nodes already run */
 };
 
 struct _odla_executable {
   odla_computation comp;
+  void *storage; /* a loaded executable (executable_io.c): the memory its computation lives in */
 };
 
 typedef struct {
@@ -90,12 +114,17 @@ struct _odla_context {
   unsigned char *arena; /* 64-byte aligned */
   size_t arena_bytes;
   void *arena_alloc; /* what to free when the arena is ours; NULL when the caller's */
+  /* Asynchronous execution (runtime_async.c): the ODLA_ASYNC_CALLBACK_FUNC / _ARG items. */
+  int (*async_callback)(void *arg, odla_status status);
+  void *async_arg;
 };
 
 /* Builder support (computation.c). */
 odla_computation ref_current(void);
 /* Records the first error of the current computation and logs `fmt`. Returns NULL. */
 odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...);
+/* Logs `fmt` at `level` for the function `func`, recording nothing (runtime functions). */
+void ref_report(odla_log_level level, const char *func, const char *fmt, ...);
 /* Appends a node with `num_outputs` results of the given types. Returns the node, or NULL on
  * allocation failure (recorded). `params` (params_size bytes) is copied into the node. */
 ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
@@ -108,6 +137,32 @@ odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla
 /* Checks that operands are present (optional ones may be NULL by passing -1 in `required`)
  * and belong to the current computation. */
 int ref_check_operands(const char *op, int n, const odla_value *values);
+
+/* Records that the node's params hold a code pointer at byte `offset` (see ref_node). */
+void ref_declare_code_pointer(ref_node *node, size_t offset);
+
+/* Interpret mode (runtime_interpret.c): runs the nodes built since the last call; builders
+ * call it through ref_check_operands before adding a node. */
+odla_status ref_interpret_pending(odla_computation comp);
+/* Frees the data interpret mode holds for a value. */
+void ref_release_held(odla_value value);
+/* Context items beyond the arena (runtime_async.c): the async callback and its argument. */
+odla_status ref_set_context_item(odla_context context, odla_item_type type, odla_item_value value);
+/* Frees what a loaded executable owns (executable_io.c); 0 when it owns nothing. */
+int ref_free_loaded(odla_executable executable);
+
+/* Execution (computation.c): runs nodes [first, last) of x->comp on x->ctx, following the
+ * jumps control-flow kernels make; where a value's data lives during an execution. */
+odla_status ref_run_nodes(ref_exec *x, int first, int last);
+void *ref_value_data(odla_context ctx, odla_value v);
+
+/* Control flow (ops_control_flow.c). Inside an If branch odla_SetValueAsOutput marks a
+ * branch result: ref_set_region_result handles it when a region is open. ref_plan_regions
+ * extends lifetimes so that loop bodies can run repeatedly over one plan (planner.c calls
+ * it before placing buffers); ref_free_regions frees regions left open. */
+odla_status ref_set_region_result(odla_computation comp, odla_value value);
+void ref_plan_regions(odla_computation comp);
+void ref_free_regions(odla_computation comp);
 
 /* Shapes and types. */
 size_t ref_elem_size(odla_element_type t);
@@ -122,6 +177,9 @@ int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *i
 
 /* Planner (planner.c): assigns arena offsets; returns the arena size. */
 size_t ref_plan(odla_computation comp);
+/* Lets the node producing `v` (one result) give it the buffer of its operand `operand` (see
+ * ref_node.inplace_input); returns v, which may be NULL (a failed builder). */
+odla_value ref_inplace_of(odla_value v, int operand);
 /* One buffer to place: `size` bytes live from node `first` to node `last`. */
 typedef struct {
   size_t size;
@@ -129,7 +187,8 @@ typedef struct {
   size_t *offset; /* where the planner stores the buffer's offset */
   size_t placed;
 } ref_buffer;
-/* Places `n` buffers (reordering the array); returns the arena size. */
+/* Places `n` buffers (planner.c, steps 3 to 5), storing each offset through `offset` and
+ * `placed`; returns the arena size, or (size_t)-1 when out of memory. */
 size_t ref_plan_buffers(ref_buffer *bufs, int n);
 
 /* Kernels shared between op files. */
@@ -138,5 +197,15 @@ void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float 
                int64_t ldc, float *pack);
 /* Floats of packing scratch that ref_sgemm needs for an m x n x k product. */
 size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k);
+/* Writes rows [p0, p0+kc) and columns [j0, j0+nc) of a virtual B matrix into `dst` as
+ * 32-column panels (kc rows of 32 floats each, zero-padded past nc): how ref_sgemm_packed_b
+ * reads a B that is never stored whole, such as a convolution's im2col matrix. */
+typedef void (*ref_pack_b_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                              float *dst);
+enum { REF_SGEMM_NR = 32 };
+/* C += alpha * op(A) * B for a B produced panel by panel by `pack_b`; `pack` as ref_sgemm. */
+void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
+                        int64_t ldc, float *pack);
 
 #endif /* ODLA_REFERENCE_REF_H_ */

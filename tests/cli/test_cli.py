@@ -60,7 +60,7 @@ class CliTest(unittest.TestCase):
             (["--no-such-flag", "m.onnx"], "unknown option '--no-such-flag'"),
             ([os.path.join(CNN, "model.onnx")], "no output folder given"),
             (["-o", self.work], "no model given"),
-            (["--weights=yaml", "m.onnx", "-o", self.work], "--weights must be c or bin"),
+            (["--weights=yaml", "m.onnx", "-o", self.work], "--weights must be c, bin or obj"),
             (["--name", "1abc", "m.onnx", "-o", self.work], "is not a C identifier"),
             ([os.path.join(self.work, "missing.onnx"), "-o", self.work], "cannot open"),
             ([os.path.join(CNN, "model.onnx"), "-o", self.work, "--input-shape", "input"],

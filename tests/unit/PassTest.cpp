@@ -3,6 +3,8 @@
 // expected IR. The expected text is compared after the passes ran, and the graph before and
 // after is run on the reference backend with the same pseudo-random inputs: the outputs must
 // agree. Every rewrite has a case where it must not fire (EXPECT equals the input).
+// A line "// LAYOUT: channels_last" before RUN makes the passes see a target whose manifest
+// prefers that layout.
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "lower/Evaluate.h"
@@ -25,7 +27,11 @@ struct PassCase {
   int index;
   std::vector<std::string> passes;
   std::string input, expected;
+  std::string layout; // the target's preferred layout; empty: the reference manifest's
 };
+
+// gtest prints a parameter with each test; the file and case number say it all.
+void PrintTo(const PassCase &c, std::ostream *os) { *os << c.file << " case " << c.index; }
 
 std::string trim(const std::string &s) {
   size_t a = s.find_first_not_of(" \t\n"), b = s.find_last_not_of(" \t\n");
@@ -58,10 +64,12 @@ std::vector<PassCase> loadCases() {
       if (run == std::string::npos)
         continue;
       size_t eol = chunk.find('\n', run);
-      PassCase c{f, index++, {}, "", ""};
+      PassCase c{f, index++, {}, "", "", ""};
       std::stringstream names(trim(chunk.substr(run + 7, eol - run - 7)));
       for (std::string p; std::getline(names, p, ',');)
         c.passes.push_back(trim(p));
+      if (size_t layout = chunk.find("// LAYOUT:"); layout < run)
+        c.layout = trim(chunk.substr(layout + 10, chunk.find('\n', layout) - layout - 10));
       size_t expect = chunk.find("// EXPECT:", eol);
       c.input = chunk.substr(eol + 1, expect == std::string::npos ? std::string::npos : expect - eol - 1);
       c.expected = expect == std::string::npos ? "" : chunk.substr(expect + 10);
@@ -106,13 +114,18 @@ TEST_P(PassFile, RewritesAsExpectedAndKeepsTheNumbers) {
   ASSERT_TRUE(before) << before.status().message();
   auto after = parseGraph(c.input);
   ASSERT_TRUE(after);
+  Target target = referenceTarget();
+  if (!c.layout.empty())
+    target.layout = c.layout;
+  PassContext ctx;
+  ctx.target = &target;
   for (const std::string &p : c.passes) {
     const PipelineEntry *entry = nullptr;
     for (const PipelineEntry &e : pipeline())
       if (p == e.name)
         entry = &e;
     ASSERT_NE(entry, nullptr) << "unknown pass " << p;
-    auto changed = entry->make()->run(**after, PassContext{});
+    auto changed = entry->make()->run(**after, ctx);
     ASSERT_TRUE(changed) << changed.status().message();
   }
   auto expected = parseGraph(c.expected);

@@ -43,6 +43,39 @@ TEST(Planner, OverlappingLifetimesNeverShareBytes) {
   EXPECT_EQ(off[3], 0u);
 }
 
+// planner.c's second worked example: largest first (order a) would leave C above B at 5
+// (7 units); placing by first use (order b) reaches the bound, A + B at node 0.
+TEST(Planner, FirstUseOrderWinsWhereLargestFirstFragments) {
+  size_t a = 0, b = 0, c = 0, d = 0;
+  ref_buffer bufs[] = {buffer(3, 0, 0, &a), buffer(2, 0, 1, &b), buffer(2, 1, 2, &c),
+                       buffer(3, 2, 2, &d)};
+  for (int i = 0; i < 4; ++i)
+    bufs[i].order = i;
+  EXPECT_EQ(ref_plan_buffers(bufs, 4), 5u * REF_ALIGN);
+  EXPECT_EQ(a, 0u);
+  EXPECT_EQ(b, 3u * REF_ALIGN);
+  EXPECT_EQ(c, 0u);
+  EXPECT_EQ(d, 2u * REF_ALIGN);
+}
+
+// Node loads: 0: C + D = 5, 1: A + C = 4, 2: A + B + C = 6, 3: A + B = 4. Largest first
+// puts D at 0, C at 3, A at 0 and B (live with A and C) at 5: 7 units; first use does the
+// same. By pressure (order c) A, B and C (pressure 6, the busiest node) go first, C A B at 0,
+// 2, 4, and D (pressure 5) fits above C at 2 because A and B are not yet live at node 0:
+// 6 units, the bound.
+TEST(Planner, PressureOrderPacksTheBusiestNodeFirst) {
+  size_t a = 0, b = 0, c = 0, d = 0;
+  ref_buffer bufs[] = {buffer(2, 1, 3, &a), buffer(2, 2, 4, &b), buffer(2, 0, 2, &c),
+                       buffer(3, 0, 0, &d)};
+  for (int i = 0; i < 4; ++i)
+    bufs[i].order = i;
+  EXPECT_EQ(ref_plan_buffers(bufs, 4), 6u * REF_ALIGN);
+  EXPECT_EQ(c, 0u);
+  EXPECT_EQ(a, 2u * REF_ALIGN);
+  EXPECT_EQ(b, 4u * REF_ALIGN);
+  EXPECT_EQ(d, 2u * REF_ALIGN);
+}
+
 TEST(Planner, EmptyPlanIsZero) { EXPECT_EQ(ref_plan_buffers(nullptr, 0), 0u); }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include <ODLA/ext/odla_ext_indexing.h>
 #include <ODLA/ext/odla_ext_misc.h>
 #include <ODLA/ext/odla_ext_fused.h>
+#include <ODLA/ext/odla_ext_transformer.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,11 @@ odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node, const odla_ch
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL
 odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odla_size_t *bytes,
                           odla_int32 *first_node, odla_int32 *last_node);
+
+/* Bytes odla_StoreExecutable writes for this executable: the size of the buffer to pass
+ * with an ODLA_LOCATION_MEMORY location. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL
+odla_ExtGetStoredExecutableBytes(odla_executable executable, odla_size_t *bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

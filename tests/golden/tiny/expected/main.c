@@ -354,6 +354,7 @@ int main(int argc, char **argv) {
   long repeat = 0;
   int n_paths = 0, i, status = 0;
   tiny_instance *inst = NULL;
+  double startup_ms, first_run_ms;
   memset(in, 0, sizeof in);
   memset(out, 0, sizeof out);
   for (i = 1; i < argc; ++i) {
@@ -379,12 +380,16 @@ int main(int argc, char **argv) {
       return 1;
   }
   out[0] = calloc(1, TINY_OUTPUT_0_BYTES ? TINY_OUTPUT_0_BYTES : 1);
+  startup_ms = odlac_now_ms();
   status = tiny_create(&inst);
+  startup_ms = odlac_now_ms() - startup_ms;
   if (status != 0) {
     fprintf(stderr, "tiny_create failed with odla_status %d\n", status);
     return 1;
   }
+  first_run_ms = odlac_now_ms();
   status = tiny_run(inst, (const float *)in[0].data, (float *)out[0]);
+  first_run_ms = odlac_now_ms() - first_run_ms;
   if (status == 0 && repeat > 0) {
     double *ms = (double *)malloc(sizeof(double) * (size_t)repeat);
     long r;
@@ -396,6 +401,7 @@ int main(int argc, char **argv) {
     if (ms && status == 0) {
       qsort(ms, (size_t)repeat, sizeof *ms, odlac_cmp_double);
       printf("latency_ms median=%.4f min=%.4f\n", repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0]);
+      printf("startup_ms create=%.4f first_run=%.4f\n", startup_ms, first_run_ms);
     }
     free(ms);
   }

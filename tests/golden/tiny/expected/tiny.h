@@ -27,7 +27,7 @@ extern "C" {
 #define TINY_OUTPUT_0_BYTES 16
 /* Bytes of constant data (weights), and of the activation arena each instance uses. */
 #define TINY_WEIGHTS_BYTES 436
-#define TINY_ARENA_BYTES 2816
+#define TINY_ARENA_BYTES 3392
 
 /* An instance owns its ODLA computation and context. Instances are independent;
  * one instance runs one inference at a time. Functions return an odla_status:

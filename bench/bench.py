@@ -1,0 +1,320 @@
+"""odlac's benchmark: odlac on the oneDNN and reference backends against ONNX Runtime and
+PyTorch, on the same models, inputs and machine, side by side in one run.
+
+For each model (exported by models/export_zoo.py into a cache folder outside the repository)
+it compiles with odlac -O3 (compile time and peak memory measured), builds the generated C
+against each ODLA backend, and for each engine and thread count times RUNS inferences after a
+warm-up, reporting the median and minimum latency, the peak resident memory of the process,
+and the largest error against PyTorch's output. Writes docs/benchmarks.md (or --out).
+
+Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
+shared machine are noisy: compare engines within one run, by ratio, never across runs.
+
+usage: /usr/bin/python3 bench/bench.py [--build DIR] [--models m1,m2] [--threads 1,2]
+           [--runs N] [--engines e1,e2] [--out FILE] [--time-budget S]"""
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "bert_encoder"]
+ENGINES = ["odlac+dnnl", "odlac+reference", "onnxruntime", "pytorch"]
+# The issue's latency targets, as the largest ratio to ONNX Runtime's median.
+TARGETS = {("resnet50", "odlac+dnnl"): 1.0, ("mobilenet_v2", "odlac+dnnl"): 0.85,
+           ("squeezenet1_1", "odlac+dnnl"): 0.85, ("efficientnet_b0", "odlac+dnnl"): 0.85,
+           ("bert_encoder", "odlac+dnnl"): 0.9, ("resnet50", "odlac+reference"): 3.0}
+
+
+def run_measured(cmd, env=None, cwd=None, timeout=3600):
+    """Runs cmd; returns (returncode, stdout, stderr, wall seconds, peak RSS in MB)."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        except KeyboardInterrupt:
+            p.kill()
+            raise
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), wall, usage.ru_maxrss / 1024.0)
+
+
+def check(rc, what, stderr):
+    if rc != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (what, rc, stderr.strip()[-800:]))
+
+
+def load_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def rel_error(got, want):
+    """Largest |got - want| over the largest |want|: scale-aware, defined where want is 0."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    want = np.asarray(want, dtype=np.float64).reshape(-1)
+    if got.shape != want.shape:
+        return float("inf")
+    return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.build = os.path.abspath(args.build)
+        self.odlac = os.path.join(self.build, "compiler", "driver", "odlac")
+        self.include = os.path.join(ROOT, "runtime_stubs", "include")
+        self.libs = {
+            "odlac+reference": (os.path.join(self.build, "runtime_stubs", "reference",
+                                              "libodla_reference.a"), ["-lm"]),
+            "odlac+dnnl": (os.path.join(self.build, "runtime_stubs", "dnnl", "libodla_dnnl.a"),
+                           shlex.split(args.dnnl_link)),
+        }
+        self.work = tempfile.mkdtemp(prefix="odlac-bench-")
+        self.rows = []
+        self.compile_rows = []
+        self.versions = {}
+
+    # -- models ---------------------------------------------------------------------------
+    def export(self, models):
+        cmd = [sys.executable, os.path.join(ROOT, "models", "export_zoo.py"), "--out",
+               self.args.cache, "--only", ",".join(models)]
+        rc, out, err, _, _ = run_measured(cmd)
+        check(rc, "models/export_zoo.py", err)
+        sys.stdout.write(out)
+
+    def inputs(self, model):
+        """Writes the model's inputs as raw files plus a JSON list; returns its path."""
+        folder = os.path.join(self.args.cache, model, "test_data_set_0")
+        spec, i = [], 0
+        while os.path.exists(os.path.join(folder, "input_%d.pb" % i)):
+            t = onnx.TensorProto()
+            with open(os.path.join(folder, "input_%d.pb" % i), "rb") as f:
+                t.ParseFromString(f.read())
+            a = numpy_helper.to_array(t)
+            raw = os.path.join(self.work, "%s_input_%d.bin" % (model, i))
+            np.ascontiguousarray(a).tofile(raw)
+            spec.append({"name": t.name, "dtype": str(a.dtype), "shape": list(a.shape),
+                         "file": raw})
+            i += 1
+        path = os.path.join(self.work, model + "_inputs.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        return path, [os.path.join(folder, "input_%d.pb" % k) for k in range(i)]
+
+    # -- engines --------------------------------------------------------------------------
+    def compile_odlac(self, model):
+        """Compiles at -O3 (three times: the median compile time is reported)."""
+        src = os.path.join(self.args.cache, model, "model.onnx")
+        gen = os.path.join(self.work, model, "gen")
+        os.makedirs(os.path.dirname(gen), exist_ok=True)
+        walls, rss = [], []
+        for _ in range(3):
+            shutil.rmtree(gen, ignore_errors=True)
+            rc, _, err, wall, peak = run_measured([self.odlac, src, "-O3", "--emit-main",
+                                                  "--name", "net", "-o", gen])
+            check(rc, "odlac " + model, err)
+            walls.append(wall)
+            rss.append(peak)
+        self.compile_rows.append({"model": model, "seconds": statistics.median(walls),
+                                  "peak_mb": max(rss)})
+        return gen
+
+    def build_exe(self, gen, engine):
+        lib, extra = self.libs[engine]
+        exe = os.path.join(gen, "run_" + engine.split("+")[1])
+        sources = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
+        rc, _, err, _, _ = run_measured([os.environ.get("CC", "cc"), "-std=c99", "-O2", "-I",
+                                         self.include] + sources + [lib] + extra + ["-o", exe])
+        check(rc, "building " + exe, err)
+        return exe
+
+    def time_odlac(self, exe, pb_inputs, threads, runs, res):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        rc, out, err, _, peak = run_measured([exe] + pb_inputs + ["-o", res, "--repeat",
+                                                                 str(runs)], env=env)
+        check(rc, os.path.basename(exe), err)
+        m = re.search(r"latency_ms median=([\d.]+) min=([\d.]+)", out)
+        return float(m.group(1)), float(m.group(2)), peak, load_pb(os.path.join(res, "output_0.pb"))
+
+    def time_script(self, cmd, out_bin, dtype, shape):
+        rc, out, err, _, peak = run_measured(cmd)
+        check(rc, os.path.basename(cmd[1]), err)
+        r = json.loads(out.strip().splitlines()[-1])
+        return r, peak, np.fromfile(out_bin, dtype=dtype).reshape(shape)
+
+    def runs_for(self, latency_ms):
+        """RUNS, fewer (at least 3) when RUNS inferences would exceed the time budget."""
+        return max(3, min(self.args.runs, int(self.args.time_budget * 1000 / max(latency_ms, 1e-3))))
+
+    def bench_model(self, model):
+        want = load_pb(os.path.join(self.args.cache, model, "test_data_set_0", "output_0.pb"))
+        inputs_json, pb_inputs = self.inputs(model)
+        engines = self.args.engines
+        gen = self.compile_odlac(model) if any(e.startswith("odlac") for e in engines) else None
+        for engine in engines:
+            if engine.startswith("odlac") and not os.path.exists(self.libs[engine][0]):
+                print("  %s: skipped, %s is not built" % (engine, self.libs[engine][0]))
+                continue
+            exe = self.build_exe(gen, engine) if engine.startswith("odlac") else None
+            for threads in self.args.threads:
+                out_bin = os.path.join(self.work, "%s_%s_%d.bin" % (model, engine, threads))
+                res = os.path.join(self.work, "%s_%s_%d" % (model, engine, threads))
+                try:
+                    if exe:
+                        probe = self.time_odlac(exe, pb_inputs, threads, 1, res)[0]
+                        n = self.runs_for(probe)
+                        med, mn, peak, got = self.time_odlac(exe, pb_inputs, threads, n, res)
+                    else:
+                        script = (["node", os.path.join(ROOT, "bench", "ort_run.js"),
+                                   os.path.join(self.args.cache, model, "model.onnx")]
+                                  if engine == "onnxruntime" else
+                                  [sys.executable, os.path.join(ROOT, "bench", "torch_run.py"),
+                                   os.path.join(self.args.cache, model, "model.pt")])
+                        probe, _, _ = self.time_script(script + [inputs_json, str(threads), "1",
+                                                                 "1", out_bin], out_bin,
+                                                       want.dtype, want.shape)
+                        n = self.runs_for(probe["median_ms"])
+                        r, peak, got = self.time_script(
+                            script + [inputs_json, str(threads), str(n), "3", out_bin], out_bin,
+                            want.dtype, want.shape)
+                        med, mn = r["median_ms"], r["min_ms"]
+                        self.versions[engine] = r["version"]
+                except RuntimeError as e:
+                    print("  %s, %d thread(s): FAILED: %s" % (engine, threads, e))
+                    self.rows.append({"model": model, "engine": engine, "threads": threads,
+                                      "error": str(e).splitlines()[0][:120]})
+                    continue
+                row = {"model": model, "engine": engine, "threads": threads, "median_ms": med,
+                       "min_ms": mn, "runs": n, "peak_mb": peak, "rel_err": rel_error(got, want)}
+                self.rows.append(row)
+                print("  %-16s %d thread(s): median %9.2f ms  min %9.2f ms  (%d runs)  "
+                      "peak %7.1f MB  err %.2e" % (engine, threads, med, mn, n, peak,
+                                                   row["rel_err"]))
+
+    # -- report ---------------------------------------------------------------------------
+    def machine(self):
+        cpu = platform.processor() or "unknown CPU"
+        try:
+            with open("/proc/cpuinfo") as f:
+                m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+                cpu = m.group(1).strip() if m else cpu
+        except OSError:
+            pass
+        return "%s, %d logical CPUs, %s" % (cpu, os.cpu_count() or 0, platform.platform())
+
+    def tool_versions(self):
+        v = dict(self.versions)
+        rc, out, _, _, _ = run_measured([self.odlac, "--version"])
+        v["odlac"] = out.strip().replace("odlac ", "", 1) if rc == 0 else "?"
+        for pkg in ("libdnnl-dev", "gcc"):
+            rc, out, _, _, _ = run_measured(["dpkg-query", "-W", "-f=${Version}", pkg])
+            v[pkg] = out.strip() if rc == 0 else "not installed"
+        return v
+
+    def markdown(self, command):
+        lines = ["<!-- Generated by bench/bench.py; rerun it to refresh. -->", "# Benchmarks", "",
+                 "Latency of one inference at batch 1 (median and minimum over the runs after a "
+                 "warm-up), peak resident memory of the process, and the largest error against "
+                 "PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
+                 "one run. Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
+                 "portable reference backend (`libodla_reference`, single-threaded: its 2-thread "
+                 "rows show the same code), ONNX Runtime (onnxruntime-node, CPU, all graph "
+                 "optimizations) and PyTorch (TorchScript, inference mode). "
+                 "\"vs ORT\" is the median's ratio to ONNX Runtime's at the same thread count; "
+                 "the target column gives the project's goal for that ratio.", "",
+                 "- Machine: " + self.machine(),
+                 "- Versions: " + ", ".join("%s %s" % kv for kv in sorted(self.tool_versions().items())),
+                 "- Command: `%s`" % command, "",
+                 "| model | engine | threads | median ms | min ms | vs ORT | target | runs | peak MB | error |",
+                 "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        ort = {(r["model"], r["threads"]): r["median_ms"] for r in self.rows
+               if r["engine"] == "onnxruntime" and "median_ms" in r}
+        for r in self.rows:
+            if "error" in r:
+                lines.append("| %s | %s | %d | failed: %s | | | | | | |" % (
+                    r["model"], r["engine"], r["threads"], r["error"].replace("|", "/")))
+                continue
+            base = ort.get((r["model"], r["threads"]))
+            ratio = "%.2fx" % (r["median_ms"] / base) if base else ""
+            target = TARGETS.get((r["model"], r["engine"]))
+            if target and base and not (r["engine"] == "odlac+reference" and r["threads"] != 1):
+                target_txt = "≤ %.2fx %s" % (target, "met" if r["median_ms"] / base <= target
+                                             else "**missed**")
+            else:
+                target_txt = ""
+            lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %d | %.0f | %.1e |" % (
+                r["model"], r["engine"], r["threads"], r["median_ms"], r["min_ms"], ratio,
+                target_txt, r["runs"], r["peak_mb"], r["rel_err"]))
+        lines += ["", "## odlac compile time (-O3, median of 3)", "",
+                  "| model | seconds | peak MB |", "|---|--:|--:|"]
+        for c in self.compile_rows:
+            lines.append("| %s | %.2f | %.0f |" % (c["model"], c["seconds"], c["peak_mb"]))
+        return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="odlac's CMake build folder (odlac and the backend libraries)")
+    ap.add_argument("--cache", default=os.environ.get(
+        "ODLAC_MODEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "odlac", "models")),
+        help="where the exported models live")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--runs", type=int, default=20, help="timed inferences per engine")
+    ap.add_argument("--time-budget", type=float, default=60.0,
+                    help="seconds of timed runs per engine and thread count; slower engines get "
+                         "fewer runs (at least 3)")
+    ap.add_argument("--dnnl-link", default="-ldnnl -lstdc++ -lm -lpthread",
+                    help="link flags libodla_dnnl needs")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = ap.parse_args(argv)
+    args.models = [m for m in args.models.split(",") if m]
+    args.engines = [e for e in args.engines.split(",") if e]
+    args.threads = [int(t) for t in args.threads.split(",") if t]
+    unknown = [m for m in args.models if m not in MODELS] + [e for e in args.engines
+                                                             if e not in ENGINES]
+    if unknown:
+        ap.error("unknown model or engine: %s" % ", ".join(unknown))
+    bench = Bench(args)
+    try:
+        bench.export(args.models)
+        for model in args.models:
+            print("%s:" % model)
+            bench.bench_model(model)
+        for c in bench.compile_rows:
+            print("odlac compile %s: %.2f s, peak %.0f MB" % (c["model"], c["seconds"], c["peak_mb"]))
+        command = "bench/run.sh " + " ".join(shlex.quote(a) for a in argv)
+        with open(args.out, "w") as f:
+            f.write(bench.markdown(command.strip()))
+        print("wrote " + args.out)
+    finally:
+        if not args.keep:
+            shutil.rmtree(bench.work, ignore_errors=True)
+    return 0 if all("error" not in r for r in bench.rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

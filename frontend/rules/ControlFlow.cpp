@@ -1,0 +1,481 @@
+// Import rules for control flow: If, Loop and Scan, whose bodies import as IR subgraphs
+// (ImportCtx::importBody: ONNX scoping, outer values captured as operands). The IR ops are
+// described in compiler/ops/ControlFlow.cpp.
+//
+// Loop: ONNX's body(iter_num, cond_in, v...) -> (cond_out, v_out..., scan...) becomes an IR
+// Loop whose carried values are the iteration number and v (the condition is carried by the
+// IR Loop itself), so the body gains iter_next = iter_num + 1. Scan outputs need a static
+// length: the trip count when it is a constant and the condition cannot stop the loop early;
+// otherwise the length ONNX's shape facts (or the model's declared outputs) give, in which
+// case the loop is bounded by that length and also stops when the data's trip count is
+// reached (rows past the last iteration are zero). Without either, the node is rejected.
+//
+// Scan: an IR Loop over the scan axis: each scan input is sliced with Gather at the
+// iteration number (counted down for reverse directions), scan outputs are stacked forward
+// or in reverse, then moved to their scan_output_axes with a Transpose. Opset 8's batched
+// form is supported for batch 1 without sequence_lens.
+#include "Rules.h"
+#include "lower/Evaluate.h"
+#include "ops/OpDef.h"
+
+#include <algorithm>
+
+#include <cstring>
+#include <limits>
+
+namespace odlac {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+Value *i64Scalar(ImportCtx &ctx, const std::string &name, int64_t v) {
+  return ctx.constant(ctx.tempName(name), {DType::I64, {}}, &v);
+}
+
+Value *boolScalar(ImportCtx &ctx, const std::string &name, bool v) {
+  uint8_t b = v ? 1 : 0;
+  return ctx.constant(ctx.tempName(name), {DType::Bool, {}}, &b);
+}
+
+// Adds a node to a body, inserted before `pos` (appended when null); its one result is named
+// `name`.
+Expected<Value *> bodyNode(Graph &body, const Node *pos, const char *op,
+                           std::vector<Value *> operands, AttrMap attrs, const std::string &name) {
+  Value *out = body.addValue(name, TensorType{});
+  Node *n = pos ? body.addNodeBefore(pos, opNamed(op), name, std::move(operands), {out},
+                                     std::move(attrs))
+                : body.addNode(opNamed(op), name, std::move(operands), {out}, std::move(attrs));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  return out;
+}
+
+// A scalar operand of one element, as rank 0 (If's and Loop's conditions may be [1]).
+Expected<Value *> scalarOperand(ImportCtx &ctx, int i, DType want, const char *what) {
+  Value *v = ctx.input(i);
+  if (v->dtype() != want || v->type().numElements() != 1)
+    return ctx.fail(std::string(what) + " must be one " + dtypeName(want) + ", got " +
+                    toString(v->type()));
+  return ctx.reshape(v, {}, v->type().rank() ? ctx.tempName(std::string(what) + "/scalar") : "");
+}
+
+// Adds the IR node with its bodies and binds the ONNX outputs listed in `bind` (ONNX output i
+// -> IR result bind[i]).
+Expected<Node *> emitWithBodies(ImportCtx &ctx, const char *op, std::vector<Value *> operands,
+                                AttrMap attrs, int results,
+                                std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies) {
+  std::vector<Value *> outs;
+  for (int i = 0; i < results; ++i)
+    outs.push_back(ctx.graph().addValue(
+        ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("result" + str(i)), TensorType{}));
+  Node *n = ctx.graph().addNode(opNamed(op), ctx.proto().name(), std::move(operands), outs,
+                                std::move(attrs));
+  for (auto &[name, body] : bodies)
+    n->setSubgraph(name, std::move(body));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  return n;
+}
+
+// ---- If -------------------------------------------------------------------------------
+
+Status importIf(ImportCtx &ctx) {
+  auto cond = scalarOperand(ctx, 0, DType::Bool, "cond");
+  if (!cond)
+    return cond.takeStatus();
+  auto then = ctx.importBody("then_branch", {});
+  if (!then)
+    return then.takeStatus();
+  auto other = ctx.importBody("else_branch", {});
+  if (!other)
+    return other.takeStatus();
+  if (then->graph->outputs().size() != static_cast<size_t>(ctx.numOutputs()))
+    return ctx.fail("then_branch returns " + str(static_cast<int64_t>(then->graph->outputs().size())) +
+                    " values for " + str(ctx.numOutputs()) + " outputs");
+  std::vector<Value *> operands{*cond};
+  operands.insert(operands.end(), then->captures.begin(), then->captures.end());
+  operands.insert(operands.end(), other->captures.begin(), other->captures.end());
+  std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies;
+  bodies.emplace_back("then_branch", std::move(then->graph));
+  bodies.emplace_back("else_branch", std::move(other->graph));
+  auto n = emitWithBodies(ctx, "If", operands, {}, ctx.numOutputs(), std::move(bodies));
+  if (!n)
+    return n.takeStatus();
+  for (int i = 0; i < ctx.numOutputs(); ++i)
+    ctx.setOutput(i, (*n)->output(i));
+  return Status::ok();
+}
+
+// ---- Loop -----------------------------------------------------------------------------
+
+// Whether a body result is always true: a constant true, or the condition input passed
+// through unchanged when the loop's initial condition is always true.
+bool alwaysTrue(const Graph &body, const std::vector<Value *> &captures, size_t formals,
+                const Value *v, const Value *condIn, bool initTrue) {
+  while (v->producer() && v->producer()->numInputs() == 1 &&
+         (std::strcmp(v->producer()->op().name, "Identity") == 0 ||
+          std::strcmp(v->producer()->op().name, "Reshape") == 0))
+    v = v->producer()->input(0);
+  if (v == condIn)
+    return initTrue;
+  for (size_t i = formals; i < body.inputs().size(); ++i)
+    if (body.inputs()[i] == v) {
+      const Value *c = captures[i - formals];
+      return c->isConstant() && c->type().numElements() == 1 && *c->data()->as<uint8_t>() != 0;
+    }
+  return false;
+}
+
+bool isConstantTrue(const Value *v) {
+  return v->isConstant() && v->type().numElements() == 1 && *v->data()->as<uint8_t>() != 0;
+}
+
+Status importLoop(ImportCtx &ctx) {
+  int carried = ctx.numInputs() - 2;
+  if (carried < 0)
+    return ctx.fail("needs the M and cond inputs (either may be empty)");
+  int scans = ctx.numOutputs() - carried;
+  if (scans < 0)
+    return ctx.fail(str(ctx.numOutputs()) + " outputs for " + str(carried) + " loop-carried values");
+  if (!ctx.hasInput(0) && !ctx.hasInput(1))
+    return ctx.fail("neither a trip count M nor a condition: the loop would never end");
+  Value *trip = nullptr, *cond = nullptr;
+  if (ctx.hasInput(0)) {
+    auto m = scalarOperand(ctx, 0, DType::I64, "M");
+    if (!m)
+      return m.takeStatus();
+    trip = *m;
+  }
+  if (ctx.hasInput(1)) {
+    auto c = scalarOperand(ctx, 1, DType::Bool, "cond");
+    if (!c)
+      return c.takeStatus();
+    cond = *c;
+  }
+  std::vector<TensorType> types{{DType::I64, {}}, {DType::Bool, {}}};
+  for (int k = 0; k < carried; ++k) {
+    if (!ctx.hasInput(2 + k))
+      return ctx.fail("loop-carried input " + str(k) + " is empty");
+    types.push_back(ctx.input(2 + k)->type());
+  }
+  auto imported = ctx.importBody("body", types);
+  if (!imported)
+    return imported.takeStatus();
+  Graph &body = *imported->graph;
+  std::vector<Value *> captures = std::move(imported->captures);
+  const size_t formals = types.size();
+  if (body.outputs().size() != static_cast<size_t>(1 + carried + scans))
+    return ctx.fail("body returns " + str(static_cast<int64_t>(body.outputs().size())) +
+                    " values; the node needs " + str(1 + carried + scans) +
+                    " (cond, loop-carried values, scan outputs)");
+  Value *iterIn = body.inputs()[0], *condIn = body.inputs()[1];
+  Value *condOut = body.outputs()[0];
+  if (condOut->dtype() != DType::Bool || condOut->type().numElements() != 1)
+    return ctx.fail("body's condition output is " + toString(condOut->type()) +
+                    "; it must be one bool");
+  for (int k = 0; k < carried; ++k)
+    if (body.outputs()[1 + k]->type() != types[2 + k])
+      return ctx.fail("loop-carried value " + str(k) + " ('" + body.inputs()[2 + k]->name() +
+                      "') starts as " + toString(types[2 + k]) + " but the body makes it " +
+                      toString(body.outputs()[1 + k]->type()) +
+                      "; odlac needs one static type per loop-carried value");
+  bool initTrue = !cond || isConstantTrue(cond);
+  bool neverStops = alwaysTrue(body, captures, formals, condOut, condIn, initTrue);
+
+  // The stacked length of scan outputs, and whether the loop is bounded by it.
+  int64_t length = -1;
+  bool bounded = false;
+  if (scans > 0) {
+    bool tripKnown = trip && isComputableFromConstants(*trip);
+    if (tripKnown && neverStops) {
+      auto m = ctx.constInts(0, "M");
+      if (!m)
+        return m.takeStatus();
+      length = std::max<int64_t>(0, (*m)[0]);
+    } else {
+      for (int k = 0; k < scans; ++k) {
+        auto declared = ctx.declaredType(carried + k);
+        if (!declared || declared->rank() == 0)
+          return ctx.fail("scan output " + str(k) + " ('" + ctx.outputName(carried + k) +
+                          "') has a length that depends on data (the trip count or the "
+                          "condition), and the model gives no static bound for it");
+        if (length >= 0 && declared->dims[0] != length)
+          return ctx.fail("scan outputs have different declared lengths (" + str(length) +
+                          " and " + str(declared->dims[0]) + ")");
+        length = declared->dims[0];
+      }
+      bounded = true;
+    }
+  }
+
+  // The IR body: inputs (cond_in, iter, v..., captured...), outputs (cond, iter + 1, v...,
+  // scan...). Constants it needs are captured like any outer value.
+  Value *one = i64Scalar(ctx, "one", 1);
+  Value *oneIn = body.addInput(one->name(), one->type());
+  captures.push_back(one);
+  Value *mIn = nullptr;
+  if (bounded && trip) {
+    mIn = body.addInput(trip->name(), trip->type());
+    captures.push_back(trip);
+  }
+  auto next = bodyNode(body, nullptr, "Add", {iterIn, oneIn}, {}, iterIn->name() + "/next");
+  if (!next)
+    return next.takeStatus();
+  Value *condNext = condOut;
+  if (condNext->type().rank() != 0) {
+    auto r = bodyNode(body, nullptr, "Reshape", {condNext}, {{"shape", std::vector<int64_t>{}}},
+                      condOut->name() + "/scalar");
+    if (!r)
+      return r.takeStatus();
+    condNext = *r;
+  }
+  if (mIn) { // bounded: also stop when the data's trip count is reached
+    auto below = bodyNode(body, nullptr, "Less", {*next, mIn}, {}, iterIn->name() + "/below_m");
+    if (!below)
+      return below.takeStatus();
+    auto both = bodyNode(body, nullptr, "And", {condNext, *below}, {}, condOut->name() + "/and_m");
+    if (!both)
+      return both.takeStatus();
+    condNext = *both;
+  }
+  std::vector<Value *> outs{condNext, *next};
+  outs.insert(outs.end(), body.outputs().begin() + 1, body.outputs().end());
+  body.setOutputs(outs);
+  std::vector<Value *> inputs{condIn, iterIn};
+  inputs.insert(inputs.end(), body.inputs().begin() + 2, body.inputs().end());
+  body.setInputs(inputs);
+
+  // Outer operands: trip count, initial condition, iteration 0, v..., captured values.
+  Value *tripOperand = trip;
+  Value *condOperand = cond ? cond : boolScalar(ctx, "true", true);
+  if (scans > 0)
+    tripOperand = i64Scalar(ctx, "length", length);
+  else if (!trip)
+    tripOperand = i64Scalar(ctx, "unbounded", std::numeric_limits<int64_t>::max());
+  if (bounded && trip) { // the first iteration runs only if 0 < M too
+    auto positive = ctx.emit("Less", {i64Scalar(ctx, "zero", 0), trip}, {}, ctx.tempName("m_positive"));
+    if (!positive)
+      return positive.takeStatus();
+    auto both = ctx.emit("And", {condOperand, *positive}, {}, ctx.tempName("cond_and_m"));
+    if (!both)
+      return both.takeStatus();
+    condOperand = *both;
+  }
+  std::vector<Value *> operands{tripOperand, condOperand, i64Scalar(ctx, "iter0", 0)};
+  for (int k = 0; k < carried; ++k)
+    operands.push_back(ctx.input(2 + k));
+  operands.insert(operands.end(), captures.begin(), captures.end());
+  std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies;
+  bodies.emplace_back("body", std::move(imported->graph));
+  // IR results: iteration count, v..., scan...; ONNX outputs skip the first.
+  std::vector<Value *> results;
+  Value *count = ctx.graph().addValue(ctx.tempName("iterations"), TensorType{});
+  for (int i = 0; i < ctx.numOutputs(); ++i)
+    results.push_back(ctx.graph().addValue(
+        ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("result" + str(i)), TensorType{}));
+  results.insert(results.begin(), count);
+  Node *n = ctx.graph().addNode(opNamed("Loop"), ctx.proto().name(), operands, results,
+                                {{"num_carried", int64_t{1 + carried}}});
+  for (auto &[name, g] : bodies)
+    n->setSubgraph(name, std::move(g));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  for (int i = 0; i < ctx.numOutputs(); ++i)
+    ctx.setOutput(i, n->output(1 + i));
+  return Status::ok();
+}
+
+// ---- Scan -----------------------------------------------------------------------------
+
+Status importScan(ImportCtx &ctx) {
+  const bool batched = ctx.opset() < 9; // Scan-8: input 0 is sequence_lens, axis 0 is batch
+  int first = batched ? 1 : 0;
+  if (batched && ctx.hasInput(0))
+    return ctx.fail("sequence_lens is not supported (every sequence must have the full length)");
+  int64_t numScanInputs = ctx.attrInt("num_scan_inputs", -1);
+  int states = ctx.numInputs() - first - static_cast<int>(numScanInputs);
+  if (numScanInputs < 1 || states < 0)
+    return ctx.fail("num_scan_inputs " + str(numScanInputs) + " does not fit " +
+                    str(ctx.numInputs() - first) + " inputs");
+  int scanOuts = ctx.numOutputs() - states;
+  if (scanOuts < 0)
+    return ctx.fail(str(ctx.numOutputs()) + " outputs for " + str(states) + " state values");
+  auto ins = [&](const char *name, int64_t n) {
+    std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(static_cast<size_t>(n), 0));
+    return v;
+  };
+  std::vector<int64_t> inAxes = batched ? std::vector<int64_t>(numScanInputs, 0)
+                                        : ins("scan_input_axes", numScanInputs);
+  std::vector<int64_t> inDirs = ins(batched ? "directions" : "scan_input_directions", numScanInputs);
+  std::vector<int64_t> outAxes = batched ? std::vector<int64_t>(scanOuts, 0)
+                                         : ins("scan_output_axes", scanOuts);
+  std::vector<int64_t> outDirs = batched ? std::vector<int64_t>(scanOuts, 0)
+                                         : ins("scan_output_directions", scanOuts);
+  if (static_cast<int64_t>(inAxes.size()) != numScanInputs ||
+      static_cast<int64_t>(inDirs.size()) != numScanInputs ||
+      static_cast<int>(outAxes.size()) != scanOuts || static_cast<int>(outDirs.size()) != scanOuts)
+    return ctx.fail("scan axes/directions attributes must have one entry per scan input/output");
+
+  // Operands without the batch axis (Scan-8, batch 1).
+  std::vector<Value *> operands;
+  for (int i = first; i < ctx.numInputs(); ++i) {
+    Value *v = ctx.input(i);
+    if (!v)
+      return ctx.fail("input " + str(i) + " is empty");
+    if (batched) {
+      if (v->type().rank() < 1 || v->dims()[0] != 1)
+        return ctx.fail("Scan-8 input '" + v->name() + "' " + toString(v->type()) +
+                        ": only batch size 1 is supported");
+      auto r = ctx.reshape(v, Dims(v->dims().begin() + 1, v->dims().end()),
+                           ctx.tempName("unbatched" + str(i)));
+      if (!r)
+        return r.takeStatus();
+      v = *r;
+    }
+    operands.push_back(v);
+  }
+  int64_t length = -1;
+  std::vector<TensorType> types;
+  for (int k = 0; k < states; ++k)
+    types.push_back(operands[k]->type());
+  for (int64_t j = 0; j < numScanInputs; ++j) {
+    Value *x = operands[states + j];
+    auto axis = normalizeAxis(inAxes[j], x->type().rank(), "scan_input_axes entry");
+    if (!axis)
+      return axis.takeStatus();
+    inAxes[j] = *axis;
+    int64_t len = x->dims()[*axis];
+    if (length >= 0 && len != length)
+      return ctx.fail("scan inputs have different lengths (" + str(length) + " and " + str(len) + ")");
+    length = len;
+    TensorType slice = x->type();
+    slice.dims.erase(slice.dims.begin() + *axis);
+    types.push_back(slice);
+  }
+  auto imported = ctx.importBody("body", types);
+  if (!imported)
+    return imported.takeStatus();
+  Graph &body = *imported->graph;
+  std::vector<Value *> captures = std::move(imported->captures);
+  if (body.outputs().size() != static_cast<size_t>(states + scanOuts))
+    return ctx.fail("body returns " + str(static_cast<int64_t>(body.outputs().size())) +
+                    " values for " + str(states + scanOuts) + " outputs");
+  for (int k = 0; k < states; ++k)
+    if (body.outputs()[k]->type() != types[k])
+      return ctx.fail("state " + str(k) + " starts as " + toString(types[k]) +
+                      " but the body makes it " + toString(body.outputs()[k]->type()));
+
+  // Body inputs: cond, iter, states..., then the full scan inputs and constants as captures.
+  std::vector<Node *> original = body.nodes();
+  const Node *front = original.empty() ? nullptr : original.front();
+  Value *condIn = body.addInput("cond", {DType::Bool, {}});
+  Value *iterIn = body.addInput("iter", {DType::I64, {}});
+  Value *one = i64Scalar(ctx, "one", 1);
+  Value *oneIn = body.addInput(one->name(), one->type());
+  captures.push_back(one);
+  Value *lastIn = nullptr;
+  for (int64_t j = 0; j < numScanInputs; ++j) {
+    Value *x = operands[states + j];
+    Value *full = body.addInput(x->name(), x->type());
+    captures.push_back(x);
+    Value *index = iterIn;
+    if (inDirs[j]) {
+      if (!lastIn) {
+        Value *last = i64Scalar(ctx, "last", length - 1);
+        lastIn = body.addInput(last->name(), last->type());
+        captures.push_back(last);
+      }
+      auto rev = bodyNode(body, front, "Sub", {lastIn, iterIn}, {}, "iter/reversed" + str(j));
+      if (!rev)
+        return rev.takeStatus();
+      index = *rev;
+    }
+    Value *formal = body.inputs()[states + j];
+    auto slice = bodyNode(body, front, "Gather", {full, index}, {{"axis", inAxes[j]}},
+                          formal->name() + "/slice");
+    if (!slice)
+      return slice.takeStatus();
+    body.replaceAllUses(formal, *slice);
+  }
+  auto next = bodyNode(body, nullptr, "Add", {iterIn, oneIn}, {}, "iter/next");
+  if (!next)
+    return next.takeStatus();
+  std::vector<Value *> outs{condIn, *next};
+  outs.insert(outs.end(), body.outputs().begin(), body.outputs().end());
+  body.setOutputs(outs);
+  std::vector<Value *> inputs{condIn, iterIn};
+  for (int k = 0; k < states; ++k)
+    inputs.push_back(body.inputs()[k]);
+  for (size_t i = states + numScanInputs; i < body.inputs().size(); ++i)
+    if (body.inputs()[i] != condIn && body.inputs()[i] != iterIn)
+      inputs.push_back(body.inputs()[i]);
+  body.setInputs(inputs);
+  // captures were collected in the order of the inputs after the formals: the ONNX body's
+  // own captures, then one, then per scan input its full tensor (and `last` when first
+  // needed), matching `inputs` above.
+
+  std::vector<Value *> loopOperands{i64Scalar(ctx, "length", length), boolScalar(ctx, "true", true),
+                                    i64Scalar(ctx, "iter0", 0)};
+  loopOperands.insert(loopOperands.end(), operands.begin(), operands.begin() + states);
+  loopOperands.insert(loopOperands.end(), captures.begin(), captures.end());
+  std::vector<Value *> results{ctx.graph().addValue(ctx.tempName("iterations"), TensorType{})};
+  for (int i = 0; i < ctx.numOutputs(); ++i)
+    results.push_back(ctx.graph().addValue(ctx.tempName("loop" + str(i)), TensorType{}));
+  Node *n = ctx.graph().addNode(opNamed("Loop"), ctx.proto().name(), loopOperands, results,
+                                {{"num_carried", int64_t{1 + states}},
+                                 {"scan_reverse", outDirs}});
+  n->setSubgraph("body", std::move(imported->graph));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  // Final states and scan outputs, moved to their axes (and given back the batch axis).
+  for (int i = 0; i < ctx.numOutputs(); ++i) {
+    Value *v = n->output(1 + i);
+    std::string name = ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("out" + str(i));
+    if (i >= states) {
+      int64_t rank = v->type().rank();
+      auto axis = normalizeAxis(outAxes[i - states], rank, "scan_output_axes entry");
+      if (!axis)
+        return axis.takeStatus();
+      if (*axis != 0) {
+        std::vector<int64_t> perm; // [1, ..., axis, 0, axis + 1, ...]: moves axis 0 to `axis`
+        for (int64_t d = 1; d <= *axis; ++d)
+          perm.push_back(d);
+        perm.push_back(0);
+        for (int64_t d = *axis + 1; d < rank; ++d)
+          perm.push_back(d);
+        auto t = ctx.emit("Transpose", {v}, {{"perm", perm}},
+                          batched ? ctx.tempName("moved" + str(i)) : name);
+        if (!t)
+          return t.takeStatus();
+        v = *t;
+      }
+    }
+    if (batched) {
+      Dims dims = v->dims();
+      dims.insert(dims.begin(), 1);
+      auto r = ctx.emit("Reshape", {v}, {{"shape", dims}}, name);
+      if (!r)
+        return r.takeStatus();
+      v = *r;
+    } else if (v->name() != name) {
+      auto id = ctx.emit("Identity", {v}, {}, name);
+      if (!id)
+        return id.takeStatus();
+      v = *id;
+    }
+    ctx.setOutput(i, v);
+  }
+  return Status::ok();
+}
+
+const std::vector<ImportRule> kRules = {
+    {"If", 1, nullptr, {}, importIf},
+    {"Loop", 1, nullptr, {}, importLoop},
+    {"Scan", 8, nullptr, {}, importScan},
+};
+
+} // namespace
+
+const std::vector<ImportRule> &controlFlowRules() { return kRules; }
+
+} // namespace odlac

@@ -1,0 +1,136 @@
+// api.cpp: the computation, context and execution functions libodla_dnnl overrides: each
+// compiles the computation for oneDNN first (compile.cpp), then does what the reference
+// backend does; ODLA_PROCESSOR_NUM sets the OpenMP threads oneDNN uses.
+#include "dnnl_backend.h"
+
+namespace {
+
+/* ODLA_PROCESSOR_NUM's value: a pointer to a positive odla_int32. */
+int processorNum(odla_item_value value) {
+  const auto *n = reinterpret_cast<const odla_int32 *>(value);
+  return n && *n > 0 ? *n : 0;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *odla_GetVersionString(void) { return "odla_dnnl 0.1.0 (ODLA 0.5, oneDNN 2.x)"; }
+
+odla_status odla_DestroyComputation(odla_computation comp) {
+  if (!comp)
+    return ODLA_INVALID_PARAM;
+  odla_dnnl::forget(comp);
+  return odla_ref_DestroyComputation(comp);
+}
+
+odla_status odla_SetComputationItem(odla_computation comp, odla_item_type type,
+                                    odla_item_value value) {
+  if (!comp)
+    return ODLA_INVALID_PARAM;
+  if (type != ODLA_PROCESSOR_NUM)
+    return odla_ref_SetComputationItem(comp, type, value);
+  int threads = processorNum(value);
+  if (!threads)
+    return ODLA_INVALID_PARAM;
+  odla_dnnl::setComputationThreads(comp, threads);
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_CompileComputation(const odla_computation computation, const odla_device device,
+                                    odla_executable *executable) {
+  if (!computation || !executable)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  return s != ODLA_SUCCESS ? s : odla_ref_CompileComputation(computation, device, executable);
+}
+
+odla_status odla_ExecuteComputation(const odla_computation computation, const odla_context context,
+                                    const odla_compute_mode mode, odla_device device) {
+  if (!computation || !context)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  if (s != ODLA_SUCCESS)
+    return s;
+  int threads = odla_dnnl::contextThreads(context);
+  odla_dnnl::ThreadScope scope(threads ? threads : odla_dnnl::computationThreads(computation));
+  return odla_ref_ExecuteComputation(computation, context, mode, device);
+}
+
+odla_status odla_LaunchExecutable(odla_executable executable, odla_context context) {
+  if (!executable || !context)
+    return ODLA_INVALID_PARAM;
+  return odla_ExecuteComputation(executable->comp, context, ODLA_COMPUTE_INFERENCE, nullptr);
+}
+
+odla_status odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *bytes) {
+  if (!computation || !bytes)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  return s != ODLA_SUCCESS ? s : odla_ref_ExtGetArenaBytes(computation, bytes);
+}
+
+odla_status odla_ExtGetNumNodes(odla_computation computation, odla_int32 *num_nodes) {
+  if (!computation || !num_nodes)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  return s != ODLA_SUCCESS ? s : odla_ref_ExtGetNumNodes(computation, num_nodes);
+}
+
+odla_status odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node,
+                                const odla_char **op_name, odla_value *first_result,
+                                odla_size_t *scratch_offset, odla_size_t *scratch_bytes) {
+  if (!computation)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  return s != ODLA_SUCCESS ? s
+                           : odla_ref_ExtGetNodeInfo(computation, node, op_name, first_result,
+                                                     scratch_offset, scratch_bytes);
+}
+
+/* Stored executables hold the reference kernels' positions in the library and their parameter
+ * blocks; oneDNN primitives are neither, so this backend runs in compile mode only. */
+odla_status odla_StoreExecutable(odla_resource_location location, odla_executable executable) {
+  (void)location;
+  (void)executable;
+  odla_dnnl::logError("StoreExecutable", "odla_dnnl does not store executables (compile mode only)");
+  return ODLA_UNSUPPORTED_OP;
+}
+
+odla_status odla_ExtGetStoredExecutableBytes(odla_executable executable, odla_size_t *bytes) {
+  (void)executable;
+  (void)bytes;
+  odla_dnnl::logError("ExtGetStoredExecutableBytes",
+                      "odla_dnnl does not store executables (compile mode only)");
+  return ODLA_UNSUPPORTED_OP;
+}
+
+odla_status odla_LoadExecutable(odla_resource_location location, odla_device device,
+                                odla_executable *executable) {
+  (void)location;
+  (void)device;
+  (void)executable;
+  odla_dnnl::logError("LoadExecutable", "odla_dnnl does not load executables (compile mode only)");
+  return ODLA_UNSUPPORTED_OP;
+}
+
+odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_item_value value) {
+  if (!context)
+    return ODLA_INVALID_PARAM;
+  if (type != ODLA_PROCESSOR_NUM)
+    return odla_ref_SetContextItem(context, type, value);
+  int threads = processorNum(value);
+  if (!threads)
+    return ODLA_INVALID_PARAM;
+  odla_dnnl::setContextThreads(context, threads);
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_DestroyContext(odla_context context) {
+  if (!context)
+    return ODLA_INVALID_PARAM;
+  odla_dnnl::forgetContext(context);
+  return odla_ref_DestroyContext(context);
+}
+
+} // extern "C"

@@ -1,0 +1,782 @@
+// compile.cpp: turns the recorded node list into oneDNN primitives, reorders and reference
+// nodes, and plans the arena (the steps are listed in dnnl_backend.h).
+#include "dnnl_backend.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace odla_dnnl {
+namespace {
+
+using dnnl::memory;
+using Desc = memory::desc;
+
+dnnl::engine &cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/* One oneDNN primitive run as a node: where each argument's data is among the node's
+ * operands (in) or results (out), and in which layout the primitive reads it. */
+struct Arg {
+  int dnnl_arg;
+  bool is_output;
+  int index;
+  Desc md;
+};
+
+struct Step {
+  dnnl::primitive prim;
+  std::vector<Arg> args;
+  Desc scratchpad;
+  /* A residual summed by a sum post-op: operand residual_in is copied into result 0 before
+   * the primitive runs, unless the planner gave both one buffer. */
+  int residual_in = -1;
+  size_t residual_bytes = 0;
+};
+
+struct CompState {
+  std::unordered_map<ref_node *, OpRecord> records;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<void *> owned; /* constants reordered into oneDNN layouts */
+  int threads = 0;
+  bool compiled = false;
+  ~CompState() {
+    for (void *p : owned)
+      std::free(p);
+  }
+};
+
+std::mutex g_mutex;
+std::unordered_map<odla_computation, std::unique_ptr<CompState>> g_comps;
+std::unordered_map<odla_context, int> g_context_threads;
+
+CompState &stateOf(odla_computation comp) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::unique_ptr<CompState> &s = g_comps[comp];
+  if (!s)
+    s.reset(new CompState);
+  return *s;
+}
+
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream stream(cpuEngine());
+  return stream;
+}
+
+odla_status nodeRun(const ref_node *node, const ref_io *io) {
+  const Step &s = **static_cast<Step *const *>(node->params);
+  try {
+    if (s.residual_in >= 0 && io->out[0] != io->in[s.residual_in])
+      std::memcpy(io->out[0], io->in[s.residual_in], s.residual_bytes);
+    std::unordered_map<int, memory> args;
+    args.reserve(s.args.size() + 1);
+    for (const Arg &a : s.args)
+      args.emplace(a.dnnl_arg,
+                   memory(a.md, cpuEngine(),
+                          a.is_output ? io->out[a.index] : const_cast<void *>(io->in[a.index])));
+    if (s.scratchpad.get_size() > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, cpuEngine(), io->scratch));
+    s.prim.execute(threadStream(), args);
+  } catch (const dnnl::error &e) {
+    logError("ExecuteComputation", e.what());
+    return ODLA_FAILURE;
+  }
+  return ODLA_SUCCESS;
+}
+
+bool isF32(odla_value v) { return !v || v->type.element_type == ODLA_FLOAT32; }
+
+bool hasZeroDim(odla_value v) {
+  if (!v)
+    return false;
+  for (int i = 0; i < v->type.shape.size; ++i)
+    if (v->type.shape.dims[i] == 0)
+      return true;
+  return false;
+}
+
+memory::dims dimsOf(const odla_value_shape &s) {
+  if (s.size == 0)
+    return {1};
+  return memory::dims(s.dims, s.dims + s.size);
+}
+
+/* Row-major strides for dims. */
+memory::dims rowMajor(const memory::dims &dims) {
+  memory::dims strides(dims.size());
+  memory::dim stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  return strides;
+}
+
+Desc plainDesc(const memory::dims &dims) {
+  return Desc(dims, memory::data_type::f32, rowMajor(dims));
+}
+
+Desc plainDesc(odla_value v) { return plainDesc(dimsOf(v->type.shape)); }
+
+dnnl::algorithm activationAlg(odla_ext_fused_activation act, float &alpha, float &beta) {
+  using A = dnnl::algorithm;
+  switch (act) {
+  case ODLA_EXT_FUSED_RELU: alpha = 0.0f; beta = 0.0f; return A::eltwise_relu;
+  case ODLA_EXT_FUSED_LEAKY_RELU: beta = 0.0f; return A::eltwise_relu;
+  case ODLA_EXT_FUSED_CLAMP: return A::eltwise_clip;
+  case ODLA_EXT_FUSED_SIGMOID: return A::eltwise_logistic;
+  case ODLA_EXT_FUSED_TANH: return A::eltwise_tanh;
+  case ODLA_EXT_FUSED_HARD_SWISH: return A::eltwise_hardswish;
+  case ODLA_EXT_FUSED_SWISH: alpha = 1.0f; return A::eltwise_swish;
+  case ODLA_EXT_FUSED_GELU: return A::eltwise_gelu_erf;
+  default: return A::undef;
+  }
+}
+
+/* The activation layout 2-D convolutions ask for. On AVX-512 it is nChw16c rather than
+ * format_tag::any: oneDNN 2.6's own choice there (acdb with its brgconv kernels) measured
+ * 82-84 CPU ms per ResNet-50 inference on this project's machine against 70.5 for nChw16c
+ * (jit:avx512_core), ONNX Runtime 68-74. Convolutions with fewer than 16 input channels (the
+ * first) keep `any` for their source; oneDNN always picks the weights' layout. */
+memory::format_tag convActivationTag(int rank) {
+  using isa = dnnl::cpu_isa;
+  const isa have = dnnl::get_effective_cpu_isa();
+  const bool avx512 = have == isa::avx512_core || have == isa::avx512_core_vnni ||
+                      have == isa::avx512_core_bf16 || have == isa::avx512_core_amx;
+  return rank == 4 && avx512 ? memory::format_tag::nChw16c : memory::format_tag::any;
+}
+
+/* Post-ops for y = act(product + residual); false when oneDNN has no such activation. */
+bool epilogueAttr(const OpRecord &r, dnnl::primitive_attr &attr) {
+  dnnl::post_ops ops;
+  if (r.residual)
+    ops.append_sum(1.0f);
+  if (r.act != ODLA_EXT_FUSED_NONE) {
+    float alpha = r.act_alpha, beta = r.act_beta;
+    dnnl::algorithm alg = activationAlg(r.act, alpha, beta);
+    if (alg == dnnl::algorithm::undef)
+      return false;
+    ops.append_eltwise(1.0f, alg, alpha, beta);
+  }
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return true;
+}
+
+size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
+
+class Compiler {
+public:
+  Compiler(odla_computation comp, CompState &st) : comp_(comp), st_(st) {}
+
+  odla_status run() {
+    std::vector<ref_node *> nodes(comp_->nodes, comp_->nodes + comp_->num_nodes);
+    std::unordered_set<ref_node *> absorbed;
+    for (ref_node *n : nodes) {
+      if (absorbed.count(n))
+        continue;
+      auto it = st_.records.find(n);
+      if (it != st_.records.end() && lower(n, it->second)) {
+        if (it->second.epilogue)
+          absorbed.insert(it->second.epilogue);
+        continue;
+      }
+      for (int i = 0; i < n->num_inputs; ++i)
+        if (n->inputs[i] && layout_.count(n->inputs[i]))
+          n->inputs[i] = convert(n->inputs[i], plainDesc(n->inputs[i]));
+      order_.push_back(n);
+    }
+    for (ref_node *e : absorbed) {
+      std::free(e->params);
+      std::free(e->inputs);
+      std::free(e);
+    }
+    return plan();
+  }
+
+private:
+  odla_computation comp_;
+  CompState &st_;
+  std::vector<ref_node *> order_;
+  std::unordered_map<odla_value, Desc> layout_; /* values not in plain row-major layout */
+  struct Conversion {
+    odla_value from;
+    Desc md;
+    odla_value to;
+  };
+  std::vector<Conversion> conversions_;
+  /* (node, operand): the node's result may take the operand's buffer when the operand dies
+   * there (a summed residual; the source of an elementwise primitive). */
+  std::vector<std::pair<ref_node *, int>> inplace_;
+
+  Desc descOf(odla_value v) const {
+    auto it = layout_.find(v);
+    return it != layout_.end() ? it->second : plainDesc(v);
+  }
+
+  size_t bytesOf(odla_value v) const {
+    auto it = layout_.find(v);
+    return std::max(it != layout_.end() ? it->second.get_size() : 0, ref_bytes(&v->type));
+  }
+
+  odla_value newValue(odla_value like, const char *suffix, ref_value_kind kind) {
+    if (comp_->num_values == comp_->cap_values) {
+      int cap = comp_->cap_values ? 2 * comp_->cap_values : 64;
+      auto *vs = static_cast<odla_value *>(
+          std::realloc(comp_->values, static_cast<size_t>(cap) * sizeof(odla_value)));
+      if (!vs)
+        throw std::bad_alloc();
+      comp_->values = vs;
+      comp_->cap_values = cap;
+    }
+    auto v = static_cast<odla_value>(std::calloc(1, sizeof(struct _odla_value)));
+    std::string id = std::string(like->id) + suffix;
+    if (!v || !(v->id = static_cast<char *>(std::malloc(id.size() + 1)))) {
+      std::free(v);
+      throw std::bad_alloc();
+    }
+    std::memcpy(v->id, id.c_str(), id.size() + 1);
+    v->type = like->type;
+    v->kind = kind;
+    v->index = comp_->num_values;
+    comp_->values[comp_->num_values++] = v;
+    return v;
+  }
+
+  /* Replaces a node's operand and result lists (one allocation, as ref_add_node makes). */
+  static void setOperands(ref_node *n, const std::vector<odla_value> &ins,
+                          const std::vector<odla_value> &outs) {
+    auto *list = static_cast<odla_value *>(std::calloc(ins.size() + outs.size() + 1,
+                                                       sizeof(odla_value)));
+    if (!list)
+      throw std::bad_alloc();
+    std::copy(ins.begin(), ins.end(), list);
+    std::copy(outs.begin(), outs.end(), list + ins.size());
+    std::free(n->inputs);
+    n->inputs = list;
+    n->num_inputs = static_cast<int>(ins.size());
+    n->outputs = list + ins.size();
+    n->num_outputs = static_cast<int>(outs.size());
+    for (odla_value v : outs)
+      v->node = n;
+  }
+
+  ref_node *newNode(const char *op, const std::vector<odla_value> &ins,
+                    const std::vector<odla_value> &outs) {
+    auto *n = static_cast<ref_node *>(std::calloc(1, sizeof(ref_node)));
+    if (!n)
+      throw std::bad_alloc();
+    n->op = op;
+    n->inplace_input = -1;
+    setOperands(n, ins, outs);
+    return n;
+  }
+
+  void attach(ref_node *n, std::unique_ptr<Step> step) {
+    auto *slot = static_cast<Step **>(std::malloc(sizeof(Step *)));
+    if (!slot)
+      throw std::bad_alloc();
+    *slot = step.get();
+    std::free(n->params);
+    n->params = slot;
+    n->params_size = sizeof *slot;
+    n->num_code = 0;
+    n->run = nodeRun;
+    n->scratch_bytes = step->scratchpad.get_size();
+    st_.steps.push_back(std::move(step));
+  }
+
+  /* `v` in layout md: v itself, or a converted copy made once (a constant converted now, an
+   * activation by a reorder node placed before the consumer). `view` describes v's data when
+   * the consumer reads it under other dims (grouped convolution weights). */
+  odla_value convert(odla_value v, const Desc &md, const Desc *view = nullptr) {
+    Desc from = view ? *view : descOf(v);
+    if (from == md)
+      return v;
+    for (const Conversion &c : conversions_)
+      if (c.from == v && c.md == md)
+        return c.to;
+    odla_value w;
+    if (v->kind == REF_CONSTANT) {
+      void *buf = nullptr;
+      if (posix_memalign(&buf, REF_ALIGN, alignUp(md.get_size())) != 0)
+        throw std::bad_alloc();
+      st_.owned.push_back(buf);
+      memory src(from, cpuEngine(), const_cast<void *>(v->data)), dst(md, cpuEngine(), buf);
+      dnnl::stream s(cpuEngine());
+      dnnl::reorder(src, dst).execute(s, src, dst);
+      s.wait();
+      w = newValue(v, "/dnnl", REF_CONSTANT);
+      w->data = buf;
+    } else {
+      w = newValue(v, "/reorder", REF_RESULT);
+      ref_node *r = newNode("Reorder", {v}, {w});
+      auto step = std::unique_ptr<Step>(new Step);
+      step->prim = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), md));
+      step->args = {{DNNL_ARG_FROM, false, 0, from}, {DNNL_ARG_TO, true, 0, md}};
+      attach(r, std::move(step));
+      order_.push_back(r);
+    }
+    if (!(md == plainDesc(w)))
+      layout_[w] = md;
+    conversions_.push_back({v, md, w});
+    return w;
+  }
+
+  /* The value a primitive writes for the op's final result `y` in layout dst: y itself, or,
+   * for a bound output that oneDNN writes blocked, a temporary reordered into it (emit). */
+  odla_value placeResult(odla_value y, const Desc &dst) {
+    if (dst == plainDesc(y))
+      return y;
+    if (!y->is_output) {
+      layout_[y] = dst;
+      return y;
+    }
+    odla_value t = newValue(y, "/dnnl", REF_RESULT);
+    layout_[t] = dst;
+    return t;
+  }
+
+  /* Emits node n (whose step is attached) and, for a bound output produced blocked, the
+   * reorder into it. */
+  void emit(ref_node *n, odla_value produced, odla_value y) {
+    order_.push_back(n);
+    if (produced == y)
+      return;
+    ref_node *r = newNode("Reorder", {produced}, {y});
+    auto step = std::unique_ptr<Step>(new Step);
+    Desc from = descOf(produced), to = plainDesc(y);
+    step->prim = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), to));
+    step->args = {{DNNL_ARG_FROM, false, 0, from}, {DNNL_ARG_TO, true, 0, to}};
+    attach(r, std::move(step));
+    order_.push_back(r);
+  }
+
+  bool lower(ref_node *n, const OpRecord &r) {
+    odla_value y = r.epilogue ? r.epilogue->outputs[0] : n->outputs[0];
+    if (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) || !isF32(r.residual) ||
+        !isF32(y) || hasZeroDim(r.input) || hasZeroDim(r.weights) || hasZeroDim(y))
+      return false;
+    try {
+      switch (r.kind) {
+      case OpKind::Conv: return lowerConv(n, r, y);
+      case OpKind::Gemm: return lowerGemm(n, r, y);
+      case OpKind::MaxPool:
+      case OpKind::AvgPool: return lowerPool(n, r, y);
+      case OpKind::Eltwise: return lowerEltwise(n, r, y);
+      case OpKind::Binary: return lowerBinary(n, r, y);
+      }
+    } catch (const dnnl::error &e) {
+      if (e.status != dnnl_unimplemented)
+        logError("CompileComputation", e.what()); /* the node keeps its reference kernel */
+    }
+    return false;
+  }
+
+  /* Finishes a lowered product op: operands, result, residual and step. */
+  void finish(ref_node *n, const OpRecord &r, odla_value y, std::vector<odla_value> ins,
+              std::unique_ptr<Step> step, const Desc &dst) {
+    odla_value produced = placeResult(y, dst);
+    if (r.residual) {
+      step->residual_in = static_cast<int>(ins.size());
+      step->residual_bytes = dst.get_size();
+      ins.push_back(convert(r.residual, dst));
+      inplace_.emplace_back(n, step->residual_in);
+    }
+    step->args.push_back({DNNL_ARG_DST, true, 0, dst});
+    setOperands(n, ins, {produced});
+    if (r.epilogue)
+      n->op = r.kind == OpKind::Conv ? "ExtConv" : "ExtGemm";
+    attach(n, std::move(step));
+    emit(n, produced, y);
+  }
+
+  bool lowerConv(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_value_shape &xs = r.input->type.shape, &ws = r.weights->type.shape;
+    if (r.input_layout != ODLA_CHANNELS_FIRST || r.kernel_layout != ODLA_OIS || xs.size < 3 ||
+        xs.size > 5)
+      return false;
+    const memory::dim g = r.group, o = ws.dims[0];
+    memory::dims wdims = dimsOf(ws);
+    Desc wview = plainDesc(wdims);
+    if (g > 1) {
+      wdims.insert(wdims.begin(), g);
+      wdims[1] = o / g;
+      wview = plainDesc(wdims);
+    }
+    memory::dims strides(r.strides.begin(), r.strides.end());
+    memory::dims dil, pl(r.pad_front.begin(), r.pad_front.end()),
+        pr(r.pad_back.begin(), r.pad_back.end());
+    for (int64_t d : r.dilations)
+      dil.push_back(d - 1);
+    dnnl::primitive_attr attr;
+    if (!epilogueAttr(r, attr))
+      return false;
+    const auto any = memory::format_tag::any;
+    const auto f32 = memory::data_type::f32;
+    const memory::format_tag act = convActivationTag(xs.size);
+    Desc src_any(dimsOf(xs), f32, xs.dims[1] % 16 == 0 ? act : any), wei_any(wdims, f32, any),
+        dst_any(dimsOf(y->type.shape), f32, act);
+    Desc bias_md = r.bias ? plainDesc(memory::dims{o}) : Desc();
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                      dnnl::algorithm::convolution_direct, src_any, wei_any,
+                                      bias_md, dst_any, strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, cpuEngine());
+
+    auto step = std::unique_ptr<Step>(new Step);
+    step->prim = dnnl::convolution_forward(pd);
+    step->scratchpad = pd.scratchpad_desc();
+    std::vector<odla_value> ins = {convert(r.input, pd.src_desc()),
+                                   convert(r.weights, pd.weights_desc(), &wview)};
+    step->args = {{DNNL_ARG_SRC, false, 0, pd.src_desc()},
+                  {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
+    if (r.bias) {
+      ins.push_back(convert(r.bias, pd.bias_desc()));
+      step->args.push_back({DNNL_ARG_BIAS, false, 2, pd.bias_desc()});
+    }
+    finish(n, r, y, ins, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  bool lowerGemm(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_value_shape &as = r.input->type.shape;
+    if (as.size != 2 || r.weights->type.shape.size != 2)
+      return false;
+    /* oneDNN scales the bias with the product; Gemm scales only the product by alpha. */
+    if (r.bias && r.alpha != 1.0f)
+      return false;
+    if (r.bias && r.beta != 1.0f && r.bias->kind != REF_CONSTANT)
+      return false;
+    const memory::dim m = y->type.shape.dims[0], nn = y->type.shape.dims[1],
+                      k = as.dims[r.trans_a ? 0 : 1];
+    const auto f32 = memory::data_type::f32;
+    Desc src_md({m, k}, f32, r.trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    Desc wview({k, nn}, f32, r.trans_b ? memory::dims{1, k} : memory::dims{nn, 1});
+    bool const_b = r.weights->kind == REF_CONSTANT;
+    Desc wei_md = const_b ? Desc({k, nn}, f32, memory::format_tag::any) : wview;
+    Desc bias_md;
+    if (r.bias) {
+      const odla_value_shape &cs = r.bias->type.shape;
+      memory::dim rows = cs.size >= 2 ? cs.dims[cs.size - 2] : 1;
+      memory::dim cols = cs.size >= 1 ? cs.dims[cs.size - 1] : 1;
+      bias_md = plainDesc(memory::dims{rows, cols});
+    }
+    dnnl::primitive_attr attr;
+    if (!epilogueAttr(r, attr))
+      return false;
+    if (r.alpha != 1.0f)
+      attr.set_output_scales(0, {r.alpha});
+    dnnl::matmul::desc d(src_md, wei_md, bias_md, plainDesc(memory::dims{m, nn}));
+    dnnl::matmul::primitive_desc pd(d, attr, cpuEngine());
+
+    auto step = std::unique_ptr<Step>(new Step);
+    step->prim = dnnl::matmul(pd);
+    step->scratchpad = pd.scratchpad_desc();
+    std::vector<odla_value> ins = {
+        convert(r.input, plainDesc(r.input)),
+        const_b ? convert(r.weights, pd.weights_desc(), &wview)
+                : convert(r.weights, plainDesc(r.weights))};
+    step->args = {{DNNL_ARG_SRC, false, 0, src_md},
+                  {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
+    if (r.bias) {
+      ins.push_back(r.beta != 1.0f ? scaledConstant(r.bias, r.beta)
+                                   : convert(r.bias, plainDesc(r.bias)));
+      step->args.push_back({DNNL_ARG_BIAS, false, 2, bias_md});
+    }
+    finish(n, r, y, ins, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  odla_value scaledConstant(odla_value c, float scale) {
+    size_t count = static_cast<size_t>(ref_count(&c->type.shape));
+    void *buf = nullptr;
+    if (posix_memalign(&buf, REF_ALIGN, alignUp(count * sizeof(float) + 1)) != 0)
+      throw std::bad_alloc();
+    st_.owned.push_back(buf);
+    const float *src = static_cast<const float *>(c->data);
+    float *dst = static_cast<float *>(buf);
+    for (size_t i = 0; i < count; ++i)
+      dst[i] = src[i] * scale;
+    odla_value w = newValue(c, "/scaled", REF_CONSTANT);
+    w->data = buf;
+    return w;
+  }
+
+  bool lowerPool(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_value_shape &xs = r.input->type.shape, &ys = y->type.shape;
+    if (r.input_layout != ODLA_CHANNELS_FIRST || xs.size < 3 || xs.size > 5)
+      return false;
+    memory::dims kernel(r.window.begin(), r.window.end()),
+        strides(r.strides.begin(), r.strides.end()),
+        pl(r.pad_front.begin(), r.pad_front.end()), pr(kernel.size());
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      /* The back padding that gives the result's extent (ceil rounding may need more). */
+      pr[i] = (ys.dims[i + 2] - 1) * strides[i] + kernel[i] - xs.dims[i + 2] - pl[i];
+      if (pr[i] < 0 || (r.include_pad && pr[i] != r.pad_back[i]))
+        return false;
+    }
+    dnnl::algorithm alg = r.kind == OpKind::MaxPool ? dnnl::algorithm::pooling_max
+                          : r.include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+    Desc src = descOf(r.input);
+    Desc dst_any(dimsOf(ys), memory::data_type::f32, memory::format_tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst_any, strides,
+                                  kernel, pl, pr);
+    dnnl::pooling_forward::primitive_desc pd(d, attr, cpuEngine());
+
+    auto step = std::unique_ptr<Step>(new Step);
+    step->prim = dnnl::pooling_forward(pd);
+    step->scratchpad = pd.scratchpad_desc();
+    step->args = {{DNNL_ARG_SRC, false, 0, pd.src_desc()}};
+    finish(n, r, y, {convert(r.input, pd.src_desc())}, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  bool lowerEltwise(ref_node *n, const OpRecord &r, odla_value y) {
+    float alpha = r.act_alpha, beta = r.act_beta;
+    dnnl::algorithm alg = activationAlg(r.act, alpha, beta);
+    Desc src = descOf(r.input);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, alpha, beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, attr, cpuEngine());
+
+    auto step = std::unique_ptr<Step>(new Step);
+    step->prim = dnnl::eltwise_forward(pd);
+    step->scratchpad = pd.scratchpad_desc();
+    step->args = {{DNNL_ARG_SRC, false, 0, src}};
+    inplace_.emplace_back(n, 0);
+    finish(n, r, y, {r.input}, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* lhs op rhs where rhs broadcasts to lhs (numpy rules, lhs has the result's shape); rhs is
+   * read in lhs's layout when it has lhs's shape, else plain under lhs's rank. */
+  bool lowerBinary(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_value_shape &as = r.input->type.shape, &bs = r.weights->type.shape;
+    if (!ref_same_shape(&as, &y->type.shape) || bs.size > as.size || as.size == 0)
+      return false;
+    memory::dims bdims(static_cast<size_t>(as.size), 1);
+    for (int i = 0; i < bs.size; ++i) {
+      int64_t d = bs.dims[i], at = as.dims[i + as.size - bs.size];
+      if (d != at && d != 1)
+        return false;
+      bdims[static_cast<size_t>(i + as.size - bs.size)] = d;
+    }
+    bool same = ref_same_shape(&as, &bs);
+    Desc src0 = descOf(r.input), src1 = same ? src0 : plainDesc(bdims);
+    Desc dst_any(dimsOf(as), memory::data_type::f32, memory::format_tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::binary::desc d(r.binary_alg, src0, src1, dst_any);
+    dnnl::binary::primitive_desc pd(d, attr, cpuEngine());
+
+    auto step = std::unique_ptr<Step>(new Step);
+    step->prim = dnnl::binary(pd);
+    step->scratchpad = pd.scratchpad_desc();
+    step->args = {{DNNL_ARG_SRC_0, false, 0, src0}, {DNNL_ARG_SRC_1, false, 1, src1}};
+    inplace_.emplace_back(n, 0);
+    odla_value rhs = convert(r.weights, same ? src1 : plainDesc(r.weights));
+    finish(n, r, y, {r.input, rhs}, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* Step 4: the node order, lifetimes, in-place residuals and the arena. */
+  odla_status plan() {
+    const int count = static_cast<int>(order_.size());
+    auto *nodes = static_cast<ref_node **>(
+        std::realloc(comp_->nodes, static_cast<size_t>(count ? count : 1) * sizeof(ref_node *)));
+    if (!nodes)
+      return ODLA_MEM_ERROR;
+    comp_->nodes = nodes;
+    comp_->num_nodes = comp_->cap_nodes = count;
+    std::unordered_map<odla_value, int> first, last;
+    for (int i = 0; i < count; ++i) {
+      ref_node *n = order_[static_cast<size_t>(i)];
+      comp_->nodes[i] = n;
+      n->index = i;
+      for (int k = 0; k < n->num_inputs; ++k)
+        if (n->inputs[k])
+          last[n->inputs[k]] = i;
+      for (int k = 0; k < n->num_outputs; ++k) {
+        first[n->outputs[k]] = i;
+        if (!last.count(n->outputs[k]))
+          last[n->outputs[k]] = i;
+      }
+    }
+    /* Buffers: values sharing one are grouped under the first value (its root). */
+    std::unordered_map<odla_value, odla_value> root;
+    auto rootOf = [&](odla_value v) {
+      auto it = root.find(v);
+      return it == root.end() ? v : it->second;
+    };
+    auto planned = [&](odla_value v) {
+      return v && v->kind == REF_RESULT && !v->is_output && first.count(v) && bytesOf(v) > 0;
+    };
+    std::unordered_map<odla_value, int> group_last;
+    for (const auto &cand : inplace_) {
+      ref_node *n = cand.first;
+      odla_value res = n->inputs[cand.second], y = n->outputs[0];
+      odla_value rr = rootOf(res);
+      int rlast = group_last.count(rr) ? group_last[rr] : last[res];
+      bool shared_input = false;
+      for (int k = 0; k < n->num_inputs; ++k)
+        shared_input |= k != cand.second && n->inputs[k] && rootOf(n->inputs[k]) == rr;
+      if (!planned(res) || !planned(y) || rlast != n->index || shared_input ||
+          !(descOf(res) == descOf(y)))
+        continue;
+      root[y] = rr;
+      group_last[rr] = std::max(rlast, last[y]);
+    }
+    std::unordered_map<odla_value, ref_buffer> groups;
+    std::vector<odla_value> group_order;
+    for (int i = 0; i < comp_->num_values; ++i) {
+      odla_value v = comp_->values[i];
+      if (!planned(v))
+        continue;
+      v->first_use = first[v];
+      v->last_use = last[v];
+      odla_value g = rootOf(v);
+      auto it = groups.find(g);
+      if (it == groups.end()) {
+        ref_buffer b = {};
+        b.size = alignUp(bytesOf(v));
+        b.first = first[v];
+        b.last = last[v];
+        b.order = static_cast<int>(group_order.size());
+        groups.emplace(g, b);
+        group_order.push_back(g);
+      } else {
+        it->second.size = std::max(it->second.size, alignUp(bytesOf(v)));
+        it->second.first = std::min(it->second.first, first[v]);
+        it->second.last = std::max(it->second.last, last[v]);
+      }
+    }
+    std::vector<size_t> offsets(group_order.size() + static_cast<size_t>(count));
+    std::vector<ref_buffer> bufs;
+    for (size_t i = 0; i < group_order.size(); ++i) {
+      ref_buffer b = groups[group_order[i]];
+      b.offset = &offsets[i];
+      bufs.push_back(b);
+    }
+    for (int i = 0; i < count; ++i) {
+      ref_node *n = comp_->nodes[i];
+      if (!n->scratch_bytes)
+        continue;
+      ref_buffer b = {};
+      b.size = alignUp(n->scratch_bytes);
+      b.first = b.last = i;
+      b.order = static_cast<int>(bufs.size());
+      b.offset = &n->scratch_offset;
+      bufs.push_back(b);
+    }
+    size_t arena = ref_plan_buffers(bufs.data(), static_cast<int>(bufs.size()));
+    if (arena == static_cast<size_t>(-1))
+      return ODLA_MEM_ERROR;
+    for (ref_buffer &b : bufs)
+      *b.offset = b.placed;
+    std::unordered_map<odla_value, size_t> group_offset;
+    for (size_t i = 0; i < group_order.size(); ++i)
+      group_offset[group_order[i]] = offsets[i];
+    for (int i = 0; i < comp_->num_values; ++i) {
+      odla_value v = comp_->values[i];
+      if (planned(v))
+        v->offset = group_offset[rootOf(v)];
+    }
+    comp_->arena_bytes = arena;
+    comp_->compiled = 1;
+    return ODLA_SUCCESS;
+  }
+};
+
+/* If and Loop regions address nodes by position and keep values live across iterations;
+ * this backend leaves computations that hold them to the reference planner and kernels. */
+bool hasControlFlow(odla_computation comp) {
+  for (int i = 0; i < comp->num_nodes; ++i)
+    if (!std::strcmp(comp->nodes[i]->op, "BeginIf") || !std::strcmp(comp->nodes[i]->op, "BeginLoop"))
+      return true;
+  return false;
+}
+
+} // namespace
+
+void logError(const char *func, const char *msg) {
+  odla_logging_func logger = odla_GetLogger();
+  if (logger)
+    logger(__FILE__, __LINE__, func, ODLA_LOG_LEVEL_ERROR, msg);
+  else
+    std::fprintf(stderr, "odla_dnnl: %s: %s\n", func, msg);
+}
+
+void recordOp(odla_value result, OpRecord rec, bool fused) {
+  if (!result || !result->node || ref_current()->interpret)
+    return;
+  ref_node *n = result->node;
+  if (fused) {
+    rec.epilogue = n;
+    n = n->inputs[0]->node;
+  }
+  stateOf(ref_current()).records[n] = std::move(rec);
+}
+
+odla_status compile(odla_computation comp) {
+  if (comp->error != ODLA_SUCCESS || comp->interpret)
+    return comp->error; /* interpret mode: the reference backend runs the ops as built */
+  CompState &st = stateOf(comp);
+  if (st.compiled)
+    return ODLA_SUCCESS;
+  st.compiled = true;
+  if (hasControlFlow(comp))
+    return ODLA_SUCCESS; /* the reference backend compiles it when first asked */
+  ThreadScope threads(st.threads);
+  odla_status s;
+  try {
+    s = Compiler(comp, st).run();
+  } catch (const dnnl::error &e) {
+    logError("CompileComputation", e.what());
+    s = ODLA_FAILURE;
+  } catch (const std::bad_alloc &) {
+    logError("CompileComputation", "out of memory");
+    s = ODLA_MEM_ERROR;
+  }
+  if (s != ODLA_SUCCESS)
+    comp->error = s; /* the node list may be half rewritten: never run it */
+  return s;
+}
+
+void forget(odla_computation comp) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_comps.erase(comp);
+}
+
+void setComputationThreads(odla_computation comp, int threads) { stateOf(comp).threads = threads; }
+
+int computationThreads(odla_computation comp) { return stateOf(comp).threads; }
+
+void setContextThreads(odla_context ctx, int threads) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_context_threads[ctx] = threads;
+}
+
+int contextThreads(odla_context ctx) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_context_threads.find(ctx);
+  return it == g_context_threads.end() ? 0 : it->second;
+}
+
+void forgetContext(odla_context ctx) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_context_threads.erase(ctx);
+}
+
+} // namespace odla_dnnl

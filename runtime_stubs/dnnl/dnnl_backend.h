@@ -1,0 +1,103 @@
+/* dnnl_backend.h: internals of the oneDNN backend (libodla_dnnl).
+ *
+ * Model: libodla_dnnl contains the whole reference backend (runtime_stubs/reference), built a
+ * second time with the public odla_* functions this backend overrides renamed odla_ref_*
+ * (the list is ODLA_DNNL_OVERRIDES in CMakeLists.txt; ref_api.h, generated from it, declares
+ * the renamed functions). Every op builder therefore validates its operands, infers its
+ * result and records a node exactly as the reference backend does; the builders of the ops
+ * oneDNN runs (builders.cpp) also record the op's attributes in a side table.
+ *
+ * Compiling (compile.cpp) rewrites the recorded node list once:
+ *   1. each recorded op whose operands oneDNN takes becomes a oneDNN primitive with
+ *      format_tag::any activations (oneDNN picks its blocked layout), its constant weights
+ *      reordered once into that layout, and bias, residual sum and activation as post-ops;
+ *      an ExtConv/ExtGemm epilogue node is then absorbed into the primitive;
+ *   2. every other node keeps its reference kernel and reads plain row-major data;
+ *   3. a reorder node is inserted wherever a consumer needs a value in another layout than
+ *      its producer wrote (each conversion made once and shared by all its consumers); bound
+ *      outputs are always written plain;
+ *   4. the activation arena is planned with the reference planner (ref_plan_buffers) over the
+ *      layouts' real sizes, a fused residual sharing its buffer with the result in place.
+ * Executing is the reference executor: oneDNN nodes run through dnnl_node_run. */
+#ifndef ODLA_DNNL_DNNL_BACKEND_H_
+#define ODLA_DNNL_DNNL_BACKEND_H_
+
+extern "C" {
+#include "ref.h"
+}
+#include "ref_api.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace odla_dnnl {
+
+enum class OpKind { Conv, Gemm, MaxPool, AvgPool, Eltwise, Binary };
+
+/* The attributes of one op a oneDNN primitive may run, recorded by its builder. */
+struct OpRecord {
+  OpKind kind;
+  /* conv: x, W, B; gemm: A, B, C; pooling and eltwise: x; binary: lhs, rhs. */
+  odla_value input = nullptr, weights = nullptr, bias = nullptr;
+  odla_value residual = nullptr;
+  odla_ext_fused_activation act = ODLA_EXT_FUSED_NONE; /* also the eltwise op */
+  float act_alpha = 0.0f, act_beta = 0.0f;
+  ref_node *epilogue = nullptr; /* the reference epilogue node of ExtConv/ExtGemm */
+  /* Conv and pooling: one entry per spatial axis. */
+  odla_memory_layout input_layout = ODLA_CHANNELS_FIRST, kernel_layout = ODLA_OIS;
+  unsigned group = 1;
+  std::vector<int64_t> window, strides, dilations, pad_front, pad_back;
+  bool include_pad = false;
+  /* Gemm. */
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 1.0f;
+  /* Binary. */
+  dnnl::algorithm binary_alg = dnnl::algorithm::undef;
+};
+
+/* Records `rec` for the node producing `result` (or, for fused ops, for the product node
+ * feeding the epilogue that produces `result`). A NULL result records nothing. */
+void recordOp(odla_value result, OpRecord rec, bool fused);
+
+/* Compiles `comp` (once); returns the status (the first builder error, if any). */
+odla_status compile(odla_computation comp);
+/* Frees what compile and the builders attached to `comp`. */
+void forget(odla_computation comp);
+
+/* Threads: the computation's and the context's ODLA_PROCESSOR_NUM (0: unset). */
+void setComputationThreads(odla_computation comp, int threads);
+int computationThreads(odla_computation comp);
+void setContextThreads(odla_context ctx, int threads);
+int contextThreads(odla_context ctx);
+void forgetContext(odla_context ctx);
+
+/* Runs the enclosed code with `threads` OpenMP threads (0: leave the current count). oneDNN
+ * here uses OpenMP, so OMP_NUM_THREADS sets the default. */
+class ThreadScope {
+public:
+  explicit ThreadScope(int threads) {
+    if (threads > 0 && threads != omp_get_max_threads()) {
+      prev_ = omp_get_max_threads();
+      omp_set_num_threads(threads);
+    }
+  }
+  ~ThreadScope() {
+    if (prev_ > 0)
+      omp_set_num_threads(prev_);
+  }
+  ThreadScope(const ThreadScope &) = delete;
+  ThreadScope &operator=(const ThreadScope &) = delete;
+
+private:
+  int prev_ = 0;
+};
+
+/* Logs an error through the ODLA logger (or stderr). */
+void logError(const char *func, const char *msg);
+
+} // namespace odla_dnnl
+
+#endif /* ODLA_DNNL_DNNL_BACKEND_H_ */

@@ -1,0 +1,548 @@
+"""Tests of odlac as a build-system step (docs/cli.md, "Building objects and libraries"):
+weights objects written through LLVM for five targets, checked byte by byte against the ONNX
+initializers; an aarch64 program built with the cross compiler and run under qemu against
+the host's and PyTorch's results; --emit=obj|static|shared; byte-identical outputs;
+depfiles; RAM and flash budgets; two models (and two instances of one) in one program from
+two threads; the installed CMake package, pkg-config files and examples/two_models; and a
+model with more than 2 GB of external weights, compiled in a fraction of its size in memory.
+
+Run a group with `test_build.py TestClass`; ctest runs each group as one test (label build)."""
+import glob
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import odlactest  # noqa: E402
+from elf import Elf  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+MODELS = os.path.join(ROOT, "models")
+BUILD_DIR = os.environ["ODLAC_BUILD_DIR"]
+
+# triple -> (ELF class, e_machine, the Debian cross compiler, qemu for Linux targets)
+TARGETS = {
+    "x86_64-linux-gnu": (64, 62, "x86_64-linux-gnu-gcc", None),
+    "aarch64-linux-gnu": (64, 183, "aarch64-linux-gnu-gcc", "qemu-aarch64"),
+    "armv7a-linux-gnueabihf": (32, 40, "arm-linux-gnueabihf-gcc", "qemu-arm"),
+    "thumbv7em-none-eabi": (32, 40, "arm-none-eabi-gcc", None),
+    "riscv64-linux-gnu": (64, 243, "riscv64-linux-gnu-gcc", "qemu-riscv64"),
+}
+SYSROOT = {"aarch64-linux-gnu": "/usr/aarch64-linux-gnu",
+           "armv7a-linux-gnueabihf": "/usr/arm-linux-gnueabihf",
+           "riscv64-linux-gnu": "/usr/riscv64-linux-gnu"}
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    return r
+
+
+def install(work):
+    prefix = os.path.join(work, "prefix")
+    run(["cmake", "--install", BUILD_DIR, "--prefix", prefix])
+    return prefix
+
+
+def reference_library(triple, build_dir):
+    """libodla_reference.a cross-built for a Linux triple with the backend's own CMake files
+    (tests/build/cross_reference)."""
+    _, _, cc, _ = TARGETS[triple]
+    run(["cmake", "-S", os.path.join(HERE, "cross_reference"), "-B", build_dir,
+         "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_SYSTEM_NAME=Linux",
+         f"-DCMAKE_SYSTEM_PROCESSOR={triple.split('-')[0]}", f"-DCMAKE_C_COMPILER={cc}",
+         *(["-DCMAKE_C_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else [])])
+    run(["cmake", "--build", build_dir, "--target", "odla_reference_static", "-j2"])
+    return os.path.join(build_dir, "reference", "libodla_reference.a")
+
+
+def raw_inputs(model, data_set, out):
+    """The data set's input_0.pb as a raw float32 file; returns (path, expected output)."""
+    ds = os.path.join(MODELS, model, f"test_data_set_{data_set}")
+    path = os.path.join(out, f"{model}_{data_set}.bin")
+    odlactest.load(os.path.join(ds, "input_0.pb")).astype(np.float32).tofile(path)
+    return path, odlactest.load(os.path.join(ds, "output_0.pb"))
+
+
+def parse_depfile(text):
+    """Make's reading of a one-rule depfile: (targets, prerequisites)."""
+    text = text.replace("\\\n", " ")
+    tokens, cur, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and text[i + 1:i + 2] in (" ", "#"):
+            cur, i = cur + text[i + 1], i + 2
+        elif c == "$" and text[i + 1:i + 2] == "$":
+            cur, i = cur + "$", i + 2
+        elif c.isspace():
+            if cur:
+                tokens.append(cur)
+            cur, i = "", i + 1
+        else:
+            cur, i = cur + c, i + 1
+    if cur:
+        tokens.append(cur)
+    end = next(k for k, t in enumerate(tokens) if t.endswith(":"))
+    return tokens[:end] + [tokens[end][:-1]], tokens[end + 1:]
+
+
+def close(got, want, rtol=1e-4, atol=1e-5):
+    return np.allclose(got, want, rtol=rtol, atol=atol)
+
+
+class Work(unittest.TestCase):
+    tc = odlactest.Toolchain()
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="odlac-build-")
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def odlac(self, model, out, *flags, odlac=None, check=True):
+        r = subprocess.run([odlac or self.tc.odlac, model, "-o", out, *flags],
+                           capture_output=True, text=True)
+        if check:
+            self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def run_driver(self, cmd_prefix, exe, model, tag, env=None):
+        """Runs an --emit-main driver (possibly under qemu) on every data set of `model`;
+        returns the outputs."""
+        outs = []
+        for ds in odlactest.data_sets(os.path.join(MODELS, model)):
+            res = os.path.join(self.work, "res", tag, os.path.basename(ds))
+            os.makedirs(res)
+            run([*cmd_prefix, exe, os.path.join(ds, "input_0.pb"), "-o", res], env=env)
+            got = odlactest.load(os.path.join(res, "output_0.pb"))
+            want = odlactest.load(os.path.join(ds, "output_0.pb"))
+            self.assertTrue(close(got, want), f"{tag} {ds}: {got} vs PyTorch {want}")
+            outs.append(got)
+        return outs
+
+
+class ObjectTargetsTest(Work):
+    """--weights=obj for every target: the ELF facts and each tensor's bytes."""
+
+    def test_weights_objects_hold_the_initializers_for_every_target(self):
+        model = os.path.join(MODELS, "mlp", "model.onnx")
+        inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(model).graph.initializer}
+        for triple, (bits, machine, cc, _) in TARGETS.items():
+            with self.subTest(target=triple):
+                out = os.path.join(self.work, triple)
+                self.odlac(model, out, "-O0", "--weights=obj", f"--target={triple}")
+                self.assertEqual(sorted(os.listdir(out)),
+                                 ["net.c", "net.h", "net.json", "net_weights.o"])
+                elf = Elf(os.path.join(out, "net_weights.o"))
+                self.assertEqual((elf.bits, elf.machine, elf.type), (bits, machine, 1))
+                for name, array in inits.items():
+                    sym = "net_w_" + name.replace(".", "_")
+                    s = elf.symbols[sym]
+                    self.assertEqual(s["size"], array.nbytes, sym)
+                    self.assertEqual(s["value"] % 64, 0, f"{sym} is not 64-byte aligned")
+                    self.assertEqual((s["bind"], s["type"]), (1, 1))  # GLOBAL OBJECT
+                    self.assertEqual(elf.section_of(sym), ".rodata")
+                    self.assertEqual(elf.symbol_bytes(sym), array.tobytes(), sym)
+                with open(os.path.join(out, "net.c")) as f:
+                    self.assertIn("extern const float net_w_fc1_weight[2048];", f.read())
+                # The target's compiler accepts it beside compiled code (ABI flags agree).
+                run([cc, "-std=c99", "-O2", "-I", self.tc.include, "-c",
+                     os.path.join(out, "net.c"), "-o", os.path.join(out, "code.o"),
+                     *(["-mcpu=cortex-m4", "-mthumb"] if "thumb" in triple else [])])
+                run([cc, "-r", "-nostdlib", "-o", os.path.join(out, "all.o"),
+                     os.path.join(out, "code.o"), os.path.join(out, "net_weights.o")])
+                self.assertNotIn(" U net_w_", run(["nm", os.path.join(out, "all.o")]).stdout)
+
+    def test_weights_section_places_the_weights(self):
+        out = os.path.join(self.work, "sec")
+        self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, "--weights=obj",
+                   "--target=thumbv7em-none-eabi", "--weights-section=.flash_weights")
+        elf = Elf(os.path.join(out, "net_weights.o"))
+        weights = [n for n in elf.symbols if n.startswith("net_w_")]
+        self.assertTrue(weights)
+        for sym in weights:
+            self.assertEqual(elf.section_of(sym), ".flash_weights")
+        sec = next(s for s in elf.sections if s["name"] == ".flash_weights")
+        self.assertEqual(sec["flags"] & 3, 2)  # SHF_ALLOC, not SHF_WRITE
+        self.assertGreaterEqual(sec["align"], 64)
+
+    def test_bad_targets_and_flags_are_refused_and_nothing_is_written(self):
+        cnn = os.path.join(MODELS, "cnn", "model.onnx")
+        out = os.path.join(self.work, "out")
+        cases = [
+            (["--weights=obj", "--target=mips-linux-gnu"], "odlac writes weight objects for"),
+            (["--weights=obj", "--target=armeb-linux-gnueabi"], "not a little-endian ELF"),
+            (["--weights=obj", "--target=x86_64-apple-darwin"], "not a little-endian ELF"),
+            (["--weights-section=.flash"], "--weights-section needs --weights=obj"),
+            (["--emit=dll"], "--emit must be c, obj, static or shared"),
+            (["--emit=shared", "--target=thumbv7em-none-eabi"], "no operating system"),
+            (["--emit=obj", "--odla-prefix", os.path.join(self.work, "none")],
+             "no ODLA headers"),
+            (["--ram-budget=lots"], "expected a positive number of bytes"),
+        ]
+        for flags, message in cases:
+            with self.subTest(flags=flags):
+                r = self.odlac(cnn, out, *flags, check=False)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertFalse(os.path.exists(out))
+                self.assertEqual([f for f in os.listdir(self.work) if f.startswith(".odlac")],
+                                 [])
+
+
+class CrossTargetTest(Work):
+    """The acceptance test: an aarch64 program from --weights=obj --target=aarch64-linux-gnu,
+    the generated C and the reference backend cross-compiled, run under qemu and compared
+    with the host's and PyTorch's results; and --emit=static driving the cross compiler."""
+    TRIPLE = "aarch64-linux-gnu"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ref_build = tempfile.mkdtemp(prefix="odlac-ref-aarch64-")
+        cls.ref_lib = reference_library(cls.TRIPLE, cls.ref_build)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.ref_build, ignore_errors=True)
+
+    def qemu(self):
+        return [TARGETS[self.TRIPLE][3], "-L", SYSROOT[self.TRIPLE]]
+
+    def test_aarch64_program_gives_the_hosts_results_under_qemu(self):
+        cnn = os.path.join(MODELS, "cnn", "model.onnx")
+        host_dir = os.path.join(self.work, "host")
+        self.odlac(cnn, host_dir, "--weights=obj", "--emit-main")
+        host_exe = os.path.join(host_dir, "net")
+        run([self.tc.cc, "-std=c99", "-O2", "-I", self.tc.include,
+             os.path.join(host_dir, "net.c"), os.path.join(host_dir, "main.c"),
+             os.path.join(host_dir, "net_weights.o"), self.tc.lib, "-lm", "-o", host_exe])
+        host = self.run_driver([], host_exe, "cnn", "host")
+
+        out = os.path.join(self.work, self.TRIPLE)
+        self.odlac(cnn, out, "--weights=obj", f"--target={self.TRIPLE}", "--emit-main")
+        exe = os.path.join(out, "net")
+        run([TARGETS[self.TRIPLE][2], "-std=c99", "-O2", "-I", self.tc.include,
+             os.path.join(out, "net.c"), os.path.join(out, "main.c"),
+             os.path.join(out, "net_weights.o"), self.ref_lib, "-lm", "-o", exe])
+        self.assertEqual(Elf(exe).machine, TARGETS[self.TRIPLE][1])
+        got = self.run_driver(self.qemu(), exe, "cnn", self.TRIPLE)
+        for g, h in zip(got, host):
+            self.assertTrue(close(g, h), f"{self.TRIPLE}: {g} vs host {h}")
+
+    def test_emit_static_runs_the_cross_compiler_of_the_target(self):
+        prefix = install(self.work)
+        out = os.path.join(self.work, "lib")
+        self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, "--weights=obj",
+                   f"--target={self.TRIPLE}", "--emit=static", "--emit-main",
+                   odlac=os.path.join(prefix, "bin", "odlac"))
+        self.assertEqual(sorted(os.listdir(out)), ["libnet.a", "main.c", "net.h", "net.json"])
+        cc = TARGETS[self.TRIPLE][2]
+        members = run([cc.replace("-gcc", "-ar"), "t", os.path.join(out, "libnet.a")]).stdout
+        self.assertEqual(members.split(), ["net_code.o", "net_weights.o"])
+        for member in members.split():
+            run([cc.replace("-gcc", "-ar"), "x", os.path.join(out, "libnet.a"), member], cwd=self.work)
+            self.assertEqual(Elf(os.path.join(self.work, member)).machine, TARGETS[self.TRIPLE][1])
+        exe = os.path.join(out, "net")
+        run([cc, "-std=c99", "-I", os.path.join(prefix, "include"), os.path.join(out, "main.c"),
+             "-L", out, "-lnet", self.ref_lib, "-lm", "-o", exe])
+        self.run_driver(self.qemu(), exe, "cnn", "static-aarch64")
+
+
+class LibrariesTest(Work):
+    """--emit on the host, determinism, depfiles, budgets, several models in one program."""
+
+    def test_emit_obj_static_and_shared_link_and_match_pytorch(self):
+        prefix = install(self.work)
+        odlac = os.path.join(prefix, "bin", "odlac")
+        inc, libdir = os.path.join(prefix, "include"), os.path.join(prefix, "lib")
+        for emit, artifact in (("obj", "net.o"), ("static", "libnet.a"), ("shared", "libnet.so")):
+            with self.subTest(emit=emit):
+                out = os.path.join(self.work, emit)
+                self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, f"--emit={emit}",
+                           "--weights=obj", "--emit-main", odlac=odlac)
+                self.assertEqual(sorted(os.listdir(out)),
+                                 sorted([artifact, "main.c", "net.h", "net.json"]))
+                exe = os.path.join(out, "net")
+                main = os.path.join(out, "main.c")
+                if emit == "obj":
+                    run([self.tc.cc, "-I", inc, main, os.path.join(out, artifact),
+                         os.path.join(libdir, "libodla_reference.a"), "-lm", "-o", exe])
+                elif emit == "static":
+                    run([self.tc.cc, "-I", inc, main, "-L", out, "-lnet",
+                         os.path.join(libdir, "libodla_reference.a"), "-lm", "-o", exe])
+                else:
+                    needed = run(["readelf", "-d", os.path.join(out, artifact)]).stdout
+                    self.assertIn("[libodla_reference.so]", needed)
+                    run([self.tc.cc, "-I", inc, main, "-L", out, "-lnet",
+                         f"-Wl,-rpath,{out}", f"-Wl,-rpath-link,{libdir}", "-o", exe])
+                # libnet.so needs libodla_reference.so, found like any library it links.
+                self.run_driver([], exe, "cnn", emit,
+                                env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+
+    def test_outputs_are_byte_identical_whatever_the_folder(self):
+        cnn = os.path.join(MODELS, "cnn", "model.onnx")
+        prefix = install(self.work)
+        odlac = os.path.join(prefix, "bin", "odlac")
+        for k, flags in enumerate((["--weights=obj"],
+                                   ["--weights=obj", "--target=thumbv7em-none-eabi"],
+                                   ["--weights=c", "--emit=static"],
+                                   ["--weights=obj", "--emit=shared"],
+                                   ["--weights=bin", "--emit=obj"])):
+            with self.subTest(flags=flags):
+                dirs = [os.path.join(self.work, f"case{k}-{i}", f"out{i}") for i in range(2)]
+                for d in dirs:
+                    os.makedirs(os.path.dirname(d))
+                    self.odlac(cnn, d, *flags, odlac=odlac)
+                names = sorted(os.listdir(dirs[0]))
+                self.assertEqual(names, sorted(os.listdir(dirs[1])))
+                for n in names:
+                    with open(os.path.join(dirs[0], n), "rb") as a, \
+                            open(os.path.join(dirs[1], n), "rb") as b:
+                        self.assertEqual(a.read(), b.read(), n)
+
+    def test_depfile_names_the_model_its_external_data_and_the_manifest(self):
+        model_dir = os.path.join(self.work, "model dir")
+        os.makedirs(model_dir)
+        model = os.path.join(model_dir, "mlp.onnx")
+        onnx.save_model(onnx.load(os.path.join(MODELS, "mlp", "model.onnx")), model,
+                        save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="mlp.weights", size_threshold=0)
+        manifest = os.path.join(ROOT, "runtime_stubs", "reference", "manifest.txt")
+        out = os.path.join(self.work, "out")
+        self.odlac(model, out, "--weights=obj", "--backend-manifest", manifest, "-MD")
+        with open(os.path.join(out, "net.d")) as f:
+            targets, deps = parse_depfile(f.read())
+        self.assertEqual(sorted(targets),
+                         sorted(os.path.join(out, n) for n in
+                                ("net.h", "net.c", "net_weights.o", "net.json")))
+        self.assertEqual(deps, [model, os.path.join(model_dir, "mlp.weights"), manifest])
+        # -MF puts it elsewhere; the generated files do not depend on asking for it.
+        mf = os.path.join(self.work, "deps", "m.d")
+        os.makedirs(os.path.dirname(mf))
+        out2 = os.path.join(self.work, "out2")
+        self.odlac(model, out2, "--weights=obj", "--backend-manifest", manifest, "-MF", mf)
+        self.assertTrue(os.path.exists(mf))
+        self.assertFalse(os.path.exists(os.path.join(out2, "net.d")))
+        for n in ("net.h", "net.c", "net_weights.o"):
+            with open(os.path.join(out, n), "rb") as a, open(os.path.join(out2, n), "rb") as b:
+                self.assertEqual(a.read(), b.read(), n)
+
+    def test_ram_and_flash_budgets_report_the_figures(self):
+        cnn = os.path.join(MODELS, "cnn", "model.onnx")
+        ok = os.path.join(self.work, "ok")
+        self.odlac(cnn, ok, "--weights=c")
+        macros = {}
+        with open(os.path.join(ok, "net.h")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and parts[0] == "#define":
+                    macros[parts[1]] = parts[2]
+        arena, weights = int(macros["NET_ARENA_BYTES"]), int(macros["NET_WEIGHTS_BYTES"])
+        self.assertGreater(arena, 0)
+        out = os.path.join(self.work, "out")
+        r = self.odlac(cnn, out, "--weights=c", f"--ram-budget={arena - 1}", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"--ram-budget={arena - 1}: the model needs {arena} bytes of RAM per "
+                      f"instance (activation arena {arena}), 1 bytes over", r.stderr)
+        self.assertFalse(os.path.exists(out))
+        # A weights blob is loaded into RAM too.
+        r = self.odlac(cnn, out, "--weights=bin", f"--ram-budget={arena}", check=False)
+        self.assertIn(f"activation arena {arena} + weights blob {weights}", r.stderr)
+        r = self.odlac(cnn, out, "--weights=c", f"--flash-budget={weights}", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, rf"--flash-budget={weights}: the model needs about \d+ "
+                                   rf"bytes of flash \(weights {weights} \+ generated code ~\d+")
+        self.odlac(cnn, out, "--weights=obj", f"--ram-budget={arena}", "--flash-budget=1M")
+        self.assertTrue(os.path.exists(os.path.join(out, "net_weights.o")))
+
+    def test_two_models_and_two_instances_run_from_two_threads(self):
+        models = os.path.join(self.work, "models")
+        self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), models, "--name", "cnn",
+                   "--weights=obj")
+        self.odlac(os.path.join(MODELS, "mlp", "model.onnx"), models, "--name", "mlp",
+                   "--weights=c")
+        exe = os.path.join(self.work, "threads")
+        run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+             "-I", self.tc.include, "-I", models, os.path.join(HERE, "threads_two_models.c"),
+             *sorted(glob.glob(os.path.join(models, "*.c"))),
+             os.path.join(models, "cnn_weights.o"), self.tc.lib, "-lm", "-lpthread",
+             "-o", exe])
+        args, expected = [], {}
+        for t in range(2):
+            for m in ("cnn", "mlp"):
+                path, want = raw_inputs(m, t, self.work)
+                args.append(path)
+                expected[f"{m}_{t}"] = want
+        res = os.path.join(self.work, "res")
+        os.makedirs(res)
+        run([exe, *args, res])
+        for key, want in expected.items():
+            got = np.fromfile(os.path.join(res, key + ".bin"), np.float32).reshape(want.shape)
+            self.assertTrue(close(got, want), f"{key}: {got} vs PyTorch {want}")
+
+
+class CMakePackageTest(Work):
+    """The installed package: pkg-config files, find_package(odlac) and odlac_add_model, in
+    examples/two_models, built with plain cmake."""
+
+    def test_pkg_config_files_build_a_model(self):
+        prefix = install(self.work)
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "odla_reference"], env=env).stdout.split()
+        self.assertIn("-lodla_reference", flags)
+        static = run(["pkg-config", "--static", "--libs", "odla_reference"], env=env).stdout
+        self.assertIn("-lm", static.split())
+        out = os.path.join(self.work, "out")
+        self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, "--emit-main",
+                   odlac=os.path.join(prefix, "bin", "odlac"))
+        exe = os.path.join(out, "net")
+        run([self.tc.cc, "-std=c99", *sorted(glob.glob(os.path.join(out, "*.c"))), *flags,
+             "-lm", "-o", exe])
+        self.run_driver([], exe, "cnn", "pkg-config",
+                        env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib")))
+
+    def test_examples_project_builds_from_the_installed_package(self):
+        prefix = install(self.work)
+        for f in ("lib/cmake/odlac/odlacConfig.cmake", "lib/cmake/odlac/odlacConfigVersion.cmake",
+                  "lib/cmake/odlac/OdlacAddModel.cmake", "lib/pkgconfig/odla_reference.pc"):
+            self.assertTrue(os.path.exists(os.path.join(prefix, f)), f)
+        # The models are copied so that the test can touch one and watch only it rebuild.
+        models = os.path.join(self.work, "models")
+        for m in ("digits", "mlp"):
+            shutil.copytree(os.path.join(MODELS, m), os.path.join(models, m))
+        build = os.path.join(self.work, "build")
+        run(["cmake", "-S", os.path.join(ROOT, "examples", "two_models"), "-B", build,
+             f"-DCMAKE_PREFIX_PATH={prefix}", f"-DODLAC_MODELS_DIR={models}"])
+        first = run(["cmake", "--build", build]).stdout
+        self.assertIn("odlac: compiling", first)
+        digits_in, digits_want = raw_inputs("digits", 1, self.work)
+        mlp_in, mlp_want = raw_inputs("mlp", 0, self.work)
+        res = os.path.join(self.work, "res")
+        os.makedirs(res)
+        r = run([os.path.join(build, "two_models"), digits_in, mlp_in, res])
+        digits = np.fromfile(os.path.join(res, "digits_output.bin"), np.float32)
+        mlp = np.fromfile(os.path.join(res, "mlp_output.bin"), np.float32)
+        self.assertTrue(close(digits, digits_want.ravel()), f"{digits} vs {digits_want}")
+        self.assertTrue(close(mlp, mlp_want.ravel()), f"{mlp} vs {mlp_want}")
+        self.assertIn(f"digits: class {int(np.argmax(digits_want))}", r.stdout)
+        # Nothing changed: odlac does not run again. A touched model recompiles only itself.
+        self.assertNotIn("odlac: compiling", run(["cmake", "--build", build]).stdout)
+        os.utime(os.path.join(models, "mlp", "model.onnx"))
+        again = run(["cmake", "--build", build]).stdout
+        self.assertIn("into mlp", again)
+        self.assertNotIn("into digits", again)
+
+
+    def test_backend_option_links_the_chosen_backend(self):
+        """BACKEND dnnl: cnn and mlp on libodla_dnnl, from two threads (threads_two_models.c);
+        an unknown backend fails at configure time, naming the installed ones."""
+        prefix = install(self.work)
+        project = os.path.join(self.work, "project")
+        os.makedirs(project)
+        cnn, mlp = (os.path.join(MODELS, m, "model.onnx") for m in ("cnn", "mlp"))
+        with open(os.path.join(project, "CMakeLists.txt"), "w") as f:
+            f.write(f"""cmake_minimum_required(VERSION 3.20)
+project(backend_choice LANGUAGES C)
+find_package(odlac REQUIRED)
+find_package(Threads REQUIRED)
+odlac_add_model(cnn_model MODEL "{cnn}" NAME cnn BACKEND ${{BACKEND}} OPTIONS --weights=c -O3)
+odlac_add_model(mlp_model MODEL "{mlp}" NAME mlp BACKEND ${{BACKEND}})
+add_executable(threads "{os.path.join(HERE, 'threads_two_models.c')}")
+target_link_libraries(threads PRIVATE cnn_model mlp_model Threads::Threads)
+""")
+        build = os.path.join(self.work, "build")
+        r = subprocess.run(["cmake", "-S", project, "-B", build + "-nope",
+                            f"-DCMAKE_PREFIX_PATH={prefix}", "-DBACKEND=nope"],
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("backend 'nope' is not installed", r.stderr)
+        self.assertRegex(r.stderr.replace("\n", " "), r"installed:.*reference")
+        run(["cmake", "-S", project, "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}",
+             "-DBACKEND=dnnl"])
+        run(["cmake", "--build", build])
+        needed = run(["readelf", "-d", os.path.join(build, "threads")]).stdout
+        self.assertIn("[libodla_dnnl.so]", needed)
+        args, expected = [], {}
+        for t in range(2):
+            for m in ("cnn", "mlp"):
+                path, want = raw_inputs(m, t, self.work)
+                args.append(path)
+                expected[f"{m}_{t}"] = want
+        res = os.path.join(self.work, "res")
+        os.makedirs(res)
+        run([os.path.join(build, "threads"), *args, res])
+        for key, want in expected.items():
+            got = np.fromfile(os.path.join(res, key + ".bin"), np.float32).reshape(want.shape)
+            self.assertTrue(close(got, want), f"dnnl {key}: {got} vs PyTorch {want}")
+
+
+class LargeWeightsTest(Work):
+    """A model whose external data is 2.2 GB (a sparse file with known rows) compiles to a
+    weights object; odlac's peak memory stays a small fraction of the weights."""
+
+    ROWS, COLS = 8_600_000, 64  # 2.2 GB of float32
+
+    def test_over_2gb_of_external_weights_stream_into_the_object(self):
+        nbytes = self.ROWS * self.COLS * 4
+        data = os.path.join(self.work, "table.bin")
+        marked = {0: 1.5, 1_234_567: -2.25, self.ROWS - 1: 3.0}
+        with open(data, "wb") as f:
+            f.truncate(nbytes)
+            for row, v in marked.items():
+                f.seek(row * self.COLS * 4)
+                f.write((np.arange(self.COLS, dtype=np.float32) * v).tobytes())
+        table = TensorProto()
+        table.name, table.data_type = "table", TensorProto.FLOAT
+        table.dims.extend([self.ROWS, self.COLS])
+        table.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", "table.bin"), ("offset", "0"), ("length", str(nbytes))):
+            e = table.external_data.add()
+            e.key, e.value = k, v
+        graph = helper.make_graph(
+            [helper.make_node("Gather", ["table", "ids"], ["rows"], axis=0)], "lookup",
+            [helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+            [helper.make_tensor_value_info("rows", TensorProto.FLOAT, [3, self.COLS])],
+            initializer=[table])
+        model = os.path.join(self.work, "lookup.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                    .SerializeToString())
+        out = os.path.join(self.work, "out")
+        start = time.monotonic()
+        with subprocess.Popen([self.tc.odlac, model, "-o", out, "--weights=obj", "-MD"],
+                              stderr=subprocess.PIPE, text=True) as proc:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            seconds = time.monotonic() - start
+            self.assertEqual(proc.returncode, 0, proc.stderr.read())
+        peak = usage.ru_maxrss * 1024
+        print(f"\n{nbytes / 2**30:.2f} GiB of weights: {seconds:.1f} s "
+              f"({nbytes / 2**20 / seconds:.0f} MiB/s), odlac peak RSS {peak / 2**20:.0f} MiB "
+              f"({100 * peak / nbytes:.1f}% of the weights)", file=sys.stderr)
+        self.assertLess(peak, nbytes // 8)
+        elf = Elf(os.path.join(out, "net_weights.o"))
+        sym = "net_w_table"
+        self.assertEqual(elf.symbols[sym]["size"], nbytes)
+        row = self.COLS * 4
+        for r, v in marked.items():
+            self.assertEqual(elf.symbol_bytes(sym, r * row, row),
+                             (np.arange(self.COLS, dtype=np.float32) * v).tobytes(), f"row {r}")
+        self.assertEqual(elf.symbol_bytes(sym, 5 * row, row), bytes(row))
+        with open(os.path.join(out, "net.d")) as f:
+            self.assertIn(data, f.read())
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
