@@ -15,7 +15,7 @@ std::unique_ptr<Pass> createEliminateCommonSubexpressions();
 std::unique_ptr<Pass> createRecognizeLayerNorm();
 std::unique_ptr<Pass> createRecognizeGelu();
 std::unique_ptr<Pass> createRecognizeAttention();
-std::unique_ptr<Pass> createFoldBatchNormIntoConv();
+std::unique_ptr<Pass> createFoldBatchNorm();
 std::unique_ptr<Pass> createFoldBiasAddIntoConv();
 std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
 std::unique_ptr<Pass> createFuseActivations();

@@ -41,9 +41,9 @@ const std::vector<PipelineEntry> &pipeline() {
        "after folding has computed the transposes of weights: those left move through "
        "elementwise ops and cancel in pairs before the patterns below look at producers",
        createSinkTransposes},
-      {"fold-batchnorm-into-conv", 2,
-       "needs constant Conv weights and BN statistics, which folding has exposed",
-       createFoldBatchNormIntoConv},
+      {"fold-batchnorm", 2,
+       "needs constant Conv/Gemm weights and BN statistics, which folding has exposed",
+       createFoldBatchNorm},
       {"fold-bias-add-into-conv", 2,
        "after BN folding, so a Conv always has its final bias before activations fuse",
        createFoldBiasAddIntoConv},
