@@ -1,5 +1,6 @@
 // FuseActivations: a Conv or a matrix product (Gemm, 2-D MatMul) whose only user is a
-// residual Add and/or an activation is computed as one fused op (FusedConv, FusedGemm):
+// residual Add and/or an activation (directly, or through the Reshape that restores a
+// batched product's dims) is computed as one fused op (FusedConv, FusedGemm):
 // the addition and activation run while the product is in cache, and no intermediate
 // tensor is stored. Activations: Relu, Clamp, Sigmoid, Tanh, LeakyRelu, Gelu, and the
 // HardSwish and Swish patterns x * HardSigmoid(x) and x * Sigmoid(x).
@@ -107,14 +108,29 @@ public:
         continue; // not a product
       if (!isFloat(p->output(0)->dtype()) || p->output(0)->dtype() == DType::BF16)
         continue; // the fused ops compute in float types with native kernels
-      Epilogue e = matchEpilogue(g, p->output(0));
+      // A matrix product on a batched input is viewed as 2-D and reshaped back (as
+      // fuse-matmul-add-into-gemm forms it): the epilogue is elementwise, so it fuses through
+      // a Reshape that only restores the batch dims; the residual is viewed as 2-D too.
+      Node *view = conv ? nullptr : onlyUser(g, p->output(0));
+      if (!is(view, "Reshape"))
+        view = nullptr;
+      Epilogue e = matchEpilogue(g, view ? view->output(0) : p->output(0));
       if (e.absorbed.empty())
         continue; // nothing to fuse
       Node *last = e.absorbed.back();
       Value *result = last->output(0);
+      Value *residual = e.residual;
+      if (residual && view) {
+        Value *flat = g.addValue(residual->name() + "/as_matrix", {});
+        Node *r = g.addNodeBefore(last, opNamed("Reshape"), flat->name(), {residual}, {flat},
+                                  {{"shape", p->output(0)->dims()}});
+        if (Status s = verifyAndInfer(*r))
+          return s;
+        residual = flat;
+      }
       Value *fused = g.addValue(result->name() + "/fused", {});
       AttrMap attrs = p->attrs();
-      std::vector<Value *> operands{p->input(0), p->input(1), p->input(2), e.residual};
+      std::vector<Value *> operands{p->input(0), p->input(1), p->input(2), residual};
       const char *op = conv ? "FusedConv" : "FusedGemm";
       if (matmul)
         attrs = {{"transA", int64_t{0}}, {"transB", int64_t{0}}, {"alpha", 1.0}, {"beta", 0.0}};
@@ -124,10 +140,22 @@ public:
       Node *f = g.addNodeBefore(last, opNamed(op), p->name(), operands, {fused}, attrs);
       if (Status s = verifyAndInfer(*f))
         return s;
+      if (view) {
+        Value *back = g.addValue(result->name() + "/fused_view", {});
+        Node *r = g.addNodeBefore(last, opNamed("Reshape"), view->name(), {fused}, {back},
+                                  {{"shape", view->output(0)->dims()}});
+        if (Status s = verifyAndInfer(*r))
+          return s;
+        fused = back;
+      }
       g.replaceAllUses(result, fused);
       for (auto it = e.absorbed.rbegin(); it != e.absorbed.rend(); ++it) {
         erased.insert(*it);
         g.eraseNode(*it);
+      }
+      if (view) {
+        erased.insert(view);
+        g.eraseNode(view);
       }
       g.eraseNode(p);
       changed = true;

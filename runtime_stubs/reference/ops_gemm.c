@@ -9,7 +9,8 @@
 /* Tile and block sizes. The micro-kernel keeps an MR x NR tile of C in registers while it
  * streams a KC-deep packed panel of A (MR wide) and of B (NR wide): the B micro-panel
  * (KC x NR, 32 KiB) stays in L1 while the MC x KC block of A (L2) streams past it, and a
- * KC x NC panel of B (512 KiB) is reused from L2 by every block of A. NR = 32 floats is two
+ * KC x NC panel of B (up to 512 KiB; less for small products, see ref_sgemm_nc) is
+ * reused from L2 by every block of A. NR = 32 floats is two
  * 512-bit or four 256-bit vectors per row of the tile; GCC and Clang turn the fixed-size
  * tile loops into vector FMAs for any width (measured: NR = 16 vectorizes badly with GCC).
  * MR is the largest row count whose accumulators still fit the register file: 12 rows x 2
@@ -23,14 +24,23 @@ enum { MR = 4 };
 /* The scratch size must not depend on MR: odlac plans the arena with the reference library
  * it links, and generated code may run on a build of it for another machine. Scratch is
  * sized for the largest MR, MR_MAX, and MC is a multiple of every MR. */
-enum { MR_MAX = 12, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512 };
+enum { MR_MAX = 12, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512, NC_MIN = 128 };
 typedef char ref_mc_fits_every_mr[MC % MR == 0 && MC % MR_MAX == 0 && (int)MR <= (int)MR_MAX ? 1 : -1];
 
 static int64_t ref_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
+/* The column block of a product: NC, or less when the packed KC x NC panel of B would be
+ * large beside the result, since the panel is arena scratch: at most half the result's
+ * elements, and never under NC_MIN columns (a multiple of NR). It depends on the shape only,
+ * so odlac's plan and the kernel agree. */
+static int64_t ref_sgemm_nc(int64_t m, int64_t n, int64_t k) {
+  int64_t kc = ref_min(k, KC), nc = kc > 0 ? m * n / 2 / kc / NR * NR : NC;
+  return nc < NC_MIN ? NC_MIN : nc > NC ? NC : nc;
+}
+
 size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k) {
-  int64_t kc = ref_min(k, KC), nc = ref_round_up(ref_min(n, NC), NR);
+  int64_t kc = ref_min(k, KC), nc = ref_round_up(ref_min(n, ref_sgemm_nc(m, n, k)), NR);
   int64_t mc = ref_round_up(ref_min(m, MC), MR_MAX);
   return (size_t)(kc * nc + mc * kc);
 }
@@ -138,13 +148,13 @@ static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *r
 void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                         int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
                         int64_t ldc, float *pack) {
-  int64_t jc, pc, ic, jr, ir;
+  int64_t jc, pc, ic, jr, ir, block = ref_sgemm_nc(m, n, k);
   float *pack_b_buf = pack;
-  float *pack_a = pack + ref_min(k, KC) * ref_round_up(ref_min(n, NC), NR);
+  float *pack_a = pack + ref_min(k, KC) * ref_round_up(ref_min(n, block), NR);
   if (k == 0 || alpha == 0.0f)
     return;
-  for (jc = 0; jc < n; jc += NC) {
-    int64_t nc = ref_min(NC, n - jc);
+  for (jc = 0; jc < n; jc += block) {
+    int64_t nc = ref_min(block, n - jc);
     for (pc = 0; pc < k; pc += KC) {
       int64_t kc = ref_min(KC, k - pc);
       pack_b(b_ctx, pc, kc, jc, nc, pack_b_buf);

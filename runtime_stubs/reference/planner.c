@@ -5,14 +5,16 @@
  *   2. Each intermediate result (not an argument, constant or bound output) is a buffer that
  *      lives from its producing node to its last consumer; each node's scratch is a buffer
  *      that lives during that node only.
- *   3. The buffers are placed once for each of three orders (ties: earlier first use, then
+ *   3. The buffers are placed once for each of four orders (ties: earlier first use, then
  *      creation order, so plans are deterministic):
  *        a. by size, largest first (TFLM's GreedyMemoryPlanner);
  *        b. by first use, earliest first, larger first among those born at one node;
  *        c. by pressure, highest first, then by size: a buffer's pressure is the largest
  *           total size of the buffers live at one node of its lifetime, so the buffers of
  *           the busiest node are placed first, packed from offset 0 (TFLite's "greedy by
- *           breadth").
+ *           breadth");
+ *        d. by lifetime, longest first, then by size: values read by the whole graph (an
+ *           attention mask) sit at the bottom instead of above a later peak.
  *   4. Placing: each buffer in turn takes the lowest 64-byte aligned offset at which it
  *      overlaps no already placed buffer whose lifetime overlaps its own (first fit).
  *   5. The arena of an order is its largest end offset; the smallest arena wins (ties: the
@@ -20,7 +22,7 @@
  * Before step 2, in-place reuse: walking the nodes in order, a node's result shares the
  * buffer of the operand named by its inplace_input when that operand is an intermediate
  * result of the same size whose buffer (with everything already sharing it) is last used
- * by this node. Sharing values form one buffer whose lifetime spans them all.
+ * by this node, or, for a Reshape (a view of the same bytes), whenever it is read later. Sharing values form one buffer whose lifetime spans them all.
  * No order is best for every graph: the sum of the buffers live at the busiest node is a
  * lower bound that each can miss by fragmentation, and each order wins somewhere.
  * Worked example (sizes in 64-byte units): A lives [0,1] size 2, B [1,2] size 1, C [2,3]
@@ -42,13 +44,15 @@ typedef struct {
   const ref_buffer *bufs;
   const size_t *pressure; /* by buffer index */
   const size_t *at;       /* offsets, by buffer index */
-  int strategy;           /* 0: size, 1: first use, 2: pressure, 3: offset */
+  int strategy;           /* 0: size, 1: first use, 2: pressure, 3: lifetime, 4: offset */
 } ref_order_ctx;
 
 static int ref_before(const ref_order_ctx *c, int ia, int ib) {
   const ref_buffer *a = &c->bufs[ia], *b = &c->bufs[ib];
-  if (c->strategy == 3)
+  if (c->strategy == 4)
     return c->at[ia] < c->at[ib];
+  if (c->strategy == 3 && a->last - a->first != b->last - b->first)
+    return a->last - a->first > b->last - b->first;
   if (c->strategy == 2 && c->pressure[ia] != c->pressure[ib])
     return c->pressure[ia] > c->pressure[ib];
   if (c->strategy == 1 && a->first != b->first)
@@ -89,7 +93,7 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
   memset(&by_offset, 0, sizeof by_offset);
   by_offset.bufs = bufs;
   by_offset.at = at;
-  by_offset.strategy = 3;
+  by_offset.strategy = 4;
   for (i = 0; i < n; ++i) {
     const ref_buffer *b = &bufs[order[i]];
     int num_live = 0;
@@ -136,7 +140,7 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   memset(&ctx, 0, sizeof ctx);
   ctx.bufs = bufs;
   ctx.pressure = pressure;
-  for (strategy = 0; strategy < 3; ++strategy) {
+  for (strategy = 0; strategy < 4; ++strategy) {
     size_t arena;
     for (i = 0; i < n; ++i)
       order[i] = i;
@@ -191,10 +195,14 @@ static void ref_plan_inplace(odla_computation comp) {
     if (!in || !ref_in_arena(in) || !ref_in_arena(out) || ref_bytes(&in->type) != ref_bytes(&out->type))
       continue;
     owner = ref_owner(in);
-    if (owner->last_use != i)
+    /* A Reshape's result holds its operand's bytes unchanged: it is a view, so it may share
+     * the buffer even while the operand is still read (values are never written after they
+     * are produced, and a later in-place op checks the whole group's lifetime). */
+    if (owner->last_use != i && strcmp(n->op, "Reshape") != 0)
       continue; /* the operand's buffer is read after this node */
     out->shares = owner;
-    owner->last_use = out->last_use > i ? out->last_use : i;
+    if (out->last_use > owner->last_use)
+      owner->last_use = out->last_use;
   }
 }
 

@@ -76,7 +76,7 @@ struct ref_node {
   /* The operand whose buffer the (single) result may reuse, or -1. A builder sets it when
    * its kernel reads element i of that operand before writing element i of the result
    * (elementwise ops on an operand of the result's shape, reshapes). The planner reuses the
-   * buffer only when that operand dies at this node. */
+   * buffer only when that operand dies at this node (a Reshape, a view, always; planner.c). */
   int inplace_input;
   /* Byte offsets in `params` of code (function) pointers, which a stored executable writes
    * as positions in the library (executable_io.c); builders declare them with
