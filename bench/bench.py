@@ -175,7 +175,14 @@ class Bench:
             if engine.startswith("odlac") and not os.path.exists(self.libs[engine][0]):
                 print("  %s: skipped, %s is not built" % (engine, self.libs[engine][0]))
                 continue
-            exe = self.build_exe(gen, engine) if engine.startswith("odlac") else None
+            try:
+                exe = self.build_exe(gen, engine) if engine.startswith("odlac") else None
+            except RuntimeError as e:
+                print("  %s: FAILED: %s" % (engine, e))
+                for threads in self.args.threads:
+                    self.rows.append({"model": model, "engine": engine, "threads": threads,
+                                      "error": str(e).splitlines()[0][:120]})
+                continue
             for threads in self.args.threads:
                 out_bin = os.path.join(self.work, "%s_%s_%d.bin" % (model, engine, threads))
                 res = os.path.join(self.work, "%s_%s_%d" % (model, engine, threads))
@@ -286,7 +293,7 @@ def main(argv):
     ap.add_argument("--time-budget", type=float, default=60.0,
                     help="seconds of timed runs per engine and thread count; slower engines get "
                          "fewer runs (at least 3)")
-    ap.add_argument("--dnnl-link", default="-ldnnl -lstdc++ -lm -lpthread",
+    ap.add_argument("--dnnl-link", default="-ldnnl -lgomp -lstdc++ -lm -lpthread",
                     help="link flags libodla_dnnl needs")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
@@ -306,7 +313,7 @@ def main(argv):
             bench.bench_model(model)
         for c in bench.compile_rows:
             print("odlac compile %s: %.2f s, peak %.0f MB" % (c["model"], c["seconds"], c["peak_mb"]))
-        command = "bench/run.sh " + " ".join(shlex.quote(a) for a in argv)
+        command = "/usr/bin/python3 bench/bench.py " + " ".join(shlex.quote(a) for a in argv)
         with open(args.out, "w") as f:
             f.write(bench.markdown(command.strip()))
         print("wrote " + args.out)
