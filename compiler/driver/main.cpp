@@ -10,6 +10,7 @@
 #include "ir/Printer.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
+#include "ops/OpDef.h"
 #include "odlac_version.h"
 #include "passes/Pipeline.h"
 
@@ -153,6 +154,12 @@ static int run(int argc, char **argv) {
   // Everything the backend lacks is reported before any file is written.
   if (Status s = checkTarget(**graph, target))
     return fail(s);
+  if (opts->codegen.execMode != ExecMode::Compile)
+    for (const Node *n : (*graph)->nodes())
+      if (n->hasSubgraphs())
+        return fail(Status::error("node '" + n->name() + "' (" + n->op().name +
+                                  "): control flow runs in compile mode only; use "
+                                  "--exec-mode=compile"));
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)

@@ -210,6 +210,16 @@ def main():
         print(r.stdout)
         if r.returncode != 0:
             sys.exit("control-flow models failed (runner exit %d)" % r.returncode)
+        # Bodies run in compile mode only: interpret mode is refused at compile time, with
+        # the node named and nothing written.
+        out = os.path.join(root, "interpret_out")
+        r = subprocess.run([env["ODLAC"], os.path.join(root, "node", "cf_nested_if_in_loop",
+                                                       "model.onnx"),
+                            "--exec-mode=interpret", "-o", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if (r.returncode != 1 or "control flow runs in compile mode only" not in r.stdout
+                or os.path.exists(out)):
+            sys.exit("--exec-mode=interpret on a Loop: exit %d, %r" % (r.returncode, r.stdout))
 
 
 if __name__ == "__main__":

@@ -14,18 +14,6 @@
 namespace odlac::test {
 namespace {
 
-onnx::TensorProto int64Tensor(const std::string &name, const std::vector<int64_t> &dims,
-                              const std::vector<int64_t> &values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  for (int64_t v : values)
-    t.add_int64_data(v);
-  return t;
-}
-
 std::vector<float> iota(int n) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i)

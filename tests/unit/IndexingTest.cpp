@@ -16,18 +16,6 @@ Expected<std::unique_ptr<Graph>> importModel(const onnx::ModelProto &m) {
   return importOnnxFile(save(m, tempDir()), ImportOptions{});
 }
 
-onnx::TensorProto int64Tensor(const std::string &name, const std::vector<int64_t> &dims,
-                              const std::vector<int64_t> &values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  for (int64_t v : values)
-    t.add_int64_data(v);
-  return t;
-}
-
 std::vector<int64_t> int64Values(const Graph &g, const std::string &name) {
   const Value *v = g.findValue(name);
   if (!v || !v->isConstant() || v->dtype() != DType::I64)

@@ -32,25 +32,6 @@ size_t countOps(const Graph &g, const char *op) {
   return n;
 }
 
-onnx::TensorProto int64Tensor(const std::string &name, const std::vector<int64_t> &dims,
-                              const std::vector<int64_t> &values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(kI64);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  for (int64_t v : values)
-    t.add_int64_data(v);
-  return t;
-}
-
-void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
-  auto *a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
 template <class T> std::shared_ptr<const Buffer> bufferOf(const std::vector<T> &v) {
   return Buffer::copyOf(v.data(), v.size() * sizeof(T));
 }

@@ -29,25 +29,6 @@ std::string rejection(const onnx::ModelProto &m) {
   return g ? std::string("(imported)") : g.status().message();
 }
 
-onnx::TensorProto int64Tensor(const std::string &name, const std::vector<int64_t> &dims,
-                              const std::vector<int64_t> &values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(kI64);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  for (int64_t v : values)
-    t.add_int64_data(v);
-  return t;
-}
-
-void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
-  auto *a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
 // A one-node model `op(x, ...) -> y` on a graph input x.
 onnx::ModelProto oneNode(int opset, const onnx::NodeProto &n, const std::vector<int64_t> &xDims,
                          const std::vector<int64_t> &yDims) {

@@ -55,6 +55,25 @@ inline onnx::NodeProto node(const std::string &op, const std::vector<std::string
   return n;
 }
 
+inline onnx::TensorProto int64Tensor(const std::string &name, const std::vector<int64_t> &dims,
+                                     const std::vector<int64_t> &values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims)
+    t.add_dims(d);
+  for (int64_t v : values)
+    t.add_int64_data(v);
+  return t;
+}
+
+inline void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
 inline void addIntsAttr(onnx::NodeProto &n, const std::string &name, const std::vector<int64_t> &v) {
   auto *a = n.add_attribute();
   a->set_name(name);

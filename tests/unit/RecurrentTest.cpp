@@ -260,13 +260,6 @@ void addStringsAttr(onnx::NodeProto &n, const std::string &name,
     a->add_strings(s);
 }
 
-void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
-  auto *a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
 void addFloatsAttr(onnx::NodeProto &n, const std::string &name, const std::vector<float> &v) {
   auto *a = n.add_attribute();
   a->set_name(name);
