@@ -149,6 +149,8 @@ class Bench:
         return exe
 
     def time_odlac(self, exe, pb_inputs, threads, runs, res):
+        # Both ODLA backends take their default thread count from OMP_NUM_THREADS (oneDNN's
+        # OpenMP, the reference backend's worker pool: docs/backends.md).
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         rc, out, err, _, peak = run_measured([exe] + pb_inputs + ["-o", res, "--repeat",
                                                                  str(runs)], env=env)
@@ -244,8 +246,8 @@ class Bench:
                  "warm-up), peak resident memory of the process, and the largest error against "
                  "PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
                  "one run. Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
-                 "portable reference backend (`libodla_reference`, single-threaded: its 2-thread "
-                 "rows show the same code), ONNX Runtime (onnxruntime-node, CPU, all graph "
+                 "portable reference backend (`libodla_reference`, its worker threads), "
+                 "ONNX Runtime (onnxruntime-node, CPU, all graph "
                  "optimizations) and PyTorch (TorchScript, inference mode). "
                  "\"vs ORT\" is the median's ratio to ONNX Runtime's at the same thread count; "
                  "the target column gives the project's goal for that ratio.", "",

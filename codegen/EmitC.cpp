@@ -131,8 +131,10 @@ private:
 
   std::string ctype(const Value *v) const { return dtypeInfo(v->dtype()).cType; }
 
-  std::string runSignature() const {
-    std::string s = "int " + n_ + "_run(" + n_ + "_instance *inst";
+  // NAME_run, or with `batch` NAME_run_batch (--dynamic-batch), which takes the row count.
+  std::string runSignature(bool batch = false) const {
+    std::string s = "int " + n_ + (batch ? "_run_batch(" : "_run(") + n_ + "_instance *inst" +
+                    (batch ? ", int batch" : "");
     for (const Port &p : inputs_)
       s += ", const " + ctype(p.value) + " *" + p.param;
     for (const Port &p : outputs_)
@@ -207,6 +209,12 @@ private:
     w.line("/* Bytes of constant data (weights), and of the activation arena each instance uses. */");
     w.line("#define " + N_ + "_WEIGHTS_BYTES " + std::to_string(totalWeights_));
     w.line("#define " + N_ + "_ARENA_BYTES " + std::to_string(o_.arenaBytes));
+    if (o_.dynamicBatch) {
+      w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
+      w.line(" * shapes above hold the rows the code is planned for, " + n_ +
+             "_run_batch runs any number. */");
+      w.line("#define " + N_ + "_BATCH_SIZE " + std::to_string(o_.dynamicBatch));
+    }
     if (bin()) {
       w.line("/* The weights blob this code expects (" + n_ + ".weights.bin). */");
       w.line("#define " + N_ + "_WEIGHTS_FILE " + cString(n_ + ".weights.bin"));
@@ -243,6 +251,12 @@ private:
     w.line(createSignature() + ";");
     w.line("/* Runs one inference: inputs and outputs are dense row-major arrays of the sizes above. */");
     w.line(runSignature() + ";");
+    if (o_.dynamicBatch) {
+      w.line("/* Runs `batch` rows (1 or more): each input and output holds `batch` times the");
+      w.line(" * elements of one row (the _COUNT above over " + N_ + "_BATCH_SIZE). Rows are computed");
+      w.line(" * independently: row i of the outputs is what a run of row i alone gives. */");
+      w.line(runSignature(true) + ";");
+    }
     w.line("void " + n_ + "_destroy(" + n_ + "_instance *inst);");
     w.line();
     w.line("/* One-call convenience API over a process-wide instance (not thread-safe). */");
@@ -374,6 +388,8 @@ private:
                      : "/* Records the model on the current computation, one ODLA call per line. */");
     w.line(fn.text);
     w.line();
+    if (o_.dynamicBatch)
+      batchItems(w);
     // create / destroy
     w.open(createSignature());
     w.line(n_ + "_instance *inst;");
@@ -395,6 +411,10 @@ private:
     if (!interpret) {
       w.line("if (s == ODLA_SUCCESS)");
       w.line(std::string("  s = ") + n_ + "_build(" + (bin() ? "inst->weights" : "") + ");");
+      if (o_.dynamicBatch) {
+        w.line("if (s == ODLA_SUCCESS)");
+        w.line("  s = " + n_ + "_batch_items(inst->comp);");
+      }
       w.line("if (s == ODLA_SUCCESS)");
       w.line("  s = odla_CompileComputation(inst->comp, NULL, &inst->exec);");
       w.line("if (s == ODLA_SUCCESS)");
@@ -446,6 +466,15 @@ private:
         w.line("(void)inst;");
       w.line("odla_DestroyComputation(comp_);");
       w.line("return s;");
+    } else if (o_.dynamicBatch) {
+      w.line("return " + n_ + "_run_batch(inst, " + N_ + "_BATCH_SIZE" + portArgs() + ");");
+      w.close();
+      w.line();
+      w.open(runSignature(true));
+      w.line("odla_int32 rows = batch;");
+      w.line(N_ + "_CHECK(odla_SetContextItem(inst->ctx, ODLA_RUN_BATCH_SIZE, (odla_item_value)&rows));");
+      bindPorts(w);
+      w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
     } else {
       bindPorts(w);
       w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
@@ -454,6 +483,31 @@ private:
     w.line();
     oneCallApi(w);
     return w.str();
+  }
+
+  // ", input, output": the run function's buffers, as arguments of a call.
+  std::string portArgs() const {
+    std::string args;
+    for (const Port &p : inputs_)
+      args += ", " + p.param;
+    for (const Port &p : outputs_)
+      args += ", " + p.param;
+    return args;
+  }
+
+  // --dynamic-batch: the computation items saying that rows are independent (odlac checked
+  // every op, passes/BatchRows.h) and how many the plan holds.
+  void batchItems(CWriter &w) const {
+    w.line("/* --dynamic-batch: odlac checked that every op keeps the batch rows apart, so the");
+    w.line(" * backend may run any batch over slices of " + N_ + "_BATCH_SIZE rows. */");
+    w.open("static odla_status " + n_ + "_batch_items(odla_computation comp)");
+    w.line("odla_bool dynamic = 1;");
+    w.line("odla_int32 min_batch = 1, opt_batch = " + N_ + "_BATCH_SIZE;");
+    w.line(N_ + "_CHECK(odla_SetComputationItem(comp, ODLA_DYNAMIC_BATCH, (odla_item_value)&dynamic));");
+    w.line(N_ + "_CHECK(odla_SetComputationItem(comp, ODLA_MIN_BATCH_SIZE, (odla_item_value)&min_batch));");
+    w.line("return odla_SetComputationItem(comp, ODLA_OPT_BATCH_SIZE, (odla_item_value)&opt_batch);");
+    w.close();
+    w.line();
   }
 
   void bindPorts(CWriter &w) const {

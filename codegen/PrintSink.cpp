@@ -78,6 +78,8 @@ std::string PrintSink::arg(const Arg &a) {
             r += (i ? ", " : "") + std::string(enumName(v.v[i]));
           return v.v.empty() ? "NULL" : r + "}";
         }
+        else if constexpr (std::is_same_v<T, CustomParams>)
+          return customParams(v);
         else if constexpr (std::is_same_v<T, float>) {
           std::string f = cFloat(v);
           usesMath_ |= f.find_first_of("HN") != std::string::npos;
@@ -88,6 +90,49 @@ std::string PrintSink::arg(const Arg &a) {
           return v > UINT32_MAX ? std::to_string(v) + "ULL" : std::to_string(v);
       },
       a);
+}
+
+// A C99 integer literal of any int64 value (INT64_MIN has no literal of its own).
+static std::string int64Literal(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return (v > INT32_MAX || v < INT32_MIN) ? std::to_string(v) + "LL" : std::to_string(v);
+}
+
+// odla_CustomOp's attribute block (odla_ext_custom.h) as a compound literal: the backend
+// copies what it points to during the call.
+std::string PrintSink::customParams(const CustomParams &p) {
+  usesExtensions_ = true;
+  std::string attrs;
+  for (const CustomAttr &a : p.attrs) {
+    static const char *const kinds[] = {"ODLA_EXT_ATTR_INT", "ODLA_EXT_ATTR_FLOAT",
+                                        "ODLA_EXT_ATTR_STRING", "ODLA_EXT_ATTR_INTS",
+                                        "ODLA_EXT_ATTR_FLOATS"};
+    std::string data, count;
+    if (a.kind == ODLA_EXT_ATTR_STRING) {
+      count = std::to_string(a.str.size());
+      data = cString(a.str);
+    } else if (a.kind == ODLA_EXT_ATTR_INT || a.kind == ODLA_EXT_ATTR_INTS) {
+      count = std::to_string(a.ints.size());
+      for (int64_t v : a.ints)
+        data += (data.empty() ? "" : ", ") + int64Literal(v);
+      data = a.ints.empty() ? "NULL" : "(const odla_int64[]){" + data + "}";
+    } else {
+      count = std::to_string(a.floats.size());
+      for (float v : a.floats)
+        data += (data.empty() ? "" : ", ") + arg(Arg{v});
+      data = a.floats.empty() ? "NULL" : "(const odla_float32[]){" + data + "}";
+    }
+    attrs += (attrs.empty() ? "" : ", ") + std::string("{") + cString(a.name) + ", " +
+             kinds[a.kind] + ", " + count + ", " + data + "}";
+  }
+  std::string types;
+  for (const VType &t : p.resultTypes)
+    types += (types.empty() ? "" : ", ") + arg(Arg{t});
+  return "&(const odla_ext_custom_params){ODLA_EXT_CUSTOM_VERSION, " +
+         std::to_string(p.attrs.size()) + ", " +
+         (attrs.empty() ? "NULL" : "(const odla_ext_custom_attr[]){" + attrs + "}") + ", " +
+         (types.empty() ? "NULL" : "(const odla_value_type[]){" + types + "}") + "}";
 }
 
 void PrintSink::line(const std::string &text) {

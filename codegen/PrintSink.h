@@ -34,6 +34,7 @@ protected:
 private:
   std::string arg(const lower::Arg &a);
   std::string shape(const lower::Shape &s);
+  std::string customParams(const lower::CustomParams &p);
   std::string newVariable(const std::string &tensorName);
   // Prints one line, indented by how deep it sits in if/loop regions.
   void line(const std::string &text);

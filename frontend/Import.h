@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace odlac {
@@ -15,6 +16,12 @@ namespace odlac {
 struct ImportOptions {
   // Pins the dims of graph inputs: name -> dims (from --input-shape name:1x3x224x224).
   std::map<std::string, Dims> inputShapes;
+  // ONNX domains whose nodes import as custom ops (--custom-op-domain), run by kernels the
+  // application registers (frontend/rules/Custom.cpp).
+  std::set<std::string> customOpDomains;
+  // --dynamic-batch: every input's leading dim must be symbolic, the batch; it is pinned to
+  // this (the batch the code is planned for). 0: off.
+  int64_t batchSize = 0;
 };
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts);

@@ -49,7 +49,8 @@ Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *
     return fail(std::string(what) + " (input " + std::to_string(i) + ") is missing");
   if (!isComputableFromConstants(*v))
     return fail(std::string(what) + " (input " + std::to_string(i) + ", '" + v->name() +
-                "') must be known at compile time, but it depends on a graph input");
+                "') must be known at compile time, but it depends on " +
+                notConstantBecause(*v));
   return evaluateValue(*v);
 }
 

@@ -217,6 +217,21 @@ private:
                        (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string());
         }
       }
+      if (opts_.batchSize > 0) { // --dynamic-batch: the symbolic leading dim is the batch
+        if (dims.empty() || dims[0] >= 0 || opts_.inputShapes.count(vi.name())) {
+          error(what + ": --dynamic-batch needs a symbolic leading dim (the batch), not " +
+                (dims.empty() ? std::string("rank 0 or an unknown rank")
+                              : opts_.inputShapes.count(vi.name()) ? "one pinned by --input-shape"
+                                                                   : dimsToString(dims)));
+          root_.poisoned.insert(vi.name());
+          continue;
+        }
+        dims[0] = opts_.batchSize;
+        symbolic.clear();
+        for (size_t i = 1; i < dims.size() && symbolic.empty(); ++i)
+          if (dims[i] < 0)
+            symbolic = "dim " + std::to_string(i) + " is symbolic";
+      }
       auto pinned = opts_.inputShapes.find(vi.name());
       if (pinned != opts_.inputShapes.end()) {
         const Dims &p = pinned->second;
@@ -396,15 +411,17 @@ private:
         for (const std::string &o : n.output())
           scope.poisoned.insert(o);
       };
-      if (!n.domain().empty() && n.domain() != "ai.onnx") {
+      bool custom = opts_.customOpDomains.count(n.domain()) != 0;
+      if (!custom && !n.domain().empty() && n.domain() != "ai.onnx") {
         error(label + ": unsupported: domain '" + n.domain() + "' has no import rules");
         poison();
         continue;
       }
       int earliest = -1;
-      const ImportRule *rule = n.op_type() == "Constant" ? nullptr
-                                                         : findRule(n.op_type(), opset_, &earliest);
-      if (n.op_type() != "Constant" && !rule) {
+      const ImportRule *rule = n.op_type() == "Constant" || custom
+                                   ? nullptr
+                                   : findRule(n.op_type(), opset_, &earliest);
+      if (!custom && n.op_type() != "Constant" && !rule) {
         error(label + ": unsupported: op " + n.op_type() +
               (earliest > 0 ? " before opset " + std::to_string(earliest) : std::string()) +
               "; odlac has no import rule for it");
@@ -434,12 +451,12 @@ private:
         continue;
       }
       Status s;
-      if (n.op_type() == "Constant") {
+      if (n.op_type() == "Constant" && !custom) {
         s = importConstant(n, scope);
       } else {
         ImportCtx ctx(*scope.graph, n, opset_, inputs, modelDir_, declared_);
         ctx.setBodyImporter(this);
-        s = rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
+        s = custom ? importCustomOp(ctx) : rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
             continue;

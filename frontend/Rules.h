@@ -48,4 +48,7 @@ const ImportRule *findRule(const std::string &onnxOp, int64_t opset, int *earlie
 // Imports a node through a 1:1 row.
 Status importDirect(ImportCtx &ctx, const ImportRule &rule);
 
+// Imports a node of a --custom-op-domain domain as a CustomOp (rules/Custom.cpp).
+Status importCustomOp(ImportCtx &ctx);
+
 } // namespace odlac

@@ -60,6 +60,35 @@ const std::vector<Flag> &flags() {
       {"--input-shape", "NAME:D0xD1x...",
        "pin the shape of input NAME (needed for symbolic dims); repeatable",
        [](Options &o, const std::string &v) { return parseInputShape(v, o.import); }},
+      {"--custom-op-domain", "DOMAIN",
+       "import every node of ONNX domain DOMAIN as a custom op: odla_CustomOp named by its "
+       "op_type, run by a kernel the application registers (odla_ExtRegisterCustomOp); the "
+       "model must declare its outputs' types (value_info); repeatable",
+       [](Options &o, const std::string &v) {
+         if (v.empty() || v == "ai.onnx")
+           return Status::error("--custom-op-domain '" + v + "': the default ONNX domain's "
+                                "ops are odlac's own; name a custom domain such as com.example");
+         o.import.customOpDomains.insert(v);
+         return Status::ok();
+       }},
+      {"--dynamic-batch", nullptr,
+       "the symbolic leading dim of every input is a batch that NAME_run_batch chooses at run "
+       "time: odlac plans for --batch-size rows, checks that every op keeps rows apart, and "
+       "the backend (feature runtime_shapes) runs the plan over slices of the rows",
+       [](Options &o, const std::string &) {
+         o.dynamicBatch = true;
+         return Status::ok();
+       }},
+      {"--batch-size", "N",
+       "with --dynamic-batch, the rows the code is planned for (default 1; larger runs "
+       "ceil(n/N) passes, padding the last)",
+       [](Options &o, const std::string &v) {
+         if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos ||
+             std::stoll(v) < 1)
+           return Status::error("--batch-size '" + v + "': expected a positive number");
+         o.batchSize = std::stoll(v);
+         return Status::ok();
+       }},
       {"--weights", "c|bin|obj",
        "weights as C arrays (default up to 1 MiB), a binary blob NAME.weights.bin (default "
        "above), or an object file NAME_weights.o for --target, written through LLVM",
@@ -344,6 +373,18 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     if (!o.target.modes.empty() && !o.target.modes.count(mode))
       return Status::error("backend '" + o.target.backend + "' does not support --exec-mode=" +
                            mode + " (its manifest lists modes: " + listed + ")");
+  }
+  if (o.batchSize && !o.dynamicBatch)
+    return Status::error("--batch-size needs --dynamic-batch (pin fixed shapes with --input-shape)");
+  if (o.dynamicBatch) {
+    if (o.codegen.execMode != ExecMode::Compile)
+      return Status::error("--dynamic-batch needs --exec-mode=compile: the batch is a property "
+                           "of a compiled computation and its contexts");
+    if (!o.target.features.count("runtime_shapes"))
+      return Status::error("--dynamic-batch: backend '" + o.target.backend +
+                           "' does not run batches other than the compiled one (its manifest "
+                           "lacks the feature runtime_shapes)");
+    o.import.batchSize = o.codegen.dynamicBatch = o.batchSize ? o.batchSize : 1;
   }
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");

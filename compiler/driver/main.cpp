@@ -12,6 +12,7 @@
 #include "lower/ReferencePlan.h"
 #include "ops/OpDef.h"
 #include "odlac_version.h"
+#include "passes/BatchRows.h"
 #include "passes/Pipeline.h"
 
 #include <cstdio>
@@ -154,6 +155,21 @@ static int run(int argc, char **argv) {
   // Everything the backend lacks is reported before any file is written.
   if (Status s = checkTarget(**graph, target))
     return fail(s);
+  // --dynamic-batch: the plan runs over slices of rows only if every op keeps them apart and
+  // nothing depends on the batch size, which importing again at one more row shows.
+  if (opts->dynamicBatch) {
+    ImportOptions nextImport = opts->import;
+    ++nextImport.batchSize;
+    PipelineOptions quiet = opts->pipeline;
+    quiet.printAfter.clear();
+    auto next = importOnnxFile(opts->model, nextImport);
+    if (!next)
+      return fail(next.status());
+    if (Status s = runPipeline(**next, quiet, passCtx))
+      return fail(s);
+    if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
+      return fail(s);
+  }
   if (opts->codegen.execMode != ExecMode::Compile)
     for (const Node *n : (*graph)->nodes())
       if (n->hasSubgraphs())

@@ -32,9 +32,28 @@ std::string lastId(const Call &call) {
   return "";
 }
 
+// A custom op's kernel is the application's. odlac builds graphs on its own reference
+// backend to plan memory, so it registers a stand-in under the op's name: the shape function
+// gives the types the call declares (the model's value_info), the kernel refuses to run.
+odla_status declaredTypes(const odla_ext_custom_call *call, odla_value_type *out) {
+  if (!call->declared_types)
+    return ODLA_INVALID_PARAM;
+  for (odla_int32 i = 0; i < call->num_outputs; ++i)
+    out[i] = call->declared_types[i];
+  return ODLA_SUCCESS;
+}
+
+odla_status applicationKernelOnly(const odla_ext_custom_call *, const odla_void *const *,
+                                  odla_void *const *) {
+  return ODLA_UNSUPPORTED_OP;
+}
+
 } // namespace
 
 std::vector<Val> DirectSink::emit(Call &call) {
+  if (std::string(call.function) == "odla_CustomOp")
+    odla_ExtRegisterCustomOp(std::get<Str>(call.args[1]).s.c_str(), applicationKernelOnly,
+                             declaredTypes, nullptr);
   DirectBinder binder(values_);
   call.invoke(binder);
   std::vector<Val> handles;

@@ -13,18 +13,25 @@
 namespace odlac {
 namespace {
 
-// Collects the nodes `v` depends on, inputs before users; false if a graph input is reached.
-bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order) {
+// Collects the nodes `v` depends on, inputs before users; false if a graph input or an
+// external node (a custom op, whose kernel only the application has) is reached, with the
+// reason in *why.
+bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order,
+             std::string *why = nullptr) {
   if (v.isConstant())
     return true;
   const Node *n = v.producer();
-  if (!n)
+  if (!n || n->op().has(kExternal)) {
+    if (why)
+      *why = !n ? "a graph input"
+                : "the custom op '" + (n->name().empty() ? v.name() : n->name()) + "'";
     return false;
+  }
   if (seen.count(n))
     return true;
   seen.insert(n);
   for (const Value *in : n->inputs())
-    if (in && !collect(*in, seen, order))
+    if (in && !collect(*in, seen, order, why))
       return false;
   order.push_back(n);
   return true;
@@ -38,13 +45,22 @@ bool isComputableFromConstants(const Value &v) {
   return collect(v, seen, order);
 }
 
+std::string notConstantBecause(const Value &v) {
+  std::set<const Node *> seen;
+  std::vector<const Node *> order;
+  std::string why;
+  collect(v, seen, order, &why);
+  return why;
+}
+
 Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
   if (v.isConstant())
     return v.data();
   std::set<const Node *> seen;
   std::vector<const Node *> order;
-  if (!collect(v, seen, order))
-    return Status::error("value '" + v.name() + "' depends on a graph input");
+  std::string why;
+  if (!collect(v, seen, order, &why))
+    return Status::error("value '" + v.name() + "' depends on " + why);
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");

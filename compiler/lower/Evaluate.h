@@ -8,11 +8,15 @@
 #include "support/Status.h"
 
 #include <memory>
+#include <string>
 
 namespace odlac {
 
 // Whether `v` is a constant or computed only from constants.
 bool isComputableFromConstants(const Value &v);
+// Why `v` is not: "a graph input", or "the custom op 'name'" (whose kernel only the
+// application has); empty when it is computable.
+std::string notConstantBecause(const Value &v);
 
 // The bytes of `v`: its data if it is a constant, otherwise the result of running the nodes
 // it depends on. An error when it depends on a graph input or the backend fails.

@@ -149,6 +149,11 @@ Status checkTarget(const Graph &g, const Target &target) {
       if (fn.rfind("Ext", 0) == 0) {
         if (!target.hasExtension(fn))
           what = "odla_" + fn + " (an odlac extension)";
+      } else if (fn == "CustomOp" && (!target.features.count("custom_ops") ||
+                                      !target.hasExtension("ExtRegisterCustomOp"))) {
+        // The block odla_CustomOp receives is odla_ext_custom.h's: the core profile lacks it.
+        what = "odla_CustomOp with application kernels (manifest feature custom_ops and "
+               "extension ExtRegisterCustomOp)";
       } else if (!target.allOps) {
         auto it = target.ops.find(fn);
         if (it == target.ops.end())

@@ -82,3 +82,45 @@ odla_value_shape Binder::conv(const Shape &s) {
 }
 
 } // namespace odlac::lower
+
+namespace odlac::lower {
+
+const odla_ext_custom_params *Binder::conv(const CustomParams &p) {
+  struct Storage {
+    std::vector<std::vector<odla_int64>> ints;
+    std::vector<std::vector<odla_float32>> floats;
+    std::vector<odla_ext_custom_attr> attrs;
+    std::vector<odla_value_type> types;
+    odla_ext_custom_params params{};
+  };
+  auto s = std::make_shared<Storage>();
+  s->ints.resize(p.attrs.size());
+  s->floats.resize(p.attrs.size());
+  for (size_t i = 0; i < p.attrs.size(); ++i) {
+    const CustomAttr &a = p.attrs[i];
+    odla_ext_custom_attr c{a.name.c_str(), a.kind, 0, nullptr};
+    if (a.kind == ODLA_EXT_ATTR_STRING) {
+      c.count = static_cast<odla_int32>(a.str.size());
+      c.data = a.str.c_str();
+    } else if (a.kind == ODLA_EXT_ATTR_INT || a.kind == ODLA_EXT_ATTR_INTS) {
+      s->ints[i].assign(a.ints.begin(), a.ints.end());
+      c.count = static_cast<odla_int32>(a.ints.size());
+      c.data = a.ints.empty() ? nullptr : s->ints[i].data();
+    } else {
+      s->floats[i].assign(a.floats.begin(), a.floats.end());
+      c.count = static_cast<odla_int32>(a.floats.size());
+      c.data = a.floats.empty() ? nullptr : s->floats[i].data();
+    }
+    s->attrs.push_back(c);
+  }
+  for (const VType &t : p.resultTypes)
+    s->types.push_back(conv(t));
+  s->params.version = ODLA_EXT_CUSTOM_VERSION;
+  s->params.num_attrs = static_cast<odla_int32>(s->attrs.size());
+  s->params.attrs = s->attrs.empty() ? nullptr : s->attrs.data();
+  s->params.result_types = s->types.empty() ? nullptr : s->types.data();
+  keep_.push_back(s);
+  return &s->params;
+}
+
+} // namespace odlac::lower

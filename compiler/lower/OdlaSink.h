@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -65,9 +66,23 @@ struct EnumArg { // an enum argument as its C enumerator name
 struct LoopModes { // a const odla_loop_output_mode* array
   std::vector<odla_loop_output_mode> v;
 };
+// odla_CustomOp's variadic argument, a const odla_ext_custom_params* (odla_ext_custom.h): the
+// node's attributes and its result types. `kind` is an ODLA_EXT_ATTR_* value; ints holds an
+// INT or INTS, floats a FLOAT or FLOATS, str a STRING.
+struct CustomAttr {
+  std::string name;
+  int kind;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::string str;
+};
+struct CustomParams {
+  std::vector<CustomAttr> attrs;
+  std::vector<VType> resultTypes;
+};
 
 using Arg = std::variant<Val, Id, Ids, Vals, U32s, I32s, Shape, VType, Flag, Data, Str, EnumArg,
-                         LoopModes, int64_t, uint64_t, float>;
+                         LoopModes, CustomParams, int64_t, uint64_t, float>;
 
 // Enumerator names for printing enum arguments.
 const char *enumName(odla_element_type v);
@@ -106,6 +121,8 @@ public:
   const odla_void *conv(const Data &d) { return d.ptr; }
   const odla_char *conv(const Str &s) { return s.s.c_str(); }
   const odla_loop_output_mode *conv(const LoopModes &m) { return m.v.empty() ? nullptr : m.v.data(); }
+  // Valid until the binder is destroyed (after the call).
+  const odla_ext_custom_params *conv(const CustomParams &p);
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T> || std::is_enum_v<T>>>
   T conv(T v) {
     return v;
@@ -114,10 +131,18 @@ public:
   void take(odla_value v) { takeValue(v); }
   void take(const odla_values &vs) { takeValues(vs); }
   void take(odla_status s) { takeStatus(s); }
+
+private:
+  std::vector<std::shared_ptr<void>> keep_; // storage behind converted arguments
 };
 
 enum class Returns { Value, Values, Status };
 
+// odla_CustomOp, whose attributes are a C variadic argument.
+template <class R, class... P> constexpr Returns returnsOf(R (*)(P..., ...)) {
+  static_assert(std::is_same_v<R, odla_values>, "unexpected variadic ODLA function");
+  return Returns::Values;
+}
 template <class R, class... P> constexpr Returns returnsOf(R (*)(P...)) {
   if constexpr (std::is_same_v<R, odla_value>)
     return Returns::Value;
@@ -153,6 +178,9 @@ public:
   Val CloneValue(Val src_value, const Id &id) { return one(ODLA_CALL(CloneValue, src_value, id)); }
   Val CloneValueById(const Id &src_value_id, const Id &id) { return one(ODLA_CALL(CloneValueById, src_value_id, id)); }
   Val CreateVariable(const VType &value_type, const Id &id) { return one(ODLA_CALL(CreateVariable, value_type, id)); }
+
+  // ops/odla_ops_custom.h, with odla_ext_custom.h's convention for the variadic argument
+  std::vector<Val> CustomOp(const Vals &inputs, const Str &op_name, const Str &function_name, const Ids &ids, const CustomParams &params) { return ODLA_CALL(CustomOp, inputs, op_name, function_name, ids, params); }
 
   // ops/odla_ops_control_flow.h
   Val CreateLoopVariable(Val init_value, const Id &id) { return one(ODLA_CALL(CreateLoopVariable, init_value, id)); }
@@ -360,6 +388,7 @@ private:
   static Arg toArg(const Data &v) { return v; }
   static Arg toArg(const Str &v) { return v; }
   static Arg toArg(const LoopModes &v) { return v; }
+  static Arg toArg(const CustomParams &v) { return v; }
   static Arg toArg(float v) { return v; }
   template <class T> static std::enable_if_t<std::is_integral_v<T>, Arg> toArg(T v) {
     if constexpr (std::is_signed_v<T>)

@@ -20,5 +20,6 @@ const std::vector<OpDef> &miscOps();         // Misc.cpp: signal, detection, tra
 const std::vector<OpDef> &fusedOps();        // Fused.cpp: ops the optimizer forms
 const std::vector<OpDef> &transformerOps();  // Transformer.cpp: layer norm, attention
 const std::vector<OpDef> &controlFlowOps();  // ControlFlow.cpp: If, Loop (bodies as subgraphs)
+const std::vector<OpDef> &customOps();       // Custom.cpp: kernels registered by the application
 
 } // namespace odlac

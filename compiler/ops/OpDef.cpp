@@ -21,7 +21,7 @@ const std::vector<const OpDef *> &allOps() {
     for (const std::vector<OpDef> *family :
          {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
           &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps(),
-          &fusedOps(), &controlFlowOps(), &transformerOps()})
+          &fusedOps(), &controlFlowOps(), &transformerOps(), &customOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;
@@ -93,6 +93,8 @@ Status verifyAndInfer(Node &node) {
   // Attributes: known names, right kinds, defaults filled in.
   for (const auto &[name, value] : node.attrs()) {
     const AttrDef *ad = op.findAttr(name);
+    if (!ad && op.has(kOpenAttributes))
+      continue;
     if (!ad)
       return ctx.fail("unknown attribute '" + name + "'");
     if (attrKind(value) != ad->kind)

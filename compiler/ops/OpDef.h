@@ -32,6 +32,11 @@ enum OpTrait : unsigned {
   kCommutative = 1u << 0,    // f(a, b) == f(b, a)
   kLayoutAgnostic = 1u << 1, // result layout follows the input's, any layout works
   kShapeOnly = 1u << 2,      // moves or reinterprets data without arithmetic
+  // Computed by code outside odlac (a custom op's kernel, in the application): never
+  // evaluated at compile time, merged with an equal node or removed when unused.
+  kExternal = 1u << 3,
+  // Takes attributes beyond its row's (a custom op's own); its inference checks them.
+  kOpenAttributes = 1u << 4,
 };
 
 struct OperandDef {

@@ -1,6 +1,8 @@
 // DeadCodeElimination: nodes whose results nobody uses, and unused constants, are removed.
 #include "passes/Passes.h"
 
+#include "ops/OpDef.h"
+
 namespace odlac {
 namespace {
 
@@ -12,6 +14,8 @@ public:
     // Backwards, so that a chain of dead nodes goes in one sweep.
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       Node *n = *it;
+      if (n->op().has(kExternal))
+        continue; // the application's kernel may do more than compute its results
       bool used = false;
       for (const Value *out : n->outputs())
         used |= !out->uses().empty() || g.isGraphOutput(out);

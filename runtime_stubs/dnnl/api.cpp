@@ -1,6 +1,7 @@
 // api.cpp: the computation, context and execution functions libodla_dnnl overrides: each
 // compiles the computation for oneDNN first (compile.cpp), then does what the reference
-// backend does; ODLA_PROCESSOR_NUM sets the OpenMP threads oneDNN uses.
+// backend does; ODLA_PROCESSOR_NUM sets the OpenMP threads oneDNN uses (and the reference
+// kernels' worker threads).
 #include "dnnl_backend.h"
 
 namespace {
@@ -16,6 +17,15 @@ int processorNum(odla_item_value value) {
 extern "C" {
 
 const char *odla_GetVersionString(void) { return "odla_dnnl 0.1.0 (ODLA 0.5, oneDNN 2.x)"; }
+
+/* The reference device functions, built into this library, would report their own version. */
+odla_status odla_GetDeviceInfo(odla_device device, odla_device_info info_type,
+                               odla_scalar_value *info_value) {
+  odla_status s = odla_ref_GetDeviceInfo(device, info_type, info_value);
+  if (s == ODLA_SUCCESS && info_type == ODLA_DEVICE_INFO_ODLA_LIB_VERSION)
+    info_value->val_str = odla_GetVersionString();
+  return s;
+}
 
 odla_status odla_DestroyComputation(odla_computation comp) {
   if (!comp)
@@ -33,6 +43,10 @@ odla_status odla_SetComputationItem(odla_computation comp, odla_item_type type,
   int threads = processorNum(value);
   if (!threads)
     return ODLA_INVALID_PARAM;
+  // The reference kernels of ops oneDNN does not run take the same count (its worker pool).
+  odla_status s = odla_ref_SetComputationItem(comp, type, value);
+  if (s != ODLA_SUCCESS)
+    return s;
   odla_dnnl::setComputationThreads(comp, threads);
   return ODLA_SUCCESS;
 }
@@ -114,6 +128,57 @@ odla_status odla_LoadExecutable(odla_resource_location location, odla_device dev
   return ODLA_UNSUPPORTED_OP;
 }
 
+/* Asynchronous runs: compiled for oneDNN here, on the caller's thread; the reference worker
+ * then runs the rewritten nodes (with the OpenMP thread count of OMP_NUM_THREADS). A constants
+ * array cannot replace weights that compiling reordered into oneDNN's layouts. */
+odla_status odla_AsyncExecuteComputation(const odla_computation computation,
+                                         const odla_context context, const odla_compute_mode mode,
+                                         odla_device device) {
+  if (!computation || !context)
+    return ODLA_INVALID_PARAM;
+  odla_status s = odla_dnnl::compile(computation);
+  return s != ODLA_SUCCESS ? s
+                           : odla_ref_AsyncExecuteComputation(computation, context, mode, device);
+}
+
+odla_status odla_AsyncLaunchExecutable(const odla_executable executable,
+                                       const odla_constants_array constants_array,
+                                       const odla_context context, const odla_compute_mode mode,
+                                       odla_device device) {
+  if (!executable || !context)
+    return ODLA_INVALID_PARAM;
+  if (constants_array) {
+    odla_dnnl::logError("AsyncLaunchExecutable",
+                        "odla_dnnl cannot replace constants its compilation reordered for "
+                        "oneDNN: pass a NULL constants array");
+    return ODLA_UNSUPPORTED_OP;
+  }
+  odla_status s = odla_dnnl::compile(executable->comp);
+  return s != ODLA_SUCCESS
+             ? s
+             : odla_ref_AsyncLaunchExecutable(executable, nullptr, context, mode, device);
+}
+
+odla_status odla_StoreComputation(odla_resource_location location, odla_computation computation) {
+  if (computation && odla_dnnl::rewritten(computation)) {
+    odla_dnnl::logError("StoreComputation", "the computation is compiled for oneDNN: store it "
+                                            "before compiling or executing it");
+    return ODLA_UNSUPPORTED_OP;
+  }
+  return odla_ref_StoreComputation(location, computation);
+}
+
+odla_status odla_CreateConstantsArray(odla_constants_array *constants_array) {
+  odla_computation comp = ref_current();
+  if (comp && odla_dnnl::rewritten(comp)) {
+    odla_dnnl::logError("CreateConstantsArray",
+                        "the current computation is compiled for oneDNN (its constants may be "
+                        "reordered): create the array before compiling or executing it");
+    return ODLA_UNSUPPORTED_OP;
+  }
+  return odla_ref_CreateConstantsArray(constants_array);
+}
+
 odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_item_value value) {
   if (!context)
     return ODLA_INVALID_PARAM;
@@ -122,6 +187,9 @@ odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_
   int threads = processorNum(value);
   if (!threads)
     return ODLA_INVALID_PARAM;
+  odla_status s = odla_ref_SetContextItem(context, type, value); // as SetComputationItem
+  if (s != ODLA_SUCCESS)
+    return s;
   odla_dnnl::setContextThreads(context, threads);
   return ODLA_SUCCESS;
 }

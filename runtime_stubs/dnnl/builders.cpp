@@ -181,6 +181,16 @@ odla_value odla_AveragePool(odla_value input, odla_memory_layout input_layout,
   return v;
 }
 
+odla_value odla_Concat(odla_values inputs, odla_int32 axis, odla_value_shape output_shape,
+                       const odla_value_id value_id) {
+  odla_value v = odla_ref_Concat(inputs, axis, output_shape, value_id);
+  OpRecord r;
+  r.kind = OpKind::Concat;
+  r.axis = v && axis < 0 ? axis + v->type.shape.size : axis;
+  odla_dnnl::recordOp(v, r, false);
+  return v;
+}
+
 odla_value odla_Relu(odla_value input, const odla_value_id value_id) {
   return eltwise(odla_ref_Relu(input, value_id), input, ODLA_EXT_FUSED_RELU, 0.0f, 0.0f);
 }

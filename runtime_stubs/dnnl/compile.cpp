@@ -2,6 +2,7 @@
 // nodes, and plans the arena (the steps are listed in dnnl_backend.h).
 #include "dnnl_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,7 @@ struct CompState {
   std::unordered_map<ref_node *, OpRecord> records;
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<void *> owned; /* constants reordered into oneDNN layouts */
+  std::vector<std::unique_ptr<NodeKernel>> kernels; /* transformer.cpp's */
   int threads = 0;
   bool compiled = false;
   ~CompState() {
@@ -178,6 +180,7 @@ public:
   Compiler(odla_computation comp, CompState &st) : comp_(comp), st_(st) {}
 
   odla_status run() {
+    lowerTransformerOps(comp_, st_.records, st_.kernels);
     std::vector<ref_node *> nodes(comp_->nodes, comp_->nodes + comp_->num_nodes);
     std::unordered_set<ref_node *> absorbed;
     for (ref_node *n : nodes) {
@@ -192,8 +195,12 @@ public:
       for (int i = 0; i < n->num_inputs; ++i)
         if (n->inputs[i] && layout_.count(n->inputs[i]))
           n->inputs[i] = convert(n->inputs[i], plainDesc(n->inputs[i]));
+      if (!std::strcmp(n->op, "Reshape"))
+        inplace_.emplace_back(n, 0); /* a view: see plan() */
       order_.push_back(n);
     }
+    for (ref_node *e : dropped_)
+      absorbed.insert(e);
     for (ref_node *e : absorbed) {
       std::free(e->params);
       std::free(e->inputs);
@@ -214,8 +221,17 @@ private:
   };
   std::vector<Conversion> conversions_;
   /* (node, operand): the node's result may take the operand's buffer when the operand dies
-   * there (a summed residual; the source of an elementwise primitive). */
+   * there (a summed residual; the source of an elementwise primitive), or always for a
+   * reference Reshape (its kernel then copies nothing). */
   std::vector<std::pair<ref_node *, int>> inplace_;
+  /* A concatenation's part: where it lives inside the concatenation's buffer (byte offset). */
+  struct Slice {
+    odla_value whole;
+    size_t offset;
+  };
+  std::unordered_map<odla_value, Slice> slices_;
+  std::unordered_set<odla_value> wholes_;
+  std::vector<ref_node *> dropped_; /* nodes whose work the layout does (a concatenation) */
 
   Desc descOf(odla_value v) const {
     auto it = layout_.find(v);
@@ -290,6 +306,7 @@ private:
     n->params_size = sizeof *slot;
     n->num_code = 0;
     n->run = nodeRun;
+    n->engine = "dnnl"; /* the device profiler reports "Conv(dnnl)", "Reorder(dnnl)" */
     n->scratch_bytes = step->scratchpad.get_size();
     st_.steps.push_back(std::move(step));
   }
@@ -373,6 +390,10 @@ private:
       case OpKind::AvgPool: return lowerPool(n, r, y);
       case OpKind::Eltwise: return lowerEltwise(n, r, y);
       case OpKind::Binary: return lowerBinary(n, r, y);
+      case OpKind::Concat: return lowerConcat(n, r, y);
+      case OpKind::LayerNorm:
+      case OpKind::Attention:
+      case OpKind::Transpose: return false; /* plain operands: lowerTransformerOps */
       }
     } catch (const dnnl::error &e) {
       if (e.status != dnnl_unimplemented)
@@ -560,10 +581,18 @@ private:
     return true;
   }
 
-  /* lhs op rhs where rhs broadcasts to lhs (numpy rules, lhs has the result's shape); rhs is
-   * read in lhs's layout when it has lhs's shape, else plain under lhs's rank. */
+  /* lhs op rhs where rhs broadcasts to lhs (numpy rules, lhs has the result's shape; Add and
+   * Mul commute, so a broadcast lhs swaps with rhs: EfficientNet's scale * x); rhs is read in
+   * lhs's layout when it has lhs's shape, or when it is a [1,C,1,1] per-channel operand of
+   * an nChw16c lhs with C a multiple of 16 (oneDNN's jit kernel broadcasts only within one
+   * layout; a [1,C,1,1] product already has it; test_qlinearconv's padded scalar read
+   * blocked came out wrong), else plain under lhs's rank. */
   bool lowerBinary(ref_node *n, const OpRecord &r, odla_value y) {
-    const odla_value_shape &as = r.input->type.shape, &bs = r.weights->type.shape;
+    odla_value lhs = r.input, rhs = r.weights;
+    if (!ref_same_shape(&lhs->type.shape, &y->type.shape) &&
+        ref_same_shape(&rhs->type.shape, &y->type.shape))
+      std::swap(lhs, rhs);
+    const odla_value_shape &as = lhs->type.shape, &bs = rhs->type.shape;
     if (!ref_same_shape(&as, &y->type.shape) || bs.size > as.size || as.size == 0)
       return false;
     memory::dims bdims(static_cast<size_t>(as.size), 1);
@@ -574,7 +603,15 @@ private:
       bdims[static_cast<size_t>(i + as.size - bs.size)] = d;
     }
     bool same = ref_same_shape(&as, &bs);
-    Desc src0 = descOf(r.input), src1 = same ? src0 : plainDesc(bdims);
+    if (!same && layout_.count(rhs) && bs.size != as.size)
+      return false; /* a blocked rhs of another rank */
+    Desc rhs_view = plainDesc(bdims); /* plain rhs data under lhs's rank */
+    const auto blocked = memory::format_tag::nChw16c;
+    Desc src0 = descOf(lhs), src1 = same ? src0 : plainDesc(bdims);
+    if (!same && as.size == 4 && as.dims[1] % 16 == 0 && bdims[1] == as.dims[1] &&
+        bdims[0] * bdims[2] * bdims[3] == 1 &&
+        src0 == Desc(dimsOf(as), memory::data_type::f32, blocked))
+      src1 = Desc(bdims, memory::data_type::f32, blocked);
     Desc dst_any(dimsOf(as), memory::data_type::f32, memory::format_tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -586,8 +623,41 @@ private:
     step->scratchpad = pd.scratchpad_desc();
     step->args = {{DNNL_ARG_SRC_0, false, 0, src0}, {DNNL_ARG_SRC_1, false, 1, src1}};
     inplace_.emplace_back(n, 0);
-    odla_value rhs = convert(r.weights, same ? src1 : plainDesc(r.weights));
-    finish(n, r, y, {r.input, rhs}, std::move(step), pd.dst_desc());
+    finish(n, r, y, {lhs, convert(rhs, src1, same || layout_.count(rhs) ? nullptr : &rhs_view)},
+           std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* Concat along the channels of batch-1 nChw16c values whose channels are multiples of 16:
+   * each part is then a contiguous run of the result's blocks, so its producer writes it in
+   * place there and no node runs (SqueezeNet's fire modules). Parts must be results not yet
+   * placed in another concatenation; anything else keeps the reference kernel. */
+  bool lowerConcat(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_value_shape &ys = y->type.shape;
+    const auto blocked = memory::format_tag::nChw16c;
+    if (r.axis != 1 || ys.size != 4 || ys.dims[0] != 1 || y->is_output ||
+        convActivationTag(4) != blocked)
+      return false;
+    for (int i = 0; i < n->num_inputs; ++i) {
+      odla_value p = n->inputs[i];
+      auto it = layout_.find(p);
+      if (p->kind != REF_RESULT || p->is_output || p->type.shape.dims[1] % 16 != 0 ||
+          it == layout_.end() ||
+          !(it->second == Desc(dimsOf(p->type.shape), memory::data_type::f32, blocked)) ||
+          slices_.count(p) || wholes_.count(p))
+        return false;
+      for (int j = 0; j < i; ++j)
+        if (n->inputs[j] == p)
+          return false;
+    }
+    size_t offset = 0;
+    for (int i = 0; i < n->num_inputs; ++i) {
+      slices_[n->inputs[i]] = {y, offset};
+      offset += layout_[n->inputs[i]].get_size();
+    }
+    layout_[y] = Desc(dimsOf(ys), memory::data_type::f32, blocked);
+    wholes_.insert(y);
+    dropped_.push_back(n);
     return true;
   }
 
@@ -614,6 +684,13 @@ private:
           last[n->outputs[k]] = i;
       }
     }
+    /* A concatenation lives from its first part's production to its own or its parts' last
+     * use; the parts are planned inside it. */
+    for (const auto &s : slices_) {
+      odla_value p = s.first, w = s.second.whole;
+      first[w] = first.count(w) ? std::min(first[w], first[p]) : first[p];
+      last[w] = last.count(w) ? std::max(last[w], last[p]) : last[p];
+    }
     /* Buffers: values sharing one are grouped under the first value (its root). */
     std::unordered_map<odla_value, odla_value> root;
     auto rootOf = [&](odla_value v) {
@@ -621,8 +698,10 @@ private:
       return it == root.end() ? v : it->second;
     };
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && first.count(v) && bytesOf(v) > 0;
+      return v && v->kind == REF_RESULT && !v->is_output && first.count(v) && bytesOf(v) > 0 &&
+             !slices_.count(v);
     };
+    auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };
     std::unordered_map<odla_value, int> group_last;
     for (const auto &cand : inplace_) {
       ref_node *n = cand.first;
@@ -632,8 +711,12 @@ private:
       bool shared_input = false;
       for (int k = 0; k < n->num_inputs; ++k)
         shared_input |= k != cand.second && n->inputs[k] && rootOf(n->inputs[k]) == rr;
-      if (!planned(res) || !planned(y) || rlast != n->index || shared_input ||
-          !(descOf(res) == descOf(y)))
+      /* A Reshape's result is a view of its (plain) operand's bytes: it shares the buffer even
+       * while the operand is still read, the group's lifetime spanning both, so an in-place
+       * primitive later writes the group only where all its values die. */
+      const bool view = !std::strcmp(n->op, "Reshape");
+      if (!planned(res) || !planned(y) || sliced(res) || sliced(y) ||
+          (!view && (rlast != n->index || shared_input || !(descOf(res) == descOf(y)))))
         continue;
       root[y] = rr;
       group_last[rr] = std::max(rlast, last[y]);
@@ -692,6 +775,12 @@ private:
       odla_value v = comp_->values[i];
       if (planned(v))
         v->offset = group_offset[rootOf(v)];
+    }
+    for (const auto &s : slices_) {
+      odla_value p = s.first;
+      p->first_use = first[p];
+      p->last_use = last[p];
+      p->offset = s.second.whole->offset + s.second.offset;
     }
     comp_->arena_bytes = arena;
     comp_->compiled = 1;
@@ -752,6 +841,12 @@ odla_status compile(odla_computation comp) {
   if (s != ODLA_SUCCESS)
     comp->error = s; /* the node list may be half rewritten: never run it */
   return s;
+}
+
+bool rewritten(odla_computation comp) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_comps.find(comp);
+  return it != g_comps.end() && it->second->compiled && !hasControlFlow(comp);
 }
 
 void forget(odla_computation comp) {

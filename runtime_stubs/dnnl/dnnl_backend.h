@@ -5,19 +5,35 @@
  * (the list is ODLA_DNNL_OVERRIDES in CMakeLists.txt; ref_api.h, generated from it, declares
  * the renamed functions). Every op builder therefore validates its operands, infers its
  * result and records a node exactly as the reference backend does; the builders of the ops
- * oneDNN runs (builders.cpp) also record the op's attributes in a side table.
+ * oneDNN runs (builders.cpp, transformer.cpp) also record the op's attributes in a side table.
  *
  * Compiling (compile.cpp) rewrites the recorded node list once:
+ *   0. first (transformer.cpp, lowerTransformerOps), ExtLayerNorm and ExtAttention, which
+ *      read and write plain row-major data, keep their node and get a oneDNN kernel instead of
+ *      the reference one: layer_normalization_forward; and for attention a batched matmul
+ *      (query x key^T over all heads at once, the scale as output scale, the mask a binary
+ *      post-op), an in-place softmax_forward on the node's scratch and a second matmul. An
+ *      attention reads query, key and value through the Transposes that split the heads out
+ *      of a Gemm's rows, and writes through the one that merges them back, as strided memory
+ *      descriptors, when it is their only reader: those Transpose nodes are removed;
  *   1. each recorded op whose operands oneDNN takes becomes a oneDNN primitive with
  *      format_tag::any activations (oneDNN picks its blocked layout), its constant weights
  *      reordered once into that layout, and bias, residual sum and activation as post-ops;
- *      an ExtConv/ExtGemm epilogue node is then absorbed into the primitive;
+ *      an ExtConv/ExtGemm epilogue node is then absorbed into the primitive; Add and Mul
+ *      become binary primitives (operands swapped when only the first broadcasts, a
+ *      broadcast [1,C,1,1] operand read in nChw16c like the other, as oneDNN's jit kernel
+ *      needs: EfficientNet's squeeze-excite scale); a channel Concat at batch 1 of nChw16c
+ *      parts with multiples of 16 channels runs no node at all: its parts are contiguous runs
+ *      of its blocks, so their producers write them in place (SqueezeNet's fire modules);
  *   2. every other node keeps its reference kernel and reads plain row-major data;
  *   3. a reorder node is inserted wherever a consumer needs a value in another layout than
  *      its producer wrote (each conversion made once and shared by all its consumers); bound
  *      outputs are always written plain;
  *   4. the activation arena is planned with the reference planner (ref_plan_buffers) over the
- *      layouts' real sizes, a fused residual sharing its buffer with the result in place.
+ *      layouts' real sizes, a fused residual sharing its buffer with the result in place and
+ *      a Reshape's result always sharing its operand's (a view: its kernel copies nothing),
+ *      and a lowered Concat's buffer holding its parts at their offsets, alive from the first
+ *      part's production to the last read of it or any part.
  * Executing is the reference executor: oneDNN nodes run through dnnl_node_run. */
 #ifndef ODLA_DNNL_DNNL_BACKEND_H_
 #define ODLA_DNNL_DNNL_BACKEND_H_
@@ -31,11 +47,17 @@ extern "C" {
 #include <omp.h>
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace odla_dnnl {
 
-enum class OpKind { Conv, Gemm, MaxPool, AvgPool, Eltwise, Binary };
+enum class OpKind {
+  Conv, Gemm, MaxPool, AvgPool, Eltwise, Binary,
+  Concat,
+  LayerNorm, Attention, Transpose /* transformer.cpp */
+};
 
 /* The attributes of one op a oneDNN primitive may run, recorded by its builder. */
 struct OpRecord {
@@ -56,14 +78,37 @@ struct OpRecord {
   float alpha = 1.0f, beta = 1.0f;
   /* Binary. */
   dnnl::algorithm binary_alg = dnnl::algorithm::undef;
+  /* ExtLayerNorm: the first normalized axis and epsilon (scale in weights, bias in bias).
+   * Transpose: the permutation. (transformer.cpp) Concat: its axis (the parts are the
+   * node's operands). */
+  int axis = 0;
+  float epsilon = 0.0f;
+  std::vector<int64_t> perm;
 };
 
 /* Records `rec` for the node producing `result` (or, for fused ops, for the product node
  * feeding the epilogue that produces `result`). A NULL result records nothing. */
 void recordOp(odla_value result, OpRecord rec, bool fused);
 
+/* A kernel object that transformer.cpp gave a node in place of its reference kernel (the
+ * node's params point at it); the compile state owns it. */
+struct NodeKernel {
+  virtual ~NodeKernel() = default;
+};
+/* transformer.cpp, before the lowering in compile.cpp: gives the recorded ExtLayerNorm and
+ * ExtAttention nodes oneDNN kernels over plain row-major operands (so compile.cpp treats
+ * them as reference nodes), an attention reading and writing through the Transposes around
+ * it, which are removed from the node list (and from `records`). */
+void lowerTransformerOps(odla_computation comp,
+                         std::unordered_map<ref_node *, OpRecord> &records,
+                         std::vector<std::unique_ptr<NodeKernel>> &kernels);
+
 /* Compiles `comp` (once); returns the status (the first builder error, if any). */
 odla_status compile(odla_computation comp);
+/* Whether compile has rewritten `comp` for oneDNN: its nodes then hold oneDNN primitives and
+ * its constants' data may be reordered copies, so it cannot be stored or give a constants
+ * array. */
+bool rewritten(odla_computation comp);
 /* Frees what compile and the builders attached to `comp`. */
 void forget(odla_computation comp);
 

@@ -1,6 +1,7 @@
 /* computation.c: computations, values, contexts, binding and execution of the reference
  * backend, and the logging it reports errors through. */
 #include "ref.h"
+#include "threads.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -173,6 +174,8 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   free(comp->values);
   free(comp->nodes);
   ref_free_regions(comp);
+  ref_free_loaded_computation(comp);
+  ref_profile_forget(comp);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   free(comp);
@@ -516,6 +519,8 @@ odla_status odla_DestroyContext(odla_context ctx) {
   free(ctx->args);
   free(ctx->outs);
   free(ctx->arena_alloc);
+  ref_free_shapes(ctx);
+  ref_threads_free(ctx->pool);
   free(ctx);
   return ODLA_SUCCESS;
 }
@@ -533,14 +538,18 @@ odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_
     context->arena_bytes = a->bytes;
     return ODLA_SUCCESS;
   }
+  if (type == ODLA_RUN_BATCH_SIZE)
+    return ref_set_run_batch(context, value);
   return ref_set_context_item(context, type, value);
 }
 
-static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *id, void *data) {
+static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *id, void *data,
+                            size_t bytes) {
   int i;
   for (i = 0; i < *num; ++i)
     if (strcmp((*list)[i].id, id) == 0) {
       (*list)[i].data = data;
+      (*list)[i].bytes = bytes;
       return ODLA_SUCCESS;
     }
   if (*num == *cap) {
@@ -553,8 +562,15 @@ static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *
   }
   if (!((*list)[*num].id = ref_strdup(id)))
     return ODLA_MEM_ERROR;
+  (*list)[*num].bytes = bytes;
   (*list)[(*num)++].data = data;
   return ODLA_SUCCESS;
+}
+
+odla_status ref_bind_value(odla_context context, int output, const char *id, void *data,
+                           size_t bytes) {
+  return output ? ref_bind(&context->outs, &context->num_outs, &context->cap_outs, id, data, bytes)
+                : ref_bind(&context->args, &context->num_args, &context->cap_args, id, data, bytes);
 }
 
 odla_status odla_BindToArgumentById(const odla_value_id value_id, const odla_void *data_ptr,
@@ -562,7 +578,7 @@ odla_status odla_BindToArgumentById(const odla_value_id value_id, const odla_voi
   if (!value_id || !context)
     return ODLA_INVALID_PARAM;
   return ref_bind(&context->args, &context->num_args, &context->cap_args, (const char *)value_id,
-                  (void *)(uintptr_t)data_ptr);
+                  (void *)(uintptr_t)data_ptr, 0);
 }
 
 odla_status odla_BindToOutputById(const odla_value_id value_id, odla_void *data_ptr,
@@ -570,7 +586,7 @@ odla_status odla_BindToOutputById(const odla_value_id value_id, odla_void *data_
   if (!value_id || !context)
     return ODLA_INVALID_PARAM;
   return ref_bind(&context->outs, &context->num_outs, &context->cap_outs, (const char *)value_id,
-                  data_ptr);
+                  data_ptr, 0);
 }
 
 odla_status odla_BindToArgument(odla_value value, const odla_void *data_ptr, odla_context context) {
@@ -595,11 +611,32 @@ static void *ref_lookup(const ref_binding *list, int num, const char *id) {
 
 /* ---- Execution ---------------------------------------------------------------------- */
 
+/* A value bound with odla_BindValueTo*ById must hold at least the bytes of what it is bound
+ * to (the binding knows its bytes; a plain pointer's are the caller's business). */
+static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
+  const ref_binding *list = v->is_output ? ctx->outs : ctx->args;
+  int i, num = v->is_output ? ctx->num_outs : ctx->num_args;
+  if (v->kind == REF_CONSTANT || (v->kind == REF_RESULT && !v->is_output))
+    return ODLA_SUCCESS;
+  for (i = 0; i < num; ++i)
+    if (strcmp(list[i].id, v->id) == 0 && list[i].bytes && list[i].bytes < ref_bytes(&v->type)) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s '%s' is bound to a value of %lu bytes; it needs %lu",
+               v->is_output ? "output" : "argument", v->id, (unsigned long)list[i].bytes,
+               (unsigned long)ref_bytes(&v->type));
+      ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
+      return ODLA_INVALID_PARAM;
+    }
+  return ODLA_SUCCESS;
+}
+
 /* Where a value's data lives during an execution of `comp` on `ctx`. */
 void *ref_value_data(odla_context ctx, odla_value v) {
   switch (v->kind) {
   case REF_ARGUMENT: return ref_lookup(ctx->args, ctx->num_args, v->id);
-  case REF_CONSTANT: return (void *)(uintptr_t)v->data;
+  case REF_CONSTANT:
+    return (void *)(uintptr_t)(ctx->constants && ctx->constants[v->index] ? ctx->constants[v->index]
+                                                                          : v->data);
   default:
     return v->is_output ? ref_lookup(ctx->outs, ctx->num_outs, v->id) : ctx->arena + v->offset;
   }
@@ -612,6 +649,8 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
   ref_io io;
   int i, k;
   odla_context ctx = x->ctx;
+  if (x->forward_only && x->comp->num_forward_nodes > 0 && last > x->comp->num_forward_nodes)
+    last = x->comp->num_forward_nodes;
   io.in = in;
   io.out = out;
   io.exec = x;
@@ -626,7 +665,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
       out[k] = ref_value_data(ctx, n->outputs[k]);
     io.scratch = n->scratch_bytes ? ctx->arena + n->scratch_offset : NULL;
     x->next = -1;
-    s = n->run(n, &io);
+    s = x->profile ? ref_profile_run(x, i, &io) : n->run(n, &io);
     if (s != ODLA_SUCCESS) {
       char msg[300];
       snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
@@ -640,7 +679,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
   return ODLA_SUCCESS;
 }
 
-static odla_status ref_execute(odla_computation comp, odla_context ctx) {
+static odla_status ref_execute(odla_computation comp, odla_context ctx, int forward_only) {
   ref_exec x;
   int i;
   odla_status s = ref_compile(comp);
@@ -666,6 +705,9 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx) {
   /* Every argument and output must be bound. */
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
+    if (forward_only && comp->num_forward_nodes > 0 && v->node &&
+        v->node->index >= comp->num_forward_nodes)
+      continue; /* a gradient, which ODLA_COMPUTE_INFERENCE does not compute */
     if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 &&
         !ref_value_data(ctx, v)) {
       char msg[300];
@@ -673,11 +715,21 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx) {
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;
     }
+    if ((s = ref_check_bound_value(ctx, v)) != ODLA_SUCCESS)
+      return s;
   }
   x.comp = comp;
   x.ctx = ctx;
   x.next = -1;
-  return ref_run_nodes(&x, 0, comp->num_nodes);
+  if ((s = ref_threads_prepare(comp, ctx, &x.threads)) != ODLA_SUCCESS)
+    return s; /* the context's worker threads */
+  x.forward_only = forward_only;
+  x.profile = ref_profile_begin();
+  if (!x.profile)
+    return ref_run_batches(&x); /* ref_run_nodes over the run batch */
+  s = ref_run_batches(&x);
+  ref_profile_end();
+  return s;
 }
 
 odla_status odla_ExecuteComputation(const odla_computation computation, const odla_context context,
@@ -685,13 +737,16 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   (void)device;
   if (!computation || !context)
     return ODLA_INVALID_PARAM;
-  if (mode == ODLA_COMPUTE_TRAINING)
-    return ODLA_UNSUPPORTED_OP;
-  return ref_execute(computation, context);
+  if (mode == ODLA_COMPUTE_TRAINING && !computation->num_forward_nodes) {
+    ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", "ODLA_COMPUTE_TRAINING needs a "
+            "computation that odla_DifferentiateComputation has differentiated");
+    return ODLA_INVALID_PARAM;
+  }
+  return ref_execute(computation, context, mode != ODLA_COMPUTE_TRAINING);
 }
 
 odla_status odla_LaunchExecutable(odla_executable executable, odla_context context) {
   if (!executable || !context)
     return ODLA_INVALID_PARAM;
-  return ref_execute(executable->comp, context);
+  return ref_execute(executable->comp, context, 0); /* no mode: a backward pass runs too */
 }

@@ -1,6 +1,6 @@
 /* ops_binary.c: broadcasting arithmetic of the reference backend (Add, Sub, Mul, Div, Pow, Mod,
- * Max, Min, Shift, PRelu and the variadic Mean), and the broadcasting machinery that the
- * binary family's kernel files share (ops_binary.h).
+ * Max, Min, SquaredDifference, Shift, PRelu and the variadic Mean), and the broadcasting
+ * machinery that the binary family's kernel files share (ops_binary.h).
  *
  * Semantics, as odlac relies on them:
  * - Operands broadcast numpy-style (right-aligned, extents equal or 1) and share one element
@@ -298,6 +298,15 @@ REF_FOR_SIGNED_INT_TYPES(REF_DIV_S)
 REF_FOR_UNSIGNED_INT_TYPES(REF_DIV_U)
 REF_PICK(div, REF_FOR_NUMERIC_TYPES)
 
+/* (x - z)^2; integers square the wrapped difference, modulo 2^width (numpy's
+ * square(subtract(x, z)) in the operands' type). */
+#define REF_SQDIFF_F(E, S, C, SFX) REF_ROW(sqdiff, E, S, C, SFX, (x - z) * (x - z))
+#define REF_SQDIFF_I(E, S, C, SFX) REF_ROW(sqdiff, E, S, C, SFX, REF_WRAP(-) * REF_WRAP(-))
+#define REF_CASE_sqdiff(E, S, C, SFX) REF_CASE(sqdiff, E, SFX)
+REF_FOR_FLOAT_TYPES(REF_SQDIFF_F)
+REF_FOR_INT_TYPES(REF_SQDIFF_I)
+REF_PICK(sqdiff, REF_FOR_NUMERIC_TYPES)
+
 #define REF_MAX_F(E, S, C, SFX) REF_ROW(max, E, S, C, SFX, (x != x || x > z) ? x : z)
 #define REF_MAX_I(E, S, C, SFX) REF_ROW(max, E, S, C, SFX, x > z ? x : z)
 #define REF_CASE_max(E, S, C, SFX) REF_CASE(max, E, SFX)
@@ -480,6 +489,11 @@ odla_value odla_Mul(odla_value lhs, odla_value rhs, const odla_value_id value_id
 }
 odla_value odla_Div(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("Div", ref_div_pick, "numeric types", 0, 0, lhs, rhs, value_id);
+}
+/* (lhs - rhs)^2, broadcasting; integers wrap (see REF_SQDIFF_I). */
+odla_value odla_SquaredDifference(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
+  return ref_binary_build("SquaredDifference", ref_sqdiff_pick, "numeric types", 0, 0, lhs, rhs,
+                          value_id);
 }
 /* NaN in either operand gives NaN. */
 odla_value odla_Max(odla_value lhs, odla_value rhs, const odla_value_id value_id) {

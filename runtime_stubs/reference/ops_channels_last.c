@@ -135,15 +135,15 @@ static odla_status ref_conv_cl_run(const ref_node *node, const ref_io *io) {
     }
     for (g = 0; g < p->group; ++g) {
       if (p->pointwise) {
-        ref_sgemm(0, 0, opix, mpg, p->kvol, 1.0f, xn + g * cpg, p->c, k + g * mpg, p->m, 1.0f,
-                  yn + g * mpg, p->m, pack);
+        ref_sgemm_mt(io, 0, 0, opix, mpg, p->kvol, 1.0f, xn + g * cpg, p->c, k + g * mpg, p->m,
+                     1.0f, NULL, yn + g * mpg, p->m, pack);
         continue;
       }
       for (o = 0; o < opix; o += p->rows) {
         r = opix - o < p->rows ? opix - o : p->rows;
         ref_conv_cl_im2col(p, xn + g * cpg, o, o + r, col);
-        ref_sgemm(0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, k + g * mpg, p->m, 1.0f,
-                  yn + o * p->m + g * mpg, p->m, pack);
+        ref_sgemm_mt(io, 0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, k + g * mpg, p->m, 1.0f,
+                     NULL, yn + o * p->m + g * mpg, p->m, pack);
       }
     }
   }
@@ -224,8 +224,10 @@ odla_value ref_conv_channels_last(odla_value input, odla_uint32 group, odla_valu
                         : p.pack_at + ref_nn_align(ref_sgemm_scratch(p.rows, p.m / group, p.kvol) *
                                                    sizeof(float));
   v = ref_add_op("Conv", ref_conv_cl_run, 3, in, out, id, &p, sizeof p);
-  if (v)
+  if (v) {
     v->node->scratch_bytes = p.bytes;
+    v->node->flops = 2 * p.n * p.m * opix * p.kvol; /* a multiply-add per kernel tap */
+  }
   return v;
 }
 

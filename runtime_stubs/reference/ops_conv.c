@@ -11,8 +11,10 @@
  * DeConv of every type use an explicit im2col / col2im matrix around ref_dgemm or ref_sgemm.
  * float16 and bfloat16 are converted to float32 (in the node's scratch), computed by the
  * float32 code and rounded back once at the end. */
+#include "autodiff.h"
 #include "ops_channels_last.h"
 #include "ops_nn.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -251,12 +253,12 @@ static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
 /* One input channel per group: each output channel accumulates its kernel's taps, each tap a
  * scaled run of input row over the output row's cells whose tap lies inside the input. */
 static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
-                                float *yn) {
+                                float *yn, int64_t o0, int64_t o1) {
   const ref_window *w = &p->w;
   const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
   const int64_t mpg = p->m / p->group, kvol = ref_window_k_count(w), s2 = w->stride[2];
   int64_t o, kd, kh, kw, od, oh, ow;
-  for (o = 0; o < p->m; ++o) {
+  for (o = o0; o < o1; ++o) {
     const float *xg = xn + o / mpg * ipix, *wo = wt + o * kvol;
     float *yo = yn + o * opix;
     for (kd = 0; kd < w->k[0]; ++kd)
@@ -291,40 +293,81 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
   }
 }
 
-static void ref_conv_core_f32(const ref_conv_params *p, const float *x, const float *wt,
-                              const float *bias, float *y, unsigned char *scratch) {
+/* float32 Conv on the node's threads (threads.h): the GEMMs split into blocks of their
+ * result (ref_sgemm_mt, which also writes the bias), the direct loop over output channels,
+ * so the result is bit-identical at any thread count. */
+typedef struct {
+  const ref_conv_params *p;
+  const float *xn, *wt, *bias;
+  float *yn;
+} ref_conv_image;
+
+/* Output channels [lo, hi) of one image's direct convolution, part `index` of `parts`. */
+static void ref_conv_direct_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_conv_image *im = (const ref_conv_image *)arg;
+  const int64_t opix = ref_window_out_count(&im->p->w);
+  int64_t lo, hi, i, o;
+  (void)scratch;
+  ref_split(im->p->m, 1, index, parts, &lo, &hi);
+  for (i = lo; i < hi; ++i)
+    for (o = 0; o < opix; ++o)
+      im->yn[i * opix + o] = im->bias ? im->bias[i] : 0.0f;
+  ref_conv_direct_f32(im->p, im->xn, im->wt, im->yn, lo, hi);
+}
+
+/* Direct convolutions under this many multiply-adds per image stay on one thread. */
+#define REF_CONV_PARALLEL_MIN ((int64_t)1 << 18)
+
+static void ref_conv_core_f32(const ref_io *io, const ref_conv_params *p, const float *x,
+                              const float *wt, const float *bias, float *y) {
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
   const int64_t cpg = p->c / p->group, mpg = p->m / p->group;
+  unsigned char *scratch = (unsigned char *)io->scratch;
   float *pack = (float *)(scratch + p->pack_at);
-  int64_t n, g, i, o;
+  int64_t n, g;
   for (n = 0; n < p->n; ++n) {
     const float *xn = x + n * p->c * ipix;
     float *yn = y + n * p->m * opix;
-    for (i = 0; i < p->m; ++i)
-      for (o = 0; o < opix; ++o)
-        yn[i * opix + o] = bias ? bias[i] : 0.0f;
     if (p->direct) {
-      ref_conv_direct_f32(p, xn, wt, yn);
+      ref_threads *pool = ref_io_threads(io);
+      const int64_t threads = p->m * opix * ref_window_k_count(&p->w) < REF_CONV_PARALLEL_MIN
+                                  ? 1
+                                  : ref_threads_count(pool);
+      ref_conv_image im;
+      im.p = p;
+      im.xn = xn;
+      im.wt = wt;
+      im.bias = bias;
+      im.yn = yn;
+      ref_parallel(pool, (int)(threads < p->m ? threads : p->m), ref_conv_direct_part, &im,
+                   scratch);
       continue;
     }
     for (g = 0; g < p->group; ++g) {
       const float *xg = xn + g * cpg * ipix, *wg = wt + g * mpg * p->kvol;
+      const float *bg = bias ? bias + g * mpg : NULL;
       float *yg = yn + g * mpg * opix;
       if (p->pointwise) {
-        ref_sgemm(0, 0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, xg, opix, 1.0f, yg, opix, pack);
+        ref_sgemm_mt(io, 0, 0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, xg, opix, 0.0f, bg, yg, opix,
+                     pack);
       } else {
         ref_conv_im2col cb;
         cb.p = p;
         cb.x = xg;
-        ref_sgemm_packed_b(0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, ref_conv_pack_b, &cb, yg,
-                           opix, pack);
+        ref_sgemm_packed_b_mt(io, 0, mpg, opix, p->kvol, 1.0f, wg, p->kvol, ref_conv_pack_b, &cb,
+                              0.0f, bg, yg, opix, pack);
       }
     }
   }
 }
 
-typedef void (*ref_conv_core_f32_fn)(const ref_conv_params *, const float *, const float *,
-                                     const float *, float *, unsigned char *);
+static void ref_deconv_lowp_core(const ref_io *io, const ref_conv_params *p, const float *x,
+                                 const float *wt, const float *bias, float *y) {
+  ref_deconv_core_f32(p, x, wt, bias, y, (unsigned char *)io->scratch);
+}
+
+typedef void (*ref_conv_core_f32_fn)(const ref_io *io, const ref_conv_params *, const float *,
+                                     const float *, const float *, float *);
 
 /* float16 / bfloat16: converts operands to float in scratch, runs the float32 core, rounds
  * the result back. */
@@ -339,15 +382,15 @@ static void ref_conv_lowp(const ref_node *node, const ref_io *io, ref_conv_core_
                   ref_count(&node->inputs[1]->type.shape));
   if (bf)
     ref_nn_to_float(p->type, (const uint16_t *)io->in[2], bf, p->m);
-  core(p, xf, wf, bf, yf, s);
+  core(io, p, xf, wf, bf, yf);
   ref_nn_from_float(p->type, yf, (uint16_t *)io->out[0], ref_count(&node->outputs[0]->type.shape));
 }
 
 static odla_status ref_conv_run(const ref_node *node, const ref_io *io) {
   const ref_conv_params *p = (const ref_conv_params *)node->params;
   if (p->type == ODLA_FLOAT32)
-    ref_conv_core_f32(p, (const float *)io->in[0], (const float *)io->in[1],
-                      (const float *)io->in[2], (float *)io->out[0], (unsigned char *)io->scratch);
+    ref_conv_core_f32(io, p, (const float *)io->in[0], (const float *)io->in[1],
+                      (const float *)io->in[2], (float *)io->out[0]);
   else if (p->type == ODLA_FLOAT64)
     ref_conv_core_f64(p, (const double *)io->in[0], (const double *)io->in[1],
                       (const double *)io->in[2], (double *)io->out[0],
@@ -368,7 +411,7 @@ static odla_status ref_deconv_run(const ref_node *node, const ref_io *io) {
                         (const double *)io->in[2], (double *)io->out[0],
                         (unsigned char *)io->scratch);
   else
-    ref_conv_lowp(node, io, ref_deconv_core_f32);
+    ref_conv_lowp(node, io, ref_deconv_lowp_core);
   return ODLA_SUCCESS;
 }
 
@@ -488,8 +531,10 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
     ref_conv_scratch(&p, in, &out, p.pointwise || p.type != ODLA_FLOAT64 ? 0 : p.kvol * opix,
                      p.m / group, opix, p.kvol);
   v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
-  if (v)
+  if (v) {
     v->node->scratch_bytes = p.bytes;
+    v->node->flops = 2 * p.n * p.m * opix * p.kvol; /* a multiply-add per kernel tap */
+  }
   return v;
 }
 
@@ -579,4 +624,15 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
   if (v)
     v->node->scratch_bytes = p.bytes;
   return v;
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_conv_describe(const ref_node *node, ref_window *w, int64_t *group) {
+  const ref_conv_params *p = (const ref_conv_params *)node->params;
+  if (node->run != ref_conv_run)
+    return 0;
+  *w = p->w;
+  *group = p->group;
+  return 1;
 }

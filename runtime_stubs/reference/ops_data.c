@@ -1,7 +1,8 @@
-/* ops_data.c: data movement in the reference backend: Reshape (and ReshapeDynamic, Squeeze),
- * Shape, Transpose, Broadcast, Tile, Slice (and SliceDynamic), Split, Concat, Pad, Compress
- * and Fill, and the data family's extension ops (odla_ExtSliceDynamic, odla_ExtPadDynamic,
- * odla_ExtReverseSequence). They move bytes, so they accept every element type.
+/* ops_data.c: data movement in the reference backend: Reshape (and ReshapeDynamic, Squeeze,
+ * DimsExpand), Shape, Transpose, Broadcast (and ExpandDims), Tile, Slice (and SliceDynamic),
+ * Split, Concat (and Stack), Pad, Compress and Fill, and the data family's extension ops
+ * (odla_ExtSliceDynamic, odla_ExtPadDynamic, odla_ExtReverseSequence). They move bytes, so
+ * they accept every element type.
  *
  * Transpose, Broadcast, Tile and Slice are one kernel: each output element is the input
  * element at base + sum(index[d] * stride[d]) for per-axis input strides that may be zero
@@ -297,8 +298,8 @@ odla_value odla_Transpose(odla_value input, odla_value_shape permutations,
 
 /* Numpy's unidirectional broadcast: input's dims align with output_shape's from the right;
  * each is 1 (repeated) or equal. output_shape must be defined. */
-odla_value odla_Broadcast(const odla_value input, odla_value_shape output_shape,
-                          const odla_value_id value_id) {
+static odla_value ref_broadcast_to(const char *op, odla_value input, odla_value_shape output_shape,
+                                   const odla_value_id value_id) {
   ref_copy_plan p;
   odla_value_type out;
   odla_value in = input;
@@ -306,11 +307,11 @@ odla_value odla_Broadcast(const odla_value input, odla_value_shape output_shape,
   int64_t strides[ODLA_MAX_DIMENSION];
   int d, lead;
   char s1[128], s2[128];
-  if (!ref_check_operands("Broadcast", 1, &in))
+  if (!ref_check_operands(op, 1, &in))
     return NULL;
   xs = &input->type.shape;
   if (output_shape.size < xs->size || output_shape.size > ODLA_MAX_DIMENSION)
-    return ref_fail(ODLA_INVALID_PARAM, "Broadcast", "cannot broadcast %s to %s",
+    return ref_fail(ODLA_INVALID_PARAM, op, "cannot broadcast %s to %s",
                     ref_shape_str(xs, s1, sizeof s1), ref_shape_str(&output_shape, s2, sizeof s2));
   ref_strides_of(xs, strides);
   memset(&p, 0, sizeof p);
@@ -318,7 +319,7 @@ odla_value odla_Broadcast(const odla_value input, odla_value_shape output_shape,
   for (d = 0; d < output_shape.size; ++d) {
     int64_t n = d < lead ? 1 : xs->dims[d - lead];
     if (output_shape.dims[d] < 0 || (n != 1 && n != output_shape.dims[d]))
-      return ref_fail(ODLA_INVALID_PARAM, "Broadcast", "cannot broadcast %s to %s",
+      return ref_fail(ODLA_INVALID_PARAM, op, "cannot broadcast %s to %s",
                       ref_shape_str(xs, s1, sizeof s1),
                       ref_shape_str(&output_shape, s2, sizeof s2));
     p.dims[d] = output_shape.dims[d];
@@ -327,7 +328,94 @@ odla_value odla_Broadcast(const odla_value input, odla_value_shape output_shape,
   p.rank = output_shape.size;
   out.element_type = input->type.element_type;
   out.shape = output_shape;
-  return ref_add_copy("Broadcast", input, out, &p, value_id);
+  return ref_add_copy(op, input, out, &p, value_id);
+}
+
+odla_value odla_Broadcast(const odla_value input, odla_value_shape output_shape,
+                          const odla_value_id value_id) {
+  return ref_broadcast_to("Broadcast", input, output_shape, value_id);
+}
+
+/* ONNX Expand as ODLA 0.5 backends implement it: output_dims is the result's shape (HALO
+ * passes the inferred one), to which input broadcasts as in odla_Broadcast. output_dims
+ * must be defined: this backend takes no shape from run-time data. */
+odla_value odla_ExpandDims(odla_value input, odla_value_shape output_dims,
+                           const odla_value_id value_id) {
+  return ref_broadcast_to("ExpandDims", input, output_dims, value_id);
+}
+
+/* ---- DimsExpand ------------------------------------------------------------------------ */
+
+/* ODLA 0.5 does not define odla_DimsExpand; this backend defines it as the inverse of
+ * odla_Squeeze (ONNX Unsqueeze): the result is input with an axis of extent 1 inserted at
+ * each entry of `axes`, a constant int32 or int64 vector of positions in the result (negative
+ * ones count from its end; no repeats). `original` is optional (NULL): when given it is the
+ * value input was squeezed from, and the result must have its shape; with `axes` NULL the
+ * axes are then the extent-1 axes that make input's shape original's. output_dims, when
+ * defined, must agree. Any element type; the data is not moved (a Reshape). */
+odla_value odla_DimsExpand(odla_value input, odla_value original, odla_value axes,
+                           odla_value_shape output_dims, const odla_value_id id) {
+  odla_value_shape dims;
+  int insert[ODLA_MAX_DIMENSION] = {0}, d, k, rank;
+  char s1[128], s2[128];
+  if (!ref_check_operands("DimsExpand", 1, &input) ||
+      (original && !ref_check_operands("DimsExpand", 1, &original)) ||
+      (axes && !ref_check_operands("DimsExpand", 1, &axes)))
+    return NULL;
+  if (!axes && !original)
+    return ref_fail(ODLA_INVALID_PARAM, "DimsExpand", "needs axes, original or both");
+  if (axes) {
+    int64_t n;
+    if (axes->kind != REF_CONSTANT)
+      return ref_fail(ODLA_UNSUPPORTED_OP, "DimsExpand",
+                      "axes must be a constant: this backend plans shapes at build time");
+    n = ref_count(&axes->type.shape);
+    if (!ref_is_index_type(axes->type.element_type) || axes->type.shape.size > 1)
+      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
+                      "axes must be an int32 or int64 scalar or vector, not %s %s",
+                      ref_type_name(axes->type.element_type),
+                      ref_shape_str(&axes->type.shape, s1, sizeof s1));
+    if (input->type.shape.size + n > ODLA_MAX_DIMENSION)
+      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
+                      "rank %d plus %lld axes exceeds ODLA_MAX_DIMENSION (%d)",
+                      input->type.shape.size, (long long)n, ODLA_MAX_DIMENSION);
+    rank = input->type.shape.size + (int)n;
+    for (k = 0; k < (int)n; ++k) {
+      int64_t a = ref_get_int(axes->type.element_type, axes->data, k), a0 = a;
+      if (a < 0)
+        a += rank;
+      if (a < 0 || a >= rank || insert[a])
+        return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
+                        "axis %lld is out of range [%d, %d) or repeated", (long long)a0, -rank,
+                        rank);
+      insert[a] = 1;
+    }
+    dims.size = rank;
+    for (d = 0, k = 0; d < rank; ++d)
+      dims.dims[d] = insert[d] ? 1 : input->type.shape.dims[k++];
+    if (original && !ref_same_shape(&dims, &original->type.shape))
+      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
+                      "the result %s differs from original's shape %s",
+                      ref_shape_str(&dims, s1, sizeof s1),
+                      ref_shape_str(&original->type.shape, s2, sizeof s2));
+  } else {
+    /* Input's dims, in order, must be original's with some extent-1 axes left out. */
+    const odla_value_shape *os = &original->type.shape;
+    for (d = 0, k = 0; d < os->size; ++d)
+      if (k < input->type.shape.size && os->dims[d] == input->type.shape.dims[k])
+        ++k;
+      else if (os->dims[d] != 1)
+        break;
+    if (d < os->size || k < input->type.shape.size)
+      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
+                      "%s is not %s with axes of extent 1 removed",
+                      ref_shape_str(&input->type.shape, s1, sizeof s1),
+                      ref_shape_str(os, s2, sizeof s2));
+    dims = *os;
+  }
+  if (ref_shape_conflicts(&output_dims, &dims))
+    return ref_conflict("DimsExpand", &output_dims, &dims);
+  return odla_Reshape(input, dims, id);
 }
 
 /* ---- Tile ------------------------------------------------------------------------------- */
@@ -677,6 +765,62 @@ odla_value odla_Concat(odla_values inputs, odla_int32 axis, odla_value_shape out
   for (i = 0; i < (int)inputs.size; ++i)
     p.rows[i] = (size_t)inputs.values[i]->type.shape.dims[axis] * inner * elem;
   return ref_add_op("Concat", ref_concat_run, (int)inputs.size, inputs.values, out, value_id, &p,
+                    sizeof p);
+}
+
+/* ---- Stack ---------------------------------------------------------------------------- */
+
+/* numpy.stack: 1 to ODLA_MAX_OUTPUTS inputs of one element type and shape are joined along a
+ * new axis `axis` of the result (negative: counted from the result's rank). It is a Concat
+ * of the inputs viewed with an extent-1 axis there, so it shares Concat's kernel. */
+odla_value odla_Stack(odla_values inputs, odla_int32 axis, odla_value_shape output_shape,
+                      const odla_value_id value_id) {
+  ref_concat_params p;
+  odla_value_type out;
+  const odla_value_type *t0;
+  size_t row;
+  int i, d, rank, given = axis;
+  char s1[128], s2[128];
+  if (inputs.size < 1 || inputs.size > ODLA_MAX_OUTPUTS)
+    return ref_fail(ODLA_INVALID_PARAM, "Stack", "needs 1 to %d inputs", ODLA_MAX_OUTPUTS);
+  if (!ref_check_operands("Stack", (int)inputs.size, inputs.values))
+    return NULL;
+  t0 = &inputs.values[0]->type;
+  rank = t0->shape.size + 1;
+  if (rank > ODLA_MAX_DIMENSION)
+    return ref_fail(ODLA_INVALID_PARAM, "Stack", "the result's rank %d exceeds %d", rank,
+                    ODLA_MAX_DIMENSION);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ref_fail(ODLA_INVALID_PARAM, "Stack", "axis %d out of range for result rank %d",
+                    given, rank);
+  for (i = 1; i < (int)inputs.size; ++i) {
+    const odla_value_type *t = &inputs.values[i]->type;
+    if (t->element_type != t0->element_type || !ref_same_shape(&t->shape, &t0->shape))
+      return ref_fail(ODLA_INVALID_PARAM, "Stack", "input %d %s %s differs from input 0 %s %s",
+                      i, ref_type_name(t->element_type), ref_shape_str(&t->shape, s1, sizeof s1),
+                      ref_type_name(t0->element_type), ref_shape_str(&t0->shape, s2, sizeof s2));
+  }
+  out.element_type = t0->element_type;
+  out.shape.size = rank;
+  for (d = 0; d < rank; ++d)
+    out.shape.dims[d] = d < axis ? t0->shape.dims[d]
+                                 : (d == axis ? (int64_t)inputs.size : t0->shape.dims[d - 1]);
+  if (ref_shape_conflicts(&output_shape, &out.shape))
+    return ref_conflict("Stack", &output_shape, &out.shape);
+  memset(&p, 0, sizeof p);
+  p.outer = 1;
+  row = ref_elem_size(out.element_type);
+  for (d = 0; d < t0->shape.size; ++d) {
+    if (d < axis)
+      p.outer *= t0->shape.dims[d];
+    else
+      row *= (size_t)t0->shape.dims[d];
+  }
+  for (i = 0; i < (int)inputs.size; ++i)
+    p.rows[i] = row;
+  return ref_add_op("Stack", ref_concat_run, (int)inputs.size, inputs.values, out, value_id, &p,
                     sizeof p);
 }
 

@@ -1,5 +1,6 @@
 /* ops_elementwise.c: unary elementwise ops of the reference backend: math, activations,
  * predicates, Clamp, Not and value copies (Cast is in ops_unary_cast.c).
+ * Rsqrt is 1 / sqrt(x) in the compute type (rsqrt(0) = +inf, negative x gives NaN).
  *
  * Element types (what each builder accepts):
  *   - float math and activations: float32, float64, float16, bfloat16. float16 and bfloat16
@@ -173,6 +174,7 @@ REF_UNARY_NUMERIC(sign, v > 0 ? 1 : (v < 0 ? -1 : v), (v > 0) - (v < 0), v > 0)
 REF_UNARY_FLOAT(exp, exp(v))
 REF_UNARY_FLOAT(log, log(v))
 REF_UNARY_FLOAT(sqrt, sqrt(v))
+REF_UNARY_FLOAT(rsqrt, 1 / sqrt(v))
 REF_UNARY_FLOAT(reciprocal, 1 / v)
 REF_UNARY_FLOAT(floor, floor(v))
 REF_UNARY_FLOAT(ceil, ceil(v))
@@ -323,6 +325,7 @@ REF_UNARY_BUILDER(Sign, sign, REF_NUMERIC, 0)
 REF_UNARY_BUILDER(Exp, exp, REF_FLOATS, 0)
 REF_UNARY_BUILDER(Log, log, REF_FLOATS, 0)
 REF_UNARY_BUILDER(Sqrt, sqrt, REF_FLOATS, 0)
+REF_UNARY_BUILDER(Rsqrt, rsqrt, REF_FLOATS, 0)
 REF_UNARY_BUILDER(Reciprocal, reciprocal, REF_FLOATS, 0)
 REF_UNARY_BUILDER(Floor, floor, REF_FLOATS, 0)
 REF_UNARY_BUILDER(Ceil, ceil, REF_FLOATS, 0)
@@ -481,4 +484,18 @@ odla_value odla_CloneValue(const odla_value src_value, const odla_value_id value
     return NULL;
   return ref_inplace(
       ref_add_op("CloneValue", ref_copy, 1, &src_value, src_value->type, value_id, NULL, 0));
+}
+
+/* The copy of the value of the current computation whose id is src_value_id. */
+odla_value odla_CloneValueById(const odla_value_id src_value_id, const odla_value_id value_id) {
+  odla_value src = NULL;
+  if (!ref_check_operands("CloneValueById", 0, NULL))
+    return NULL;
+  if (!src_value_id)
+    return ref_fail(ODLA_INVALID_PARAM, "CloneValueById", "src_value_id is NULL");
+  if (odla_FindValueById(src_value_id, &src) != ODLA_SUCCESS)
+    return ref_fail(ODLA_INVALID_PARAM, "CloneValueById",
+                    "no value of the current computation has the id '%s'",
+                    (const char *)src_value_id);
+  return odla_CloneValue(src, value_id);
 }

@@ -1,6 +1,7 @@
 /* ops_fused.c: the fused ops of odla_ext_fused.h in the reference backend. The product runs
  * as the core op would (odla_Conv, odla_Gemm); one epilogue node then adds the residual and
  * applies the activation in a single pass, in place over the product's buffer. */
+#include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
 
@@ -183,4 +184,13 @@ odla_value odla_Gelu(odla_value input, odla_bool use_approx, const odla_value_id
   if (v)
     v->node->inplace_input = 0;
   return v;
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_epilogue_describe(const ref_node *node, odla_ext_fused_activation *act) {
+  if (node->run != ref_epilogue_run)
+    return 0;
+  *act = ((const ref_epilogue_params *)node->params)->act;
+  return 1;
 }

@@ -2,7 +2,9 @@
  * GEMM (packed panels and a fixed-size register tile the C compiler vectorizes), a simpler
  * blocked double-precision one, and the odla_Gemm and odla_BatchMatMul ops built on them
  * for every float and integer type. */
+#include "autodiff.h"
 #include "ops_nn.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -171,20 +173,150 @@ void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alph
   }
 }
 
+/* C = beta * C for an m x n block, or C = row_bias[i] on row i where row_bias is given; the
+ * GEMM blocks only accumulate. beta == 0 ignores C's contents. */
+static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, float *c,
+                       int64_t ldc) {
+  int64_t i, j;
+  if (row_bias)
+    for (i = 0; i < m; ++i)
+      for (j = 0; j < n; ++j)
+        c[i * ldc + j] = row_bias[i];
+  else if (beta != 1.0f)
+    for (i = 0; i < m; ++i)
+      for (j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc, float *pack) {
   ref_dense_b dense;
-  int64_t i, j;
-  /* C = beta * C first; the blocks below only accumulate. beta == 0 ignores C's contents. */
-  if (beta != 1.0f)
-    for (i = 0; i < m; ++i)
-      for (j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+  ref_init_c(beta, NULL, m, n, c, ldc);
   dense.trans = trans_b;
   dense.b = b;
   dense.ldb = ldb;
   ref_sgemm_packed_b(trans_a, m, n, k, alpha, a, lda, ref_pack_dense_b, &dense, c, ldc, pack);
+}
+
+/* ---- Threads ------------------------------------------------------------------------------
+ * A product on T threads is T independent blocks of C: column blocks (multiples of NR) or
+ * row blocks (multiples of MR), each computed by ref_sgemm_packed_b with the thread's own
+ * packing buffers. Each element of C sees the same operations in the same order as on one
+ * thread (the depth blocks depend on k alone, every tile element accumulates on its own), so
+ * the result is bit-identical at any thread count. Splitting the columns repacks A once more
+ * per thread, splitting the rows repacks all of B (the im2col gather of a convolution) per
+ * thread: columns are split when there are at least as many as rows, and enough of them. A
+ * block's packing scratch never exceeds the whole product's (ref_sgemm_nc grows with m * n),
+ * so each thread's copy of the node's scratch holds it at the same offset. */
+
+/* Products under this many multiply-adds stay on one thread: waking the workers (tens of
+ * microseconds) would cost more than they save. */
+#define REF_SGEMM_PARALLEL_MIN ((int64_t)1 << 21)
+
+/* A B operand seen from column `j0` on. */
+typedef struct {
+  ref_pack_b_fn pack_b;
+  const void *ctx;
+  int64_t j0;
+} ref_shifted_b;
+
+static void ref_pack_shifted_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                               float *dst) {
+  const ref_shifted_b *s = (const ref_shifted_b *)ctx;
+  s->pack_b(s->ctx, p0, kc, s->j0 + j0, nc, dst);
+}
+
+typedef struct {
+  int trans_a, split_cols;
+  int64_t m, n, k, lda, ldc;
+  float alpha, beta;
+  const float *a, *row_bias;
+  ref_pack_b_fn pack_b;
+  const void *b_ctx;
+  float *c;
+  size_t pack_at; /* the packing buffers' offset in the node's scratch */
+} ref_sgemm_job;
+
+static void ref_sgemm_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_sgemm_job *g = (const ref_sgemm_job *)arg;
+  float *pack = (float *)(scratch + g->pack_at);
+  int64_t lo, hi;
+  if (g->split_cols) {
+    ref_shifted_b b;
+    ref_split(g->n, NR, index, parts, &lo, &hi);
+    b.pack_b = g->pack_b;
+    b.ctx = g->b_ctx;
+    b.j0 = lo;
+    ref_init_c(g->beta, g->row_bias, g->m, hi - lo, g->c + lo, g->ldc);
+    ref_sgemm_packed_b(g->trans_a, g->m, hi - lo, g->k, g->alpha, g->a, g->lda,
+                       ref_pack_shifted_b, &b, g->c + lo, g->ldc, pack);
+    return;
+  }
+  ref_split(g->m, MR, index, parts, &lo, &hi);
+  ref_init_c(g->beta, g->row_bias ? g->row_bias + lo : NULL, hi - lo, g->n, g->c + lo * g->ldc,
+             g->ldc);
+  ref_sgemm_packed_b(g->trans_a, hi - lo, g->n, g->k, g->alpha,
+                     g->trans_a ? g->a + lo : g->a + lo * g->lda, g->lda, g->pack_b, g->b_ctx,
+                     g->c + lo * g->ldc, g->ldc, pack);
+}
+
+/* C = beta * C (or row_bias) + alpha * op(A) B on the node's threads; 0 when it should run
+ * on one. */
+static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
+                              float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
+                              const void *b_ctx, float beta, const float *row_bias, float *c,
+                              int64_t ldc, float *pack) {
+  ref_threads *pool = io ? ref_io_threads(io) : NULL;
+  const int64_t col_blocks = (n + NR - 1) / NR, row_blocks = (m + MR - 1) / MR;
+  int64_t threads = ref_threads_count(pool), blocks;
+  ref_sgemm_job g;
+  if (threads < 2 || m * n * k < REF_SGEMM_PARALLEL_MIN)
+    return 0;
+  g.split_cols = n >= m ? col_blocks >= threads || col_blocks >= row_blocks
+                        : row_blocks < threads && col_blocks > row_blocks;
+  blocks = g.split_cols ? col_blocks : row_blocks;
+  if (blocks < 2)
+    return 0;
+  g.trans_a = trans_a;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = lda;
+  g.ldc = ldc;
+  g.alpha = alpha;
+  g.beta = beta;
+  g.row_bias = row_bias;
+  g.a = a;
+  g.pack_b = pack_b;
+  g.b_ctx = b_ctx;
+  g.c = c;
+  g.pack_at = (size_t)((unsigned char *)pack - (unsigned char *)io->scratch);
+  ref_parallel(pool, (int)(blocks < threads ? blocks : threads), ref_sgemm_part, &g,
+               (unsigned char *)io->scratch);
+  return 1;
+}
+
+void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float beta, const float *row_bias, float *c, int64_t ldc, float *pack) {
+  ref_dense_b dense;
+  dense.trans = trans_b;
+  dense.b = b;
+  dense.ldb = ldb;
+  ref_sgemm_packed_b_mt(io, trans_a, m, n, k, alpha, a, lda, ref_pack_dense_b, &dense, beta,
+                        row_bias, c, ldc, pack);
+}
+
+void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
+                           float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
+                           const void *b_ctx, float beta, const float *row_bias, float *c,
+                           int64_t ldc, float *pack) {
+  if (ref_sgemm_parallel(io, trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, beta, row_bias, c,
+                         ldc, pack))
+    return;
+  ref_init_c(beta, row_bias, m, n, c, ldc);
+  ref_sgemm_packed_b(trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, c, ldc, pack);
 }
 
 /* ---- ref_dgemm --------------------------------------------------------------------------- */
@@ -311,14 +443,15 @@ REF_DEFINE_ADD_BIAS(float, f32)
 REF_DEFINE_ADD_BIAS(double, f64)
 #undef REF_DEFINE_ADD_BIAS
 
-static void ref_mm(const ref_mm_shape *s, double alpha, const void *a, const void *b,
-                   const ref_mm_bias *bias, void *y, unsigned char *scratch) {
+static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const void *a,
+                   const void *b, const ref_mm_bias *bias, void *y) {
   const int64_t lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;
+  unsigned char *scratch = (unsigned char *)io->scratch;
   float *pack = (float *)(scratch + s->pack_at);
   switch (s->type) {
   case ODLA_FLOAT32:
-    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a, lda,
-              (const float *)b, ldb, 0.0f, (float *)y, s->n, pack);
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a,
+                 lda, (const float *)b, ldb, 0.0f, NULL, (float *)y, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, (float *)y);
     break;
@@ -334,8 +467,8 @@ static void ref_mm(const ref_mm_shape *s, double alpha, const void *a, const voi
     float *yf = (float *)(scratch + s->yf_at);
     ref_nn_to_float(s->type, (const uint16_t *)a, af, s->m * s->k);
     ref_nn_to_float(s->type, (const uint16_t *)b, bf, s->k * s->n);
-    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb, 0.0f, yf,
-              s->n, pack);
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb,
+                 0.0f, NULL, yf, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, yf);
     ref_nn_from_float(s->type, yf, (uint16_t *)y, s->m * s->n);
@@ -377,9 +510,9 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
               p->beta * cv[(p->c_rows == 1 ? 0 : i) * p->c_cols + (p->c_cols == 1 ? 0 : j)];
       beta = 1.0f;
     }
-    ref_sgemm(s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
-              s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n, beta, y,
-              s->n, (float *)((unsigned char *)io->scratch + s->pack_at));
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
+                 s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n,
+                 beta, NULL, y, s->n, (float *)((unsigned char *)io->scratch + s->pack_at));
     return ODLA_SUCCESS;
   }
   {
@@ -388,8 +521,8 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
     bias.beta = p->beta;
     bias.rows = p->c_rows;
     bias.cols = p->c_cols;
-    ref_mm(s, p->alpha, io->in[0], io->in[1], io->in[2] && p->beta != 0.0f ? &bias : NULL,
-           io->out[0], (unsigned char *)io->scratch);
+    ref_mm(io, s, p->alpha, io->in[0], io->in[1], io->in[2] && p->beta != 0.0f ? &bias : NULL,
+           io->out[0]);
   }
   return ODLA_SUCCESS;
 }
@@ -456,8 +589,10 @@ odla_value odla_Gemm(odla_value A, odla_bool A_transpose, odla_value B, odla_boo
                     ref_shape_str(&out.shape, s2, sizeof s2));
   ref_mm_layout(&p.mm);
   v = ref_add_op("Gemm", ref_gemm_run, 3, in, out, value_id, &p, sizeof p);
-  if (v)
+  if (v) {
     v->node->scratch_bytes = p.mm.bytes;
+    v->node->flops = 2 * p.mm.m * p.mm.n * p.mm.k;
+  }
   return v;
 }
 
@@ -481,8 +616,8 @@ static odla_status ref_bmm_run(const ref_node *node, const ref_io *io) {
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
   for (;;) {
-    ref_mm(s, 1.0, a + (size_t)(oa * s->m * s->k) * elem, b + (size_t)(ob * s->k * s->n) * elem,
-           NULL, y, (unsigned char *)io->scratch);
+    ref_mm(io, s, 1.0, a + (size_t)(oa * s->m * s->k) * elem,
+           b + (size_t)(ob * s->k * s->n) * elem, NULL, y);
     y += (size_t)(s->m * s->n) * elem;
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
@@ -565,7 +700,25 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
   }
   ref_mm_layout(&p.mm);
   v = ref_add_op("BatchMatMul", ref_bmm_run, 2, in, out, value_id, &p, sizeof p);
-  if (v)
+  if (v) {
     v->node->scratch_bytes = p.mm.bytes;
+    v->node->flops = 2 * p.mm.m * p.mm.n * p.mm.k;
+    for (i = 0; i < p.batch_rank; ++i)
+      v->node->flops *= p.batch[i];
+  }
   return v;
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_gemm_describe(const ref_node *node, int *trans_a, int *trans_b, float *alpha,
+                      float *beta) {
+  const ref_gemm_params *p = (const ref_gemm_params *)node->params;
+  if (node->run != ref_gemm_run)
+    return 0;
+  *trans_a = p->mm.trans_a;
+  *trans_b = p->mm.trans_b;
+  *alpha = p->alpha;
+  *beta = p->beta;
+  return 1;
 }

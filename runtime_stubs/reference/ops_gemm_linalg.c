@@ -1,4 +1,4 @@
-/* ops_gemm_linalg.c: odla_Einsum and odla_Det in the reference backend.
+/* ops_gemm_linalg.c: odla_Einsum, odla_Det and odla_Inverse in the reference backend.
  *
  * Einsum follows numpy.einsum: letters a-z and A-Z name axes, one "..." per term stands for
  * the axes no letter names; whitespace is ignored. A letter repeated within a term takes a
@@ -389,5 +389,85 @@ odla_value odla_Det(odla_value input, odla_value_shape output_shape, const odla_
   v = ref_add_op("Det", ref_det_run, 1, &input, out, value_id, &p, sizeof p);
   if (v)
     v->node->scratch_bytes = (size_t)(p.n * p.n) * sizeof(double);
+  return v;
+}
+
+/* ---- odla_Inverse ---------------------------------------------------------------------- */
+
+/* Gauss-Jordan elimination with partial pivoting in double, one matrix at a time: scratch
+ * holds the matrix and its inverse being built, n x 2n. A singular matrix (a zero pivot) is
+ * a data error: numpy.linalg.inv raises on it, and no result would be meaningful. */
+static odla_status ref_inverse_run(const ref_node *node, const ref_io *io) {
+  const ref_det_params *p = (const ref_det_params *)node->params;
+  odla_element_type t = node->inputs[0]->type.element_type;
+  double *a = (double *)io->scratch;
+  int64_t b, i, j, r, n = p->n, w = 2 * p->n;
+  for (b = 0; b < p->batch; ++b) {
+    for (i = 0; i < n; ++i)
+      for (j = 0; j < n; ++j) {
+        a[i * w + j] = ref_get(t, io->in[0], b * n * n + i * n + j);
+        a[i * w + n + j] = i == j ? 1.0 : 0.0;
+      }
+    for (i = 0; i < n; ++i) {
+      int64_t piv = i;
+      double d;
+      for (r = i + 1; r < n; ++r)
+        if (fabs(a[r * w + i]) > fabs(a[piv * w + i]))
+          piv = r;
+      if (a[piv * w + i] == 0.0 || a[piv * w + i] != a[piv * w + i]) {
+        ref_report(ODLA_LOG_LEVEL_ERROR, "Inverse", "'%s': matrix %lld is singular",
+                   node->outputs[0]->id, (long long)b);
+        return ODLA_FAILURE;
+      }
+      if (piv != i)
+        for (j = 0; j < w; ++j) {
+          double tmp = a[i * w + j];
+          a[i * w + j] = a[piv * w + j];
+          a[piv * w + j] = tmp;
+        }
+      d = a[i * w + i];
+      for (j = 0; j < w; ++j)
+        a[i * w + j] /= d;
+      for (r = 0; r < n; ++r) {
+        double f = a[r * w + i];
+        if (r == i || f == 0.0)
+          continue;
+        for (j = 0; j < w; ++j)
+          a[r * w + j] -= f * a[i * w + j];
+      }
+    }
+    for (i = 0; i < n; ++i)
+      for (j = 0; j < n; ++j)
+        ref_set(t, io->out[0], b * n * n + i * n + j, a[i * w + n + j]);
+  }
+  return ODLA_SUCCESS;
+}
+
+/* Inverses of the square matrices in the last two axes of input [..., n, n], same shape.
+ * Float types, computed in double and rounded once to the element type. A singular matrix
+ * fails the execution (ODLA_FAILURE, logged with the matrix's index). */
+odla_value odla_Inverse(odla_value input, const odla_value_id value_id) {
+  ref_det_params p;
+  odla_value v;
+  const odla_value_shape *xs;
+  int i;
+  char s1[128];
+  if (!ref_check_operands("Inverse", 1, &input))
+    return NULL;
+  if (!ref_is_float(input->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Inverse",
+                    "element type %s: a float type is required",
+                    ref_type_name(input->type.element_type));
+  xs = &input->type.shape;
+  if (xs->size < 2 || xs->dims[xs->size - 1] != xs->dims[xs->size - 2])
+    return ref_fail(ODLA_INVALID_PARAM, "Inverse", "input %s must be [..., n, n]",
+                    ref_shape_str(xs, s1, sizeof s1));
+  p.n = xs->dims[xs->size - 1];
+  p.batch = 1;
+  for (i = 0; i < xs->size - 2; ++i)
+    p.batch *= xs->dims[i];
+  v = ref_add_op("Inverse", ref_inverse_run, 1, &input, input->type, value_id, &p, sizeof p);
+  if (v)
+    v->node->scratch_bytes = (size_t)(2 * p.n * p.n) * sizeof(double);
   return v;
 }

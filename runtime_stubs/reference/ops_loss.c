@@ -1,5 +1,6 @@
 /* ops_loss.c: loss functions of the reference backend (NegativeLogLikeliHoodLoss) on every
  * float type; float16 and bfloat16 are computed in float, sums accumulate in double. */
+#include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
 
@@ -134,4 +135,20 @@ odla_value odla_NegativeLogLikeliHoodLoss(odla_value input, odla_value gt, odla_
                     "from the computed %s", ref_shape_str(&output_shape, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
   return ref_add_op("NegativeLogLikeliHoodLoss", ref_nll_run, 3, in, out, value_id, &p, sizeof p);
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_nll_describe(const ref_node *node, int64_t *n, int64_t *c, int64_t *d, int64_t *ignored,
+                     odla_reduction_mode *reduction, int *index64) {
+  const ref_nll_params *p = (const ref_nll_params *)node->params;
+  if (node->run != ref_nll_run)
+    return 0;
+  *n = p->n;
+  *c = p->c;
+  *d = p->d;
+  *ignored = p->ignored;
+  *reduction = p->reduction;
+  *index64 = p->index64;
+  return 1;
 }

@@ -13,6 +13,7 @@
  *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch).
  * - Indices: flat positions in the input tensor (batch and channel included, padding not):
  *   row-major, or with column_major the spatial axes in reverse order (ONNX storage_order). */
+#include "autodiff.h"
 #include "ops_channels_last.h"
 #include "ops_nn.h"
 
@@ -281,4 +282,14 @@ odla_value odla_ExtLpPool(odla_value input, odla_memory_layout input_layout, odl
   extra.p = p;
   return ref_pool("ExtLpPool", REF_POOL_LP, input, input_layout, window_dims, strides, NULL,
                   paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_maxpool_describe(const ref_node *node, ref_window *w) {
+  if (node->num_inputs != 1 ||
+      node->run != ref_pool_kernel(REF_POOL_MAX, node->inputs[0]->type.element_type))
+    return 0;
+  *w = ((const ref_pool_params *)node->params)->w;
+  return 1;
 }

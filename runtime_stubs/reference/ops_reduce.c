@@ -25,6 +25,7 @@
  * over [N,C,H,W] is N*C contiguous runs of H*W, and a reduction over a leading axis adds
  * contiguous rows elementwise. Accumulators live in the output (float32, float64) or in the
  * node's scratch, and a final pass applies mean/sqrt/log and converts to the output type. */
+#include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
 
@@ -661,4 +662,22 @@ odla_value odla_ExtReduceSumDynamic(odla_value input, odla_value axes, odla_bool
   if (v)
     v->node->scratch_bytes = ref_reduce_scratch(&p.op, ref_count(&output_dims));
   return v;
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_reduce_describe(const ref_node *node, int *rank, int64_t *dims, int64_t *out_strides,
+                        double *scale) {
+  const ref_reduce_params *p = (const ref_reduce_params *)node->params;
+  int i;
+  if (node->run != ref_reduce_run || p->op.kind != REF_RK_SUM ||
+      (p->op.final != REF_RF_NONE && p->op.final != REF_RF_MEAN))
+    return 0;
+  *rank = p->plan.rank;
+  for (i = 0; i < p->plan.rank; ++i) {
+    dims[i] = p->plan.dims[i];
+    out_strides[i] = p->plan.out_strides[i];
+  }
+  *scale = p->op.final == REF_RF_MEAN ? 1.0 / (double)p->plan.per_output : 1.0;
+  return 1;
 }

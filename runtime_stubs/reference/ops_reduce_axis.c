@@ -16,6 +16,7 @@
  *   ODLA_INVALID_PARAM. exclusion leaves out each element itself (the first sum is 0);
  *   reverse sums from the end. Integers wrap modulo 2^bits; float16 and bfloat16 accumulate in
  *   float32. */
+#include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
 
@@ -474,4 +475,16 @@ odla_value odla_CumSum(odla_value input, odla_value axis, odla_bool exclusion, o
     v->node->scratch_bytes = (size_t)widest * sizeof(float);
   }
   return v;
+}
+
+/* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
+
+int ref_logsoftmax_describe(const ref_node *node, int64_t *outer, int64_t *axis, int64_t *inner) {
+  const ref_softmax_params *p = (const ref_softmax_params *)node->params;
+  if (node->run != ref_softmax_run || p->mode != REF_SM_LOG)
+    return 0;
+  *outer = p->outer;
+  *axis = p->axis;
+  *inner = p->inner;
+  return 1;
 }

@@ -31,6 +31,10 @@ typedef struct ref_exec {
   odla_computation comp;
   odla_context ctx;
   int next; /* -1: the next node in order */
+  int forward_only; /* ODLA_COMPUTE_INFERENCE: a differentiated computation's backward pass
+                       (nodes from comp->num_forward_nodes on) does not run */
+  struct ref_threads *threads; /* the context's worker pool, or NULL: one thread (threads.h) */
+  int profile; /* the device profiler times this execution's nodes (runtime_profiler.c) */
 } ref_exec;
 
 /* Pointers to a node's operand and result data during one execution. */
@@ -60,6 +64,12 @@ struct _odla_value {
    * odla_ReleaseValue. */
   void *held;
   int released;
+  /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
+   * the loss's gradient with respect to. */
+  int is_variable;
+  /* odla_SetInputValueInfo (runtime_shapes.c): the caller's per-element bounds of an
+   * argument's data, checked before each execution, or NULL. */
+  const void *min_value, *max_value;
 };
 
 struct ref_node {
@@ -83,6 +93,11 @@ struct ref_node {
    * ref_declare_code_pointer. */
   unsigned short code_at[4];
   int num_code;
+  /* For the device profiler (runtime_profiler.c): floating-point operations of one run, set
+   * by the builders of Conv, Gemm and BatchMatMul (0: not known), and the engine that runs
+   * the node when it is not the reference kernel (a backend's name, e.g. "dnnl"), or NULL. */
+  int64_t flops;
+  const char *engine;
 };
 
 struct _odla_computation {
@@ -96,6 +111,17 @@ struct _odla_computation {
   struct ref_region *regions; /* control-flow regions being built, innermost first */
   int interpret; /* ops run as they are built (runtime_interpret.c) */
   int num_run;   /* interpret mode: nodes already run */
+  void *loaded;  /* odla_LoadComputation (executable_io.c): the file image and names it uses */
+  /* odla_DifferentiateComputation (autodiff.c): the nodes before the appended backward pass,
+   * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
+  int num_forward_nodes;
+  int threads;   /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
+  /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
+   * items; 0 where unset. */
+  struct {
+    odla_bool dynamic;
+    odla_int32 min, max, opt;
+  } batch;
 };
 
 struct _odla_executable {
@@ -106,6 +132,8 @@ struct _odla_executable {
 typedef struct {
   char *id;
   void *data;
+  size_t bytes; /* an odla_value's bytes (odla_BindValueTo*ById), checked before executing;
+                   0 for a plain pointer */
 } ref_binding;
 
 struct _odla_context {
@@ -117,6 +145,19 @@ struct _odla_context {
   /* Asynchronous execution (runtime_async.c): the ODLA_ASYNC_CALLBACK_FUNC / _ARG items. */
   int (*async_callback)(void *arg, odla_status status);
   void *async_arg;
+  /* odla_AsyncLaunchExecutable with a constants array (executable_io.c): per value index, the
+   * data that replaces a constant's during that execution (NULL entries: the constant's own),
+   * or NULL. */
+  const void *const *constants;
+  /* Threads (threads.h): the ODLA_PROCESSOR_NUM item (0 where unset) and the worker pool. */
+  int threads;
+  struct ref_threads *pool;
+  /* Runtime shapes (runtime_shapes.c): the ODLA_RUN_BATCH_SIZE item or the batch the
+   * arguments' runtime shapes set (0: the built batch), what those shapes and a batched run
+   * need, and the computation last executed on the context. */
+  odla_int32 run_batch;
+  struct ref_shapes *shapes;
+  odla_computation last_comp;
 };
 
 /* Builder support (computation.c). */
@@ -146,15 +187,45 @@ void ref_declare_code_pointer(ref_node *node, size_t offset);
 odla_status ref_interpret_pending(odla_computation comp);
 /* Frees the data interpret mode holds for a value. */
 void ref_release_held(odla_value value);
-/* Context items beyond the arena (runtime_async.c): the async callback and its argument. */
+/* Context items beyond the arena (runtime_async.c): the async callback and its argument,
+ * ODLA_PROCESSOR_NUM. */
 odla_status ref_set_context_item(odla_context context, odla_item_type type, odla_item_value value);
 /* Frees what a loaded executable owns (executable_io.c); 0 when it owns nothing. */
 int ref_free_loaded(odla_executable executable);
+/* Stored computations and constants arrays (executable_io.c): frees what a loaded computation
+ * owns (comp->loaded); builds the per-value table of ctx->constants for running `comp` with
+ * `array` (NULL entries keep a constant's own data; the caller frees the table). */
+void ref_free_loaded_computation(odla_computation comp);
+odla_status ref_constants_table(odla_computation comp, odla_constants_array array,
+                                const void ***table);
+/* Binds `data` of `bytes` bytes (an odla_value's) as an argument or output (computation.c). */
+odla_status ref_bind_value(odla_context context, int output, const char *id, void *data,
+                           size_t bytes);
+/* Custom ops (ops_custom.c): after a stored executable's CustomOp node is read, derives its
+ * parameters' pointers and finds its kernel among the registered ops, by name. */
+odla_status ref_custom_relink(ref_node *node);
+
+/* Runtime shapes (runtime_shapes.c): computation and context items of the batch; runs a
+ * computation's nodes over the context's run batch (several passes over row slices of the
+ * bound buffers for a dynamic-batch computation); frees a context's shape state. */
+odla_status ref_set_batch_item(odla_computation comp, odla_item_type type, odla_item_value value);
+odla_status ref_set_run_batch(odla_context context, odla_item_value value);
+odla_status ref_run_batches(ref_exec *x);
+void ref_free_shapes(odla_context context);
 
 /* Execution (computation.c): runs nodes [first, last) of x->comp on x->ctx, following the
  * jumps control-flow kernels make; where a value's data lives during an execution. */
 odla_status ref_run_nodes(ref_exec *x, int first, int last);
 void *ref_value_data(odla_context ctx, odla_value v);
+
+/* Device profiler (runtime_profiler.c). ref_profile_begin says whether an execution starting
+ * now is profiled (counting it in flight); such an execution runs each node through
+ * ref_profile_run, which times it, and ends with ref_profile_end. ref_profile_forget detaches
+ * a destroyed computation's entries. */
+int ref_profile_begin(void);
+void ref_profile_end(void);
+odla_status ref_profile_run(const ref_exec *x, int node, const ref_io *io);
+void ref_profile_forget(odla_computation comp);
 
 /* Control flow (ops_control_flow.c). Inside an If branch odla_SetValueAsOutput marks a
  * branch result: ref_set_region_result handles it when a region is open. ref_plan_regions
@@ -207,5 +278,15 @@ enum { REF_SGEMM_NR = 32 };
 void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                         int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
                         int64_t ldc, float *pack);
+/* The same two products on the threads of the node running with `io` (threads.h), `pack`
+ * inside io->scratch, bit-identical to the one-thread result: C = beta * C, or C = row_bias[i]
+ * on row i where row_bias is given, then C += alpha * op(A) op(B). */
+void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                  float beta, const float *row_bias, float *c, int64_t ldc, float *pack);
+void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
+                           float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
+                           const void *b_ctx, float beta, const float *row_bias, float *c,
+                           int64_t ldc, float *pack);
 
 #endif /* ODLA_REFERENCE_REF_H_ */

@@ -1,17 +1,24 @@
 /* runtime_async.c: asynchronous execution and tasks of the reference backend.
  *
  * odla_AsyncExecuteComputation and odla_AsyncLaunchExecutable compile the computation (if it
- * is not yet) on the caller's thread, then run it on a new detached POSIX thread and call the
- * context's ODLA_ASYNC_CALLBACK_FUNC item with ODLA_ASYNC_CALLBACK_ARG and the status, once,
- * from that thread. Several contexts may run one compiled computation at the same time:
- * execution only reads the computation, and each context has its own arena and bindings. A
- * context runs one execution at a time and must outlive it (until its callback).
+ * is not yet) on the caller's thread (odla_AsyncLaunchExecutable also checks a constants
+ * array, whose entries then replace the executable's constants for that run), then run it on
+ * a new detached POSIX thread and call the context's ODLA_ASYNC_CALLBACK_FUNC item with
+ * ODLA_ASYNC_CALLBACK_ARG and the status, once, from that thread. Several contexts may run
+ * one compiled computation at the same time: execution only reads the computation, and each
+ * context has its own arena and bindings. A context runs one execution at a time and must
+ * outlive it (until its callback).
  * odla_RunTask calls the task's function; odla_RunTaskAsync hands it to the executor set with
  * odla_SetAsyncExecutor, or runs it on a new detached thread. Threads come from libc
- * (glibc has pthreads in libc). */
+ * (glibc has pthreads in libc); a build without them (ODLA_REFERENCE_NO_THREADS) refuses
+ * these calls with ODLA_UNSUPPORTED_OP, unless an executor runs the tasks. This file also
+ * takes the context items beyond the arena: the callback and ODLA_PROCESSOR_NUM. */
 #include "ref.h"
+#include "threads.h"
 
+#ifndef ODLA_REFERENCE_NO_THREADS
 #include <pthread.h>
+#endif
 #include <stdlib.h>
 
 odla_status ref_set_context_item(odla_context context, odla_item_type type, odla_item_value value) {
@@ -23,6 +30,8 @@ odla_status ref_set_context_item(odla_context context, odla_item_type type, odla
   case ODLA_ASYNC_CALLBACK_ARG:
     context->async_arg = (void *)value;
     return ODLA_SUCCESS;
+  case ODLA_PROCESSOR_NUM: /* overrides the computation's (threads.h) */
+    return ref_threads_item("SetContextItem", value, &context->threads);
   default:
     ref_report(ODLA_LOG_LEVEL_WARN, "SetContextItem", "item %d does not apply to this backend",
                (int)type);
@@ -36,21 +45,33 @@ typedef struct {
   odla_context ctx;
   odla_compute_mode mode;
   odla_device device;
+  const void **constants; /* a constants array's data per value (ref_constants_table), or NULL */
 } ref_async_job;
 
+#ifndef ODLA_REFERENCE_NO_THREADS
 static void *ref_async_main(void *arg) {
   ref_async_job job = *(ref_async_job *)arg;
   odla_status s;
   free(arg);
+  job.ctx->constants = job.constants;
   s = job.exe ? odla_LaunchExecutable(job.exe, job.ctx)
               : odla_ExecuteComputation(job.comp, job.ctx, job.mode, job.device);
+  job.ctx->constants = NULL;
+  free((void *)job.constants);
   if (job.ctx->async_callback)
     job.ctx->async_callback(job.ctx->async_arg, s);
   return NULL;
 }
+#endif
 
 /* Starts `job` on a detached thread. */
 static odla_status ref_start(const ref_async_job *job, const char *func) {
+#ifdef ODLA_REFERENCE_NO_THREADS
+  (void)job;
+  ref_report(ODLA_LOG_LEVEL_ERROR, func,
+             "this build of the backend has no threads (ODLA_REFERENCE_THREADS=OFF)");
+  return ODLA_UNSUPPORTED_OP;
+#else
   pthread_t thread;
   pthread_attr_t attr;
   ref_async_job *copy;
@@ -73,6 +94,7 @@ static odla_status ref_start(const ref_async_job *job, const char *func) {
     return ODLA_FAILURE;
   }
   return ODLA_SUCCESS;
+#endif
 }
 
 odla_status odla_AsyncExecuteComputation(const odla_computation computation,
@@ -81,13 +103,12 @@ odla_status odla_AsyncExecuteComputation(const odla_computation computation,
   ref_async_job job;
   if (!computation || !context)
     return ODLA_INVALID_PARAM;
-  if (mode == ODLA_COMPUTE_TRAINING)
-    return ODLA_UNSUPPORTED_OP;
   job.comp = computation;
   job.exe = NULL;
   job.ctx = context;
   job.mode = mode;
   job.device = device;
+  job.constants = NULL;
   return ref_start(&job, "AsyncExecuteComputation");
 }
 
@@ -96,16 +117,23 @@ odla_status odla_AsyncLaunchExecutable(const odla_executable executable,
                                        const odla_context context, const odla_compute_mode mode,
                                        odla_device device) {
   ref_async_job job;
-  if (!executable || !context || constants_array) /* constants live in the executable */
+  odla_status s;
+  if (!executable || !context)
     return ODLA_INVALID_PARAM;
-  if (mode == ODLA_COMPUTE_TRAINING)
-    return ODLA_UNSUPPORTED_OP;
   job.comp = NULL;
   job.exe = executable;
   job.ctx = context;
   job.mode = mode;
   job.device = device;
-  return ref_start(&job, "AsyncLaunchExecutable");
+  job.constants = NULL;
+  /* The array's entries replace the executable's constants of the same ids for this run
+   * (executable_io.c checks them against the executable now, on the caller's thread). */
+  if (constants_array &&
+      (s = ref_constants_table(executable->comp, constants_array, &job.constants)) != ODLA_SUCCESS)
+    return s;
+  if ((s = ref_start(&job, "AsyncLaunchExecutable")) != ODLA_SUCCESS)
+    free((void *)job.constants);
+  return s;
 }
 
 /* ---- Tasks -------------------------------------------------------------------------- */
@@ -129,14 +157,26 @@ typedef struct {
   odla_task task;
 } ref_task_job;
 
+#ifndef ODLA_REFERENCE_NO_THREADS
 static void *ref_task_main(void *arg) {
   ref_task_job job = *(ref_task_job *)arg;
   free(arg);
   odla_RunTask(job.device, job.task);
   return NULL;
 }
+#endif
 
 odla_status odla_RunTaskAsync(odla_device device, odla_task task) {
+#ifdef ODLA_REFERENCE_NO_THREADS
+  if (!task.func)
+    return ODLA_INVALID_PARAM;
+  if (ref_executor)
+    return ref_executor(odla_RunTask, device, task);
+  ref_report(ODLA_LOG_LEVEL_ERROR, "RunTaskAsync",
+             "this build of the backend has no threads (ODLA_REFERENCE_THREADS=OFF): set an "
+             "executor with odla_SetAsyncExecutor");
+  return ODLA_UNSUPPORTED_OP;
+#else
   pthread_t thread;
   pthread_attr_t attr;
   ref_task_job *job;
@@ -159,4 +199,5 @@ odla_status odla_RunTaskAsync(odla_device device, odla_task task) {
     return ODLA_FAILURE;
   }
   return ODLA_SUCCESS;
+#endif
 }

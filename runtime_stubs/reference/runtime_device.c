@@ -10,6 +10,7 @@
 #endif
 
 #include "ref.h"
+#include "threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,11 +227,14 @@ odla_status odla_CopyMemory(odla_void *dst, odla_void *src, odla_size_t size,
 
 odla_status odla_SetComputationItem(odla_computation computation, odla_item_type type,
                                     odla_item_value value) {
-  (void)value;
   if (!computation)
     return ODLA_INVALID_PARAM;
-  /* Shapes and batch sizes are fixed when the graph is built, execution uses one thread,
-   * and there is no engine cache or quantization table: no ODLA item applies. */
+  if (type <= ODLA_RUN_BATCH_SIZE) /* the batch items (runtime_shapes.c) */
+    return ref_set_batch_item(computation, type, value);
+  if (type == ODLA_PROCESSOR_NUM) /* the threads of its executions (threads.h) */
+    return ref_threads_item("SetComputationItem", value, &computation->threads);
+  /* Shapes other than the batch are fixed when the graph is built, and there is no engine
+   * cache or quantization table: no other item applies. */
   ref_report(ODLA_LOG_LEVEL_WARN, "SetComputationItem", "item %d does not apply to this backend",
              (int)type);
   return ODLA_UNSUPPORTED_DATATYPE;

@@ -1,4 +1,5 @@
-/* runtime_interpret.c: interpret mode and value data access of the reference backend.
+/* runtime_interpret.c: interpret mode and value data access of the reference backend, values
+ * bound to a context (odla_BindValueTo*ById) and odla_Dump.
  *
  * A computation interprets once odla_CreateValue has been called on it: its values hold
  * data (odla_SetValueData), and each op runs as soon as it is complete. Builders may still
@@ -9,6 +10,7 @@
  * odla_CreateValue), constants, or results. Nothing here is planned: interpret mode trades
  * the arena for simplicity, and compile mode is the way to run a model many times. */
 #include "ref.h"
+#include "ref_types.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,4 +273,121 @@ odla_status odla_SetValueAsOutputById(const odla_value_id value_id) {
   odla_value v;
   odla_status s = odla_FindValueById(value_id, &v);
   return s == ODLA_SUCCESS ? odla_SetValueAsOutput(v) : s;
+}
+
+/* ---- Values bound to a context ----------------------------------------------------------- */
+
+/* The data an odla_value offers a context: a constant's bytes, or the data an interpret-mode
+ * value holds. An output gets a buffer when the value has none yet (odla_CreateValue without
+ * odla_SetValueData); constants are read-only. */
+static odla_status ref_value_binding(const char *func, odla_value v, int output, void **data) {
+  odla_status s;
+  if (!v)
+    return ODLA_INVALID_PARAM;
+  if (v->kind == REF_CONSTANT) {
+    if (output) {
+      ref_report(ODLA_LOG_LEVEL_ERROR, func, "value '%s' is a constant; an output needs a value "
+                 "that can be written (odla_CreateValue)", v->id);
+      return ODLA_INVALID_PARAM;
+    }
+    *data = (void *)(uintptr_t)v->data;
+    return ODLA_SUCCESS;
+  }
+  if ((s = ref_settle()) != ODLA_SUCCESS) /* the value may be a pending op's result */
+    return s;
+  if (output && !v->held && v->kind == REF_ARGUMENT && !v->released &&
+      !(v->held = ref_aligned_alloc(ref_bytes(&v->type))))
+    return ODLA_MEM_ERROR;
+  if (!v->held && ref_bytes(&v->type) > 0) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, func,
+               "value '%s' holds no data: bind a constant or an interpret-mode value (%s)", v->id,
+               v->released ? "it was released" : "odla_CreateValue, odla_SetValueData");
+    return ODLA_INVALID_PARAM;
+  }
+  *data = v->held;
+  return ODLA_SUCCESS;
+}
+
+odla_status odla_BindValueToArgumentById(const odla_value_id value_id, odla_value data,
+                                         odla_context context) {
+  void *p = NULL;
+  odla_status s;
+  if (!value_id || !context)
+    return ODLA_INVALID_PARAM;
+  if ((s = ref_value_binding("BindValueToArgumentById", data, 0, &p)) != ODLA_SUCCESS)
+    return s;
+  return ref_bind_value(context, 0, (const char *)value_id, p, ref_bytes(&data->type));
+}
+
+odla_status odla_BindValueToOutputById(const odla_value_id value_id, odla_value data,
+                                       odla_context context) {
+  void *p = NULL;
+  odla_status s;
+  if (!value_id || !context)
+    return ODLA_INVALID_PARAM;
+  if ((s = ref_value_binding("BindValueToOutputById", data, 1, &p)) != ODLA_SUCCESS)
+    return s;
+  return ref_bind_value(context, 1, (const char *)value_id, p, ref_bytes(&data->type));
+}
+
+/* ---- odla_Dump ------------------------------------------------------------------------ */
+
+#define REF_DUMP_MAX_ELEMENTS 64
+
+/* Prints to stdout: a line "odla_Dump: '<id>' <type>[<dims>] <kind>", where kind is
+ * "argument", "constant" or "result of <Op>", then the data where there is some to print,
+ * "  data: v0 v1 ..." (at most REF_DUMP_MAX_ELEMENTS elements in row-major order, then
+ * "... (<n> more)"; floats as %.9g, integers exactly, bool as 0/1), or "  data: none (<why>)":
+ * in compile mode only constants have data outside an execution; in interpret mode a value
+ * has data once set or computed (pending ops run first) and until released. */
+void odla_Dump(odla_value value) {
+  char shape[160];
+  const void *data = NULL;
+  const char *why = NULL;
+  odla_computation comp = ref_current();
+  int64_t n, i;
+  odla_element_type t;
+  if (!value) {
+    printf("odla_Dump: NULL value\n");
+    fflush(stdout);
+    return;
+  }
+  t = value->type.element_type;
+  printf("odla_Dump: '%s' %s%s %s%s\n", value->id, ref_type_name(t),
+         ref_shape_str(&value->type.shape, shape, sizeof shape),
+         value->kind == REF_ARGUMENT ? "argument"
+                                     : (value->kind == REF_CONSTANT ? "constant" : "result of "),
+         value->kind == REF_RESULT && value->node ? value->node->op : "");
+  if (value->kind == REF_CONSTANT) {
+    data = value->data;
+  } else {
+    /* A value of the current interpreting computation may wait for pending ops. */
+    int interpreted = comp && comp->interpret && value->index < comp->num_values &&
+                      comp->values[value->index] == value;
+    if (interpreted && ref_interpret_pending(comp) != ODLA_SUCCESS)
+      why = "the interpreted ops failed";
+    else if (!(data = value->held))
+      why = value->released ? "released"
+                            : (interpreted ? "not set (odla_SetValueData)"
+                                           : "compile mode: bind it as an output to see it");
+  }
+  n = ref_count(&value->type.shape);
+  if (!data && n > 0) {
+    printf("  data: none (%s)\n", why ? why : "empty");
+    fflush(stdout);
+    return;
+  }
+  printf("  data:");
+  for (i = 0; i < n && i < REF_DUMP_MAX_ELEMENTS; ++i) {
+    if (ref_is_float(t))
+      printf(" %.9g", ref_get(t, data, i));
+    else if (t == ODLA_UINT64)
+      printf(" %llu", (unsigned long long)((const uint64_t *)data)[i]);
+    else
+      printf(" %lld", (long long)ref_get_int(t, data, i));
+  }
+  if (n > REF_DUMP_MAX_ELEMENTS)
+    printf(" ... (%lld more)", (long long)(n - REF_DUMP_MAX_ELEMENTS));
+  printf("\n");
+  fflush(stdout);
 }

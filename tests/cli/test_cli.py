@@ -69,6 +69,8 @@ class CliTest(unittest.TestCase):
              "--input-shape names 'nope'"),
             (["--backend", "nope", "m.onnx", "-o", self.work], "unknown backend 'nope'"),
             (["--odla-profile=lite", "m.onnx", "-o", self.work], "must be full or core"),
+            (["--custom-op-domain=ai.onnx", "m.onnx", "-o", self.work],
+             "the default ONNX domain's ops are odlac's own"),
             (["--backend-manifest", os.path.join(self.work, "none.txt"), "m.onnx", "-o",
               self.work], "cannot read"),
         ]

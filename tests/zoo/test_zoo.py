@@ -183,5 +183,15 @@ class ZooTest(unittest.TestCase):
     def test_mobilenet_v2(self):
         self.check_cnn("mobilenet_v2")
 
+    def test_squeezenet1_1(self):
+        """Fire modules: two expand convolutions concatenated over channels (libodla_dnnl
+        writes both in place into the Concat's halves, running no Concat node)."""
+        self.check_cnn_ir(self.check_model("squeezenet1_1"))
+
+    def test_efficientnet_b0(self):
+        """Squeeze-excite blocks: GlobalAveragePool, two 1x1 convolutions, Sigmoid and the
+        broadcast `scale * x` Mul (on libodla_dnnl a binary primitive in the blocked layout)."""
+        self.check_cnn_ir(self.check_model("efficientnet_b0"))
+
 if __name__ == "__main__":
     unittest.main()

@@ -20,6 +20,9 @@
 #include <ODLA/ext/odla_ext_misc.h>
 #include <ODLA/ext/odla_ext_fused.h>
 #include <ODLA/ext/odla_ext_transformer.h>
+#include <ODLA/ext/odla_ext_profiler.h> /* reading device traces */
+/* Custom ops: kernels the application registers, called through odla_CustomOp. */
+#include <ODLA/ext/odla_ext_custom.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,7 +32,14 @@ extern "C" {
 #define ODLA_EXT_VERSION 1
 
 /* Item keys. ODLA 0.5's odla_item_type ends at ODLA_ASYNC_CALLBACK_ARG (27). odlac's items
- * start at 0x1000; 0x10000 up to 0x1FFFF is left to vendors' own items. */
+ * start at ODLA_EXT_ITEM_BASE (0x1000). ODLA_EXT_VENDOR_ITEM_FIRST (0x10000) up to
+ * ODLA_EXT_VENDOR_ITEM_LAST (0x1FFFF), inclusive, is left to vendors' own items, for
+ * odla_SetComputationItem and odla_SetContextItem: odlac and this header never define one
+ * there, and a vendor documents its own (value type, when it may be set). A backend given an
+ * item it does not know, vendor item or not, changes nothing and returns
+ * ODLA_UNSUPPORTED_DATATYPE (the reference backend also logs a warning naming the item), so
+ * an application may set one vendor's items on any backend and treat that status as "not
+ * this backend's", never as a failure of the computation or context. */
 #define ODLA_EXT_ITEM_BASE 0x1000
 #define ODLA_EXT_VENDOR_ITEM_FIRST 0x10000
 #define ODLA_EXT_VENDOR_ITEM_LAST 0x1FFFF

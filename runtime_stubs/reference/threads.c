@@ -1,0 +1,255 @@
+/* threads.c: the reference backend's worker pool (see threads.h): one per context that runs
+ * with more than one thread, its workers parked on a condition variable between parallel
+ * parts (no spinning: the backend must behave on machines shared with other processes). */
+#include "threads.h"
+
+#include <stdlib.h>
+
+odla_status ref_threads_item(const char *func, odla_item_value value, int *threads) {
+  const odla_int32 *n = (const odla_int32 *)value;
+  if (!n) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, func, "ODLA_PROCESSOR_NUM needs a pointer to an odla_int32");
+    return ODLA_INVALID_PARAM;
+  }
+#ifdef ODLA_REFERENCE_NO_THREADS
+  if (*n != 1) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, func,
+               "ODLA_PROCESSOR_NUM %d: this build of the backend has no threads "
+               "(ODLA_REFERENCE_THREADS=OFF), only 1 is accepted",
+               (int)*n);
+    return ODLA_UNSUPPORTED_DATATYPE;
+  }
+#else
+  if (*n < 1 || *n > REF_MAX_THREADS) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, func, "ODLA_PROCESSOR_NUM %d is outside 1..%d", (int)*n,
+               (int)REF_MAX_THREADS);
+    return ODLA_INVALID_PARAM;
+  }
+#endif
+  *threads = (int)*n;
+  return ODLA_SUCCESS;
+}
+
+void ref_split(int64_t n, int64_t unit, int index, int parts, int64_t *lo, int64_t *hi) {
+  const int64_t units = (n + unit - 1) / unit;
+  *lo = units * index / parts * unit;
+  *hi = units * (index + 1) / parts * unit;
+  if (*lo > n)
+    *lo = n;
+  if (*hi > n)
+    *hi = n;
+}
+
+ref_threads *ref_io_threads(const ref_io *io) { return io->exec ? io->exec->threads : NULL; }
+
+#ifdef ODLA_REFERENCE_NO_THREADS
+
+odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_threads **pool) {
+  (void)comp;
+  (void)ctx;
+  *pool = NULL;
+  return ODLA_SUCCESS;
+}
+
+void ref_threads_free(ref_threads *pool) { (void)pool; }
+
+int ref_threads_count(const ref_threads *pool) {
+  (void)pool;
+  return 1;
+}
+
+void ref_parallel(ref_threads *pool, int parts, ref_part_fn part, void *arg,
+                  unsigned char *scratch0) {
+  (void)pool;
+  (void)parts; /* always 1: ref_threads_count is 1 */
+  part(arg, 0, 1, scratch0);
+}
+
+#else /* POSIX threads */
+
+#include <pthread.h>
+
+typedef struct {
+  ref_threads *pool;
+  int index; /* the part it runs: 1..count-1 */
+  pthread_t thread;
+  unsigned char *scratch; /* REF_ALIGN-aligned, pool->scratch_bytes */
+  void *scratch_alloc;
+} ref_worker;
+
+struct ref_threads {
+  int count;   /* threads, the calling one included */
+  int started; /* workers running */
+  ref_worker *workers;
+  size_t scratch_bytes;
+  pthread_mutex_t lock;
+  pthread_cond_t wake, done;
+  /* The current job, under `lock`: a new one increments `job`; `running` counts the workers
+   * that have not finished their part. */
+  unsigned long job;
+  int parts, running, quit;
+  ref_part_fn part;
+  void *arg;
+};
+
+static void *ref_worker_main(void *arg) {
+  ref_worker *w = (ref_worker *)arg;
+  ref_threads *t = w->pool;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&t->lock);
+  for (;;) {
+    while (!t->quit && t->job == seen)
+      pthread_cond_wait(&t->wake, &t->lock);
+    if (t->quit)
+      break;
+    seen = t->job;
+    if (w->index < t->parts) {
+      ref_part_fn part = t->part;
+      void *part_arg = t->arg;
+      int parts = t->parts;
+      pthread_mutex_unlock(&t->lock);
+      part(part_arg, w->index, parts, w->scratch);
+      pthread_mutex_lock(&t->lock);
+      if (--t->running == 0)
+        pthread_cond_signal(&t->done);
+    }
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+void ref_threads_free(ref_threads *t) {
+  int i;
+  if (!t)
+    return;
+  pthread_mutex_lock(&t->lock);
+  t->quit = 1;
+  pthread_cond_broadcast(&t->wake);
+  pthread_mutex_unlock(&t->lock);
+  for (i = 0; i < t->started; ++i)
+    pthread_join(t->workers[i].thread, NULL);
+  for (i = 0; i < t->count - 1; ++i)
+    free(t->workers[i].scratch_alloc);
+  pthread_cond_destroy(&t->done);
+  pthread_cond_destroy(&t->wake);
+  pthread_mutex_destroy(&t->lock);
+  free(t->workers);
+  free(t);
+}
+
+static odla_status ref_threads_create(int count, ref_threads **pool) {
+  ref_threads *t = (ref_threads *)calloc(1, sizeof *t);
+  int i, rc = 0;
+  *pool = NULL;
+  if (!t || !(t->workers = (ref_worker *)calloc((size_t)count - 1, sizeof *t->workers))) {
+    free(t);
+    return ODLA_MEM_ERROR;
+  }
+  t->count = count;
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->wake, NULL);
+  pthread_cond_init(&t->done, NULL);
+  for (i = 0; i < count - 1 && rc == 0; ++i) {
+    t->workers[i].pool = t;
+    t->workers[i].index = i + 1;
+    if ((rc = pthread_create(&t->workers[i].thread, NULL, ref_worker_main, &t->workers[i])) == 0)
+      ++t->started;
+  }
+  if (rc != 0) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
+               "cannot start worker thread %d of %d (error %d)", t->started + 2, count, rc);
+    ref_threads_free(t);
+    return ODLA_FAILURE;
+  }
+  *pool = t;
+  return ODLA_SUCCESS;
+}
+
+/* Gives every worker a scratch buffer of at least `bytes`. Workers are parked: no part runs
+ * between executions. */
+static odla_status ref_threads_reserve(ref_threads *t, size_t bytes) {
+  int i;
+  if (bytes <= t->scratch_bytes)
+    return ODLA_SUCCESS;
+  for (i = 0; i < t->count - 1; ++i) {
+    ref_worker *w = &t->workers[i];
+    void *mem = malloc(bytes + REF_ALIGN);
+    if (!mem)
+      return ODLA_MEM_ERROR;
+    free(w->scratch_alloc);
+    w->scratch_alloc = mem;
+    w->scratch = (unsigned char *)mem + (REF_ALIGN - (uintptr_t)mem % REF_ALIGN) % REF_ALIGN;
+  }
+  t->scratch_bytes = bytes;
+  return ODLA_SUCCESS;
+}
+
+/* OMP_NUM_THREADS's first number, read once: the thread count where no item sets one. */
+static int ref_env_threads_value = 1;
+static pthread_once_t ref_env_once = PTHREAD_ONCE_INIT;
+
+static void ref_read_env_threads(void) {
+  const char *s = getenv("OMP_NUM_THREADS");
+  char *end;
+  long n;
+  if (!s || !*s)
+    return;
+  n = strtol(s, &end, 10);
+  if (end == s || (*end && *end != ',') || n < 1 || n > REF_MAX_THREADS) {
+    ref_report(ODLA_LOG_LEVEL_WARN, "ExecuteComputation",
+               "OMP_NUM_THREADS=\"%s\" is not a thread count in 1..%d: using 1 thread", s,
+               (int)REF_MAX_THREADS);
+    return;
+  }
+  ref_env_threads_value = (int)n;
+}
+
+odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_threads **pool) {
+  size_t need = 0;
+  int want, i;
+  odla_status s;
+  pthread_once(&ref_env_once, ref_read_env_threads);
+  want = ctx->threads ? ctx->threads : comp->threads ? comp->threads : ref_env_threads_value;
+  *pool = NULL;
+  if (ctx->pool && ctx->pool->count != want) {
+    ref_threads_free(ctx->pool);
+    ctx->pool = NULL;
+  }
+  if (want <= 1)
+    return ODLA_SUCCESS;
+  if (!ctx->pool && (s = ref_threads_create(want, &ctx->pool)) != ODLA_SUCCESS)
+    return s;
+  for (i = 0; i < comp->num_nodes; ++i)
+    if (comp->nodes[i]->scratch_bytes > need)
+      need = comp->nodes[i]->scratch_bytes;
+  if ((s = ref_threads_reserve(ctx->pool, need)) != ODLA_SUCCESS)
+    return s;
+  *pool = ctx->pool;
+  return ODLA_SUCCESS;
+}
+
+int ref_threads_count(const ref_threads *pool) { return pool ? pool->count : 1; }
+
+void ref_parallel(ref_threads *t, int parts, ref_part_fn part, void *arg, unsigned char *scratch0) {
+  if (!t || parts <= 1) {
+    part(arg, 0, 1, scratch0);
+    return;
+  }
+  if (parts > t->count)
+    parts = t->count;
+  pthread_mutex_lock(&t->lock);
+  t->part = part;
+  t->arg = arg;
+  t->parts = parts;
+  t->running = parts - 1;
+  ++t->job;
+  pthread_cond_broadcast(&t->wake);
+  pthread_mutex_unlock(&t->lock);
+  part(arg, 0, parts, scratch0);
+  pthread_mutex_lock(&t->lock);
+  while (t->running > 0)
+    pthread_cond_wait(&t->done, &t->lock);
+  pthread_mutex_unlock(&t->lock);
+}
+
+#endif /* ODLA_REFERENCE_NO_THREADS */

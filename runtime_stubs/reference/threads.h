@@ -1,0 +1,54 @@
+/* threads.h: the reference backend's worker threads (threads.c). A context that executes
+ * with more than one thread owns a pool of POSIX threads, created at its first such
+ * execution and kept until the context is destroyed (or its thread count changes), so no op
+ * creates a thread. A kernel splits its work into independent parts, typically disjoint
+ * blocks of its result, with ref_parallel; part 0 runs on the calling thread, the others on
+ * the pool's workers, and the call returns when all are done.
+ *
+ * Scratch: thread 0 uses the node's arena scratch (ref_io.scratch). Each worker owns a
+ * private buffer as large as the largest node scratch of the computation, in which a part
+ * finds its own copy of any region of the node's scratch at the same offset. The arena plan is
+ * therefore the same at every thread count: odlac's NET_ARENA_BYTES, a caller's ODLA_EXT_ITEM_ARENA
+ * and stored executables do not depend on it.
+ *
+ * Thread count (ODLA_PROCESSOR_NUM, a pointer to an odla_int32 in 1..REF_MAX_THREADS): the
+ * context item, else the computation item, else the OMP_NUM_THREADS environment variable
+ * (its first number), else 1. Built with ODLA_REFERENCE_NO_THREADS (the CMake option
+ * ODLA_REFERENCE_THREADS=OFF, for targets without POSIX threads) there is no pool: the item
+ * accepts only 1 and everything runs on the calling thread. */
+#ifndef ODLA_REFERENCE_THREADS_H_
+#define ODLA_REFERENCE_THREADS_H_
+
+#include "ref.h"
+
+enum { REF_MAX_THREADS = 256 };
+
+typedef struct ref_threads ref_threads;
+
+/* Checks an ODLA_PROCESSOR_NUM item value for `func` (logging why it is refused) and
+ * stores the count in *threads. */
+odla_status ref_threads_item(const char *func, odla_item_value value, int *threads);
+
+/* Before executing `comp` on `ctx`: makes ctx's pool match the thread count in effect and
+ * comp's largest node scratch; *pool is the pool to run with, or NULL for one thread. */
+odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_threads **pool);
+/* Stops and frees a context's pool (NULL: nothing). */
+void ref_threads_free(ref_threads *pool);
+
+/* The pool a kernel may use during this node's run, or NULL (one thread). */
+ref_threads *ref_io_threads(const ref_io *io);
+/* How many threads `pool` runs (1 for NULL). */
+int ref_threads_count(const ref_threads *pool);
+
+/* part(arg, index, parts, scratch) for index in [0, parts) (parts <= the pool's count),
+ * each on its own thread; scratch is thread index's copy of the node's scratch `scratch0`
+ * (scratch0 itself for index 0). Returns when every part has returned. */
+typedef void (*ref_part_fn)(void *arg, int index, int parts, unsigned char *scratch);
+void ref_parallel(ref_threads *pool, int parts, ref_part_fn part, void *arg,
+                  unsigned char *scratch0);
+
+/* [*lo, *hi): part `index` of `parts` of [0, n) in whole units of `unit`, the parts as even
+ * as the unit allows. */
+void ref_split(int64_t n, int64_t unit, int index, int parts, int64_t *lo, int64_t *hi);
+
+#endif /* ODLA_REFERENCE_THREADS_H_ */

@@ -1,0 +1,413 @@
+/* test_api_runtime.c: the ODLA 0.5 runtime functions beyond the execution modes, through the
+ * ODLA headers only: stored computations (odla_StoreComputation / odla_LoadComputation, and
+ * the refusal of truncated, corrupt, foreign, missing and mismatched files), constants arrays
+ * (create, store, load, and odla_AsyncLaunchExecutable running one executable with another
+ * computation's weights), values bound to a context (odla_BindValueTo*ById) and odla_Dump's
+ * text. Outputs are checked against plain C loops written here.
+ * Usage: test_api_runtime SCRATCH_DIR */
+#define _POSIX_C_SOURCE 200809L
+#include <ODLA/odla.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define ID(s) ((const odla_value_id)(s))
+enum { B = 2, K = 3, N = 2 };
+
+static const char *scratch;
+
+static odla_value_type vt(odla_element_type t, int64_t d0, int64_t d1) {
+  odla_value_type v;
+  memset(&v, 0, sizeof v);
+  v.element_type = t;
+  v.shape.size = d1 ? 2 : 1;
+  v.shape.dims[0] = d0;
+  v.shape.dims[1] = d1;
+  return v;
+}
+
+static const float x_data[B * K] = {1, -2, 0.5f, 3, 0.25f, -1};
+static const int32_t xi_data[N] = {10, -20};
+
+typedef struct {
+  float w[K * N], b[N];
+  int32_t k[N];
+} weights;
+
+static const weights wa = {{0.5f, -1, 2, 0.25f, -0.75f, 1.5f}, {0.1f, -0.2f}, {3, 4}};
+static const weights wc = {{-1, 2, 0.5f, 0.5f, 1, -2}, {1, 2}, {3, 4}}; /* other floats */
+static const weights wk = {{0.5f, -1, 2, 0.25f, -0.75f, 1.5f}, {0.1f, -0.2f}, {3, 5}}; /* k */
+
+/* y = x W + b (Gemm, then Add) and yi = xi + k, over the constants "w", "b", "k". */
+static odla_computation build(const weights *c, int wrong_w_shape) {
+  odla_computation comp;
+  odla_value x, xi, w, h, y, yi;
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_FLOAT32, B, K), ID("x"));
+  xi = odla_CreateArgument(vt(ODLA_INT32, N, 0), ID("xi"));
+  w = odla_CreateConstant(wrong_w_shape ? vt(ODLA_FLOAT32, N, K) : vt(ODLA_FLOAT32, K, N), c->w,
+                          ID("w"));
+  h = odla_Gemm(x, 0, w, wrong_w_shape, 1, 0, NULL, vt(ODLA_FLOAT32, B, N).shape, ID("h"));
+  y = odla_Add(h, odla_CreateConstant(vt(ODLA_FLOAT32, N, 0), c->b, ID("b")), ID("y"));
+  yi = odla_Add(xi, odla_CreateConstant(vt(ODLA_INT32, N, 0), c->k, ID("k")), ID("yi"));
+  odla_SetValueAsOutput(y);
+  odla_SetValueAsOutput(yi);
+  return comp;
+}
+
+static void expected(const weights *c, float *y, int32_t *yi) {
+  int i, j, k;
+  for (i = 0; i < B; ++i)
+    for (j = 0; j < N; ++j) {
+      float s = 0;
+      for (k = 0; k < K; ++k)
+        s += x_data[i * K + k] * c->w[k * N + j];
+      y[i * N + j] = s + c->b[j];
+    }
+  for (j = 0; j < N; ++j)
+    yi[j] = xi_data[j] + c->k[j];
+}
+
+static void check_outputs(const char *what, const weights *c, const float *y, const int32_t *yi) {
+  float wy[B * N];
+  int32_t wyi[N];
+  int i;
+  expected(c, wy, wyi);
+  for (i = 0; i < B * N; ++i)
+    CHECK(fabsf(y[i] - wy[i]) <= 1e-6f * (1 + fabsf(wy[i])), "%s: y[%d] = %g, want %g", what, i,
+          y[i], wy[i]);
+  for (i = 0; i < N; ++i)
+    CHECK(yi[i] == wyi[i], "%s: yi[%d] = %d, want %d", what, i, yi[i], wyi[i]);
+}
+
+static odla_context bound_context(float *y, int32_t *yi) {
+  odla_context ctx;
+  odla_CreateContext(&ctx);
+  odla_BindToArgumentById(ID("x"), x_data, ctx);
+  odla_BindToArgumentById(ID("xi"), xi_data, ctx);
+  odla_BindToOutputById(ID("y"), y, ctx);
+  odla_BindToOutputById(ID("yi"), yi, ctx);
+  return ctx;
+}
+
+static void execute_and_check(const char *what, odla_computation comp, const weights *c) {
+  float y[B * N];
+  int32_t yi[N];
+  odla_context ctx = bound_context(y, yi);
+  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+        "%s: execute", what);
+  check_outputs(what, c, y, yi);
+  odla_DestroyContext(ctx);
+}
+
+static odla_resource_location path_location(const char *path) {
+  odla_resource_location l;
+  l.location_type = ODLA_LOCATION_PATH;
+  l.location = path;
+  l.size = 0;
+  return l;
+}
+
+static long read_file(const char *path, unsigned char **data) {
+  FILE *f = fopen(path, "rb");
+  long n;
+  if (!f)
+    return -1;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  *data = (unsigned char *)malloc((size_t)n + 1);
+  if (fread(*data, 1, (size_t)n, f) != (size_t)n)
+    n = -1;
+  fclose(f);
+  return n;
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  fwrite(data, 1, n, f);
+  fclose(f);
+}
+
+/* ---- Stored computations -------------------------------------------------------------- */
+
+static void test_stored_computation(void) {
+  char path[512], bad[512], exe_path[512];
+  unsigned char *image, *copy;
+  long n;
+  odla_computation comp = build(&wa, 0), loaded;
+  odla_executable exe;
+  odla_resource_location mem;
+  odla_uint32 num;
+  unsigned char small[16];
+  sprintf(path, "%s/net.odlc", scratch);
+  sprintf(bad, "%s/bad.odlc", scratch);
+  sprintf(exe_path, "%s/net.odlx", scratch);
+  CHECK(odla_StoreComputation(path_location(path), comp) == ODLA_SUCCESS, "StoreComputation");
+  CHECK(odla_LoadComputation(path_location(path), &loaded) == ODLA_SUCCESS, "LoadComputation");
+  CHECK(odla_GetNumOfArgsFromComputation(loaded, &num) == ODLA_SUCCESS && num == 2, "args: %u",
+        num);
+  CHECK(odla_GetNumOfOutputsFromComputation(loaded, &num) == ODLA_SUCCESS && num == 2,
+        "outputs: %u", num);
+  execute_and_check("loaded computation", loaded, &wa);
+  odla_DestroyComputation(loaded);
+
+  /* After compiling, the graph is stored the same way (its plan is made again on load). */
+  execute_and_check("original", comp, &wa);
+  CHECK(odla_StoreComputation(path_location(path), comp) == ODLA_SUCCESS, "StoreComputation 2");
+  n = read_file(path, &image);
+  CHECK(n > 64, "stored computation size %ld", n);
+  /* From memory, also at an address that is not 64-byte aligned. */
+  copy = (unsigned char *)malloc((size_t)n + 1);
+  memcpy(copy + 1, image, (size_t)n);
+  mem.location_type = ODLA_LOCATION_MEMORY;
+  mem.location = copy + 1;
+  mem.size = (odla_size_t)n;
+  CHECK(odla_LoadComputation(mem, &loaded) == ODLA_SUCCESS, "LoadComputation from memory");
+  execute_and_check("computation loaded from memory", loaded, &wa);
+  odla_DestroyComputation(loaded);
+  mem.location = small;
+  mem.size = sizeof small;
+  CHECK(odla_StoreComputation(mem, comp) == ODLA_MEM_ERROR, "StoreComputation to 16 bytes");
+
+  /* Refused: missing, truncated, foreign, corrupt, an executable, and the other way round. */
+  CHECK(odla_LoadComputation(path_location("/nonexistent/net.odlc"), &loaded) ==
+            ODLA_FILE_NOT_EXIST,
+        "missing file");
+  write_file(bad, image, (size_t)n / 2);
+  CHECK(odla_LoadComputation(path_location(bad), &loaded) == ODLA_INVALID_PARAM && !loaded,
+        "truncated file");
+  memset(copy, 0, (size_t)n);
+  write_file(bad, copy, (size_t)n);
+  CHECK(odla_LoadComputation(path_location(bad), &loaded) == ODLA_INVALID_PARAM, "foreign file");
+  memcpy(copy, image, (size_t)n);
+  copy[80] ^= 0x40;
+  write_file(bad, copy, (size_t)n);
+  CHECK(odla_LoadComputation(path_location(bad), &loaded) == ODLA_INVALID_PARAM, "corrupt file");
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+  CHECK(odla_StoreExecutable(path_location(exe_path), exe) == ODLA_SUCCESS, "StoreExecutable");
+  CHECK(odla_LoadComputation(path_location(exe_path), &loaded) == ODLA_INVALID_PARAM,
+        "an executable given to LoadComputation");
+  CHECK(odla_LoadExecutable(path_location(path), NULL, &exe) == ODLA_INVALID_PARAM,
+        "a computation given to LoadExecutable");
+  odla_DestroyComputation(comp);
+  free(image);
+  free(copy);
+
+  /* An interpret-mode computation has no graph left to store. */
+  odla_CreateComputation(&comp);
+  odla_CreateValue(vt(ODLA_FLOAT32, 2, 0), ID("v"));
+  CHECK(odla_StoreComputation(path_location(bad), comp) == ODLA_INVALID_PARAM,
+        "StoreComputation in interpret mode");
+  odla_DestroyComputation(comp);
+}
+
+/* ---- Constants arrays ------------------------------------------------------------------- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static int done;
+static odla_status done_status;
+
+static int on_done(void *arg, odla_status status) {
+  (void)arg;
+  pthread_mutex_lock(&lock);
+  done = 1;
+  done_status = status;
+  pthread_cond_signal(&done_cond);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+static odla_status launch(odla_executable exe, odla_constants_array array, const weights *want,
+                          const char *what) {
+  float y[B * N];
+  int32_t yi[N];
+  odla_context ctx = bound_context(y, yi);
+  odla_status s;
+  odla_SetContextItem(ctx, ODLA_ASYNC_CALLBACK_FUNC, (odla_item_value)(uintptr_t)on_done);
+  done = 0;
+  s = odla_AsyncLaunchExecutable(exe, array, ctx, ODLA_COMPUTE_INFERENCE, NULL);
+  if (s == ODLA_SUCCESS) {
+    pthread_mutex_lock(&lock);
+    while (!done)
+      pthread_cond_wait(&done_cond, &lock);
+    pthread_mutex_unlock(&lock);
+    CHECK(done_status == ODLA_SUCCESS, "%s: status %d", what, (int)done_status);
+    check_outputs(what, want, y, yi);
+  }
+  odla_DestroyContext(ctx);
+  return s;
+}
+
+static odla_constants_array array_of(const weights *c, int wrong_w_shape) {
+  odla_computation comp = build(c, wrong_w_shape);
+  odla_constants_array array = NULL;
+  CHECK(odla_CreateConstantsArray(&array) == ODLA_SUCCESS, "CreateConstantsArray");
+  odla_DestroyComputation(comp); /* the array holds copies */
+  return array;
+}
+
+static void test_constants_arrays(void) {
+  char path[512], bad[512];
+  odla_computation comp = build(&wa, 0);
+  odla_executable exe;
+  odla_constants_array array, loaded;
+  unsigned char *image;
+  long n;
+  sprintf(path, "%s/weights.odlk", scratch);
+  sprintf(bad, "%s/bad.odlk", scratch);
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+  array = array_of(&wc, 0);
+  CHECK(odla_StoreConstantsArray(path, array) == ODLA_SUCCESS, "StoreConstantsArray");
+  odla_DestroyConstantsArray(array);
+  CHECK(odla_LoadConstantsArray(path, &loaded) == ODLA_SUCCESS, "LoadConstantsArray");
+  CHECK(launch(exe, loaded, &wc, "launch with the other weights") == ODLA_SUCCESS, "launch");
+  CHECK(launch(exe, NULL, &wa, "launch with its own weights") == ODLA_SUCCESS, "launch 2");
+  odla_DestroyConstantsArray(loaded);
+
+  /* Refused at launch: an integer constant that differs, a float one of another shape. */
+  array = array_of(&wk, 0);
+  CHECK(launch(exe, array, &wk, "") == ODLA_INVALID_PARAM, "changed int constant");
+  odla_DestroyConstantsArray(array);
+  array = array_of(&wc, 1);
+  CHECK(launch(exe, array, &wc, "") == ODLA_INVALID_PARAM, "constant of another shape");
+  odla_DestroyConstantsArray(array);
+
+  /* Files: missing, truncated, foreign, corrupt. */
+  CHECK(odla_LoadConstantsArray("/nonexistent/w.odlk", &loaded) == ODLA_FILE_NOT_EXIST,
+        "missing constants file");
+  n = read_file(path, &image);
+  write_file(bad, image, (size_t)n - 1);
+  CHECK(odla_LoadConstantsArray(bad, &loaded) == ODLA_INVALID_PARAM && !loaded, "truncated");
+  image[70] ^= 1;
+  write_file(bad, image, (size_t)n);
+  CHECK(odla_LoadConstantsArray(bad, &loaded) == ODLA_INVALID_PARAM, "corrupt constants file");
+  memset(image, 'A', (size_t)n);
+  write_file(bad, image, (size_t)n);
+  CHECK(odla_LoadConstantsArray(bad, &loaded) == ODLA_INVALID_PARAM, "foreign constants file");
+  free(image);
+  odla_DestroyExecutable(exe);
+  odla_DestroyComputation(comp);
+}
+
+/* ---- Values bound to a context ----------------------------------------------------------- */
+
+static void test_bind_values(void) {
+  odla_computation comp = build(&wa, 0), values;
+  odla_context ctx;
+  odla_value x, xi, y, yi, small, cst;
+  float yd[B * N];
+  int32_t yid[N];
+  odla_CreateComputation(&values); /* interpret mode: values that hold data */
+  x = odla_CreateValue(vt(ODLA_FLOAT32, B, K), ID("xv"));
+  odla_SetValueData(x, x_data);
+  xi = odla_CreateConstant(vt(ODLA_INT32, N, 0), xi_data, ID("xiv"));
+  y = odla_CreateValue(vt(ODLA_FLOAT32, B, N), ID("yv"));
+  yi = odla_CreateValue(vt(ODLA_INT32, N, 0), ID("yiv"));
+  small = odla_CreateValue(vt(ODLA_FLOAT32, 1, K), ID("small"));
+  odla_SetValueData(small, x_data);
+  odla_CreateContext(&ctx);
+  /* A result of ops not yet run (interpret mode runs them when its data is needed). */
+  CHECK(odla_BindValueToArgumentById(ID("x"), odla_Neg(odla_Neg(x, ID("nx")), ID("xr")), ctx) ==
+            ODLA_SUCCESS,
+        "bind x");
+  CHECK(odla_BindValueToArgumentById(ID("xi"), xi, ctx) == ODLA_SUCCESS, "bind a constant");
+  CHECK(odla_BindValueToOutputById(ID("y"), y, ctx) == ODLA_SUCCESS, "bind y");
+  CHECK(odla_BindValueToOutputById(ID("yi"), yi, ctx) == ODLA_SUCCESS, "bind yi");
+  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+        "execute with bound values");
+  CHECK(odla_GetValueData(y, yd, NULL) == ODLA_SUCCESS &&
+            odla_GetValueData(yi, yid, NULL) == ODLA_SUCCESS,
+        "read the output values");
+  check_outputs("bound values", &wa, yd, yid);
+  /* A value smaller than the argument is refused when executing; a constant cannot be an
+   * output; a value with no data cannot be an argument. */
+  CHECK(odla_BindValueToArgumentById(ID("x"), small, ctx) == ODLA_SUCCESS, "bind small");
+  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_INVALID_PARAM,
+        "execute with a value too small");
+  CHECK(odla_BindValueToOutputById(ID("yi"), xi, ctx) == ODLA_INVALID_PARAM,
+        "a constant bound as an output");
+  cst = odla_CreateValue(vt(ODLA_FLOAT32, B, K), ID("empty"));
+  CHECK(odla_BindValueToArgumentById(ID("x"), cst, ctx) == ODLA_INVALID_PARAM,
+        "a value without data bound as an argument");
+  odla_DestroyContext(ctx);
+  odla_DestroyComputation(values);
+  odla_DestroyComputation(comp);
+}
+
+/* ---- odla_Dump --------------------------------------------------------------------------- */
+
+static void test_dump(void) {
+  static const char want[] =
+      "odla_Dump: 'b' float32[2] constant\n"
+      "  data: 0.100000001 -0.200000003\n"
+      "odla_Dump: 'x' float32[2,3] argument\n"
+      "  data: none (compile mode: bind it as an output to see it)\n"
+      "odla_Dump: NULL value\n"
+      "odla_Dump: 'v' int32[100] argument\n"
+      "  data: none (not set (odla_SetValueData))\n"
+      "odla_Dump: 'v' int32[100] argument\n"
+      "  data: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 "
+      "30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 "
+      "59 60 61 62 63 ... (36 more)\n"
+      "odla_Dump: 'n' int32[100] result of Neg\n"
+      "  data: 0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -10 -11 -12 -13 -14 -15 -16 -17 -18 -19 -20 -21 -22 "
+      "-23 -24 -25 -26 -27 -28 -29 -30 -31 -32 -33 -34 -35 -36 -37 -38 -39 -40 -41 -42 -43 -44 "
+      "-45 -46 -47 -48 -49 -50 -51 -52 -53 -54 -55 -56 -57 -58 -59 -60 -61 -62 -63 ... (36 "
+      "more)\n";
+  char path[512];
+  unsigned char *text;
+  int32_t data[100];
+  odla_computation comp, interp;
+  odla_value v, b;
+  int fd, saved, i;
+  long n;
+  for (i = 0; i < 100; ++i)
+    data[i] = i;
+  sprintf(path, "%s/dump.txt", scratch);
+  fflush(stdout);
+  saved = dup(1);
+  fd = fileno(fopen(path, "w"));
+  dup2(fd, 1);
+  comp = build(&wa, 0);
+  odla_FindValueById(ID("b"), &b);
+  odla_Dump(b);
+  odla_FindValueById(ID("x"), &v);
+  odla_Dump(v);
+  odla_Dump(NULL);
+  odla_CreateComputation(&interp);
+  v = odla_CreateValue(vt(ODLA_INT32, 100, 0), ID("v"));
+  odla_Dump(v);
+  odla_SetValueData(v, data);
+  odla_Dump(v);
+  odla_Dump(odla_Neg(v, ID("n")));
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  close(fd);
+  odla_DestroyComputation(interp);
+  odla_DestroyComputation(comp);
+  n = read_file(path, &text);
+  CHECK(n == (long)strlen(want) && memcmp(text, want, (size_t)n) == 0,
+        "odla_Dump printed:\n%.*s\nwant:\n%s", (int)(n > 0 ? n : 0), (const char *)text, want);
+  free(text);
+}
+
+int main(int argc, char **argv) {
+  scratch = argc > 1 ? argv[1] : ".";
+  test_stored_computation();
+  test_constants_arrays();
+  test_bind_values();
+  test_dump();
+  if (!failures)
+    printf("test_api_runtime: all checks passed\n");
+  return failures != 0;
+}
