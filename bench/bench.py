@@ -5,13 +5,18 @@ For each model (exported by models/export_zoo.py into a cache folder outside the
 it compiles with odlac -O3 (compile time and peak memory measured), builds the generated C
 against each ODLA backend, and for each engine and thread count times RUNS inferences after a
 warm-up, reporting the median and minimum latency, the peak resident memory of the process,
-and the largest error against PyTorch's output. Writes docs/benchmarks.md (or --out).
+and the largest error against PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
+at 1 thread: the same generated C linked to the profiler interposer (libodla_profiler, loading
+libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
+by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
+bench/peak_flops.c. Writes docs/benchmarks.md (or --out).
 
 Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
 
 usage: /usr/bin/python3 bench/bench.py [--build DIR] [--models m1,m2] [--threads 1,2]
-           [--runs N] [--engines e1,e2] [--out FILE] [--time-budget S]"""
+           [--runs N] [--engines e1,e2] [--out FILE] [--time-budget S] [--no-profile]
+           [--profile-repeats N]"""
 import argparse
 import json
 import os
@@ -36,6 +41,12 @@ ENGINES = ["odlac+dnnl", "odlac+reference", "onnxruntime", "pytorch"]
 TARGETS = {("resnet50", "odlac+dnnl"): 1.0, ("mobilenet_v2", "odlac+dnnl"): 0.85,
            ("squeezenet1_1", "odlac+dnnl"): 0.85, ("efficientnet_b0", "odlac+dnnl"): 0.85,
            ("bert_encoder", "odlac+dnnl"): 0.9, ("resnet50", "odlac+reference"): 3.0}
+# The profile's op kinds shown per model; the rest are summed into one line.
+PROFILE_TOP_OPS = 6
+# The share of the measured peak a tuned convolution or GEMM reaches in practice: a missed
+# target's note blames conv efficiency when lifting Conv/Gemm to it would save more time than
+# removing the biggest non-GEMM op kind.
+REACHABLE_PEAK = 0.8
 
 
 def run_measured(cmd, env=None, cwd=None, timeout=3600):
@@ -89,8 +100,14 @@ class Bench:
             "odlac+dnnl": (os.path.join(self.build, "runtime_stubs", "dnnl", "libodla_dnnl.a"),
                            shlex.split(args.dnnl_link)),
         }
+        self.profiler = os.path.join(self.build, "runtime_stubs", "profiler",
+                                     "libodla_profiler.so")
+        self.dnnl_shared = os.path.join(self.build, "runtime_stubs", "dnnl", "libodla_dnnl.so")
         self.work = tempfile.mkdtemp(prefix="odlac-bench-")
         self.rows = []
+        self.profiles = {}  # model -> aggregated profile (profile_model)
+        self.peak_gflops = None
+        self.peak_bits = 0
         self.compile_rows = []
         self.versions = {}
 
@@ -219,6 +236,116 @@ class Bench:
                 print("  %-16s %d thread(s): median %9.2f ms  min %9.2f ms  (%d runs)  "
                       "peak %7.1f MB  err %.2e" % (engine, threads, med, mn, n, peak,
                                                    row["rel_err"]))
+        if self.args.profile and "odlac+dnnl" in engines:
+            try:
+                self.profile_model(model, gen, pb_inputs)
+            except RuntimeError as e:
+                print("  profile: FAILED: %s" % e)
+                self.profiles[model] = {"error": str(e).splitlines()[0][:120]}
+
+    # -- profile --------------------------------------------------------------------------
+    def measure_peak(self):
+        """This core's float32 peak GFLOP/s, from bench/peak_flops.c (best of 3 runs)."""
+        exe = os.path.join(self.work, "peak_flops")
+        rc, _, err, _, _ = run_measured([os.environ.get("CC", "cc"), "-std=c99", "-O3",
+                                         "-march=native", "-ffp-contract=fast",
+                                         os.path.join(ROOT, "bench", "peak_flops.c"), "-o", exe])
+        check(rc, "building bench/peak_flops.c", err)
+        best = 0.0
+        for _ in range(3):
+            rc, out, err, _, _ = run_measured([exe])
+            check(rc, "bench/peak_flops", err)
+            m = re.search(r"peak_gflops=([\d.]+) vector_bits=(\d+)", out)
+            best = max(best, float(m.group(1)))
+            self.peak_bits = int(m.group(2))
+        return best
+
+    def profile_model(self, model, gen, pb_inputs):
+        """Runs the -O3 program on libodla_dnnl through the profiler interposer at 1 thread and
+        aggregates its trace by op kind (steady-state time: each node's fastest call)."""
+        for lib in (self.profiler, self.dnnl_shared):
+            if not os.path.exists(lib):
+                raise RuntimeError("%s is not built" % lib)
+        if self.peak_gflops is None:
+            self.peak_gflops = self.measure_peak()
+            print("single-core peak: %.1f GFLOP/s" % self.peak_gflops)
+        libdir = os.path.dirname(self.profiler)
+        exe = os.path.join(gen, "run_profiled")
+        sources = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
+        rc, _, err, _, _ = run_measured([os.environ.get("CC", "cc"), "-std=c99", "-O2", "-I",
+                                         self.include] + sources +
+                                        ["-L" + libdir, "-lodla_profiler", "-Wl,-rpath," + libdir,
+                                         "-lm", "-o", exe])
+        check(rc, "building " + exe, err)
+        trace_path = os.path.join(self.work, model + "_profile.json")
+        env = dict(os.environ, OMP_NUM_THREADS="1", ODLA_PROFILER_BACKEND=self.dnnl_shared,
+                   ODLA_PROFILER_OUTPUT=trace_path)
+        env.pop("ODLA_PROFILER_RANGES", None)  # ranges disable fusion: times only
+        rc, _, err, _, _ = run_measured([exe] + pb_inputs + [
+            "-o", os.path.join(self.work, model + "_profiled"), "--repeat",
+            str(self.args.profile_repeats)], env=env)
+        check(rc, "profiled " + model, err)
+        with open(trace_path) as f:
+            trace = json.load(f)
+        if trace.get("timing") != "device_profiler":
+            raise RuntimeError("%s: the trace has no per-node times (timing %r)"
+                               % (model, trace.get("timing")))
+        ops, flop_ns, flops = {}, 0, 0
+        for comp in trace["computations"]:
+            for n in comp["nodes"]:
+                o = ops.setdefault(n["op"], {"ns": 0, "nodes": 0, "flops": 0})
+                o["ns"] += n["min_ns"]
+                o["nodes"] += 1
+                o["flops"] += n["flops"]
+                if n["flops"]:
+                    flop_ns += n["min_ns"]
+                    flops += n["flops"]
+        total_ns = sum(o["ns"] for o in ops.values())
+        if total_ns <= 0:
+            raise RuntimeError("%s: the trace has no node time" % model)
+        prof = {"ops": ops, "total_ns": total_ns, "flop_ns": flop_ns, "flops": flops,
+                "gflops": flops / flop_ns if flop_ns else 0.0}
+        self.profiles[model] = prof
+        top = sorted(ops.items(), key=lambda kv: -kv[1]["ns"])[:4]
+        print("  profile (odlac+dnnl, 1 thread): %.2f ms in nodes, Conv/Gemm %.1f GFLOP/s "
+              "(%.0f%% of peak); top: %s" % (
+                  total_ns / 1e6, prof["gflops"], 100 * prof["gflops"] / self.peak_gflops,
+                  ", ".join("%s %.2f ms" % (op, o["ns"] / 1e6) for op, o in top)))
+
+    def limit_note(self, model):
+        """One line on what limits the model's odlac+dnnl time, from its profile."""
+        prof = self.profiles.get(model)
+        if not prof or "error" in prof:
+            return "no profile"
+        others = [(op, o["ns"]) for op, o in prof["ops"].items() if not o["flops"]]
+        op, other_ns = max(others, key=lambda kv: kv[1]) if others else ("none", 0)
+        eff = prof["gflops"] / self.peak_gflops
+        headroom_ns = prof["flop_ns"] * max(0.0, 1.0 - eff / REACHABLE_PEAK)
+        conv = "Conv/Gemm at %.0f%% of peak (%.0f%% of the time)" % (
+            100 * eff, 100 * prof["flop_ns"] / prof["total_ns"])
+        other = "biggest non-GEMM op %s (%.2f ms, %.0f%%)" % (
+            op, other_ns / 1e6, 100 * other_ns / prof["total_ns"])
+        if headroom_ns > other_ns:
+            return "low conv efficiency: %s; %s" % (conv, other)
+        return "%s; %s" % (other, conv)
+
+    def scaling_note(self, r, ort):
+        """For a row above 1 thread: its speed-up over 1 thread next to ONNX Runtime's (the
+        profile is taken at 1 thread, so it cannot show what threads cost)."""
+        one = [x for x in self.rows if x["model"] == r["model"] and x["engine"] == r["engine"]
+               and x["threads"] == 1 and "error" not in x]
+        ort_one, ort_n = ort.get((r["model"], 1)), ort.get((r["model"], r["threads"]))
+        if r["threads"] == 1 or not one or not ort_one or not ort_n:
+            return ""
+        return "; %d threads speed it up %.2fx over 1 thread, ONNX Runtime %.2fx" % (
+            r["threads"], one[0]["median_ms"] / r["median_ms"], ort_one / ort_n)
+
+    def target_status(self, r, base):
+        """(target, met) for a timed row, or None where no target applies."""
+        target = TARGETS.get((r["model"], r["engine"]))
+        if target and base and not (r["engine"] == "odlac+reference" and r["threads"] != 1):
+            return target, r["median_ms"] / base <= target
+        return None
 
     # -- report ---------------------------------------------------------------------------
     def machine(self):
@@ -229,7 +356,11 @@ class Bench:
                 cpu = m.group(1).strip() if m else cpu
         except OSError:
             pass
-        return "%s, %d logical CPUs, %s" % (cpu, os.cpu_count() or 0, platform.platform())
+        line = "%s, %d logical CPUs, %s" % (cpu, os.cpu_count() or 0, platform.platform())
+        if self.peak_gflops:
+            line += ("; single-core float32 peak %.1f GFLOP/s (%d-bit FMA, measured by "
+                     "bench/peak_flops.c)" % (self.peak_gflops, self.peak_bits))
+        return line
 
     def tool_versions(self):
         v = dict(self.versions)
@@ -265,12 +396,9 @@ class Bench:
                 continue
             base = ort.get((r["model"], r["threads"]))
             ratio = "%.2fx" % (r["median_ms"] / base) if base else ""
-            target = TARGETS.get((r["model"], r["engine"]))
-            if target and base and not (r["engine"] == "odlac+reference" and r["threads"] != 1):
-                target_txt = "≤ %.2fx %s" % (target, "met" if r["median_ms"] / base <= target
-                                             else "**missed**")
-            else:
-                target_txt = ""
+            status = self.target_status(r, base)
+            target_txt = ("≤ %.2fx %s" % (status[0], "met" if status[1] else "**missed**")
+                          if status else "")
             lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %d | %.0f | %.1e |" % (
                 r["model"], r["engine"], r["threads"], r["median_ms"], r["min_ms"], ratio,
                 target_txt, r["runs"], r["peak_mb"], r["rel_err"]))
@@ -278,7 +406,55 @@ class Bench:
                   "| model | seconds | peak MB |", "|---|--:|--:|"]
         for c in self.compile_rows:
             lines.append("| %s | %.2f | %.0f |" % (c["model"], c["seconds"], c["peak_mb"]))
+        if self.profiles:
+            lines += self.profile_markdown(ort)
         return "\n".join(lines) + "\n"
+
+    def profile_markdown(self, ort):
+        lines = ["", "## Where the time goes (odlac+dnnl, 1 thread)", "",
+                 "The -O3 program on `libodla_dnnl` through the profiler interposer "
+                 "(`libodla_profiler`, docs/backends.md), %d executions at 1 thread: each node's "
+                 "steady-state time is its fastest call, summed by op kind (%% of the node "
+                 "total). Conv/Gemm are the nodes with FLOPs; their rate is their FLOPs over "
+                 "their time, against this core's float32 peak (machine line)." % (
+                     self.args.profile_repeats), ""]
+        for model, prof in self.profiles.items():
+            if "error" in prof:
+                lines += ["**%s**: profile failed: %s" % (model, prof["error"]), ""]
+                continue
+            lines += ["**%s**: %.2f ms in nodes; Conv/Gemm %.2f GFLOP at %.1f GFLOP/s, "
+                      "%.0f%% of peak" % (
+                          model, prof["total_ns"] / 1e6, prof["flops"] / 1e9, prof["gflops"],
+                          100 * prof["gflops"] / self.peak_gflops), "",
+                      "| op | nodes | ms | share | GFLOP/s | % of peak |",
+                      "|---|--:|--:|--:|--:|--:|"]
+            ranked = sorted(prof["ops"].items(), key=lambda kv: -kv[1]["ns"])
+            for op, o in ranked[:PROFILE_TOP_OPS]:
+                rate = o["flops"] / o["ns"] if o["flops"] and o["ns"] else 0.0
+                lines.append("| %s | %d | %.2f | %.1f%% | %s | %s |" % (
+                    op, o["nodes"], o["ns"] / 1e6, 100 * o["ns"] / prof["total_ns"],
+                    "%.1f" % rate if rate else "", "%.0f%%" % (100 * rate / self.peak_gflops)
+                    if rate else ""))
+            rest = ranked[PROFILE_TOP_OPS:]
+            if rest:
+                ns = sum(o["ns"] for _, o in rest)
+                lines.append("| %d other op kinds | %d | %.2f | %.1f%% | | |" % (
+                    len(rest), sum(o["nodes"] for _, o in rest), ns / 1e6,
+                    100 * ns / prof["total_ns"]))
+            lines.append("")
+        missed = []
+        for r in self.rows:
+            if r["engine"] != "odlac+dnnl" or "error" in r or r["model"] not in self.profiles:
+                continue
+            status = self.target_status(r, ort.get((r["model"], r["threads"])))
+            if status and not status[1]:
+                missed.append("- %s, %d thread(s), target ≤ %.2fx missed: %s%s" % (
+                    r["model"], r["threads"], status[0], self.limit_note(r["model"]),
+                    self.scaling_note(r, ort)))
+        if missed:
+            lines += ["Missed odlac+dnnl targets and what the profile says limits them:",
+                      ""] + missed
+        return lines
 
 
 def main(argv):
@@ -299,6 +475,11 @@ def main(argv):
                     help="link flags libodla_dnnl needs")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--no-profile", dest="profile", action="store_false",
+                    help="skip the per-op profile of odlac+dnnl (needs libodla_profiler and "
+                         "the shared libodla_dnnl)")
+    ap.add_argument("--profile-repeats", type=int, default=5,
+                    help="executions of the profiled program (the fastest call per node counts)")
     args = ap.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
     args.engines = [e for e in args.engines.split(",") if e]
@@ -322,7 +503,9 @@ def main(argv):
     finally:
         if not args.keep:
             shutil.rmtree(bench.work, ignore_errors=True)
-    return 0 if all("error" not in r for r in bench.rows) else 1
+    failed = [r for r in bench.rows if "error" in r] + [p for p in bench.profiles.values()
+                                                        if "error" in p]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -17,8 +17,10 @@ if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 targets=(odlac odla_reference_static)
-if cmake --build build --target help | grep -q odla_dnnl_static; then
-  targets+=(odla_dnnl_static)
+targets_known=$(cmake --build build --target help) # not piped into grep -q: pipefail
+if grep -q odla_dnnl_static <<<"$targets_known"; then
+  # odla_dnnl (shared) and odla_profiler: the profile step (bench.py --no-profile skips it).
+  targets+=(odla_dnnl_static odla_dnnl odla_profiler)
 fi
 cmake --build build -j"$(nproc)" --target "${targets[@]}" >/dev/null
 exec /usr/bin/python3 bench/bench.py --build build "$@"

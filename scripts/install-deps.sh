@@ -21,7 +21,10 @@ test+=(python3-torch python3-torchvision libopenblas0-openmp)
 case "$profile" in
   build) want=("${build[@]}") ;;
   test) want=("${build[@]}" "${test[@]}") ;;
-  bench) want=("${build[@]}" "${test[@]}" nodejs npm) ;;
+  bench) # npm: Debian's package, unless the installed nodejs ships its own (NodeSource's does,
+    # and conflicts with Debian's npm).
+    want=("${build[@]}" "${test[@]}" nodejs)
+    command -v npm >/dev/null || want+=(npm) ;;
   *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
 esac
 
