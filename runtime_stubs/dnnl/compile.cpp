@@ -14,15 +14,53 @@
 #include <unordered_set>
 
 namespace odla_dnnl {
-namespace {
-
-using dnnl::memory;
-using Desc = memory::desc;
 
 dnnl::engine &cpuEngine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
+
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream stream(cpuEngine());
+  return stream;
+}
+
+using dnnl::memory;
+
+bool isF32(odla_value v) { return !v || v->type.element_type == ODLA_FLOAT32; }
+
+bool hasZeroDim(odla_value v) {
+  if (!v)
+    return false;
+  for (int i = 0; i < v->type.shape.size; ++i)
+    if (v->type.shape.dims[i] == 0)
+      return true;
+  return false;
+}
+
+memory::dims dimsOf(const odla_value_shape &s) {
+  if (s.size == 0)
+    return {1};
+  return memory::dims(s.dims, s.dims + s.size);
+}
+
+/* Row-major strides for dims. */
+memory::dims rowMajor(const memory::dims &dims) {
+  memory::dims strides(dims.size());
+  memory::dim stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  return strides;
+}
+
+size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
+
+namespace {
+
+using dnnl::memory;
+using Desc = memory::desc;
 
 /* One oneDNN primitive run as a node: where each argument's data is among the node's
  * operands (in) or results (out), and in which layout the primitive reads it. */
@@ -68,11 +106,6 @@ CompState &stateOf(odla_computation comp) {
   return *s;
 }
 
-dnnl::stream &threadStream() {
-  thread_local dnnl::stream stream(cpuEngine());
-  return stream;
-}
-
 odla_status nodeRun(const ref_node *node, const ref_io *io) {
   const Step &s = **static_cast<Step *const *>(node->params);
   try {
@@ -92,34 +125,6 @@ odla_status nodeRun(const ref_node *node, const ref_io *io) {
     return ODLA_FAILURE;
   }
   return ODLA_SUCCESS;
-}
-
-bool isF32(odla_value v) { return !v || v->type.element_type == ODLA_FLOAT32; }
-
-bool hasZeroDim(odla_value v) {
-  if (!v)
-    return false;
-  for (int i = 0; i < v->type.shape.size; ++i)
-    if (v->type.shape.dims[i] == 0)
-      return true;
-  return false;
-}
-
-memory::dims dimsOf(const odla_value_shape &s) {
-  if (s.size == 0)
-    return {1};
-  return memory::dims(s.dims, s.dims + s.size);
-}
-
-/* Row-major strides for dims. */
-memory::dims rowMajor(const memory::dims &dims) {
-  memory::dims strides(dims.size());
-  memory::dim stride = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= dims[i];
-  }
-  return strides;
 }
 
 Desc plainDesc(const memory::dims &dims) {
@@ -172,8 +177,6 @@ bool epilogueAttr(const OpRecord &r, dnnl::primitive_attr &attr) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return true;
 }
-
-size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
 class Compiler {
 public:

@@ -140,6 +140,18 @@ private:
   int prev_ = 0;
 };
 
+/* Helpers shared by the lowerings (compile.cpp): whether a value is float32 (or absent),
+ * has a zero-size dim; its dims (a scalar as {1}); row-major strides; REF_ALIGN rounding. */
+bool isF32(odla_value v);
+bool hasZeroDim(odla_value v);
+dnnl::memory::dims dimsOf(const odla_value_shape &s);
+dnnl::memory::dims rowMajor(const dnnl::memory::dims &dims);
+size_t alignUp(size_t n);
+
+/* The CPU engine every primitive is created on, and the calling thread's stream on it. */
+dnnl::engine &cpuEngine();
+dnnl::stream &threadStream();
+
 /* Logs an error through the ODLA logger (or stderr). */
 void logError(const char *func, const char *msg);
 

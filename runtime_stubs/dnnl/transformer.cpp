@@ -24,39 +24,6 @@ namespace {
 using dnnl::memory;
 using Desc = memory::desc;
 
-dnnl::engine &engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-dnnl::stream &stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
-size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
-
-memory::dims dimsOf(const odla_value_shape &s) { return memory::dims(s.dims, s.dims + s.size); }
-
-memory::dims rowMajor(const memory::dims &dims) {
-  memory::dims strides(dims.size());
-  memory::dim stride = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= dims[i];
-  }
-  return strides;
-}
-
-bool isF32(odla_value v) { return !v || v->type.element_type == ODLA_FLOAT32; }
-
-bool hasZeroDim(odla_value v) {
-  for (int i = 0; v && i < v->type.shape.size; ++i)
-    if (v->type.shape.dims[i] == 0)
-      return true;
-  return false;
-}
-
 /* Node kernels: the node's params hold a pointer to its Kernel, owned by the computation's
  * compile state (see NodeKernel). */
 template <class K> const K &kernelOf(const ref_node *n) {
@@ -78,7 +45,7 @@ void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
 }
 
 memory mem(const Desc &md, const void *data) {
-  return memory(md, engine(), const_cast<void *>(data));
+  return memory(md, cpuEngine(), const_cast<void *>(data));
 }
 
 /* ---- ExtLayerNorm ---------------------------------------------------------------------- */
@@ -106,7 +73,7 @@ odla_status layerNormRun(const ref_node *node, const ref_io *io) {
     }
     if (k.scratchpad.get_size())
       args.emplace(DNNL_ARG_SCRATCHPAD, mem(k.scratchpad, scratch + k.stats_bytes));
-    k.prim.execute(stream(), args);
+    k.prim.execute(threadStream(), args);
   } catch (const dnnl::error &e) {
     logError("ExecuteComputation", e.what());
     return ODLA_FAILURE;
@@ -139,7 +106,7 @@ std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, k->data,
                                             r.epsilon, flags);
-  dnnl::layer_normalization_forward::primitive_desc pd(d, attr, engine());
+  dnnl::layer_normalization_forward::primitive_desc pd(d, attr, cpuEngine());
   k->prim = dnnl::layer_normalization_forward(pd);
   k->stats = pd.mean_desc();
   k->stats_bytes = k->stats.get_size() ? 2 * alignUp(k->stats.get_size()) : 0;
@@ -170,17 +137,17 @@ odla_status attentionRun(const ref_node *node, const ref_io *io) {
       qk.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mem(k.mask, io->in[4]));
     if (k.qk_pad.get_size())
       qk.emplace(DNNL_ARG_SCRATCHPAD, mem(k.qk_pad, scratch + k.scores_bytes));
-    k.scores_prim.execute(stream(), qk);
+    k.scores_prim.execute(threadStream(), qk);
     std::unordered_map<int, memory> sm = {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}};
     if (k.softmax_pad.get_size())
       sm.emplace(DNNL_ARG_SCRATCHPAD, mem(k.softmax_pad, scratch + k.scores_bytes));
-    k.softmax.execute(stream(), sm);
+    k.softmax.execute(threadStream(), sm);
     std::unordered_map<int, memory> pv = {{DNNL_ARG_SRC, scores},
                                           {DNNL_ARG_WEIGHTS, mem(k.value, io->in[2])},
                                           {DNNL_ARG_DST, mem(k.dst, io->out[0])}};
     if (k.pv_pad.get_size())
       pv.emplace(DNNL_ARG_SCRATCHPAD, mem(k.pv_pad, scratch + k.scores_bytes));
-    k.values_prim.execute(stream(), pv);
+    k.values_prim.execute(threadStream(), pv);
   } catch (const dnnl::error &e) {
     logError("ExecuteComputation", e.what());
     return ODLA_FAILURE;
@@ -290,12 +257,12 @@ std::unique_ptr<NodeKernel> lowerAttention(ref_node *n, Graph &g) {
     qk_attr.set_post_ops(ops);
   }
   dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(k->query, k->key_t, k->scores), qk_attr,
-                                  engine());
+                                  cpuEngine());
   dnnl::softmax_forward::primitive_desc sm(
       dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores, rank - 1), attr,
-      engine());
+      cpuEngine());
   dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(k->scores, k->value, k->dst), attr,
-                                  engine());
+                                  cpuEngine());
   k->scores_prim = dnnl::matmul(qk);
   k->softmax = dnnl::softmax_forward(sm);
   k->values_prim = dnnl::matmul(pv);
