@@ -3,9 +3,10 @@ PyTorch, on the same models, inputs and machine, side by side in one run.
 
 For each model (exported by models/export_zoo.py into a cache folder outside the repository)
 it compiles with odlac -O3 (compile time and peak memory measured), builds the generated C
-against each ODLA backend, and for each engine and thread count times RUNS inferences after a
-warm-up, reporting the median and minimum latency, the peak resident memory of the process,
-and the largest error against PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
+against each ODLA backend, and for each thread count times every engine in ROUNDS interleaved
+rounds of RUNS inferences after a warm-up, reporting the median of the round medians and the
+minimum latency, the peak resident memory of the process, and the largest error against
+PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
 at 1 thread: the same generated C linked to the profiler interposer (libodla_profiler, loading
 libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
@@ -15,7 +16,8 @@ Run it with bench/run.sh, which installs what is missing and builds odlac first.
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
 
 usage: /usr/bin/python3 bench/bench.py [--build DIR] [--models m1,m2] [--threads 1,2]
-           [--runs N] [--engines e1,e2] [--out FILE] [--time-budget S] [--no-profile]
+           [--runs N] [--rounds R] [--engines e1,e2] [--out FILE] [--time-budget S]
+           [--no-profile]
            [--profile-repeats N]"""
 import argparse
 import json
@@ -181,61 +183,84 @@ class Bench:
         r = json.loads(out.strip().splitlines()[-1])
         return r, peak, np.fromfile(out_bin, dtype=dtype).reshape(shape)
 
+    def failed(self, model, engine, threads, error):
+        print("  %s: FAILED: %s" % (engine, error))
+        for t in threads:
+            self.rows.append({"model": model, "engine": engine, "threads": t,
+                              "error": str(error).splitlines()[0][:120]})
+
     def runs_for(self, latency_ms):
         """RUNS, fewer (at least 3) when RUNS inferences would exceed the time budget."""
         return max(3, min(self.args.runs, int(self.args.time_budget * 1000 / max(latency_ms, 1e-3))))
 
     def bench_model(self, model):
+        """Times every engine at every thread count in ROUNDS interleaved rounds: a round runs
+        each engine once (RUNS inferences after a warm-up, in one process), the engines' order
+        rotating from round to round, so a burst of load on this shared machine lands on the
+        engines alike instead of on whichever ran then. Reported: the median of an engine's
+        round medians and the minimum of its round minimums."""
         want = load_pb(os.path.join(self.args.cache, model, "test_data_set_0", "output_0.pb"))
         inputs_json, pb_inputs = self.inputs(model)
         engines = self.args.engines
         gen = self.compile_odlac(model) if any(e.startswith("odlac") for e in engines) else None
+        exes = {}
         for engine in engines:
             if engine.startswith("odlac") and not os.path.exists(self.libs[engine][0]):
                 print("  %s: skipped, %s is not built" % (engine, self.libs[engine][0]))
                 continue
             try:
-                exe = self.build_exe(gen, engine) if engine.startswith("odlac") else None
+                exes[engine] = self.build_exe(gen, engine) if engine.startswith("odlac") else None
             except RuntimeError as e:
-                print("  %s: FAILED: %s" % (engine, e))
-                for threads in self.args.threads:
-                    self.rows.append({"model": model, "engine": engine, "threads": threads,
-                                      "error": str(e).splitlines()[0][:120]})
-                continue
-            for threads in self.args.threads:
-                out_bin = os.path.join(self.work, "%s_%s_%d.bin" % (model, engine, threads))
+                self.failed(model, engine, self.args.threads, e)
+        for threads in self.args.threads:
+            def timed(engine, runs):
+                """(median, min, peak MB, output) of RUNS inferences of ENGINE."""
                 res = os.path.join(self.work, "%s_%s_%d" % (model, engine, threads))
+                if exes[engine]:
+                    return self.time_odlac(exes[engine], pb_inputs, threads, runs, res)
+                out_bin = res + ".bin"
+                script = (["node", os.path.join(ROOT, "bench", "ort_run.js"),
+                           os.path.join(self.args.cache, model, "model.onnx")]
+                          if engine == "onnxruntime" else
+                          [sys.executable, os.path.join(ROOT, "bench", "torch_run.py"),
+                           os.path.join(self.args.cache, model, "model.pt")])
+                r, peak, got = self.time_script(script + [inputs_json, str(threads), str(runs),
+                                                          "1" if runs == 1 else "3", out_bin],
+                                                out_bin, want.dtype, want.shape)
+                self.versions[engine] = r["version"]
+                return r["median_ms"], r["min_ms"], peak, got
+            runs, rounds = {}, {}
+            for engine in list(exes):
                 try:
-                    if exe:
-                        probe = self.time_odlac(exe, pb_inputs, threads, 1, res)[0]
-                        n = self.runs_for(probe)
-                        med, mn, peak, got = self.time_odlac(exe, pb_inputs, threads, n, res)
-                    else:
-                        script = (["node", os.path.join(ROOT, "bench", "ort_run.js"),
-                                   os.path.join(self.args.cache, model, "model.onnx")]
-                                  if engine == "onnxruntime" else
-                                  [sys.executable, os.path.join(ROOT, "bench", "torch_run.py"),
-                                   os.path.join(self.args.cache, model, "model.pt")])
-                        probe, _, _ = self.time_script(script + [inputs_json, str(threads), "1",
-                                                                 "1", out_bin], out_bin,
-                                                       want.dtype, want.shape)
-                        n = self.runs_for(probe["median_ms"])
-                        r, peak, got = self.time_script(
-                            script + [inputs_json, str(threads), str(n), "3", out_bin], out_bin,
-                            want.dtype, want.shape)
-                        med, mn = r["median_ms"], r["min_ms"]
-                        self.versions[engine] = r["version"]
+                    runs[engine] = self.runs_for(timed(engine, 1)[0])
+                    rounds[engine] = []
                 except RuntimeError as e:
-                    print("  %s, %d thread(s): FAILED: %s" % (engine, threads, e))
-                    self.rows.append({"model": model, "engine": engine, "threads": threads,
-                                      "error": str(e).splitlines()[0][:120]})
+                    self.failed(model, engine, [threads], e)
+            order = list(runs)
+            for i in range(self.args.rounds):
+                for engine in order[i % len(order):] + order[:i % len(order)]:
+                    if engine not in rounds:
+                        continue
+                    try:
+                        rounds[engine].append(timed(engine, runs[engine]))
+                    except RuntimeError as e:
+                        self.failed(model, engine, [threads], e)
+                        del rounds[engine]
+            for engine in order:
+                if engine not in rounds:
                     continue
+                rs = rounds[engine]
+                med = statistics.median(r[0] for r in rs)
                 row = {"model": model, "engine": engine, "threads": threads, "median_ms": med,
-                       "min_ms": mn, "runs": n, "peak_mb": peak, "rel_err": rel_error(got, want)}
+                       "min_ms": min(r[1] for r in rs), "runs": runs[engine] * len(rs),
+                       "rounds": ", ".join("%.2f" % r[0] for r in rs),
+                       "peak_mb": max(r[2] for r in rs),
+                       "rel_err": max(rel_error(r[3], want) for r in rs)}
                 self.rows.append(row)
-                print("  %-16s %d thread(s): median %9.2f ms  min %9.2f ms  (%d runs)  "
-                      "peak %7.1f MB  err %.2e" % (engine, threads, med, mn, n, peak,
-                                                   row["rel_err"]))
+                print("  %-16s %d thread(s): median %9.2f ms  min %9.2f ms  (%d runs; round "
+                      "medians %s)  peak %7.1f MB  err %.2e" % (
+                          engine, threads, med, row["min_ms"], row["runs"], row["rounds"],
+                          row["peak_mb"], row["rel_err"]))
         if self.args.profile and "odlac+dnnl" in engines:
             try:
                 self.profile_model(model, gen, pb_inputs)
@@ -373,25 +398,29 @@ class Bench:
 
     def markdown(self, command):
         lines = ["<!-- Generated by bench/bench.py; rerun it to refresh. -->", "# Benchmarks", "",
-                 "Latency of one inference at batch 1 (median and minimum over the runs after a "
-                 "warm-up), peak resident memory of the process, and the largest error against "
-                 "PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
-                 "one run. Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
+                 ("Latency of one inference at batch 1, peak resident memory of the process, "
+                 "and the largest error against PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
+                 "one run: for each model and thread count the engines take turns in %d rounds "
+                 "(the order rotating), each round a fresh process timing the runs after a "
+                 "warm-up; \"median\" is the median of the round medians (listed under "
+                 "\"rounds\"), \"min\" the fastest run, \"runs\" all timed runs. "
+                 "Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
                  "portable reference backend (`libodla_reference`, its worker threads), "
                  "ONNX Runtime (onnxruntime-node, CPU, all graph "
                  "optimizations) and PyTorch (TorchScript, inference mode). "
                  "\"vs ORT\" is the median's ratio to ONNX Runtime's at the same thread count; "
-                 "the target column gives the project's goal for that ratio.", "",
+                 "the target column gives the project's goal for that ratio." % self.args.rounds),
+                 "",
                  "- Machine: " + self.machine(),
                  "- Versions: " + ", ".join("%s %s" % kv for kv in sorted(self.tool_versions().items())),
                  "- Command: `%s`" % command, "",
-                 "| model | engine | threads | median ms | min ms | vs ORT | target | runs | peak MB | error |",
-                 "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+                 "| model | engine | threads | median ms | min ms | vs ORT | target | rounds ms | runs | peak MB | error |",
+                 "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
         ort = {(r["model"], r["threads"]): r["median_ms"] for r in self.rows
                if r["engine"] == "onnxruntime" and "median_ms" in r}
         for r in self.rows:
             if "error" in r:
-                lines.append("| %s | %s | %d | failed: %s | | | | | | |" % (
+                lines.append("| %s | %s | %d | failed: %s | | | | | | | |" % (
                     r["model"], r["engine"], r["threads"], r["error"].replace("|", "/")))
                 continue
             base = ort.get((r["model"], r["threads"]))
@@ -399,9 +428,9 @@ class Bench:
             status = self.target_status(r, base)
             target_txt = ("≤ %.2fx %s" % (status[0], "met" if status[1] else "**missed**")
                           if status else "")
-            lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %d | %.0f | %.1e |" % (
+            lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %s | %d | %.0f | %.1e |" % (
                 r["model"], r["engine"], r["threads"], r["median_ms"], r["min_ms"], ratio,
-                target_txt, r["runs"], r["peak_mb"], r["rel_err"]))
+                target_txt, r["rounds"], r["runs"], r["peak_mb"], r["rel_err"]))
         lines += ["", "## odlac compile time (-O3, median of 3)", "",
                   "| model | seconds | peak MB |", "|---|--:|--:|"]
         for c in self.compile_rows:
@@ -467,10 +496,13 @@ def main(argv):
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--runs", type=int, default=20, help="timed inferences per engine")
-    ap.add_argument("--time-budget", type=float, default=60.0,
-                    help="seconds of timed runs per engine and thread count; slower engines get "
-                         "fewer runs (at least 3)")
+    ap.add_argument("--runs", type=int, default=20,
+                    help="timed inferences per engine, thread count and round")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved rounds: each runs every engine once, in rotating order")
+    ap.add_argument("--time-budget", type=float, default=20.0,
+                    help="seconds of timed runs per engine, thread count and round; slower "
+                         "engines get fewer runs (at least 3)")
     ap.add_argument("--dnnl-link", default="-ldnnl -lgomp -lstdc++ -lm -lpthread",
                     help="link flags libodla_dnnl needs")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
