@@ -79,6 +79,8 @@ struct Step {
    * the primitive runs, unless the planner gave both one buffer. */
   int residual_in = -1;
   size_t residual_bytes = 0;
+  /* Floats of result 0 to apply swish to after the primitive (0: none; see epilogueAttr). */
+  size_t swish_floats = 0;
 };
 
 struct CompState {
@@ -120,6 +122,8 @@ odla_status nodeRun(const ref_node *node, const ref_io *io) {
     if (s.scratchpad.get_size() > 0)
       args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, cpuEngine(), io->scratch));
     s.prim.execute(threadStream(), args);
+    if (s.swish_floats)
+      swishInPlace(static_cast<float *>(io->out[0]), s.swish_floats);
   } catch (const dnnl::error &e) {
     logError("ExecuteComputation", e.what());
     return ODLA_FAILURE;
@@ -178,12 +182,16 @@ bool winogradFits(const OpRecord &r, const odla_value_shape &xs, const odla_valu
   return true;
 }
 
-/* Post-ops for y = act(product + residual); false when oneDNN has no such activation. */
-bool epilogueAttr(const OpRecord &r, dnnl::primitive_attr &attr) {
+/* Post-ops for y = act(product + residual); false when oneDNN has no such activation. A
+ * swish is left out when swish.cpp runs it faster after the primitive: *swish_after says so
+ * (the caller sets Step::swish_floats). */
+bool epilogueAttr(const OpRecord &r, dnnl::primitive_attr &attr, bool *swish_after = nullptr) {
   dnnl::post_ops ops;
   if (r.residual)
     ops.append_sum(1.0f);
-  if (r.act != ODLA_EXT_FUSED_NONE) {
+  if (swish_after)
+    *swish_after = r.act == ODLA_EXT_FUSED_SWISH && fastSwish();
+  if (r.act != ODLA_EXT_FUSED_NONE && !(swish_after && *swish_after)) {
     float alpha = r.act_alpha, beta = r.act_beta;
     dnnl::algorithm alg = activationAlg(r.act, alpha, beta);
     if (alg == dnnl::algorithm::undef)
@@ -459,7 +467,8 @@ private:
     for (int64_t d : r.dilations)
       dil.push_back(d - 1);
     dnnl::primitive_attr attr;
-    if (!epilogueAttr(r, attr))
+    bool swish_after = false;
+    if (!epilogueAttr(r, attr, &swish_after))
       return false;
     const auto any = memory::format_tag::any;
     const auto f32 = memory::data_type::f32;
@@ -486,6 +495,7 @@ private:
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::convolution_forward(pd);
     step->scratchpad = pd.scratchpad_desc();
+    step->swish_floats = swish_after ? pd.dst_desc().get_size() / sizeof(float) : 0;
     std::vector<odla_value> ins = {convert(r.input, pd.src_desc()),
                                    convert(r.weights, pd.weights_desc(), &wview)};
     step->args = {{DNNL_ARG_SRC, false, 0, pd.src_desc()},
@@ -522,7 +532,8 @@ private:
       bias_md = plainDesc(memory::dims{rows, cols});
     }
     dnnl::primitive_attr attr;
-    if (!epilogueAttr(r, attr))
+    bool swish_after = false;
+    if (!epilogueAttr(r, attr, &swish_after))
       return false;
     if (r.alpha != 1.0f)
       attr.set_output_scales(0, {r.alpha});
@@ -532,6 +543,7 @@ private:
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::matmul(pd);
     step->scratchpad = pd.scratchpad_desc();
+    step->swish_floats = swish_after ? pd.dst_desc().get_size() / sizeof(float) : 0;
     std::vector<odla_value> ins = {
         convert(r.input, plainDesc(r.input)),
         const_b ? convert(r.weights, pd.weights_desc(), &wview)

@@ -148,6 +148,12 @@ dnnl::memory::dims dimsOf(const odla_value_shape &s);
 dnnl::memory::dims rowMajor(const dnnl::memory::dims &dims);
 size_t alignUp(size_t n);
 
+/* swish.cpp: whether swishInPlace runs here (x86-64 with AVX-512), and x[i] *= sigmoid(x[i])
+ * over n floats with the current OpenMP thread count. A primitive whose fused activation is
+ * swish leaves it out of its post-ops and runs this after itself when fastSwish(). */
+bool fastSwish();
+void swishInPlace(float *x, size_t n);
+
 /* The CPU engine every primitive is created on, and the calling thread's stream on it. */
 dnnl::engine &cpuEngine();
 dnnl::stream &threadStream();
