@@ -445,7 +445,9 @@ class Bench:
                  "(`libodla_profiler`, docs/backends.md), %d executions at 1 thread: each node's "
                  "steady-state time is its fastest call, summed by op kind (%% of the node "
                  "total). Conv/Gemm are the nodes with FLOPs; their rate is their FLOPs over "
-                 "their time, against this core's float32 peak (machine line)." % (
+                 "their time, against this core's float32 peak (machine line); a Winograd "
+                 "convolution counts the direct convolution's FLOPs, so its rate is an effective "
+                 "one and can pass the peak." % (
                      self.args.profile_repeats), ""]
         for model, prof in self.profiles.items():
             if "error" in prof:
