@@ -17,8 +17,7 @@ shared machine are noisy: compare engines within one run, by ratio, never across
 
 usage: /usr/bin/python3 bench/bench.py [--build DIR] [--models m1,m2] [--threads 1,2]
            [--runs N] [--rounds R] [--engines e1,e2] [--out FILE] [--time-budget S]
-           [--no-profile]
-           [--profile-repeats N]"""
+           [--no-profile] [--profile-repeats N]"""
 import argparse
 import json
 import os
@@ -237,7 +236,7 @@ class Bench:
                 except RuntimeError as e:
                     self.failed(model, engine, [threads], e)
             order = list(runs)
-            for i in range(self.args.rounds):
+            for i in range(self.args.rounds if order else 0):
                 for engine in order[i % len(order):] + order[:i % len(order)]:
                     if engine not in rounds:
                         continue
@@ -522,6 +521,8 @@ def main(argv):
                                                              if e not in ENGINES]
     if unknown:
         ap.error("unknown model or engine: %s" % ", ".join(unknown))
+    if args.rounds < 1 or args.runs < 1:
+        ap.error("--rounds and --runs must be at least 1")
     bench = Bench(args)
     try:
         bench.export(args.models)

@@ -59,7 +59,6 @@ size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
 namespace {
 
-using dnnl::memory;
 using Desc = memory::desc;
 
 /* One oneDNN primitive run as a node: where each argument's data is among the node's
@@ -182,9 +181,9 @@ bool winogradFits(const OpRecord &r, const odla_value_shape &xs, const odla_valu
   return true;
 }
 
-/* Post-ops for y = act(product + residual); false when oneDNN has no such activation. A
- * swish is left out when swish.cpp runs it faster after the primitive: *swish_after says so
- * (the caller sets Step::swish_floats). */
+/* Post-ops for y = act(product + residual); false when oneDNN has no such activation. With
+ * swish_after (convolutions), a swish is left out when swish.cpp runs it faster after the
+ * primitive: *swish_after says so (the caller sets Step::swish_floats). */
 bool epilogueAttr(const OpRecord &r, dnnl::primitive_attr &attr, bool *swish_after = nullptr) {
   dnnl::post_ops ops;
   if (r.residual)
@@ -532,8 +531,7 @@ private:
       bias_md = plainDesc(memory::dims{rows, cols});
     }
     dnnl::primitive_attr attr;
-    bool swish_after = false;
-    if (!epilogueAttr(r, attr, &swish_after))
+    if (!epilogueAttr(r, attr))
       return false;
     if (r.alpha != 1.0f)
       attr.set_output_scales(0, {r.alpha});
@@ -543,7 +541,6 @@ private:
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::matmul(pd);
     step->scratchpad = pd.scratchpad_desc();
-    step->swish_floats = swish_after ? pd.dst_desc().get_size() / sizeof(float) : 0;
     std::vector<odla_value> ins = {
         convert(r.input, plainDesc(r.input)),
         const_b ? convert(r.weights, pd.weights_desc(), &wview)

@@ -149,8 +149,8 @@ dnnl::memory::dims rowMajor(const dnnl::memory::dims &dims);
 size_t alignUp(size_t n);
 
 /* swish.cpp: whether swishInPlace runs here (x86-64 with AVX-512), and x[i] *= sigmoid(x[i])
- * over n floats with the current OpenMP thread count. A primitive whose fused activation is
- * swish leaves it out of its post-ops and runs this after itself when fastSwish(). */
+ * over n floats with the current OpenMP thread count. A convolution whose fused activation
+ * is swish leaves it out of its post-ops and runs this after itself when fastSwish(). */
 bool fastSwish();
 void swishInPlace(float *x, size_t n);
 

@@ -1,5 +1,5 @@
 // libodla_dnnl's swish pass (runtime_stubs/dnnl/swish.cpp) against x / (1 + exp(-x)) in double
-// precision: every float in [-20, 20] at a 1/512 step, the saturating ends, signed zeros, and
+// precision: every float in [-20, 20] at a 1/512 step, the saturating ends, signed zeros, NaN, and
 // buffer lengths that leave every tail size (the kernel masks the last 16 floats).
 #include <gtest/gtest.h>
 
@@ -23,7 +23,8 @@ TEST(DnnlSwish, MatchesExactFunction) {
   std::vector<float> x;
   for (int i = -20 * 512; i <= 20 * 512; ++i)
     x.push_back(static_cast<float>(i) / 512.0f);
-  for (float v : {-1e30f, -200.0f, -88.0f, -87.5f, 87.5f, 88.0f, 200.0f, 1e30f, 1e-30f, -1e-30f})
+  for (float v : {-1e30f, -200.0f, -88.0f, -87.5f, 87.5f, 88.0f, 200.0f, 1e30f, 1e-30f, -1e-30f,
+                  0.0f, -0.0f})
     x.push_back(v);
   std::vector<float> y = x;
   odla_dnnl::swishInPlace(y.data(), y.size());
