@@ -153,6 +153,10 @@ size_t alignUp(size_t n);
  * is swish leaves it out of its post-ops and runs this after itself when fastSwish(). */
 bool fastSwish();
 void swishInPlace(float *x, size_t n);
+/* The same over x, batch x ceil(C / 16) = blocks nChw16c channel blocks of hw positions each,
+ * also writing each channel's mean over its positions to mean (blocks x 16 floats): a global
+ * average pool of the result in nChw16c. */
+void swishPoolInPlace(float *x, float *mean, size_t blocks, size_t hw);
 
 /* The CPU engine every primitive is created on, and the calling thread's stream on it. */
 dnnl::engine &cpuEngine();
