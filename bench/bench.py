@@ -5,8 +5,9 @@ For each model (exported by models/export_zoo.py into a cache folder outside the
 it compiles with odlac -O3 (compile time and peak memory measured), builds the generated C
 against each ODLA backend, and for each thread count times every engine in ROUNDS interleaved
 rounds of RUNS inferences after a warm-up, reporting the median of the round medians and the
-minimum latency, the peak resident memory of the process, and the largest error against
-PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
+minimum latency, the ratio to ONNX Runtime paired by round (the median of the per-round
+quotients), the peak resident memory of the process, and the largest error against PyTorch's
+output. Then (unless --no-profile) it profiles odlac+dnnl
 at 1 thread: the same generated C linked to the profiler interposer (libodla_profiler, loading
 libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
@@ -38,7 +39,7 @@ from onnx import numpy_helper
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "bert_encoder"]
 ENGINES = ["odlac+dnnl", "odlac+reference", "onnxruntime", "pytorch"]
-# The issue's latency targets, as the largest ratio to ONNX Runtime's median.
+# The issue's latency targets, as the largest ratio to ONNX Runtime's latency (paired_ratio).
 TARGETS = {("resnet50", "odlac+dnnl"): 1.0, ("mobilenet_v2", "odlac+dnnl"): 0.85,
            ("squeezenet1_1", "odlac+dnnl"): 0.85, ("efficientnet_b0", "odlac+dnnl"): 0.85,
            ("bert_encoder", "odlac+dnnl"): 0.9, ("resnet50", "odlac+reference"): 3.0}
@@ -253,6 +254,7 @@ class Bench:
                 row = {"model": model, "engine": engine, "threads": threads, "median_ms": med,
                        "min_ms": min(r[1] for r in rs), "runs": runs[engine] * len(rs),
                        "rounds": ", ".join("%.2f" % r[0] for r in rs),
+                       "round_ms": [r[0] for r in rs],
                        "peak_mb": max(r[2] for r in rs),
                        "rel_err": max(rel_error(r[3], want) for r in rs)}
                 self.rows.append(row)
@@ -355,21 +357,32 @@ class Bench:
 
     def scaling_note(self, r, ort):
         """For a row above 1 thread: its speed-up over 1 thread next to ONNX Runtime's (the
-        profile is taken at 1 thread, so it cannot show what threads cost)."""
+        profile is taken at 1 thread, so it cannot show what threads cost); ort holds ONNX
+        Runtime's round medians by (model, threads)."""
         one = [x for x in self.rows if x["model"] == r["model"] and x["engine"] == r["engine"]
                and x["threads"] == 1 and "error" not in x]
         ort_one, ort_n = ort.get((r["model"], 1)), ort.get((r["model"], r["threads"]))
         if r["threads"] == 1 or not one or not ort_one or not ort_n:
             return ""
         return "; %d threads speed it up %.2fx over 1 thread, ONNX Runtime %.2fx" % (
-            r["threads"], one[0]["median_ms"] / r["median_ms"], ort_one / ort_n)
+            r["threads"], one[0]["median_ms"] / r["median_ms"],
+            statistics.median(ort_one) / statistics.median(ort_n))
 
-    def target_status(self, r, base):
-        """(target, met) for a timed row, or None where no target applies."""
+    def target_status(self, r, ratio):
+        """(target, met) for a timed row and its ratio to ONNX Runtime, or None where no
+        target applies."""
         target = TARGETS.get((r["model"], r["engine"]))
-        if target and base and not (r["engine"] == "odlac+reference" and r["threads"] != 1):
-            return target, r["median_ms"] / base <= target
+        if target and ratio and not (r["engine"] == "odlac+reference" and r["threads"] != 1):
+            return target, ratio <= target
         return None
+
+    @staticmethod
+    def paired_ratio(r, ort_rounds):
+        """The median over rounds of the row's round median divided by ONNX Runtime's in the
+        same round (None without ONNX Runtime): a shift of the machine's load between rounds
+        hits both sides of each quotient."""
+        return statistics.median(a / b for a, b in zip(r["round_ms"], ort_rounds)) \
+            if ort_rounds else None
 
     # -- report ---------------------------------------------------------------------------
     def machine(self):
@@ -407,7 +420,9 @@ class Bench:
                  "portable reference backend (`libodla_reference`, its worker threads), "
                  "ONNX Runtime (onnxruntime-node, CPU, all graph "
                  "optimizations) and PyTorch (TorchScript, inference mode). "
-                 "\"vs ORT\" is the median's ratio to ONNX Runtime's at the same thread count; "
+                 "\"vs ORT\" is the median over the rounds of the engine's round median divided "
+                 "by ONNX Runtime's in the same round, at the same thread count (paired by "
+                 "round, so load that shifts between rounds hits both sides of each quotient); "
                  "the target column gives the project's goal for that ratio." % self.args.rounds),
                  "",
                  "- Machine: " + self.machine(),
@@ -415,16 +430,16 @@ class Bench:
                  "- Command: `%s`" % command, "",
                  "| model | engine | threads | median ms | min ms | vs ORT | target | rounds ms | runs | peak MB | error |",
                  "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-        ort = {(r["model"], r["threads"]): r["median_ms"] for r in self.rows
+        ort = {(r["model"], r["threads"]): r["round_ms"] for r in self.rows
                if r["engine"] == "onnxruntime" and "median_ms" in r}
         for r in self.rows:
             if "error" in r:
                 lines.append("| %s | %s | %d | failed: %s | | | | | | | |" % (
                     r["model"], r["engine"], r["threads"], r["error"].replace("|", "/")))
                 continue
-            base = ort.get((r["model"], r["threads"]))
-            ratio = "%.2fx" % (r["median_ms"] / base) if base else ""
-            status = self.target_status(r, base)
+            quotient = self.paired_ratio(r, ort.get((r["model"], r["threads"])))
+            ratio = "%.2fx" % quotient if quotient else ""
+            status = self.target_status(r, quotient)
             target_txt = ("≤ %.2fx %s" % (status[0], "met" if status[1] else "**missed**")
                           if status else "")
             lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %s | %d | %.0f | %.1e |" % (
@@ -476,7 +491,8 @@ class Bench:
         for r in self.rows:
             if r["engine"] != "odlac+dnnl" or "error" in r or r["model"] not in self.profiles:
                 continue
-            status = self.target_status(r, ort.get((r["model"], r["threads"])))
+            status = self.target_status(
+                r, self.paired_ratio(r, ort.get((r["model"], r["threads"]))))
             if status and not status[1]:
                 missed.append("- %s, %d thread(s), target ≤ %.2fx missed: %s%s" % (
                     r["model"], r["threads"], status[0], self.limit_note(r["model"]),
