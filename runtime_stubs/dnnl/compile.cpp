@@ -85,6 +85,14 @@ struct Step {
    * pool_hw positions (-1: none). */
   int pool_out = -1;
   size_t pool_blocks = 0, pool_hw = 0;
+  /* The argument map of the last run and the buffers it was made for (args' order, then the
+   * scratch): a run over the same buffers (every run of one context) reuses it rather than
+   * creating a oneDNN memory object per argument, 2.4 us a node measured (0.28 ms of an
+   * EfficientNet-B0 inference, on one thread whatever the thread count). A run that finds it
+   * in use (one computation run by two threads at once) makes its own. */
+  mutable std::mutex cache_mutex;
+  mutable std::vector<void *> cached_buffers;
+  mutable std::unordered_map<int, memory> cached_args;
 };
 
 struct CompState {
@@ -112,20 +120,48 @@ CompState &stateOf(odla_computation comp) {
   return *s;
 }
 
+void *argBuffer(const Arg &a, const ref_io *io) {
+  return a.is_output ? io->out[a.index] : const_cast<void *>(io->in[a.index]);
+}
+
+void makeArgs(const Step &s, const ref_io *io, std::unordered_map<int, memory> &args) {
+  args.clear();
+  args.reserve(s.args.size() + 1);
+  for (const Arg &a : s.args)
+    args.emplace(a.dnnl_arg, memory(a.md, cpuEngine(), argBuffer(a, io)));
+  if (s.scratchpad.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, cpuEngine(), io->scratch));
+}
+
+/* Whether s's cached argument map was made for io's buffers; if not, remakes it. */
+void refreshCachedArgs(const Step &s, const ref_io *io) {
+  const size_t n = s.args.size();
+  bool same = s.cached_buffers.size() == n + 1 && s.cached_buffers[n] == io->scratch;
+  for (size_t i = 0; same && i < n; ++i)
+    same = s.cached_buffers[i] == argBuffer(s.args[i], io);
+  if (same)
+    return;
+  makeArgs(s, io, s.cached_args);
+  s.cached_buffers.clear();
+  for (const Arg &a : s.args)
+    s.cached_buffers.push_back(argBuffer(a, io));
+  s.cached_buffers.push_back(io->scratch);
+}
+
 odla_status nodeRun(const ref_node *node, const ref_io *io) {
   const Step &s = **static_cast<Step *const *>(node->params);
   try {
     if (s.residual_in >= 0 && io->out[0] != io->in[s.residual_in])
       std::memcpy(io->out[0], io->in[s.residual_in], s.residual_bytes);
-    std::unordered_map<int, memory> args;
-    args.reserve(s.args.size() + 1);
-    for (const Arg &a : s.args)
-      args.emplace(a.dnnl_arg,
-                   memory(a.md, cpuEngine(),
-                          a.is_output ? io->out[a.index] : const_cast<void *>(io->in[a.index])));
-    if (s.scratchpad.get_size() > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, memory(s.scratchpad, cpuEngine(), io->scratch));
-    s.prim.execute(threadStream(), args);
+    std::unique_lock<std::mutex> cache(s.cache_mutex, std::try_to_lock);
+    if (cache.owns_lock()) {
+      refreshCachedArgs(s, io);
+      s.prim.execute(threadStream(), s.cached_args);
+    } else {
+      std::unordered_map<int, memory> args;
+      makeArgs(s, io, args);
+      s.prim.execute(threadStream(), args);
+    }
     if (s.pool_out >= 0)
       swishPoolInPlace(static_cast<float *>(io->out[0]), static_cast<float *>(io->out[s.pool_out]),
                        s.pool_blocks, s.pool_hw);
