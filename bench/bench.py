@@ -193,11 +193,20 @@ class Bench:
         """RUNS, fewer (at least 3) when RUNS inferences would exceed the time budget."""
         return max(3, min(self.args.runs, int(self.args.time_budget * 1000 / max(latency_ms, 1e-3))))
 
+    @staticmethod
+    def round_order(engines, i):
+        """The engines' order in round i: odlac+dnnl and ONNX Runtime back to back (the
+        targets' pair: the machine's load changes within seconds), which goes first
+        alternating between rounds, then the others, their order alternating too."""
+        pair = [e for e in ("odlac+dnnl", "onnxruntime") if e in engines]
+        rest = [e for e in engines if e not in pair]
+        return pair + rest if i % 2 == 0 else pair[::-1] + rest[::-1]
+
     def bench_model(self, model):
         """Times every engine at every thread count in ROUNDS interleaved rounds: a round runs
-        each engine once (RUNS inferences after a warm-up, in one process), the engines' order
-        rotating from round to round, so a burst of load on this shared machine lands on the
-        engines alike instead of on whichever ran then. Reported: the median of an engine's
+        each engine once (RUNS inferences after a warm-up, in one process), in round_order,
+        so a burst of load on this shared machine lands on the engines alike instead of on
+        whichever ran then. Reported: the median of an engine's
         round medians and the minimum of its round minimums."""
         want = load_pb(os.path.join(self.args.cache, model, "test_data_set_0", "output_0.pb"))
         inputs_json, pb_inputs = self.inputs(model)
@@ -238,7 +247,7 @@ class Bench:
                     self.failed(model, engine, [threads], e)
             order = list(runs)
             for i in range(self.args.rounds if order else 0):
-                for engine in order[i % len(order):] + order[:i % len(order)]:
+                for engine in self.round_order(order, i):
                     if engine not in rounds:
                         continue
                     try:
@@ -413,7 +422,8 @@ class Bench:
                  ("Latency of one inference at batch 1, peak resident memory of the process, "
                  "and the largest error against PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
                  "one run: for each model and thread count the engines take turns in %d rounds "
-                 "(the order rotating), each round a fresh process timing the runs after a "
+                 "(odlac+dnnl and ONNX Runtime back to back, which goes first alternating, then "
+                 "the others), each round a fresh process timing the runs after a "
                  "warm-up; \"median\" is the median of the round medians (listed under "
                  "\"rounds\"), \"min\" the fastest run, \"runs\" all timed runs. "
                  "Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
@@ -515,8 +525,9 @@ def main(argv):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=20,
                     help="timed inferences per engine, thread count and round")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="interleaved rounds: each runs every engine once, in rotating order")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds: each runs every engine once, odlac+dnnl and "
+                         "ONNX Runtime back to back")
     ap.add_argument("--time-budget", type=float, default=20.0,
                     help="seconds of timed runs per engine, thread count and round; slower "
                          "engines get fewer runs (at least 3)")
