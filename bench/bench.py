@@ -4,10 +4,10 @@ PyTorch, on the same models, inputs and machine, side by side in one run.
 For each model (exported by models/export_zoo.py into a cache folder outside the repository)
 it compiles with odlac -O3 (compile time and peak memory measured), builds the generated C
 against each ODLA backend, and for each thread count times every engine in ROUNDS interleaved
-rounds of RUNS inferences after a warm-up, reporting the median of the round medians and the
-minimum latency, the ratio to ONNX Runtime paired by round (the median of the per-round
-quotients), the peak resident memory of the process, and the largest error against PyTorch's
-output. Then (unless --no-profile) it profiles odlac+dnnl
+rounds (odlac+dnnl and ONNX Runtime taking PAIR_TURNS alternating turns in each) of RUNS
+inferences after a warm-up, reporting the median of the turn medians and the minimum latency,
+the ratio to ONNX Runtime paired turn by turn (the median of the quotients), the peak resident
+memory of the process, and the largest error against PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
 at 1 thread: the same generated C linked to the profiler interposer (libodla_profiler, loading
 libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
@@ -17,7 +17,8 @@ Run it with bench/run.sh, which installs what is missing and builds odlac first.
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
 
 usage: /usr/bin/python3 bench/bench.py [--build DIR] [--models m1,m2] [--threads 1,2]
-           [--runs N] [--rounds R] [--engines e1,e2] [--out FILE] [--time-budget S]
+           [--runs N] [--rounds R] [--pair-turns P] [--engines e1,e2] [--out FILE]
+           [--time-budget S]
            [--no-profile] [--profile-repeats N]"""
 import argparse
 import json
@@ -193,21 +194,24 @@ class Bench:
         """RUNS, fewer (at least 3) when RUNS inferences would exceed the time budget."""
         return max(3, min(self.args.runs, int(self.args.time_budget * 1000 / max(latency_ms, 1e-3))))
 
-    @staticmethod
-    def round_order(engines, i):
-        """The engines' order in round i: odlac+dnnl and ONNX Runtime back to back (the
-        targets' pair: the machine's load changes within seconds), which goes first
-        alternating between rounds, then the others, their order alternating too."""
+    def round_order(self, engines, i):
+        """The engines' order in round i: odlac+dnnl and ONNX Runtime (the targets' pair)
+        taking PAIR_TURNS turns each, back to back, since this machine's load changes within
+        seconds; which goes first alternating between rounds; then the others, their order
+        alternating too."""
         pair = [e for e in ("odlac+dnnl", "onnxruntime") if e in engines]
         rest = [e for e in engines if e not in pair]
-        return pair + rest if i % 2 == 0 else pair[::-1] + rest[::-1]
+        if i % 2:
+            pair, rest = pair[::-1], rest[::-1]
+        return pair * (self.args.pair_turns if len(pair) == 2 else 1) + rest
 
     def bench_model(self, model):
         """Times every engine at every thread count in ROUNDS interleaved rounds: a round runs
-        each engine once (RUNS inferences after a warm-up, in one process), in round_order,
-        so a burst of load on this shared machine lands on the engines alike instead of on
-        whichever ran then. Reported: the median of an engine's
-        round medians and the minimum of its round minimums."""
+        each engine (RUNS inferences after a warm-up, in one process; a turn), in
+        round_order, so a burst of load on this shared machine lands on the engines alike
+        instead of on whichever ran then. Reported: the median of an engine's turn medians,
+        the minimum of its turn minimums, and (in the report) its ratio to ONNX Runtime
+        paired by turn (paired_ratio)."""
         want = load_pb(os.path.join(self.args.cache, model, "test_data_set_0", "output_0.pb"))
         inputs_json, pb_inputs = self.inputs(model)
         engines = self.args.engines
@@ -251,19 +255,21 @@ class Bench:
                     if engine not in rounds:
                         continue
                     try:
-                        rounds[engine].append(timed(engine, runs[engine]))
+                        rounds[engine].append((i,) + timed(engine, runs[engine]))
                     except RuntimeError as e:
                         self.failed(model, engine, [threads], e)
                         del rounds[engine]
             for engine in order:
                 if engine not in rounds:
                     continue
-                rs = rounds[engine]
+                rs = [r[1:] for r in rounds[engine]]
                 med = statistics.median(r[0] for r in rs)
+                per_round = [statistics.median(r[1] for r in rounds[engine] if r[0] == i)
+                             for i in sorted({r[0] for r in rounds[engine]})]
                 row = {"model": model, "engine": engine, "threads": threads, "median_ms": med,
                        "min_ms": min(r[1] for r in rs), "runs": runs[engine] * len(rs),
-                       "rounds": ", ".join("%.2f" % r[0] for r in rs),
-                       "round_ms": [r[0] for r in rs],
+                       "rounds": ", ".join("%.2f" % m for m in per_round),
+                       "turns": [(r[0], r[1]) for r in rounds[engine]],
                        "peak_mb": max(r[2] for r in rs),
                        "rel_err": max(rel_error(r[3], want) for r in rs)}
                 self.rows.append(row)
@@ -367,7 +373,7 @@ class Bench:
     def scaling_note(self, r, ort):
         """For a row above 1 thread: its speed-up over 1 thread next to ONNX Runtime's (the
         profile is taken at 1 thread, so it cannot show what threads cost); ort holds ONNX
-        Runtime's round medians by (model, threads)."""
+        Runtime's turns by (model, threads)."""
         one = [x for x in self.rows if x["model"] == r["model"] and x["engine"] == r["engine"]
                and x["threads"] == 1 and "error" not in x]
         ort_one, ort_n = ort.get((r["model"], 1)), ort.get((r["model"], r["threads"]))
@@ -375,7 +381,7 @@ class Bench:
             return ""
         return "; %d threads speed it up %.2fx over 1 thread, ONNX Runtime %.2fx" % (
             r["threads"], one[0]["median_ms"] / r["median_ms"],
-            statistics.median(ort_one) / statistics.median(ort_n))
+            statistics.median(t[1] for t in ort_one) / statistics.median(t[1] for t in ort_n))
 
     def target_status(self, r, ratio):
         """(target, met) for a timed row and its ratio to ONNX Runtime, or None where no
@@ -386,12 +392,24 @@ class Bench:
         return None
 
     @staticmethod
-    def paired_ratio(r, ort_rounds):
-        """The median over rounds of the row's round median divided by ONNX Runtime's in the
-        same round (None without ONNX Runtime): a shift of the machine's load between rounds
-        hits both sides of each quotient."""
-        return statistics.median(a / b for a, b in zip(r["round_ms"], ort_rounds)) \
-            if ort_rounds else None
+    def paired_ratio(r, ort_turns):
+        """The row's turn medians over ONNX Runtime's, paired: in each round, turn by turn
+        where both took as many turns (odlac+dnnl), else the round's medians; the median of
+        those quotients (None without ONNX Runtime). A shift of the machine's load hits both
+        sides of each quotient."""
+        if not ort_turns:
+            return None
+        quotients = []
+        for i in sorted({t[0] for t in r["turns"]}):
+            mine = [ms for j, ms in r["turns"] if j == i]
+            theirs = [ms for j, ms in ort_turns if j == i]
+            if not theirs:
+                continue
+            if len(mine) == len(theirs):
+                quotients += [a / b for a, b in zip(mine, theirs)]
+            else:
+                quotients.append(statistics.median(mine) / statistics.median(theirs))
+        return statistics.median(quotients) if quotients else None
 
     # -- report ---------------------------------------------------------------------------
     def machine(self):
@@ -422,25 +440,27 @@ class Bench:
                  ("Latency of one inference at batch 1, peak resident memory of the process, "
                  "and the largest error against PyTorch's output (max |got − torch| / max |torch|), measured side by side in "
                  "one run: for each model and thread count the engines take turns in %d rounds "
-                 "(odlac+dnnl and ONNX Runtime back to back, which goes first alternating, then "
-                 "the others), each round a fresh process timing the runs after a "
-                 "warm-up; \"median\" is the median of the round medians (listed under "
-                 "\"rounds\"), \"min\" the fastest run, \"runs\" all timed runs. "
+                 "(in each, odlac+dnnl and ONNX Runtime alternate %d times back to back, which "
+                 "goes first alternating between rounds, then the others run once), each turn a "
+                 "fresh process timing the runs after a warm-up; \"median\" is the median of "
+                 "the turn medians (\"rounds\" lists each round's median), \"min\" the fastest "
+                 "run, \"runs\" all timed runs. "
                  "Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
                  "portable reference backend (`libodla_reference`, its worker threads), "
                  "ONNX Runtime (onnxruntime-node, CPU, all graph "
                  "optimizations) and PyTorch (TorchScript, inference mode). "
-                 "\"vs ORT\" is the median over the rounds of the engine's round median divided "
-                 "by ONNX Runtime's in the same round, at the same thread count (paired by "
-                 "round, so load that shifts between rounds hits both sides of each quotient); "
-                 "the target column gives the project's goal for that ratio." % self.args.rounds),
+                 "\"vs ORT\" is the median of the engine's turn medians divided by ONNX "
+                 "Runtime's, paired (odlac+dnnl turn by turn, the others by round), at the same "
+                 "thread count, so load that shifts within the run hits both sides of each "
+                 "quotient; the target column gives the project's goal for that ratio." % (
+                     self.args.rounds, self.args.pair_turns)),
                  "",
                  "- Machine: " + self.machine(),
                  "- Versions: " + ", ".join("%s %s" % kv for kv in sorted(self.tool_versions().items())),
                  "- Command: `%s`" % command, "",
                  "| model | engine | threads | median ms | min ms | vs ORT | target | rounds ms | runs | peak MB | error |",
                  "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-        ort = {(r["model"], r["threads"]): r["round_ms"] for r in self.rows
+        ort = {(r["model"], r["threads"]): r["turns"] for r in self.rows
                if r["engine"] == "onnxruntime" and "median_ms" in r}
         for r in self.rows:
             if "error" in r:
@@ -528,6 +548,8 @@ def main(argv):
     ap.add_argument("--rounds", type=int, default=5,
                     help="interleaved rounds: each runs every engine once, odlac+dnnl and "
                          "ONNX Runtime back to back")
+    ap.add_argument("--pair-turns", type=int, default=3,
+                    help="turns odlac+dnnl and ONNX Runtime take in each round, alternating")
     ap.add_argument("--time-budget", type=float, default=20.0,
                     help="seconds of timed runs per engine, thread count and round; slower "
                          "engines get fewer runs (at least 3)")
@@ -548,8 +570,8 @@ def main(argv):
                                                              if e not in ENGINES]
     if unknown:
         ap.error("unknown model or engine: %s" % ", ".join(unknown))
-    if args.rounds < 1 or args.runs < 1:
-        ap.error("--rounds and --runs must be at least 1")
+    if args.rounds < 1 or args.runs < 1 or args.pair_turns < 1:
+        ap.error("--rounds, --runs and --pair-turns must be at least 1")
     bench = Bench(args)
     try:
         bench.export(args.models)
