@@ -28,30 +28,30 @@ namespace odla_dnnl {
 namespace {
 
 __attribute__((target("avx512f"))) inline __m512 swish16(__m512 x) {
-  /* e = exp(-x), -x clamped to [-87, 87] so that e and 1 + e stay finite. */
-  const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x),
-                                               _mm512_set1_ps(-87.0f)),
-                                 _mm512_set1_ps(87.0f));
-  /* t = n ln2 + f, |f| <= ln2 / 2 (ln2 split in two for the subtraction). */
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+  /* e = exp(-x) with x at most 87 (so that e stays above the float range's bottom); below
+   * -87 e overflows and the result is masked to 0 at the end. -x = n ln2 + f, |f| <= ln2 / 2,
+   * computed as g = -f = x + n ln2 (ln2 split in two) to save negating x. */
+  const __m512 xc = _mm512_min_ps(x, _mm512_set1_ps(87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(-1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
-  f = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), f);
-  /* exp(f) by a degree-6 polynomial fitted for least relative error on the range (2e-9
-   * before float rounding; the Taylor one errs by 1.2e-7 at the ends). */
+  __m512 g = _mm512_fmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  g = _mm512_fmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), g);
+  /* exp(f) = exp(-g) by a degree-6 polynomial in f fitted for least relative error on the
+   * range (2e-9 before float rounding; the Taylor one errs by 1.2e-7 at the ends), its odd
+   * coefficients negated to take g. */
   __m512 p = _mm512_set1_ps(0.0013836802681908011f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.008374815806746483f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.04166822507977486f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.16666419804096222f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.49999991059303284f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(-0.008374815806746483f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(0.04166822507977486f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(-0.16666419804096222f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(0.49999991059303284f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(-1.0f));
+  p = _mm512_fmadd_ps(p, g, _mm512_set1_ps(1.0f));
   const __m512 e = _mm512_scalef_ps(p, n); /* p * 2^n */
   /* sigmoid(x) = 1 / (1 + e): rcp14, then one Newton step r (2 - d r). */
   const __m512 d = _mm512_add_ps(e, _mm512_set1_ps(1.0f));
   __m512 r = _mm512_rcp14_ps(d);
   r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
-  /* Below -87 swish is under 1e-35: 0 there, not x times the clamped sigmoid (NaN stays). */
+  /* Below -87 swish is under 1e-35: 0 there, where e overflowed (NaN stays NaN). */
   const __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ);
   return _mm512_maskz_mul_ps(live, x, r);
 }
