@@ -7,9 +7,9 @@ against each ODLA backend, and for each thread count times every engine in ROUND
 rounds (odlac+dnnl and ONNX Runtime taking PAIR_TURNS alternating turns in each) of RUNS
 inferences after a warm-up, reporting the median of the turn medians and the minimum latency,
 the ratio to ONNX Runtime paired turn by turn (the median of the quotients), the peak resident
-memory of the process, and the largest error against PyTorch's output. Then (unless --no-profile) it profiles odlac+dnnl
-at 1 thread: the same generated C linked to the profiler interposer (libodla_profiler, loading
-libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
+memory of the process, and the largest error against PyTorch's output. Then (unless
+--no-profile) it profiles odlac+dnnl at 1 thread: the same generated C linked to the profiler
+interposer (libodla_profiler, loading libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
 bench/peak_flops.c. Writes docs/benchmarks.md (or --out).
 
@@ -546,8 +546,8 @@ def main(argv):
     ap.add_argument("--runs", type=int, default=20,
                     help="timed inferences per engine, thread count and round")
     ap.add_argument("--rounds", type=int, default=5,
-                    help="interleaved rounds: each runs every engine once, odlac+dnnl and "
-                         "ONNX Runtime back to back")
+                    help="interleaved rounds: each runs every engine, odlac+dnnl and ONNX "
+                         "Runtime back to back --pair-turns times, the others once")
     ap.add_argument("--pair-turns", type=int, default=3,
                     help="turns odlac+dnnl and ONNX Runtime take in each round, alternating")
     ap.add_argument("--time-budget", type=float, default=20.0,
