@@ -9,7 +9,8 @@ profile=${1:-test}
 build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev
        llvm-14-dev) # llvm-14-dev: --weights=obj writes objects through LLVM's MC layer
 test=(clang binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
-      libdnnl-dev) # libdnnl-dev: libodla_dnnl and its conformance run
+      libdnnl-dev ocl-icd-opencl-dev) # libdnnl-dev: libodla_dnnl and its conformance run; its CMake
+      # config needs OpenCL, only a Recommends that --no-install-recommends skips
 # The build tests (tests/build): cross compilers and qemu for the targets of --weights=obj,
 # pkg-config for the installed .pc files.
 test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
