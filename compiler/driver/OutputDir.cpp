@@ -137,9 +137,10 @@ pid_t stagingOwner(const std::string &name) {
 
 // Whether a folder holds plain files only, as a staging folder does; removes them if `remove`.
 bool plainFilesOnly(int dirFd, bool remove) {
-  DIR *d = fdopendir(dup(dirFd));
+  DIR *d = fdopendir(dup(dirFd)); // the copy shares its position: start from the top
   if (!d)
     return false;
+  rewinddir(d);
   bool plain = true;
   while (struct dirent *f = readdir(d)) {
     struct stat st;
