@@ -73,7 +73,8 @@ public:
     }
     // NAME_run's and NAME_run_batch's other parameters; their locals end in '_', which no
     // tensor's identifier does.
-    CScope params(n_, {"inst", "batch"});
+    CScope params(n_, o.dynamicBatch ? std::set<std::string>{"inst", "batch"}
+                                     : std::set<std::string>{"inst"});
     for (const Value *v : g.inputs())
       inputs_.push_back({v, params.add(v->name())});
     for (const Value *v : g.outputs())

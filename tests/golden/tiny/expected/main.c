@@ -112,7 +112,7 @@ ODLAC_HELPER void odlac_print_dims(FILE *f, int rank, const int64_t *dims) {
 }
 
 /* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t. */
-ODLAC_HELPER int64_t odlac_count_checked(const odlac_tensor *t, size_t elem_size) {
+ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t, size_t elem_size) {
   uint64_t n = 1, limit = (uint64_t)(SIZE_MAX / (elem_size ? elem_size : 1));
   int i;
   if (limit > (uint64_t)INT64_MAX)
@@ -125,8 +125,6 @@ ODLAC_HELPER int64_t odlac_count_checked(const odlac_tensor *t, size_t elem_size
   }
   return (int64_t)n;
 }
-
-ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t) { return odlac_count_checked(t, 1); }
 
 /* Reads a whole regular file (a folder, a FIFO or a device is refused: what they hold is no
  * input file), growing the buffer as it reads rather than trusting a size. Prints why and
@@ -366,7 +364,7 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
             (int)t->data_type);
     return -1;
   }
-  count = odlac_count_checked(t, es);
+  count = odlac_count(t, es);
   if (count < 0) {
     fprintf(stderr, "%s: dims ", path);
     odlac_print_dims(stderr, t->rank, t->dims);
