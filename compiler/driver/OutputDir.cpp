@@ -287,25 +287,23 @@ Expected<Staging> Staging::create(const std::string &dir) {
   std::string clean = dir; // "out/" names its files "out/net.h", not "out//net.h"
   while (clean.size() > 1 && clean.back() == '/')
     clean.pop_back();
-  return Staging(clean, buf.data(), registerCleanup(buf.data(), fd));
+  return Staging(clean, buf.data(), fd, registerCleanup(buf.data(), fd));
 }
 
 Staging::Staging(Staging &&other) noexcept
-    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)), slot_(other.slot_),
-      outputs_(std::move(other.outputs_)) {
+    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)), fd_(other.fd_),
+      slot_(other.slot_), outputs_(std::move(other.outputs_)) {
   other.staging_.clear();
-  other.slot_ = -1;
+  other.fd_ = other.slot_ = -1;
 }
 
 Staging::~Staging() {
   if (staging_.empty())
     return;
   SignalsHeld held;
-  int fd = slot_ >= 0 ? gSlots[slot_].dirFd : -1;
   unregisterCleanup(slot_);
   removeTree(staging_);
-  if (fd >= 0)
-    close(fd); // releases the lock last
+  close(fd_); // releases the lock last
 }
 
 Status Staging::write(const GeneratedFile &f, bool output) {

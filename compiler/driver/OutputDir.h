@@ -52,9 +52,10 @@ public:
   Expected<std::vector<std::string>> commit();
 
 private:
-  Staging(std::string dir, std::string staging, int slot)
-      : dir_(std::move(dir)), staging_(std::move(staging)), slot_(slot) {}
+  Staging(std::string dir, std::string staging, int fd, int slot)
+      : dir_(std::move(dir)), staging_(std::move(staging)), fd_(fd), slot_(slot) {}
   std::string dir_, staging_;
+  int fd_ = -1;   // the staging folder, open and locked while it exists
   int slot_ = -1; // in the cleanup registry
   std::vector<std::string> outputs_;
 };

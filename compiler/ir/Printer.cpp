@@ -12,11 +12,10 @@
 namespace odlac {
 namespace {
 
-// A name or string of the text form: as it is when it is plain (letters, digits, '_', '.'),
-// else quoted with `"` and `\` escaped and every byte of what is not showable (newlines, other
-// controls, formatting characters, invalid UTF-8; support/Text.h) as \xHH, so that a name can
-// neither add lines to the IR nor control the terminal --print-ir writes to. Parser.cpp reads
-// the escapes back.
+// A string of the text form: quoted, with `"` and `\` escaped and every byte of what is not
+// showable (newlines, other controls, formatting characters, invalid UTF-8; support/Text.h)
+// as \xHH, so that a name can neither add lines to the IR nor control the terminal --print-ir
+// writes to. Parser.cpp reads the escapes back.
 std::string quoted(const std::string &s) {
   std::string q = "\"";
   for (size_t pos = 0; pos < s.size();) {
@@ -32,6 +31,7 @@ std::string quoted(const std::string &s) {
   return q + "\"";
 }
 
+// A name: as it is when it is plain (letters, digits, '_', '.'), else quoted.
 std::string nameText(const std::string &n) {
   bool plain = !n.empty();
   for (char ch : n)
