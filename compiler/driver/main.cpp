@@ -20,9 +20,15 @@
 
 using namespace odlac;
 
+// One line on stderr; the frontend's warnings and notes carry their own prefix (Import.h).
+static void printDiagnostic(const std::string &m) {
+  bool advice = m.rfind("warning: ", 0) == 0 || m.rfind("note: ", 0) == 0;
+  std::fprintf(stderr, "odlac: %s%s\n", advice ? "" : "error: ", m.c_str());
+}
+
 static int fail(const Status &s) {
   for (const std::string &m : s.messages())
-    std::fprintf(stderr, "odlac: error: %s\n", m.c_str());
+    printDiagnostic(m);
   return 1;
 }
 
@@ -144,6 +150,8 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
+  for (const std::string &d : (*graph)->info().diagnostics)
+    printDiagnostic(d);
   const Target &target = opts->target;
   ReportFacts facts{opts->codegen.name, countOps(**graph), 0,
                     target.backend + (opts->coreProfile ? " (core profile)" : ""),
