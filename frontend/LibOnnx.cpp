@@ -59,20 +59,22 @@ std::optional<std::string> libonnxCheckerComplaint(const onnx::ModelProto &m,
       [&]() -> Expected<std::string> {
         // The path form re-reads the file so that the checker resolves external data beside
         // the model; a model without external data is checked as already parsed.
+        // A verdict is the checker's ValidationError; anything else (bad_alloc, a crash)
+        // means it gave none.
         try {
           if (usesExternalData(m))
             onnx::checker::check_model(path);
           else
             onnx::checker::check_model(m);
-        } catch (const std::exception &e) {
+        } catch (const onnx::checker::ValidationError &e) {
           return std::string(e.what());
         }
         return std::string();
       },
       limits);
   if (!verdict)
-    return libonnxName() + "'s ONNX checker " + oneLine(verdict.status().message()) +
-           " while checking the model";
+    return libonnxName() + "'s ONNX checker gave no verdict on the model (" +
+           oneLine(verdict.status().message()) + ")";
   if (verdict->empty())
     return std::nullopt;
   return libonnxName() + "'s ONNX checker rejects the model: " + oneLine(*verdict);
