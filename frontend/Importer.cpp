@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <climits>
 #include <functional>
@@ -137,7 +138,7 @@ private:
   // checkVersions has made sure that the default domain is there, once.
   void readOpsets() {
     for (const auto &os : model_.opset_import())
-      graph_->info().opsets[os.domain() == "ai.onnx" ? "" : os.domain()] = os.version();
+      graph_->info().opsets[canonicalDomain(os.domain())] = os.version();
     opset_ = graph_->info().opsets.at("");
   }
 
@@ -480,7 +481,7 @@ private:
           scope.poisoned.insert(o);
       };
       bool custom = opts_.customOpDomains.count(n.domain()) != 0;
-      if (!custom && !n.domain().empty() && n.domain() != "ai.onnx") {
+      if (!custom && !canonicalDomain(n.domain()).empty()) {
         error(label + ": unsupported: domain '" + n.domain() + "' has no import rules");
         poison();
         continue;
@@ -604,7 +605,7 @@ constexpr int64_t kOldestUpgradedOpset = 7;
 
 int64_t defaultOpset(const onnx::ModelProto &m) {
   for (const auto &os : m.opset_import())
-    if (os.domain().empty() || os.domain() == "ai.onnx")
+    if (canonicalDomain(os.domain()).empty())
       return os.version();
   return 0;
 }

@@ -1,6 +1,7 @@
 // libonnx's checker and version converter, each in a child process (see LibOnnx.h).
 #include "LibOnnx.h"
 
+#include "Schema.h"
 #include "Tensor.h"
 
 #include <onnx/checker.h>
@@ -43,7 +44,7 @@ bool libonnxKnows(const onnx::ModelProto &m) {
     return false;
   const auto &known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const onnx::OperatorSetIdProto &os : m.opset_import()) {
-    auto it = known.find(os.domain() == "ai.onnx" ? "" : os.domain());
+    auto it = known.find(canonicalDomain(os.domain()));
     if (it != known.end() && os.version() > it->second.second)
       return false;
   }

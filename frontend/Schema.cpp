@@ -30,8 +30,6 @@ struct OnnxSchema {
 
 using AttrType = onnx::AttributeProto::AttributeType;
 
-std::string domainOf(const std::string &d) { return d == "ai.onnx" ? "" : d; }
-
 std::string domainName(const std::string &d) {
   return d.empty() ? "the default ONNX domain" : "domain '" + d + "'";
 }
@@ -117,8 +115,9 @@ std::vector<AttrType> heldTypes(const onnx::AttributeProto &a) {
 }
 
 // Each attribute: a name, once; a declared type; at most one value field, of that type. (A
-// value field may be absent: proto3 writers leave out zeros and empty strings.)
-Status checkAttributes(const onnx::NodeProto &n) {
+// value field may be absent: proto3 writers leave out zeros and empty strings.) The names of
+// those that fail go into `malformed`.
+Status checkAttributes(const onnx::NodeProto &n, std::set<std::string> &malformed) {
   Status all;
   std::set<std::string> seen;
   for (const onnx::AttributeProto &a : n.attribute()) {
@@ -132,14 +131,17 @@ Status checkAttributes(const onnx::NodeProto &n) {
       continue;
     }
     std::vector<AttrType> held = heldTypes(a);
+    size_t before = all.messages().size();
     if (a.type() == onnx::AttributeProto::UNDEFINED)
       all.append(Status::error(what + " declares no type (AttributeProto.type is required)"));
     else if (held.size() > 1)
       all.append(Status::error(what + " holds values of several types (" + typeName(held[0]) +
                                " and " + typeName(held[1]) + ")"));
     else if (held.size() == 1 && held[0] != a.type())
-      all.append(Status::error(what + " declares type " + typeName(a.type()) + " but holds a " +
-                               typeName(held[0]) + " value"));
+      all.append(Status::error(what + " declares type " + typeName(a.type()) +
+                               " but holds a value of type " + typeName(held[0])));
+    if (all.messages().size() != before)
+      malformed.insert(a.name());
   }
   return all;
 }
@@ -179,6 +181,10 @@ Status checkArity(const google::protobuf::RepeatedPtrField<std::string> &names, 
 
 const char *onnxRelease() { return kOnnxRelease; }
 
+std::string canonicalDomain(const std::string &domain) {
+  return domain == "ai.onnx" ? "" : domain;
+}
+
 Status checkVersions(const onnx::ModelProto &m) {
   Status all;
   std::string release = std::string("ONNX ") + kOnnxRelease;
@@ -191,7 +197,7 @@ Status checkVersions(const onnx::ModelProto &m) {
                              "odlac knows (" + release + ")"));
   std::map<std::string, int64_t> seen;
   for (const onnx::OperatorSetIdProto &os : m.opset_import()) {
-    std::string domain = domainOf(os.domain());
+    std::string domain = canonicalDomain(os.domain());
     if (!seen.emplace(domain, os.version()).second) {
       all.append(Status::error("the model imports " + domainName(domain) + " twice (opsets " +
                                std::to_string(seen[domain]) + " and " +
@@ -218,14 +224,15 @@ Status checkVersions(const onnx::ModelProto &m) {
 std::string nodeLabel(const onnx::NodeProto &n, int index, int64_t opset) {
   std::string label =
       n.name().empty() ? "node #" + std::to_string(index) : "node '" + n.name() + "'";
-  std::string domain = domainOf(n.domain());
+  std::string domain = canonicalDomain(n.domain());
   std::string op = domain.empty() ? n.op_type() : domain + "." + n.op_type();
   return label + " (" + op + ", opset " + std::to_string(opset) + ")";
 }
 
 Status checkNode(const onnx::NodeProto &n, int64_t opset) {
-  Status all = checkAttributes(n);
-  const Schema *s = domainOf(n.domain()).empty() ? schemaAt(n.op_type(), opset) : nullptr;
+  std::set<std::string> malformed;
+  Status all = checkAttributes(n, malformed);
+  const Schema *s = canonicalDomain(n.domain()).empty() ? schemaAt(n.op_type(), opset) : nullptr;
   if (!s) // an op ONNX lacks at this opset: the rules report it
     return all;
   std::string schema = n.op_type() + "-" + std::to_string(s->row->since);
@@ -236,7 +243,8 @@ Status checkNode(const onnx::NodeProto &n, int64_t opset) {
   std::set<std::string> given;
   for (const onnx::AttributeProto &a : n.attribute()) {
     given.insert(a.name());
-    if (a.name().compare(0, 2, "__") == 0) // ONNX's internal symbols are not checked
+    // ONNX's internal symbols are not checked; a malformed attribute is reported already.
+    if (a.name().compare(0, 2, "__") == 0 || malformed.count(a.name()))
       continue;
     auto spec = s->attrs.find(a.name());
     if (spec == s->attrs.end()) {
@@ -245,7 +253,7 @@ Status checkNode(const onnx::NodeProto &n, int64_t opset) {
         known += (known.empty() ? "" : ", ") + name;
       all.append(Status::error("attribute '" + a.name() + "' is not an attribute of " + schema +
                                (known.empty() ? " (it has none)" : " (it has " + known + ")")));
-    } else if (a.type() != onnx::AttributeProto::UNDEFINED && a.type() != spec->second.type) {
+    } else if (a.type() != spec->second.type) {
       all.append(Status::error("attribute '" + a.name() + "' is " + typeName(a.type()) + "; " +
                                schema + " takes " + typeName(spec->second.type)));
     }

@@ -16,6 +16,9 @@ namespace odlac {
 // The ONNX release odlac knows up to ("1.23.0"); its schemas decide what is valid.
 const char *onnxRelease();
 
+// An ONNX domain name as odlac keys it: the default domain, also spelled "ai.onnx", is "".
+std::string canonicalDomain(const std::string &domain);
+
 // The model's IR version and the opset of each domain it imports: at least 1, no newer than
 // the ONNX release odlac knows, one entry per domain, and one for the default domain.
 Status checkVersions(const onnx::ModelProto &m);

@@ -233,7 +233,7 @@ class LibOnnx(hostile.HostileCase):
                      "node 'empty' (Add, opset 13): input 1 is required by Add-13 but its name "
                      "is empty",
                      "node 'lying' (Concat, opset 13): attribute 'axis' declares type FLOAT but "
-                     "holds a INT value")
+                     "holds a value of type INT")
 
     # ---- versions ----
 
