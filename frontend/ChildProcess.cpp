@@ -102,7 +102,7 @@ std::string signalText(int sig) {
 } // namespace
 
 Expected<std::string> runInChild(const std::function<Expected<std::string>()> &job,
-                                 const ChildLimits &limits) {
+                                 const ChildLimits &limits, bool *timedOutOut) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return Status::error(std::string("cannot create a pipe: ") + std::strerror(errno));
@@ -151,6 +151,8 @@ Expected<std::string> runInChild(const std::function<Expected<std::string>()> &j
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (timedOutOut)
+    *timedOutOut = timedOut;
   if (timedOut)
     return Status::error("did not finish within " + std::to_string(limits.seconds) + " s");
   if (WIFSIGNALED(status))

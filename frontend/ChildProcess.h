@@ -19,9 +19,11 @@ struct ChildLimits {
 // Runs `job` in a child process and returns the bytes it returned. An error Status when the
 // job returned one (its message), threw (what()), died by a signal, ran past the time limit,
 // or exited some other way; the message says which ("died with signal 8 (Floating point
-// exception)", "did not finish within 20 s"). The child's stdout and stderr are discarded and
-// it never runs the parent's signal handlers or exit handlers. POSIX only.
+// exception)", "did not finish within 20 s"); `timedOut`, when given, says whether it was the
+// time limit, the one outcome that depends on the machine's load rather than on the input.
+// The child's stdout and stderr are discarded and it never runs the parent's signal handlers
+// or exit handlers. POSIX only.
 Expected<std::string> runInChild(const std::function<Expected<std::string>()> &job,
-                                 const ChildLimits &limits);
+                                 const ChildLimits &limits, bool *timedOut = nullptr);
 
 } // namespace odlac

@@ -599,8 +599,11 @@ private:
 
 // ONNX opsets before 7 used legacy broadcasting and other semantics that later opsets
 // dropped; such models are upgraded with libonnx's version converter (ONNX Runtime refuses
-// them, odlac does not). When the converter fails, odlac imports the model at its own opset
-// with the rules it has for it (those report what they cannot import).
+// them, odlac does not). When the converter fails (an exception, a crash, an invalid result),
+// odlac imports the model at its own opset with the rules it has for it, which report what
+// they cannot import. Running out of time is an error instead: how long the converter takes
+// depends on the machine's load, and the same model and flags must always give the same
+// output.
 constexpr int64_t kOldestUpgradedOpset = 7;
 
 int64_t defaultOpset(const onnx::ModelProto &m) {
@@ -619,23 +622,29 @@ Status validateModel(const onnx::ModelProto &m) {
 
 // A model of an opset before 7, upgraded to 7 by libonnx when it can; else as it is, with a
 // warning saying why.
-onnx::ModelProto upgradeOldOpset(onnx::ModelProto m, const ImportOptions &opts,
-                                 const ChildLimits &limits, std::vector<std::string> &diagnostics) {
+Expected<onnx::ModelProto> upgradeOldOpset(onnx::ModelProto m, const ImportOptions &opts,
+                                           const ChildLimits &limits,
+                                           std::vector<std::string> &diagnostics) {
   int64_t opset = defaultOpset(m);
   if (opset >= kOldestUpgradedOpset)
     return m;
+  std::string what = libonnxName() + "'s version converter did not upgrade the model from opset " +
+                     std::to_string(opset) + " to " + std::to_string(kOldestUpgradedOpset);
   std::string why = "--libonnx-timeout is 0";
   if (opts.libonnxSeconds > 0) {
-    auto upgraded = upgradeWithLibonnx(m, kOldestUpgradedOpset, limits);
+    bool timedOut = false;
+    auto upgraded = upgradeWithLibonnx(m, kOldestUpgradedOpset, limits, &timedOut);
+    if (timedOut)
+      return Status::error(what + " within --libonnx-timeout " + std::to_string(limits.seconds) +
+                           " s; give it more time, or 0 to import the model at opset " +
+                           std::to_string(opset) + " with odlac's own rules");
     Status invalid = upgraded ? validateModel(*upgraded) : upgraded.status();
     if (invalid.isOk())
       return std::move(*upgraded);
     why = upgraded ? "its result is invalid: " + invalid.messages()[0] : invalid.message();
   }
-  diagnostics.push_back(
-      "warning: " + libonnxName() + "'s version converter did not upgrade the " +
-      "model from opset " + std::to_string(opset) + " to " + std::to_string(kOldestUpgradedOpset) +
-      " (" + why + "); odlac imports it at opset " + std::to_string(opset) + " with its own rules");
+  diagnostics.push_back("warning: " + what + " (" + why + "); odlac imports it at opset " +
+                        std::to_string(opset) + " with its own rules");
   return m;
 }
 
@@ -664,9 +673,11 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   };
   if (!invalid.isOk())
     return withDiagnostics(std::move(invalid));
+  auto current = upgradeOldOpset(std::move(*model), opts, limits, diagnostics);
+  if (!current)
+    return withDiagnostics(current.takeStatus());
   // The graph's constants reference the weights inside the parsed model, not copies of them.
-  auto owned = std::make_shared<const onnx::ModelProto>(
-      upgradeOldOpset(std::move(*model), opts, limits, diagnostics));
+  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*current));
   auto graph = Importer(*owned, path, opts, owned).run();
   if (!graph)
     return withDiagnostics(graph.takeStatus());

@@ -82,7 +82,7 @@ std::optional<std::string> libonnxCheckerComplaint(const onnx::ModelProto &m,
 }
 
 Expected<onnx::ModelProto> upgradeWithLibonnx(const onnx::ModelProto &m, int64_t to,
-                                              const ChildLimits &limits) {
+                                              const ChildLimits &limits, bool *timedOut) {
   auto bytes = runInChild(
       [&]() -> Expected<std::string> {
         onnx::ModelProto inferred = m;
@@ -93,7 +93,7 @@ Expected<onnx::ModelProto> upgradeWithLibonnx(const onnx::ModelProto &m, int64_t
           return Status::error("the upgraded model does not serialize (over 2 GB?)");
         return out;
       },
-      limits);
+      limits, timedOut);
   if (!bytes)
     return Status::error(oneLine(bytes.status().message()));
   onnx::ModelProto upgraded;

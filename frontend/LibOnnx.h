@@ -30,8 +30,9 @@ std::optional<std::string> libonnxCheckerComplaint(const onnx::ModelProto &m,
                                                    const ChildLimits &limits);
 
 // The model upgraded to default-domain opset `to` by libonnx's version converter (after
-// libonnx's shape inference, which its adapters need), or why that failed.
+// libonnx's shape inference, which its adapters need), or why that failed; `timedOut` as for
+// runInChild.
 Expected<onnx::ModelProto> upgradeWithLibonnx(const onnx::ModelProto &m, int64_t to,
-                                              const ChildLimits &limits);
+                                              const ChildLimits &limits, bool *timedOut);
 
 } // namespace odlac
