@@ -40,6 +40,9 @@ struct GeneratedFile {
 WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts);
 uint64_t weightBytes(const Graph &g);
 
+// Whether code for `mode` can run the graph: control flow runs in compile mode only.
+Status checkExecMode(const Graph &g, ExecMode mode);
+
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);
 // The weights in the order and under the symbols the generated C declares them (for
 // writing them as an object file).

@@ -7,6 +7,7 @@
 #include "InterpretSink.h"
 #include "PrintSink.h"
 #include "lower/Lowering.h"
+#include "ops/OpDef.h"
 #include "odlac_version.h"
 
 #include <cctype>
@@ -965,6 +966,17 @@ WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts) {
   if (opts.weights != WeightsMode::Auto)
     return opts.weights;
   return weightBytes(g) > opts.binThreshold ? WeightsMode::Bin : WeightsMode::C;
+}
+
+Status checkExecMode(const Graph &g, ExecMode mode) {
+  if (mode == ExecMode::Compile)
+    return Status::ok();
+  for (const Node *n : g.nodes())
+    if (n->hasSubgraphs())
+      return Status::error("node '" + n->name() + "' (" + n->op().name +
+                           "): control flow runs in compile mode only; use "
+                           "--exec-mode=compile");
+  return Status::ok();
 }
 
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts) {

@@ -34,22 +34,24 @@ std::string baseName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Expected<onnx::ModelProto> parseModel(const std::string &path) {
+// Parses a whole serialized ModelProto from `raw` (a file's or a buffer's bytes).
+Expected<onnx::ModelProto> parseModel(google::protobuf::io::ZeroCopyInputStream &raw,
+                                      const std::string &path) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return Status::error(path + ": not a valid ONNX model (protobuf parse failed)");
+  return model;
+}
+
+Expected<onnx::ModelProto> parseModelFile(const std::string &path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0)
     return Status::error(path + ": cannot open the model file");
-  onnx::ModelProto model;
-  bool ok;
-  {
-    google::protobuf::io::FileInputStream raw(fd);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  }
-  close(fd);
-  if (!ok)
-    return Status::error(path + ": not a valid ONNX model (protobuf parse failed)");
-  return model;
+  google::protobuf::io::FileInputStream raw(fd);
+  raw.SetCloseOnDelete(true);
+  return parseModel(raw, path);
 }
 
 std::string nodeLabel(const onnx::NodeProto &n, int index, int64_t opset) {
@@ -570,23 +572,48 @@ Status upgradeOldOpset(onnx::ModelProto &m, const std::string &path) {
   return Status::ok();
 }
 
+// Checks, upgrades and imports a parsed model; `path` names it in messages and is where
+// its external data lies, which `external` lists.
+static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
+                                                    const std::string &path,
+                                                    const std::set<std::string> &external,
+                                                    const ImportOptions &opts) {
+  if (Status s = checkModel(model, path))
+    return s;
+  if (Status s = upgradeOldOpset(model, path))
+    return s;
+  // The graph's constants reference the weights inside the parsed model, not copies of them.
+  auto owned = std::make_shared<const onnx::ModelProto>(std::move(model));
+  auto graph = Importer(*owned, path, opts, owned).run();
+  if (graph)
+    (*graph)->info().externalDataFiles.assign(external.begin(), external.end());
+  return graph;
+}
+
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
-  auto model = parseModel(path);
+  auto model = parseModelFile(path);
   if (!model)
     return model.takeStatus();
   std::set<std::string> external;
   if (Status s = checkExternalData(*model, dirOf(path), &external))
     return s;
-  if (Status s = checkModel(*model, path))
-    return s;
-  if (Status s = upgradeOldOpset(*model, path))
-    return s;
-  // The graph's constants reference the weights inside the parsed model, not copies of them.
-  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*model));
-  auto graph = Importer(*owned, path, opts, owned).run();
-  if (graph)
-    (*graph)->info().externalDataFiles.assign(external.begin(), external.end());
-  return graph;
+  return importModel(*model, path, external, opts);
+}
+
+Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 const ImportOptions &opts) {
+  if (size > static_cast<size_t>(INT_MAX))
+    return Status::error(name + ": " + std::to_string(size) + " bytes, more than a model read "
+                         "from memory may have (" + std::to_string(INT_MAX) + ")");
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+  auto model = parseModel(raw, name);
+  if (!model)
+    return model.takeStatus();
+  if (usesExternalData(*model))
+    return Status::error(name + ": the model keeps tensor data in external files, which a "
+                         "model read from memory cannot have (import it from its file)");
+  return importModel(*model, name, {}, opts);
 }
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {
