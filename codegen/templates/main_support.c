@@ -103,19 +103,40 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
                               const char *path) {
   const unsigned char *end = p + size, *raw = NULL;
   size_t raw_len = 0, typed = 0, cap = 0;
-  int pass;
+  int pass, extra_dims = 0;
   memset(t, 0, sizeof *t);
   /* Pass 0 reads dims, type, name and raw data; pass 1 decodes typed fields. */
   for (pass = 0; pass < 2; ++pass) {
     const unsigned char *q = p;
     if (pass == 1) {
       size_t es = odlac_elem_size(t->data_type);
+      uint64_t n = 1;
+      int k;
       if (es == 0) {
         fprintf(stderr, "%s: element type %d is not supported by this driver\n", path,
                 (int)t->data_type);
         return -1;
       }
-      cap = (size_t)odlac_count(t);
+      if (extra_dims) {
+        fprintf(stderr, "%s: more than %d dims\n", path, ODLAC_MAX_RANK);
+        return -1;
+      }
+      /* The elements must fit in the file (raw data takes es bytes each, a typed field at
+       * least one): that bounds what is allocated and keeps the count from overflowing. */
+      for (k = 0; k < t->rank; ++k) {
+        if (t->dims[k] < 0) {
+          fprintf(stderr, "%s: dim %d is %lld; dims must be >= 0\n", path, k,
+                  (long long)t->dims[k]);
+          return -1;
+        }
+        if (t->dims[k] > 0 && n > (uint64_t)size / (uint64_t)t->dims[k]) {
+          fprintf(stderr, "%s: its dims need more elements than its %lu bytes can hold\n", path,
+                  (unsigned long)size);
+          return -1;
+        }
+        n *= (uint64_t)t->dims[k];
+      }
+      cap = (size_t)n;
       t->bytes = cap * es;
       t->data = (unsigned char *)calloc(t->bytes ? t->bytes : 1, 1);
       if (!t->data)
@@ -142,6 +163,8 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
           goto bad;
         if (pass == 0 && field == 1 && t->rank < ODLAC_MAX_RANK)
           t->dims[t->rank++] = (int64_t)v;
+        else if (pass == 0 && field == 1)
+          extra_dims = 1;
         else if (pass == 0 && field == 2)
           t->data_type = (int32_t)v;
         else if (pass == 0 && field == 14 && v == 1) {
@@ -166,11 +189,14 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
         s = q;
         q += v;
         if (pass == 0 && field == 1) { /* packed dims */
-          while (s < q && t->rank < ODLAC_MAX_RANK) {
+          while (s < q) {
             uint64_t d;
             if (!odlac_varint(&s, q, &d))
               goto bad;
-            t->dims[t->rank++] = (int64_t)d;
+            if (t->rank < ODLAC_MAX_RANK)
+              t->dims[t->rank++] = (int64_t)d;
+            else
+              extra_dims = 1;
           }
         } else if (pass == 0 && field == 8) {
           size_t n = v < sizeof t->name - 1 ? (size_t)v : sizeof t->name - 1;
