@@ -2,10 +2,11 @@
  * ODLA backend loads, chosen by the input's magic (runtime_stubs/reference/executable_io.c
  * describes them): executables "ODLAREFX" (odla_LoadExecutable from a MEMORY location),
  * stored computations "ODLAREFC" (odla_LoadComputation; with FUZZ_LOAD_COMPILE=1 then
- * odla_CompileComputation, which plans what was loaded) and constants arrays "ODLAREFK" (odla_LoadConstantsArray, whose only
- * location is a path: a memfd's). Whatever loads is queried and destroyed. The same code is
- * linked against libodla_reference and against the profiler interposer, which forwards
- * every call to a reference backend it loads (tests/fuzz/CMakeLists.txt).
+ * odla_CompileComputation, which plans what was loaded) and constants arrays "ODLAREFK"
+ * (odla_LoadConstantsArray, whose only location is a path: a memfd's). Whatever loads is queried
+ * and destroyed. The same code is linked against libodla_reference and against the profiler
+ * interposer, which forwards every call to a reference backend it loads
+ * (tests/fuzz/CMakeLists.txt).
  *
  * To reach the parsers, the harness stamps into each input the header fields a loader only
  * compares with fixed values: the backend build's id and layout signature (learned at start
@@ -100,8 +101,8 @@ static void query_outputs_and_args(odla_computation comp, odla_executable exe) {
   odla_value v;
   odla_value_type type;
   odla_value_id id;
-  if ((exe ? odla_GetNumOfArgsFromExecutable(exe, &n) : odla_GetNumOfArgsFromComputation(comp, &n)) ==
-      ODLA_SUCCESS)
+  if ((exe ? odla_GetNumOfArgsFromExecutable(exe, &n)
+           : odla_GetNumOfArgsFromComputation(comp, &n)) == ODLA_SUCCESS)
     for (i = 0; i < n; ++i)
       if ((exe ? odla_GetArgFromExecutableByIdx(exe, i, &v)
                : odla_GetArgFromComputationByIdx(comp, i, &v)) == ODLA_SUCCESS) {
