@@ -8,6 +8,7 @@
 #include "ir/Graph.h"
 #include "support/Status.h"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <set>
@@ -30,6 +31,12 @@ struct ImportOptions {
 };
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts);
+// The same for a serialized model in memory (`name` labels it in messages): nothing is read
+// from files, so a model whose tensors keep their data in external files is refused. The
+// graph's constants reference `data`'s bytes only through copies: the buffer may go away.
+Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 const ImportOptions &opts);
 
 // Parses "name:1x3x224x224" into an entry of ImportOptions::inputShapes.
 Status parseInputShape(const std::string &spec, ImportOptions &opts);

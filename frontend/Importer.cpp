@@ -35,22 +35,24 @@ std::string baseName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Expected<onnx::ModelProto> parseModel(const std::string &path) {
+// Parses a whole serialized ModelProto from `raw` (a file's or a buffer's bytes).
+Expected<onnx::ModelProto> parseModel(google::protobuf::io::ZeroCopyInputStream &raw,
+                                      const std::string &path) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return Status::error(path + ": not a valid ONNX model (protobuf parse failed)");
+  return model;
+}
+
+Expected<onnx::ModelProto> parseModelFile(const std::string &path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0)
     return Status::error(path + ": cannot open the model file");
-  onnx::ModelProto model;
-  bool ok;
-  {
-    google::protobuf::io::FileInputStream raw(fd);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  }
-  close(fd);
-  if (!ok)
-    return Status::error(path + ": not a valid ONNX model (protobuf parse failed)");
-  return model;
+  google::protobuf::io::FileInputStream raw(fd);
+  raw.SetCloseOnDelete(true);
+  return parseModel(raw, path);
 }
 
 // A declared tensor type as text, like toString(TensorType): "f32[N,3]" (a symbolic dim by
@@ -650,21 +652,20 @@ Expected<onnx::ModelProto> upgradeOldOpset(onnx::ModelProto m, const ImportOptio
 
 } // namespace
 
-Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
-  auto model = parseModel(path);
-  if (!model)
-    return model.takeStatus();
-  std::set<std::string> external;
-  if (Status s = checkExternalData(*model, dirOf(path), &external))
-    return s;
-  // odlac's validation decides, before libonnx sees the model; libonnx's checker is advice,
-  // reported with the other diagnostics whatever the validation found.
-  Status invalid = validateModel(*model);
+// Checks, upgrades and imports a parsed model; `path` names it in messages and is where
+// its external data lies, which `external` lists. odlac's validation decides, before libonnx
+// sees the model; libonnx's checker is advice, reported with the other diagnostics whatever
+// the validation found.
+static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
+                                                    const std::string &path,
+                                                    const std::set<std::string> &external,
+                                                    const ImportOptions &opts) {
+  Status invalid = validateModel(model);
   ChildLimits limits;
   limits.seconds = opts.libonnxSeconds;
   std::vector<std::string> diagnostics;
   if (opts.libonnxSeconds > 0)
-    if (auto complaint = libonnxCheckerComplaint(*model, path, limits))
+    if (auto complaint = libonnxCheckerComplaint(model, path, limits))
       diagnostics.push_back("warning: " + *complaint);
   auto withDiagnostics = [&](Status s) {
     for (const std::string &d : diagnostics)
@@ -673,7 +674,7 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   };
   if (!invalid.isOk())
     return withDiagnostics(std::move(invalid));
-  auto current = upgradeOldOpset(std::move(*model), opts, limits, diagnostics);
+  auto current = upgradeOldOpset(std::move(model), opts, limits, diagnostics);
   if (!current)
     return withDiagnostics(current.takeStatus());
   // The graph's constants reference the weights inside the parsed model, not copies of them.
@@ -685,6 +686,32 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   info.externalDataFiles.assign(external.begin(), external.end());
   info.diagnostics.insert(info.diagnostics.end(), diagnostics.begin(), diagnostics.end());
   return graph;
+}
+
+Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
+  auto model = parseModelFile(path);
+  if (!model)
+    return model.takeStatus();
+  std::set<std::string> external;
+  if (Status s = checkExternalData(*model, dirOf(path), &external))
+    return s;
+  return importModel(*model, path, external, opts);
+}
+
+Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 const ImportOptions &opts) {
+  if (size > static_cast<size_t>(INT_MAX))
+    return Status::error(name + ": " + std::to_string(size) + " bytes, more than a model read "
+                         "from memory may have (" + std::to_string(INT_MAX) + ")");
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+  auto model = parseModel(raw, name);
+  if (!model)
+    return model.takeStatus();
+  if (usesExternalData(*model))
+    return Status::error(name + ": the model keeps tensor data in external files, which a "
+                         "model read from memory cannot have (import it from its file)");
+  return importModel(*model, name, {}, opts);
 }
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {

@@ -16,6 +16,9 @@ test=(clang binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
 test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
        libc6-dev-armhf-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-arm-none-eabi
        libnewlib-arm-none-eabi)
+# The sanitize build (ASan+UBSan, label sanitize) and the fuzz targets: clang-14 and its
+# sanitizer and libFuzzer runtimes, only a Recommends of clang's.
+test+=(clang-14 libclang-rt-14-dev)
 # The model-zoo tests (tests/zoo) export ResNet-50, MobileNetV2 and BERT with PyTorch;
 # torch calls the system BLAS, which is 4x faster as OpenBLAS with OpenMP.
 test+=(python3-torch python3-torchvision libopenblas0-openmp)

@@ -10,7 +10,6 @@
 #include "ir/Printer.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
-#include "ops/OpDef.h"
 #include "odlac_version.h"
 #include "passes/BatchRows.h"
 #include "passes/Pipeline.h"
@@ -219,12 +218,8 @@ static int run(int argc, char **argv) {
     if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
       return fail(s);
   }
-  if (opts->codegen.execMode != ExecMode::Compile)
-    for (const Node *n : (*graph)->nodes())
-      if (n->hasSubgraphs())
-        return fail(Status::error("node '" + n->name() + "' (" + n->op().name +
-                                  "): control flow runs in compile mode only; use "
-                                  "--exec-mode=compile"));
+  if (Status s = checkExecMode(**graph, opts->codegen.execMode))
+    return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
