@@ -2,6 +2,7 @@
 // problem in one run.
 #include "Import.h"
 
+#include "Functions.h"
 #include "Rules.h"
 #include "Tensor.h"
 #include "ops/OpDef.h"
@@ -581,6 +582,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
     return s;
   if (Status s = upgradeOldOpset(*model, path))
     return s;
+  if (Status s = inlineLocalFunctions(*model))
+    return Status::error(path + ": " + s.message());
   // The graph's constants reference the weights inside the parsed model, not copies of them.
   auto owned = std::make_shared<const onnx::ModelProto>(std::move(*model));
   auto graph = Importer(*owned, path, opts, owned).run();

@@ -6,14 +6,17 @@
 #   scripts/install-deps.sh test        that, plus what the test suite needs (default)
 #   scripts/install-deps.sh bench       that, plus what bench/run.sh needs (node, for ONNX Runtime)
 #   scripts/install-deps.sh venv-path   print where the venv is (CMake asks), install nothing
-# The venv lives in $ODLAC_VENV, by default ~/.cache/odlac/venv: it is made before any build
-# folder exists, and one venv serves every build folder and checkout of the machine and
-# survives `rm -rf build`.
+# The venv lives in $ODLAC_VENV, by default ~/.cache/odlac/venv-<hash of the requirements>:
+# it is made before any build folder exists, one venv serves every build folder and checkout
+# of the machine that pins the same packages and survives `rm -rf build`, and checkouts that
+# pin other versions get their own instead of remaking a venv another one is using. Delete
+# the venvs no checkout uses any more by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 profile=${1:-test}
-venv=${ODLAC_VENV:-$HOME/.cache/odlac/venv}
+req=scripts/pypi-requirements.txt
+venv=${ODLAC_VENV:-$HOME/.cache/odlac/venv-$(sha256sum "$req" | cut -c1-12)}
 if [ "$profile" = venv-path ]; then
   echo "$venv"
   exit 0
@@ -63,7 +66,6 @@ fi
 # The venv is up to date when it holds a copy of the requirements it was made from (written
 # last, so an interrupted install is redone). A lock keeps two checkouts from making it at
 # once; the second finds it done.
-req=scripts/pypi-requirements.txt
 stamp="$venv/odlac-requirements.txt"
 cmp -s "$req" "$stamp" 2>/dev/null && exit 0
 mkdir -p "$(dirname "$venv")"
