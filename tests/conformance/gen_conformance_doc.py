@@ -303,7 +303,7 @@ def main(argv):
                    help="the page to write")
     args = p.parse_args(argv)
     sets = load(args.results)
-    text = render(sets, [os.path.basename(r) for r in args.results])
+    text = render(sets, sorted(os.path.basename(r) for r in args.results))
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(text)
