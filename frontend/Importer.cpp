@@ -2,6 +2,7 @@
 // problem in one run.
 #include "Import.h"
 
+#include "Functions.h"
 #include "LibOnnx.h"
 #include "Rules.h"
 #include "Schema.h"
@@ -677,6 +678,8 @@ static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
   auto current = upgradeOldOpset(std::move(model), opts, limits, diagnostics);
   if (!current)
     return withDiagnostics(current.takeStatus());
+  if (Status s = inlineLocalFunctions(*current))
+    return withDiagnostics(Status::error(path + ": " + s.message()));
   // The graph's constants reference the weights inside the parsed model, not copies of them.
   auto owned = std::make_shared<const onnx::ModelProto>(std::move(*current));
   auto graph = Importer(*owned, path, opts, owned).run();
