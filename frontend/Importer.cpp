@@ -52,12 +52,15 @@ Expected<onnx::ModelProto> parseModel(const std::string &path) {
   return model;
 }
 
+// ONNX writes the default domain "" or "ai.onnx".
+std::string domainOf(const std::string &d) { return d == "ai.onnx" ? "" : d; }
+
+// `opset`: the model's opset of the node's domain, or -1 when it imports none.
 std::string nodeLabel(const onnx::NodeProto &n, int index, int64_t opset) {
   std::string label = n.name().empty() ? "node #" + std::to_string(index)
                                        : "node '" + n.name() + "'";
-  std::string op = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type()
-                                                                 : n.domain() + "." + n.op_type();
-  return label + " (" + op + ", opset " + std::to_string(opset) + ")";
+  std::string op = domainOf(n.domain()).empty() ? n.op_type() : n.domain() + "." + n.op_type();
+  return label + " (" + op + (opset >= 0 ? ", opset " + std::to_string(opset) : "") + ")";
 }
 
 // Initializers up to this many elements keep their data in the copy of the model that
@@ -95,8 +98,7 @@ public:
   }
 
   Expected<std::unique_ptr<Graph>> run() {
-    if (!readOpsets())
-      return errors_;
+    readOpsets();
     inferDeclaredTypes();
     importInitializers();
     importInputs();
@@ -110,18 +112,15 @@ public:
 private:
   void error(const std::string &message) { errors_.append(Status::error(message)); }
 
-  bool readOpsets() {
-    for (const auto &os : model_.opset_import()) {
-      std::string domain = os.domain() == "ai.onnx" ? "" : os.domain();
-      graph_->info().opsets[domain] = os.version();
-    }
-    auto it = graph_->info().opsets.find("");
-    if (it == graph_->info().opsets.end()) {
-      error("the model imports no opset of the default ONNX domain");
-      return false;
-    }
-    opset_ = it->second;
-    return true;
+  void readOpsets() {
+    for (const auto &os : model_.opset_import())
+      graph_->info().opsets[domainOf(os.domain())] = os.version();
+  }
+
+  // The model's opset of `domain`; -1 when it imports none.
+  int64_t opsetOf(const std::string &domain) const {
+    auto it = graph_->info().opsets.find(domain);
+    return it == graph_->info().opsets.end() ? -1 : it->second;
   }
 
   // Runs ONNX's shape inference (with data propagation) on a copy of the model whose inputs
@@ -406,22 +405,31 @@ private:
   void importNodes(const onnx::GraphProto &graph, Scope &scope) {
     int index = 0;
     for (const onnx::NodeProto &n : graph.node()) {
-      std::string label = where_ + nodeLabel(n, index++, opset_);
+      const std::string domain = domainOf(n.domain());
+      const int64_t opset = opsetOf(domain);
+      std::string label = where_ + nodeLabel(n, index++, opset);
       auto poison = [&] {
         for (const std::string &o : n.output())
           scope.poisoned.insert(o);
       };
       bool custom = opts_.customOpDomains.count(n.domain()) != 0;
-      if (!custom && !n.domain().empty() && n.domain() != "ai.onnx") {
+      bool constant = domain.empty() && n.op_type() == "Constant";
+      if (!custom && !constant && !hasRulesForDomain(domain)) {
         error(label + ": unsupported: domain '" + n.domain() + "' has no import rules");
         poison();
         continue;
       }
+      if (!custom && opset < 0) {
+        error(
+            label + ": the model imports no opset of " +
+            (domain.empty() ? std::string("the default ONNX domain") : "domain '" + domain + "'"));
+        poison();
+        continue;
+      }
       int earliest = -1;
-      const ImportRule *rule = n.op_type() == "Constant" || custom
-                                   ? nullptr
-                                   : findRule(n.op_type(), opset_, &earliest);
-      if (!custom && n.op_type() != "Constant" && !rule) {
+      const ImportRule *rule =
+          constant || custom ? nullptr : findRule(domain, n.op_type(), opset, &earliest);
+      if (!custom && !constant && !rule) {
         error(label + ": unsupported: op " + n.op_type() +
               (earliest > 0 ? " before opset " + std::to_string(earliest) : std::string()) +
               "; odlac has no import rule for it");
@@ -451,12 +459,12 @@ private:
         continue;
       }
       Status s;
-      if (n.op_type() == "Constant" && !custom) {
+      if (constant && !custom) {
         s = importConstant(n, scope);
       } else {
-        ImportCtx ctx(*scope.graph, n, opset_, inputs, modelDir_, declared_);
+        ImportCtx ctx(*scope.graph, n, opset, inputs, modelDir_, declared_);
         ctx.setBodyImporter(this);
-        s = custom ? importCustomOp(ctx) : rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
+        s = custom ? importCustomOp(ctx) : importNode(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
             continue;
@@ -516,7 +524,6 @@ private:
   const ImportOptions &opts_;
   std::string modelDir_;
   std::unique_ptr<Graph> graph_;
-  int64_t opset_ = 0;
   Scope root_;
   Scope *scope_ = &root_; // the graph being imported
   std::string where_; // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
@@ -544,11 +551,6 @@ Status checkModel(const onnx::ModelProto &m, const std::string &path) {
 }
 
 } // namespace
-
-// ONNX opsets before 7 used legacy broadcasting and other semantics that later opsets
-// dropped; such models are upgraded with libonnx's version converter (ONNX Runtime refuses
-// them, odlac does not).
-constexpr int64_t kOldestImportedOpset = 7;
 
 Status upgradeOldOpset(onnx::ModelProto &m, const std::string &path) {
   for (const auto &os : m.opset_import()) {

@@ -409,20 +409,28 @@ void lowerMaxPoolIndices(LowerCtx &c) {
                                          c.outId(0)));
 }
 
+// Dilated windows need the extension, as for MaxPool.
 void lowerAveragePool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().AveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
-                                   u32s(n.ints("strides")), front, back,
-                                   {n.i("count_include_pad") != 0}, c.outShape(0), c.outId(0)));
+  lower::Flag includePad{n.i("count_include_pad") != 0};
+  if (allOnes(n.ints("dilations")))
+    c.setOut(0, c.sink().AveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
+                                     u32s(n.ints("strides")), front, back, includePad,
+                                     c.outShape(0), c.outId(0)));
+  else
+    c.setOut(0, c.sink().ExtAveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
+                                        u32s(n.ints("strides")), u32s(n.ints("dilations")), front,
+                                        back, includePad, c.outShape(0), c.outId(0)));
 }
 
 void lowerLpPool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().ExtLpPool(c.in(0), ODLA_CHANNELS_FIRST, static_cast<float>(n.f("p")),
-                                 u32s(n.ints("kernel_shape")), u32s(n.ints("strides")), front, back,
-                                 c.outShape(0), c.outId(0)));
+  c.setOut(0,
+           c.sink().ExtLpPool(c.in(0), ODLA_CHANNELS_FIRST, static_cast<float>(n.f("p")),
+                              u32s(n.ints("kernel_shape")), u32s(n.ints("strides")),
+                              u32s(n.ints("dilations")), front, back, c.outShape(0), c.outId(0)));
 }
 
 void lowerBatchNorm(LowerCtx &c) {
@@ -525,6 +533,7 @@ const std::vector<OpDef> kOps = {
       kStrides,
       kPads,
       kCeilMode,
+      kPoolDilations,
       {"count_include_pad", AttrKind::Int, AttrValue(int64_t{0})},
       kLayout},
      FusionClass::OutElementwiseFusable,
@@ -535,7 +544,12 @@ const std::vector<OpDef> kOps = {
     {"LpPool",
      {{"x", OperandDef::Required, kFloat}},
      1,
-     {kKernelShape, kStrides, kPads, {"p", AttrKind::Float, AttrValue(2.0)}},
+     {kKernelShape,
+      kStrides,
+      kPads,
+      kCeilMode,
+      kPoolDilations,
+      {"p", AttrKind::Float, AttrValue(2.0)}},
      FusionClass::OutElementwiseFusable,
      kTraitNone,
      inferLpPool,

@@ -94,21 +94,18 @@ Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, 
 
 Status importReshape(ImportCtx &ctx) {
   Value *x = ctx.input(0);
-  Dims shape;
-  if (ctx.opset() < 5) {
-    shape = ctx.attrInts("shape");
-  } else if (!isConstant(ctx, 1)) {
+  bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+  if (!isConstant(ctx, 1)) {
+    // The shape ONNX's inference planned already applied allowzero.
     auto planned = plannedDims(ctx, 0, "shape", 1);
     if (!planned)
       return planned.takeStatus();
     return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
-  } else {
-    auto s = ctx.constInts(1, "shape");
-    if (!s)
-      return s.takeStatus();
-    shape = *s;
   }
-  auto resolved = resolveReshape(ctx, x, shape, ctx.attrInt("allowzero", 0) != 0);
+  auto shape = ctx.constInts(1, "shape");
+  if (!shape)
+    return shape.takeStatus();
+  auto resolved = resolveReshape(ctx, x, *shape, allowZero);
   if (!resolved)
     return resolved.takeStatus();
   return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *resolved}}));
@@ -215,7 +212,7 @@ Status importConcat(ImportCtx &ctx) {
   if (ctx.numInputs() == 0)
     return ctx.fail("needs at least one input");
   int64_t rank = ctx.input(0)->type().rank();
-  if (!ctx.hasAttr("axis") && ctx.opset() >= 4)
+  if (!ctx.hasAttr("axis"))
     return ctx.fail("attribute 'axis' is required");
   auto axis = normalizeAxis(ctx.attrInt("axis", 1), rank, "axis");
   if (!axis)
@@ -570,7 +567,7 @@ Status importPad(ImportCtx &ctx) {
   std::vector<int64_t> pads;
   std::vector<unsigned char> value(dtypeBytes(x->dtype()), 0);
   if (ctx.opset() < 11) {
-    pads = ctx.attrInts(ctx.opset() < 2 ? "paddings" : "pads");
+    pads = ctx.attrInts("pads");
     value = filledBytes(x->dtype(), ctx.attrFloat("value", 0.0), 1);
   } else {
     std::vector<int64_t> axes;
@@ -761,16 +758,23 @@ Status importDepthToSpace(ImportCtx &ctx) {
   return reshapeTransposeReshape(ctx, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
 }
 
+// SpaceToDepth's mode (opset 28) orders the output channels by block offset then channel
+// (DCR) or by channel then block offset (CRD), as DepthToSpace's inverse.
 Status importSpaceToDepth(ImportCtx &ctx) {
   const Value *x = ctx.input(0);
   int64_t b = ctx.attrInt("blocksize", 0);
+  std::string mode = ctx.attrString("mode", "DCR");
   if (x->type().rank() != 4)
     return ctx.fail("input " + toString(x->type()) + " must have rank 4");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.fail("attribute mode='" + mode + "' is not supported (DCR, CRD)");
   int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
   if (b < 1 || h % b != 0 || w % b != 0)
     return ctx.fail("blocksize " + str(b) + " does not divide the spatial dims " +
                     dimsToString({h, w}));
-  return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+  std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
+                                            : std::vector<int64_t>{0, 1, 3, 5, 2, 4};
+  return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, perm,
                                  {n, c * b * b, h / b, w / b});
 }
 
@@ -827,21 +831,21 @@ Status importReverseSequence(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Concat", 1, nullptr, {}, importConcat},
-    {"Reshape", 1, nullptr, {}, importReshape},
-    {"Flatten", 1, nullptr, {}, importFlatten},
-    {"Squeeze", 1, nullptr, {}, importSqueeze},
-    {"Unsqueeze", 1, nullptr, {}, importUnsqueeze},
-    {"Transpose", 1, nullptr, {}, importTranspose},
-    {"Split", 1, nullptr, {}, importSplit},
-    {"Slice", 1, nullptr, {}, importSlice},
-    {"Pad", 1, nullptr, {}, importPad},
+    {"Concat", 1, nullptr, reads({"axis"}), importConcat},
+    {"Reshape", 1, nullptr, reads({"allowzero"}), importReshape},
+    {"Flatten", 1, nullptr, reads({"axis"}), importFlatten},
+    {"Squeeze", 1, nullptr, reads({"axes"}), importSqueeze},
+    {"Unsqueeze", 1, nullptr, reads({"axes"}), importUnsqueeze},
+    {"Transpose", 1, nullptr, reads({"perm"}), importTranspose},
+    {"Split", 1, nullptr, reads({"axis", "split", "num_outputs"}), importSplit},
+    {"Slice", 1, nullptr, reads({"starts", "ends", "axes"}), importSlice},
+    {"Pad", 1, nullptr, reads({"mode", "pads", "value"}), importPad},
     {"Tile", 6, nullptr, {}, importTile},
     {"Expand", 8, nullptr, {}, importExpand},
-    {"DepthToSpace", 1, nullptr, {}, importDepthToSpace},
-    {"SpaceToDepth", 1, nullptr, {}, importSpaceToDepth},
-    {"Compress", 9, nullptr, {}, importCompress},
-    {"ReverseSequence", 10, nullptr, {}, importReverseSequence},
+    {"DepthToSpace", 1, nullptr, reads({"blocksize", "mode"}), importDepthToSpace},
+    {"SpaceToDepth", 1, nullptr, reads({"blocksize", "mode"}), importSpaceToDepth},
+    {"Compress", 9, nullptr, reads({"axis"}), importCompress},
+    {"ReverseSequence", 10, nullptr, reads({"batch_axis", "time_axis"}), importReverseSequence},
 };
 
 } // namespace

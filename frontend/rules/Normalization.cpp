@@ -309,20 +309,23 @@ Status importSoftmaxCrossEntropyLoss(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"InstanceNormalization", 1, "InstanceNormalization",
-     {{"epsilon", "epsilon", 1e-5}, {"consumed_inputs", nullptr, std::nullopt}}, nullptr},
     {"InstanceNormalization", 6, "InstanceNormalization", {{"epsilon", "epsilon", 1e-5}}, nullptr},
-    {"LRN", 1, "LRN",
+    {"LRN",
+     1,
+     "LRN",
      {{"size", "size", std::nullopt},
       {"alpha", "alpha", 1e-4},
       {"beta", "beta", 0.75},
       {"bias", "bias", 1.0}},
      nullptr},
-    {"LpNormalization", 1, nullptr, {}, importLpNormalization},
-    {"MeanVarianceNormalization", 9, nullptr, {}, importMeanVarianceNormalization},
-    {"LayerNormalization", 17, nullptr, {}, importLayerNormalization},
-    {"NegativeLogLikelihoodLoss", 12, nullptr, {}, importNegativeLogLikelihoodLoss},
-    {"SoftmaxCrossEntropyLoss", 12, nullptr, {}, importSoftmaxCrossEntropyLoss},
+    {"LpNormalization", 1, nullptr, reads({"axis", "p"}), importLpNormalization},
+    {"MeanVarianceNormalization", 9, nullptr, reads({"axes"}), importMeanVarianceNormalization},
+    {"LayerNormalization", 17, nullptr, reads({"axis", "epsilon", "stash_type"}),
+     importLayerNormalization},
+    {"NegativeLogLikelihoodLoss", 12, nullptr, reads({"ignore_index", "reduction"}),
+     importNegativeLogLikelihoodLoss},
+    {"SoftmaxCrossEntropyLoss", 12, nullptr, reads({"ignore_index", "reduction"}),
+     importSoftmaxCrossEntropyLoss},
 };
 
 } // namespace

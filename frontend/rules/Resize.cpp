@@ -233,8 +233,12 @@ Status importUpsample(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Resize", 10, nullptr, {}, importResize},
-    {"Upsample", 7, nullptr, {}, importUpsample},
+    {"Resize", 10, nullptr,
+     reads({"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
+            "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
+            "nearest_mode"}),
+     importResize},
+    {"Upsample", 7, nullptr, reads({"mode", "scales"}), importUpsample},
 };
 
 } // namespace
