@@ -329,13 +329,18 @@ public:
 
   // odlac's extension ops (odla_ext.h), one line each, grouped by family.
   // Extensions: unary family.
+  Val ExtBitwiseNot(Val input, const Id &id) { return one(ODLA_CALL(ExtBitwiseNot, input, id)); }
   // Extensions: binary family.
+  Val ExtBitwiseAnd(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseAnd, lhs, rhs, id)); }
+  Val ExtBitwiseOr(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseOr, lhs, rhs, id)); }
+  Val ExtBitwiseXor(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseXor, lhs, rhs, id)); }
   // Extensions: reduce family.
   Val ExtReduceSumDynamic(Val input, Val axes, Flag keep_dims, Flag noop_with_empty_axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtReduceSumDynamic, input, axes, keep_dims, noop_with_empty_axes, output_dims, id)); }
   // Extensions: normalization family.
   // Extensions: nn family.
   Val ExtMaxPool(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtMaxPool, input, input_layout, window_dims, strides, dilations, paddings_front, paddings_back, output_dims, id)); }
   Val ExtMaxPoolIndices(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Flag column_major, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtMaxPoolIndices, input, input_layout, window_dims, strides, dilations, paddings_front, paddings_back, column_major, output_dims, id)); }
+  Val ExtCol2Im(Val input, Val image_shape, Val block_shape, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, const U32s &strides, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtCol2Im, input, image_shape, block_shape, dilations, paddings_front, paddings_back, strides, output_dims, id)); }
   Val ExtAveragePool(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, Flag padding_included, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtAveragePool, input, input_layout, window_dims, strides, dilations, paddings_front, paddings_back, padding_included, output_dims, id)); }
   Val ExtLpPool(Val input, odla_memory_layout input_layout, odla_float32 p, const U32s &window_dims, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtLpPool, input, input_layout, p, window_dims, strides, dilations, paddings_front, paddings_back, output_dims, id)); }
   // Extensions: recurrent family.
@@ -351,7 +356,7 @@ public:
   Val ExtScatterElements(Val data, Val indices, Val updates, odla_int32 axis, odla_int32 reduction, const Id &id) { return one(ODLA_CALL(ExtScatterElements, data, indices, updates, axis, reduction, id)); }
   Val ExtScatterND(Val data, Val indices, Val updates, odla_int32 reduction, const Id &id) { return one(ODLA_CALL(ExtScatterND, data, indices, updates, reduction, id)); }
   Val ExtNonZero(Val input, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtNonZero, input, output_dims, id)); }
-  Val ExtResize(Val input, Val roi, Val scales, Val sizes, odla_interpolation_mode interpolation, odla_int32 coordinate_mode, odla_int32 nearest_mode, odla_float32 cubic_coeff_a, Flag exclude_outside, odla_float32 extrapolation_value, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtResize, input, roi, scales, sizes, interpolation, coordinate_mode, nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, output_dims, id)); }
+  Val ExtResize(Val input, Val roi, Val scales, Val sizes, odla_interpolation_mode interpolation, odla_int32 coordinate_mode, odla_int32 nearest_mode, odla_float32 cubic_coeff_a, Flag exclude_outside, odla_float32 extrapolation_value, Flag antialias, odla_int32 aspect_policy, odla_uint32 aspect_axes_mask, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtResize, input, roi, scales, sizes, interpolation, coordinate_mode, nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, antialias, aspect_policy, aspect_axes_mask, output_dims, id)); }
   // Extensions: misc family.
   Val ExtNonMaxSuppression(Val boxes, Val scores, Val max_output_boxes_per_class, Val iou_threshold, Val score_threshold, odla_int32 box_encoding, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ExtNonMaxSuppression, boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold, box_encoding, output_value_type, id)); }
   Val ExtRoiAlign(Val input, Val rois, Val batch_indices, odla_int32 mode, odla_int32 output_height, odla_int32 output_width, odla_int32 sampling_ratio, odla_float32 spatial_scale, Flag half_pixel, const Id &id) { return one(ODLA_CALL(ExtRoiAlign, input, rois, batch_indices, mode, output_height, output_width, sampling_ratio, spatial_scale, half_pixel, id)); }

@@ -433,6 +433,37 @@ void lowerLpPool(LowerCtx &c) {
                               u32s(n.ints("dilations")), front, back, c.outShape(0), c.outId(0)));
 }
 
+// The result shape is the attribute `shape` ([N, C, image...]); image_shape and block_shape
+// stay operands, read when the kernel runs.
+Status inferCol2Im(InferCtx &c) {
+  const Dims &x = c.in(0).dims, &shape = c.ints("shape");
+  size_t spatial = shape.size() < 2 ? 0 : shape.size() - 2;
+  if (x.size() != 3 || spatial < 1 || spatial > 3 || shape[0] != x[0] || shape[1] < 1 ||
+      x[1] % shape[1] != 0)
+    return c.fail("input " + dimsToString(x) + " must be [N, C * block size, L] for a result " +
+                  dimsToString(shape) + " [N, C, 1 to 3 image axes]");
+  for (int i : {1, 2})
+    if (c.in(i).dims != Dims{static_cast<int64_t>(spatial)})
+      return c.fail(std::string(i == 1 ? "image_shape " : "block_shape ") + toString(c.in(i)) +
+                    " must be a vector of " + str(spatial) + " entries");
+  for (const char *a : {"dilations", "strides"})
+    if (c.ints(a).size() != spatial)
+      return c.fail(std::string(a) + " " + dimsToString(c.ints(a)) + " must have " + str(spatial) +
+                    " entries");
+  if (c.ints("pads").size() != 2 * spatial)
+    return c.fail("pads " + dimsToString(c.ints("pads")) + " must have " + str(2 * spatial) +
+                  " entries");
+  c.setOut(0, TensorType{c.in(0).dtype, shape});
+  return Status::ok();
+}
+
+void lowerCol2Im(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().ExtCol2Im(c.in(0), c.in(1), c.in(2), u32s(n.ints("dilations")), front, back,
+                                 u32s(n.ints("strides")), c.outShape(0), c.outId(0)));
+}
+
 void lowerBatchNorm(LowerCtx &c) {
   c.setOut(0, c.sink().BatchNormalization(c.in(0), ODLA_CHANNELS_FIRST, c.in(3), c.in(4),
                                           static_cast<float>(c.node().f("epsilon")), c.in(1),
@@ -554,6 +585,20 @@ const std::vector<OpDef> kOps = {
      kTraitNone,
      inferLpPool,
      lowerLpPool},
+    // ONNX Col2Im: the columns of x [N, C * prod(block), L] summed back into an image.
+    {"Col2Im",
+     {{"x", OperandDef::Required, kFloat},
+      {"image_shape", OperandDef::Required, maskOf(DType::I64)},
+      {"block_shape", OperandDef::Required, maskOf(DType::I64)}},
+     1,
+     {{"shape", AttrKind::Ints, std::nullopt},
+      {"dilations", AttrKind::Ints, std::nullopt},
+      {"pads", AttrKind::Ints, std::nullopt},
+      {"strides", AttrKind::Ints, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferCol2Im,
+     lowerCol2Im},
     // The statistics may have another float type than x (ONNX opset 15).
     {"BatchNormalization",
      {{"x", OperandDef::Required, kFloat},

@@ -683,6 +683,78 @@ Status importPad(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// ---- CenterCropPad -------------------------------------------------------------------------
+
+// CenterCropPad-18: each axis of `axes` (default all) cropped or zero-padded to the target
+// extent around its center: a crop starts at (in - target) / 2, a pad puts (target - in) / 2
+// in front (ONNX's reference rounds both down). The targets come from the shape input when it
+// is known at compile time, else from the result shape ONNX's shape facts give.
+Status importCenterCropPad(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : ctx.attrInts("axes")) {
+    auto n = normalizeAxis(a, rank, "axis");
+    if (!n)
+      return n.takeStatus();
+    if (std::find(axes.begin(), axes.end(), *n) != axes.end())
+      return ctx.fail("axes " + dimsToString(ctx.attrInts("axes")) + " repeat axis " + str(*n));
+    axes.push_back(*n);
+  }
+  if (!ctx.hasAttr("axes"))
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  Dims target = x->dims();
+  if (isConstant(ctx, 1)) {
+    auto shape = ctx.constInts(1, "shape");
+    if (!shape)
+      return shape.takeStatus();
+    if (shape->size() != axes.size())
+      return ctx.fail("shape " + dimsToString(*shape) + " needs one entry per axis of " +
+                      dimsToString(axes));
+    for (size_t i = 0; i < axes.size(); ++i)
+      target[axes[i]] = (*shape)[i];
+  } else {
+    auto planned = plannedDims(ctx, 0, "shape", 1);
+    if (!planned)
+      return planned.takeStatus();
+    if (static_cast<int64_t>(planned->size()) != rank)
+      return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + dimsToString(*planned) +
+                      " for input " + toString(x->type()));
+    for (int64_t d = 0; d < rank; ++d)
+      if ((*planned)[d] != x->dims()[d] && std::find(axes.begin(), axes.end(), d) == axes.end())
+        return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + dimsToString(*planned) +
+                        ", which changes axis " + str(d) + " outside axes " + dimsToString(axes));
+    target = *planned;
+  }
+  std::vector<int64_t> starts(rank, 0), ends(x->dims()), steps(rank, 1), pads(2 * rank, 0);
+  bool crop = false, pad = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = x->dims()[d], t = target[d];
+    if (t < 0)
+      return ctx.fail("shape " + dimsToString(target) + " has a negative extent");
+    if (t < in) {
+      starts[d] = (in - t) / 2;
+      ends[d] = starts[d] + t;
+      crop = true;
+    } else if (t > in) {
+      pads[d] = (t - in) / 2;
+      pads[d + rank] = t - in - pads[d];
+      pad = true;
+    }
+  }
+  if (crop) {
+    auto c = ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                      pad ? ctx.tempName("crop") : "");
+    if (!c)
+      return c.takeStatus();
+    x = *c;
+  }
+  if (pad)
+    return finish(ctx, ctx.emit("Pad", {x}, {{"pads", pads}}));
+  return finish(ctx, crop ? Expected<Value *>(x) : passThrough(ctx, x));
+}
+
 // ---- Tile and Expand ----------------------------------------------------------------------
 
 Status importTile(ImportCtx &ctx) {
@@ -840,6 +912,7 @@ const std::vector<ImportRule> kRules = {
     {"Split", 1, nullptr, reads({"axis", "split", "num_outputs"}), importSplit},
     {"Slice", 1, nullptr, reads({"starts", "ends", "axes"}), importSlice},
     {"Pad", 1, nullptr, reads({"mode", "pads", "value"}), importPad},
+    {"CenterCropPad", 18, nullptr, reads({"axes"}), importCenterCropPad},
     {"Tile", 6, nullptr, {}, importTile},
     {"Expand", 8, nullptr, {}, importExpand},
     {"DepthToSpace", 1, nullptr, reads({"blocksize", "mode"}), importDepthToSpace},

@@ -109,6 +109,50 @@ Status importHardSwish(ImportCtx &ctx) {
   return finish(ctx, 0, ctx.emit("Mul", {x, *hs}));
 }
 
+// ---- Mish, Swish, Gelu ------------------------------------------------------------------------
+
+// Mish-18: x * tanh(softplus(x)), ONNX's own definition (its function body).
+Status importMish(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  auto sp = ctx.emit("Softplus", {x}, {}, ctx.tempName("softplus"));
+  if (!sp)
+    return sp.takeStatus();
+  auto t = ctx.emit("Tanh", {*sp}, {}, ctx.tempName("tanh"));
+  if (!t)
+    return t.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {x, *t}));
+}
+
+// Swish-24: x * sigmoid(alpha * x), as ONNX's function body computes it.
+Status importSwish(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  Value *scaled = x;
+  double alpha = ctx.attrFloat("alpha", 1.0);
+  if (alpha != 1.0) {
+    auto a = ctx.emit("Cast", {ctx.constant(ctx.tempName("alpha"), {DType::F64, {}}, &alpha)},
+                      {{"to", std::string(dtypeName(x->dtype()))}}, ctx.tempName("alpha_t"));
+    if (!a)
+      return a.takeStatus();
+    auto m = ctx.emit("Mul", {*a, x}, {}, ctx.tempName("scaled"));
+    if (!m)
+      return m.takeStatus();
+    scaled = *m;
+  }
+  auto s = ctx.emit("Sigmoid", {scaled}, {}, ctx.tempName("sigmoid"));
+  if (!s)
+    return s.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {x, *s}));
+}
+
+// Gelu-20: approximate 'none' (erf) or 'tanh'.
+Status importGelu(ImportCtx &ctx) {
+  std::string approximate = ctx.attrString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.fail("approximate='" + approximate + "' is not one of none, tanh");
+  return finish(
+      ctx, 0, ctx.emit("Gelu", {ctx.input(0)}, {{"approximate", int64_t{approximate == "tanh"}}}));
+}
+
 // ---- Clip ---------------------------------------------------------------------------------
 
 Status emitClamp(ImportCtx &ctx, double lo, double hi) {
@@ -327,6 +371,7 @@ const std::vector<ImportRule> kRules = {
       {"detect_negative", "detect_negative", int64_t{1}}},
      nullptr},
     {"Not", 1, "Not", {}, nullptr},
+    {"BitwiseNot", 18, "BitwiseNot", {}, nullptr},
     // Activations.
     {"Relu", 6, "Relu", {}, nullptr},
     {"Sigmoid", 6, "Sigmoid", {}, nullptr},
@@ -343,6 +388,9 @@ const std::vector<ImportRule> kRules = {
     {"Celu", 12, "Celu", {{"alpha", "alpha", 1.0}}, nullptr},
     {"HardSigmoid", 6, "HardSigmoid", {{"alpha", "alpha", 0.2}, {"beta", "beta", 0.5}}, nullptr},
     {"HardSwish", 14, nullptr, {}, importHardSwish},
+    {"Mish", 18, nullptr, {}, importMish},
+    {"Swish", 24, nullptr, reads({"alpha"}), importSwish},
+    {"Gelu", 20, nullptr, reads({"approximate"}), importGelu},
     {"ThresholdedRelu", 10, "ThresholdedRelu", {{"alpha", "alpha", 1.0}}, nullptr},
     {"Shrink", 9, "Shrink", {{"bias", "bias", 0.0}, {"lambd", "lambd", 0.5}}, nullptr},
     // Clip, conversion, identity-like.

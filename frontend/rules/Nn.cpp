@@ -288,6 +288,47 @@ Status importMatMul(ImportCtx &ctx) {
   return bind(ctx, ctx.reshape(*prod, dims, ctx.outputName(0)));
 }
 
+// Col2Im-18. The result [N, C, image...] comes from image_shape and block_shape when they are
+// known at compile time, else from the shape ONNX's shape facts give; the kernel reads both
+// when it runs and checks them against that shape.
+Status importCol2Im(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  if (x->type().rank() != 3)
+    return ctx.fail("input " + toString(x->type()) + " must be [N, C * block size, L]");
+  int64_t spatial = ctx.input(1)->type().numElements();
+  if (spatial < 1 || spatial > 3 || ctx.input(2)->type().numElements() != spatial)
+    return ctx.fail("image_shape " + toString(ctx.input(1)->type()) + " and block_shape " +
+                    toString(ctx.input(2)->type()) + " must hold 1 to 3 entries, as many each");
+  Dims shape;
+  if (auto t = ctx.declaredType(0)) {
+    shape = t->dims;
+  } else {
+    auto image = ctx.constInts(1, "image_shape");
+    if (!image)
+      return image.takeStatus();
+    auto block = ctx.constInts(2, "block_shape");
+    if (!block)
+      return block.takeStatus();
+    int64_t kvol = 1;
+    for (int64_t b : *block)
+      kvol *= std::max<int64_t>(b, 1);
+    shape = {x->dims()[0], x->dims()[1] / kvol};
+    shape.insert(shape.end(), image->begin(), image->end());
+  }
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  Ints pads = ctx.attrInts("pads", Ints(2 * spatial, 0));
+  return bind(
+      ctx,
+      ctx.emit(
+          "Col2Im", {x, ctx.input(1), ctx.input(2)},
+          {{"shape", shape}, {"dilations", *dilations}, {"pads", pads}, {"strides", *strides}}));
+}
+
 const std::vector<ImportRule> kRules = {
     {"Conv", 1, nullptr,
      reads({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}), importConv},
@@ -318,6 +359,7 @@ const std::vector<ImportRule> kRules = {
     {"MatMul", 1, nullptr, {}, importMatMul},
     {"Einsum", 12, "Einsum", {{"equation", "equation", std::nullopt}}, nullptr},
     {"Det", 11, "Det", {}, nullptr},
+    {"Col2Im", 18, nullptr, reads({"dilations", "pads", "strides"}), importCol2Im},
 };
 
 } // namespace

@@ -52,6 +52,17 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLpPool(
     const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
     odla_value_shape output_dims, const odla_value_id value_id);
 
+/* ONNX Col2Im: rearranges the columns of input [N, C * prod(block), L] into an image
+ * [N, C, image...] of output_dims (1 to 3 image axes), summing where blocks overlap (the
+ * inverse of im2col). image_shape and block_shape are int64 vectors, one entry per image axis,
+ * read when the computation runs: image_shape must equal output_dims' image axes and L the
+ * number of block positions, else execution fails with ODLA_INVALID_PARAM. Arrays have one
+ * entry per image axis; NULL means dilation and stride 1, no padding. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtCol2Im(
+    odla_value input, odla_value image_shape, odla_value block_shape, const odla_uint32 *dilations,
+    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, const odla_uint32 *strides,
+    odla_value_shape output_dims, const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
