@@ -286,7 +286,6 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
                                   odla_value x, int bool_result, ref_unary_params *p,
                                   odla_value_id id) {
   odla_value_type out;
-  odla_value y;
   if (!fn)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "element type %s is not supported (%s)",
                     ref_type_name(x->type.element_type), types);
@@ -295,10 +294,7 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
   out = x->type;
   if (bool_result)
     out.element_type = ODLA_BOOL;
-  y = ref_inplace(ref_add_op(op, ref_unary_run, 1, &x, out, id, p, sizeof *p));
-  if (y)
-    ref_declare_code_pointer(y->node, offsetof(ref_unary_params, fn));
-  return y;
+  return ref_inplace(ref_add_op(op, ref_unary_run, 1, &x, out, id, p, sizeof *p));
 }
 
 static ref_unary_params ref_params(float alpha, float beta) {
