@@ -170,11 +170,13 @@ static int run(int argc, char **argv) {
     if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
       return fail(s);
   }
-  if (opts->codegen.execMode != ExecMode::Compile)
+  // Interpret mode runs each op as it is built: a region's ops cannot run before its loop
+  // or branch decides. Load mode replays the calls that built the graph (If and Loop too).
+  if (opts->codegen.execMode == ExecMode::Interpret)
     for (const Node *n : (*graph)->nodes())
       if (n->hasSubgraphs())
         return fail(Status::error("node '" + n->name() + "' (" + n->op().name +
-                                  "): control flow runs in compile mode only; use "
+                                  "): control flow runs in compile and load mode only; use "
                                   "--exec-mode=compile"));
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);

@@ -17,27 +17,32 @@
 
 /* ---- Recording ---------------------------------------------------------------------- */
 
-static void ref_log_put(ref_rec *r, const void *data, size_t n) {
-  ref_call_log *l = r->log;
-  if (l->failed)
+void ref_put(ref_writer *w, const void *data, size_t n) {
+  if (w->failed)
     return;
-  if (l->len + n > l->cap) {
-    size_t cap = l->cap ? l->cap : 1024;
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap : 4096;
     unsigned char *p;
-    while (cap < l->len + n)
+    while (cap < w->len + n)
       cap *= 2;
-    if (!(p = (unsigned char *)realloc(l->p, cap))) {
-      l->failed = 1;
+    if (!(p = (unsigned char *)realloc(w->p, cap))) {
+      w->failed = 1;
       return;
     }
-    l->p = p;
-    l->cap = cap;
+    w->p = p;
+    w->cap = cap;
   }
-  memcpy(l->p + l->len, data, n);
-  l->len += n;
+  if (n)
+    memcpy(w->p + w->len, data, n);
+  w->len += n;
 }
 
+static void ref_log_put(ref_rec *r, const void *data, size_t n) { ref_put(&r->log->w, data, n); }
+
 static void ref_log_u32(ref_rec *r, uint32_t v) { ref_log_put(r, &v, sizeof v); }
+
+/* The log of a computation whose log could not be allocated: failed, never written to. */
+static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0};
 
 int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
 #ifdef REF_NO_CALL_LOG
@@ -46,21 +51,18 @@ int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
 #else
   if (!ok || !comp || comp->error != ODLA_SUCCESS || comp->interpret)
     return 0;
-  if (!comp->calls && !(comp->calls = (ref_call_log *)calloc(1, sizeof *comp->calls))) {
-    comp->error = ODLA_MEM_ERROR; /* the computation could not be stored */
-    return 0;
-  }
-  if (comp->calls->failed)
+  if (!comp->calls && !(comp->calls = (ref_call_log *)calloc(1, sizeof *comp->calls)))
+    comp->calls = &ref_no_log; /* the computation runs, but cannot be stored */
+  if (comp->calls->w.failed)
     return 0;
   r->log = comp->calls;
-  r->start = r->log->len;
   ref_log_u32(r, (uint32_t)call);
   return 1;
 #endif
 }
 
 void ref_rec_end(ref_rec *r) {
-  if (!r->log->failed)
+  if (!r->log->w.failed)
     ++r->log->num_calls;
 }
 
@@ -122,7 +124,7 @@ void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
   uint64_t bytes = (uint64_t)ref_bytes(t);
   ref_rec_8(r, l->weights_bytes);
   ref_rec_8(r, bytes);
-  if (l->failed)
+  if (l->w.failed)
     return;
   if (l->num_data == l->cap_data) {
     int cap = l->cap_data ? 2 * l->cap_data : 64;
@@ -131,7 +133,7 @@ void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
     if (d)
       l->data = d;
     if (!d || !b) {
-      l->failed = 1;
+      l->w.failed = 1;
       return;
     }
     l->data_bytes = b;
@@ -145,9 +147,9 @@ void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
 const ref_call_log *ref_call_log_of(odla_computation comp) { return comp->calls; }
 
 void ref_free_call_log(odla_computation comp) {
-  if (!comp->calls)
+  if (!comp->calls || comp->calls == &ref_no_log)
     return;
-  free(comp->calls->p);
+  free(comp->calls->w.p);
   free((void *)comp->calls->data);
   free(comp->calls->data_bytes);
   free(comp->calls);
@@ -232,15 +234,21 @@ odla_value ref_get_value(ref_replay *r) {
   return r->comp->values[i];
 }
 
+/* The count of an odla_values or odla_value_ids (`what`): at most ODLA_MAX_OUTPUTS. */
+static uint32_t ref_take_count(ref_replay *r, const char *what) {
+  uint32_t n = ref_take_u32(r);
+  if (n > ODLA_MAX_OUTPUTS) {
+    ref_replay_refuse(r, "%lu %s; an odla_%s holds at most %d", (unsigned long)n, what, what,
+                      ODLA_MAX_OUTPUTS);
+    return 0;
+  }
+  return n;
+}
+
 odla_values ref_get_values(ref_replay *r) {
   odla_values v;
-  uint32_t n = ref_take_u32(r), i;
+  uint32_t n = ref_take_count(r, "values"), i;
   memset(&v, 0, sizeof v);
-  if (n > ODLA_MAX_OUTPUTS) {
-    ref_replay_refuse(r, "%lu values; an odla_values holds at most %d", (unsigned long)n,
-                      ODLA_MAX_OUTPUTS);
-    return v;
-  }
   for (i = 0; i < n && !r->bad; ++i)
     v.values[i] = ref_get_value(r);
   v.size = r->bad ? 0 : n;
@@ -272,13 +280,8 @@ const char *ref_get_str(ref_replay *r) {
 
 odla_value_ids ref_get_ids(ref_replay *r) {
   odla_value_ids ids;
-  uint32_t n = ref_take_u32(r), i;
+  uint32_t n = ref_take_count(r, "value_ids"), i;
   memset(&ids, 0, sizeof ids);
-  if (n > ODLA_MAX_OUTPUTS) {
-    ref_replay_refuse(r, "%lu value ids; an odla_value_ids holds at most %d", (unsigned long)n,
-                      ODLA_MAX_OUTPUTS);
-    return ids;
-  }
   for (i = 0; i < n && !r->bad; ++i)
     ids.value_ids[i] = (odla_value_id)(uintptr_t)ref_get_str(r);
   ids.size = r->bad ? 0 : n;

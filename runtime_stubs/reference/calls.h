@@ -34,12 +34,20 @@
 
 /* ---- Recording ---------------------------------------------------------------------- */
 
-/* A computation's log: the encoded calls, and the data of the constants they made. */
-typedef struct ref_call_log {
+/* A growing byte buffer: a call log, a file being stored (executable_io.c). `failed`: out of
+ * memory, and everything put since was dropped. */
+typedef struct {
   unsigned char *p;
   size_t len, cap;
+  int failed;
+} ref_writer;
+void ref_put(ref_writer *w, const void *data, size_t n);
+
+/* A computation's log: the encoded calls (w; w.failed: the computation cannot be stored),
+ * and the data of the constants they made. */
+typedef struct ref_call_log {
+  ref_writer w;
   uint32_t num_calls;
-  int failed; /* out of memory while recording: the computation cannot be stored */
   const void **data; /* per constant: the caller's bytes, and their count */
   uint64_t *data_bytes;
   int num_data, cap_data;
@@ -49,7 +57,6 @@ typedef struct ref_call_log {
 /* One call being recorded. */
 typedef struct {
   ref_call_log *log;
-  size_t start;
 } ref_rec;
 
 /* Starts recording call `call` (REF_CALL_<name>) into comp's log when it is to be recorded:

@@ -144,21 +144,21 @@ int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *i
 
 int ref_type_bytes(const odla_value_type *t, uint64_t *bytes) {
   uint64_t n = ref_elem_size(t->element_type);
-  int i;
+  int i, empty = 0;
   if (n == 0 || t->shape.size < 0 || t->shape.size > ODLA_MAX_DIMENSION)
     return 0;
-  for (i = 0; i < t->shape.size; ++i)
-    if (t->shape.dims[i] < 0)
-      return 0;
-  for (i = 0; i < t->shape.size; ++i) { /* after the sign checks: a 0 dim makes any size 0 */
+  /* The non-zero dims too must fit: ref_count multiplies them all, in any order. */
+  for (i = 0; i < t->shape.size; ++i) {
     uint64_t d = (uint64_t)t->shape.dims[i];
-    if (d != 0 && n > REF_MAX_VALUE_BYTES / d)
-      n = REF_MAX_VALUE_BYTES + 1;
+    if (t->shape.dims[i] < 0 || (d != 0 && n > REF_MAX_VALUE_BYTES / d))
+      return 0;
+    if (d == 0)
+      empty = 1;
     else
       n *= d;
   }
-  *bytes = n;
-  return n <= REF_MAX_VALUE_BYTES;
+  *bytes = empty ? 0 : n;
+  return 1;
 }
 
 static int ref_valid_type(const odla_value_type *t) {

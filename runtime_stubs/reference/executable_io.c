@@ -137,32 +137,6 @@ static int ref_get_key(unsigned char k0[REF_SHA256_BLOCK]) {
 
 /* ---- Writing ------------------------------------------------------------------------ */
 
-typedef struct {
-  unsigned char *p;
-  size_t len, cap;
-  int failed;
-} ref_writer;
-
-static void ref_put(ref_writer *w, const void *data, size_t n) {
-  if (w->failed)
-    return;
-  if (w->len + n > w->cap) {
-    size_t cap = w->cap ? w->cap : 4096;
-    unsigned char *p;
-    while (cap < w->len + n)
-      cap *= 2;
-    if (!(p = (unsigned char *)realloc(w->p, cap))) {
-      w->failed = 1;
-      return;
-    }
-    w->p = p;
-    w->cap = cap;
-  }
-  if (n)
-    memcpy(w->p + w->len, data, n);
-  w->len += n;
-}
-
 static void ref_put_u32(ref_writer *w, uint32_t v) { ref_put(w, &v, sizeof v); }
 static void ref_put_i32(ref_writer *w, int32_t v) { ref_put(w, &v, sizeof v); }
 static void ref_put_u64(ref_writer *w, uint64_t v) { ref_put(w, &v, sizeof v); }
@@ -225,12 +199,12 @@ static odla_status ref_serialize(const char *func, odla_computation comp, ref_wr
                (int)comp->error);
     return comp->error;
   }
-  if (log && log->failed)
+  if (log && log->w.failed)
     return ODLA_MEM_ERROR;
   ref_start(w);
   ref_put_u32(w, log ? log->num_calls : 0);
   if (log)
-    ref_put(w, log->p, log->len);
+    ref_put(w, log->w.p, log->w.len);
   ref_pad_to(w, REF_ALIGN);
   weights = w->len;
   for (i = 0; log && i < log->num_data; ++i) {

@@ -40,8 +40,9 @@ RECORDED_STATUS = {"odla_SetValueAsOutput", "odla_SetValueAsOutputById", "odla_S
 # Builders that are not recorded, and why.
 NOT_RECORDED = {"odla_CreateValue": "interpret mode, whose computations are never stored"}
 # Variadic builders: their public function records itself (ops_custom.c), and
-# ref_replay_<name> (declared in calls.h) replays it.
-HAND_WRITTEN = {"odla_CustomOp"}
+# ref_replay_<name> (declared in calls.h) replays it; the kinds they add after the named
+# parameters ('P': a CustomOp's attribute block).
+HAND_WRITTEN = {"odla_CustomOp": "P"}
 
 # Parameter type (without const) -> kind. Enums (found in the headers) are kind '4' too.
 KINDS = {
@@ -120,8 +121,9 @@ def param_type(p, arg):
     return t
 
 
-def main():
-    include_dir, out_h, out_c = sys.argv[1:4]
+def recorded_calls(include_dir):
+    """The table: (return type, name, parameters, argument names, kinds, lengths, types,
+    variadic) per recorded call, sorted by name. Exits when a call cannot be recorded."""
     enums = enum_types(include_dir)
     calls, errors = [], []
     for ret, name, params, args, variadic in declarations(include_dir):
@@ -144,12 +146,19 @@ def main():
             kinds += k
             lengths.append(n)
             types.append(t)
-        calls.append((ret, name, params, args, kinds, lengths, types, variadic))
+        calls.append((ret, name, params, args, kinds + HAND_WRITTEN.get(name, ""), lengths,
+                      types, variadic))
     for (f, p) in LENGTHS:
         if not any(c[1] == f and p in c[3] for c in calls):
             errors.append(f"LENGTHS names {f}({p}), which the headers do not declare")
     if errors:
         sys.exit("gen_calls.py:\n  " + "\n  ".join(errors))
+    return calls, enums
+
+
+def main():
+    include_dir, out_h, out_c = sys.argv[1:4]
+    calls, enums = recorded_calls(include_dir)
 
     # FNV-1a (64-bit) of the table: what a stored file's calls mean.
     sig = 14695981039346656037

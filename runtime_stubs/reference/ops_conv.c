@@ -323,7 +323,7 @@ static void ref_conv_core_f32(const ref_io *io, const ref_conv_params *p, const 
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
   const int64_t cpg = p->c / p->group, mpg = p->m / p->group;
   unsigned char *scratch = (unsigned char *)io->scratch;
-  float *pack = (float *)(scratch + p->pack_at);
+  float *pack = scratch ? (float *)(scratch + p->pack_at) : NULL; /* no scratch: direct only */
   int64_t n, g;
   for (n = 0; n < p->n; ++n) {
     const float *xn = x + n * p->c * ipix;

@@ -237,8 +237,9 @@ size_t ref_elem_size(odla_element_type t);
 int64_t ref_count(const odla_value_shape *s);
 size_t ref_bytes(const odla_value_type *t);
 /* Whether `t` is a valid type of a value: a known element type, rank 0 to ODLA_MAX_DIMENSION,
- * dims >= 0 and at most REF_MAX_VALUE_BYTES bytes, which it stores in *bytes (products are
- * overflow-checked: a type from a file or a hostile caller may hold any numbers). */
+ * dims >= 0 and at most REF_MAX_VALUE_BYTES bytes, counting its non-zero dims only (so that
+ * no product of its dims overflows); stores the bytes in *bytes. Products are overflow-checked:
+ * a type from a file or a hostile caller may hold any numbers. */
 int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
 #define REF_MAX_VALUE_BYTES ((uint64_t)1 << 40)
 int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b);
