@@ -2,7 +2,8 @@
  * libodla_reference built with AddressSanitizer and UndefinedBehaviorSanitizer (the
  * hostile.loader_edits test builds both with clang-14; loader_edits.py drives it).
  *
- * Usage: loader_edits --seed S --edits N [--keep DIR] FILE.odlx...
+ * Usage: loader_edits --seed S --edits N [--keep DIR] [--new-calls] FILE.odlx...
+ *        (--new-calls: only edits that append calls, which reach every builder)
  *        loader_edits --run FILE.odlx   (loads and runs one file as it is: a kept edit)
  *
  * Each file is first loaded and run unedited (it must succeed). Then each edit takes one file,
@@ -10,7 +11,9 @@
  * found by walking the call log with the library's own ref_call_table and its argument kinds:
  * call indices, value indices, counts, string and array lengths, ranks, dims, element types,
  * scalar arguments, constants' data offsets and sizes; or deletes, duplicates or swaps whole
- * calls), lays the file out again with a valid checksum, and loads it from memory and runs
+ * calls; or appends calls of any builder of the table with well-formed arguments of its
+ * kinds: existing values, small and extreme shapes, types, scalars and arrays), lays the file
+ * out again with a valid checksum, and loads it from memory and runs
  * it in a forked child. The child must exit normally: refused with a status and a logged
  * message, or loaded and run (with any status). A signal, a sanitizer report (exit 86), a
  * leak, or a refusal without a message is a failure; the edit is described and, with --keep,
@@ -102,6 +105,7 @@ typedef struct {
   int num_fields, cap_fields;
   call_span *calls;
   int num_calls, max_value;
+  int num_values; /* of the unedited file's computation, once loaded */
 } stored;
 
 typedef struct {
@@ -234,6 +238,7 @@ static int walk(stored *s) {
 /* ---- Edits ---------------------------------------------------------------------------- */
 
 static uint64_t rng_state;
+static int only_new_calls;
 
 static uint64_t rnd(void) { /* splitmix64 */
   uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
@@ -291,9 +296,13 @@ static int field_bytes(field_kind kind) {
   return kind == F_DIM || kind == F_SCALAR8 || kind == F_DATA_OFF || kind == F_DATA_BYTES ? 8 : 4;
 }
 
+enum { E_NEW_CALLS, E_FIELDS, E_BYTES, E_CALLS, E_NUM };
+static const char *const edit_names[E_NUM] = {"new calls", "fields", "bytes", "whole calls"};
+
 typedef struct {
   unsigned char *p;
   size_t len;
+  int kind; /* E_* */
   char what[200];
 } edited;
 
@@ -325,14 +334,155 @@ static void lay_out(const stored *s, const unsigned char *log, size_t log_len, e
   memcpy(e->p + 48, &d, 8);
 }
 
+/* ---- New calls: any builder, with well-formed arguments ----------------------------- */
+
+typedef struct {
+  unsigned char *p;
+  size_t len;
+} sink;
+
+static void emit(sink *k, const void *data, size_t n) {
+  memcpy(k->p + k->len, data, n);
+  k->len += n;
+}
+
+static void emit_u32(sink *k, uint32_t v) { emit(k, &v, 4); }
+
+static void emit_str(sink *k, const char *str) {
+  emit_u32(k, (uint32_t)strlen(str));
+  emit(k, str, strlen(str));
+}
+
+static int32_t small_dim(void) {
+  const int32_t c[] = {0, 1, 1, 2, 3, 4, 5, 7, 8, 16};
+  return rnd() % 16 ? c[rnd() % 10] : (int32_t)(rnd() % 100000);
+}
+
+static void emit_shape(sink *k) {
+  int32_t rank = rnd() % 8 ? (int32_t)(rnd() % 5) : (rnd() % 2 ? -1 : 10), i;
+  emit_u32(k, (uint32_t)rank);
+  for (i = 0; i < rank; ++i) {
+    int64_t d = small_dim();
+    emit(k, &d, 8);
+  }
+}
+
+/* One argument of kind `kind` for a new call of s's computation: `fresh` numbers new ids, and
+ * `type_at` remembers where the last type is (a constant's data follows its type). */
+static void emit_arg(const stored *s, sink *k, char kind, int *fresh, size_t *type_at) {
+  uint32_t n, i;
+  switch (kind) {
+  case 'v': {
+    int32_t v = rnd() % 8 ? (int32_t)(rnd() % (uint64_t)s->num_values) : -1;
+    emit_u32(k, (uint32_t)v);
+    break;
+  }
+  case 'V':
+    n = 1 + (uint32_t)(rnd() % 4);
+    emit_u32(k, n);
+    for (i = 0; i < n; ++i)
+      emit_arg(s, k, 'v', fresh, type_at);
+    break;
+  case 'i': {
+    char id[32];
+    snprintf(id, sizeof id, "new%d", (*fresh)++);
+    emit_str(k, id);
+    break;
+  }
+  case 'I':
+    n = 1 + (uint32_t)(rnd() % 4);
+    emit_u32(k, n);
+    for (i = 0; i < n; ++i)
+      emit_arg(s, k, 'i', fresh, type_at);
+    break;
+  case 'c': {
+    const char *c[] = {"ij,jk->ik", "i,i->", "bij,bjk->bik", "ii->i", "ij->ji", "AffineTile",
+                       "", "com.example", "...i,...i->..."};
+    emit_str(k, c[rnd() % 9]);
+    break;
+  }
+  case 's': emit_shape(k); break;
+  case 't':
+    *type_at = k->len;
+    emit_u32(k, rnd() % 8 ? (uint32_t)(rnd() % 21) : ODLA_FLOAT32);
+    emit_shape(k);
+    break;
+  case '4': {
+    const uint32_t c[] = {0, 1, 2, 3, 4, 5, 0xffffffffu, 0x3f800000u /* 1.0f */, 0xbf800000u,
+                          0x7fc00000u, 0x7f800000u, 0x80000000u, 0x7fffffffu, 16, 100};
+    emit_u32(k, c[rnd() % 15]);
+    break;
+  }
+  case '8': case 'z': {
+    const uint64_t c[] = {0, 1, 2, 3, 10, (uint64_t)-1, 1ull << 40, 0x7fffffffffffffffull};
+    emit(k, &c[rnd() % 8], 8);
+    break;
+  }
+  case 'a': { /* the replayer checks the length the other arguments make: often it fits */
+    n = rnd() % 8 ? (uint32_t)(rnd() % 5) : 0xffffffffu;
+    emit_u32(k, n);
+    for (i = 0; n != 0xffffffffu && i < n; ++i)
+      emit_u32(k, rnd() % 4 ? (uint32_t)(rnd() % 4) : (uint32_t)rnd());
+    break;
+  }
+  case 'd': { /* the data of the type just emitted, at the start of the weights */
+    odla_value_type t;
+    uint64_t off = 0, bytes = 0;
+    const unsigned char *q = k->p + *type_at;
+    int32_t rank;
+    memset(&t, 0, sizeof t);
+    memcpy(&t.element_type, q, 4);
+    memcpy(&rank, q + 4, 4);
+    t.shape.size = rank;
+    if (rank >= 0 && rank <= ODLA_MAX_DIMENSION)
+      memcpy(t.shape.dims, q + 8, (size_t)rank * 8);
+    if (!ref_type_bytes(&t, &bytes) || bytes > s->len - s->data)
+      bytes = 0;
+    emit(k, &off, 8);
+    emit(k, &bytes, 8);
+    break;
+  }
+  case 'P': emit_u32(k, 0); break; /* no attribute block */
+  default: break;
+  }
+}
+
+/* Appends 1 to 3 calls of random builders to the log (of log_len bytes, room for 16 KiB more). */
+static void add_calls(const stored *s, unsigned char *log, size_t *log_len, char *what,
+                      size_t cap) {
+  sink k;
+  uint32_t count, c, n = 1 + (uint32_t)(rnd() % 3);
+  int fresh = 0;
+  k.p = log;
+  k.len = *log_len;
+  what[0] = '\0';
+  for (c = 0; c < n; ++c) {
+    uint32_t index = (uint32_t)(rnd() % REF_NUM_CALLS);
+    const char *kind;
+    size_t type_at = 0;
+    emit_u32(&k, index);
+    for (kind = ref_call_table[index].kinds; *kind; ++kind)
+      emit_arg(s, &k, *kind, &fresh, &type_at);
+    snprintf(what + strlen(what), cap - strlen(what), "%s%s", c ? ", " : "new calls: ",
+             ref_call_table[index].name);
+  }
+  memcpy(&count, log, 4);
+  count += n;
+  memcpy(log, &count, 4);
+  *log_len = k.len;
+}
+
 static void edit(const stored *s, edited *e) {
   size_t log_len = s->log_end - 64;
-  unsigned char *log = (unsigned char *)malloc(2 * log_len + 64);
+  unsigned char *log = (unsigned char *)malloc(2 * log_len + 16384);
   unsigned r = (unsigned)(rnd() % 100);
   if (!log)
     abort();
   memcpy(log, s->bytes + 64, log_len);
-  if (r < 75 || s->num_calls < 2) { /* one to three fields */
+  e->kind = r < 30 || only_new_calls ? E_NEW_CALLS : r < 80 || s->num_calls < 2 ? E_FIELDS : r < 88 ? E_BYTES : E_CALLS;
+  if (e->kind == E_NEW_CALLS) {
+    add_calls(s, log, &log_len, e->what, sizeof e->what);
+  } else if (e->kind == E_FIELDS) { /* one to three fields */
     int k, n = 1 + (int)(rnd() % 3);
     e->what[0] = '\0';
     for (k = 0; k < n; ++k) {
@@ -346,7 +496,7 @@ static void edit(const stored *s, edited *e) {
                "%s%s at byte %lu: %llu -> %llu", k ? "; " : "", field_names[f->kind],
                (unsigned long)f->at, (unsigned long long)old, (unsigned long long)v);
     }
-  } else if (r < 85) { /* random bytes of the log */
+  } else if (e->kind == E_BYTES) { /* random bytes of the log */
     size_t at = 4 + rnd() % (log_len - 4);
     log[at] = (unsigned char)rnd();
     snprintf(e->what, sizeof e->what, "byte %lu of the log set", (unsigned long)(at + 64));
@@ -457,6 +607,21 @@ static int load_and_run(const unsigned char *p, size_t len) {
   return rc;
 }
 
+/* The values of the computation an unedited file (which loads) builds. */
+static int count_values(const stored *s) {
+  odla_resource_location loc;
+  odla_executable exe = NULL;
+  int n;
+  loc.location_type = ODLA_LOCATION_MEMORY;
+  loc.location = s->bytes;
+  loc.size = s->len;
+  if (odla_LoadExecutable(loc, NULL, &exe) != ODLA_SUCCESS)
+    abort();
+  n = exe->comp->num_values;
+  odla_DestroyExecutable(exe);
+  return n;
+}
+
 /* ---- The driver ----------------------------------------------------------------------- */
 
 enum { O_RAN, O_RAN_FAILED, O_TOO_BIG, O_REFUSED, O_SLOW, O_FAILED, O_NUM };
@@ -534,9 +699,10 @@ int main(int argc, char **argv) {
   int nfiles = 0, i, failures = 0;
   const char *keep = NULL;
   stored files[32];
-  long counts[32][O_NUM];
+  long counts[32][O_NUM], by_kind[E_NUM][O_NUM];
   char why[200];
   memset(counts, 0, sizeof counts);
+  memset(by_kind, 0, sizeof by_kind);
   if (!getenv("LOADER_EDITS_CHILD")) { /* the sanitizers read their options at start-up */
     setenv("LOADER_EDITS_CHILD", "1", 1);
     setenv("ASAN_OPTIONS", "exitcode=86:allocator_may_return_null=1:detect_leaks=1", 1);
@@ -561,6 +727,8 @@ int main(int argc, char **argv) {
       rng_state = seed = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--edits") == 0 && i + 1 < argc)
       edits = strtol(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--new-calls") == 0)
+      only_new_calls = 1;
     else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc)
       keep = argv[++i];
     else if (nfiles < 32 && read_file(argv[i], &files[nfiles]) && walk(&files[nfiles]))
@@ -583,6 +751,8 @@ int main(int argc, char **argv) {
     return 2;
   for (i = 0; i < nfiles && failures == 0; ++i) {
     int o = try_image(files[i].bytes, files[i].len, 1, why, sizeof why);
+    if (o == O_RAN)
+      files[i].num_values = count_values(&files[i]);
     if (o != O_RAN) {
       fprintf(stderr, "loader_edits: the unedited %s does not load and run (%s)\n",
               files[i].path, o == O_FAILED ? why : outcome_names[o]);
@@ -598,6 +768,7 @@ int main(int argc, char **argv) {
     why[0] = '\0';
     o = try_image(ed.p, ed.len, e % LEAK_CHECK_EVERY == 0, why, sizeof why);
     ++counts[f][o];
+    ++by_kind[ed.kind][o];
     if (o == O_FAILED) {
       ++failures;
       fprintf(stderr, "FAILED: %s, edit %ld (%s): %s\n", files[f].path, e, ed.what, why);
@@ -620,6 +791,10 @@ int main(int argc, char **argv) {
     for (o = 0; o < O_NUM; ++o)
       printf(" %s %ld%s", outcome_names[o], counts[i][o], o + 1 < O_NUM ? "," : "\n");
   }
+  for (i = 0; i < E_NUM; ++i)
+    printf("edits of %s: %ld loaded and ran, %ld refused, %ld other\n", edit_names[i],
+           by_kind[i][O_RAN] + by_kind[i][O_RAN_FAILED], by_kind[i][O_REFUSED],
+           by_kind[i][O_TOO_BIG] + by_kind[i][O_SLOW] + by_kind[i][O_FAILED]);
   printf("loader_edits: %ld edits, seed %llu, %d failed\n", edits, seed, failures);
   for (i = 0; i < nfiles; ++i)
     free_file(&files[i]);

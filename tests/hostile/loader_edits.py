@@ -8,7 +8,7 @@ by their NAME_store: the CNN and the MLP of models/, a model of broadcasting and
 movement ops built here, the If-in-a-Loop model of tests/e2e/test_control_flow.py and the
 custom-op model of tests/e2e/test_custom_ops.py (whose application registers its kernel).
 
-usage: loader_edits.py [--edits N] [--seed S] [--keep DIR]
+usage: loader_edits.py [--edits N] [--seed S] [--keep DIR] [--new-calls]
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE (as for the e2e tests) and LOADER_EDITS, the
 sanitized harness. ctest runs the default 2000 edits with seed 1 (about 40 s on the shared
 2-core machine); more by hand: loader_edits.py --edits 20000 --seed 2."""
@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--edits", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep")
+    ap.add_argument("--new-calls", action="store_true", help="only edits that append calls")
     a = ap.parse_args()
     tc = odlactest.Toolchain()
     with tempfile.TemporaryDirectory(prefix="odlac-loader-edits-") as work:
@@ -120,6 +121,8 @@ def main():
         if a.keep:
             os.makedirs(a.keep, exist_ok=True)
             cmd += ["--keep", a.keep]
+        if a.new_calls:
+            cmd.append("--new-calls")
         r = subprocess.run(cmd + files)
         return r.returncode
 
