@@ -337,40 +337,33 @@ odla_size_t ref_get_size(ref_replay *r) {
   return (odla_size_t)v;
 }
 
-const void *ref_get_array(ref_replay *r, uint64_t expected) {
+/* A u32 count of `size`-byte elements, which must be `expected` (or REF_CALL_NULL), and the
+ * elements, copied zero-padded to at least `pad` elements. */
+static const void *ref_get_block(ref_replay *r, uint64_t expected, size_t size, uint32_t pad,
+                                 const char *unit) {
   uint32_t n = ref_take_u32(r);
   const unsigned char *p;
   unsigned char *copy;
   if (r->bad || n == REF_CALL_NULL)
     return NULL;
   if (n != expected) {
-    ref_replay_refuse(r, "an array of %lu elements where the call's other arguments make %llu",
-                      (unsigned long)n, (unsigned long long)expected);
+    ref_replay_refuse(r, "an array of %lu %s where the call's other arguments make %llu",
+                      (unsigned long)n, unit, (unsigned long long)expected);
     return NULL;
   }
-  if (!(p = ref_take(r, (size_t)n * 4)) ||
-      !(copy = (unsigned char *)ref_replay_alloc(
-            r, (size_t)(n > REF_CALL_ARRAY_PAD ? n : REF_CALL_ARRAY_PAD) * 4)))
+  if (!(p = ref_take(r, (size_t)n * size)) ||
+      !(copy = (unsigned char *)ref_replay_alloc(r, (size_t)(n > pad ? n : pad) * size)))
     return NULL;
-  memcpy(copy, p, (size_t)n * 4);
+  memcpy(copy, p, (size_t)n * size);
   return copy;
 }
 
+const void *ref_get_array(ref_replay *r, uint64_t expected) {
+  return ref_get_block(r, expected, 4, REF_CALL_ARRAY_PAD, "elements");
+}
+
 const void *ref_get_bytes(ref_replay *r, uint64_t expected) {
-  uint32_t n = ref_take_u32(r);
-  const unsigned char *p;
-  unsigned char *copy;
-  if (r->bad || n == REF_CALL_NULL)
-    return NULL;
-  if (n != expected) {
-    ref_replay_refuse(r, "%lu bytes of data where the call's other arguments make %llu",
-                      (unsigned long)n, (unsigned long long)expected);
-    return NULL;
-  }
-  if (!(p = ref_take(r, n)) || !(copy = (unsigned char *)ref_replay_alloc(r, (size_t)n + 8)))
-    return NULL;
-  memcpy(copy, p, n);
-  return copy;
+  return ref_get_block(r, expected, 1, 8, "bytes");
 }
 
 const void *ref_get_data(ref_replay *r, const odla_value_type *t) {

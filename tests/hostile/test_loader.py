@@ -375,7 +375,7 @@ class LoaderTest(hostile.HostileCase):
         name_len = s.u32(at)
         at += 4 + name_len + 8  # its kind and count: its data's byte count follows
         self.assertLoadRefused(s.put("<I", at, s.u32(at) + 1).resum(), INVALID_PARAM,
-                               "bytes of data where the call's other arguments make")
+                               "bytes where the call's other arguments make")
 
     # ---- Keys ---------------------------------------------------------------------------
 
