@@ -86,18 +86,18 @@ Status importReduceInputAxes(ImportCtx &ctx) {
   auto known = ctx.constInts(1, "axes");
   if (known)
     return emitReduce(ctx, *known, *keepdims, *noop);
-  // Axes known only at run time: ReduceSum has an extension op that reads them, given the
-  // result shape the model declares.
+  // Axes known only at run time: an extension op reads them, given the result shape the model
+  // declares.
   std::optional<TensorType> declared = ctx.declaredType(0);
-  if (ctx.proto().op_type() != "ReduceSum")
-    return known.takeStatus();
   if (!declared)
     return ctx.fail("axes (input 1, '" + axes->name() +
                     "') is known only at run time and the model declares no static "
                     "shape for the result");
-  auto out = ctx.emit(
-      "ReduceSumDynamic", {ctx.input(0), axes},
-      {{"keepdims", *keepdims}, {"noop_with_empty_axes", *noop}, {"shape", declared->dims}});
+  auto out = ctx.emit("ReduceDynamic", {ctx.input(0), axes},
+                      {{"reduction", ctx.proto().op_type()},
+                       {"keepdims", *keepdims},
+                       {"noop_with_empty_axes", *noop},
+                       {"shape", declared->dims}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
