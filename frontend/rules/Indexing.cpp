@@ -3,7 +3,7 @@
 // Resize.cpp and join these rows).
 //
 // Operands that fix a result shape (OneHot's depth, TopK's K) are read when they are known at
-// compile time; otherwise the shape ONNX's shape inference (or the model) declares for the
+// compile time; otherwise the shape the model declares for the
 // result fixes them. NonZero and Unique have data-dependent result shapes: with an input known
 // at compile time they become constants; NonZero of a runtime input becomes an extension op
 // that checks the declared count when it runs; Unique of a runtime input is rejected.
@@ -32,12 +32,12 @@ Status finish(ImportCtx &ctx, Expected<Value *> out) {
   return Status::ok();
 }
 
-// The static type ONNX's shape facts give output `i` of the node, checked against the rank it
+// The static type the model declares for output `i` of the node, checked against the rank it
 // must have; `why` says what needs it.
 Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
   auto t = ctx.declaredType(i);
   if (!t)
-    return ctx.fail(why + ", and ONNX's shape inference gives no static shape for output '" +
+    return ctx.fail(why + ", and the model declares no static shape for output '" +
                     ctx.outputName(i) + "'");
   if (t->rank() != rank)
     return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +
@@ -412,16 +412,16 @@ Status importUnique(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Gather", 1, nullptr, {}, importGather},
-    {"GatherElements", 11, nullptr, {}, importGatherElements},
-    {"GatherND", 11, nullptr, {}, importGatherND},
-    {"Scatter", 9, nullptr, {}, importScatterElements},
-    {"ScatterElements", 11, nullptr, {}, importScatterElements},
-    {"ScatterND", 11, nullptr, {}, importScatterND},
-    {"OneHot", 9, nullptr, {}, importOneHot},
+    {"Gather", 1, nullptr, reads({"axis"}), importGather},
+    {"GatherElements", 11, nullptr, reads({"axis"}), importGatherElements},
+    {"GatherND", 11, nullptr, reads({"batch_dims"}), importGatherND},
+    {"Scatter", 9, nullptr, reads({"axis"}), importScatterElements},
+    {"ScatterElements", 11, nullptr, reads({"axis", "reduction"}), importScatterElements},
+    {"ScatterND", 11, nullptr, reads({"reduction"}), importScatterND},
+    {"OneHot", 9, nullptr, reads({"axis"}), importOneHot},
     {"NonZero", 9, nullptr, {}, importNonZero},
-    {"TopK", 1, nullptr, {}, importTopK},
-    {"Unique", 11, nullptr, {}, importUnique},
+    {"TopK", 1, nullptr, reads({"axis", "k", "largest", "sorted"}), importTopK},
+    {"Unique", 11, nullptr, reads({"axis", "sorted"}), importUnique},
 };
 
 } // namespace

@@ -25,14 +25,14 @@ bool isConstant(const ImportCtx &ctx, int i) {
   return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
 }
 
-// The static result shape ONNX's shape facts give output 0 when `param` (input `input`) is
+// The static result shape the model declares for output 0 when `param` (input `input`) is
 // known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, const char *param, int input) {
   if (auto t = ctx.declaredType(0))
     return t->dims;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
-                  "') is known only at run time and ONNX's shape " +
-                  "inference gives no static shape for output '" + ctx.outputName(0) +
+                  "') is known only at run time and the model declares no " +
+                  "static shape for output '" + ctx.outputName(0) +
                   "'; pin the inputs it depends on with --input-shape or make it a constant");
 }
 
@@ -101,10 +101,12 @@ std::vector<unsigned char> numericBytes(DType dtype, const std::vector<double> &
 }
 
 // output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0): a constant when
-// the operands are; otherwise start + delta * [0, 1, ...] over the length ONNX's shape facts
-// give.
+// the operands are; otherwise start + delta * [0, 1, ...] over the length the model declares.
 Status importRange(ImportCtx &ctx) {
   DType dtype = ctx.input(0)->dtype();
+  // Range-27's stash_type picks the precision of float16 and bfloat16 ranges; it has no
+  // effect on the types accepted here.
+  ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
   const char *names[] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     DType t = ctx.input(i)->dtype();
@@ -283,12 +285,12 @@ Status importTrilu(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Shape", 1, nullptr, {}, importShape},
+    {"Shape", 1, nullptr, reads({"start", "end"}), importShape},
     {"Size", 1, nullptr, {}, importSize},
-    {"Range", 11, nullptr, {}, importRange},
-    {"ConstantOfShape", 9, nullptr, {}, importConstantOfShape},
-    {"EyeLike", 9, nullptr, {}, importEyeLike},
-    {"Trilu", 14, nullptr, {}, importTrilu},
+    {"Range", 11, nullptr, reads({"stash_type"}), importRange},
+    {"ConstantOfShape", 9, nullptr, reads({"value"}), importConstantOfShape},
+    {"EyeLike", 9, nullptr, reads({"dtype", "k"}), importEyeLike},
+    {"Trilu", 14, nullptr, reads({"upper"}), importTrilu},
 };
 
 } // namespace

@@ -189,7 +189,7 @@ TEST(Frontend, EveryUnsupportedNodeIsReportedInOneRun) {
   ASSERT_FALSE(imported);
   const auto &msgs = imported.status().messages();
   ASSERT_EQ(msgs.size(), 3u) << imported.status().message();
-  EXPECT_EQ(msgs[0], "node 'first' (com.example.Foo, opset 13): unsupported: domain 'com.example' "
+  EXPECT_EQ(msgs[0], "node 'first' (com.example.Foo, opset 1): unsupported: domain 'com.example' "
                      "has no import rules");
   EXPECT_NE(msgs[1].find("node 'second' (LeakyRelu, opset 13)"), std::string::npos) << msgs[1];
   EXPECT_NE(msgs[1].find("i64"), std::string::npos) << msgs[1];
@@ -284,6 +284,29 @@ TEST(Frontend, GraphOutputThatIsAnInputGetsItsOwnCopy) {
   ASSERT_TRUE(imported) << imported.status().message();
   ASSERT_EQ((*imported)->numNodes(), 1u);
   EXPECT_STREQ((*imported)->nodes()[0]->op().name, "Identity");
+}
+
+// The in-memory entry (the fuzz targets' way in) imports what the file entry imports, and
+// refuses external data, which only a model file can have.
+TEST(Frontend, ModelBytesImportLikeTheFile) {
+  std::vector<float> values{1, 2, 3, 4};
+  std::string bytes = addModel(floatTensor("w", {2, 2}, values, true)).SerializeAsString();
+  auto g = importOnnxBytes(bytes.data(), bytes.size(), "m.onnx", {});
+  ASSERT_TRUE(g) << g.status().message();
+  bytes.assign(bytes.size(), '\0'); // the graph holds copies of the weights
+  EXPECT_EQ(constantValues(**g, "w"), values);
+  EXPECT_EQ((*g)->info().fileName, "m.onnx");
+
+  std::string external = addModel(externalTensor("weights.bin", 4)).SerializeAsString();
+  auto refused = importOnnxBytes(external.data(), external.size(), "m.onnx", {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().message(),
+            "m.onnx: the model keeps tensor data in external files, which a model read from "
+            "memory cannot have (import it from its file)");
+
+  auto junk = importOnnxBytes("\xff\xff", 2, "junk.onnx", {});
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.status().message(), "junk.onnx: not a valid ONNX model (protobuf parse failed)");
 }
 
 TEST(Frontend, NotAModelIsAClearError) {
