@@ -16,7 +16,7 @@ Expected<CallSequence> callSequence(const Target &t, ExecMode mode, bool dynamic
   };
   switch (mode) {
   case ExecMode::Compile:
-    need = {"CreateComputation", "CreateArgument", "CreateConstant",    "SetValueAsOutput",
+    need = {"CreateComputation", "CreateArgument",     "CreateConstant",   "SetValueAsOutput",
             "CreateContext",     "BindToArgumentById", "BindToOutputById", "ExecuteComputation",
             "DestroyContext",    "DestroyComputation"};
     // Every ODLA 0.5 backend compiles at the first execution; executables are optional (HALO's
@@ -37,10 +37,10 @@ Expected<CallSequence> callSequence(const Target &t, ExecMode mode, bool dynamic
     seq.release = optional({"ReleaseValue"});
     break;
   case ExecMode::Load:
-    need = {"CreateComputation", "CreateArgument",   "CreateConstant",    "SetValueAsOutput",
-            "CompileComputation", "StoreExecutable", "DestroyComputation", "LoadExecutable",
-            "CreateContext",     "BindToArgumentById", "BindToOutputById", "LaunchExecutable",
-            "DestroyContext",    "DestroyExecutable"};
+    need = {"CreateComputation",  "CreateArgument",     "CreateConstant",     "SetValueAsOutput",
+            "CompileComputation", "StoreExecutable",    "DestroyComputation", "LoadExecutable",
+            "CreateContext",      "BindToArgumentById", "BindToOutputById",   "LaunchExecutable",
+            "DestroyContext",     "DestroyExecutable"};
     break;
   }
   std::string lacking;

@@ -327,8 +327,8 @@ private:
         // computation executes, which runs nothing more once every op has run.
         for (size_t i = 0; i < outputs_.size(); ++i)
           body.line(N_ + "_CHECK(odla_BindToOutputById(" +
-                    fn.ids.literal(outputs_[i].value->name()) + ", outputs_[" +
-                    std::to_string(i) + "], ctx_));");
+                    fn.ids.literal(outputs_[i].value->name()) + ", outputs_[" + std::to_string(i) +
+                    "], ctx_));");
         body.line("return odla_ExecuteComputation(comp_, ctx_, ODLA_COMPUTE_INFERENCE, NULL);");
       }
     }
@@ -476,8 +476,8 @@ private:
       for (const Port &p : outputs_)
         outs += (outs.empty() ? "" : ", ") + p.param;
       const CallSequence &seq = o_.calls;
-      std::string call = n_ + "_interpret(" + (bin() ? "inst->weights, " : "") + "inputs_, outputs_" +
-                         (seq.outputsByContext ? ", comp_, ctx_" : "") + ")";
+      std::string call = n_ + "_interpret(" + (bin() ? "inst->weights, " : "") +
+                         "inputs_, outputs_" + (seq.outputsByContext ? ", comp_, ctx_" : "") + ")";
       w.line("const void *const inputs_[] = {" + (ins.empty() ? "NULL" : ins) + "};");
       w.line("void *const outputs_[] = {" + (outs.empty() ? "NULL" : outs) + "};");
       if (!bin())

@@ -6,11 +6,11 @@
 
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
-#include <functional>
 
 namespace odlac {
 namespace {

@@ -41,8 +41,7 @@ lower::Val matMul(lower::OdlaSink &sink, lower::Val a, lower::Val b, bool transp
 }
 
 std::string nodeLabel(const Node &n) {
-  return "node '" + (n.name().empty() ? n.output(0)->name() : n.name()) + "' (" + n.op().name +
-         ")";
+  return "node '" + (n.name().empty() ? n.output(0)->name() : n.name()) + "' (" + n.op().name + ")";
 }
 
 lower::Val LowerCtx::in(int i) const {

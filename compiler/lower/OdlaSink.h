@@ -412,8 +412,9 @@ private:
 
   template <auto Fn, class... A>
   std::vector<Val> call(const char *function, const char *params, const A &...args) {
-    Call c{function, params, returnsOf(Fn), {toArg(args)...},
-           [&](Binder &b) { b.take(Fn(b.conv(args)...)); }};
+    Call c{function, params, returnsOf(Fn), {toArg(args)...}, [&](Binder &b) {
+             b.take(Fn(b.conv(args)...));
+           }};
     return emit(c);
   }
   static Val one(const std::vector<Val> &results) { return results.empty() ? Val{} : results[0]; }

@@ -66,9 +66,7 @@ struct Target {
     return allExtensions || extensions.count(name) != 0;
   }
   bool hasOp(const std::string &name) const { return allOps || ops.count(name) != 0; }
-  bool hasRuntime(const std::string &name) const {
-    return allRuntime || runtime.count(name) != 0;
-  }
+  bool hasRuntime(const std::string &name) const { return allRuntime || runtime.count(name) != 0; }
 };
 
 // Parses a manifest's text; `origin` names it in errors.

@@ -206,8 +206,8 @@ Status inferBatchNorm(InferCtx &c) {
   int64_t channels = isChannelsLast(c.node()) ? x.back() : x[1];
   for (int i = 1; i <= 4; ++i)
     if (c.in(i).dims != Dims{channels})
-      return c.fail("scale, bias, mean and var must be [" + str(channels) + "]; operand " +
-                    str(i) + " is " + toString(c.in(i)));
+      return c.fail("scale, bias, mean and var must be [" + str(channels) + "]; operand " + str(i) +
+                    " is " + toString(c.in(i)));
   c.setOut(0, c.in(0));
   return Status::ok();
 }
