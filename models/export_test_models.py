@@ -214,6 +214,17 @@ def export(model, name, example, inputs, training_mode):
     return set(ops)
 
 
+def initialized(cls, batchnorm_seed):
+    """A CNN in eval mode: built after seeding torch with 0, He-initialized, with BatchNorm
+    statistics drawn from `batchnorm_seed`."""
+    torch.manual_seed(0)
+    model = cls()
+    kaiming_init(model)
+    randomize_batchnorm(model, torch.Generator().manual_seed(batchnorm_seed))
+    model.eval()
+    return model
+
+
 def main():
     # ---- MLP ----
     torch.manual_seed(0)
@@ -224,11 +235,7 @@ def main():
            torch.onnx.TrainingMode.EVAL)
 
     # ---- CNN ----
-    torch.manual_seed(0)
-    cnn = SmallCNN()
-    kaiming_init(cnn)
-    randomize_batchnorm(cnn, torch.Generator().manual_seed(2))
-    cnn.eval()
+    cnn = initialized(SmallCNN, 2)
     gen = torch.Generator().manual_seed(3)
     # N(0,1) pixels plus a random per-channel offset, so the two data sets
     # differ in more than pixel noise (which global pooling averages away).
@@ -247,11 +254,7 @@ def main():
     print("cnn: all required op types present")
 
     # ---- basic CNN (Conv + BN + ReLU + MaxPool + Gemm) ----
-    torch.manual_seed(0)
-    basic = BasicCNN()
-    kaiming_init(basic)
-    randomize_batchnorm(basic, torch.Generator().manual_seed(4))
-    basic.eval()
+    basic = initialized(BasicCNN, 4)
     gen = torch.Generator().manual_seed(5)
     basic_inputs = [torch.randn(1, 3, 32, 32, generator=gen) for _ in range(2)]
     ops = export(basic, "cnn_basic", basic_inputs[0], basic_inputs,
