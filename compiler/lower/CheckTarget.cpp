@@ -8,8 +8,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -81,13 +81,14 @@ private:
   Expected<Facts> rounding(const Call &call, const std::vector<std::string> &params) const;
 
   const Target &t_;
-  std::string what_; // what the current calls lower
+  std::string what_;                                     // what the current calls lower
   std::map<std::string, std::set<std::string>> missing_; // function (+ type) -> nodes
   // "odla_Relu|input.rank=4" -> "node 'r' (Relu) with input.rank 2", ...
   std::map<std::string, std::vector<std::string>> violations_;
   std::map<std::string, std::string> badLimits_; // limit -> why its subject does not resolve
   std::map<std::string, std::set<std::string>> wrongTypes_; // type -> what has it
   std::set<std::string> ids_;
+  std::set<int> constants_; // the values odla_CreateConstant made (property "constant")
 };
 
 std::vector<std::string> splitParams(const char *params) {
@@ -138,8 +139,12 @@ Expected<Facts> CheckingSink::valueFacts(Val v, const std::vector<std::string> &
   }
   if (prop == "type")
     return Facts{typeName(ty->element_type)};
-  return Status::error("'" + prop + "' is no property of a value (rank, shape, count, dims.N, "
-                       "type)");
+  // A backend may read an operand's data while building the graph (HALO's dnnl reorders a
+  // convolution's kernel then): 1 for a constant, 0 for a value computed or fed at run time.
+  if (prop == "constant")
+    return Facts{constants_.count(v.index) ? "1" : "0"};
+  return Status::error("'" + prop +
+                       "' is no property of a value (rank, shape, count, dims.N, type, constant)");
 }
 
 // Whether the output dims of a pooling call are ONNX's floor rounding of its window over the
@@ -153,8 +158,8 @@ Expected<Facts> CheckingSink::rounding(const Call &call,
     return nullptr;
   };
   const Arg *input = arg("input"), *layout = arg("input_layout"), *window = arg("window_dims"),
-            *strides = arg("strides"), *front = arg("paddings_front"),
-            *back = arg("paddings_back"), *out = arg("output_dims"), *dil = arg("dilations");
+            *strides = arg("strides"), *front = arg("paddings_front"), *back = arg("paddings_back"),
+            *out = arg("output_dims"), *dil = arg("dilations");
   if (!input || !layout || !window || !strides || !front || !back || !out)
     return Status::error("'rounding' applies to pooling calls (a window over input with "
                          "strides, paddings and output_dims)");
@@ -245,7 +250,8 @@ Expected<Facts> CheckingSink::facts(const std::string &subject, const Call &call
       return Facts{std::to_string(t->shape.rank)};
     if (props.empty() || (prop == "shape" && one))
       return Facts{joined(t->shape.dims)};
-    return Status::error("'" + parts[0] + "' is a value type: its properties are type, rank, "
+    return Status::error("'" + parts[0] +
+                         "' is a value type: its properties are type, rank, "
                          "shape");
   }
   std::string scalar;
@@ -269,7 +275,7 @@ Expected<Facts> CheckingSink::facts(const std::string &subject, const Call &call
 }
 
 Expected<std::string> CheckingSink::failing(const Condition &c, const Call &call,
-                                             const std::vector<Val> &results) const {
+                                            const std::vector<Val> &results) const {
   auto got = facts(c.subject, call, results);
   if (!got)
     return got.takeStatus();
@@ -349,6 +355,9 @@ std::vector<Val> CheckingSink::emit(Call &call) {
       ids_.insert(more->names.begin(), more->names.end());
   }
   std::vector<Val> results = DirectSink::emit(call);
+  if (fn == "CreateConstant")
+    for (Val r : results)
+      constants_.insert(r.index);
   std::optional<odla_value_type> result = results.empty() ? std::nullopt : typeOf(results[0]);
   if (!isSequenceCall(fn))
     checkAvailable(fn, result ? typeName(result->element_type) : "");
@@ -376,8 +385,8 @@ Status CheckingSink::report() const {
     all.append(Status::error(backend + " lacks " + what + ", needed by " +
                              std::to_string(nodes.size()) + " node(s): " + listed(nodes)));
   for (const auto &[key, why] : badLimits_)
-    all.append(Status::error("the manifest of " + backend + " has a limit it cannot apply, " +
-                             key + ": " + why));
+    all.append(Status::error("the manifest of " + backend + " has a limit it cannot apply, " + key +
+                             ": " + why));
   for (const auto &[key, calls] : violations_) {
     std::string list;
     for (const std::string &c : calls)
@@ -407,7 +416,12 @@ Status checkTarget(const Graph &g, const Target &target) {
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
   CheckingSink sink(target);
-  lowerGraph(g, sink, [](const Value &c, size_t) { return Data{c.data()->data, ""}; }, target);
+  lowerGraph(
+      g, sink,
+      [](const Value &c, size_t) {
+        return Data{c.data()->data, ""};
+      },
+      target);
   odla_DestroyComputation(comp);
   return sink.report();
 }
