@@ -19,6 +19,28 @@ enum class WeightsMode { Auto, C, Bin, Obj }; // Obj: NAME_weights.o, see Object
 // load loads an executable stored by NAME_store.
 enum class ExecMode { Compile, Interpret, Load };
 
+// The calls beyond the op builders that generated code makes, from the runtime functions
+// the target's manifest lists (docs/generated-code.md, "The calls the code makes"): the
+// richer sequence only where the manifest offers it. The defaults are the reference backend's.
+struct CallSequence {
+  // compile: odla_CompileComputation once per instance (and odla_DestroyExecutable); without
+  // it (the core profile, or a backend without executables) the first execution compiles.
+  bool compileStep = true;
+  // interpret: each run creates and destroys a computation (a backend without one keeps the
+  // values it interprets by itself).
+  bool computation = true;
+  // interpret: outputs are bound to a context and copied out by odla_ExecuteComputation, for
+  // a backend without odla_GetValueData.
+  bool outputsByContext = false;
+  // interpret: odla_ReleaseValue after a value's last use (and that of every value that may
+  // share its buffer).
+  bool release = true;
+};
+
+// The sequence of `mode` on `target`; an error names every function it needs that the
+// manifest lacks.
+Expected<CallSequence> callSequence(const Target &target, ExecMode mode, bool dynamicBatch);
+
 struct CodegenOptions {
   std::string name = "net";    // prefix of every symbol; a C identifier
   WeightsMode weights = WeightsMode::Auto;
@@ -29,6 +51,7 @@ struct CodegenOptions {
   uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
   int64_t dynamicBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: off
   const Target *target = &referenceTarget(); // which extension calls the code may make
+  CallSequence calls; // the calls around the op builders, from callSequence for the target
 };
 
 struct GeneratedFile {

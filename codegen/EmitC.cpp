@@ -296,6 +296,7 @@ private:
   struct GraphFunction {
     std::string text;
     bool usesMath = false, usesExtensions = false;
+    ValueIds ids; // how the function wrote each value id, for the calls that bind them
   };
   GraphFunction graphFunction(bool interpret) const {
     std::map<const Value *, const WeightSlot *> slotOf;
@@ -308,34 +309,49 @@ private:
     };
     std::string weightsParam = bin() ? "const unsigned char *weights" : "";
     CWriter body;
-    GraphFunction fn;
+    GraphFunction fn{"", false, false, ValueIds(o_.target->integerIds)};
     if (!interpret) {
       body.open("static odla_status " + n_ + "_build(" +
                 (weightsParam.empty() ? "void" : weightsParam) + ")");
-      PrintSink sink(body, N_ + "_CHECK", n_);
+      PrintSink sink(body, N_ + "_CHECK", n_, fn.ids);
       lowerGraph(g_, sink, data, *o_.target);
       fn.usesMath = sink.usesMath();
       fn.usesExtensions = sink.usesExtensions();
     } else {
       // Buffers arrive as arrays: parameters named after tensors would clash with the values'
       // variables, and locals ending in '_' never do (cIdentifier trims trailing '_').
+      bool byContext = o_.calls.outputsByContext;
       body.open("static odla_status " + n_ + "_interpret(" +
                 (weightsParam.empty() ? "" : weightsParam + ", ") +
-                "const void *const *inputs_, void *const *outputs_)");
+                "const void *const *inputs_, void *const *outputs_" +
+                (byContext ? ", odla_computation comp_, odla_context ctx_" : "") + ")");
       std::map<std::string, std::string> ins, outs;
       for (size_t i = 0; i < inputs_.size(); ++i)
         ins[inputs_[i].value->name()] = "inputs_[" + std::to_string(i) + "]";
       for (size_t i = 0; i < outputs_.size(); ++i)
         outs[outputs_[i].value->name()] = "outputs_[" + std::to_string(i) + "]";
       CWriter scratch;
-      InterpretSink firstPass(scratch, N_ + "_CHECK", n_, ins, outs, nullptr);
+      ValueIds firstIds(o_.target->integerIds);
+      const std::set<std::string> &views = o_.target->views;
+      InterpretSink firstPass(scratch, N_ + "_CHECK", n_, firstIds, ins, outs, nullptr, o_.calls,
+                              views);
       lowerGraph(g_, firstPass, data, *o_.target);
-      InterpretSink sink(body, N_ + "_CHECK", n_, ins, outs, &firstPass.lastUses());
+      InterpretSink sink(body, N_ + "_CHECK", n_, fn.ids, ins, outs, &firstPass, o_.calls, views);
       lowerGraph(g_, sink, data, *o_.target);
       fn.usesMath = sink.usesMath();
       fn.usesExtensions = sink.usesExtensions();
+      if (byContext) {
+        // A backend without odla_GetValueData copies the outputs out of its values when the
+        // computation executes, which runs nothing more once every op has run.
+        for (size_t i = 0; i < outputs_.size(); ++i)
+          body.line(N_ + "_CHECK(odla_BindToOutputById(" +
+                    fn.ids.literal(outputs_[i].value->name()) + ", outputs_[" + std::to_string(i) +
+                    "], ctx_));");
+        body.line("return odla_ExecuteComputation(comp_, ctx_, ODLA_COMPUTE_INFERENCE, NULL);");
+      }
     }
-    body.line("return ODLA_SUCCESS;");
+    if (!interpret || !o_.calls.outputsByContext)
+      body.line("return ODLA_SUCCESS;");
     body.close();
     fn.text = body.str().substr(0, body.str().size() - 1);
     return fn;
@@ -386,10 +402,12 @@ private:
             interpret ? "runs the model op by op through the ODLA API (interpret mode)."
                       : "builds the model's computation through the ODLA API and runs it.",
             &fn);
+    bool compileStep = o_.calls.compileStep;
     w.open("struct " + n_ + "_instance");
     if (!interpret) {
       w.line("odla_computation comp;");
-      w.line("odla_executable exec;");
+      if (compileStep)
+        w.line("odla_executable exec;");
       w.line("odla_context ctx;");
     }
     if (bin())
@@ -432,8 +450,10 @@ private:
         w.line("if (s == ODLA_SUCCESS)");
         w.line("  s = " + n_ + "_batch_items(inst->comp);");
       }
-      w.line("if (s == ODLA_SUCCESS)");
-      w.line("  s = odla_CompileComputation(inst->comp, NULL, &inst->exec);");
+      if (compileStep) {
+        w.line("if (s == ODLA_SUCCESS)");
+        w.line("  s = odla_CompileComputation(inst->comp, NULL, &inst->exec);");
+      }
       w.line("if (s == ODLA_SUCCESS)");
       w.line("  s = odla_CreateContext(&inst->ctx);");
     }
@@ -453,8 +473,10 @@ private:
     if (!interpret) {
       w.line("if (inst->ctx)");
       w.line("  odla_DestroyContext(inst->ctx);");
-      w.line("if (inst->exec)");
-      w.line("  odla_DestroyExecutable(inst->exec);");
+      if (compileStep) {
+        w.line("if (inst->exec)");
+        w.line("  odla_DestroyExecutable(inst->exec);");
+      }
       w.line("if (inst->comp)");
       w.line("  odla_DestroyComputation(inst->comp);");
     }
@@ -471,18 +493,34 @@ private:
         ins += (ins.empty() ? "" : ", ") + p.param;
       for (const Port &p : outputs_)
         outs += (outs.empty() ? "" : ", ") + p.param;
+      const CallSequence &seq = o_.calls;
+      std::string call = n_ + "_interpret(" + (bin() ? "inst->weights, " : "") +
+                         "inputs_, outputs_" + (seq.outputsByContext ? ", comp_, ctx_" : "") + ")";
       w.line("const void *const inputs_[] = {" + (ins.empty() ? "NULL" : ins) + "};");
       w.line("void *const outputs_[] = {" + (outs.empty() ? "NULL" : outs) + "};");
-      w.line("odla_computation comp_;");
-      w.line("odla_status status_ = odla_CreateComputation(&comp_);");
-      w.line("if (status_ != ODLA_SUCCESS)");
-      w.line("  return status_;");
-      w.line(std::string("status_ = ") + n_ + "_interpret(" + (bin() ? "inst->weights, " : "") +
-             "inputs_, outputs_);");
       if (!bin())
         w.line("(void)inst;");
-      w.line("odla_DestroyComputation(comp_);");
-      w.line("return status_;");
+      if (!seq.computation) { // the backend keeps the values it interprets itself
+        w.line("return " + call + ";");
+      } else {
+        w.line("odla_computation comp_;");
+        if (seq.outputsByContext)
+          w.line("odla_context ctx_ = NULL;");
+        w.line("odla_status status_ = odla_CreateComputation(&comp_);");
+        w.line("if (status_ != ODLA_SUCCESS)");
+        w.line("  return status_;");
+        if (seq.outputsByContext) {
+          w.line("status_ = odla_CreateContext(&ctx_);");
+          w.line("if (status_ == ODLA_SUCCESS)");
+          w.line("  status_ = " + call + ";");
+          w.line("if (ctx_)");
+          w.line("  odla_DestroyContext(ctx_);");
+        } else {
+          w.line("status_ = " + call + ";");
+        }
+        w.line("odla_DestroyComputation(comp_);");
+        w.line("return status_;");
+      }
     } else if (o_.dynamicBatch) {
       w.line("return " + n_ + "_run_batch(inst, " + N_ + "_BATCH_SIZE" + portArgs() + ");");
       w.close();
@@ -492,10 +530,10 @@ private:
       w.line(
           N_ +
           "_CHECK(odla_SetContextItem(inst->ctx, ODLA_RUN_BATCH_SIZE, (odla_item_value)&rows_));");
-      bindPorts(w);
+      bindPorts(w, fn.ids);
       w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
     } else {
-      bindPorts(w);
+      bindPorts(w, fn.ids);
       w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
     }
     w.close();
@@ -529,13 +567,14 @@ private:
     w.line();
   }
 
-  void bindPorts(CWriter &w) const {
+  // `ids` wrote the value ids of the function that built the graph.
+  void bindPorts(CWriter &w, ValueIds &ids) const {
     for (const Port &p : inputs_)
-      w.line(N_ + "_CHECK(odla_BindToArgumentById((const odla_value_id)" + cString(p.value->name()) +
-             ", " + p.param + ", inst->ctx));");
+      w.line(N_ + "_CHECK(odla_BindToArgumentById(" + ids.literal(p.value->name()) + ", " +
+             p.param + ", inst->ctx));");
     for (const Port &p : outputs_)
-      w.line(N_ + "_CHECK(odla_BindToOutputById((const odla_value_id)" + cString(p.value->name()) +
-             ", " + p.param + ", inst->ctx));");
+      w.line(N_ + "_CHECK(odla_BindToOutputById(" + ids.literal(p.value->name()) + ", " + p.param +
+             ", inst->ctx));");
   }
 
   // Load mode's NAME.c: loads the stored executable; builds no graph and reads no weights.
@@ -582,7 +621,9 @@ private:
     w.close();
     w.line();
     w.open(runSignature());
-    bindPorts(w);
+    // Integer ids are numbered as NAME_store.c's build function writes them.
+    ValueIds ids = o_.target->integerIds ? graphFunction(false).ids : ValueIds(false);
+    bindPorts(w, ids);
     w.line("return odla_LaunchExecutable(inst->exec, inst->ctx);");
     w.close();
     w.line();

@@ -24,8 +24,11 @@ template <class T> static std::string joinInts(const std::vector<T> &v) {
   return r;
 }
 
-static std::string idLiteral(const std::string &name) {
-  return "(const odla_value_id)" + cString(name);
+std::string ValueIds::literal(const std::string &name) {
+  if (!integers_)
+    return "(const odla_value_id)" + cString(name);
+  auto it = numbers_.emplace(name, static_cast<int64_t>(numbers_.size()) + 1).first;
+  return "(const odla_value_id)(odla_size_t)" + std::to_string(it->second);
 }
 
 std::string PrintSink::arg(const Arg &a) {
@@ -35,12 +38,12 @@ std::string PrintSink::arg(const Arg &a) {
         if constexpr (std::is_same_v<T, Val>)
           return v.isNull() ? "NULL" : vars_[v.index];
         else if constexpr (std::is_same_v<T, Id>)
-          return idLiteral(v.name);
+          return ids_.literal(v.name);
         else if constexpr (std::is_same_v<T, Ids>) {
           std::string r = "(odla_value_ids){.size = " + std::to_string(v.names.size()) +
                           ", .value_ids = {";
           for (size_t i = 0; i < v.names.size(); ++i)
-            r += (i ? ", " : "") + idLiteral(v.names[i]);
+            r += (i ? ", " : "") + ids_.literal(v.names[i]);
           return r + "}}";
         } else if constexpr (std::is_same_v<T, Vals>) {
           std::string r = "(odla_values){.size = " + std::to_string(v.vals.size()) + ", .values = {";

@@ -5,17 +5,32 @@
 #include "CWriter.h"
 #include "lower/OdlaSink.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace odlac {
 
+// How generated code writes value ids: string literals of the tensor names, or, for a backend
+// that indexes a table with them (the manifest's `value_ids integers N`), the numbers 1, 2,
+// ... in the order the names first appear.
+class ValueIds {
+public:
+  explicit ValueIds(bool integers) : integers_(integers) {}
+  std::string literal(const std::string &name);
+
+private:
+  bool integers_;
+  std::map<std::string, int64_t> numbers_;
+};
+
 class PrintSink : public lower::OdlaSink {
 public:
   // `checkMacro` wraps status-returning calls, e.g. NET_CHECK(odla_SetValueAsOutput(y));
-  // `prefix` is the model's (--name): variables never take the names of its symbols.
-  PrintSink(CWriter &w, std::string checkMacro, const std::string &prefix)
-      : w_(w), checkMacro_(std::move(checkMacro)), variables_(prefix) {}
+  // `prefix` is the model's (--name): variables never take the names of its symbols; `ids`
+  // writes the value ids.
+  PrintSink(CWriter &w, std::string checkMacro, const std::string &prefix, ValueIds &ids)
+      : w_(w), checkMacro_(std::move(checkMacro)), variables_(prefix), ids_(ids) {}
   // Whether any printed argument needs <math.h> (HUGE_VALF, NAN).
   bool usesMath() const { return usesMath_; }
   // Whether any call is an extension function (odla_Ext...), which needs <ODLA/odla_ext.h>.
@@ -31,6 +46,7 @@ protected:
   // For sinks that print more lines about values (InterpretSink).
   const std::string &variableOf(lower::Val v) const { return vars_[v.index]; }
   void printLine(const std::string &text) { line(text); }
+  ValueIds &ids() { return ids_; }
 
 private:
   std::string arg(const lower::Arg &a);
@@ -43,6 +59,7 @@ private:
   std::string checkMacro_;
   std::vector<std::string> vars_; // C variable of each Val
   CScope variables_;
+  ValueIds &ids_;
   int depth_ = 0; // open odla_BeginIf / odla_BeginLoop regions
   bool usesMath_ = false;
   bool usesExtensions_ = false;

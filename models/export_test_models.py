@@ -1,12 +1,13 @@
 """Export the end-to-end test models for odlac (ONNX -> C compiler).
 
-Writes two small models with random (fixed-seed) weights, each in ONNX's
+Writes three small models with random (fixed-seed) weights, each in ONNX's
 backend-test layout:
 
     models/mlp/model.onnx
     models/mlp/test_data_set_{0,1}/input_0.pb, output_0.pb
     models/cnn/model.onnx
     models/cnn/test_data_set_{0,1}/input_0.pb, output_0.pb
+    models/cnn_basic/model.onnx, test_data_set_{0,1}/...
 
 Expected outputs are PyTorch's float32 outputs with the module in eval mode.
 
@@ -20,6 +21,9 @@ Expected outputs are PyTorch's float32 outputs with the module in eval mode.
   AveragePool (count_include_pad=False, so no extra Pad node),
   GlobalAveragePool, Flatten, Gemm and Softmax.  Conv/Linear weights use He
   init so that the output really depends on the input.
+* cnn_basic: input `input` [1,3,32,32] -> (Conv 3x3 + BatchNormalization, not
+  folded, + ReLU + MaxPool 2) twice -> Flatten -> Gemm -> output `output`
+  [1,10] (raw scores): issue 16's CNN, which HALO's backends run (tests/halo).
 
 Deterministic: fixed seeds, single thread, deterministic algorithms; running
 the script twice reproduces the same files byte for byte.
@@ -56,6 +60,25 @@ class MLP(nn.Module):
         x = torch.relu(self.fc1(x))
         x = torch.tanh(self.fc2(x))
         return self.fc3(x)
+
+
+class BasicCNN(nn.Module):
+    """The CNN of issue 16: Conv, BatchNorm, ReLU and MaxPool twice, then one Gemm; the op
+    set every HALO backend (tests/halo) runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1, bias=True)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=True)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(32 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.pool(torch.relu(self.bn2(self.conv2(x))))
+        return self.fc(torch.flatten(x, 1))
 
 
 class ResidualBlock(nn.Module):
@@ -191,6 +214,17 @@ def export(model, name, example, inputs, training_mode):
     return set(ops)
 
 
+def initialized(cls, batchnorm_seed):
+    """A CNN in eval mode: built after seeding torch with 0, He-initialized, with BatchNorm
+    statistics drawn from `batchnorm_seed`."""
+    torch.manual_seed(0)
+    model = cls()
+    kaiming_init(model)
+    randomize_batchnorm(model, torch.Generator().manual_seed(batchnorm_seed))
+    model.eval()
+    return model
+
+
 def main():
     # ---- MLP ----
     torch.manual_seed(0)
@@ -201,11 +235,7 @@ def main():
            torch.onnx.TrainingMode.EVAL)
 
     # ---- CNN ----
-    torch.manual_seed(0)
-    cnn = SmallCNN()
-    kaiming_init(cnn)
-    randomize_batchnorm(cnn, torch.Generator().manual_seed(2))
-    cnn.eval()
+    cnn = initialized(SmallCNN, 2)
     gen = torch.Generator().manual_seed(3)
     # N(0,1) pixels plus a random per-channel offset, so the two data sets
     # differ in more than pixel noise (which global pooling averages away).
@@ -222,6 +252,14 @@ def main():
     assert not missing, f"cnn is missing op types: {sorted(missing)}"
     assert "Pad" not in ops, "AvgPool2d should not export a Pad node"
     print("cnn: all required op types present")
+
+    # ---- basic CNN (Conv + BN + ReLU + MaxPool + Gemm) ----
+    basic = initialized(BasicCNN, 4)
+    gen = torch.Generator().manual_seed(5)
+    basic_inputs = [torch.randn(1, 3, 32, 32, generator=gen) for _ in range(2)]
+    ops = export(basic, "cnn_basic", basic_inputs[0], basic_inputs,
+                 torch.onnx.TrainingMode.PRESERVE)
+    assert ops == {"Conv", "BatchNormalization", "Relu", "MaxPool", "Flatten", "Gemm"}, ops
 
 
 if __name__ == "__main__":

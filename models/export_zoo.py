@@ -5,7 +5,8 @@ Each model gets the ONNX backend-test layout: DIR/<name>/model.onnx and
 DIR/<name>/test_data_set_0/{input_0.pb,output_0.pb} with PyTorch's output, plus the traced
 TorchScript module DIR/<name>/model.pt (the benchmarks time PyTorch on it). Random weights,
 fixed seeds, batch 1, opset 13; BatchNorm statistics are randomized so folding them is not a
-no-op. Models: resnet50, mobilenet_v2, squeezenet1_1, efficientnet_b0 (torchvision), and
+no-op. Models: resnet50, mobilenet_v2, squeezenet1_1, efficientnet_b0, resnet18 (torchvision),
+transformer_block (one pre-norm block over a [32, 64] matrix of tokens; tests/halo), and
 bert_encoder (BERT-style: embeddings sum, L layers of self-attention + GELU MLP, LayerNorm;
 hidden 768, 12 heads, sequence 128 by default, --bert-layers to make it smaller), and
 bert_encoder_small (2 layers, hidden 256, 4 heads, sequence 64, symbolic batch and sequence
@@ -64,6 +65,30 @@ class BertLayer(torch.nn.Module):
         ctx = ctx.transpose(1, 2).reshape(b, s, h * d)
         x = self.ln1(x + self.o(ctx))
         return self.ln2(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+
+
+class TransformerBlock2d(torch.nn.Module):
+    """A pre-norm transformer block over one sequence as a [tokens, hidden] matrix: LayerNorm,
+    single-head self-attention, LayerNorm and a GELU MLP, each with a residual. Every product
+    is a plain matrix product, so backends without odla_BatchMatMul (HALO's) run it."""
+
+    def __init__(self, hidden, ffn):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(hidden)
+        self.q = torch.nn.Linear(hidden, hidden)
+        self.k = torch.nn.Linear(hidden, hidden)
+        self.v = torch.nn.Linear(hidden, hidden)
+        self.o = torch.nn.Linear(hidden, hidden)
+        self.ln2 = torch.nn.LayerNorm(hidden)
+        self.fc1 = torch.nn.Linear(hidden, ffn)
+        self.fc2 = torch.nn.Linear(ffn, hidden)
+
+    def forward(self, x):
+        h = self.ln1(x)
+        q, k, v = self.q(h), self.k(h), self.v(h)
+        scores = torch.matmul(q, k.transpose(0, 1)) / math.sqrt(q.shape[-1])
+        x = x + self.o(torch.matmul(torch.softmax(scores, dim=-1), v))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
 
 
 class BertEncoder(torch.nn.Module):
@@ -126,6 +151,7 @@ def main():
         "mobilenet_v2": torchvision.models.mobilenet_v2,
         "squeezenet1_1": torchvision.models.squeezenet1_1,
         "efficientnet_b0": torchvision.models.efficientnet_b0,
+        "resnet18": torchvision.models.resnet18,
     }
     for seed, (name, ctor) in enumerate(vision.items()):
         if (only and name not in only) or (exported(args.out, name) and not args.force):
@@ -160,6 +186,13 @@ def main():
         dims = {0: "batch", 1: "sequence"}
         export(name, model, [ids, mask], ["input_ids", "attention_mask"], args.out,
                dynamic_axes={"input_ids": dims, "attention_mask": dims, "output": dims})
+    # The transformer block HALO's backends are tried on (tests/halo): 32 tokens, hidden 64.
+    name = "transformer_block"
+    if (not only or name in only) and (args.force or not exported(args.out, name)):
+        torch.manual_seed(11)
+        model = TransformerBlock2d(64, 256)
+        x = torch.randn(32, 64, generator=torch.Generator().manual_seed(12))
+        export(name, model, [x], ["input"], args.out)
     return 0
 
 

@@ -6,10 +6,11 @@
 
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
-#include <functional>
 
 namespace odlac {
 namespace {
@@ -213,10 +214,11 @@ const std::vector<Flag> &flags() {
        }},
       {"--exec-mode", "compile|interpret|load",
        "how the generated code runs the model: compile (build and compile once per instance; "
-       "default), interpret (each op runs as it is called), load (NAME_create loads an "
-       "executable that NAME_store, in NAME_store.c, writes once); the backend's manifest "
-       "must list the mode",
+       "the default where the backend's manifest lists it, else interpret), interpret (each "
+       "op runs as it is called), load (NAME_create loads an executable that NAME_store, in "
+       "NAME_store.c, writes once); the backend's manifest must list the mode",
        [](Options &o, const std::string &v) {
+         o.execModeGiven = true;
          if (v == "compile")
            o.codegen.execMode = ExecMode::Compile;
          else if (v == "interpret")
@@ -235,7 +237,8 @@ const std::vector<Flag> &flags() {
        }},
       {"-O", "LEVEL",
        "optimization level 0-3 (default 2): 1 cleans up and folds constants, 2 folds and "
-       "fuses ops, 3 also changes data layout",
+       "fuses ops and cancels transposes, 3 is 2 (the data layout a backend's manifest asks "
+       "for is followed at every level)",
        [](Options &o, const std::string &v) {
          if (v.size() != 1 || v[0] < '0' || v[0] > '3')
            return Status::error("-O takes a level from 0 to 3, got '" + v + "'");
@@ -381,6 +384,11 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   }
   if (o.coreProfile)
     o.target = coreProfile(o.target);
+  // A backend that only interprets (HALO's Eigen and XNNPACK) gets interpret mode by default:
+  // --backend is all its users need to say.
+  const std::set<std::string> &modes = o.target.modes;
+  if (!o.execModeGiven && !modes.empty() && !modes.count("compile"))
+    o.codegen.execMode = modes.count("interpret") ? ExecMode::Interpret : ExecMode::Load;
   {
     static const char *const kModeNames[] = {"compile", "interpret", "load"};
     std::string mode = kModeNames[static_cast<int>(o.codegen.execMode)], listed;
@@ -402,6 +410,10 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
                            "lacks the feature runtime_shapes)");
     o.import.batchSize = o.codegen.dynamicBatch = o.batchSize ? o.batchSize : 1;
   }
+  auto calls = callSequence(o.target, o.codegen.execMode, o.dynamicBatch);
+  if (!calls)
+    return calls.takeStatus();
+  o.codegen.calls = *calls;
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&

@@ -22,6 +22,7 @@ struct Options {
   std::string backend = "reference"; // a shipped backend's name
   std::string backendManifest;       // or the manifest file of another backend
   bool coreProfile = false;          // --odla-profile=core: no extension calls at all
+  bool execModeGiven = false;        // --exec-mode given; else compile, or what the manifest has
   Target target;                     // resolved from the three above
   // Build outputs (docs/cli.md "Building libraries"): what --emit produces beyond C.
   enum class Emit { C, Obj, Static, Shared } emit = Emit::C;

@@ -8,7 +8,7 @@
 #include "OutputDir.h"
 #include "Report.h"
 #include "ir/Printer.h"
-#include "lower/Lowering.h"
+#include "lower/CheckTarget.h"
 #include "lower/ReferencePlan.h"
 #include "odlac_version.h"
 #include "passes/BatchRows.h"

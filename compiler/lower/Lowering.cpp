@@ -4,8 +4,6 @@
 #include "ops/OpDef.h"
 
 #include <cassert>
-#include <cctype>
-#include <set>
 
 namespace odlac {
 
@@ -35,6 +33,17 @@ lower::I32s i32s(const std::vector<int64_t> &v) {
   return r;
 }
 
+lower::Val matMul(lower::OdlaSink &sink, lower::Val a, lower::Val b, bool transposeB, bool plain,
+                  const lower::Shape &out, const lower::Id &id) {
+  if (plain)
+    return sink.Gemm(a, {false}, b, {transposeB}, 1.0f, 0.0f, lower::Val{}, out, id);
+  return sink.BatchMatMul(a, {false}, b, {transposeB}, out, id);
+}
+
+std::string nodeLabel(const Node &n) {
+  return "node '" + (n.name().empty() ? n.output(0)->name() : n.name()) + "' (" + n.op().name + ")";
+}
+
 lower::Val LowerCtx::in(int i) const {
   const Value *v = node_.input(i);
   if (!v)
@@ -57,9 +66,11 @@ std::vector<lower::Val> LowerCtx::lowerBody(const Graph &body,
   for (size_t i = 0; i < args.size(); ++i)
     vals_[body.inputs()[i]] = args[i];
   for (const Node *n : body.nodes()) {
+    sink_.beginLowering(nodeLabel(*n));
     LowerCtx ctx(sink_, *n, vals_, target_);
     n->op().lower(ctx);
   }
+  sink_.beginLowering(nodeLabel(node_)); // the calls after the body are this node's again
   std::vector<lower::Val> outs;
   for (const Value *out : body.outputs())
     outs.push_back(vals_.at(out));
@@ -70,6 +81,7 @@ void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &con
                 const Target &target) {
   std::map<const Value *, lower::Val> vals;
   for (const Value *in : g.inputs()) {
+    sink.beginLowering("graph input '" + in->name() + "'");
     vals[in] = sink.CreateArgument({odlaType(in->dtype()), shapeArg(in->dims())}, {in->name()});
     if (in->uses().empty())
       sink.markUnused(vals[in]);
@@ -79,10 +91,12 @@ void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &con
     size_t i = index++;
     if (c->uses().empty())
       continue; // dead constants are not emitted
+    sink.beginLowering("constant '" + c->name() + "'");
     vals[c] = sink.CreateConstant({odlaType(c->dtype()), shapeArg(c->dims())}, constantData(*c, i),
                                   {c->name()});
   }
   for (const Node *n : g.nodes()) {
+    sink.beginLowering(nodeLabel(*n));
     LowerCtx ctx(sink, *n, vals, target);
     n->op().lower(ctx);
     for (const Value *out : n->outputs()) {
@@ -91,89 +105,10 @@ void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &con
         sink.markUnused(vals[out]); // a result nothing reads (left for -O0 to show)
     }
   }
-  for (const Value *out : g.outputs())
+  for (const Value *out : g.outputs()) {
+    sink.beginLowering("graph output '" + out->name() + "'");
     sink.SetValueAsOutput(vals.at(out));
-}
-
-} // namespace odlac
-
-namespace odlac {
-namespace {
-
-// Records the ODLA functions a lowering calls, and hands out fresh handles.
-class RecordingSink : public lower::OdlaSink {
-public:
-  std::vector<std::string> calls;
-
-protected:
-  std::vector<lower::Val> emit(lower::Call &call) override {
-    calls.push_back(std::string(call.function).substr(5)); // without "odla_"
-    size_t results = 0;
-    if (call.returns == lower::Returns::Value)
-      results = 1;
-    else if (call.returns == lower::Returns::Values)
-      for (const lower::Arg &a : call.args)
-        if (const lower::Ids *ids = std::get_if<lower::Ids>(&a))
-          results = ids->names.size();
-    std::vector<lower::Val> vals;
-    for (size_t i = 0; i < results; ++i)
-      vals.push_back(lower::Val{next_++});
-    return vals;
   }
-
-private:
-  int next_ = 0;
-};
-
-} // namespace
-
-Status checkTarget(const Graph &g, const Target &target) {
-  RecordingSink sink;
-  std::map<const Value *, lower::Val> vals;
-  int next = 0;
-  for (const Value *in : g.inputs())
-    vals[in] = lower::Val{1000000 + next++};
-  for (const Value *c : g.constants())
-    vals[c] = lower::Val{1000000 + next++};
-  // function (+ element type) -> names of the nodes that need it
-  std::map<std::string, std::set<std::string>> missing;
-  for (const Node *n : g.nodes()) {
-    sink.calls.clear();
-    LowerCtx ctx(sink, *n, vals, target);
-    n->op().lower(ctx);
-    std::string typeName = std::string(lower::enumName(odlaType(n->output(0)->dtype()))).substr(5);
-    for (char &ch : typeName)
-      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    for (const std::string &fn : sink.calls) {
-      std::string what;
-      if (fn.rfind("Ext", 0) == 0) {
-        if (!target.hasExtension(fn))
-          what = "odla_" + fn + " (an odlac extension)";
-      } else if (fn == "CustomOp" && (!target.features.count("custom_ops") ||
-                                      !target.hasExtension("ExtRegisterCustomOp"))) {
-        // The block odla_CustomOp receives is odla_ext_custom.h's: the core profile lacks it.
-        what = "odla_CustomOp with application kernels (manifest feature custom_ops and "
-               "extension ExtRegisterCustomOp)";
-      } else if (!target.allOps) {
-        auto it = target.ops.find(fn);
-        if (it == target.ops.end())
-          what = "odla_" + fn;
-        else if (!it->second.empty() && !it->second.count(typeName))
-          what = "odla_" + fn + " on " + typeName;
-      }
-      if (!what.empty())
-        missing[what].insert(n->name().empty() ? n->output(0)->name() : n->name());
-    }
-  }
-  Status all;
-  for (const auto &[what, nodes] : missing) {
-    std::string list;
-    for (const std::string &n : nodes)
-      list += (list.empty() ? "" : ", ") + ("'" + n + "'");
-    all.append(Status::error("backend '" + target.backend + "' lacks " + what + ", needed by " +
-                             std::to_string(nodes.size()) + " node(s): " + list));
-  }
-  return all;
 }
 
 } // namespace odlac

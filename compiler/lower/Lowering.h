@@ -52,8 +52,12 @@ using ConstantDataFn = std::function<lower::Data(const Value &constant, size_t i
 void lowerGraph(const Graph &g, lower::OdlaSink &sink, const ConstantDataFn &constantData,
                 const Target &target = referenceTarget());
 
-// Everything `target` cannot run, one message per ODLA function and element type, with the
-// nodes that need it; ok when it runs the whole graph.
-Status checkTarget(const Graph &g, const Target &target);
+// a x b, b transposed with `transposeB`: odla_Gemm when both are plain matrices (`plain`),
+// which every backend has, odla_BatchMatMul for anything batched.
+lower::Val matMul(lower::OdlaSink &sink, lower::Val a, lower::Val b, bool transposeB, bool plain,
+                  const lower::Shape &out, const lower::Id &id);
+
+// How messages name a node: "node 'conv1' (Conv)" (its first result's name when unnamed).
+std::string nodeLabel(const Node &n);
 
 } // namespace odlac

@@ -157,6 +157,7 @@ template <class R, class... P> constexpr Returns returnsOf(R (*)(P...)) {
 // One ODLA call as both sinks see it.
 struct Call {
   const char *function;
+  const char *params; // its parameters' names as in the ODLA header: "input, id"
   Returns returns;
   std::vector<Arg> args;
   std::function<void(Binder &)> invoke; // makes the real call through a Binder
@@ -166,7 +167,7 @@ class OdlaSink {
 public:
   virtual ~OdlaSink() = default;
 
-#define ODLA_CALL(fn, ...) call<&odla_##fn>("odla_" #fn, __VA_ARGS__)
+#define ODLA_CALL(fn, ...) call<&odla_##fn>("odla_" #fn, #__VA_ARGS__, __VA_ARGS__)
   // Every op builder of ODLA 0.5, in the order of the headers, with the headers' parameter
   // names; argument types are checked against the real prototypes by ODLA_CALL.
   void SetValueAsOutput(Val value) { ODLA_CALL(SetValueAsOutput, value); }
@@ -376,6 +377,9 @@ public:
 
   // Says that nothing uses a value the graph must still create (an unused graph input).
   virtual void markUnused(Val) {}
+  // Says what the calls that follow lower ("node 'conv1' (Conv)", "graph input 'x'"), for
+  // sinks that report on them.
+  virtual void beginLowering(const std::string &) {}
 
 protected:
   // Handles one call; returns the handles of its results (none for status-returning calls).
@@ -407,9 +411,11 @@ private:
     return EnumArg{enumName(v)};
   }
 
-  template <auto Fn, class... A> std::vector<Val> call(const char *function, const A &...args) {
-    Call c{function, returnsOf(Fn), {toArg(args)...},
-           [&](Binder &b) { b.take(Fn(b.conv(args)...)); }};
+  template <auto Fn, class... A>
+  std::vector<Val> call(const char *function, const char *params, const A &...args) {
+    Call c{function, params, returnsOf(Fn), {toArg(args)...}, [&](Binder &b) {
+             b.take(Fn(b.conv(args)...));
+           }};
     return emit(c);
   }
   static Val one(const std::vector<Val> &results) { return results.empty() ? Val{} : results[0]; }

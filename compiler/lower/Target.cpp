@@ -1,10 +1,74 @@
 // Reading capability manifests.
 #include "lower/Target.h"
 
+#include "lower/OdlaSink.h"
+
+#include <cctype>
 #include <sstream>
 #include <vector>
 
 namespace odlac {
+namespace {
+
+// An element type as manifests name it: "float32" for ODLA_FLOAT32.
+bool isTypeName(const std::string &name) {
+  for (int t = ODLA_INT8; t <= ODLA_STRING; ++t) {
+    std::string known = lower::enumName(static_cast<odla_element_type>(t)) + 5;
+    for (char &ch : known)
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (name == known)
+      return true;
+  }
+  return false;
+}
+
+// One condition of a limit line: SUBJECT=ALT|ALT... or SUBJECT!=ALT|ALT...
+Expected<Condition> parseCondition(const std::string &cond, const std::string &where) {
+  Condition c;
+  c.text = cond;
+  size_t eq = cond.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == cond.size())
+    return Status::error(where + "limit condition '" + cond +
+                         "' must read SUBJECT=VALUE or SUBJECT!=VALUE");
+  c.negated = cond[eq - 1] == '!';
+  c.subject = cond.substr(0, eq - (c.negated ? 1 : 0));
+  std::istringstream alts(cond.substr(eq + 1));
+  for (std::string a; std::getline(alts, a, '|');) {
+    if (a.empty())
+      return Status::error(where + "limit condition '" + cond + "' has an empty alternative");
+    c.alternatives.push_back(a);
+  }
+  if (c.subject.empty() || c.alternatives.empty())
+    return Status::error(where + "limit condition '" + cond + "' needs a subject and a value");
+  return c;
+}
+
+// limit FUNCTION COND... [when GUARD...]: one Limit per condition, each with all the guards.
+Status parseLimits(const std::vector<std::string> &values, const std::string &where,
+                   std::vector<Limit> &into) {
+  size_t when = 1;
+  while (when < values.size() && values[when] != "when")
+    ++when;
+  if (values.size() < 2 || when == 1 || when + 1 == values.size())
+    return Status::error(where + "limit takes a function, at least one condition and, after "
+                                 "'when', at least one guard");
+  std::vector<Condition> guards;
+  for (size_t i = when + 1; i < values.size(); ++i) {
+    auto g = parseCondition(values[i], where);
+    if (!g)
+      return g.takeStatus();
+    guards.push_back(*g);
+  }
+  for (size_t i = 1; i < when; ++i) {
+    auto c = parseCondition(values[i], where);
+    if (!c)
+      return c.takeStatus();
+    into.push_back({values[0], *c, guards});
+  }
+  return Status::ok();
+}
+
+} // namespace
 
 // The manifests of the shipped backends, embedded at build time (Manifests.cpp, generated
 // from runtime_stubs/*/manifest.txt).
@@ -42,6 +106,32 @@ Expected<Target> parseManifest(const std::string &text, const std::string &origi
     } else if (key == "extensions") {
       for (const std::string &v : values)
         (v == "*" ? (void)(t.allExtensions = true) : (void)t.extensions.insert(v));
+    } else if (key == "runtime") {
+      t.allRuntime = false;
+      for (const std::string &v : values)
+        (v == "*" ? (void)(t.allRuntime = true) : (void)t.runtime.insert(v));
+    } else if (key == "types") {
+      for (const std::string &v : values) {
+        if (!isTypeName(v))
+          return Status::error(where + "'" + v + "' is no element type (float32, int64, ...)");
+        t.types.insert(v);
+      }
+    } else if (key == "value_ids") {
+      if (values.size() == 1 && values[0] == "strings") {
+        t.integerIds = false;
+      } else if (values.size() == 2 && values[0] == "integers" &&
+                 values[1].find_first_not_of("0123456789") == std::string::npos &&
+                 values[1].size() < 10 && std::stoll(values[1]) >= 2) {
+        t.integerIds = true;
+        t.idLimit = std::stoll(values[1]);
+      } else {
+        return Status::error(where + "value_ids takes 'strings' or 'integers N' (N >= 2)");
+      }
+    } else if (key == "views") {
+      t.views.insert(values.begin(), values.end());
+    } else if (key == "limit") {
+      if (Status s = parseLimits(values, where, t.limits))
+        return s;
     } else if (key == "ops") {
       for (const std::string &v : values) {
         if (v == "*") {
@@ -79,6 +169,7 @@ Expected<Target> shippedTarget(const std::string &backend) {
 Target coreProfile(Target t) {
   t.extensions.clear();
   t.allExtensions = false;
+  t.core = true;
   return t;
 }
 

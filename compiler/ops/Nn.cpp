@@ -196,13 +196,17 @@ Status inferLpPool(InferCtx &c) {
   return inferPool(c);
 }
 
+// Channels are axis 1, or the last axis in the channels-last layout (assign-layout).
 Status inferBatchNorm(InferCtx &c) {
+  if (Status s = checkLayout(c))
+    return s;
   const Dims &x = c.in(0).dims;
   if (x.size() < 2)
     return c.fail("input " + dimsToString(x) + " must have rank >= 2 (N, C, ...)");
+  int64_t channels = isChannelsLast(c.node()) ? x.back() : x[1];
   for (int i = 1; i <= 4; ++i)
-    if (c.in(i).dims != Dims{x[1]})
-      return c.fail("scale, bias, mean and var must be [" + str(x[1]) + "]; operand " + str(i) +
+    if (c.in(i).dims != Dims{channels})
+      return c.fail("scale, bias, mean and var must be [" + str(channels) + "]; operand " + str(i) +
                     " is " + toString(c.in(i)));
   c.setOut(0, c.in(0));
   return Status::ok();
@@ -476,7 +480,7 @@ void lowerCol2Im(LowerCtx &c) {
 }
 
 void lowerBatchNorm(LowerCtx &c) {
-  c.setOut(0, c.sink().BatchNormalization(c.in(0), ODLA_CHANNELS_FIRST, c.in(3), c.in(4),
+  c.setOut(0, c.sink().BatchNormalization(c.in(0), dataLayout(c.node()), c.in(3), c.in(4),
                                           static_cast<float>(c.node().f("epsilon")), c.in(1),
                                           c.in(2), 1.0f, 0.0f, c.outId(0)));
 }
@@ -488,15 +492,10 @@ void lowerGemm(LowerCtx &c) {
                             c.in(2), c.outShape(0), c.outId(0)));
 }
 
-// Plain matrices go to odla_Gemm, which every backend has; anything batched to BatchMatMul.
 void lowerMatMul(LowerCtx &c) {
   const Node &n = c.node();
-  if (n.input(0)->type().rank() == 2 && n.input(1)->type().rank() == 2)
-    c.setOut(0, c.sink().Gemm(c.in(0), {false}, c.in(1), {false}, 1.0f, 0.0f, lower::Val{},
-                              c.outShape(0), c.outId(0)));
-  else
-    c.setOut(0,
-             c.sink().BatchMatMul(c.in(0), {false}, c.in(1), {false}, c.outShape(0), c.outId(0)));
+  bool plain = n.input(0)->type().rank() == 2 && n.input(1)->type().rank() == 2;
+  c.setOut(0, matMul(c.sink(), c.in(0), c.in(1), false, plain, c.outShape(0), c.outId(0)));
 }
 
 void lowerEinsum(LowerCtx &c) {
@@ -618,7 +617,7 @@ const std::vector<OpDef> kOps = {
       {"mean", OperandDef::Required, kFloat},
       {"var", OperandDef::Required, kFloat}},
      1,
-     {{"epsilon", AttrKind::Float, AttrValue(1e-5)}},
+     {{"epsilon", AttrKind::Float, AttrValue(1e-5)}, kLayout},
      FusionClass::Broadcast,
      kTraitNone,
      inferBatchNorm,

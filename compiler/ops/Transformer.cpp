@@ -111,8 +111,9 @@ Status inferAttention(InferCtx &c) {
   return Status::ok();
 }
 
-// Core form: BatchMatMul(query, key^T), Mul by the scale, Add the mask, Softmax along the
-// last axis, BatchMatMul with value.
+// Core form: query x key^T, Mul by the scale, Add the mask, Softmax along the last axis, x
+// value; the products are odla_Gemm calls for single matrices (a backend may lack
+// odla_BatchMatMul: HALO's do) and odla_BatchMatMul otherwise.
 void lowerAttention(LowerCtx &c) {
   const Node &n = c.node();
   if (c.hasExtension("ExtAttention")) {
@@ -124,13 +125,13 @@ void lowerAttention(LowerCtx &c) {
   const Dims &q = n.input(0)->dims();
   Dims scores(q.begin(), q.end() - 1);
   scores.push_back(n.input(1)->dims()[q.size() - 2]);
-  lower::Val v =
-      s.BatchMatMul(c.in(0), {false}, c.in(1), {true}, shapeArg(scores), {out + "/scores"});
+  bool plain = q.size() == 2;
+  lower::Val v = matMul(s, c.in(0), c.in(1), true, plain, shapeArg(scores), {out + "/scores"});
   v = s.Mul(v, c.in(3), {out + "/scaled"});
   if (n.input(4))
     v = s.Add(v, c.in(4), {out + "/masked"});
   v = s.Softmax(v, static_cast<odla_int32>(q.size() - 1), {out + "/probs"});
-  c.setOut(0, s.BatchMatMul(v, {false}, c.in(2), {false}, c.outShape(0), c.outId(0)));
+  c.setOut(0, matMul(s, v, c.in(2), false, plain, c.outShape(0), c.outId(0)));
 }
 
 const std::vector<OpDef> kOps = {

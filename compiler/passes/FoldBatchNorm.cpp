@@ -7,6 +7,7 @@
 // vector [M] when C is absent or constant along rows), with beta' = 1.
 #include "passes/Passes.h"
 
+#include "ops/InferUtil.h"
 #include "ops/OpDef.h"
 
 #include <cmath>
@@ -79,6 +80,8 @@ public:
       bool gemm = p && !std::strcmp(p->op().name, "Gemm");
       if (!conv && !gemm)
         continue; // not fed by a convolution or a matrix product
+      if (isChannelsLast(*bn) || isChannelsLast(*p))
+        continue; // folding scales channels along axis 1 and the kernels' rows (OIS)
       if (x->uses().size() != 1 || g.isGraphOutput(x))
         continue; // the unnormalized result is needed elsewhere
       if (x->dtype() != DType::F32)

@@ -54,11 +54,12 @@ const std::vector<PipelineEntry> &pipeline() {
        "last of the rewrites around products: biases and Gemms are final, so a residual Add "
        "and an activation can join the product's epilogue",
        createFuseActivations},
-      {"assign-layout", 3,
+      {"assign-layout", 0,
        "after fusion, so that each fused convolution changes layout once; follows the "
-       "target's manifest (layout channels_last)",
+       "target's manifest (layout channels_last) at every level, since a backend may run "
+       "nothing else (HALO's XNNPACK)",
        createAssignLayout},
-      {"sink-transposes-after-layout", 3,
+      {"sink-transposes-after-layout", 2,
        "cancels the transposes assign-layout put between neighbouring spatial ops, leaving "
        "them at the graph's boundary",
        createSinkTransposes},

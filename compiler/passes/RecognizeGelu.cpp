@@ -144,7 +144,9 @@ bool matchGelu(const Graph &g, Node *core, GeluMatch &m) {
 
 class RecognizeGelu : public Pass {
 public:
-  Expected<bool> run(Graph &g, const PassContext &) override {
+  Expected<bool> run(Graph &g, const PassContext &ctx) override {
+    if (!ctx.target->hasOp("Gelu") && !ctx.target->hasExtension("ExtGemm"))
+      return false; // Gelu would lower to neither: the backend runs the exported arithmetic
     bool changed = false;
     std::set<const Node *> erased; // matched nodes later in this walk's copy of the schedule
     for (Node *n : g.nodes()) {

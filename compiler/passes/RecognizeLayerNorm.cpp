@@ -115,7 +115,9 @@ bool matchLayerNorm(const Graph &g, Node *mean, LayerNormMatch &m) {
 
 class RecognizeLayerNorm : public Pass {
 public:
-  Expected<bool> run(Graph &g, const PassContext &) override {
+  Expected<bool> run(Graph &g, const PassContext &ctx) override {
+    if (!ctx.target->hasExtension("ExtLayerNorm") && !ctx.target->hasOp("InstanceNormalization"))
+      return false; // LayerNorm would lower to neither: the backend runs the exported arithmetic
     bool changed = false;
     std::set<const Node *> erased; // matched nodes later in this walk's copy of the schedule
     for (Node *n : g.nodes()) {

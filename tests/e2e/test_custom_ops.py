@@ -227,7 +227,7 @@ class CustomOpsTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("backend 'nocustom' lacks odla_CustomOp with application kernels "
                       "(manifest feature custom_ops and extension ExtRegisterCustomOp), needed by "
-                      "1 node(s): 'affine'", r.stderr)
+                      "1 node(s): node 'affine' (CustomOp)", r.stderr)
         self.assertFalse(os.path.exists(out))
         r = self.tc.compile(self.model, out, "--custom-op-domain=com.example",
                             "--odla-profile=core")
