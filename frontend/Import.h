@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "ir/Limits.h"
 #include "support/Status.h"
 
 #include <map>
@@ -22,6 +23,9 @@ struct ImportOptions {
   // --dynamic-batch: every input's leading dim must be symbolic, the batch; it is pinned to
   // this (the batch the code is planned for). 0: off.
   int64_t batchSize = 0;
+  // The most bytes of one tensor (ir/Limits.h); the driver sets it from --target and
+  // --size-limit.
+  SizeLimits limits = SizeLimits::forPointerBits(64);
 };
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts);

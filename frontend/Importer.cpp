@@ -4,6 +4,7 @@
 
 #include "Rules.h"
 #include "Tensor.h"
+#include "ir/Limits.h"
 #include "ops/OpDef.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -102,6 +103,7 @@ public:
     importInputs();
     importNodes(model_.graph(), root_);
     importOutputs();
+    errors_.append(checkSizeLimits(*graph_, opts_.limits));
     if (!errors_.isOk())
       return errors_;
     return std::move(graph_);
@@ -251,7 +253,16 @@ private:
         root_.poisoned.insert(vi.name());
         continue;
       }
-      root_.values[vi.name()] = graph_->addInput(vi.name(), TensorType{*dtype, dims});
+      TensorType type{*dtype, dims};
+      std::string tooLarge = shapeProblem(type);
+      if (tooLarge.empty())
+        tooLarge = sizeLimitProblem(type, opts_.limits);
+      if (!tooLarge.empty()) {
+        error(what + " " + toString(type) + ": " + tooLarge);
+        root_.poisoned.insert(vi.name());
+        continue;
+      }
+      root_.values[vi.name()] = graph_->addInput(vi.name(), type);
     }
     for (const auto &[name, dims] : opts_.inputShapes)
       if (!seen.count(name)) {

@@ -1,6 +1,7 @@
 // Evaluates constant subgraphs on the linked reference backend.
 #include "lower/Evaluate.h"
 
+#include "ir/Limits.h"
 #include "lower/DirectSink.h"
 #include "lower/Lowering.h"
 #include "ops/OpDef.h"
@@ -53,7 +54,7 @@ std::string notConstantBecause(const Value &v) {
   return why;
 }
 
-Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
+Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t maxBytes) {
   if (v.isConstant())
     return v.data();
   std::set<const Node *> seen;
@@ -61,6 +62,17 @@ Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
   std::string why;
   if (!collect(v, seen, order, &why))
     return Status::error("value '" + v.name() + "' depends on " + why);
+  CheckedInt computed = 0; // every result is below 2^48 bytes; their number is what grows
+  for (const Node *n : order)
+    for (const Value *out : n->outputs())
+      computed += static_cast<int64_t>(out->type().byteSize());
+  if (!computed.valid() || computed.value() > maxBytes)
+    return Status::error("computing '" + v.name() + "' at compile time takes " +
+                         (computed.valid() ? bytesText(static_cast<uint64_t>(computed.value()))
+                                           : std::string("more than 2^63 bytes")) +
+                         " of intermediate results, more than the " +
+                         bytesText(static_cast<uint64_t>(maxBytes)) +
+                         " odlac computes at compile time for one value");
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");

@@ -4,6 +4,7 @@
 // kernels) through their layout attribute, which AssignLayout sets.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
+#include "ir/Limits.h"
 #include "ops/InferUtil.h"
 
 #include <algorithm>
@@ -45,13 +46,9 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 ||
-        pads[i + spatial] < 0 ||
-        std::max({kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]}) > INT32_MAX)
-      return c.fail("spatial axis " + str(i) + ": kernel " + str(kernel[i]) + ", stride " +
-                    str(strides[i]) + ", dilation " + str(dilations[i]) +
-                    " must be >= 1 and pads " + str(pads[i]) + ", " + str(pads[i + spatial]) +
-                    " >= 0 (all below 2^31)");
+    if (Status s = checkWindowAxis(c, i, kernel[i], strides[i], dilations[i], pads[i],
+                                   pads[i + spatial]))
+      return s;
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
     if (o < 1)
@@ -83,7 +80,9 @@ Status inferConv(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+  if (Status s = checkGroup(c, group))
+    return s;
+  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
     return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
                   ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
                   ") must be a multiple of group");
@@ -108,10 +107,16 @@ Status inferConvTranspose(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (group < 1 || w[0] != x[1] || x[1] % group != 0)
+  if (Status s = checkGroup(c, group))
+    return s;
+  if (w[0] != x[1] || x[1] % group != 0)
     return c.fail("kernel dim 0 (" + str(w[0]) + ") must equal the input channels " + str(x[1]) +
                   ", a multiple of group " + str(group));
-  int64_t m = w[1] * group;
+  auto outChannels = (CheckedInt(w[1]) * group).get();
+  if (!outChannels || *outChannels > kMaxElements)
+    return c.fail("kernel dim 1 (" + str(w[1]) + ") times group " + str(group) +
+                  " exceeds 2^48 output channels");
+  int64_t m = *outChannels;
   if (c.hasInput(2) && c.in(2).dims != Dims{m})
     return c.fail("bias must be [" + str(m) + "], got " + toString(c.in(2)));
   size_t spatial = x.size() - 2;
@@ -132,13 +137,18 @@ Status inferConvTranspose(InferCtx &c) {
       return c.fail("spatial axis " + str(i) + ": stride " + str(strides[i]) + " and dilation " +
                     str(dilations[i]) + " must be >= 1, pads " + str(pads[i]) + ", " +
                     str(pads[i + spatial]) + " and output_padding " + str(extra[i]) + " >= 0");
-    int64_t o = (x[i + 2] - 1) * strides[i] + (k - 1) * dilations[i] + 1 - pads[i] -
-                pads[i + spatial] + extra[i];
-    if (o < 1 || o - extra[i] < 1)
+    CheckedInt full = (CheckedInt(x[i + 2]) - 1) * strides[i] + (CheckedInt(k) - 1) * dilations[i] +
+                      1 - pads[i] - pads[i + spatial];
+    CheckedInt o = full + extra[i];
+    if (!o.valid())
+      return c.fail("spatial axis " + str(i) + ": input extent " + str(x[i + 2]) + ", kernel " +
+                    str(k) + ", stride " + str(strides[i]) + " and output_padding " +
+                    str(extra[i]) + " give an extent beyond 2^63");
+    if (o.value() < 1 || full.value() < 1)
       return c.fail("spatial axis " + str(i) + ": input extent " + str(x[i + 2]) + ", kernel " +
                     str(k) + ", stride " + str(strides[i]) + " and pads " + str(pads[i]) + "+" +
                     str(pads[i + spatial]) + " leave no output");
-    out.push_back(o);
+    out.push_back(o.value());
   }
   c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();

@@ -4,6 +4,8 @@
 // explicit pads.
 #include "Rules.h"
 
+#include "ir/Limits.h"
+
 #include <algorithm>
 
 namespace odlac {
@@ -27,11 +29,18 @@ Status checkSpatialList(ImportCtx &ctx, const char *name, const Ints &v, size_t 
   return Status::ok();
 }
 
-// The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length.
+// The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length
+// and for entries in [dflt, 2^31): strides, dilations and kernels are at least 1, paddings
+// at least 0, and ODLA takes them all as 32-bit values (the bound also keeps the window
+// arithmetic below from overflowing).
 Expected<Ints> spatialAttr(ImportCtx &ctx, const char *name, size_t spatial, int64_t dflt) {
   Ints v = ctx.attrInts(name, Ints(spatial, dflt));
   if (Status s = checkSpatialList(ctx, name, v, spatial))
     return s;
+  for (int64_t e : v)
+    if (e < dflt || e > INT32_MAX)
+      return ctx.fail(std::string(name) + " " + dimsToString(v) + " must hold values in [" +
+                      str(dflt) + ", 2^31)");
   return v;
 }
 
@@ -56,6 +65,10 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
     return ctx.fail("auto_pad='" + autoPad +
                     "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   for (size_t i = 0; i < spatial; ++i) {
+    // Strides and dilations are in [1, 2^31) (spatialAttr), the kernel is checked likewise
+    // by the op's inference; dims are below 2^48.
+    if (kernel[i] < 1 || kernel[i] > INT32_MAX)
+      return ctx.fail("kernel " + dimsToString(kernel) + " must hold values in [1, 2^31)");
     int64_t in = x[i + 2], s = strides[i];
     int64_t out = (in + s - 1) / s;
     int64_t total = std::max<int64_t>((out - 1) * s + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
@@ -138,16 +151,21 @@ Status importConvTranspose(ImportCtx &ctx) {
       return s;
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t i = 0; i < spatial; ++i)
-      outShape.push_back(x->dims()[i + 2] * (*strides)[i]);
+      outShape.push_back(x->dims()[i + 2] * (*strides)[i]); // below 2^48 * 2^31
   } else if (autoPad == "VALID") {
     pads.assign(2 * spatial, 0);
   }
   if (!outShape.empty()) {
     for (size_t i = 0; i < spatial; ++i) {
-      int64_t full = (*strides)[i] * (x->dims()[i + 2] - 1) + (kernel[i] - 1) * (*dilations)[i] + 1;
-      int64_t total = full + (*extra)[i] - outShape[i];
-      if (outShape[i] < 1)
-        return ctx.fail("output_shape " + dimsToString(outShape) + " must be positive");
+      if (outShape[i] < 1 || outShape[i] > kMaxElements)
+        return ctx.fail("output_shape " + dimsToString(outShape) + " must be in [1, 2^48]");
+      CheckedInt fullExtent = CheckedInt((*strides)[i]) * (x->dims()[i + 2] - 1) +
+                              (CheckedInt(kernel[i]) - 1) * (*dilations)[i] + 1;
+      if (!fullExtent.valid() || fullExtent.value() > kMaxElements)
+        return ctx.fail("spatial axis " + str(i) + ": input extent " + str(x->dims()[i + 2]) +
+                        ", stride " + str((*strides)[i]) + ", kernel " + str(kernel[i]) +
+                        " and dilation " + str((*dilations)[i]) + " give more than 2^48");
+      int64_t full = fullExtent.value(), total = full + (*extra)[i] - outShape[i];
       if (total < 0) {
         pads[i] = pads[i + spatial] = 0;
         (*extra)[i] = outShape[i] - full;
