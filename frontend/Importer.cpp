@@ -103,7 +103,10 @@ public:
     importInputs();
     importNodes(model_.graph(), root_);
     importOutputs();
-    errors_.append(checkSizeLimits(*graph_, opts_.limits));
+    // After every node verified (a failed node's results are already reported): the size
+    // limit of the target on every value the rules made.
+    if (errors_.isOk())
+      errors_.append(checkSizeLimits(*graph_, opts_.limits));
     if (!errors_.isOk())
       return errors_;
     return std::move(graph_);

@@ -41,6 +41,11 @@ constexpr int64_t kMaxTensorBytes = kMaxElements;
 // compiles it.
 constexpr int64_t kMaxCompileTimeBytes = int64_t{1} << 30;
 
+// The most iterations of a Loop odlac runs at compile time (when a rule needs a value the
+// loop computes, or constant folding meets one): a longer loop, or one whose trip count is
+// known only at run time, is left for run time, so that compiling always ends.
+constexpr int64_t kMaxCompileTimeIterations = int64_t{1} << 16;
+
 // Why a tensor of type `t` cannot exist in the IR: rank above kMaxRank, a negative dim, more
 // than kMaxElements elements or kMaxTensorBytes bytes, or nonzero dims whose product exceeds
 // kMaxElements (an empty tensor too: kernels compute strides from its other dims). Empty when

@@ -13,7 +13,9 @@
 
 namespace odlac {
 
-// Whether `v` is a constant or computed only from constants.
+// Whether `v` is a constant or computed only from constants, by nodes that odlac can run at
+// compile time (no custom op; loops of a known trip count up to ir/Limits.h's
+// kMaxCompileTimeIterations, without nested loops).
 bool isComputableFromConstants(const Value &v);
 // Why `v` is not: "a graph input", or "the custom op 'name'" (whose kernel only the
 // application has); empty when it is computable.

@@ -375,10 +375,11 @@ Status importMaxUnpool(ImportCtx &ctx) {
     inferred.push_back(*extent);
   }
   CheckedInt total = 1;
-  for (int64_t d : inferred) {
-    if (d < 1)
-      return ctx.fail("the default output shape " + dimsToString(inferred) + " has an empty dim");
-    total *= d;
+  for (size_t d = 0; d < inferred.size(); ++d) {
+    if (inferred[d] < (d < 2 ? 0 : 1)) // an empty batch or channel axis is fine
+      return ctx.fail("the default output shape " + dimsToString(inferred) + " has an empty " +
+                      "spatial dim");
+    total *= inferred[d];
   }
   if (!total.valid() || total.value() > kMaxElements)
     return ctx.fail("the default output shape " + dimsToString(inferred) +

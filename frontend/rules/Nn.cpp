@@ -239,6 +239,10 @@ Status importGlobalPool(ImportCtx &ctx) {
   if (rank < 3)
     return ctx.fail("input " + toString(x->type()) + " must have rank >= 3 (N, C, spatial...)");
   size_t spatial = rank - 2;
+  for (int d = 2; d < rank; ++d)
+    if (x->dims()[d] == 0)
+      return ctx.fail("input " + toString(x->type()) + " has an empty spatial axis (dim " +
+                      str(d) + " is 0): a global pool has no element to reduce there");
   AttrMap attrs{{"kernel_shape", Ints(x->dims().begin() + 2, x->dims().end())},
                 {"strides", Ints(spatial, 1)},
                 {"pads", Ints(2 * spatial, 0)}};
