@@ -318,6 +318,8 @@ private:
       fn.usesMath = sink.usesMath();
       fn.usesExtensions = sink.usesExtensions();
     }
+    if (bin() && slots_.empty())
+      body.line("(void)weights; /* a model without weights: the blob holds only its header */");
     body.line("return ODLA_SUCCESS;");
     body.close();
     fn.text = body.str().substr(0, body.str().size() - 1);

@@ -173,15 +173,18 @@ Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string
                          " but the tensor needs " + std::to_string(bytes) + " bytes");
   int fd = open(fileReal, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
+  bool known = fd >= 0 ? fstat(fd, &st) == 0 : stat(fileReal, &st) == 0;
+  if (known && !S_ISREG(st.st_mode)) { // a socket cannot even be opened: say what it is
     if (fd >= 0)
       close(fd);
-    return Status::error(what + " cannot be opened: " + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
     return Status::error(what + " is " + fileKind(st.st_mode) +
                          "; external data must be a regular file");
+  }
+  if (fd < 0 || !known) {
+    int error = errno;
+    if (fd >= 0)
+      close(fd);
+    return Status::error(what + " cannot be opened: " + std::strerror(error));
   }
   CheckedInt end = CheckedInt(ref.offset) + bytes;
   if (!end.valid() || end.value() > st.st_size) {
