@@ -11,11 +11,11 @@
 
 #include <cerrno>
 #include <climits>
-#include <set>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace odlac {
@@ -33,7 +33,8 @@ bool isExternal(const onnx::TensorProto &t) {
 
 // Calls `fn` on every tensor of the model: initializers (dense and sparse) and attribute
 // tensors, in every graph, every body and every local function.
-void forEachTensor(const onnx::GraphProto &g, const std::function<void(const onnx::TensorProto &)> &fn);
+void forEachTensor(const onnx::GraphProto &g,
+                   const std::function<void(const onnx::TensorProto &)> &fn);
 
 void forEachNodeTensor(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
                        const std::function<void(const onnx::TensorProto &)> &fn) {
@@ -165,8 +166,8 @@ Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string
     return Status::error(what + " does not exist (looked for " + printable(path) + ")");
   std::string dir = std::string(dirReal) + "/";
   if (std::strncmp(fileReal, dir.c_str(), dir.size()) != 0)
-    return Status::error(what + " resolves outside the model's folder (to " +
-                         printable(fileReal) + ")");
+    return Status::error(what + " resolves outside the model's folder (to " + printable(fileReal) +
+                         ")");
   ref.real = fileReal;
   if (length && *length != bytes)
     return Status::error(what + " has length " + std::to_string(*length) +

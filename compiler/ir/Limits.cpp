@@ -88,7 +88,7 @@ std::string sizeLimitProblem(const TensorType &t, const SizeLimits &limits) {
 Status checkSizeLimits(const Graph &g, const SizeLimits &limits) {
   Status all;
   std::function<void(const Graph &, const std::string &)> walk = [&](const Graph &graph,
-                                                                   const std::string &where) {
+                                                                     const std::string &where) {
     auto check = [&](const Value *v, const std::string &what) {
       std::string problem = sizeLimitProblem(v->type(), limits);
       if (!problem.empty())

@@ -33,8 +33,8 @@ bool holdsLoop(const Graph &g) {
 // of its own (whose trip count would be data of the outer iteration). Otherwise the node's
 // results are values known at run time, as if it read a graph input.
 bool boundedAtCompileTime(const Node &n, std::string *why) {
-  std::string what = std::string(n.op().name) + " '" + (n.name().empty() ? n.output(0)->name()
-                                                                          : n.name()) + "'";
+  std::string what =
+      std::string(n.op().name) + " '" + (n.name().empty() ? n.output(0)->name() : n.name()) + "'";
   for (const auto &[name, body] : n.subgraphs())
     if (holdsLoop(*body)) {
       if (why)
@@ -46,9 +46,9 @@ bool boundedAtCompileTime(const Node &n, std::string *why) {
   const Value &trip = *n.input(0);
   std::set<const Node *> seen;
   std::vector<const Node *> order;
-  auto count = collect(trip, seen, order) ? evaluateValue(trip, kMaxCompileTimeBytes)
-                                          : Expected<std::shared_ptr<const Buffer>>(
-                                                Status::error("not computable"));
+  auto count = collect(trip, seen, order)
+                   ? evaluateValue(trip, kMaxCompileTimeBytes)
+                   : Expected<std::shared_ptr<const Buffer>>(Status::error("not computable"));
   if (count && *(*count)->as<int64_t>() <= kMaxCompileTimeIterations)
     return true;
   if (why)

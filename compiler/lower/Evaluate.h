@@ -26,8 +26,7 @@ std::string notConstantBecause(const Value &v);
 // together exceed `maxBytes` (import rules pass ir/Limits.h's kMaxCompileTimeBytes; passes,
 // whose results are no larger than the constants they start from, pass none), or when the
 // backend fails.
-Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v,
-                                                      int64_t maxBytes = INT64_MAX);
+Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t maxBytes = INT64_MAX);
 
 // Runs the whole graph on the reference backend: one buffer per graph input, in order;
 // returns one buffer per graph output. Used by `odlac run`-style checks and by tests that

@@ -35,8 +35,8 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
-Status checkWindowAxis(InferCtx &c, size_t axis, int64_t kernel, int64_t stride,
-                       int64_t dilation, int64_t padBegin, int64_t padEnd) {
+Status checkWindowAxis(InferCtx &c, size_t axis, int64_t kernel, int64_t stride, int64_t dilation,
+                       int64_t padBegin, int64_t padEnd) {
   if (kernel < 1 || stride < 1 || dilation < 1 || padBegin < 0 || padEnd < 0 ||
       std::max({kernel, stride, dilation, padBegin, padEnd}) > INT32_MAX)
     return c.fail("spatial axis " + str(static_cast<int64_t>(axis)) + ": kernel " + str(kernel) +
@@ -143,8 +143,8 @@ Status inferConvolution(InferCtx &c) {
                   str(2 * spatial));
   Dims out{x[0], w[0]};
   for (size_t i = 0; i < spatial; ++i) {
-    if (Status s = checkWindowAxis(c, i, w[i + 2], strides[i], dilations[i], pads[i],
-                                   pads[i + spatial]))
+    if (Status s =
+            checkWindowAxis(c, i, w[i + 2], strides[i], dilations[i], pads[i], pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], w[i + 2], strides[i], dilations[i], pads[i],
                              pads[i + spatial], false);

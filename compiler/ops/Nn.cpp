@@ -2,9 +2,9 @@
 // and determinants. Tensors are channels-first (NCHW) with OIHW kernels (IOHW for
 // ConvTranspose); Conv, MaxPool and AveragePool also take channels-last data (NHWC, HWIO
 // kernels) through their layout attribute, which AssignLayout sets.
+#include "ir/Limits.h"
 #include "lower/Lowering.h"
 #include "ops/Families.h"
-#include "ir/Limits.h"
 #include "ops/InferUtil.h"
 
 #include <algorithm>
@@ -46,8 +46,8 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    if (Status s = checkWindowAxis(c, i, kernel[i], strides[i], dilations[i], pads[i],
-                                   pads[i + spatial]))
+    if (Status s =
+            checkWindowAxis(c, i, kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);

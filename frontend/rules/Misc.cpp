@@ -365,13 +365,12 @@ Status importMaxUnpool(ImportCtx &ctx) {
                     str(spatial) + " and " + str(2 * spatial) + " entries");
   Dims inferred = {xd[0], xd[1]};
   for (int64_t d = 0; d < spatial; ++d) {
-    auto extent = ((CheckedInt(xd[d + 2]) - 1) * strides[d] + kernel[d] - pads[d] -
-                   pads[d + spatial])
-                      .get();
+    auto extent =
+        ((CheckedInt(xd[d + 2]) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial]).get();
     if (!extent)
       return ctx.fail("spatial axis " + str(d) + ": extent " + str(xd[d + 2]) + ", stride " +
-                      str(strides[d]) + ", kernel " + str(kernel[d]) + " and pads " +
-                      str(pads[d]) + "+" + str(pads[d + spatial]) + " overflow int64");
+                      str(strides[d]) + ", kernel " + str(kernel[d]) + " and pads " + str(pads[d]) +
+                      "+" + str(pads[d + spatial]) + " overflow int64");
     inferred.push_back(*extent);
   }
   CheckedInt total = 1;

@@ -241,8 +241,8 @@ Status importGlobalPool(ImportCtx &ctx) {
   size_t spatial = rank - 2;
   for (int d = 2; d < rank; ++d)
     if (x->dims()[d] == 0)
-      return ctx.fail("input " + toString(x->type()) + " has an empty spatial axis (dim " +
-                      str(d) + " is 0): a global pool has no element to reduce there");
+      return ctx.fail("input " + toString(x->type()) + " has an empty spatial axis (dim " + str(d) +
+                      " is 0): a global pool has no element to reduce there");
   AttrMap attrs{{"kernel_shape", Ints(x->dims().begin() + 2, x->dims().end())},
                 {"strides", Ints(spatial, 1)},
                 {"pads", Ints(2 * spatial, 0)}};

@@ -146,9 +146,8 @@ Status importRange(ImportCtx &ctx) {
     auto start = static_cast<int64_t>(v[0]), delta = static_cast<int64_t>(v[2]);
     auto bytes = numericBytes(dtype, n, [&](int64_t i) {
       return isFloat(dtype) ? v[0] + static_cast<double>(i) * v[2]
-                            : static_cast<double>((CheckedInt(start) + CheckedInt(i) * delta)
-                                                      .get()
-                                                      .value_or(0));
+                            : static_cast<double>(
+                                  (CheckedInt(start) + CheckedInt(i) * delta).get().value_or(0));
     });
     ctx.setOutput(0, ctx.constant(ctx.outputName(0), {dtype, {n}}, bytes.data()));
     return Status::ok();
@@ -161,8 +160,7 @@ Status importRange(ImportCtx &ctx) {
     return ctx.fail("the planned shape " + dimsToString(*planned) + " is not a vector");
   if (Status s = ctx.checkGenerated({dtype, *planned}, "the steps of the range"))
     return s;
-  auto bytes =
-      numericBytes(dtype, (*planned)[0], [](int64_t i) { return static_cast<double>(i); });
+  auto bytes = numericBytes(dtype, (*planned)[0], [](int64_t i) { return static_cast<double>(i); });
   Value *iota = ctx.constant(ctx.tempName("iota"), {dtype, *planned}, bytes.data());
   Value *start = ctx.input(0), *delta = ctx.input(2);
   for (Value **s : {&start, &delta})
