@@ -59,7 +59,9 @@ std::optional<TensorType> ImportCtx::declaredType(int i) const {
   if (i >= numOutputs())
     return std::nullopt;
   auto it = declared_.find(node_.output(i));
-  if (it == declared_.end())
+  // A fact beyond what the IR represents (a negative or huge dim from shape inference or the
+  // model) is no fact: rules then report the shape as unknown.
+  if (it == declared_.end() || !shapeProblem(it->second).empty())
     return std::nullopt;
   return it->second;
 }

@@ -18,16 +18,14 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 Status inferReshape(InferCtx &c) {
   const auto &shape = c.ints("shape");
-  int64_t count = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0)
       return c.fail("target shape " + dimsToString(shape) + " must be fully resolved");
-    count *= d;
-  }
+  auto count = checkedProduct(shape);
   if (count != c.in(0).numElements())
     return c.fail("cannot reshape " + dimsToString(c.in(0).dims) + " (" +
                   str(c.in(0).numElements()) + " elements) to " + dimsToString(shape) + " (" +
-                  str(count) + " elements)");
+                  (count ? str(*count) : std::string("more than 2^63")) + " elements)");
   c.setOut(0, TensorType{c.in(0).dtype, shape});
   return Status::ok();
 }

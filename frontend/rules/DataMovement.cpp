@@ -271,7 +271,8 @@ Status importSplit(ImportCtx &ctx) {
     sizes = *s;
   } else if (ctx.opset() >= 13 && ctx.hasInput(1)) {
     // Sizes known only at run time: ONNX's shape facts give each output's extent.
-    int64_t unknownAt = -1, rest = n;
+    int64_t unknownAt = -1;
+    CheckedInt rest = n;
     for (int64_t i = 0; i < outputs; ++i) {
       auto t = ctx.wantsOutput(i) ? ctx.declaredType(i) : std::nullopt;
       if (t && t->rank() == x->type().rank()) {
@@ -285,7 +286,7 @@ Status importSplit(ImportCtx &ctx) {
       }
     }
     if (unknownAt >= 0)
-      sizes[unknownAt] = rest;
+      sizes[unknownAt] = rest.get().value_or(-1); // an overflow is no valid size
   } else if (ctx.hasAttr("num_outputs")) { // opset 18: the last chunk may be smaller
     int64_t k = ctx.attrInt("num_outputs", 0);
     if (k != outputs || k < 1)

@@ -149,6 +149,14 @@ class SizesTest(hostile.HostileCase):
         self.refused(m, "(Reshape, opset 13): shape [1099511627776,1099511627776,-1] has more "
                         "than 2^63 elements")
 
+    def test_declared_shapes_beyond_the_limits_are_no_facts(self):
+        # A run-time shape takes its dims from the declared output: one whose product
+        # overflows is ignored, as if the model declared none.
+        m = model([h.make_node("Reshape", ["x", "s"], ["y"])],
+                  [vi("x", [4]), vi("s", [2], T.INT64)], [vi("y", [2**40, 2**40])])
+        self.refused(m, "shape (input 1, 's') is known only at run time and ONNX's shape "
+                        "inference gives no static shape for output 'y'")
+
     def test_conv_transpose_extent_overflow(self):
         m = model([h.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2**30],
                                output_padding=[2**31 - 1])],
