@@ -1,6 +1,7 @@
 // Parses odlac's command line. Flags are listed once, in kFlags, which also prints --help.
 #include "Options.h"
 
+#include "CWriter.h"
 #include "ObjectWriter.h"
 #include "ir/Limits.h"
 #include "support/Checked.h"
@@ -62,6 +63,11 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &v) {
          if (!isCIdentifier(v))
            return Status::error("--name '" + v + "' is not a C identifier");
+         // The one-call function is named NAME itself; C reserves file-scope names with a
+         // leading '_'.
+         if (cIdentifierIsReserved(v) || v[0] == '_')
+           return Status::error("--name '" + v + "' is reserved in generated C (a C or C++ "
+                                "keyword, a C library macro, an ODLA name or a leading '_')");
          o.codegen.name = v;
          return Status::ok();
        }},
