@@ -3,6 +3,7 @@
 #include "Tensor.h"
 
 #include "ir/Limits.h"
+#include "support/Text.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -71,23 +72,6 @@ void forEachTensor(const onnx::ModelProto &m,
   forEachTensor(m.graph(), fn);
   for (const onnx::FunctionProto &f : m.functions())
     forEachNodeTensor(f.node(), fn);
-}
-
-// A location as messages show it: bytes outside printable ASCII as \xNN, so that a hostile
-// name cannot reach the terminal (or anything that reads the message) as control characters.
-std::string printable(const std::string &s) {
-  std::string out;
-  for (unsigned char ch : s) {
-    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-      out += static_cast<char>(ch);
-      continue;
-    }
-    static const char kHex[] = "0123456789abcdef";
-    out += "\\x";
-    out += kHex[ch >> 4];
-    out += kHex[ch & 15];
-  }
-  return out;
 }
 
 // An external-data offset or length: decimal digits only (no sign, no spaces, no suffix),
