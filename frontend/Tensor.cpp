@@ -89,9 +89,7 @@ std::optional<int64_t> parseSize(const std::string &text) {
 // file inside the model's folder that holds bytes [offset, offset + bytes).
 struct ExternalRef {
   std::string location; // as the model gives it (relative to the model's folder)
-  std::string real;     // the resolved path
   int64_t offset = 0;
-  int64_t bytes = 0;
   int fd = -1; // open, read-only; the caller closes it
 };
 
@@ -115,7 +113,6 @@ Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string
                                    int64_t bytes) {
   std::string what = "tensor '" + printable(t.name()) + "': external data";
   ExternalRef ref;
-  ref.bytes = bytes;
   std::optional<int64_t> length;
   std::set<std::string> seen;
   bool hasLocation = false;
@@ -152,11 +149,11 @@ Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string
   if (std::strncmp(fileReal, dir.c_str(), dir.size()) != 0)
     return Status::error(what + " resolves outside the model's folder (to " + printable(fileReal) +
                          ")");
-  ref.real = fileReal;
   if (length && *length != bytes)
     return Status::error(what + " has length " + std::to_string(*length) +
                          " but the tensor needs " + std::to_string(bytes) + " bytes");
   int fd = open(fileReal, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  int openError = errno;
   struct stat st;
   bool known = fd >= 0 ? fstat(fd, &st) == 0 : stat(fileReal, &st) == 0;
   if (known && !S_ISREG(st.st_mode)) { // a socket cannot even be opened: say what it is
@@ -166,7 +163,7 @@ Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string
                          "; external data must be a regular file");
   }
   if (fd < 0 || !known) {
-    int error = errno;
+    int error = fd < 0 ? openError : errno;
     if (fd >= 0)
       close(fd);
     return Status::error(what + " cannot be opened: " + std::strerror(error));
