@@ -1039,6 +1039,17 @@ Status checkCStrings(const Graph &g) {
   return all;
 }
 
+Status checkExecMode(const Graph &g, ExecMode mode) {
+  if (mode == ExecMode::Compile)
+    return Status::ok();
+  for (const Node *n : g.nodes())
+    if (n->hasSubgraphs())
+      return Status::error("node '" + n->name() + "' (" + n->op().name +
+                           "): control flow runs in compile mode only; use "
+                           "--exec-mode=compile");
+  return Status::ok();
+}
+
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts) {
   return Emitter(g, opts).run();
 }

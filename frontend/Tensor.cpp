@@ -255,41 +255,6 @@ bool usesExternalData(const onnx::ModelProto &m) {
   return any;
 }
 
-onnx::ModelProto copyForShapeInference(const onnx::ModelProto &m, int64_t maxElements) {
-  onnx::ModelProto copy;
-  copy.set_ir_version(m.ir_version());
-  *copy.mutable_opset_import() = m.opset_import();
-  *copy.mutable_functions() = m.functions();
-  const onnx::GraphProto &g = m.graph();
-  onnx::GraphProto *cg = copy.mutable_graph();
-  cg->set_name(g.name());
-  *cg->mutable_node() = g.node();
-  *cg->mutable_input() = g.input();
-  *cg->mutable_output() = g.output();
-  *cg->mutable_value_info() = g.value_info();
-  *cg->mutable_sparse_initializer() = g.sparse_initializer();
-  std::set<std::string> inputs;
-  for (const onnx::ValueInfoProto &vi : g.input())
-    inputs.insert(vi.name());
-  for (const onnx::TensorProto &t : g.initializer()) {
-    auto elements = checkedProduct(t.dims());
-    if (elements && *elements >= 0 && *elements <= maxElements) {
-      *cg->add_initializer() = t;
-      continue;
-    }
-    if (inputs.count(t.name()))
-      continue; // already a typed graph input (IR version < 4)
-    onnx::ValueInfoProto *vi = cg->add_input();
-    vi->set_name(t.name());
-    onnx::TypeProto_Tensor *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(t.data_type());
-    onnx::TensorShapeProto *shape = tt->mutable_shape();
-    for (int64_t d : t.dims())
-      shape->add_dim()->set_dim_value(d);
-  }
-  return copy;
-}
-
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
                                      const std::shared_ptr<const void> &keepAlive) {
   std::string what = "tensor '" + printable(t.name()) + "'";

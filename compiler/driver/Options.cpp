@@ -85,6 +85,16 @@ const std::vector<Flag> &flags() {
          o.import.customOpDomains.insert(v);
          return Status::ok();
        }},
+      {"--libonnx-timeout", "SECONDS",
+       "time limit for each step odlac leaves to the system's libonnx (its checker, whose "
+       "verdict is a warning; its version converter, for opsets before 7), each run in a child "
+       "process (default 20); 0 runs neither",
+       [](Options &o, const std::string &v) {
+         if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+           return Status::error("--libonnx-timeout '" + v + "': expected a number of seconds");
+         o.import.libonnxSeconds = std::stoi(v);
+         return Status::ok();
+       }},
       {"--dynamic-batch", nullptr,
        "the symbolic leading dim of every input is a batch that NAME_run_batch chooses at run "
        "time: odlac plans for --batch-size rows, checks that every op keeps rows apart, and "

@@ -11,7 +11,6 @@
 #include "ir/Printer.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
-#include "ops/OpDef.h"
 #include "odlac_version.h"
 #include "passes/BatchRows.h"
 #include "passes/Pipeline.h"
@@ -23,11 +22,17 @@
 
 using namespace odlac;
 
+// One line on stderr; the frontend's warnings and notes carry their own prefix (Import.h).
 // Messages quote the model's names: printable() keeps control characters and bidirectional
 // overrides in them from reaching the terminal.
+static void printDiagnostic(const std::string &m) {
+  bool advice = m.rfind("warning: ", 0) == 0 || m.rfind("note: ", 0) == 0;
+  std::fprintf(stderr, "odlac: %s%s\n", advice ? "" : "error: ", printable(m).c_str());
+}
+
 static int fail(const Status &s) {
   for (const std::string &m : s.messages())
-    std::fprintf(stderr, "odlac: error: %s\n", printable(m).c_str());
+    printDiagnostic(m);
   return 1;
 }
 
@@ -191,6 +196,8 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
+  for (const std::string &d : (*graph)->info().diagnostics)
+    printDiagnostic(d);
   const Target &target = opts->target;
   ReportFacts facts{opts->codegen.name, countOps(**graph), 0,
                     target.backend + (opts->coreProfile ? " (core profile)" : ""),
@@ -220,12 +227,8 @@ static int run(int argc, char **argv) {
     if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
       return fail(s);
   }
-  if (opts->codegen.execMode != ExecMode::Compile)
-    for (const Node *n : (*graph)->nodes())
-      if (n->hasSubgraphs())
-        return fail(Status::error("node '" + n->name() + "' (" + n->op().name +
-                                  "): control flow runs in compile mode only; use "
-                                  "--exec-mode=compile"));
+  if (Status s = checkExecMode(**graph, opts->codegen.execMode))
+    return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)

@@ -35,14 +35,28 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
-Status checkWindowAxis(InferCtx &c, size_t axis, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd) {
-  if (kernel < 1 || stride < 1 || dilation < 1 || padBegin < 0 || padEnd < 0 ||
-      std::max({kernel, stride, dilation, padBegin, padEnd}) > INT32_MAX)
-    return c.fail("spatial axis " + str(static_cast<int64_t>(axis)) + ": kernel " + str(kernel) +
-                  ", stride " + str(stride) + ", dilation " + str(dilation) +
-                  " must be >= 1 and pads " + str(padBegin) + ", " + str(padEnd) +
-                  " >= 0 (all below 2^31)");
+Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel, int64_t stride,
+                       int64_t dilation, int64_t padBegin, int64_t padEnd) {
+  // Each entry that the window arithmetic divides by or sizes with, named as the model has it
+  // (the end pad of axis i is pads[i + spatial]).
+  struct Entry {
+    const char *name;
+    size_t index;
+    int64_t value, least;
+  } entries[] = {{"kernel_shape", axis, kernel, 1},
+                 {"strides", axis, stride, 1},
+                 {"dilations", axis, dilation, 1},
+                 {"pads", axis, padBegin, 0},
+                 {"pads", axis + spatial, padEnd, 0}};
+  for (const Entry &e : entries) {
+    std::string what = std::string("attribute ") + e.name + "[" +
+                       str(static_cast<int64_t>(e.index)) + "] is " + str(e.value) + "; " +
+                       e.name;
+    if (e.value < e.least)
+      return c.fail(what + (e.least ? " must be positive" : " must not be negative"));
+    if (e.value > INT32_MAX)
+      return c.fail(what + " must be below 2^31");
+  }
   return Status::ok();
 }
 
@@ -144,7 +158,7 @@ Status inferConvolution(InferCtx &c) {
   Dims out{x[0], w[0]};
   for (size_t i = 0; i < spatial; ++i) {
     if (Status s =
-            checkWindowAxis(c, i, w[i + 2], strides[i], dilations[i], pads[i], pads[i + spatial]))
+            checkWindowAxis(c, i, spatial, w[i + 2], strides[i], dilations[i], pads[i], pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], w[i + 2], strides[i], dilations[i], pads[i],
                              pads[i + spatial], false);

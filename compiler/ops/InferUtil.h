@@ -22,11 +22,11 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 class InferCtx;
 
-// The parameters of one spatial axis of a sliding window: kernel, stride and dilation >= 1,
-// pads >= 0, all below 2^31 (ODLA takes them as odla_uint32; the bound also keeps
-// windowOutput's arithmetic far from overflow).
-Status checkWindowAxis(InferCtx &c, size_t axis, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t padBegin, int64_t padEnd);
+// The parameters of spatial axis `axis` (of `spatial`) of a sliding window: kernel, stride and
+// dilation >= 1, pads >= 0, all below 2^31 (ODLA takes them as odla_uint32; the bound also
+// keeps windowOutput's arithmetic far from overflow). The message names the attribute entry.
+Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel, int64_t stride,
+                       int64_t dilation, int64_t padBegin, int64_t padEnd);
 // A convolution's group: in [1, 2^31) (an odla_uint32, and a divisor of the channels).
 Status checkGroup(InferCtx &c, int64_t group);
 

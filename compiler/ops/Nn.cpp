@@ -47,7 +47,7 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
     if (Status s =
-            checkWindowAxis(c, i, kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]))
+            checkWindowAxis(c, i, spatial, kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
