@@ -17,6 +17,11 @@
 
 namespace odlac {
 
+// ONNX opsets before 7 used legacy broadcasting and other semantics that later opsets
+// dropped; such models are upgraded to this opset with libonnx's version converter before
+// import (ONNX Runtime refuses them, odlac does not), so import rules see opset 7 or newer.
+constexpr int64_t kOldestImportedOpset = 7;
+
 struct ImportOptions {
   // Pins the dims of graph inputs: name -> dims (from --input-shape name:1x3x224x224).
   std::map<std::string, Dims> inputShapes;

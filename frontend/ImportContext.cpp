@@ -5,6 +5,7 @@
 #include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace odlac {
@@ -18,30 +19,51 @@ Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what) {
 }
 
 const onnx::AttributeProto *ImportCtx::findAttr(const char *name) const {
-  for (const onnx::AttributeProto &a : node_.attribute())
-    if (a.name() == name)
-      return &a;
+  for (int i = 0; i < node_.attribute_size(); ++i)
+    if (node_.attribute(i).name() == name) {
+      read_[i] = true;
+      return &node_.attribute(i);
+    }
+  return nullptr;
+}
+
+const onnx::AttributeProto *
+ImportCtx::findAttrOfKind(const char *name, onnx::AttributeProto::AttributeType kind) const {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a || a->type() == kind || a->type() == onnx::AttributeProto::UNDEFINED)
+    return a;
+  std::string why = std::string("attribute '") + name + "' is " +
+                    onnx::AttributeProto::AttributeType_Name(a->type()) + ", but " +
+                    node_.op_type() + " takes " + onnx::AttributeProto::AttributeType_Name(kind);
+  const auto &seen = kindErrors_.messages();
+  if (std::find(seen.begin(), seen.end(), why) == seen.end())
+    kindErrors_.append(fail(why));
   return nullptr;
 }
 
 int64_t ImportCtx::attrInt(const char *name, int64_t dflt) const {
-  const auto *a = findAttr(name);
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::INT);
   return a ? a->i() : dflt;
 }
 
 double ImportCtx::attrFloat(const char *name, double dflt) const {
-  const auto *a = findAttr(name);
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : dflt;
 }
 
 std::string ImportCtx::attrString(const char *name, const std::string &dflt) const {
-  const auto *a = findAttr(name);
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::STRING);
   return a ? a->s() : dflt;
 }
 
 std::vector<int64_t> ImportCtx::attrInts(const char *name, std::vector<int64_t> dflt) const {
-  const auto *a = findAttr(name);
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::INTS);
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+}
+
+std::vector<double> ImportCtx::attrFloats(const char *name, std::vector<double> dflt) const {
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::FLOATS);
+  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : dflt;
 }
 
 Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *what) const {

@@ -42,8 +42,8 @@ public:
   ImportCtx(Graph &g, const onnx::NodeProto &node, int64_t opset, std::vector<Value *> inputs,
             std::string modelDir, const DeclaredTypes &declared)
       : g_(g), node_(node), opset_(opset), inputs_(std::move(inputs)),
-        modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr),
-        declared_(declared) {}
+        modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr), declared_(declared),
+        read_(node.attribute_size(), false) {}
 
   Graph &graph() { return g_; }
   const onnx::NodeProto &proto() const { return node_; }
@@ -74,13 +74,18 @@ public:
   bool wantsOutput(int i) const { return i < numOutputs() && !node_.output(i).empty(); }
   const std::string &outputName(int i) const { return node_.output(i); }
 
-  // Attributes, with the ONNX default when absent.
+  // Attributes, with the ONNX default when absent. Looking an attribute up marks it read
+  // (see importNode: an attribute no rule read is an error). An attribute of another kind
+  // than the accessor's reads as absent and is reported by attrKindErrors().
   bool hasAttr(const char *name) const { return findAttr(name) != nullptr; }
   int64_t attrInt(const char *name, int64_t dflt) const;
   double attrFloat(const char *name, double dflt) const;
   std::string attrString(const char *name, const std::string &dflt) const;
   std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> dflt = {}) const;
+  std::vector<double> attrFloats(const char *name, std::vector<double> dflt = {}) const;
   const onnx::AttributeProto *findAttr(const char *name) const;
+  bool attrWasRead(int i) const { return read_[i]; }
+  const Status &attrKindErrors() const { return kindErrors_; }
 
   // Emits an IR node with one result. `outName` names the result; empty means the ONNX
   // node's output `result` (the usual case for the last IR node of a rule).
@@ -112,6 +117,12 @@ private:
   std::vector<Value *> outputs_;
   const DeclaredTypes &declared_;
   BodyImporter *bodies_ = nullptr;
+  mutable std::vector<bool> read_; // per attribute of the node: looked up by the rule
+  mutable Status kindErrors_;
+
+  // The attribute `name` when it has `kind` (or no kind, as in models before IR version 2).
+  const onnx::AttributeProto *findAttrOfKind(const char *name,
+                                             onnx::AttributeProto::AttributeType kind) const;
 };
 
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).

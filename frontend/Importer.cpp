@@ -143,11 +143,16 @@ public:
 private:
   void error(const std::string &message) { errors_.append(Status::error(message)); }
 
-  // checkVersions has made sure that the default domain is there, once.
+  // checkVersions has made sure that each domain is there once.
   void readOpsets() {
     for (const auto &os : model_.opset_import())
       graph_->info().opsets[canonicalDomain(os.domain())] = os.version();
-    opset_ = graph_->info().opsets.at("");
+  }
+
+  // The model's opset of `domain`; -1 when it imports none.
+  int64_t opsetOf(const std::string &domain) const {
+    auto it = graph_->info().opsets.find(domain);
+    return it == graph_->info().opsets.end() ? -1 : it->second;
   }
 
   // Records every fully static type the model declares for a value (value_info and graph
@@ -492,28 +497,37 @@ private:
   void importNodes(const onnx::GraphProto &graph, Scope &scope) {
     int index = 0;
     for (const onnx::NodeProto &n : graph.node()) {
-      std::string label = where_ + nodeLabel(n, index++, opset_);
+      const std::string domain = canonicalDomain(n.domain());
+      const int64_t opset = opsetOf(domain);
+      std::string label = where_ + nodeLabel(n, index++, opset);
       auto poison = [&] {
         for (const std::string &o : n.output())
           scope.poisoned.insert(o);
       };
       bool custom = opts_.customOpDomains.count(n.domain()) != 0;
-      if (!custom && !canonicalDomain(n.domain()).empty()) {
+      bool constant = domain.empty() && n.op_type() == "Constant";
+      if (!custom && !constant && !hasRulesForDomain(domain)) {
         error(label + ": unsupported: domain '" + n.domain() + "' has no import rules");
         poison();
         continue;
       }
-      if (Status s = checkNode(n, opset_)) {
+      if (!custom && opset < 0) {
+        error(
+            label + ": the model imports no opset of " +
+            (domain.empty() ? std::string("the default ONNX domain") : "domain '" + domain + "'"));
+        poison();
+        continue;
+      }
+      if (Status s = checkNode(n, opset)) {
         for (const std::string &m : s.messages())
           error(label + ": " + m);
         poison();
         continue;
       }
       int earliest = -1;
-      const ImportRule *rule = n.op_type() == "Constant" || custom
-                                   ? nullptr
-                                   : findRule(n.op_type(), opset_, &earliest);
-      if (!custom && n.op_type() != "Constant" && !rule) {
+      const ImportRule *rule =
+          constant || custom ? nullptr : findRule(domain, n.op_type(), opset, &earliest);
+      if (!custom && !constant && !rule) {
         error(label + ": unsupported: op " + n.op_type() +
               (earliest > 0 ? " before opset " + std::to_string(earliest) : std::string()) +
               "; odlac has no import rule for it");
@@ -541,12 +555,12 @@ private:
         continue;
       }
       Status s;
-      if (n.op_type() == "Constant" && !custom) {
+      if (constant && !custom) {
         s = importConstant(n, scope);
       } else {
-        ImportCtx ctx(*scope.graph, n, opset_, inputs, modelDir_, declared_);
+        ImportCtx ctx(*scope.graph, n, opset, inputs, modelDir_, declared_);
         ctx.setBodyImporter(this);
-        s = custom ? importCustomOp(ctx) : rule->custom ? rule->custom(ctx) : importDirect(ctx, *rule);
+        s = custom ? importCustomOp(ctx) : importNode(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
             continue;
@@ -605,7 +619,6 @@ private:
   const ImportOptions &opts_;
   std::string modelDir_;
   std::unique_ptr<Graph> graph_;
-  int64_t opset_ = 0;
   Scope root_;
   Scope *scope_ = &root_; // the graph being imported
   std::string where_; // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
@@ -627,7 +640,7 @@ int64_t defaultOpset(const onnx::ModelProto &m) {
   for (const auto &os : m.opset_import())
     if (canonicalDomain(os.domain()).empty())
       return os.version();
-  return 0;
+  return -1; // models of other domains only (ai.onnx.preview.training's optimizers)
 }
 
 // odlac's own validation of the model as a whole, before anything else reads it.
@@ -643,7 +656,7 @@ Expected<onnx::ModelProto> upgradeOldOpset(onnx::ModelProto m, const ImportOptio
                                            const ChildLimits &limits,
                                            std::vector<std::string> &diagnostics) {
   int64_t opset = defaultOpset(m);
-  if (opset >= kOldestUpgradedOpset)
+  if (opset < 0 || opset >= kOldestUpgradedOpset)
     return m;
   std::string what = libonnxName() + "'s version converter did not upgrade the model from opset " +
                      std::to_string(opset) + " to " + std::to_string(kOldestUpgradedOpset);

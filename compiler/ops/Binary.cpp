@@ -1,6 +1,7 @@
-// Broadcasting binary and variadic elementwise ops: arithmetic, comparisons, logic, selection.
-// Operands broadcast numpy-style and share one element type (except Pow's exponent); each op
-// lowers to the ODLA function of the same name (Select: odla_Select). The reference backend
+// Broadcasting binary and variadic elementwise ops: arithmetic, comparisons, logic, bitwise
+// logic, selection. Operands broadcast numpy-style and share one element type (except Pow's
+// exponent); each op lowers to the ODLA function of the same name (Select: odla_Select; the
+// bitwise ops: the extensions odla_ExtBitwise*). The reference backend
 // (runtime_stubs/reference/ops_binary*.c) documents the semantics of edge cases: integer
 // overflow wraps, integer division and remainder by zero give 0, Max/Min propagate NaN.
 #include "lower/Lowering.h"
@@ -162,6 +163,13 @@ const std::vector<OpDef> kOps = {
     {"And", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(And)},
     {"Or", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Or)},
     {"Xor", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Xor)},
+    // Bitwise on integers (extensions: ODLA's And, Or and Xor are logical).
+    {"BitwiseAnd", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
+     BINARY(ExtBitwiseAnd)},
+    {"BitwiseOr", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
+     BINARY(ExtBitwiseOr)},
+    {"BitwiseXor", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
+     BINARY(ExtBitwiseXor)},
     // Selection: condition ? a : b.
     {"Select",
      {{"condition", OperandDef::Required, kBool},

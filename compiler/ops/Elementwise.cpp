@@ -1,5 +1,5 @@
-// Elementwise unary ops: math, activations, predicates, Clamp, Cast, Not and Identity. Each
-// lowers to the one ODLA call of the same name; the reference backend's builders
+// Elementwise unary ops: math, activations, predicates, Clamp, Cast, Not, BitwiseNot and
+// Identity. Each lowers to the one ODLA call of the same name (BitwiseNot: odla_ExtBitwiseNot); the reference backend's builders
 // (runtime_stubs/reference/ops_elementwise.c, ops_unary_cast.c) define their semantics.
 #include "lower/Lowering.h"
 #include "ops/Families.h"
@@ -111,6 +111,7 @@ const std::vector<OpDef> kOps = {
            {"detect_negative", AttrKind::Int, AttrValue(int64_t{1})}},
           inferPredicate),
     unary("Not", kBool, UNARY(Not)),
+    unary("BitwiseNot", kIntTypes, UNARY(ExtBitwiseNot)),
     // Activations.
     unary("Relu", kSigned, UNARY(Relu)),
     unary("Sigmoid", kFloatTypes, UNARY(Sigmoid)),

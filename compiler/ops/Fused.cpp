@@ -148,8 +148,9 @@ Status inferGelu(InferCtx &c) {
 }
 
 const std::vector<OpDef> kOps = {
-    // GELU, recognized from its decomposed form (RecognizeGelu); a core ODLA 0.5 op.
-    {"Gelu", {{"x", OperandDef::Required, kFloats}}, 1,
+    // GELU, ONNX's Gelu (opset 20) or recognized from its decomposed form (RecognizeGelu); a
+    // core ODLA 0.5 op.
+    {"Gelu", {{"x", OperandDef::Required, kFloatTypes}}, 1,
      {{"approximate", AttrKind::Int, AttrValue(int64_t{0})}}, FusionClass::Elementwise,
      kLayoutAgnostic, inferGelu,
      [](LowerCtx &c) {

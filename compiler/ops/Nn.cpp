@@ -419,20 +419,59 @@ void lowerMaxPoolIndices(LowerCtx &c) {
                                          c.outId(0)));
 }
 
+// Dilated windows need the extension, as for MaxPool.
 void lowerAveragePool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().AveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
-                                   u32s(n.ints("strides")), front, back,
-                                   {n.i("count_include_pad") != 0}, c.outShape(0), c.outId(0)));
+  lower::Flag includePad{n.i("count_include_pad") != 0};
+  if (allOnes(n.ints("dilations")))
+    c.setOut(0, c.sink().AveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
+                                     u32s(n.ints("strides")), front, back, includePad,
+                                     c.outShape(0), c.outId(0)));
+  else
+    c.setOut(0, c.sink().ExtAveragePool(c.in(0), dataLayout(n), u32s(n.ints("kernel_shape")),
+                                        u32s(n.ints("strides")), u32s(n.ints("dilations")), front,
+                                        back, includePad, c.outShape(0), c.outId(0)));
 }
 
 void lowerLpPool(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().ExtLpPool(c.in(0), ODLA_CHANNELS_FIRST, static_cast<float>(n.f("p")),
-                                 u32s(n.ints("kernel_shape")), u32s(n.ints("strides")), front, back,
-                                 c.outShape(0), c.outId(0)));
+  c.setOut(0,
+           c.sink().ExtLpPool(c.in(0), ODLA_CHANNELS_FIRST, static_cast<float>(n.f("p")),
+                              u32s(n.ints("kernel_shape")), u32s(n.ints("strides")),
+                              u32s(n.ints("dilations")), front, back, c.outShape(0), c.outId(0)));
+}
+
+// The result shape is the attribute `shape` ([N, C, image...]); image_shape and block_shape
+// stay operands, read when the kernel runs.
+Status inferCol2Im(InferCtx &c) {
+  const Dims &x = c.in(0).dims, &shape = c.ints("shape");
+  size_t spatial = shape.size() < 2 ? 0 : shape.size() - 2;
+  if (x.size() != 3 || spatial < 1 || spatial > 3 || shape[0] != x[0] || shape[1] < 1 ||
+      x[1] % shape[1] != 0)
+    return c.fail("input " + dimsToString(x) + " must be [N, C * block size, L] for a result " +
+                  dimsToString(shape) + " [N, C, 1 to 3 image axes]");
+  for (int i : {1, 2})
+    if (c.in(i).dims != Dims{static_cast<int64_t>(spatial)})
+      return c.fail(std::string(i == 1 ? "image_shape " : "block_shape ") + toString(c.in(i)) +
+                    " must be a vector of " + str(spatial) + " entries");
+  for (const char *a : {"dilations", "strides"})
+    if (c.ints(a).size() != spatial)
+      return c.fail(std::string(a) + " " + dimsToString(c.ints(a)) + " must have " + str(spatial) +
+                    " entries");
+  if (c.ints("pads").size() != 2 * spatial)
+    return c.fail("pads " + dimsToString(c.ints("pads")) + " must have " + str(2 * spatial) +
+                  " entries");
+  c.setOut(0, TensorType{c.in(0).dtype, shape});
+  return Status::ok();
+}
+
+void lowerCol2Im(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().ExtCol2Im(c.in(0), c.in(1), c.in(2), u32s(n.ints("dilations")), front, back,
+                                 u32s(n.ints("strides")), c.outShape(0), c.outId(0)));
 }
 
 void lowerBatchNorm(LowerCtx &c) {
@@ -535,6 +574,7 @@ const std::vector<OpDef> kOps = {
       kStrides,
       kPads,
       kCeilMode,
+      kPoolDilations,
       {"count_include_pad", AttrKind::Int, AttrValue(int64_t{0})},
       kLayout},
      FusionClass::OutElementwiseFusable,
@@ -545,11 +585,30 @@ const std::vector<OpDef> kOps = {
     {"LpPool",
      {{"x", OperandDef::Required, kFloat}},
      1,
-     {kKernelShape, kStrides, kPads, {"p", AttrKind::Float, AttrValue(2.0)}},
+     {kKernelShape,
+      kStrides,
+      kPads,
+      kCeilMode,
+      kPoolDilations,
+      {"p", AttrKind::Float, AttrValue(2.0)}},
      FusionClass::OutElementwiseFusable,
      kTraitNone,
      inferLpPool,
      lowerLpPool},
+    // ONNX Col2Im: the columns of x [N, C * prod(block), L] summed back into an image.
+    {"Col2Im",
+     {{"x", OperandDef::Required, kFloat},
+      {"image_shape", OperandDef::Required, maskOf(DType::I64)},
+      {"block_shape", OperandDef::Required, maskOf(DType::I64)}},
+     1,
+     {{"shape", AttrKind::Ints, std::nullopt},
+      {"dilations", AttrKind::Ints, std::nullopt},
+      {"pads", AttrKind::Ints, std::nullopt},
+      {"strides", AttrKind::Ints, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferCol2Im,
+     lowerCol2Im},
     // The statistics may have another float type than x (ONNX opset 15).
     {"BatchNormalization",
      {{"x", OperandDef::Required, kFloat},

@@ -1,6 +1,7 @@
 // Resize: the IR op behind ONNX Resize and Upsample, with every parameter of ONNX Resize (opsets
-// 10 to 17). Its rows join the indexing family (Indexing.cpp). The result shape is always
-// static (attribute `shape`); operands carry what the kernel must read at run time:
+// 10 to 19; import expands the axes attribute to every axis). Its rows join the indexing family
+// (Indexing.cpp). The result shape is always static (attribute `shape`); operands carry what the
+// kernel must read at run time:
 //   - scales: the per-axis scales when they are not out / in (runtime values, or constants
 //     such as 0.6 for 4 -> 2 that change the coordinate mapping);
 //   - sizes: runtime sizes, which execution checks against `shape`;
@@ -20,9 +21,10 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
 // ONNX names, in the order of the ODLA_EXT_RESIZE_* and ODLA_EXT_NEAREST_* codes.
-const std::vector<std::string> kCoordinateModes = {"half_pixel",           "pytorch_half_pixel",
-                                                   "align_corners",        "asymmetric",
-                                                   "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+const std::vector<std::string> kCoordinateModes = {
+    "half_pixel",           "pytorch_half_pixel", "align_corners",       "asymmetric",
+    "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+const std::vector<std::string> kAspectPolicies = {"stretch", "not_larger", "not_smaller"};
 const std::vector<std::string> kNearestModes = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                                 "ceil"};
 const std::vector<std::string> kModes = {"nearest", "linear", "cubic"}; // odla_interpolation_mode
@@ -58,12 +60,19 @@ Status inferResize(InferCtx &c) {
   };
   for (const Named &a :
        {Named{"mode", kModes}, Named{"coordinate_transformation_mode", kCoordinateModes},
-        Named{"nearest_mode", kNearestModes}})
+        Named{"nearest_mode", kNearestModes}, Named{"keep_aspect_ratio_policy", kAspectPolicies}})
     if (indexIn(a.names, c.node().s(a.attr)) < 0)
       return c.fail(std::string(a.attr) + " '" + c.node().s(a.attr) + "' is not one of " +
                     joined(a.names));
   if (mode != "nearest" && x.dtype == DType::Bool)
     return c.fail(mode + " interpolation needs a numeric input, got " + toString(x));
+  if (c.node().s("keep_aspect_ratio_policy") != "stretch" && !c.hasInput(3))
+    return c.fail("keep_aspect_ratio_policy '" + c.node().s("keep_aspect_ratio_policy") +
+                  "' needs sizes");
+  for (int64_t a : c.ints("aspect_axes"))
+    if (a < 0 || a >= x.rank())
+      return c.fail("aspect_axes " + dimsToString(c.ints("aspect_axes")) +
+                    " name an axis outside input " + toString(x));
   if (static_cast<int64_t>(shape.size()) != x.rank())
     return c.fail("shape " + dimsToString(shape) + " must have the rank of input " + toString(x));
   for (int d = 0; d < x.rank(); ++d)
@@ -87,6 +96,8 @@ std::optional<odla_resize_coordinate_mode> coreMode(const Node &n) {
   const std::string &ctm = n.s("coordinate_transformation_mode"), &mode = n.s("mode");
   const Dims &in = n.input(0)->dims(), &out = n.output(0)->dims();
   odla_resize_coordinate_mode m;
+  if (n.i("antialias") != 0 || n.s("keep_aspect_ratio_policy") != "stretch")
+    return std::nullopt;
   if (ctm == "half_pixel") {
     m = ODLA_HALF_PIXEL;
   } else if (ctm == "pytorch_half_pixel") {
@@ -101,7 +112,7 @@ std::optional<odla_resize_coordinate_mode> coreMode(const Node &n) {
   } else if (ctm == "tf_half_pixel_for_nn") {
     m = ODLA_HALF_PIXEL_TF;
   } else {
-    return std::nullopt; // tf_crop_and_resize
+    return std::nullopt; // tf_crop_and_resize, half_pixel_symmetric
   }
   if (mode == "nearest") {
     bool floors = m == ODLA_ASSYMMETRIC || m == ODLA_HALF_PIXEL_TF;
@@ -132,12 +143,19 @@ void lowerResize(LowerCtx &c) {
                                        c.outShape(0), c.outId(0)));
     return;
   }
-  c.setOut(0, c.sink().ExtResize(
-                  c.in(0), c.in(1), c.in(2), c.in(3), interpolation,
-                  indexIn(kCoordinateModes, n.s("coordinate_transformation_mode")),
-                  indexIn(kNearestModes, n.s("nearest_mode")),
-                  static_cast<float>(n.f("cubic_coeff_a")), {n.i("exclude_outside") != 0},
-                  static_cast<float>(n.f("extrapolation_value")), c.outShape(0), c.outId(0)));
+  odla_uint32 aspectMask = 0;
+  for (int64_t a : n.ints("aspect_axes"))
+    aspectMask |= 1u << a;
+  if (n.ints("aspect_axes").empty())
+    aspectMask = (1u << n.input(0)->dims().size()) - 1;
+  c.setOut(
+      0, c.sink().ExtResize(c.in(0), c.in(1), c.in(2), c.in(3), interpolation,
+                            indexIn(kCoordinateModes, n.s("coordinate_transformation_mode")),
+                            indexIn(kNearestModes, n.s("nearest_mode")),
+                            static_cast<float>(n.f("cubic_coeff_a")), {n.i("exclude_outside") != 0},
+                            static_cast<float>(n.f("extrapolation_value")), {n.i("antialias") != 0},
+                            indexIn(kAspectPolicies, n.s("keep_aspect_ratio_policy")), aspectMask,
+                            c.outShape(0), c.outId(0)));
 }
 
 const std::vector<OpDef> kOps = {
@@ -153,7 +171,12 @@ const std::vector<OpDef> kOps = {
       {"nearest_mode", AttrKind::String, AttrValue(std::string("round_prefer_floor"))},
       {"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75)},
       {"exclude_outside", AttrKind::Int, AttrValue(int64_t{0})},
-      {"extrapolation_value", AttrKind::Float, AttrValue(0.0)}},
+      {"extrapolation_value", AttrKind::Float, AttrValue(0.0)},
+      // Linear and cubic downsampling stretch the filter by 1 / scale.
+      {"antialias", AttrKind::Int, AttrValue(int64_t{0})},
+      // With sizes: stretch, or one scale for the aspect axes (empty: all axes).
+      {"keep_aspect_ratio_policy", AttrKind::String, AttrValue(std::string("stretch"))},
+      {"aspect_axes", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},
      FusionClass::Opaque,
      kTraitNone,
      inferResize,

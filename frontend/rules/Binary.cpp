@@ -90,6 +90,9 @@ const std::vector<ImportRule> kRules = {
     {"And", 7, "And", {}, nullptr},
     {"Or", 7, "Or", {}, nullptr},
     {"Xor", 7, "Xor", {}, nullptr},
+    {"BitwiseAnd", 18, "BitwiseAnd", {}, nullptr},
+    {"BitwiseOr", 18, "BitwiseOr", {}, nullptr},
+    {"BitwiseXor", 18, "BitwiseXor", {}, nullptr},
     {"Where", 9, "Select", {}, nullptr},
 };
 

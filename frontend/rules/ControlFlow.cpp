@@ -469,9 +469,12 @@ Status importScan(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"If", 1, nullptr, {}, importIf},
-    {"Loop", 1, nullptr, {}, importLoop},
-    {"Scan", 8, nullptr, {}, importScan},
+    {"If", 1, nullptr, reads({"else_branch", "then_branch"}), importIf},
+    {"Loop", 1, nullptr, reads({"body"}), importLoop},
+    {"Scan", 8, nullptr,
+     reads({"body", "directions", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
+            "scan_output_axes", "scan_output_directions"}),
+     importScan},
 };
 
 } // namespace

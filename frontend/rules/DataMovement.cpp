@@ -98,21 +98,18 @@ Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, 
 
 Status importReshape(ImportCtx &ctx) {
   Value *x = ctx.input(0);
-  Dims shape;
-  if (ctx.opset() < 5) {
-    shape = ctx.attrInts("shape");
-  } else if (!isConstant(ctx, 1)) {
+  bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+  if (!isConstant(ctx, 1)) {
+    // The shape ONNX's inference planned already applied allowzero.
     auto planned = plannedDims(ctx, 0, "shape", 1);
     if (!planned)
       return planned.takeStatus();
     return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
-  } else {
-    auto s = ctx.constInts(1, "shape");
-    if (!s)
-      return s.takeStatus();
-    shape = *s;
   }
-  auto resolved = resolveReshape(ctx, x, shape, ctx.attrInt("allowzero", 0) != 0);
+  auto shape = ctx.constInts(1, "shape");
+  if (!shape)
+    return shape.takeStatus();
+  auto resolved = resolveReshape(ctx, x, *shape, allowZero);
   if (!resolved)
     return resolved.takeStatus();
   return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *resolved}}));
@@ -219,7 +216,7 @@ Status importConcat(ImportCtx &ctx) {
   if (ctx.numInputs() == 0)
     return ctx.fail("needs at least one input");
   int64_t rank = ctx.input(0)->type().rank();
-  if (!ctx.hasAttr("axis") && ctx.opset() >= 4)
+  if (!ctx.hasAttr("axis"))
     return ctx.fail("attribute 'axis' is required");
   auto axis = normalizeAxis(ctx.attrInt("axis", 1), rank, "axis");
   if (!axis)
@@ -577,7 +574,7 @@ Status importPad(ImportCtx &ctx) {
   std::vector<int64_t> pads;
   std::vector<unsigned char> value(dtypeBytes(x->dtype()), 0);
   if (ctx.opset() < 11) {
-    pads = ctx.attrInts(ctx.opset() < 2 ? "paddings" : "pads");
+    pads = ctx.attrInts("pads");
     value = filledBytes(x->dtype(), ctx.attrFloat("value", 0.0), 1);
   } else {
     std::vector<int64_t> axes;
@@ -698,6 +695,78 @@ Status importPad(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// ---- CenterCropPad -------------------------------------------------------------------------
+
+// CenterCropPad-18: each axis of `axes` (default all) cropped or zero-padded to the target
+// extent around its center: a crop starts at (in - target) / 2, a pad puts (target - in) / 2
+// in front (ONNX's reference rounds both down). The targets come from the shape input when it
+// is known at compile time, else from the result shape ONNX's shape facts give.
+Status importCenterCropPad(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : ctx.attrInts("axes")) {
+    auto n = normalizeAxis(a, rank, "axis");
+    if (!n)
+      return n.takeStatus();
+    if (std::find(axes.begin(), axes.end(), *n) != axes.end())
+      return ctx.fail("axes " + dimsToString(ctx.attrInts("axes")) + " repeat axis " + str(*n));
+    axes.push_back(*n);
+  }
+  if (!ctx.hasAttr("axes"))
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  Dims target = x->dims();
+  if (isConstant(ctx, 1)) {
+    auto shape = ctx.constInts(1, "shape");
+    if (!shape)
+      return shape.takeStatus();
+    if (shape->size() != axes.size())
+      return ctx.fail("shape " + dimsToString(*shape) + " needs one entry per axis of " +
+                      dimsToString(axes));
+    for (size_t i = 0; i < axes.size(); ++i)
+      target[axes[i]] = (*shape)[i];
+  } else {
+    auto planned = plannedDims(ctx, 0, "shape", 1);
+    if (!planned)
+      return planned.takeStatus();
+    if (static_cast<int64_t>(planned->size()) != rank)
+      return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + dimsToString(*planned) +
+                      " for input " + toString(x->type()));
+    for (int64_t d = 0; d < rank; ++d)
+      if ((*planned)[d] != x->dims()[d] && std::find(axes.begin(), axes.end(), d) == axes.end())
+        return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + dimsToString(*planned) +
+                        ", which changes axis " + str(d) + " outside axes " + dimsToString(axes));
+    target = *planned;
+  }
+  std::vector<int64_t> starts(rank, 0), ends(x->dims()), steps(rank, 1), pads(2 * rank, 0);
+  bool crop = false, pad = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = x->dims()[d], t = target[d];
+    if (t < 0)
+      return ctx.fail("shape " + dimsToString(target) + " has a negative extent");
+    if (t < in) {
+      starts[d] = (in - t) / 2;
+      ends[d] = starts[d] + t;
+      crop = true;
+    } else if (t > in) {
+      pads[d] = (t - in) / 2;
+      pads[d + rank] = t - in - pads[d];
+      pad = true;
+    }
+  }
+  if (crop) {
+    auto c = ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                      pad ? ctx.tempName("crop") : "");
+    if (!c)
+      return c.takeStatus();
+    x = *c;
+  }
+  if (pad)
+    return finish(ctx, ctx.emit("Pad", {x}, {{"pads", pads}}));
+  return finish(ctx, crop ? Expected<Value *>(x) : passThrough(ctx, x));
+}
+
 // ---- Tile and Expand ----------------------------------------------------------------------
 
 Status importTile(ImportCtx &ctx) {
@@ -777,11 +846,16 @@ Status importDepthToSpace(ImportCtx &ctx) {
   return reshapeTransposeReshape(ctx, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
 }
 
+// SpaceToDepth's mode (opset 28) orders the output channels by block offset then channel
+// (DCR) or by channel then block offset (CRD), as DepthToSpace's inverse.
 Status importSpaceToDepth(ImportCtx &ctx) {
   const Value *x = ctx.input(0);
   int64_t b = ctx.attrInt("blocksize", 0);
+  std::string mode = ctx.attrString("mode", "DCR");
   if (x->type().rank() != 4)
     return ctx.fail("input " + toString(x->type()) + " must have rank 4");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.fail("attribute mode='" + mode + "' is not supported (DCR, CRD)");
   int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
   if (b < 1 || b > INT32_MAX || h % b != 0 || w % b != 0)
     return ctx.fail("blocksize " + str(b) + " does not divide the spatial dims " +
@@ -789,7 +863,9 @@ Status importSpaceToDepth(ImportCtx &ctx) {
   if (!(CheckedInt(c) * b * b).valid())
     return ctx.fail("blocksize " + str(b) + " squared times the " + str(c) +
                     " channels overflows int64");
-  return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+  std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
+                                            : std::vector<int64_t>{0, 1, 3, 5, 2, 4};
+  return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, perm,
                                  {n, c * b * b, h / b, w / b});
 }
 
@@ -846,21 +922,22 @@ Status importReverseSequence(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Concat", 1, nullptr, {}, importConcat},
-    {"Reshape", 1, nullptr, {}, importReshape},
-    {"Flatten", 1, nullptr, {}, importFlatten},
-    {"Squeeze", 1, nullptr, {}, importSqueeze},
-    {"Unsqueeze", 1, nullptr, {}, importUnsqueeze},
-    {"Transpose", 1, nullptr, {}, importTranspose},
-    {"Split", 1, nullptr, {}, importSplit},
-    {"Slice", 1, nullptr, {}, importSlice},
-    {"Pad", 1, nullptr, {}, importPad},
+    {"Concat", 1, nullptr, reads({"axis"}), importConcat},
+    {"Reshape", 1, nullptr, reads({"allowzero"}), importReshape},
+    {"Flatten", 1, nullptr, reads({"axis"}), importFlatten},
+    {"Squeeze", 1, nullptr, reads({"axes"}), importSqueeze},
+    {"Unsqueeze", 1, nullptr, reads({"axes"}), importUnsqueeze},
+    {"Transpose", 1, nullptr, reads({"perm"}), importTranspose},
+    {"Split", 1, nullptr, reads({"axis", "split", "num_outputs"}), importSplit},
+    {"Slice", 1, nullptr, reads({"starts", "ends", "axes"}), importSlice},
+    {"Pad", 1, nullptr, reads({"mode", "pads", "value"}), importPad},
+    {"CenterCropPad", 18, nullptr, reads({"axes"}), importCenterCropPad},
     {"Tile", 6, nullptr, {}, importTile},
     {"Expand", 8, nullptr, {}, importExpand},
-    {"DepthToSpace", 1, nullptr, {}, importDepthToSpace},
-    {"SpaceToDepth", 1, nullptr, {}, importSpaceToDepth},
-    {"Compress", 9, nullptr, {}, importCompress},
-    {"ReverseSequence", 10, nullptr, {}, importReverseSequence},
+    {"DepthToSpace", 1, nullptr, reads({"blocksize", "mode"}), importDepthToSpace},
+    {"SpaceToDepth", 1, nullptr, reads({"blocksize", "mode"}), importSpaceToDepth},
+    {"Compress", 9, nullptr, reads({"axis"}), importCompress},
+    {"ReverseSequence", 10, nullptr, reads({"batch_axis", "time_axis"}), importReverseSequence},
 };
 
 } // namespace

@@ -109,6 +109,50 @@ Status importHardSwish(ImportCtx &ctx) {
   return finish(ctx, 0, ctx.emit("Mul", {x, *hs}));
 }
 
+// ---- Mish, Swish, Gelu ------------------------------------------------------------------------
+
+// Mish-18: x * tanh(softplus(x)), ONNX's own definition (its function body).
+Status importMish(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  auto sp = ctx.emit("Softplus", {x}, {}, ctx.tempName("softplus"));
+  if (!sp)
+    return sp.takeStatus();
+  auto t = ctx.emit("Tanh", {*sp}, {}, ctx.tempName("tanh"));
+  if (!t)
+    return t.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {x, *t}));
+}
+
+// Swish-24: x * sigmoid(alpha * x), as ONNX's function body computes it.
+Status importSwish(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  Value *scaled = x;
+  double alpha = ctx.attrFloat("alpha", 1.0);
+  if (alpha != 1.0) {
+    auto a = ctx.emit("Cast", {ctx.constant(ctx.tempName("alpha"), {DType::F64, {}}, &alpha)},
+                      {{"to", std::string(dtypeName(x->dtype()))}}, ctx.tempName("alpha_t"));
+    if (!a)
+      return a.takeStatus();
+    auto m = ctx.emit("Mul", {*a, x}, {}, ctx.tempName("scaled"));
+    if (!m)
+      return m.takeStatus();
+    scaled = *m;
+  }
+  auto s = ctx.emit("Sigmoid", {scaled}, {}, ctx.tempName("sigmoid"));
+  if (!s)
+    return s.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {x, *s}));
+}
+
+// Gelu-20: approximate 'none' (erf) or 'tanh'.
+Status importGelu(ImportCtx &ctx) {
+  std::string approximate = ctx.attrString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.fail("approximate='" + approximate + "' is not one of none, tanh");
+  return finish(
+      ctx, 0, ctx.emit("Gelu", {ctx.input(0)}, {{"approximate", int64_t{approximate == "tanh"}}}));
+}
+
 // ---- Clip ---------------------------------------------------------------------------------
 
 Status emitClamp(ImportCtx &ctx, double lo, double hi) {
@@ -209,7 +253,16 @@ Status importClip11(ImportCtx &ctx) {
 
 // ---- Cast, CastLike -----------------------------------------------------------------------
 
+// saturate (opset 19) and round_mode (opset 24) choose how values out of a float8 type's
+// range, and values between float8e8m0's powers of two, convert; they have no effect on a cast
+// to any other type (ONNX ignores them there too), but their values are still checked.
 Status emitCast(ImportCtx &ctx, int onnxType) {
+  int64_t saturate = ctx.attrInt("saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return ctx.fail("saturate=" + std::to_string(saturate) + " is not 0 or 1");
+  std::string roundMode = ctx.attrString("round_mode", "up");
+  if (roundMode != "up" && roundMode != "down" && roundMode != "nearest")
+    return ctx.fail("round_mode='" + roundMode + "' is not one of up, down, nearest");
   auto to = dtypeFromOnnx(onnxType);
   if (!to)
     return ctx.fail(std::string("cast to ") + onnxTypeName(onnxType) +
@@ -247,8 +300,6 @@ std::vector<unsigned char> oneOf(DType dtype) {
 // from opset 10, the data's type before). Training mode drops at random, which odlac does not
 // compile, unless the ratio is 0.
 Status importDropout(ImportCtx &ctx) {
-  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0)
-    return ctx.fail("is_test=0 (training mode) is not supported; odlac compiles for inference");
   if (ctx.hasInput(2)) {
     auto training = constScalarOf(ctx, 2, "training_mode");
     if (!training)
@@ -276,22 +327,24 @@ Status importDropout(ImportCtx &ctx) {
 
 // ---- Rows ---------------------------------------------------------------------------------
 
-const AttrRule kConsumedInputs{"consumed_inputs", nullptr, std::nullopt};
-
-// An op without attributes from opset 6 on, whose opset-1 form has the legacy consumed_inputs.
-#define LEGACY_UNARY(Op) {#Op, 1, #Op, {kConsumedInputs}, nullptr}, {#Op, 6, #Op, {}, nullptr}
+// Dropout's ratio (an attribute until opset 12, an input after) and seed only matter when it
+// drops elements, which odlac does not compile (see importDropout).
+const AttrRule kDropoutRatio = noEffect(
+    "ratio", "Dropout before opset 12 has no training mode: it is the identity at inference");
+const AttrRule kDropoutSeed =
+    noEffect("seed", "odlac compiles Dropout only where it draws nothing (inference, or ratio 0)");
 
 const std::vector<ImportRule> kRules = {
     {"Identity", 1, "Identity", {}, nullptr},
     // Math.
-    LEGACY_UNARY(Abs),
-    LEGACY_UNARY(Neg),
-    LEGACY_UNARY(Exp),
-    LEGACY_UNARY(Log),
-    LEGACY_UNARY(Sqrt),
-    LEGACY_UNARY(Reciprocal),
-    LEGACY_UNARY(Floor),
-    LEGACY_UNARY(Ceil),
+    {"Abs", 6, "Abs", {}, nullptr},
+    {"Neg", 6, "Neg", {}, nullptr},
+    {"Exp", 6, "Exp", {}, nullptr},
+    {"Log", 6, "Log", {}, nullptr},
+    {"Sqrt", 6, "Sqrt", {}, nullptr},
+    {"Reciprocal", 6, "Reciprocal", {}, nullptr},
+    {"Floor", 6, "Floor", {}, nullptr},
+    {"Ceil", 6, "Ceil", {}, nullptr},
     {"Round", 11, "Round", {}, nullptr},
     {"Sign", 9, "Sign", {}, nullptr},
     {"Sin", 7, "Sin", {}, nullptr},
@@ -315,45 +368,36 @@ const std::vector<ImportRule> kRules = {
       {"detect_negative", "detect_negative", int64_t{1}}},
      nullptr},
     {"Not", 1, "Not", {}, nullptr},
+    {"BitwiseNot", 18, "BitwiseNot", {}, nullptr},
     // Activations.
-    LEGACY_UNARY(Relu),
-    LEGACY_UNARY(Sigmoid),
-    LEGACY_UNARY(Tanh),
+    {"Relu", 6, "Relu", {}, nullptr},
+    {"Sigmoid", 6, "Sigmoid", {}, nullptr},
+    {"Tanh", 6, "Tanh", {}, nullptr},
     {"Softplus", 1, "Softplus", {}, nullptr},
     {"Softsign", 1, "Softsign", {}, nullptr},
-    {"LeakyRelu", 1, "LeakyRelu", {{"alpha", "alpha", 0.01}, kConsumedInputs}, nullptr},
     {"LeakyRelu", 6, "LeakyRelu", {{"alpha", "alpha", 0.01}}, nullptr},
-    {"Elu", 1, "Elu", {{"alpha", "alpha", 1.0}, kConsumedInputs}, nullptr},
     {"Elu", 6, "Elu", {{"alpha", "alpha", 1.0}}, nullptr},
-    {"Selu",
-     1,
-     "Selu",
-     {{"alpha", "alpha", 1.6732}, {"gamma", "gamma", 1.0507}, kConsumedInputs},
-     nullptr},
     {"Selu",
      6,
      "Selu",
      {{"alpha", "alpha", 1.67326319217681884765625}, {"gamma", "gamma", 1.05070102214813232421875}},
      nullptr},
     {"Celu", 12, "Celu", {{"alpha", "alpha", 1.0}}, nullptr},
-    {"HardSigmoid",
-     1,
-     "HardSigmoid",
-     {{"alpha", "alpha", 0.2}, {"beta", "beta", 0.5}, kConsumedInputs},
-     nullptr},
     {"HardSigmoid", 6, "HardSigmoid", {{"alpha", "alpha", 0.2}, {"beta", "beta", 0.5}}, nullptr},
     {"HardSwish", 14, nullptr, {}, importHardSwish},
+    {"Mish", 18, nullptr, {}, importMish},
+    {"Swish", 24, nullptr, reads({"alpha"}), importSwish},
+    {"Gelu", 20, nullptr, reads({"approximate"}), importGelu},
     {"ThresholdedRelu", 10, "ThresholdedRelu", {{"alpha", "alpha", 1.0}}, nullptr},
     {"Shrink", 9, "Shrink", {{"bias", "bias", 0.0}, {"lambd", "lambd", 0.5}}, nullptr},
     // Clip, conversion, identity-like.
-    {"Clip", 1, nullptr, {}, importClip6},
+    {"Clip", 6, nullptr, reads({"min", "max"}), importClip6},
     {"Clip", 11, nullptr, {}, importClip11},
-    {"Cast", 6, nullptr, {}, importCast},
-    {"CastLike", 15, nullptr, {}, importCastLike},
-    {"Dropout", 1, nullptr, {}, importDropout},
+    {"Cast", 6, nullptr, reads({"to", "saturate", "round_mode"}), importCast},
+    {"CastLike", 15, nullptr, reads({"saturate", "round_mode"}), importCastLike},
+    {"Dropout", 7, nullptr, {kDropoutRatio}, importDropout},
+    {"Dropout", 12, nullptr, {kDropoutSeed}, importDropout},
 };
-
-#undef LEGACY_UNARY
 
 } // namespace
 

@@ -419,16 +419,16 @@ Status importUnique(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Gather", 1, nullptr, {}, importGather},
-    {"GatherElements", 11, nullptr, {}, importGatherElements},
-    {"GatherND", 11, nullptr, {}, importGatherND},
-    {"Scatter", 9, nullptr, {}, importScatterElements},
-    {"ScatterElements", 11, nullptr, {}, importScatterElements},
-    {"ScatterND", 11, nullptr, {}, importScatterND},
-    {"OneHot", 9, nullptr, {}, importOneHot},
+    {"Gather", 1, nullptr, reads({"axis"}), importGather},
+    {"GatherElements", 11, nullptr, reads({"axis"}), importGatherElements},
+    {"GatherND", 11, nullptr, reads({"batch_dims"}), importGatherND},
+    {"Scatter", 9, nullptr, reads({"axis"}), importScatterElements},
+    {"ScatterElements", 11, nullptr, reads({"axis", "reduction"}), importScatterElements},
+    {"ScatterND", 11, nullptr, reads({"reduction"}), importScatterND},
+    {"OneHot", 9, nullptr, reads({"axis"}), importOneHot},
     {"NonZero", 9, nullptr, {}, importNonZero},
-    {"TopK", 1, nullptr, {}, importTopK},
-    {"Unique", 11, nullptr, {}, importUnique},
+    {"TopK", 1, nullptr, reads({"axis", "k", "largest", "sorted"}), importTopK},
+    {"Unique", 11, nullptr, reads({"axis", "sorted"}), importUnique},
 };
 
 } // namespace

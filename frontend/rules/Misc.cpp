@@ -487,39 +487,38 @@ Status importTfIdfVectorizer(ImportCtx &ctx) {
 
 // ---- What ODLA cannot represent -------------------------------------------------------------
 
-Status rejectRandom(ImportCtx &ctx) {
-  return ctx.fail(ctx.proto().op_type() +
-                  " draws random numbers, which cannot be reproduced: "
-                  "its results could not match the model's reference outputs (ONNX's come "
-                  "from numpy's generator)");
-}
-
-Status rejectString(ImportCtx &ctx) {
-  return ctx.fail(ctx.proto().op_type() + " works on strings, which cannot be represented: "
-                                          "ODLA has no string element type");
-}
-
-Status rejectSequence(ImportCtx &ctx) {
-  return ctx.fail(ctx.proto().op_type() + " works on sequences, which cannot be represented: "
-                                          "ODLA values are tensors only");
-}
-
-Status rejectOptional(ImportCtx &ctx) {
-  return ctx.fail(ctx.proto().op_type() + " works on optional values, which cannot be "
-                                          "represented: ODLA values are tensors only");
-}
+// Why the ops odlac rejects outright cannot be compiled.
+constexpr const char *kRandom =
+    "it draws random numbers, which cannot be reproduced: its results could not match the "
+    "model's reference outputs (ONNX's come from numpy's generator)";
+constexpr const char *kStrings =
+    "it works on strings, which cannot be represented: ODLA has no string element type";
+constexpr const char *kSequences =
+    "it works on sequences, which cannot be represented: ODLA values are tensors only";
+constexpr const char *kImages =
+    "it decodes compressed image bytes (JPEG, PNG, WebP...), which needs image codecs: "
+    "ODLA has none and odlac's generated C uses no library beyond its ODLA backend";
+constexpr const char *kNotYet = "odlac does not implement this op yet";
+constexpr const char *kOptionals =
+    "it works on optional values, which cannot be represented: ODLA values are tensors only";
 
 const AttrRule kScale{"spatial_scale", "spatial_scale", AttrValue(1.0)};
 
 const std::vector<ImportRule> kRules = {
-    {"HannWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "hann"); }},
-    {"HammingWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "hamming"); }},
-    {"BlackmanWindow", 17, nullptr, {}, [](ImportCtx &c) { return importWindow(c, "blackman"); }},
-    {"DFT", 17, nullptr, {}, importDFT},
-    {"STFT", 17, nullptr, {}, importSTFT},
-    {"MelWeightMatrix", 17, nullptr, {}, importMelWeightMatrix},
-    {"NonMaxSuppression", 10, nullptr, {}, importNonMaxSuppression},
-    {"RoiAlign", 10, nullptr, {}, importRoiAlign},
+    {"HannWindow", 17, nullptr, reads({"output_datatype", "periodic"}),
+     [](ImportCtx &c) { return importWindow(c, "hann"); }},
+    {"HammingWindow", 17, nullptr, reads({"output_datatype", "periodic"}),
+     [](ImportCtx &c) { return importWindow(c, "hamming"); }},
+    {"BlackmanWindow", 17, nullptr, reads({"output_datatype", "periodic"}),
+     [](ImportCtx &c) { return importWindow(c, "blackman"); }},
+    {"DFT", 17, nullptr, reads({"axis", "inverse", "onesided"}), importDFT},
+    {"STFT", 17, nullptr, reads({"onesided"}), importSTFT},
+    {"MelWeightMatrix", 17, nullptr, reads({"output_datatype"}), importMelWeightMatrix},
+    {"NonMaxSuppression", 10, nullptr, reads({"center_point_box"}), importNonMaxSuppression},
+    {"RoiAlign", 10, nullptr,
+     reads({"coordinate_transformation_mode", "mode", "output_height", "output_width",
+            "sampling_ratio", "spatial_scale"}),
+     importRoiAlign},
     {"MaxRoiPool",
      1,
      "MaxRoiPool",
@@ -532,28 +531,46 @@ const std::vector<ImportRule> kRules = {
       {"padding_mode", "padding_mode", AttrValue(std::string("zeros"))},
       {"align_corners", "align_corners", AttrValue(int64_t{0})}},
      nullptr},
-    {"GridSample", 20, nullptr, {}, importGridSample20},
-    {"MaxUnpool", 9, nullptr, {}, importMaxUnpool},
-    {"TfIdfVectorizer", 9, nullptr, {}, importTfIdfVectorizer},
-    {"Bernoulli", 15, nullptr, {}, rejectRandom},
-    {"Multinomial", 7, nullptr, {}, rejectRandom},
-    {"RandomNormal", 1, nullptr, {}, rejectRandom},
-    {"RandomNormalLike", 1, nullptr, {}, rejectRandom},
-    {"RandomUniform", 1, nullptr, {}, rejectRandom},
-    {"RandomUniformLike", 1, nullptr, {}, rejectRandom},
-    {"StringNormalizer", 10, nullptr, {}, rejectString},
-    {"SequenceConstruct", 11, nullptr, {}, rejectSequence},
-    {"SequenceEmpty", 11, nullptr, {}, rejectSequence},
-    {"SequenceAt", 11, nullptr, {}, rejectSequence},
-    {"SequenceInsert", 11, nullptr, {}, rejectSequence},
-    {"SequenceErase", 11, nullptr, {}, rejectSequence},
-    {"SequenceLength", 11, nullptr, {}, rejectSequence},
-    {"SplitToSequence", 11, nullptr, {}, rejectSequence},
-    {"ConcatFromSequence", 11, nullptr, {}, rejectSequence},
-    {"SequenceMap", 17, nullptr, {}, rejectSequence},
-    {"Optional", 15, nullptr, {}, rejectOptional},
-    {"OptionalHasElement", 15, nullptr, {}, rejectOptional},
-    {"OptionalGetElement", 15, nullptr, {}, rejectOptional},
+    {"GridSample", 20, nullptr, reads({"align_corners", "mode", "padding_mode"}),
+     importGridSample20},
+    {"MaxUnpool", 9, nullptr, reads({"kernel_shape", "pads", "strides"}), importMaxUnpool},
+    {"TfIdfVectorizer", 9, nullptr,
+     reads({"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts",
+            "ngram_indexes", "pool_int64s", "pool_strings", "weights"}),
+     importTfIdfVectorizer},
+    rejected("Bernoulli", 15, kRandom),
+    rejected("Multinomial", 7, kRandom),
+    rejected("RandomNormal", 1, kRandom),
+    rejected("RandomNormalLike", 1, kRandom),
+    rejected("RandomUniform", 1, kRandom),
+    rejected("RandomUniformLike", 1, kRandom),
+    rejected("ImageDecoder", 20, kImages),
+    rejected("AffineGrid", 20, kNotYet),
+    rejected("Attention", 23, kNotYet),
+    rejected("BitCast", 26, kNotYet),
+    rejected("CausalConvWithState", 27, kNotYet),
+    rejected("CumProd", 26, kNotYet),
+    rejected("DeformConv", 19, kNotYet),
+    rejected("LinearAttention", 27, kNotYet),
+    rejected("RotaryEmbedding", 23, kNotYet),
+    rejected("SwiGLU", 28, kNotYet),
+    rejected("TensorScatter", 24, kNotYet),
+    rejected("StringNormalizer", 10, kStrings),
+    rejected("StringConcat", 20, kStrings),
+    rejected("StringSplit", 20, kStrings),
+    rejected("RegexFullMatch", 20, kStrings),
+    rejected("SequenceConstruct", 11, kSequences),
+    rejected("SequenceEmpty", 11, kSequences),
+    rejected("SequenceAt", 11, kSequences),
+    rejected("SequenceInsert", 11, kSequences),
+    rejected("SequenceErase", 11, kSequences),
+    rejected("SequenceLength", 11, kSequences),
+    rejected("SplitToSequence", 11, kSequences),
+    rejected("ConcatFromSequence", 11, kSequences),
+    rejected("SequenceMap", 17, kSequences),
+    rejected("Optional", 15, kOptionals),
+    rejected("OptionalHasElement", 15, kOptionals),
+    rejected("OptionalGetElement", 15, kOptionals),
 };
 
 } // namespace

@@ -2,10 +2,6 @@
 // (version 1): Adagrad, Momentum and Adam, each decomposed into elementwise IR ops (Cast,
 // Add, Sub, Mul, Div, Pow, Sqrt, Greater, Select) applied to every optimized tensor. Their rows
 // join the misc family's (Misc.cpp).
-//
-// The importer reaches these rows only for the domain it dispatches to them (see the report
-// of this family: the frontend needs to route ai.onnx.preview.training nodes here and to
-// accept models that import no default-domain opset).
 #include "Rules.h"
 
 #include "ops/OpDef.h"
@@ -108,7 +104,7 @@ Status importAdagrad(ImportCtx &ctx) {
   TRY(denom, a.op("Add", decayed, a.scalar("one", 1), ""));
   TRY(r, a.op("Div", R, denom, ""));
   Value *norm = a.scalar("norm", ctx.attrFloat("norm_coefficient", 0));
-  Value *eps = a.scalar("epsilon", ctx.attrFloat("epsilon", 0));
+  Value *eps = a.scalar("epsilon", ctx.attrFloat("epsilon", 1e-6));
   for (int i = 0; i < n; ++i) {
     Value *x = ctx.input(2 + i), *g = ctx.input(2 + n + i), *h = ctx.input(2 + 2 * n + i);
     TRY(nx, a.op("Mul", norm, x, ""));
@@ -193,7 +189,7 @@ Status importAdam(ImportCtx &ctx) {
   if (!r)
     return r.takeStatus();
   Value *norm = a.scalar("norm", ctx.attrFloat("norm_coefficient", 0));
-  Value *eps = a.scalar("epsilon", ctx.attrFloat("epsilon", 0));
+  Value *eps = a.scalar("epsilon", ctx.attrFloat("epsilon", 1e-6));
   Value *alpha = a.scalar("alpha_v", alphaV), *alpha1 = a.scalar("one_minus_alpha", 1 - alphaV);
   Value *beta = a.scalar("beta_h", betaV), *beta1 = a.scalar("one_minus_beta", 1 - betaV);
   Value *post = a.scalar("post", 1 - ctx.attrFloat("norm_coefficient_post", 0));
@@ -224,10 +220,16 @@ Status importAdam(ImportCtx &ctx) {
 
 #undef TRY
 
+constexpr const char *kTraining = "ai.onnx.preview.training";
+
 const std::vector<ImportRule> kRules = {
-    {"Adagrad", 1, nullptr, {}, importAdagrad},
-    {"Momentum", 1, nullptr, {}, importMomentum},
-    {"Adam", 1, nullptr, {}, importAdam},
+    {"Adagrad", 1, nullptr, reads({"decay_factor", "epsilon", "norm_coefficient"}), importAdagrad,
+     nullptr, kTraining},
+    {"Momentum", 1, nullptr, reads({"alpha", "beta", "mode", "norm_coefficient"}), importMomentum,
+     nullptr, kTraining},
+    {"Adam", 1, nullptr,
+     reads({"alpha", "beta", "epsilon", "norm_coefficient", "norm_coefficient_post"}), importAdam,
+     nullptr, kTraining},
 };
 
 } // namespace

@@ -183,6 +183,12 @@ Status importConvTranspose(ImportCtx &ctx) {
                              {"output_padding", *extra}}));
 }
 
+// LpPool-1 had a float p; from opset 2 it is an int.
+double lpNorm(const ImportCtx &ctx) {
+  const onnx::AttributeProto *p = ctx.findAttr("p");
+  return !p ? 2.0 : p->type() == onnx::AttributeProto::FLOAT ? double(p->f()) : double(p->i());
+}
+
 // MaxPool, AveragePool and LpPool. MaxPool's optional Indices output becomes a second IR
 // node, MaxPoolIndices, over the same window.
 Status importPool(ImportCtx &ctx) {
@@ -200,33 +206,32 @@ Status importPool(ImportCtx &ctx) {
   auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
   if (!dilations)
     return dilations.takeStatus();
-  if (op != "MaxPool" &&
-      !std::all_of(dilations->begin(), dilations->end(), [](int64_t d) { return d == 1; }))
-    return ctx.fail("dilations " + dimsToString(*dilations) + " are not supported (only 1)");
   auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
   if (!pads)
     return pads.takeStatus();
-  AttrMap attrs{{"kernel_shape", kernel}, {"strides", *strides}, {"pads", *pads}};
+  int64_t ceilMode = ctx.attrInt("ceil_mode", 0);
+  if (ceilMode != 0 && ceilMode != 1)
+    return ctx.fail("ceil_mode=" + str(ceilMode) + " is not 0 or 1");
+  AttrMap attrs{{"kernel_shape", kernel},
+                {"strides", *strides},
+                {"pads", *pads},
+                {"ceil_mode", ceilMode},
+                {"dilations", *dilations}};
   if (op == "LpPool") {
-    // LpPool-1 had a float p; from opset 2 it is an int.
-    const onnx::AttributeProto *p = ctx.findAttr("p");
-    attrs["p"] = !p                                         ? 2.0
-                 : p->type() == onnx::AttributeProto::FLOAT ? double(p->f())
-                                                            : double(p->i());
+    attrs["p"] = lpNorm(ctx);
     return bind(ctx, ctx.emit("LpPool", {x}, attrs));
   }
-  attrs["ceil_mode"] = ctx.attrInt("ceil_mode", 0);
   if (op == "AveragePool") {
     attrs["count_include_pad"] = ctx.attrInt("count_include_pad", 0);
     return bind(ctx, ctx.emit("AveragePool", {x}, attrs));
   }
-  attrs["dilations"] = *dilations;
+  int64_t storageOrder = ctx.attrInt("storage_order", 0); // of the Indices output only
   if (ctx.wantsOutput(0))
     if (Status s = bind(ctx, ctx.emit("MaxPool", {x}, attrs)))
       return s;
   if (!ctx.wantsOutput(1))
     return Status::ok();
-  attrs["storage_order"] = ctx.attrInt("storage_order", 0);
+  attrs["storage_order"] = storageOrder;
   return bind(ctx, ctx.emit("MaxPoolIndices", {x}, attrs, ctx.outputName(1)), 1);
 }
 
@@ -247,18 +252,13 @@ Status importGlobalPool(ImportCtx &ctx) {
                 {"strides", Ints(spatial, 1)},
                 {"pads", Ints(2 * spatial, 0)}};
   if (op == "GlobalLpPool") {
-    const onnx::AttributeProto *p = ctx.findAttr("p");
-    attrs["p"] = !p                                         ? 2.0
-                 : p->type() == onnx::AttributeProto::FLOAT ? double(p->f())
-                                                            : double(p->i());
+    attrs["p"] = lpNorm(ctx);
     return bind(ctx, ctx.emit("LpPool", {x}, attrs));
   }
   return bind(ctx, ctx.emit(op == "GlobalMaxPool" ? "MaxPool" : "AveragePool", {x}, attrs));
 }
 
 Status importBatchNorm(ImportCtx &ctx) {
-  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) == 0)
-    return ctx.fail("is_test=0 (training mode) is not supported");
   if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0)
     return ctx.fail("spatial=0 (per-activation statistics) is not supported");
   if (ctx.attrInt("training_mode", 0) != 0)
@@ -272,14 +272,6 @@ Status importBatchNorm(ImportCtx &ctx) {
 }
 
 Status importGemm(ImportCtx &ctx) {
-  if (ctx.opset() < 7 && ctx.hasInput(2) && ctx.attrInt("broadcast", 0) == 0) {
-    const Dims &c = ctx.input(2)->dims();
-    int64_t m = ctx.input(0)->dims()[ctx.attrInt("transA", 0) ? 1 : 0];
-    int64_t n = ctx.input(1)->dims()[ctx.attrInt("transB", 0) ? 0 : 1];
-    if (c != Dims{m, n})
-      return ctx.fail("C " + dimsToString(c) + " must be [" + str(m) + "," + str(n) +
-                      "] when broadcast=0");
-  }
   return bind(ctx, ctx.emit("Gemm", {ctx.input(0), ctx.input(1), ctx.input(2)},
                             {{"transA", ctx.attrInt("transA", 0)},
                              {"transB", ctx.attrInt("transB", 0)},
@@ -318,20 +310,78 @@ Status importMatMul(ImportCtx &ctx) {
   return bind(ctx, ctx.reshape(*prod, dims, ctx.outputName(0)));
 }
 
+// Col2Im-18. The result [N, C, image...] comes from image_shape and block_shape when they are
+// known at compile time, else from the shape ONNX's shape facts give; the kernel reads both
+// when it runs and checks them against that shape.
+Status importCol2Im(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  if (x->type().rank() != 3)
+    return ctx.fail("input " + toString(x->type()) + " must be [N, C * block size, L]");
+  int64_t spatial = ctx.input(1)->type().numElements();
+  if (spatial < 1 || spatial > 3 || ctx.input(2)->type().numElements() != spatial)
+    return ctx.fail("image_shape " + toString(ctx.input(1)->type()) + " and block_shape " +
+                    toString(ctx.input(2)->type()) + " must hold 1 to 3 entries, as many each");
+  Dims shape;
+  if (auto t = ctx.declaredType(0)) {
+    shape = t->dims;
+  } else {
+    auto image = ctx.constInts(1, "image_shape");
+    if (!image)
+      return image.takeStatus();
+    auto block = ctx.constInts(2, "block_shape");
+    if (!block)
+      return block.takeStatus();
+    int64_t kvol = 1;
+    for (int64_t b : *block)
+      kvol *= std::max<int64_t>(b, 1);
+    shape = {x->dims()[0], x->dims()[1] / kvol};
+    shape.insert(shape.end(), image->begin(), image->end());
+  }
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  Ints pads = ctx.attrInts("pads", Ints(2 * spatial, 0));
+  return bind(
+      ctx,
+      ctx.emit(
+          "Col2Im", {x, ctx.input(1), ctx.input(2)},
+          {{"shape", shape}, {"dilations", *dilations}, {"pads", pads}, {"strides", *strides}}));
+}
+
 const std::vector<ImportRule> kRules = {
-    {"Conv", 1, nullptr, {}, importConv},
-    {"ConvTranspose", 1, nullptr, {}, importConvTranspose},
-    {"MaxPool", 1, nullptr, {}, importPool},
-    {"AveragePool", 1, nullptr, {}, importPool},
-    {"LpPool", 1, nullptr, {}, importPool},
+    {"Conv", 1, nullptr,
+     reads({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}), importConv},
+    {"ConvTranspose", 1, nullptr,
+     reads({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
+            "pads", "strides"}),
+     importConvTranspose},
+    {"MaxPool", 1, nullptr,
+     reads({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
+            "strides"}),
+     importPool},
+    {"AveragePool", 1, nullptr,
+     reads({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads",
+            "strides"}),
+     importPool},
+    {"LpPool", 1, nullptr,
+     reads({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"}),
+     importPool},
     {"GlobalMaxPool", 1, nullptr, {}, importGlobalPool},
     {"GlobalAveragePool", 1, nullptr, {}, importGlobalPool},
-    {"GlobalLpPool", 1, nullptr, {}, importGlobalPool},
-    {"BatchNormalization", 1, nullptr, {}, importBatchNorm},
-    {"Gemm", 1, nullptr, {}, importGemm},
+    {"GlobalLpPool", 1, nullptr, reads({"p"}), importGlobalPool},
+    {"BatchNormalization", 1, nullptr,
+     reads({"epsilon", "spatial", "training_mode"},
+           {noEffect("momentum", "it updates the running statistics only in training mode, "
+                                 "which odlac rejects")}),
+     importBatchNorm},
+    {"Gemm", 1, nullptr, reads({"alpha", "beta", "transA", "transB"}), importGemm},
     {"MatMul", 1, nullptr, {}, importMatMul},
     {"Einsum", 12, "Einsum", {{"equation", "equation", std::nullopt}}, nullptr},
     {"Det", 11, "Det", {}, nullptr},
+    {"Col2Im", 18, nullptr, reads({"dilations", "pads", "strides"}), importCol2Im},
 };
 
 } // namespace

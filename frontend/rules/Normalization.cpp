@@ -142,6 +142,17 @@ Status importMeanVarianceNormalization(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// stash_type: the element type statistics are computed in; odlac's normalizations compute
+// them in float32 or wider, ONNX's default.
+Status checkStash(ImportCtx &ctx) {
+  int64_t stash = ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
+  if (stash != onnx::TensorProto::FLOAT)
+    return ctx.fail("attribute stash_type=" + str(stash) + " (" +
+                    onnxTypeName(static_cast<int>(stash)) +
+                    ") is not supported; only 1 (float32 statistics)");
+  return Status::ok();
+}
+
 // LayerNormalization's Scale or B: as many elements as the normalized shape (ONNX's function
 // flattens it), or one; reshaped to broadcast against the input.
 Expected<Value *> layerNormParam(ImportCtx &ctx, Value *v, const char *what, const Dims &normShape,
@@ -173,11 +184,8 @@ Status importLayerNormalization(ImportCtx &ctx) {
   auto axis = normalizeAxis(ctx.attrInt("axis", -1), rank, "axis");
   if (!axis)
     return axis.takeStatus();
-  int64_t stash = ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
-  if (stash != onnx::TensorProto::FLOAT)
-    return ctx.fail("attribute stash_type=" + str(stash) + " (" +
-                    onnxTypeName(static_cast<int>(stash)) +
-                    ") is not supported; only 1 (float32 statistics)");
+  if (Status s = checkStash(ctx))
+    return s;
   double epsilon = ctx.attrFloat("epsilon", 1e-5);
   Dims normShape(dims.begin() + *axis, dims.end());
 
@@ -253,6 +261,112 @@ Status importLayerNormalization(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// GroupNormalization: x [N, C, D...] normalized over each of G groups of C / G channels, each
+// group one row of InstanceNormalization over a [1, N * G, (C / G) * D...] view, then
+// y = normalized * scale + bias: per group at opset 18 ([G] operands, applied on a
+// [N, G, rest] view), per channel from opset 21 ([C]).
+Status importGroupNormalization(ImportCtx &ctx) {
+  if (Status s = requireInputs(ctx, {"X", "scale", "bias"}))
+    return s;
+  if (Status s = checkStash(ctx))
+    return s;
+  Value *x = ctx.input(0);
+  const Dims &dims = x->dims();
+  if (dims.size() < 2)
+    return ctx.fail("input " + toString(x->type()) + " must have rank >= 2 (N, C, ...)");
+  int64_t groups = ctx.attrInt("num_groups", 0), channels = dims[1];
+  if (groups < 1 || channels % groups != 0)
+    return ctx.fail("num_groups " + str(groups) + " does not divide the " + str(channels) +
+                    " channels of " + toString(x->type()));
+  bool perChannel = ctx.opset() >= 21;
+  int64_t params = perChannel ? channels : groups;
+  for (int i : {1, 2})
+    if (ctx.input(i)->type().numElements() != params || ctx.input(i)->dtype() != x->dtype())
+      return ctx.fail(std::string(i == 1 ? "scale " : "bias ") + toString(ctx.input(i)->type()) +
+                      " must hold " + str(params) + " " + dtypeName(x->dtype()) +
+                      " values (one per " + (perChannel ? "channel" : "group") + ")");
+  int64_t rows = dims[0] * groups, cols = x->type().numElements() / std::max<int64_t>(rows, 1);
+  Dims grouped{dims[0], groups, cols}, paramDims(dims.size(), 1);
+  paramDims[1] = channels;
+  if (!perChannel)
+    paramDims = {groups, 1}; // against the [N, G, rest] view
+  auto normalized =
+      normalizeRows(ctx, x, rows, cols, ctx.attrFloat("epsilon", 1e-5), ctx.tempName("normalized"));
+  if (!normalized)
+    return normalized.takeStatus();
+  Value *y = *normalized;
+  if (!perChannel) {
+    auto g = ctx.reshape(y, grouped, ctx.tempName("groups"));
+    if (!g)
+      return g.takeStatus();
+    y = *g;
+  }
+  auto scale = ctx.reshape(ctx.input(1), paramDims, ctx.tempName("scale"));
+  if (!scale)
+    return scale.takeStatus();
+  auto bias = ctx.reshape(ctx.input(2), paramDims, ctx.tempName("bias"));
+  if (!bias)
+    return bias.takeStatus();
+  auto scaled = ctx.emit("Mul", {y, *scale}, {}, ctx.tempName("scaled"));
+  if (!scaled)
+    return scaled.takeStatus();
+  auto out = ctx.emit("Add", {*scaled, *bias}, {}, perChannel ? "" : ctx.tempName("shifted"));
+  if (out && !perChannel)
+    out = ctx.reshape(*out, dims, ctx.outputName(0));
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// RMSNormalization-23, as ONNX's function body computes it: statistics in float32 (stash_type
+// 1), y = Cast(x / sqrt(ReduceMean(x^2 over axis...) + epsilon)) * scale.
+Status importRMSNormalization(ImportCtx &ctx) {
+  if (Status s = requireInputs(ctx, {"X", "scale"}))
+    return s;
+  if (Status s = checkStash(ctx))
+    return s;
+  Value *x = ctx.input(0), *scale = ctx.input(1);
+  int64_t rank = x->type().rank();
+  if (rank < 1)
+    return ctx.fail("input " + toString(x->type()) + " must have rank >= 1");
+  auto axis = normalizeAxis(ctx.attrInt("axis", -1), rank, "axis");
+  if (!axis)
+    return axis.takeStatus();
+  float eps = static_cast<float>(ctx.attrFloat("epsilon", 1e-5));
+  Value *xs = x;
+  if (x->dtype() != DType::F32) {
+    auto cast =
+        ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}}, ctx.tempName("stash"));
+    if (!cast)
+      return cast.takeStatus();
+    xs = *cast;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t d = *axis; d < rank; ++d)
+    axes.push_back(d);
+  auto v = ctx.emit("Mul", {xs, xs}, {}, ctx.tempName("square"));
+  if (v)
+    v = ctx.emit("ReduceMean", {*v}, {{"axes", axes}, {"keepdims", int64_t{1}}},
+                 ctx.tempName("mean_square"));
+  if (v)
+    v = ctx.emit("Add", {*v, ctx.constant(ctx.tempName("epsilon"), {DType::F32, {}}, &eps)}, {},
+                 ctx.tempName("mean_square_eps"));
+  if (v)
+    v = ctx.emit("Sqrt", {*v}, {}, ctx.tempName("rms"));
+  if (v)
+    v = ctx.emit("Div", {xs, *v}, {}, ctx.tempName("normalized"));
+  if (v && x->dtype() != DType::F32)
+    v = ctx.emit("Cast", {*v}, {{"to", std::string(dtypeName(x->dtype()))}},
+                 ctx.tempName("normalized_t"));
+  if (v)
+    v = ctx.emit("Mul", {*v, scale});
+  if (!v)
+    return v.takeStatus();
+  ctx.setOutput(0, *v);
+  return Status::ok();
+}
+
 // The attributes of the loss ops, checked: reduction and ignore_index (absent: -2^31, which
 // ignores no valid target; see the NegativeLogLikelihoodLoss row).
 Expected<AttrMap> lossAttrs(ImportCtx &ctx) {
@@ -309,20 +423,27 @@ Status importSoftmaxCrossEntropyLoss(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"InstanceNormalization", 1, "InstanceNormalization",
-     {{"epsilon", "epsilon", 1e-5}, {"consumed_inputs", nullptr, std::nullopt}}, nullptr},
     {"InstanceNormalization", 6, "InstanceNormalization", {{"epsilon", "epsilon", 1e-5}}, nullptr},
-    {"LRN", 1, "LRN",
+    {"LRN",
+     1,
+     "LRN",
      {{"size", "size", std::nullopt},
       {"alpha", "alpha", 1e-4},
       {"beta", "beta", 0.75},
       {"bias", "bias", 1.0}},
      nullptr},
-    {"LpNormalization", 1, nullptr, {}, importLpNormalization},
-    {"MeanVarianceNormalization", 9, nullptr, {}, importMeanVarianceNormalization},
-    {"LayerNormalization", 17, nullptr, {}, importLayerNormalization},
-    {"NegativeLogLikelihoodLoss", 12, nullptr, {}, importNegativeLogLikelihoodLoss},
-    {"SoftmaxCrossEntropyLoss", 12, nullptr, {}, importSoftmaxCrossEntropyLoss},
+    {"LpNormalization", 1, nullptr, reads({"axis", "p"}), importLpNormalization},
+    {"MeanVarianceNormalization", 9, nullptr, reads({"axes"}), importMeanVarianceNormalization},
+    {"LayerNormalization", 17, nullptr, reads({"axis", "epsilon", "stash_type"}),
+     importLayerNormalization},
+    {"GroupNormalization", 18, nullptr, reads({"epsilon", "num_groups", "stash_type"}),
+     importGroupNormalization},
+    {"RMSNormalization", 23, nullptr, reads({"axis", "epsilon", "stash_type"}),
+     importRMSNormalization},
+    {"NegativeLogLikelihoodLoss", 12, nullptr, reads({"ignore_index", "reduction"}),
+     importNegativeLogLikelihoodLoss},
+    {"SoftmaxCrossEntropyLoss", 12, nullptr, reads({"ignore_index", "reduction"}),
+     importSoftmaxCrossEntropyLoss},
 };
 
 } // namespace

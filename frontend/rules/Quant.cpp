@@ -70,16 +70,54 @@ Status checkAxisParams(ImportCtx &ctx, const Value *x, const Value *scale, const
   return Status::ok();
 }
 
+// block_size (opset 21): blocked quantization, one scale per block of an axis.
+Status checkNotBlocked(ImportCtx &ctx) {
+  int64_t block = ctx.attrInt("block_size", 0);
+  if (block != 0)
+    return ctx.fail("block_size=" + str(block) + " (blocked quantization) is not supported");
+  return Status::ok();
+}
+
+// An element-type attribute that, when given (non-zero), must name `only`: output_dtype and
+// precision, whose every other value odlac does not compute.
+Status checkTypeAttr(ImportCtx &ctx, const char *name, DType only) {
+  int64_t t = ctx.attrInt(name, 0);
+  if (t != 0 && t != dtypeInfo(only).onnxType)
+    return ctx.fail(std::string(name) + "=" + str(t) + " (" + onnxTypeName(static_cast<int>(t)) +
+                    ") is not supported; only " + onnxTypeName(dtypeInfo(only).onnxType));
+  return Status::ok();
+}
+
+// saturate (opset 19) shapes quantization to float8 types only: no effect on integer results.
+Status checkSaturate(ImportCtx &ctx) {
+  int64_t saturate = ctx.attrInt("saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return ctx.fail("saturate=" + str(saturate) + " is not 0 or 1");
+  return Status::ok();
+}
+
 Status importQuantizeLinear(ImportCtx &ctx) {
   Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (Status s = checkAxisParams(ctx, x, scale, zp))
     return s;
+  for (Status s :
+       {checkNotBlocked(ctx), checkSaturate(ctx), checkTypeAttr(ctx, "precision", DType::F32)})
+    if (s)
+      return s;
   if (x->dtype() != DType::F32 && x->dtype() != DType::I32)
     return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
                     " is not supported (float32, int32)");
   if (scale->dtype() != DType::F32)
     return ctx.fail("y_scale must be float32, got " + toString(scale->type()));
   DType to = zp ? zp->dtype() : DType::U8;
+  if (int64_t t = ctx.attrInt("output_dtype", 0)) {
+    auto named = dtypeFromOnnx(static_cast<int>(t));
+    if (!named || (zp && *named != to))
+      return ctx.fail("output_dtype=" + str(t) + " (" + onnxTypeName(static_cast<int>(t)) + ")" +
+                      (zp ? std::string(" differs from y_zero_point's ") + dtypeName(to)
+                          : std::string(" is not supported")));
+    to = *named;
+  }
   if (to != DType::U8 && to != DType::I8)
     return ctx.fail("y_zero_point element type " + std::string(dtypeName(to)) +
                     " is not supported (uint8, int8)");
@@ -93,6 +131,9 @@ Status importDequantizeLinear(ImportCtx &ctx) {
   Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (Status s = checkAxisParams(ctx, x, scale, zp))
     return s;
+  for (Status s : {checkNotBlocked(ctx), checkTypeAttr(ctx, "output_dtype", DType::F32)})
+    if (s)
+      return s;
   if (x->dtype() != DType::U8 && x->dtype() != DType::I8 && x->dtype() != DType::I32)
     return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
                     " is not supported (uint8, int8, int32)");
@@ -110,10 +151,10 @@ Status importDequantizeLinear(ImportCtx &ctx) {
 // this node's opset), copying the attributes named in `attrs` from this node. Returns the
 // node's only result. Lets the integer products share MatMul's and Conv's attribute handling.
 Expected<Value *> importAs(ImportCtx &ctx, const char *onnxOp, const std::vector<Value *> &ins,
-                           const std::vector<const char *> &attrs, const std::string &outName,
+                           const std::vector<AttrRule> &attrs, const std::string &outName,
                            const std::vector<onnx::AttributeProto> &extraAttrs = {}) {
   static const ImportCtx::DeclaredTypes kNoDeclared;
-  const ImportRule *rule = findRule(onnxOp, ctx.opset());
+  const ImportRule *rule = findRule("", onnxOp, ctx.opset());
   if (!rule)
     return ctx.fail(std::string("is computed with ONNX ") + onnxOp +
                     ", which odlac cannot import at opset " + str(ctx.opset()));
@@ -123,13 +164,13 @@ Expected<Value *> importAs(ImportCtx &ctx, const char *onnxOp, const std::vector
   for (const Value *v : ins)
     node.add_input(v ? v->name() : "");
   node.add_output(outName);
-  for (const char *a : attrs)
-    if (const onnx::AttributeProto *p = ctx.findAttr(a))
+  for (const AttrRule &a : attrs)
+    if (const onnx::AttributeProto *p = ctx.findAttr(a.onnxName))
       *node.add_attribute() = *p;
   for (const onnx::AttributeProto &a : extraAttrs)
     *node.add_attribute() = a;
   ImportCtx sub(ctx.graph(), node, ctx.opset(), ins, ctx.modelDir(), kNoDeclared);
-  if (Status s = rule->custom ? rule->custom(sub) : importDirect(sub, *rule))
+  if (Status s = importNode(sub, *rule))
     return s;
   if (!sub.outputs()[0])
     return ctx.fail(std::string("internal: the ") + onnxOp + " rule bound no result");
@@ -232,8 +273,9 @@ Status importMatMulInteger(ImportCtx &ctx) {
   return finish(ctx, 0, emitCast(ctx, *prod, DType::I32, ctx.outputName(0)));
 }
 
-const std::vector<const char *> kConvAttrs = {"auto_pad",     "dilations", "group",
-                                              "kernel_shape", "pads",      "strides"};
+// The attributes ConvInteger and QLinearConv pass on to Conv's rule.
+const std::vector<AttrRule> kConvAttrs =
+    reads({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
 
 // Terms per output of a convolution with weights w [M, C/group, k...].
 int64_t convTerms(const Value *w) {
@@ -443,14 +485,16 @@ Status importDynamicQuantizeLinear(ImportCtx &ctx) {
 
 const std::vector<ImportRule> kRules = {
     {"QuantizeLinear", 10, nullptr, {}, importQuantizeLinear},
-    {"QuantizeLinear", 13, nullptr, {}, importQuantizeLinear},
+    {"QuantizeLinear", 13, nullptr,
+     reads({"axis", "block_size", "output_dtype", "precision", "saturate"}), importQuantizeLinear},
     {"DequantizeLinear", 10, nullptr, {}, importDequantizeLinear},
-    {"DequantizeLinear", 13, nullptr, {}, importDequantizeLinear},
+    {"DequantizeLinear", 13, nullptr, reads({"axis", "block_size", "output_dtype"}),
+     importDequantizeLinear},
     {"DynamicQuantizeLinear", 11, nullptr, {}, importDynamicQuantizeLinear},
     {"MatMulInteger", 10, nullptr, {}, importMatMulInteger},
-    {"ConvInteger", 10, nullptr, {}, importConvInteger},
+    {"ConvInteger", 10, nullptr, kConvAttrs, importConvInteger},
     {"QLinearMatMul", 10, nullptr, {}, importQLinearMatMul},
-    {"QLinearConv", 10, nullptr, {}, importQLinearConv},
+    {"QLinearConv", 10, nullptr, kConvAttrs, importQLinearConv},
 };
 
 } // namespace

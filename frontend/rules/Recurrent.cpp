@@ -247,11 +247,18 @@ Status importRecurrent(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// The attributes every recurrent op has (layout from opset 14), then each op's own.
+#define RECURRENT_ATTRS(...)                                                                       \
+  reads({"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", \
+         "layout", __VA_ARGS__})
+
 const std::vector<ImportRule> kRules = {
-    {"RNN", 7, nullptr, {}, importRecurrent},  {"RNN", 14, nullptr, {}, importRecurrent},
-    {"LSTM", 7, nullptr, {}, importRecurrent}, {"LSTM", 14, nullptr, {}, importRecurrent},
-    {"GRU", 7, nullptr, {}, importRecurrent},  {"GRU", 14, nullptr, {}, importRecurrent},
+    {"RNN", 7, nullptr, RECURRENT_ATTRS(), importRecurrent},
+    {"LSTM", 7, nullptr, RECURRENT_ATTRS("input_forget"), importRecurrent},
+    {"GRU", 7, nullptr, RECURRENT_ATTRS("linear_before_reset"), importRecurrent},
 };
+
+#undef RECURRENT_ATTRS
 
 } // namespace
 

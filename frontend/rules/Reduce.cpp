@@ -184,34 +184,32 @@ Status importCumSum(ImportCtx &ctx) {
 
 // Reductions take their axes as an attribute until ReduceSum-13 and the others' opset 18, then
 // as an optional input.
+#define REDUCE(Op, inputAxesSince)                                                                 \
+  {Op, 1, nullptr, reads({"axes", "keepdims"}), importReduceAttrAxes}, {                           \
+    Op, inputAxesSince, nullptr, reads({"keepdims", "noop_with_empty_axes"}),                      \
+        importReduceInputAxes                                                                      \
+  }
+
 const std::vector<ImportRule> kRules = {
-    {"ReduceSum", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceSum", 13, nullptr, {}, importReduceInputAxes},
-    {"ReduceMean", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceMean", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceMax", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceMax", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceMin", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceMin", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceProd", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceProd", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceL1", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceL1", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceL2", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceL2", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceLogSum", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceLogSum", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceLogSumExp", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceLogSumExp", 18, nullptr, {}, importReduceInputAxes},
-    {"ReduceSumSquare", 1, nullptr, {}, importReduceAttrAxes},
-    {"ReduceSumSquare", 18, nullptr, {}, importReduceInputAxes},
-    {"ArgMax", 1, nullptr, {}, importArg},
-    {"ArgMin", 1, nullptr, {}, importArg},
-    {"Softmax", 1, nullptr, {}, importAlongAxis},
-    {"LogSoftmax", 1, nullptr, {}, importAlongAxis},
-    {"Hardmax", 1, nullptr, {}, importAlongAxis},
-    {"CumSum", 11, nullptr, {}, importCumSum},
+    REDUCE("ReduceSum", 13),
+    REDUCE("ReduceMean", 18),
+    REDUCE("ReduceMax", 18),
+    REDUCE("ReduceMin", 18),
+    REDUCE("ReduceProd", 18),
+    REDUCE("ReduceL1", 18),
+    REDUCE("ReduceL2", 18),
+    REDUCE("ReduceLogSum", 18),
+    REDUCE("ReduceLogSumExp", 18),
+    REDUCE("ReduceSumSquare", 18),
+    {"ArgMax", 1, nullptr, reads({"axis", "keepdims", "select_last_index"}), importArg},
+    {"ArgMin", 1, nullptr, reads({"axis", "keepdims", "select_last_index"}), importArg},
+    {"Softmax", 1, nullptr, reads({"axis"}), importAlongAxis},
+    {"LogSoftmax", 1, nullptr, reads({"axis"}), importAlongAxis},
+    {"Hardmax", 1, nullptr, reads({"axis"}), importAlongAxis},
+    {"CumSum", 11, nullptr, reads({"exclusive", "reverse"}), importCumSum},
 };
+
+#undef REDUCE
 
 } // namespace
 

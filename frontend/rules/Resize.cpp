@@ -1,5 +1,7 @@
-// Import rules for ONNX Resize (opsets 10 to 17) and Upsample (opsets 7 and 9), which become
+// Import rules for ONNX Resize (opsets 10 to 19) and Upsample (opsets 7 and 9), which become
 // the IR op Resize (compiler/ops/Resize.cpp). They join the indexing rows (Indexing.cpp).
+// Resize-18's axes attribute is expanded here: roi, scales and sizes become vectors over every
+// axis (runtime ones through a ScatterElements into the identity's values).
 //
 // The result shape must be static: it comes from sizes or scales known at compile time, or,
 // when they are computed at run time, from the shape the model declares for the
@@ -10,6 +12,7 @@
 
 #include "lower/Evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace odlac {
@@ -33,9 +36,10 @@ Expected<std::vector<double>> constFloats(ImportCtx &ctx, int i, const char *wha
 }
 
 struct ResizeSpec {
-  std::string mode, coordinateMode, nearestMode;
+  std::string mode, coordinateMode, nearestMode, aspectPolicy = "stretch";
   double cubicCoeffA = -0.75, extrapolationValue = 0;
-  int64_t excludeOutside = 0;
+  int64_t excludeOutside = 0, antialias = 0;
+  std::vector<int64_t> axes; // the axes roi, scales and sizes name (empty: all)
   Value *roi = nullptr, *scales = nullptr, *sizes = nullptr; // runtime operands
   Dims shape;
 };
@@ -51,7 +55,10 @@ Status emitResize(ImportCtx &ctx, ResizeSpec &r) {
                        {"nearest_mode", r.nearestMode},
                        {"cubic_coeff_a", r.cubicCoeffA},
                        {"exclude_outside", r.excludeOutside},
-                       {"extrapolation_value", r.extrapolationValue}});
+                       {"extrapolation_value", r.extrapolationValue},
+                       {"antialias", r.antialias},
+                       {"keep_aspect_ratio_policy", r.aspectPolicy},
+                       {"aspect_axes", r.axes}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
@@ -72,6 +79,73 @@ Status declaredShape(ImportCtx &ctx, const char *what, const Value *v, ResizeSpe
                     " for input " + toString(x));
   r.shape = t->dims;
   return Status::ok();
+}
+
+// The values of a vector over `r.axes` (`perAxis` entries each: roi has 2) spread over every
+// axis of a rank-`rank` input, the other entries taken from `identity` (rank * perAxis).
+template <class T>
+Expected<std::vector<T>> spreadAxes(ImportCtx &ctx, const ResizeSpec &r, const std::vector<T> &v,
+                                    std::vector<T> identity, int64_t rank, int perAxis,
+                                    const char *what) {
+  if (r.axes.empty())
+    return v;
+  size_t n = r.axes.size();
+  if (v.size() != n * perAxis)
+    return ctx.fail(std::string(what) + " has " + str(v.size()) + " entries for axes " +
+                    dimsToString(r.axes) + " (needs " + str(n * perAxis) + ")");
+  for (int k = 0; k < perAxis; ++k)
+    for (size_t i = 0; i < n; ++i)
+      identity[k * rank + r.axes[i]] = v[k * n + i];
+  return identity;
+}
+
+// The same for a vector operand known only at run time: ScatterElements of it into a constant
+// holding `identity` (cast to the operand's element type).
+Expected<Value *> spreadAxesAtRunTime(ImportCtx &ctx, const ResizeSpec &r, Value *v,
+                                      const std::vector<double> &identity, int perAxis,
+                                      const char *what) {
+  if (r.axes.empty())
+    return v;
+  int64_t rank = static_cast<int64_t>(identity.size()) / perAxis,
+          n = static_cast<int64_t>(r.axes.size());
+  if (v->dims() != Dims{n * perAxis})
+    return ctx.fail(std::string(what) + " " + toString(v->type()) + " needs " + str(n * perAxis) +
+                    " entries for axes " + dimsToString(r.axes));
+  std::vector<int64_t> at;
+  for (int k = 0; k < perAxis; ++k)
+    for (int64_t a : r.axes)
+      at.push_back(k * rank + a);
+  Value *base = ctx.constant(ctx.tempName(std::string(what) + "_identity"),
+                             {DType::F64, {rank * perAxis}}, identity.data());
+  auto typed = ctx.emit("Cast", {base}, {{"to", std::string(dtypeName(v->dtype()))}},
+                        ctx.tempName(std::string(what) + "_identity_t"));
+  if (!typed)
+    return typed;
+  Value *indices = ctx.constant(ctx.tempName(std::string(what) + "_axes"),
+                                {DType::I64, {n * perAxis}}, at.data());
+  return ctx.emit("ScatterElements", {*typed, indices, v},
+                  {{"axis", int64_t{0}}, {"reduction", std::string("none")}},
+                  ctx.tempName(std::string(what) + "_all_axes"));
+}
+
+// keep_aspect_ratio_policy with sizes known at compile time: one scale for the resized axes,
+// the smallest (not_larger) or largest (not_smaller) size / in; each of their extents is that
+// scale times the input's, rounded half up.
+Dims aspectShape(const ResizeSpec &r, const Dims &in, const std::vector<int64_t> &sizes) {
+  std::vector<bool> resized(in.size(), r.axes.empty());
+  for (int64_t a : r.axes)
+    resized[a] = true;
+  double scale = -1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    double s = static_cast<double>(sizes[d]) / static_cast<double>(in[d]);
+    if (resized[d] && (scale < 0 || (r.aspectPolicy == "not_larger" ? s < scale : s > scale)))
+      scale = s;
+  }
+  Dims out = in;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (resized[d])
+      out[d] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[d]) + 0.5));
+  return out;
 }
 
 // Scales known at compile time: the result shape, and whether the kernel needs the scales
@@ -119,13 +193,22 @@ Status importResize(ImportCtx &ctx) {
   if (r.mode != "nearest" && r.mode != "linear" && (v10 || r.mode != "cubic"))
     return ctx.fail("attribute mode='" + r.mode + "' is not supported (nearest, linear" +
                     (v10 ? "" : ", cubic") + ")");
-  if (ctx.attrInt("antialias", 0) != 0)
-    return ctx.fail("attribute antialias=1 is not supported");
-  if (ctx.hasAttr("axes"))
-    return ctx.fail("attribute axes is not supported");
-  if (ctx.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return ctx.fail("attribute keep_aspect_ratio_policy='" +
-                    ctx.attrString("keep_aspect_ratio_policy", "") + "' is not supported");
+  r.antialias = ctx.attrInt("antialias", 0); // no effect on nearest
+  if (r.antialias != 0 && r.antialias != 1)
+    return ctx.fail("antialias=" + str(r.antialias) + " is not 0 or 1");
+  r.aspectPolicy = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+  if (r.aspectPolicy != "stretch" && r.aspectPolicy != "not_larger" &&
+      r.aspectPolicy != "not_smaller")
+    return ctx.fail("keep_aspect_ratio_policy='" + r.aspectPolicy +
+                    "' is not one of stretch, not_larger, not_smaller");
+  for (int64_t a : ctx.attrInts("axes")) {
+    auto n = normalizeAxis(a, x.rank(), "axis");
+    if (!n)
+      return n.takeStatus();
+    if (std::find(r.axes.begin(), r.axes.end(), *n) != r.axes.end())
+      return ctx.fail("axes " + dimsToString(ctx.attrInts("axes")) + " repeat axis " + str(*n));
+    r.axes.push_back(*n);
+  }
   r.coordinateMode =
       v10 ? "asymmetric" : ctx.attrString("coordinate_transformation_mode", "half_pixel");
   r.nearestMode = ctx.attrString("nearest_mode", "round_prefer_floor");
@@ -137,50 +220,83 @@ Status importResize(ImportCtx &ctx) {
   auto present = [&](int i) {
     return i >= 0 && ctx.hasInput(i) && ctx.input(i)->type().numElements() > 0;
   };
+  // What each operand holds on an axis that is not resized.
+  std::vector<double> unitScales(x.rank(), 1.0), inDims(x.dims.begin(), x.dims.end());
+  std::vector<double> wholeRoi(2 * x.rank(), 0.0);
+  std::fill(wholeRoi.begin() + x.rank(), wholeRoi.end(), 1.0);
   bool crop = r.coordinateMode == "tf_crop_and_resize";
-  std::vector<double> roi(2 * x.rank(), 0.0);
-  std::fill(roi.begin() + x.rank(), roi.end(), 1.0);
+  std::vector<double> roi = wholeRoi;
   bool roiKnown = true;
   if (crop) {
     if (!present(1))
       return ctx.fail("coordinate_transformation_mode 'tf_crop_and_resize' needs roi");
-    r.roi = ctx.input(1);
-    roiKnown = isComputableFromConstants(*r.roi);
+    roiKnown = isComputableFromConstants(*ctx.input(1));
     if (roiKnown) {
       auto v = constFloats(ctx, 1, "roi");
       if (!v)
         return v.takeStatus();
-      if (v->size() != roi.size())
-        return ctx.fail("roi has " + str(v->size()) + " entries for input " + toString(x) +
+      auto all = spreadAxes(ctx, r, *v, wholeRoi, x.rank(), 2, "roi");
+      if (!all)
+        return all.takeStatus();
+      if (all->size() != roi.size())
+        return ctx.fail("roi has " + str(all->size()) + " entries for input " + toString(x) +
                         " (needs " + str(roi.size()) + ")");
-      roi = *v;
+      roi = *all;
+      r.roi = r.axes.empty()
+                  ? ctx.input(1)
+                  : ctx.constant(ctx.tempName("roi"), {DType::F64, {2 * x.rank()}}, roi.data());
+    } else {
+      auto all = spreadAxesAtRunTime(ctx, r, ctx.input(1), wholeRoi, 2, "roi");
+      if (!all)
+        return all.takeStatus();
+      r.roi = *all;
     }
   }
   if (present(sizesAt)) {
     if (present(scalesAt))
       return ctx.fail("scales and sizes are both given");
+    bool aspect = r.aspectPolicy != "stretch";
     if (isComputableFromConstants(*ctx.input(sizesAt))) {
       auto s = ctx.constInts(sizesAt, "sizes");
       if (!s)
         return s.takeStatus();
-      r.shape = *s;
+      auto all = spreadAxes(ctx, r, *s, std::vector<int64_t>(x.dims), x.rank(), 1, "sizes");
+      if (!all)
+        return all.takeStatus();
+      if (static_cast<int64_t>(all->size()) != x.rank())
+        return ctx.fail("sizes has " + str(all->size()) + " entries for input " + toString(x));
+      r.shape = aspect ? aspectShape(r, x.dims, *all) : *all;
+      if (aspect) // the kernel takes its scale from them
+        r.sizes = ctx.constant(ctx.tempName("sizes"), {DType::I64, {x.rank()}}, all->data());
     } else {
-      r.sizes = ctx.input(sizesAt);
+      auto all = spreadAxesAtRunTime(ctx, r, ctx.input(sizesAt), inDims, 1, "sizes");
+      if (!all)
+        return all.takeStatus();
+      r.sizes = *all;
       if (Status s = declaredShape(ctx, "sizes", r.sizes, r))
         return s;
     }
   } else if (present(scalesAt)) {
+    r.aspectPolicy = "stretch"; // it interprets sizes only
     if (isComputableFromConstants(*ctx.input(scalesAt)) && roiKnown) {
       auto s = constFloats(ctx, scalesAt, "scales");
       if (!s)
         return s.takeStatus();
+      auto all = spreadAxes(ctx, r, *s, unitScales, x.rank(), 1, "scales");
+      if (!all)
+        return all.takeStatus();
       bool needed = false;
-      if (Status st = constScales(ctx, *s, roi, r, needed))
+      if (Status st = constScales(ctx, *all, roi, r, needed))
         return st;
       if (needed)
-        r.scales = ctx.input(scalesAt);
+        r.scales = r.axes.empty() ? ctx.input(scalesAt)
+                                  : ctx.constant(ctx.tempName("scales"), {DType::F64, {x.rank()}},
+                                                 all->data());
     } else {
-      r.scales = ctx.input(scalesAt);
+      auto all = spreadAxesAtRunTime(ctx, r, ctx.input(scalesAt), unitScales, 1, "scales");
+      if (!all)
+        return all.takeStatus();
+      r.scales = *all;
       if (Status s = declaredShape(ctx, "scales", r.scales, r))
         return s;
     }
@@ -233,8 +349,12 @@ Status importUpsample(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Resize", 10, nullptr, {}, importResize},
-    {"Upsample", 7, nullptr, {}, importUpsample},
+    {"Resize", 10, nullptr,
+     reads({"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
+            "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
+            "nearest_mode"}),
+     importResize},
+    {"Upsample", 7, nullptr, reads({"mode", "scales"}), importUpsample},
 };
 
 } // namespace

@@ -108,6 +108,9 @@ std::vector<unsigned char> numericBytes(DType dtype, int64_t count, ValueAt valu
 // the operands are; otherwise start + delta * [0, 1, ...] over the length the model declares.
 Status importRange(ImportCtx &ctx) {
   DType dtype = ctx.input(0)->dtype();
+  // Range-27's stash_type picks the precision of float16 and bfloat16 ranges; it has no
+  // effect on the types accepted here.
+  ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
   const char *names[] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     DType t = ctx.input(i)->dtype();
@@ -295,12 +298,12 @@ Status importTrilu(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
-    {"Shape", 1, nullptr, {}, importShape},
+    {"Shape", 1, nullptr, reads({"start", "end"}), importShape},
     {"Size", 1, nullptr, {}, importSize},
-    {"Range", 11, nullptr, {}, importRange},
-    {"ConstantOfShape", 9, nullptr, {}, importConstantOfShape},
-    {"EyeLike", 9, nullptr, {}, importEyeLike},
-    {"Trilu", 14, nullptr, {}, importTrilu},
+    {"Range", 11, nullptr, reads({"stash_type"}), importRange},
+    {"ConstantOfShape", 9, nullptr, reads({"value"}), importConstantOfShape},
+    {"EyeLike", 9, nullptr, reads({"dtype", "k"}), importEyeLike},
+    {"Trilu", 14, nullptr, reads({"upper"}), importTrilu},
 };
 
 } // namespace

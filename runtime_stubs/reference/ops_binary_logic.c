@@ -1,10 +1,11 @@
 /* ops_binary_logic.c: broadcasting comparisons, logic and selection of the reference backend
- * (Equal, NotEqual, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Select).
+ * (Equal, NotEqual, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Select) and the
+ * extensions ExtBitwiseAnd, ExtBitwiseOr and ExtBitwiseXor.
  *
  * Operands broadcast numpy-style (ops_binary.h). Comparisons take two operands of one element
  * type, any type (float16 and bfloat16 compare as float; NaN compares unequal to everything,
  * itself included; false < true) and give ODLA_BOOL. Logic ops take ODLA_BOOL (any non-zero
- * byte is true) and give ODLA_BOOL. */
+ * byte is true) and give ODLA_BOOL; the bitwise ones take any integer type and give it. */
 #include "ops_binary.h"
 #include "ref_types.h"
 
@@ -57,6 +58,20 @@ REF_PICK(and, REF_FOR_BOOL_TYPE)
 REF_PICK(or, REF_FOR_BOOL_TYPE)
 REF_PICK(xor, REF_FOR_BOOL_TYPE)
 
+#define REF_BITWISE_ROW(op, E, S, C, SFX, EXPR)                                                  \
+  REF_ROW2(ref_##op##_##SFX, S, C, S, REF_LOAD_##SFX, REF_STORE_##SFX, EXPR)
+#define REF_BITWISE(E, S, C, SFX)                                                                \
+  REF_BITWISE_ROW(bitand, E, S, C, SFX, (C)(x & z))                                             \
+  REF_BITWISE_ROW(bitor, E, S, C, SFX, (C)(x | z))                                              \
+  REF_BITWISE_ROW(bitxor, E, S, C, SFX, (C)(x ^ z))
+REF_FOR_INT_TYPES(REF_BITWISE)
+#define REF_CASE_bitand(E, S, C, SFX) REF_CASE(bitand, E, SFX)
+#define REF_CASE_bitor(E, S, C, SFX) REF_CASE(bitor, E, SFX)
+#define REF_CASE_bitxor(E, S, C, SFX) REF_CASE(bitxor, E, SFX)
+REF_PICK(bitand, REF_FOR_INT_TYPES)
+REF_PICK(bitor, REF_FOR_INT_TYPES)
+REF_PICK(bitxor, REF_FOR_INT_TYPES)
+
 odla_value odla_Equal(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("Equal", ref_eq_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
@@ -84,6 +99,18 @@ odla_value odla_Or(odla_value lhs, odla_value rhs, const odla_value_id value_id)
 }
 odla_value odla_Xor(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("Xor", ref_xor_pick, "bool only", 1, 0, lhs, rhs, value_id);
+}
+odla_value odla_ExtBitwiseAnd(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
+  return ref_binary_build("ExtBitwiseAnd", ref_bitand_pick, "integer types", 0, 0, lhs, rhs,
+                          value_id);
+}
+odla_value odla_ExtBitwiseOr(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
+  return ref_binary_build("ExtBitwiseOr", ref_bitor_pick, "integer types", 0, 0, lhs, rhs,
+                          value_id);
+}
+odla_value odla_ExtBitwiseXor(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
+  return ref_binary_build("ExtBitwiseXor", ref_bitxor_pick, "integer types", 0, 0, lhs, rhs,
+                          value_id);
 }
 
 /* ---- Select --------------------------------------------------------------------------- */

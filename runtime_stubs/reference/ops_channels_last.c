@@ -239,12 +239,6 @@ typedef struct {
   int is_max, include_pad;
 } ref_pool_cl_params;
 
-/* The extent of a window along one axis clipped to the padded input [-pb, in + pe). */
-static int64_t ref_cl_padded_span(int64_t start, int64_t k, int64_t in, int64_t pb, int64_t pe) {
-  int64_t lo = start < -pb ? -pb : start, hi = start + k > in + pe ? in + pe : start + k;
-  return hi > lo ? hi - lo : 0;
-}
-
 static odla_status ref_pool_cl_run(const ref_node *node, const ref_io *io) {
   const ref_pool_cl_params *p = (const ref_pool_cl_params *)node->params;
   const ref_window *w = &p->w;
@@ -291,9 +285,8 @@ static odla_status ref_pool_cl_run(const ref_node *node, const ref_io *io) {
           if (p->is_max)
             continue;
           if (p->include_pad)
-            count = ref_cl_padded_span(d0, w->k[0], w->in[0], w->pad[0], w->pad_end[0]) *
-                    ref_cl_padded_span(h0, w->k[1], w->in[1], w->pad[1], w->pad_end[1]) *
-                    ref_cl_padded_span(w0, w->k[2], w->in[2], w->pad[2], w->pad_end[2]);
+            count = ref_window_padded_taps(w, 0, d0) * ref_window_padded_taps(w, 1, h0) *
+                    ref_window_padded_taps(w, 2, w0);
           if (count > 0)
             for (c = 0; c < ch; ++c)
               yp[c] /= (float)count;

@@ -1,6 +1,6 @@
-/* ops_conv.c: convolution (odla_Conv) and transposed convolution (odla_DeConv) in the
- * reference backend: channels-first data, 1 to 3 spatial axes, groups, strides, dilations
- * and asymmetric padding; float32, float64, float16 and bfloat16.
+/* ops_conv.c: convolution (odla_Conv), transposed convolution (odla_DeConv) and the extension
+ * odla_ExtCol2Im (ONNX Col2Im) in the reference backend: channels-first data, 1 to 3 spatial axes,
+ * groups, strides, dilations and asymmetric padding; float32, float64, float16 and bfloat16.
  *
  * float32 Conv is a GEMM per image and group, output = kernel x im2col(input), where the
  * im2col matrix is never stored: ref_sgemm_packed_b asks for it one cache-sized panel at a
@@ -624,6 +624,122 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
   if (v)
     v->node->scratch_bytes = p.bytes;
   return v;
+}
+
+/* ---- odla_ExtCol2Im -------------------------------------------------------------------- */
+
+/* Every image cell gathers the columns whose blocks cover it: cell x of an axis receives block
+ * offset k of block position l where l * stride - pad_front + k * dilation == x. Sums are
+ * taken in double and rounded once. image_shape and block_shape are read when it runs. */
+typedef struct {
+  int spatial;
+  int64_t n, c, length; /* input [n, c * prod(block), length] */
+  int64_t image[REF_SPATIAL], dil[REF_SPATIAL], pad[REF_SPATIAL], pad_end[REF_SPATIAL],
+      stride[REF_SPATIAL];
+  odla_element_type type;
+} ref_col2im_params;
+
+static odla_status ref_col2im_run(const ref_node *node, const ref_io *io) {
+  const ref_col2im_params *p = (const ref_col2im_params *)node->params;
+  int64_t block[REF_SPATIAL], blocks[REF_SPATIAL], kvol = 1, lvol = 1, cells = 1, x[REF_SPATIAL];
+  int64_t plane, cell, k;
+  int i;
+  for (i = 0; i < p->spatial; ++i) {
+    int64_t span;
+    block[i] = ref_get_int(ODLA_INT64, io->in[2], i);
+    if (ref_get_int(ODLA_INT64, io->in[1], i) != p->image[i] || block[i] < 1)
+      return ODLA_INVALID_PARAM; /* another image shape than planned, or an empty block */
+    span = p->dil[i] * (block[i] - 1) + 1;
+    blocks[i] = p->image[i] + p->pad[i] + p->pad_end[i] >= span
+                    ? (p->image[i] + p->pad[i] + p->pad_end[i] - span) / p->stride[i] + 1
+                    : 0;
+    kvol *= block[i];
+    lvol *= blocks[i];
+    cells *= p->image[i];
+  }
+  if (kvol * p->c != node->inputs[0]->type.shape.dims[1] || lvol != p->length)
+    return ODLA_INVALID_PARAM; /* the blocks do not fit the columns */
+  for (plane = 0; plane < p->n * p->c; ++plane)
+    for (cell = 0; cell < cells; ++cell) {
+      int64_t r = cell;
+      double sum = 0;
+      for (i = p->spatial - 1; i >= 0; --i) {
+        x[i] = r % p->image[i];
+        r /= p->image[i];
+      }
+      for (k = 0; k < kvol; ++k) { /* block offset k, row-major over the block's axes */
+        int64_t kr = k, l = 0, lstride = 1, ok = 1;
+        for (i = p->spatial - 1; i >= 0 && ok; --i) {
+          int64_t ki = kr % block[i], at = x[i] + p->pad[i] - ki * p->dil[i];
+          kr /= block[i];
+          ok = at >= 0 && at % p->stride[i] == 0 && at / p->stride[i] < blocks[i];
+          l += ok ? at / p->stride[i] * lstride : 0;
+          lstride *= blocks[i];
+        }
+        if (ok)
+          sum +=
+              ref_get(p->type, io->in[0],
+                      ((plane / p->c) * p->c * kvol + (plane % p->c) * kvol + k) * p->length + l);
+      }
+      ref_set(p->type, io->out[0], plane * cells + cell, sum);
+    }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtCol2Im(odla_value input, odla_value image_shape, odla_value block_shape,
+                          const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                          const odla_uint32 *paddings_back, const odla_uint32 *strides,
+                          odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_col2im_params p;
+  odla_value in[3];
+  odla_value_type out;
+  int i;
+  char s1[128];
+  in[0] = input;
+  in[1] = image_shape;
+  in[2] = block_shape;
+  if (!ref_check_operands("ExtCol2Im", 3, in))
+    return NULL;
+  if (!ref_is_float(input->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtCol2Im", "element type %s is not supported",
+                    ref_type_name(input->type.element_type));
+  memset(&p, 0, sizeof p);
+  p.spatial = output_dims.size - 2;
+  if (input->type.shape.size != 3 || p.spatial < 1 || p.spatial > REF_SPATIAL ||
+      output_dims.dims[0] != input->type.shape.dims[0])
+    return ref_fail(ODLA_INVALID_PARAM, "ExtCol2Im",
+                    "input %s must be [N, C * block size, L] and output_dims [N, C, 1 to 3 "
+                    "image axes]",
+                    ref_shape_str(&input->type.shape, s1, sizeof s1));
+  for (i = 1; i < 3; ++i)
+    if (in[i]->type.element_type != ODLA_INT64 || in[i]->type.shape.size != 1 ||
+        in[i]->type.shape.dims[0] != p.spatial)
+      return ref_fail(ODLA_INVALID_PARAM, "ExtCol2Im",
+                      "%s must be an int64 vector of %d entries (the image axes)",
+                      i == 1 ? "image_shape" : "block_shape", p.spatial);
+  p.n = input->type.shape.dims[0];
+  p.c = output_dims.dims[1];
+  p.length = input->type.shape.dims[2];
+  p.type = input->type.element_type;
+  for (i = 0; i < p.spatial; ++i) {
+    p.image[i] = output_dims.dims[2 + i];
+    p.dil[i] = dilations ? dilations[i] : 1;
+    p.pad[i] = paddings_front ? paddings_front[i] : 0;
+    p.pad_end[i] = paddings_back ? paddings_back[i] : 0;
+    p.stride[i] = strides ? strides[i] : 1;
+    if (p.image[i] < 1 || p.dil[i] < 1 || p.stride[i] < 1)
+      return ref_fail(ODLA_INVALID_PARAM, "ExtCol2Im",
+                      "image axis %d: extent %lld, dilation %lld and stride %lld must be >= 1", i,
+                      (long long)p.image[i], (long long)p.dil[i], (long long)p.stride[i]);
+  }
+  if (p.c < 1 || input->type.shape.dims[1] % p.c != 0)
+    return ref_fail(ODLA_INVALID_PARAM, "ExtCol2Im",
+                    "input %s: %lld channels do not divide its %lld columns",
+                    ref_shape_str(&input->type.shape, s1, sizeof s1), (long long)p.c,
+                    (long long)input->type.shape.dims[1]);
+  out.element_type = p.type;
+  out.shape = output_dims;
+  return ref_add_op("ExtCol2Im", ref_col2im_run, 3, in, out, value_id, &p, sizeof p);
 }
 
 /* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */

@@ -1,5 +1,5 @@
 /* ops_elementwise.c: unary elementwise ops of the reference backend: math, activations,
- * predicates, Clamp, Not and value copies (Cast is in ops_unary_cast.c).
+ * predicates, Clamp, Not, ExtBitwiseNot and value copies (Cast is in ops_unary_cast.c).
  * Rsqrt is 1 / sqrt(x) in the compute type (rsqrt(0) = +inf, negative x gives NaN).
  *
  * Element types (what each builder accepts):
@@ -9,7 +9,7 @@
  *     integers. Integer Abs and Neg wrap around for the most negative value (as two's
  *     complement and numpy do); integer Erf computes in float64 and truncates toward zero
  *     (ONNX's reference implementation); integer Shrink is described at odla_Shrink.
- *   - IsNaN, IsInf: floats, result bool. Not: bool.
+ *   - IsNaN, IsInf: floats, result bool. Not: bool. ExtBitwiseNot: integers.
  *
  * NaN inputs propagate through the math and through Relu, LeakyRelu, Elu, Selu, Celu,
  * HardSigmoid, Clamp and Sign; ThresholdedRelu and Shrink map NaN to 0 (their conditions are
@@ -353,6 +353,25 @@ REF_UNARY_BUILDER(Tanh, tanh, REF_FLOATS, 0)
 
 static ref_unary_fn ref_not_for(odla_element_type t) {
   return t == ODLA_BOOL ? ref_not_bool : NULL;
+}
+
+REF_SIGNED_INT_FNS(bitnot, ~v)
+REF_UNSIGNED_INT_FNS(bitnot, ~v)
+static ref_unary_fn ref_bitnot_for(odla_element_type t) {
+  switch (t) {
+    REF_PICK_SIGNED_INT(bitnot)
+    REF_PICK_UNSIGNED_INT(bitnot)
+  default:
+    return NULL;
+  }
+}
+
+odla_value odla_ExtBitwiseNot(odla_value input, const odla_value_id value_id) {
+  ref_unary_params p = ref_params(0, 0);
+  if (!ref_check_operands("ExtBitwiseNot", 1, &input))
+    return NULL;
+  return ref_unary_build("ExtBitwiseNot", ref_bitnot_for(input->type.element_type), "integer types",
+                         input, 0, &p, value_id);
 }
 
 odla_value odla_Not(odla_value input, const odla_value_id value_id) {

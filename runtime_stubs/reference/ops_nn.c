@@ -16,6 +16,14 @@ int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, 
   return out;
 }
 
+int64_t ref_window_padded_taps(const ref_window *w, int i, int64_t start) {
+  int64_t lo = -w->pad[i], hi = w->in[i] + w->pad_end[i], d = w->dil[i];
+  int64_t first = start < lo ? (lo - start + d - 1) / d : 0, last = w->k[i] - 1;
+  if (start + last * d >= hi)
+    last = hi - 1 < start ? -1 : (hi - 1 - start) / d;
+  return last >= first ? last - first + 1 : 0;
+}
+
 int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *kernel,
                     const odla_uint32 *strides, const odla_uint32 *dilations,
                     const odla_uint32 *pad_front, const odla_uint32 *pad_back,

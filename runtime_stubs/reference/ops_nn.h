@@ -30,6 +30,11 @@ int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *ke
                     const odla_uint32 *pad_front, const odla_uint32 *pad_back,
                     const odla_value_shape *given, ref_window *w);
 
+/* How many of the window's taps along axis i, starting at `start` (padding counted from 0 at
+ * -pad), fall inside the padded input [-pad, in + pad_end): the divisor of an average that
+ * counts padding. */
+int64_t ref_window_padded_taps(const ref_window *w, int i, int64_t start);
+
 static inline int64_t ref_window_in_count(const ref_window *w) {
   return w->in[0] * w->in[1] * w->in[2];
 }

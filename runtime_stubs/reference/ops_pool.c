@@ -1,7 +1,8 @@
 /* ops_pool.c: pooling in the reference backend: odla_MaxPool and odla_AveragePool of ODLA
- * 0.5, and the extensions odla_ExtMaxPool (dilations), odla_ExtMaxPoolIndices (the argmax
- * positions) and odla_ExtLpPool. Channels-first data, 1 to 3 spatial axes. Max pooling takes
- * every numeric type, the others the float types (float16/bfloat16 computed in float).
+ * 0.5, and the extensions odla_ExtMaxPool and odla_ExtAveragePool (dilations),
+ * odla_ExtMaxPoolIndices (the argmax positions) and odla_ExtLpPool. Channels-first data, 1 to 3
+ * spatial axes. Max pooling takes every numeric type, the others the float types (float16/bfloat16
+ * computed in float).
  *
  * Semantics worth knowing:
  * - Rounding: ODLA's pooling builders have no ceil-mode flag; output_dims says which rounding
@@ -10,7 +11,8 @@
  *   A window that covers only padding gives 0 (index -1).
  * - Average: the divisor counts the window's cells inside the input, or with
  *   padding_included the cells inside the padded input (windows that stick out past the end
- *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch).
+ *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch); a dilated window
+ *   counts its taps only.
  * - Indices: flat positions in the input tensor (batch and channel included, padding not):
  *   row-major, or with column_major the spatial axes in reverse order (ONNX storage_order). */
 #include "autodiff.h"
@@ -113,29 +115,22 @@ static int ref_pool_nan(double v) { return v != v; }
 REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
 #undef REF_DEFINE_MAXPOOL
 
-/* The extent of a window along one axis clipped to the padded input [-pb, in + pe). */
-static int64_t ref_padded_span(int64_t start, int64_t k, int64_t in, int64_t pb, int64_t pe) {
-  int64_t lo = start < -pb ? -pb : start, hi = start + k > in + pe ? in + pe : start + k;
-  return hi > lo ? hi - lo : 0;
-}
-
 #define REF_DEFINE_AVGPOOL(E, S, C, SFX)                                                           \
   static odla_status ref_avgpool_run_##SFX(const ref_node *node, const ref_io *io) {               \
     S *y = (S *)io->out[0];                                                                        \
     REF_POOL_LOOP(                                                                                 \
-        S, SFX, C sum = (C)0;                                                                      \
-        int64_t count = 0,                                                                         \
-        {                                                                                          \
-          sum += REF_LOAD_##SFX(x, at);                                                            \
-          ++count;                                                                                 \
-        },                                                                                         \
-        {                                                                                          \
-          if (p->include_pad)                                                                      \
-            count = ref_padded_span(d0, w->k[0], w->in[0], w->pad[0], w->pad_end[0]) *             \
-                    ref_padded_span(h0, w->k[1], w->in[1], w->pad[1], w->pad_end[1]) *             \
-                    ref_padded_span(w0, w->k[2], w->in[2], w->pad[2], w->pad_end[2]);              \
-          REF_STORE_##SFX(y, o, count > 0 ? sum / (C)count : (C)0);                                \
-        })                                                                                         \
+        S, SFX, C sum = (C)0; int64_t count = 0,                                                   \
+                              {                                                                    \
+                                sum += REF_LOAD_##SFX(x, at);                                      \
+                                ++count;                                                           \
+                              },                                                                   \
+                              {                                                                    \
+                                if (p->include_pad)                                                \
+                                  count = ref_window_padded_taps(w, 0, d0) *                       \
+                                          ref_window_padded_taps(w, 1, h0) *                       \
+                                          ref_window_padded_taps(w, 2, w0);                        \
+                                REF_STORE_##SFX(y, o, count > 0 ? sum / (C)count : (C)0);          \
+                              })                                                                   \
     return ODLA_SUCCESS;                                                                           \
   }                                                                                                \
   static odla_status ref_lppool_run_##SFX(const ref_node *node, const ref_io *io) {                \
@@ -271,16 +266,29 @@ odla_value odla_ExtMaxPoolIndices(odla_value input, odla_memory_layout input_lay
                   value_id);
 }
 
+odla_value odla_ExtAveragePool(odla_value input, odla_memory_layout input_layout,
+                               const odla_uint32 *window_dims, const odla_uint32 *strides,
+                               const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                               const odla_uint32 *paddings_back, odla_bool padding_included,
+                               odla_value_shape output_dims, const odla_value_id value_id) {
+  ref_pool_params extra;
+  memset(&extra, 0, sizeof extra);
+  extra.include_pad = padding_included != 0;
+  return ref_pool("ExtAveragePool", REF_POOL_AVG, input, input_layout, window_dims, strides,
+                  dilations, paddings_front, paddings_back, &extra, &output_dims, value_id);
+}
+
 odla_value odla_ExtLpPool(odla_value input, odla_memory_layout input_layout, odla_float32 p,
                           const odla_uint32 *window_dims, const odla_uint32 *strides,
-                          const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
-                          odla_value_shape output_dims, const odla_value_id value_id) {
+                          const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                          const odla_uint32 *paddings_back, odla_value_shape output_dims,
+                          const odla_value_id value_id) {
   ref_pool_params extra;
   memset(&extra, 0, sizeof extra);
   if (!(p > 0.0f))
     return ref_fail(ODLA_INVALID_PARAM, "ExtLpPool", "p = %g must be > 0", (double)p);
   extra.p = p;
-  return ref_pool("ExtLpPool", REF_POOL_LP, input, input_layout, window_dims, strides, NULL,
+  return ref_pool("ExtLpPool", REF_POOL_LP, input, input_layout, window_dims, strides, dilations,
                   paddings_front, paddings_back, &extra, &output_dims, value_id);
 }
 

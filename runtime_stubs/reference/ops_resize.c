@@ -22,11 +22,13 @@
 #include <string.h>
 
 typedef struct {
-  int rank, interp, coord, nearest, exclude_outside;
+  int rank, interp, coord, nearest, exclude_outside, antialias, policy;
+  unsigned aspect_mask;
   double cubic_a, extrapolation;
   odla_element_type type, roi_type, scales_type, sizes_type;
   size_t elem;
   int64_t in_dims[ODLA_MAX_DIMENSION], out_dims[ODLA_MAX_DIMENSION];
+  int max_taps[ODLA_MAX_DIMENSION]; /* the table's room per result coordinate, per axis */
 } ref_resize_params;
 
 /* The per-axis table in scratch: taps input positions and weights for every result
@@ -38,19 +40,37 @@ typedef struct {
   const unsigned char *outside;
 } ref_resize_axis;
 
-static size_t ref_resize_table_bytes(int64_t out) {
-  return (size_t)out * (4 * (sizeof(int64_t) + sizeof(double)) + sizeof(int64_t));
+static size_t ref_resize_table_bytes(int64_t out, int taps) {
+  return (size_t)out * ((size_t)taps * (sizeof(int64_t) + sizeof(double)) + sizeof(int64_t));
 }
 
-static int ref_resize_taps(int interp) {
-  return interp == ODLA_LINEAR ? 2 : interp == ODLA_CUBIC ? 4 : 1;
+/* The filter's reach in input elements at scale 1: linear 1, cubic 2. */
+static double ref_resize_reach(int interp) { return interp == ODLA_CUBIC ? 2.0 : 1.0; }
+
+/* Antialiasing stretches the linear and cubic filters when an axis shrinks. */
+static int ref_resize_antialiased(const ref_resize_params *p, double scale) {
+  return p->antialias && p->interp != ODLA_NEAREST && scale < 1;
+}
+
+/* The first tap of a stretched filter, relative to the element left of the coordinate (ONNX's
+ * reference: floor(-reach / scale) + 1); the filter has 2 - 2 * first taps. */
+static int64_t ref_resize_first_tap(int interp, double scale) {
+  return (int64_t)floor(-ref_resize_reach(interp) / scale) + 1;
+}
+
+static int ref_resize_taps(const ref_resize_params *p, double scale) {
+  if (ref_resize_antialiased(p, scale))
+    return (int)(2 - 2 * ref_resize_first_tap(p->interp, scale));
+  return p->interp == ODLA_LINEAR ? 2 : p->interp == ODLA_CUBIC ? 4 : 1;
 }
 
 /* The input coordinate of result coordinate x (ONNX's coordinate_transformation_mode). */
-static double ref_resize_coord(int coord, double x, double scale, int64_t in, double start,
-                               double end) {
+static double ref_resize_coord(int coord, double x, double scale, int64_t in, int64_t out,
+                               double start, double end) {
   double length = (double)in * scale;
   switch (coord) {
+  case ODLA_EXT_RESIZE_HALF_PIXEL_SYMMETRIC:
+    return (double)in / 2 * (1 - (double)out / length) + (x + 0.5) / scale - 0.5;
   case ODLA_EXT_RESIZE_HALF_PIXEL:
     return (x + 0.5) / scale - 0.5;
   case ODLA_EXT_RESIZE_PYTORCH_HALF_PIXEL:
@@ -94,21 +114,42 @@ static void ref_resize_cubic(double t, double a, double *w) {
   w[3] = ((a * v - 5 * a) * v + 8 * a) * v - 4 * a;
 }
 
+/* The stretched filters of antialiasing at distance t (in input elements times scale). */
+static double ref_resize_filter(int interp, double a, double t) {
+  t = fabs(t);
+  if (interp == ODLA_LINEAR)
+    return t < 1 ? 1 - t : 0;
+  if (t <= 1)
+    return ((a + 2) * t - (a + 3)) * t * t + 1;
+  return t < 2 ? ((a * t - 5 * a) * t + 8 * a) * t - 4 * a : 0;
+}
+
 /* Fills the table of axis d into `mem`; returns the bytes used. */
 static size_t ref_resize_axis_table(const ref_resize_params *p, int d, double scale, double start,
                                     double end, void *mem, ref_resize_axis *ax) {
   int64_t in = p->in_dims[d], out = p->out_dims[d], o, identity = in == out;
   int64_t *pos = (int64_t *)mem;
-  int taps = ref_resize_taps(p->interp), k;
+  int taps = ref_resize_taps(p, scale), k, stretched = ref_resize_antialiased(p, scale);
   double *weight = (double *)(pos + out * taps);
   unsigned char *outside = (unsigned char *)(weight + out * taps);
   for (o = 0; o < out; ++o) {
-    double x = ref_resize_coord(p->coord, (double)o, scale, in, start, end), f = floor(x), sum;
+    double x = ref_resize_coord(p->coord, (double)o, scale, in, out, start, end), f = floor(x), sum;
     int64_t *ps = pos + o * taps;
     double *ws = weight + o * taps;
     identity = identity && x == (double)o && p->coord != ODLA_EXT_RESIZE_TF_CROP_AND_RESIZE;
     outside[o] = p->coord == ODLA_EXT_RESIZE_TF_CROP_AND_RESIZE && (x < 0 || x > in - 1);
-    if (taps == 1) {
+    if (stretched) {
+      /* ONNX's reference: an integral coordinate is the right end of the element before it. */
+      double ratio = x == f ? 1 : x - f;
+      int64_t left = (int64_t)f - (x == f), first = ref_resize_first_tap(p->interp, scale);
+      for (k = 0, sum = 0; k < taps; ++k) {
+        ps[k] = left + first + k;
+        ws[k] = ref_resize_filter(p->interp, p->cubic_a, scale * ((double)(first + k) - ratio));
+        sum += ws[k];
+      }
+      for (k = 0; k < taps && sum != 0; ++k)
+        ws[k] /= sum;
+    } else if (taps == 1) {
       ps[0] = ref_resize_nearest(x, p->nearest);
       ws[0] = 1;
     } else if (taps == 2) {
@@ -144,7 +185,7 @@ static size_t ref_resize_axis_table(const ref_resize_params *p, int d, double sc
   ax->pos = pos;
   ax->weight = weight;
   ax->outside = outside;
-  return ref_resize_table_bytes(out);
+  return ref_resize_table_bytes(out, taps);
 }
 
 /* Resizes with the tables: every result element sums weight * input over the taps of all
@@ -211,9 +252,19 @@ static odla_status ref_resize_run(const ref_node *node, const ref_io *io) {
   const ref_resize_params *p = (const ref_resize_params *)node->params;
   ref_resize_axis ax[ODLA_MAX_DIMENSION];
   unsigned char *mem = (unsigned char *)io->scratch;
+  double aspect = -1; /* keep_aspect_ratio_policy's one scale, when it applies */
   int d;
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
+  if (io->in[3] && p->policy != ODLA_EXT_RESIZE_STRETCH) {
+    /* One scale for the masked axes: the smallest (largest) sizes / in among them. */
+    for (d = 0; d < p->rank; ++d)
+      if (p->aspect_mask & (1u << d)) {
+        double s = (double)ref_get_int(p->sizes_type, io->in[3], d) / (double)p->in_dims[d];
+        if (aspect < 0 || (p->policy == ODLA_EXT_RESIZE_NOT_LARGER ? s < aspect : s > aspect))
+          aspect = s;
+      }
+  }
   for (d = 0; d < p->rank; ++d) {
     int64_t in = p->in_dims[d], out = p->out_dims[d];
     double start = 0, end = 1, scale = (double)out / (double)in;
@@ -227,8 +278,16 @@ static odla_status ref_resize_run(const ref_node *node, const ref_io *io) {
       if (!(scale > 0) || floor((double)in * extent * scale) != (double)out)
         return ODLA_INVALID_PARAM; /* the scales give another shape */
     }
-    if (io->in[3] && ref_get_int(p->sizes_type, io->in[3], d) != out)
+    if (aspect >= 0) {
+      int masked = (p->aspect_mask & (1u << d)) != 0;
+      scale = masked ? aspect : 1;
+      if ((masked ? (int64_t)floor(aspect * (double)in + 0.5) : in) != out)
+        return ODLA_INVALID_PARAM; /* the sizes give another shape */
+    } else if (io->in[3] && ref_get_int(p->sizes_type, io->in[3], d) != out) {
       return ODLA_INVALID_PARAM; /* the sizes give another shape */
+    }
+    if (ref_resize_taps(p, scale) > p->max_taps[d])
+      return ODLA_INVALID_PARAM; /* scales far below out / in: wider filters than planned */
     mem += ref_resize_axis_table(p, d, scale, start, end, mem, &ax[d]);
   }
   ref_resize_compute(p, ax, io->in[0], io->out[0]);
@@ -253,11 +312,17 @@ static int ref_resize_vector(const char *op, const char *what, odla_value v, int
   return 1;
 }
 
+/* The parameters of odla_ExtResize beyond the core ops'. */
+typedef struct {
+  double cubic_a, extrapolation;
+  int exclude_outside, antialias, policy;
+  unsigned aspect_mask;
+} ref_resize_options;
+
 static odla_value ref_resize_build(const char *op, odla_value input, odla_value roi,
                                    odla_value scales, odla_value sizes, int interp, int coord,
-                                   int nearest, double cubic_a, int exclude_outside,
-                                   double extrapolation, odla_value_shape output_dims,
-                                   const odla_value_id value_id) {
+                                   int nearest, const ref_resize_options *opt,
+                                   odla_value_shape output_dims, const odla_value_id value_id) {
   ref_resize_params p;
   odla_value in[4];
   odla_value_type out;
@@ -279,7 +344,7 @@ static odla_value ref_resize_build(const char *op, odla_value input, odla_value 
                     rank);
   if (interp != ODLA_NEAREST && interp != ODLA_LINEAR && interp != ODLA_CUBIC)
     return ref_fail(ODLA_INVALID_PARAM, op, "unknown interpolation %d", interp);
-  if (coord < ODLA_EXT_RESIZE_HALF_PIXEL || coord > ODLA_EXT_RESIZE_TF_CROP_AND_RESIZE)
+  if (coord < ODLA_EXT_RESIZE_HALF_PIXEL || coord > ODLA_EXT_RESIZE_HALF_PIXEL_SYMMETRIC)
     return ref_fail(ODLA_INVALID_PARAM, op, "unknown coordinate mode %d", coord);
   if (nearest < ODLA_EXT_NEAREST_ROUND_PREFER_FLOOR || nearest > ODLA_EXT_NEAREST_CEIL)
     return ref_fail(ODLA_INVALID_PARAM, op, "unknown nearest mode %d", nearest);
@@ -293,27 +358,38 @@ static odla_value ref_resize_build(const char *op, odla_value input, odla_value 
                     ref_type_name(input->type.element_type));
   if (scales && sizes)
     return ref_fail(ODLA_INVALID_PARAM, op, "give scales or sizes, not both");
+  if (opt->policy < ODLA_EXT_RESIZE_STRETCH || opt->policy > ODLA_EXT_RESIZE_NOT_SMALLER ||
+      (opt->policy != ODLA_EXT_RESIZE_STRETCH && !sizes))
+    return ref_fail(ODLA_INVALID_PARAM, op, "aspect policy %d %s", opt->policy,
+                    sizes ? "is unknown" : "needs sizes");
   if ((roi && !ref_resize_vector(op, "roi", roi, 2 * (int64_t)rank, 1)) ||
       (scales && !ref_resize_vector(op, "scales", scales, rank, 1)) ||
       (sizes && !ref_resize_vector(op, "sizes", sizes, rank, 0)))
     return NULL;
   memset(&p, 0, sizeof p);
-  for (d = 0; d < rank; ++d) {
-    if (output_dims.dims[d] < 0 || (output_dims.dims[d] > 0 && input->type.shape.dims[d] == 0))
-      return ref_fail(ODLA_INVALID_PARAM, op, "cannot resize %s to %s",
-                      ref_shape_str(&input->type.shape, s1, sizeof s1),
-                      ref_shape_str(&output_dims, s2, sizeof s2));
-    p.in_dims[d] = input->type.shape.dims[d];
-    p.out_dims[d] = output_dims.dims[d];
-    scratch += ref_resize_table_bytes(p.out_dims[d]);
-  }
   p.rank = rank;
   p.interp = interp;
   p.coord = coord;
   p.nearest = nearest;
-  p.cubic_a = cubic_a;
-  p.exclude_outside = exclude_outside != 0;
-  p.extrapolation = extrapolation;
+  p.cubic_a = opt->cubic_a;
+  p.exclude_outside = opt->exclude_outside != 0;
+  p.antialias = opt->antialias != 0;
+  p.policy = opt->policy;
+  p.aspect_mask = opt->aspect_mask;
+  p.extrapolation = opt->extrapolation;
+  for (d = 0; d < rank; ++d) {
+    int64_t in = input->type.shape.dims[d], out = output_dims.dims[d];
+    if (out < 0 || (out > 0 && in == 0))
+      return ref_fail(ODLA_INVALID_PARAM, op, "cannot resize %s to %s",
+                      ref_shape_str(&input->type.shape, s1, sizeof s1),
+                      ref_shape_str(&output_dims, s2, sizeof s2));
+    p.in_dims[d] = in;
+    p.out_dims[d] = out;
+    /* The smallest scale that still gives `out` (floor(in * s) or floor(in * s + 0.5)) has
+     * the widest filter. */
+    p.max_taps[d] = out > 0 ? ref_resize_taps(&p, ((double)out - 0.5) / (double)in) : 1;
+    scratch += ref_resize_table_bytes(out, p.max_taps[d]);
+  }
   p.type = input->type.element_type;
   p.roi_type = roi ? roi->type.element_type : ODLA_FLOAT32;
   p.scales_type = scales ? scales->type.element_type : ODLA_FLOAT32;
@@ -327,6 +403,9 @@ static odla_value ref_resize_build(const char *op, odla_value input, odla_value 
   node->scratch_bytes = scratch;
   return node->outputs[0];
 }
+
+/* What the core ops leave to the defaults (see the top). */
+static const ref_resize_options ref_resize_core = {-0.75, 0.0, 0, 0, ODLA_EXT_RESIZE_STRETCH, 0};
 
 /* The coordinate mode and nearest rounding the core enums stand for (see the top). */
 static int ref_resize_core_modes(const char *op, odla_resize_coordinate_mode mode, int *coord,
@@ -371,8 +450,8 @@ odla_value odla_Resize(odla_value input, odla_interpolation_mode interpolation,
                       "axis %d of %s is not in axes_mask 0x%x but output_dims are %s", d,
                       ref_shape_str(&input->type.shape, s1, sizeof s1), axes_mask,
                       ref_shape_str(&output_dims, s2, sizeof s2));
-  return ref_resize_build("Resize", input, NULL, NULL, NULL, interpolation, coord, nearest, -0.75,
-                          0, 0.0, output_dims, value_id);
+  return ref_resize_build("Resize", input, NULL, NULL, NULL, interpolation, coord, nearest,
+                          &ref_resize_core, output_dims, value_id);
 }
 
 /* Resizes to output_dims (which must be defined) with scales (a float vector, one entry per
@@ -388,15 +467,23 @@ odla_value odla_ResizeDynamic(odla_value input, odla_value scales, odla_value si
   if (!ref_resize_core_modes("ResizeDynamic", mode, &coord, &nearest))
     return NULL;
   return ref_resize_build("ResizeDynamic", input, NULL, scales, sizes, interpolation, coord,
-                          nearest, -0.75, 0, 0.0, output_dims, value_id);
+                          nearest, &ref_resize_core, output_dims, value_id);
 }
 
 odla_value odla_ExtResize(odla_value input, odla_value roi, odla_value scales, odla_value sizes,
                           odla_interpolation_mode interpolation, odla_int32 coordinate_mode,
                           odla_int32 nearest_mode, odla_float32 cubic_coeff_a,
                           odla_bool exclude_outside, odla_float32 extrapolation_value,
-                          odla_value_shape output_dims, const odla_value_id value_id) {
+                          odla_bool antialias, odla_int32 aspect_policy,
+                          odla_uint32 aspect_axes_mask, odla_value_shape output_dims,
+                          const odla_value_id value_id) {
+  ref_resize_options opt;
+  opt.cubic_a = cubic_coeff_a;
+  opt.extrapolation = extrapolation_value;
+  opt.exclude_outside = exclude_outside != 0;
+  opt.antialias = antialias != 0;
+  opt.policy = aspect_policy;
+  opt.aspect_mask = aspect_axes_mask;
   return ref_resize_build("ExtResize", input, roi, scales, sizes, interpolation, coordinate_mode,
-                          nearest_mode, cubic_coeff_a, exclude_outside != 0, extrapolation_value,
-                          output_dims, value_id);
+                          nearest_mode, &opt, output_dims, value_id);
 }

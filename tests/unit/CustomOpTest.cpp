@@ -97,7 +97,7 @@ TEST(CustomOp, MissingOutputTypeIsAnErrorNamingNodeAndOutput) {
   auto g = importCustom(twiceModel(false));
   ASSERT_FALSE(g);
   EXPECT_EQ(g.status().message(),
-            "node 'twice' (com.example.Twice, opset 13): output 0 ('y') has no static type in "
+            "node 'twice' (com.example.Twice, opset 1): output 0 ('y') has no static type in "
             "the model's value_info or graph outputs; odlac does not guess a custom op's output "
             "types: declare its element type and every dim");
 }
@@ -111,7 +111,7 @@ TEST(CustomOp, UnsupportedAttributeKindIsRejected) {
   auto g = importCustom(m);
   ASSERT_FALSE(g);
   EXPECT_EQ(g.status().message(),
-            "node 'twice' (com.example.Twice, opset 13): attribute 'names' is a list of "
+            "node 'twice' (com.example.Twice, opset 1): attribute 'names' is a list of "
             "strings; custom ops take int, float, string, ints and floats attributes");
 }
 

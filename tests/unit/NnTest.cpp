@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace odlac::test {
 namespace {
 
@@ -133,6 +135,49 @@ TEST(NnImport, GlobalPoolingIsOneWindow) {
   ASSERT_STREQ(n->op().name, "LpPool");
   EXPECT_EQ(n->ints("kernel_shape"), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(evaluate<float>(*(*imported)->outputs()[0]), (std::vector<float>{6, 22}));
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<float> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << "element " << i;
+}
+
+// LpPool-18's ceil_mode keeps the windows that stick out past the input (issue 15: it was
+// dropped, giving [1,1,1,1]). Numbers from ONNX Runtime 1.31, which clips those windows at the
+// input as PyTorch does.
+TEST(NnImport, LpPoolCeilModeKeepsThePartialWindows) {
+  auto lp = node("LpPool", {"x"}, {"y"}, "lp");
+  addIntsAttr(lp, "kernel_shape", {2, 2});
+  addIntsAttr(lp, "strides", {2, 2});
+  addIntAttr(lp, "ceil_mode", 1);
+  auto imported = importModel(onConstant(18, {1, 1, 3, 3}, lp, {{"y", onnx::TensorProto::FLOAT}}));
+  ASSERT_TRUE(imported) << imported.status().message();
+  EXPECT_EQ((*imported)->outputs()[0]->dims(), (Dims{1, 1, 2, 2}));
+  expectNear(evaluate<float>(*(*imported)->outputs()[0]),
+             {5.0990195f, 5.3851647f, 9.2195444f, 8.0f});
+}
+
+// Dilated AveragePool (opset 19) and LpPool (opset 18); numbers from ONNX Runtime 1.31 and
+// ONNX's reference evaluator, which agree here. With count_include_pad the divisor counts the
+// taps inside the padded input.
+TEST(NnImport, DilatedAverageAndLpPooling) {
+  auto avg = node("AveragePool", {"x"}, {"y"}, "avg");
+  addIntsAttr(avg, "kernel_shape", {2, 2});
+  addIntsAttr(avg, "dilations", {2, 2});
+  addIntsAttr(avg, "pads", {1, 1, 1, 1});
+  addIntAttr(avg, "count_include_pad", 1);
+  auto a = importModel(onConstant(19, {1, 1, 4, 4}, avg, {{"y", onnx::TensorProto::FLOAT}}));
+  ASSERT_TRUE(a) << a.status().message();
+  expectNear(evaluate<float>(*(*a)->outputs()[0]),
+             {1.25f, 2.5f, 3, 1.5f, 2.5f, 5, 6, 3, 4.5f, 9, 10, 5, 2.25f, 4.5f, 5, 2.5f});
+  auto lp = node("LpPool", {"x"}, {"y"}, "lp");
+  addIntsAttr(lp, "kernel_shape", {2});
+  addIntsAttr(lp, "dilations", {2});
+  addIntAttr(lp, "p", 1);
+  auto l = importModel(onConstant(18, {1, 1, 5}, lp, {{"y", onnx::TensorProto::FLOAT}}));
+  ASSERT_TRUE(l) << l.status().message();
+  expectNear(evaluate<float>(*(*l)->outputs()[0]), {2, 4, 6});
 }
 
 TEST(NnImport, EinsumImplicitOutputAndDiagonal) {

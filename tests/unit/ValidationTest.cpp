@@ -138,7 +138,9 @@ TEST(Validation, Versions) {
             "the model imports opset 0 of the default ONNX domain; opsets start at 1");
   m.clear_opset_import();
   m.set_ir_version(8);
-  EXPECT_EQ(checkVersions(m).message(), "the model imports no opset of the default ONNX domain");
+  // No default domain is fine (training optimizers' models import only theirs): a node of a
+  // domain the model does not import is reported by the importer.
+  EXPECT_TRUE(checkVersions(m).isOk());
   os = m.add_opset_import();
   os->set_version(13);
   m.set_ir_version(8);

@@ -66,6 +66,17 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtNonZero(odla_value input
  *       : (start + end) * (in - 1) / 2, with the axis' start and end from roi; a coordinate
  * outside [0, in - 1] on any axis makes the result element extrapolation_value. */
 #define ODLA_EXT_RESIZE_TF_CROP_AND_RESIZE 5
+/* c * (1 - out / L) + (x + 0.5) / scale - 0.5 with c = in / 2: half_pixel with the result
+ * centered on the input when L is fractional (ONNX's half_pixel_symmetric, opset 19). */
+#define ODLA_EXT_RESIZE_HALF_PIXEL_SYMMETRIC 6
+
+/* How sizes set the scales (ONNX's keep_aspect_ratio_policy, opset 18). STRETCH: each axis
+ * has scale sizes / in. NOT_LARGER and NOT_SMALLER: every axis in the aspect mask takes one
+ * scale, the smallest (largest) sizes / in among them, and its result extent is
+ * floor(in * scale + 0.5); the other axes keep their extent. */
+#define ODLA_EXT_RESIZE_STRETCH 0
+#define ODLA_EXT_RESIZE_NOT_LARGER 1
+#define ODLA_EXT_RESIZE_NOT_SMALLER 2
 
 /* How ODLA_NEAREST rounds a fractional input coordinate (ONNX's nearest_mode). Integral
  * coordinates are taken as they are; the index is then clamped to [0, in - 1]. */
@@ -74,12 +85,14 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtNonZero(odla_value input
 #define ODLA_EXT_NEAREST_FLOOR 2
 #define ODLA_EXT_NEAREST_CEIL 3
 
-/* ONNX Resize (opsets 10 to 17) with all its parameters. output_dims must be defined, of
- * input's rank. Each axis has a scale: the scales operand's entry when scales is given (a
- * float32, float64 or float16 vector of rank entries, read at run time, each > 0, and
- * floor(in * scale) must equal the result extent, or floor(in * (end - start) * scale) for
- * TF_CROP_AND_RESIZE), otherwise out / in. sizes, when given (int32 or int64, rank entries,
- * read at run time), must equal output_dims; at most one of scales and sizes is given.
+/* ONNX Resize (opsets 10 to 19) with all its parameters, the axes attribute expanded to every
+ * axis by the caller. output_dims must be defined, of input's rank. Each axis has a scale:
+ * the scales operand's entry when scales is given (a float32, float64 or float16 vector of
+ * rank entries, read at run time, each > 0, and floor(in * scale) must equal the result
+ * extent, or floor(in * (end - start) * scale) for TF_CROP_AND_RESIZE), otherwise out / in,
+ * or with sizes the scale aspect_policy gives (axes in aspect_axes_mask, bit d for axis d).
+ * sizes, when given (int32 or int64, rank entries, read at run time), must give output_dims
+ * (equal them with ODLA_EXT_RESIZE_STRETCH); at most one of scales and sizes is given.
  * roi (floats, 2 * rank entries: all starts, then all ends) is read only by
  * TF_CROP_AND_RESIZE; NULL means starts 0 and ends 1.
  *
@@ -90,7 +103,10 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtNonZero(odla_value input
  * past the last repeat the edge element, unless exclude_outside is set (linear and cubic
  * only): then their weights become 0 and the others are scaled to sum to 1. Linear and cubic
  * resizing of N axes is the product of the 1-D weights (N-linear, N-cubic), computed in
- * float64.
+ * float64. With antialias, linear and cubic downsampling (scale < 1) stretch the filter by
+ * 1 / scale (ONNX's antialias, opset 18): the taps are the input elements within 1 / scale
+ * (linear) or 2 / scale (cubic) of the coordinate, weighed by the filter at scale * distance
+ * and normalized to sum to 1.
  *
  * Element types: nearest resizes every type; linear and cubic every numeric type (integer
  * results truncate toward zero and saturate). */
@@ -98,6 +114,7 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtResize(
     odla_value input, odla_value roi, odla_value scales, odla_value sizes,
     odla_interpolation_mode interpolation, odla_int32 coordinate_mode, odla_int32 nearest_mode,
     odla_float32 cubic_coeff_a, odla_bool exclude_outside, odla_float32 extrapolation_value,
+    odla_bool antialias, odla_int32 aspect_policy, odla_uint32 aspect_axes_mask,
     odla_value_shape output_dims, const odla_value_id value_id);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /* odla_ext_nn.h: odlac's extension ops of the nn family (beyond ODLA 0.5). Included by
  * odla_ext.h; see there for when generated code may use them.
  *
- * ODLA 0.5's odla_MaxPool has no dilations and no argmax output, and ODLA has no Lp pooling;
+ * ODLA 0.5's odla_MaxPool and odla_AveragePool have no dilations, odla_MaxPool no argmax
+ * output, and ODLA has no Lp pooling;
  * none of them decomposes into core ODLA ops (pooling windows cannot be dilated, and
  * odla_Pad pads with zeros, not -infinity). Arguments follow odla_MaxPool: CHANNELS_FIRST
  * data, one entry per spatial axis in the arrays, output_dims as the caller inferred it
@@ -35,11 +36,32 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtMaxPoolIndices(
     const odla_uint32 *paddings_back, odla_bool column_major, odla_value_shape output_dims,
     const odla_value_id value_id);
 
-/* Lp pooling: (sum over the window of |x|^p)^(1/p), p > 0; padded cells add nothing. */
+/* odla_AveragePool with dilations (windows as odla_ExtMaxPool's). With padding_included the
+ * divisor counts the window's taps inside the padded input, else those inside the input. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAveragePool(
+    odla_value input, odla_memory_layout input_layout, const odla_uint32 *window_dims,
+    const odla_uint32 *strides, const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+    const odla_uint32 *paddings_back, odla_bool padding_included, odla_value_shape output_dims,
+    const odla_value_id value_id);
+
+/* Lp pooling: (sum over the window of |x|^p)^(1/p), p > 0, windows as odla_ExtMaxPool's;
+ * padded cells add nothing. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLpPool(
     odla_value input, odla_memory_layout input_layout, odla_float32 p,
-    const odla_uint32 *window_dims, const odla_uint32 *strides, const odla_uint32 *paddings_front,
-    const odla_uint32 *paddings_back, odla_value_shape output_dims, const odla_value_id value_id);
+    const odla_uint32 *window_dims, const odla_uint32 *strides, const odla_uint32 *dilations,
+    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
+    odla_value_shape output_dims, const odla_value_id value_id);
+
+/* ONNX Col2Im: rearranges the columns of input [N, C * prod(block), L] into an image
+ * [N, C, image...] of output_dims (1 to 3 image axes), summing where blocks overlap (the
+ * inverse of im2col). image_shape and block_shape are int64 vectors, one entry per image axis,
+ * read when the computation runs: image_shape must equal output_dims' image axes and L the
+ * number of block positions, else execution fails with ODLA_INVALID_PARAM. Arrays have one
+ * entry per image axis; NULL means dilation and stride 1, no padding. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtCol2Im(
+    odla_value input, odla_value image_shape, odla_value block_shape, const odla_uint32 *dilations,
+    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, const odla_uint32 *strides,
+    odla_value_shape output_dims, const odla_value_id value_id);
 
 #ifdef __cplusplus
 } /* extern "C" */

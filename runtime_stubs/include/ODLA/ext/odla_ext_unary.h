@@ -10,6 +10,10 @@
 extern "C" {
 #endif
 
+/* The bitwise complement of an integer tensor (ODLA 0.5's odla_Not is logical). */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtBitwiseNot(odla_value input,
+                                                                   const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
