@@ -35,6 +35,16 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
+std::string windowEntryProblem(const char *name, size_t index, int64_t value, int64_t least) {
+  std::string what = std::string("attribute ") + name + "[" + str(static_cast<int64_t>(index)) +
+                     "] is " + str(value) + "; " + name;
+  if (value < least)
+    return what + (least ? " must be positive" : " must not be negative");
+  if (value > INT32_MAX)
+    return what + " must be below 2^31";
+  return "";
+}
+
 Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel, int64_t stride,
                        int64_t dilation, int64_t padBegin, int64_t padEnd) {
   // Each entry that the window arithmetic divides by or sizes with, named as the model has it
@@ -49,13 +59,9 @@ Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel,
                  {"pads", axis, padBegin, 0},
                  {"pads", axis + spatial, padEnd, 0}};
   for (const Entry &e : entries) {
-    std::string what = std::string("attribute ") + e.name + "[" +
-                       str(static_cast<int64_t>(e.index)) + "] is " + str(e.value) + "; " +
-                       e.name;
-    if (e.value < e.least)
-      return c.fail(what + (e.least ? " must be positive" : " must not be negative"));
-    if (e.value > INT32_MAX)
-      return c.fail(what + " must be below 2^31");
+    std::string problem = windowEntryProblem(e.name, e.index, e.value, e.least);
+    if (!problem.empty())
+      return c.fail(problem);
   }
   return Status::ok();
 }
@@ -157,8 +163,8 @@ Status inferConvolution(InferCtx &c) {
                   str(2 * spatial));
   Dims out{x[0], w[0]};
   for (size_t i = 0; i < spatial; ++i) {
-    if (Status s =
-            checkWindowAxis(c, i, spatial, w[i + 2], strides[i], dilations[i], pads[i], pads[i + spatial]))
+    if (Status s = checkWindowAxis(c, i, spatial, w[i + 2], strides[i], dilations[i], pads[i],
+                                   pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], w[i + 2], strides[i], dilations[i], pads[i],
                              pads[i + spatial], false);

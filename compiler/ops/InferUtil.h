@@ -22,6 +22,12 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 
 class InferCtx;
 
+// What is wrong with entry `index` of a sliding window's attribute `name` (kernel_shape,
+// strides, dilations, pads...), which must be at least `least` and below 2^31: "attribute
+// strides[1] is 0; strides must be positive"; empty when nothing is. Import rules that compute
+// with the attribute before the op's inference does share the words.
+std::string windowEntryProblem(const char *name, size_t index, int64_t value, int64_t least);
+
 // The parameters of spatial axis `axis` (of `spatial`) of a sliding window: kernel, stride and
 // dilation >= 1, pads >= 0, all below 2^31 (ODLA takes them as odla_uint32; the bound also
 // keeps windowOutput's arithmetic far from overflow). The message names the attribute entry.

@@ -46,8 +46,8 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    if (Status s =
-            checkWindowAxis(c, i, spatial, kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]))
+    if (Status s = checkWindowAxis(c, i, spatial, kernel[i], strides[i], dilations[i], pads[i],
+                                   pads[i + spatial]))
       return s;
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
@@ -460,9 +460,15 @@ Status inferCol2Im(InferCtx &c) {
     if (c.ints(a).size() != spatial)
       return c.fail(std::string(a) + " " + dimsToString(c.ints(a)) + " must have " + str(spatial) +
                     " entries");
-  if (c.ints("pads").size() != 2 * spatial)
-    return c.fail("pads " + dimsToString(c.ints("pads")) + " must have " + str(2 * spatial) +
-                  " entries");
+  const auto &pads = c.ints("pads");
+  if (pads.size() != 2 * spatial)
+    return c.fail("pads " + dimsToString(pads) + " must have " + str(2 * spatial) + " entries");
+  // The block is read when the kernel runs (a 1 here is always valid); the rest must be what
+  // the kernel's odla_uint32 parameters can hold.
+  for (size_t i = 0; i < spatial; ++i)
+    if (Status s = checkWindowAxis(c, i, spatial, 1, c.ints("strides")[i], c.ints("dilations")[i],
+                                   pads[i], pads[i + spatial]))
+      return s;
   c.setOut(0, TensorType{c.in(0).dtype, shape});
   return Status::ok();
 }

@@ -5,6 +5,7 @@
 #include "Rules.h"
 
 #include "ir/Limits.h"
+#include "ops/InferUtil.h"
 
 #include <algorithm>
 
@@ -32,15 +33,17 @@ Status checkSpatialList(ImportCtx &ctx, const char *name, const Ints &v, size_t 
 // The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length
 // and for entries in [dflt, 2^31): strides, dilations and kernels are at least 1, paddings
 // at least 0, and ODLA takes them all as 32-bit values (the bound also keeps the window
-// arithmetic below from overflowing).
+// arithmetic below from overflowing). The rules compute with them before the op's inference
+// sees them, so they check them here, in the inference's words.
 Expected<Ints> spatialAttr(ImportCtx &ctx, const char *name, size_t spatial, int64_t dflt) {
   Ints v = ctx.attrInts(name, Ints(spatial, dflt));
   if (Status s = checkSpatialList(ctx, name, v, spatial))
     return s;
-  for (int64_t e : v)
-    if (e < dflt || e > INT32_MAX)
-      return ctx.fail(std::string(name) + " " + dimsToString(v) + " must hold values in [" +
-                      str(dflt) + ", 2^31)");
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string problem = windowEntryProblem(name, i, v[i], dflt);
+    if (!problem.empty())
+      return ctx.fail(problem);
+  }
   return v;
 }
 
@@ -66,9 +69,10 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
                     "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   for (size_t i = 0; i < spatial; ++i) {
     // Strides and dilations are in [1, 2^31) (spatialAttr), the kernel is checked likewise
-    // by the op's inference; dims are below 2^48.
-    if (kernel[i] < 1 || kernel[i] > INT32_MAX)
-      return ctx.fail("kernel " + dimsToString(kernel) + " must hold values in [1, 2^31)");
+    // here, before the op's inference does; dims are below 2^48.
+    std::string problem = windowEntryProblem("kernel_shape", i, kernel[i], 1);
+    if (!problem.empty())
+      return ctx.fail(problem);
     int64_t in = x[i + 2], s = strides[i];
     int64_t out = (in + s - 1) / s;
     int64_t total = std::max<int64_t>((out - 1) * s + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
@@ -331,10 +335,19 @@ Status importCol2Im(ImportCtx &ctx) {
     auto block = ctx.constInts(2, "block_shape");
     if (!block)
       return block.takeStatus();
-    int64_t kvol = 1;
-    for (int64_t b : *block)
-      kvol *= std::max<int64_t>(b, 1);
-    shape = {x->dims()[0], x->dims()[1] / kvol};
+    // The block volume divides the columns' channel dim (below 2^48), so the product is
+    // checked as it grows.
+    CheckedInt kvol = 1;
+    for (int64_t b : *block) {
+      kvol *= b;
+      if (b < 1 || !kvol.valid() || kvol.value() > x->dims()[1])
+        break;
+    }
+    if (!kvol.valid() || kvol.value() < 1 || x->dims()[1] % kvol.value() != 0)
+      return ctx.fail("block_shape " + dimsToString(*block) +
+                      " must be positive and its volume divide the input's dim 1 (" +
+                      str(x->dims()[1]) + ")");
+    shape = {x->dims()[0], x->dims()[1] / kvol.value()};
     shape.insert(shape.end(), image->begin(), image->end());
   }
   auto dilations = spatialAttr(ctx, "dilations", spatial, 1);

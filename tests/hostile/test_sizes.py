@@ -7,7 +7,6 @@ left behind, and an end within the time limit."""
 import os
 import socket
 import stat
-import unittest
 
 import numpy as np
 from onnx import TensorProto as T
@@ -39,13 +38,6 @@ def relu_of(dims, elem=T.FLOAT):
 
 
 class SizesTest(hostile.HostileCase):
-    def refused(self, m, *fragments, flags=()):
-        out = self.path("out")
-        r = self.odlac(self.save(m), "-o", out, *flags)
-        self.assertRefused(r, *fragments)
-        self.assertNothingLeft(out)
-        return r
-
     def compiled(self, m, *flags):
         out = self.path("out")
         r = self.odlac(self.save(m), "-o", out, *flags)
@@ -154,8 +146,8 @@ class SizesTest(hostile.HostileCase):
         # overflows is ignored, as if the model declared none.
         m = model([h.make_node("Reshape", ["x", "s"], ["y"])],
                   [vi("x", [4]), vi("s", [2], T.INT64)], [vi("y", [2**40, 2**40])])
-        self.refused(m, "shape (input 1, 's') is known only at run time and ONNX's shape "
-                        "inference gives no static shape for output 'y'")
+        self.refused(m, "shape (input 1, 's') is known only at run time and the model declares "
+                        "no static shape for output 'y'")
 
     def test_conv_transpose_extent_overflow(self):
         m = model([h.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2**30],
@@ -200,15 +192,72 @@ class SizesTest(hostile.HostileCase):
                   inits=[i64("a", -2**62), i64("b", 2**62), i64("c", 2**53)])
         self.refused(m, "start -4611686018427387904.000000 is beyond +-2^62")
 
-    @unittest.expectedFailure
+    # ---- ops of opsets 18 and later ---------------------------------------------------------
+
+    def col2im(self, block, pads=(0, 0, 0, 0), y_dims=None, block_input=False):
+        """Col2Im-18 of x [1, 4, 4] into a 3x3 image; block_shape constant or an input."""
+        inputs = [vi("x", [1, 4, 4])] + ([vi("block", [2], T.INT64)] if block_input else [])
+        inits = [i64("image", [3, 3])] + ([] if block_input else [i64("block", block)])
+        return model([h.make_node("Col2Im", ["x", "image", "block"], ["y"], pads=list(pads))],
+                     inputs, [vi("y", y_dims)], inits=inits, opset=18)
+
+    def test_col2im_block_volume_overflow(self):
+        # (2^32)^2 wraps to 0 in 64 bits: the channel count was divided by it.
+        self.refused(self.col2im([2**32, 2**32]),
+                     "(Col2Im, opset 18): block_shape [4294967296,4294967296] must be positive "
+                     "and its volume divide the input's dim 1 (4)")
+
+    def test_col2im_negative_pads(self):
+        self.refused(self.col2im([2, 2], pads=(-1, 0, 0, 0)),
+                     "Col2Im: attribute pads[0] is -1; pads must not be negative")
+
+    def test_col2im_block_read_at_run_time(self):
+        """A block_shape input is checked by the kernel before it multiplies: the right one
+        gives numpy's result, an overflowing one an error."""
+        out = self.compiled(self.col2im(None, y_dims=[1, 1, 3, 3], block_input=True),
+                            "--emit-main", "--name", "net")
+        exe = self.path("net")
+        self.tc.build(out, exe)
+        x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
+        want = np.zeros((3, 3), np.float32)  # block 2x2 at the 4 positions of the 3x3 image
+        for row in range(4):
+            for pos in range(4):
+                want[pos // 2 + row // 2, pos % 2 + row % 2] += x[0, row, pos]
+        for block, ok in (([2, 2], True), ([2**32, 2**32], False), ([2**62, 1], False),
+                          ([1, 2**62], False), ([0, 2], False)):
+            with self.subTest(block=block):
+                r, y = self.run_driver(exe, {"x": x, "block": np.array(block, np.int64)})
+                if ok:
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    np.testing.assert_array_equal(y[0].reshape(3, 3), want)
+                else:
+                    self.assertRefused(r, "node 0 (ExtCol2Im) producing 'y' failed with status 3")
+
+    def test_group_normalization_groups_of_no_channels(self):
+        # Any num_groups divides 0 channels: num_groups * batch rows must still be a size.
+        m = model([h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2**62)],
+                  [vi("x", [2, 0, 4])],
+                  inits=[nh.from_array(np.zeros(0, np.float32), n) for n in ("s", "b")], opset=21)
+        self.refused(m, "num_groups 4611686018427387904 times the batch 2 exceeds 2^48 rows")
+
+    def resize_to(self, dims, sizes, policy):
+        node = h.make_node("Resize", ["x", "", "", "s"], ["y"], keep_aspect_ratio_policy=policy)
+        return model([node], [vi("x", dims)], inits=[i64("s", sizes)], opset=18)
+
+    def test_resize_aspect_policy_edge_sizes(self):
+        self.refused(self.resize_to([1, 1, 0, 4], [1, 1, 5, 5], "not_larger"),
+                     "keep_aspect_ratio_policy=not_larger: axis 2 of input [1,1,0,4] and size 5 "
+                     "give no scale")
+        self.refused(self.resize_to([1, 1, 2, 2], [1, 1, 2**62, 2], "not_smaller"),
+                     "keep_aspect_ratio_policy=not_smaller: sizes [1,1,4611686018427387904,2] "
+                     "scale axis 0 of input [1,1,2,2] beyond 10^15")
+
     def test_stride_0_with_auto_pad(self):
-        # Refused by odlac's import rule ("strides [0,0] must hold values in [1, 2^31)"); today
-        # libonnx's shape inference, which runs first, divides by the stride and dies of
-        # SIGFPE: the libonnx area isolates it, and this case then passes.
+        # odlac's import rule refuses it before anything divides by the stride.
         m = model([h.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", strides=[0, 0])],
                   [vi("x", [1, 1, 4, 4])],
                   inits=[nh.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
-        self.refused(m, "strides [0,0] must hold values in [1, 2^31)")
+        self.refused(m, "(Conv, opset 13): attribute strides[0] is 0; strides must be positive")
 
     # ---- bounded work at compile time --------------------------------------------------------
 
