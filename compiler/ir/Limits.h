@@ -46,6 +46,13 @@ constexpr int64_t kMaxCompileTimeBytes = int64_t{1} << 30;
 // known only at run time, is left for run time, so that compiling always ends.
 constexpr int64_t kMaxCompileTimeIterations = int64_t{1} << 16;
 
+// Limits on what inlining ONNX local functions (frontend/Functions.h) may build from a small
+// file: calls nest at most this deep (a function that calls itself, directly or through
+// others, is refused), and the graphs hold at most this many nodes in all once every call is
+// expanded.
+constexpr int kMaxFunctionDepth = 64;
+constexpr int64_t kMaxInlinedNodes = int64_t{1} << 20;
+
 // Why a tensor of type `t` cannot exist in the IR: rank above kMaxRank, a negative dim, more
 // than kMaxElements elements or kMaxTensorBytes bytes, or nonzero dims whose product exceeds
 // kMaxElements (an empty tensor too: kernels compute strides from its other dims). Empty when
