@@ -170,8 +170,6 @@ odla_value ref_bcast_node(const char *op, ref_row_fn fn, int num, const odla_val
   p.out_type = out_type;
   out.element_type = out_type;
   v = ref_add_op(op, ref_bcast_kernel, num, in, out, id, &p, sizeof p);
-  if (v)
-    ref_declare_code_pointer(v->node, offsetof(ref_bcast_params, fn));
   /* The row kernels read element i of every operand before writing y[i]. */
   for (k = 0; v && k < num && v->node->inplace_input < 0; ++k)
     if (ref_count(&in[k]->type.shape) == ref_count(&out.shape) &&
@@ -603,10 +601,5 @@ odla_value odla_Mean(odla_values inputs, const odla_value_id value_id) {
                  sizeof p);
   if (v && p.in_scratch)
     v->node->scratch_bytes = (size_t)ref_count(&out.shape) * p.acc_size;
-  if (v) {
-    ref_declare_code_pointer(v->node, offsetof(ref_mean_params, set));
-    ref_declare_code_pointer(v->node, offsetof(ref_mean_params, add));
-    ref_declare_code_pointer(v->node, offsetof(ref_mean_params, finish));
-  }
   return v;
 }
