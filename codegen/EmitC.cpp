@@ -350,6 +350,8 @@ private:
         body.line("return odla_ExecuteComputation(comp_, ctx_, ODLA_COMPUTE_INFERENCE, NULL);");
       }
     }
+    if (bin() && slots_.empty())
+      body.line("(void)weights; /* a model without weights: the blob holds only its header */");
     if (!interpret || !o_.calls.outputsByContext)
       body.line("return ODLA_SUCCESS;");
     body.close();
@@ -1052,11 +1054,13 @@ private:
 } // namespace
 
 uint64_t weightBytes(const Graph &g) {
-  uint64_t total = 0;
+  // Each constant is within the size limit, but many of them (mapping one file again and
+  // again) could still wrap a sum: it saturates at 2^63 - 1, beyond every limit.
+  CheckedInt total = 0;
   for (const Value *c : g.constants())
     if (!c->uses().empty())
-      total += c->data()->size;
-  return total;
+      total += static_cast<int64_t>(c->data()->size);
+  return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
 }
 
 WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts) {

@@ -130,6 +130,11 @@ Status writeAt(int fd, const std::string &path, const char *data, uint64_t size,
 
 std::string hostTriple() { return llvm::Triple::normalize(llvm::sys::getProcessTriple()); }
 
+int targetPointerBits(const std::string &triple) {
+  llvm::Triple tt(llvm::Triple::normalize(triple.empty() ? hostTriple() : triple));
+  return tt.isArch64Bit() ? 64 : 32;
+}
+
 Expected<std::string> checkObjectTarget(const std::string &triple) {
   initTargets();
   llvm::Triple tt(llvm::Triple::normalize(triple));

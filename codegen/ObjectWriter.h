@@ -34,6 +34,8 @@ struct ObjectOptions {
 
 // The triple odlac uses when --target is not given.
 std::string hostTriple();
+// The pointer width of `triple` (empty: the host), 32 or 64: size limits follow it.
+int targetPointerBits(const std::string &triple);
 // Checks that odlac can write objects for `triple` (an ELF target of a linked LLVM backend);
 // returns the normalized triple.
 Expected<std::string> checkObjectTarget(const std::string &triple);

@@ -23,11 +23,13 @@ OpCounts countOps(const Graph &g) {
 // Products are counted exactly; other ops as one operation per element they produce (per
 // element read, for reductions); pure data movement as none. A fused op counts as its
 // product plus one operation per element for the residual addition and for the activation.
+// Counts saturate at 2^63 - 1 (each factor is below 2^48, a product of two may not be).
 static uint64_t nodeFlops(const Node &n) {
   const char *op = n.op().name;
   const Value *out = n.output(0);
-  uint64_t outs = static_cast<uint64_t>(out->type().numElements());
-  uint64_t epilogue = 0;
+  int64_t outs = out->type().numElements();
+  auto saturated = [](CheckedInt v) { return static_cast<uint64_t>(v.get().value_or(INT64_MAX)); };
+  CheckedInt epilogue = 0;
   if (!std::strncmp(op, "Fused", 5)) {
     epilogue = (n.input(3) ? outs : 0) + (n.s("activation") != "none" ? outs : 0);
     op += 5;
@@ -37,27 +39,27 @@ static uint64_t nodeFlops(const Node &n) {
     // dim (OIS) or, channels-last, its last (SIO).
     const Dims &w = n.input(1)->dims();
     int64_t m = isChannelsLast(n) ? w.back() : w[0];
-    uint64_t perOut = static_cast<uint64_t>(n.input(1)->type().numElements() / m);
-    return 2 * outs * perOut + epilogue;
+    int64_t perOut = m ? n.input(1)->type().numElements() / m : 0; // no output channels
+    return saturated(CheckedInt(2) * outs * perOut + epilogue);
   }
   if (!std::strcmp(op, "Gemm") || !std::strcmp(op, "MatMul")) {
     const Dims &a = n.input(0)->dims();
     bool transA = n.hasAttr("transA") && n.i("transA");
-    uint64_t k = static_cast<uint64_t>(transA ? a[a.size() - 2] : a.back());
-    return 2 * outs * k + epilogue;
+    int64_t k = transA ? a[a.size() - 2] : a.back();
+    return saturated(CheckedInt(2) * outs * k + epilogue);
   }
   switch (n.op().fusion) {
   case FusionClass::Injective: return 0;
   case FusionClass::Reduction: return static_cast<uint64_t>(n.input(0)->type().numElements());
-  default: return outs;
+  default: return static_cast<uint64_t>(outs);
   }
 }
 
 uint64_t estimateFlops(const Graph &g) {
-  uint64_t total = 0;
+  CheckedInt total = 0;
   for (const Node *n : g.nodes())
-    total += nodeFlops(*n);
-  return total;
+    total += static_cast<int64_t>(nodeFlops(*n));
+  return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
 }
 
 uint64_t arenaLowerBound(const Graph &g) {

@@ -2,6 +2,8 @@
 // with every call replaced, recursively, by the called function's nodes under fresh names.
 #include "Functions.h"
 
+#include "ir/Limits.h"
+
 #include <google/protobuf/unknown_field_set.h>
 
 #include <map>

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/Graph.h"
+#include "ir/Limits.h"
 #include "support/Status.h"
 
 #include <cstddef>
@@ -30,6 +31,9 @@ struct ImportOptions {
   // --dynamic-batch: every input's leading dim must be symbolic, the batch; it is pinned to
   // this (the batch the code is planned for). 0: off.
   int64_t batchSize = 0;
+  // The most bytes of one tensor (ir/Limits.h); the driver sets it from --target and
+  // --size-limit.
+  SizeLimits limits = SizeLimits::forPointerBits(64);
   // --libonnx-timeout: seconds each libonnx step (its checker; its version converter, for
   // opsets before 7) may run in its child process (LibOnnx.h). 0: libonnx is not run.
   int libonnxSeconds = 20;

@@ -1,6 +1,7 @@
 // ImportCtx: operands, attributes and IR emission for one ONNX node.
 #include "ImportContext.h"
 
+#include "ir/Limits.h"
 #include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
@@ -73,14 +74,16 @@ Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *
     return fail(std::string(what) + " (input " + std::to_string(i) + ", '" + v->name() +
                 "') must be known at compile time, but it depends on " +
                 notConstantBecause(*v));
-  return evaluateValue(*v);
+  return evaluateValue(*v, kMaxCompileTimeBytes);
 }
 
 std::optional<TensorType> ImportCtx::declaredType(int i) const {
   if (i >= numOutputs())
     return std::nullopt;
   auto it = declared_.find(node_.output(i));
-  if (it == declared_.end())
+  // A fact beyond what the IR represents (a negative or huge dim from shape inference or the
+  // model) is no fact: rules then report the shape as unknown.
+  if (it == declared_.end() || !shapeProblem(it->second).empty())
     return std::nullopt;
   return it->second;
 }
@@ -157,6 +160,17 @@ Expected<Value *> ImportCtx::reshape(Value *v, const Dims &dims, const std::stri
   if (v->dims() == dims && outName.empty())
     return v;
   return emit("Reshape", {v}, {{"shape", dims}}, outName.empty() ? tempName("reshape") : outName);
+}
+
+Status ImportCtx::checkGenerated(const TensorType &type, const std::string &what) const {
+  std::string problem = shapeProblem(type);
+  if (problem.empty() && type.byteSize() > static_cast<uint64_t>(kMaxCompileTimeBytes))
+    problem = "its " + bytesText(type.byteSize()) + " exceed the " +
+              bytesText(static_cast<uint64_t>(kMaxCompileTimeBytes)) +
+              " odlac generates at compile time for one constant";
+  if (problem.empty())
+    return Status::ok();
+  return fail(what + " would be a constant " + toString(type) + ": " + problem);
 }
 
 Value *ImportCtx::constant(const std::string &name, TensorType type, const void *data) {

@@ -95,6 +95,10 @@ public:
   Expected<Value *> reshape(Value *v, const Dims &dims, const std::string &outName = "");
   // Adds an IR constant.
   Value *constant(const std::string &name, TensorType type, const void *data);
+  // Checks a constant the rule is about to generate (compute its bytes for) before it
+  // allocates them: representable, and within what odlac generates at compile time
+  // (ir/Limits.h's kMaxCompileTimeBytes). `what` names it in the error.
+  Status checkGenerated(const TensorType &type, const std::string &what) const;
   // Binds ONNX output i to an IR value.
   void setOutput(int i, Value *v) { outputs_[i] = v; }
   const std::vector<Value *> &outputs() const { return outputs_; }

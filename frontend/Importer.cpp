@@ -8,6 +8,7 @@
 #include "Schema.h"
 #include "Structure.h"
 #include "Tensor.h"
+#include "ir/Limits.h"
 #include "ops/OpDef.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -126,6 +127,10 @@ public:
     importInputs();
     importNodes(model_.graph(), root_);
     importOutputs();
+    // After every node verified (a failed node's results are already reported): the size
+    // limit of the target on every value the rules made.
+    if (errors_.isOk())
+      errors_.append(checkSizeLimits(*graph_, opts_.limits));
     if (!errors_.isOk()) {
       for (const std::string &d : diagnostics_)
         errors_.append(Status::error(d));
@@ -335,7 +340,16 @@ private:
         root_.poisoned.insert(vi.name());
         continue;
       }
-      root_.values[vi.name()] = graph_->addInput(vi.name(), TensorType{*dtype, dims});
+      TensorType type{*dtype, dims};
+      std::string tooLarge = shapeProblem(type);
+      if (tooLarge.empty())
+        tooLarge = sizeLimitProblem(type, opts_.limits);
+      if (!tooLarge.empty()) {
+        error(what + " " + toString(type) + ": " + tooLarge);
+        root_.poisoned.insert(vi.name());
+        continue;
+      }
+      root_.values[vi.name()] = graph_->addInput(vi.name(), type);
     }
     noteDefaultedInputs(defaulted);
     for (const auto &[name, dims] : opts_.inputShapes)

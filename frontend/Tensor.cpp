@@ -1,15 +1,22 @@
 // Decodes ONNX TensorProtos into IR constants. External data files are mapped, not copied,
-// and must resolve to a file inside the model's folder.
+// and must be regular files that resolve to a path inside the model's folder.
 #include "Tensor.h"
+
+#include "ir/Limits.h"
+#include "support/Text.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <set>
 #include <vector>
 
 namespace odlac {
@@ -21,80 +28,195 @@ std::shared_ptr<const Buffer> narrow(const google::protobuf::RepeatedField<From>
   return Buffer::copyOf(tmp.data(), tmp.size() * sizeof(To));
 }
 
-std::string externalLocation(const onnx::TensorProto &t) {
-  for (const auto &kv : t.external_data())
-    if (kv.key() == "location")
-      return kv.value();
-  return "";
+bool isExternal(const onnx::TensorProto &t) {
+  return t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
 }
 
-// Resolves an external data location to a real path inside the model's folder.
-Expected<std::string> confinedPath(const onnx::TensorProto &t, const std::string &modelDir) {
-  std::string location = externalLocation(t);
-  std::string what = "tensor '" + t.name() + "': external data '" + location + "'";
-  if (location.empty())
+// Calls `fn` on every tensor of the model: initializers (dense and sparse) and attribute
+// tensors, in every graph, every body and every local function.
+void forEachTensor(const onnx::GraphProto &g,
+                   const std::function<void(const onnx::TensorProto &)> &fn);
+
+void forEachNodeTensor(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                       const std::function<void(const onnx::TensorProto &)> &fn) {
+  for (const onnx::NodeProto &n : nodes)
+    for (const onnx::AttributeProto &a : n.attribute()) {
+      if (a.has_t())
+        fn(a.t());
+      for (const onnx::TensorProto &t : a.tensors())
+        fn(t);
+      if (a.has_sparse_tensor()) {
+        fn(a.sparse_tensor().values());
+        fn(a.sparse_tensor().indices());
+      }
+      if (a.has_g())
+        forEachTensor(a.g(), fn);
+      for (const onnx::GraphProto &b : a.graphs())
+        forEachTensor(b, fn);
+    }
+}
+
+void forEachTensor(const onnx::GraphProto &g,
+                   const std::function<void(const onnx::TensorProto &)> &fn) {
+  for (const onnx::TensorProto &t : g.initializer())
+    fn(t);
+  for (const onnx::SparseTensorProto &t : g.sparse_initializer()) {
+    fn(t.values());
+    fn(t.indices());
+  }
+  forEachNodeTensor(g.node(), fn);
+}
+
+void forEachTensor(const onnx::ModelProto &m,
+                   const std::function<void(const onnx::TensorProto &)> &fn) {
+  forEachTensor(m.graph(), fn);
+  for (const onnx::FunctionProto &f : m.functions())
+    forEachNodeTensor(f.node(), fn);
+}
+
+// An external-data offset or length: decimal digits only (no sign, no spaces, no suffix),
+// at most INT64_MAX.
+std::optional<int64_t> parseSize(const std::string &text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  CheckedInt v = 0;
+  for (char ch : text)
+    v = v * 10 + (ch - '0');
+  return v.get();
+}
+
+// What a tensor's external_data says and where it resolves to, after every check: a regular
+// file inside the model's folder that holds bytes [offset, offset + bytes).
+struct ExternalRef {
+  std::string location; // as the model gives it (relative to the model's folder)
+  int64_t offset = 0;
+  int fd = -1; // open, read-only; the caller closes it
+};
+
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  return "not a regular file";
+}
+
+// Validates a tensor's external_data entries and opens the file they name. `bytes` is what
+// the tensor's type needs. The file is opened without following a final symlink (the path
+// is already resolved) and without blocking (a FIFO would block in open() until a writer
+// comes), and must be a regular file.
+Expected<ExternalRef> openExternal(const onnx::TensorProto &t, const std::string &modelDir,
+                                   int64_t bytes) {
+  std::string what = "tensor '" + printable(t.name()) + "': external data";
+  ExternalRef ref;
+  std::optional<int64_t> length;
+  std::set<std::string> seen;
+  bool hasLocation = false;
+  for (const auto &kv : t.external_data()) {
+    const std::string &key = kv.key(), &value = kv.value();
+    if ((key == "location" || key == "offset" || key == "length") && !seen.insert(key).second)
+      return Status::error(what + ": key '" + key + "' is given twice");
+    if (key == "location") {
+      ref.location = value;
+      hasLocation = true;
+    } else if (key == "offset" || key == "length") {
+      auto v = parseSize(value);
+      if (!v)
+        return Status::error(what + ": " + key + " '" + printable(value) +
+                             "' is not a byte count (decimal digits only, at most 2^63 - 1)");
+      (key == "offset" ? ref.offset : length.emplace()) = *v;
+    }
+  }
+  what += " '" + printable(ref.location) + "'";
+  if (!hasLocation || ref.location.empty())
     return Status::error(what + " has no location");
-  if (location[0] == '/')
+  for (unsigned char ch : ref.location)
+    if (ch < 0x20 || ch == 0x7f)
+      return Status::error(what + ": the location contains " +
+                           (ch == 0 ? std::string("a NUL byte") : "a control character") +
+                           "; file names reach depfiles and messages, so odlac refuses them");
+  if (ref.location[0] == '/')
     return Status::error(what + " is an absolute path; it must be relative to the model's folder");
   char dirReal[PATH_MAX], fileReal[PATH_MAX];
-  std::string path = modelDir + "/" + location;
+  std::string path = modelDir + "/" + ref.location;
   if (!realpath(modelDir.c_str(), dirReal) || !realpath(path.c_str(), fileReal))
-    return Status::error(what + " does not exist (looked for " + path + ")");
+    return Status::error(what + " does not exist (looked for " + printable(path) + ")");
   std::string dir = std::string(dirReal) + "/";
   if (std::strncmp(fileReal, dir.c_str(), dir.size()) != 0)
-    return Status::error(what + " resolves outside the model's folder");
-  return std::string(fileReal);
+    return Status::error(what + " resolves outside the model's folder (to " + printable(fileReal) +
+                         ")");
+  if (length && *length != bytes)
+    return Status::error(what + " has length " + std::to_string(*length) +
+                         " but the tensor needs " + std::to_string(bytes) + " bytes");
+  int fd = open(fileReal, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  int openError = errno;
+  struct stat st;
+  bool known = fd >= 0 ? fstat(fd, &st) == 0 : stat(fileReal, &st) == 0;
+  if (known && !S_ISREG(st.st_mode)) { // a socket cannot even be opened: say what it is
+    if (fd >= 0)
+      close(fd);
+    return Status::error(what + " is " + fileKind(st.st_mode) +
+                         "; external data must be a regular file");
+  }
+  if (fd < 0 || !known) {
+    int error = fd < 0 ? openError : errno;
+    if (fd >= 0)
+      close(fd);
+    return Status::error(what + " cannot be opened: " + std::strerror(error));
+  }
+  CheckedInt end = CheckedInt(ref.offset) + bytes;
+  if (!end.valid() || end.value() > st.st_size) {
+    close(fd);
+    return Status::error(what + ": bytes " + std::to_string(ref.offset) + ".." +
+                         (end.valid() ? std::to_string(end.value()) : std::string("2^63+")) +
+                         " lie past its end (" + std::to_string(st.st_size) + " bytes)");
+  }
+  ref.fd = fd;
+  return ref;
+}
+
+// The tensor's IR type, or why it has none (an element type odlac lacks, dims beyond what
+// the IR represents).
+Expected<TensorType> tensorType(const onnx::TensorProto &t) {
+  std::string what = "tensor '" + printable(t.name()) + "'";
+  auto dtype = dtypeFromOnnx(t.data_type());
+  if (!dtype)
+    return Status::error(what + ": element type " + onnxTypeName(t.data_type()) +
+                         " is not supported");
+  TensorType type{*dtype, Dims(t.dims().begin(), t.dims().end())};
+  std::string problem = shapeProblem(type);
+  if (!problem.empty())
+    return Status::error(what + " " + toString(type) + ": " + problem);
+  return type;
 }
 
 Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
-                                                    const std::string &modelDir, size_t want) {
-  uint64_t offset = 0, length = want;
-  bool hasLength = false;
-  for (const auto &kv : t.external_data()) {
-    if (kv.key() == "offset")
-      offset = std::strtoull(kv.value().c_str(), nullptr, 10);
-    else if (kv.key() == "length") {
-      length = std::strtoull(kv.value().c_str(), nullptr, 10);
-      hasLength = true;
-    }
-  }
-  std::string what = "tensor '" + t.name() + "': external data '" + externalLocation(t) + "'";
-  auto real = confinedPath(t, modelDir);
-  if (!real)
-    return real.takeStatus();
-  const char *fileReal = real->c_str();
-  if (hasLength && length != want)
-    return Status::error(what + " has length " + std::to_string(length) + " but the tensor needs " +
-                         std::to_string(want) + " bytes");
-  int fd = open(fileReal, O_RDONLY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    if (fd >= 0)
-      close(fd);
-    return Status::error(what + " cannot be opened");
-  }
-  if (offset + want > static_cast<uint64_t>(st.st_size)) {
-    close(fd);
-    return Status::error(what + ": bytes " + std::to_string(offset) + ".." +
-                         std::to_string(offset + want) + " lie past its end (" +
-                         std::to_string(st.st_size) + " bytes)");
-  }
+                                                    const std::string &modelDir, int64_t want) {
+  auto ref = openExternal(t, modelDir, want);
+  if (!ref)
+    return ref.takeStatus();
+  int fd = ref->fd;
   auto buf = std::make_shared<Buffer>();
-  buf->size = want;
+  buf->size = static_cast<size_t>(want);
   if (want == 0) {
     close(fd);
     buf->data = "";
     return std::shared_ptr<const Buffer>(buf);
   }
   // mmap needs a page-aligned offset; map from the page start and point inside.
-  long page = sysconf(_SC_PAGESIZE);
-  uint64_t start = offset / page * page;
-  size_t mapLen = static_cast<size_t>(offset - start + want);
+  int64_t page = sysconf(_SC_PAGESIZE);
+  int64_t start = ref->offset / page * page;
+  size_t mapLen = static_cast<size_t>(ref->offset - start + want);
   void *m = mmap(nullptr, mapLen, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
   close(fd);
   if (m == MAP_FAILED)
-    return Status::error(what + " cannot be mapped");
-  buf->data = static_cast<const char *>(m) + (offset - start);
+    return Status::error("tensor '" + printable(t.name()) + "': external data '" +
+                         printable(ref->location) + "' cannot be mapped: " + std::strerror(errno));
+  buf->data = static_cast<const char *>(m) + (ref->offset - start);
   buf->owner = std::shared_ptr<const void>(m, [mapLen](const void *p) {
     munmap(const_cast<void *>(p), mapLen);
   });
@@ -106,21 +228,20 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
 Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir,
                          std::set<std::string> *files) {
   Status all;
-  auto check = [&](const onnx::TensorProto &t) {
-    if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
-      auto p = confinedPath(t, modelDir);
-      if (!p)
-        all.append(p.status());
-      else if (files)
-        files->insert(modelDir + "/" + externalLocation(t));
+  forEachTensor(m, [&](const onnx::TensorProto &t) {
+    if (!isExternal(t))
+      return;
+    auto type = tensorType(t);
+    auto ref = type ? openExternal(t, modelDir, static_cast<int64_t>(type->byteSize()))
+                    : Expected<ExternalRef>(type.status());
+    if (!ref) {
+      all.append(ref.status());
+      return;
     }
-  };
-  for (const onnx::TensorProto &t : m.graph().initializer())
-    check(t);
-  for (const onnx::NodeProto &n : m.graph().node())
-    for (const onnx::AttributeProto &a : n.attribute())
-      if (a.has_t())
-        check(a.t());
+    close(ref->fd);
+    if (files)
+      files->insert(modelDir + "/" + ref->location);
+  });
   return all;
 }
 
@@ -128,66 +249,24 @@ Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir,
 // for any element type: it can be referenced in place.
 constexpr size_t kMinShared = 64;
 
-static bool isExternal(const onnx::TensorProto &t) {
-  return t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
-}
-
-static bool graphUsesExternalData(const onnx::GraphProto &g);
-
-static bool nodesUseExternalData(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &ns) {
-  for (const onnx::NodeProto &n : ns)
-    for (const onnx::AttributeProto &a : n.attribute()) {
-      if (a.has_t() && isExternal(a.t()))
-        return true;
-      for (const onnx::TensorProto &t : a.tensors())
-        if (isExternal(t))
-          return true;
-      if (a.has_g() && graphUsesExternalData(a.g()))
-        return true;
-      for (const onnx::GraphProto &b : a.graphs())
-        if (graphUsesExternalData(b))
-          return true;
-    }
-  return false;
-}
-
-static bool graphUsesExternalData(const onnx::GraphProto &g) {
-  for (const onnx::TensorProto &t : g.initializer())
-    if (isExternal(t))
-      return true;
-  for (const onnx::SparseTensorProto &t : g.sparse_initializer())
-    if (isExternal(t.values()) || isExternal(t.indices()))
-      return true;
-  return nodesUseExternalData(g.node());
-}
-
 bool usesExternalData(const onnx::ModelProto &m) {
-  if (graphUsesExternalData(m.graph()))
-    return true;
-  for (const onnx::FunctionProto &f : m.functions())
-    if (nodesUseExternalData(f.node()))
-      return true;
-  return false;
+  bool any = false;
+  forEachTensor(m, [&](const onnx::TensorProto &t) { any |= isExternal(t); });
+  return any;
 }
 
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
                                      const std::shared_ptr<const void> &keepAlive) {
-  std::string what = "tensor '" + t.name() + "'";
-  auto dtype = dtypeFromOnnx(t.data_type());
-  if (!dtype)
-    return Status::error(what + ": element type " + onnxTypeName(t.data_type()) +
-                         " is not supported");
+  std::string what = "tensor '" + printable(t.name()) + "'";
+  auto type = tensorType(t);
+  if (!type)
+    return type.takeStatus();
   DecodedTensor out;
-  out.type.dtype = *dtype;
-  for (int64_t d : t.dims()) {
-    if (d < 0)
-      return Status::error(what + ": negative dim " + std::to_string(d));
-    out.type.dims.push_back(d);
-  }
+  out.type = *type;
   size_t count = static_cast<size_t>(out.type.numElements());
-  size_t bytes = count * dtypeBytes(*dtype);
-  if (t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto mapped = mapExternal(t, modelDir, bytes);
+  size_t bytes = static_cast<size_t>(out.type.byteSize());
+  if (isExternal(t)) {
+    auto mapped = mapExternal(t, modelDir, static_cast<int64_t>(bytes));
     if (!mapped)
       return mapped.takeStatus();
     out.data = *mapped;
@@ -210,7 +289,7 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
     return out;
   }
   size_t have = 0;
-  switch (*dtype) {
+  switch (out.type.dtype) {
   case DType::F32: have = t.float_data_size(); out.data = narrow<float>(t.float_data()); break;
   case DType::F64: have = t.double_data_size(); out.data = narrow<double>(t.double_data()); break;
   case DType::I64: have = t.int64_data_size(); out.data = narrow<int64_t>(t.int64_data()); break;

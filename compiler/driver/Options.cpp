@@ -3,6 +3,8 @@
 
 #include "CWriter.h"
 #include "ObjectWriter.h"
+#include "ir/Limits.h"
+#include "support/Checked.h"
 
 #include <cctype>
 #include <fstream>
@@ -32,16 +34,22 @@ bool isCIdentifier(const std::string &s) {
   return true;
 }
 
-// "4096", "64K", "2M", "1G" (powers of 1024).
+// "4096", "64K", "2M", "1G", "1T" (powers of 1024), at most 2^63 - 1.
 Status parseBytes(const char *flag, const std::string &v, uint64_t &out) {
   size_t digits = v.find_first_not_of("0123456789");
   std::string num = v.substr(0, digits), suffix = digits == std::string::npos ? "" : v.substr(digits);
-  static const std::map<std::string, int> kShift = {{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}};
+  static const std::map<std::string, int> kShift = {
+      {"", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
   auto shift = kShift.find(suffix);
-  if (num.empty() || num.size() > 12 || shift == kShift.end() || std::stoull(num) == 0)
+  CheckedInt bytes = 0;
+  for (char ch : num)
+    bytes = bytes * 10 + (ch - '0');
+  bytes *= int64_t{1} << (shift == kShift.end() ? 0 : shift->second);
+  if (num.empty() || shift == kShift.end() || !bytes.valid() || bytes.value() == 0)
     return Status::error(std::string(flag) + " '" + v +
-                         "': expected a positive number of bytes, optionally with K, M or G");
-  out = std::stoull(num) << shift->second;
+                         "': expected a positive number of bytes below 2^63, optionally with K, "
+                         "M, G or T");
+  out = static_cast<uint64_t>(bytes.value());
   return Status::ok();
 }
 
@@ -191,6 +199,11 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &v) {
          return parseBytes("--flash-budget", v, o.flashBudget);
        }},
+      {"--size-limit", "BYTES",
+       "the most bytes of one tensor, and of the weights plus the activation arena together "
+       "(default 1T on 64-bit targets, at most 256T; 2G - 1 on 32-bit ones, the most there): "
+       "a larger model is refused (docs/cli.md \"Limits\")",
+       [](Options &o, const std::string &v) { return parseBytes("--size-limit", v, o.sizeLimit); }},
       {"--backend", "NAME",
        "the ODLA backend to generate code for, by its shipped manifest (default: reference)",
        [](Options &o, const std::string &v) {
@@ -296,7 +309,7 @@ const std::vector<Flag> &flags() {
 // banner leaves them out so that they do not change the output.
 bool isBuildOnlyFlag(const std::string &name) {
   return name == "-MD" || name == "-MF" || name == "--odla-prefix" || name == "--ram-budget" ||
-         name == "--flash-budget";
+         name == "--flash-budget" || name == "--size-limit";
 }
 
 } // namespace
@@ -397,6 +410,17 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     if (!o.target.modes.empty() && !o.target.modes.count(mode))
       return Status::error("backend '" + o.target.backend + "' does not support --exec-mode=" +
                            mode + " (its manifest lists modes: " + listed + ")");
+  }
+  int pointerBits = targetPointerBits(o.triple);
+  o.import.limits = SizeLimits::forPointerBits(pointerBits);
+  if (o.sizeLimit) {
+    if (o.sizeLimit > static_cast<uint64_t>(SizeLimits::hardMax(pointerBits)))
+      return Status::error("--size-limit=" + std::to_string(o.sizeLimit) + " exceeds " +
+                           bytesText(static_cast<uint64_t>(SizeLimits::hardMax(pointerBits))) +
+                           ", the most a tensor can have on " + std::to_string(pointerBits) +
+                           "-bit targets");
+    o.import.limits.maxBytes = static_cast<int64_t>(o.sizeLimit);
+    o.import.limits.fromFlag = true;
   }
   if (o.batchSize && !o.dynamicBatch)
     return Status::error("--batch-size needs --dynamic-batch (pin fixed shapes with --input-shape)");

@@ -34,6 +34,7 @@ struct Options {
   bool writeDepfile = false;   // -MD
   uint64_t ramBudget = 0;      // --ram-budget; 0: none
   uint64_t flashBudget = 0;    // --flash-budget; 0: none
+  uint64_t sizeLimit = 0;      // --size-limit; 0: the target's default (import.limits)
   bool dynamicBatch = false;   // --dynamic-batch
   int64_t batchSize = 0;       // --batch-size; 0: 1
   bool printIr = false;

@@ -7,6 +7,7 @@
 #include "Options.h"
 #include "OutputDir.h"
 #include "Report.h"
+#include "ir/Limits.h"
 #include "ir/Printer.h"
 #include "lower/CheckTarget.h"
 #include "lower/ReferencePlan.h"
@@ -43,7 +44,8 @@ static uint64_t estimatedCodeBytes(const Graph &g) {
   return kFixedBytes + kBytesPerNode * g.numNodes();
 }
 
-// --ram-budget and --flash-budget, checked before anything is written.
+// --ram-budget, --flash-budget and the size limit on weights plus arena, checked before
+// anything is written.
 static Status checkBudgets(const Graph &g, const Options &o) {
   const CodegenOptions &c = o.codegen;
   uint64_t weights = weightBytes(g);
@@ -56,6 +58,10 @@ static Status checkBudgets(const Graph &g, const Options &o) {
                              std::to_string(c.arenaBytes) +
                              (blob ? " + weights blob " + std::to_string(weights) : std::string()) +
                              "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
+  const SizeLimits &limits = o.import.limits;
+  if (weights + c.arenaBytes > static_cast<uint64_t>(limits.maxBytes))
+    all.append(Status::error("the weights (" + bytesText(weights) + ") and the activation arena (" +
+                             bytesText(c.arenaBytes) + ") together exceed " + limits.describe()));
   uint64_t code = estimatedCodeBytes(g);
   if (o.flashBudget && weights + code > o.flashBudget)
     all.append(Status::error(
@@ -199,6 +205,9 @@ static int run(int argc, char **argv) {
   PassContext passCtx;
   passCtx.target = &target;
   if (Status s = runPipeline(**graph, opts->pipeline, passCtx))
+    return fail(s);
+  // Passes make constants (folding) and values of their own: the limits hold after them too.
+  if (Status s = checkSizeLimits(**graph, opts->import.limits))
     return fail(s);
   // Everything the backend lacks is reported before any file is written.
   if (Status s = checkTarget(**graph, target))

@@ -1,6 +1,7 @@
 // A recursive-descent parser for the IR's text form.
 #include "ir/Parser.h"
 
+#include "ir/Limits.h"
 #include "ops/OpDef.h"
 
 #include <cctype>
@@ -142,6 +143,9 @@ private:
       while (accept(","));
       expect("]");
     }
+    std::string problem = shapeProblem(t);
+    if (!problem.empty())
+      fail("type " + toString(t) + ": " + problem);
     return t;
   }
 

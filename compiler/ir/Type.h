@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/DType.h"
+#include "support/Checked.h"
 
 #include <cstdint>
 #include <string>
@@ -16,11 +17,13 @@ struct TensorType {
   Dims dims; // empty for a scalar; every dim is known (import pins symbolic ones)
 
   int rank() const { return static_cast<int>(dims.size()); }
+  // Counts of a type a Value holds always fit: the IR never holds a type beyond
+  // ir/Limits.h's kMaxElements (shapeProblem). A type built from untrusted numbers is checked
+  // with shapeProblem before these are asked.
   int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= d;
-    return n;
+    auto n = checkedProduct(dims);
+    assert(n && "numElements() of a type beyond kMaxElements (check it with shapeProblem)");
+    return n.value_or(0);
   }
   uint64_t byteSize() const { return static_cast<uint64_t>(numElements()) * dtypeBytes(dtype); }
   bool operator==(const TensorType &o) const { return dtype == o.dtype && dims == o.dims; }

@@ -1,6 +1,7 @@
 // Evaluates constant subgraphs on the linked reference backend.
 #include "lower/Evaluate.h"
 
+#include "ir/Limits.h"
 #include "lower/DirectSink.h"
 #include "lower/Lowering.h"
 #include "ops/OpDef.h"
@@ -13,11 +14,57 @@
 namespace odlac {
 namespace {
 
-// Collects the nodes `v` depends on, inputs before users; false if a graph input or an
-// external node (a custom op, whose kernel only the application has) is reached, with the
-// reason in *why.
 bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order,
-             std::string *why = nullptr) {
+             std::string *why = nullptr);
+
+bool holdsLoop(const Graph &g) {
+  for (const Node *n : g.nodes()) {
+    if (&n->op() == &opNamed("Loop"))
+      return true;
+    for (const auto &[name, body] : n->subgraphs())
+      if (holdsLoop(*body))
+        return true;
+  }
+  return false;
+}
+
+// Running a node at compile time must end, and soon: a Loop runs only when its trip count is
+// computable from constants and at most kMaxCompileTimeIterations, and no body holds a loop
+// of its own (whose trip count would be data of the outer iteration). Otherwise the node's
+// results are values known at run time, as if it read a graph input.
+bool boundedAtCompileTime(const Node &n, std::string *why) {
+  std::string what =
+      std::string(n.op().name) + " '" + (n.name().empty() ? n.output(0)->name() : n.name()) + "'";
+  for (const auto &[name, body] : n.subgraphs())
+    if (holdsLoop(*body)) {
+      if (why)
+        *why = what + ", whose body holds a loop (odlac runs no nested loop at compile time)";
+      return false;
+    }
+  if (&n.op() != &opNamed("Loop"))
+    return true;
+  const Value &trip = *n.input(0);
+  std::set<const Node *> seen;
+  std::vector<const Node *> order;
+  auto count = collect(trip, seen, order)
+                   ? evaluateValue(trip, kMaxCompileTimeBytes)
+                   : Expected<std::shared_ptr<const Buffer>>(Status::error("not computable"));
+  if (count && *(*count)->as<int64_t>() <= kMaxCompileTimeIterations)
+    return true;
+  if (why)
+    *why = what + ", whose trip count is " +
+           (count ? std::to_string(*(*count)->as<int64_t>()) + ", more than the " +
+                        std::to_string(kMaxCompileTimeIterations) +
+                        " iterations odlac runs at compile time"
+                  : std::string("known only at run time"));
+  return false;
+}
+
+// Collects the nodes `v` depends on, inputs before users; false if a graph input, an
+// external node (a custom op, whose kernel only the application has) or a loop too long to
+// run at compile time is reached, with the reason in *why.
+bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order,
+             std::string *why) {
   if (v.isConstant())
     return true;
   const Node *n = v.producer();
@@ -27,6 +74,8 @@ bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Nod
                 : "the custom op '" + (n->name().empty() ? v.name() : n->name()) + "'";
     return false;
   }
+  if (!seen.count(n) && n->hasSubgraphs() && !boundedAtCompileTime(*n, why))
+    return false;
   if (seen.count(n))
     return true;
   seen.insert(n);
@@ -53,7 +102,7 @@ std::string notConstantBecause(const Value &v) {
   return why;
 }
 
-Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
+Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t maxBytes) {
   if (v.isConstant())
     return v.data();
   std::set<const Node *> seen;
@@ -61,6 +110,17 @@ Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v) {
   std::string why;
   if (!collect(v, seen, order, &why))
     return Status::error("value '" + v.name() + "' depends on " + why);
+  CheckedInt computed = 0; // every result is below 2^48 bytes; their number is what grows
+  for (const Node *n : order)
+    for (const Value *out : n->outputs())
+      computed += static_cast<int64_t>(out->type().byteSize());
+  if (!computed.valid() || computed.value() > maxBytes)
+    return Status::error("computing '" + v.name() + "' at compile time takes " +
+                         (computed.valid() ? bytesText(static_cast<uint64_t>(computed.value()))
+                                           : std::string("more than 2^63 bytes")) +
+                         " of intermediate results, more than the " +
+                         bytesText(static_cast<uint64_t>(maxBytes)) +
+                         " odlac computes at compile time for one value");
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");

@@ -9,10 +9,33 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 namespace odlac {
 
+// The planner places each buffer at the lowest offset where it fits, so the arena is at most
+// the sum of every buffer (results, 64-byte aligned): when that sum fits, no offset the
+// planner computes can wrap. Each result is within the size limit; this bounds their number.
+static Status checkPlannable(const Graph &g) {
+  CheckedInt total = 0;
+  std::function<void(const Graph &)> add = [&](const Graph &graph) {
+    for (const Node *n : graph.nodes()) {
+      for (const Value *out : n->outputs())
+        total += (CheckedInt(static_cast<int64_t>(out->type().byteSize())) + 63) / 64 * 64;
+      for (const auto &[name, body] : n->subgraphs())
+        add(*body);
+    }
+  };
+  add(g);
+  if (!total.valid())
+    return Status::error("the graph's results together exceed 2^63 bytes; odlac cannot plan "
+                         "an arena for them");
+  return Status::ok();
+}
+
 Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
+  if (Status s = checkPlannable(g))
+    return s;
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");

@@ -18,16 +18,14 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 Status inferReshape(InferCtx &c) {
   const auto &shape = c.ints("shape");
-  int64_t count = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0)
       return c.fail("target shape " + dimsToString(shape) + " must be fully resolved");
-    count *= d;
-  }
+  auto count = checkedProduct(shape);
   if (count != c.in(0).numElements())
     return c.fail("cannot reshape " + dimsToString(c.in(0).dims) + " (" +
                   str(c.in(0).numElements()) + " elements) to " + dimsToString(shape) + " (" +
-                  str(count) + " elements)");
+                  (count ? str(*count) : std::string("more than 2^63")) + " elements)");
   c.setOut(0, TensorType{c.in(0).dtype, shape});
   return Status::ok();
 }
@@ -81,9 +79,10 @@ Status inferPad(InferCtx &c) {
                   ", got " + str(pads.size()));
   Dims out = x;
   for (size_t i = 0; i < x.size(); ++i) {
-    if (pads[i] < 0 || pads[i + x.size()] < 0)
-      return c.fail("pads must be non-negative, got " + dimsToString(pads));
-    out[i] += pads[i] + pads[i + x.size()];
+    if (pads[i] < 0 || pads[i + x.size()] < 0 || pads[i] > UINT32_MAX ||
+        pads[i + x.size()] > UINT32_MAX)
+      return c.fail("pads must be in [0, 2^32), got " + dimsToString(pads));
+    out[i] += pads[i] + pads[i + x.size()]; // dims are below 2^48: no overflow
   }
   c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();
@@ -123,7 +122,11 @@ Status inferTile(InferCtx &c) {
   for (size_t i = 0; i < x.size(); ++i) {
     if (repeats[i] < 0 || repeats[i] > UINT32_MAX)
       return c.fail("repeats " + dimsToString(repeats) + " must be in [0, 2^32)");
-    out[i] *= repeats[i];
+    auto tiled = (CheckedInt(out[i]) * repeats[i]).get();
+    if (!tiled)
+      return c.fail("axis " + str(static_cast<int64_t>(i)) + ": extent " + str(x[i]) +
+                    " repeated " + str(repeats[i]) + " times overflows int64");
+    out[i] = *tiled;
   }
   c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();

@@ -151,9 +151,10 @@ Status inferTopK(InferCtx &c) {
   int64_t axis = c.i("axis"), k = c.i("k");
   if (Status s = checkAxis(c, axis, c.in(0).rank()))
     return s;
-  if (k < 0 || k > c.in(0).dims[axis])
+  if (k < 0 || k > c.in(0).dims[axis] || k > UINT32_MAX)
     return c.fail("k " + str(k) + " must be in [0, " + str(c.in(0).dims[axis]) +
-                  "] (the extent of axis " + str(axis) + " of " + toString(c.in(0)) + ")");
+                  "] (the extent of axis " + str(axis) + " of " + toString(c.in(0)) +
+                  ") and below 2^32");
   Dims out = c.in(0).dims;
   out[axis] = k;
   c.setOut(0, TensorType{c.in(0).dtype, out});

@@ -22,17 +22,55 @@ std::optional<Dims> broadcastDims(const Dims &a, const Dims &b) {
 
 int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
                      int64_t padEnd, bool ceilMode) {
-  int64_t span = (kernel - 1) * dilation + 1;
-  int64_t room = in + padBegin + padEnd - span;
-  if (room < 0)
+  CheckedInt span = (CheckedInt(kernel) - 1) * dilation + 1;
+  CheckedInt room = CheckedInt(in) + padBegin + padEnd - span;
+  if (!room.valid() || room.value() < 0 || stride < 1)
     return 0;
-  int64_t out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
+  CheckedInt out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
+  CheckedInt lastStart = (out - 1) * stride, limit = CheckedInt(in) + padBegin;
+  if (ceilMode && lastStart.valid() && limit.valid() && lastStart.value() >= limit.value())
+    out -= 1;
+  return out.get().value_or(0);
 }
 
 static std::string str(int64_t v) { return std::to_string(v); }
+
+std::string windowEntryProblem(const char *name, size_t index, int64_t value, int64_t least) {
+  std::string what = std::string("attribute ") + name + "[" + str(static_cast<int64_t>(index)) +
+                     "] is " + str(value) + "; " + name;
+  if (value < least)
+    return what + (least ? " must be positive" : " must not be negative");
+  if (value > INT32_MAX)
+    return what + " must be below 2^31";
+  return "";
+}
+
+Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel, int64_t stride,
+                       int64_t dilation, int64_t padBegin, int64_t padEnd) {
+  // Each entry that the window arithmetic divides by or sizes with, named as the model has it
+  // (the end pad of axis i is pads[i + spatial]).
+  struct Entry {
+    const char *name;
+    size_t index;
+    int64_t value, least;
+  } entries[] = {{"kernel_shape", axis, kernel, 1},
+                 {"strides", axis, stride, 1},
+                 {"dilations", axis, dilation, 1},
+                 {"pads", axis, padBegin, 0},
+                 {"pads", axis + spatial, padEnd, 0}};
+  for (const Entry &e : entries) {
+    std::string problem = windowEntryProblem(e.name, e.index, e.value, e.least);
+    if (!problem.empty())
+      return c.fail(problem);
+  }
+  return Status::ok();
+}
+
+Status checkGroup(InferCtx &c, int64_t group) {
+  if (group < 1 || group > INT32_MAX)
+    return c.fail("group " + str(group) + " must be in [1, 2^31)");
+  return Status::ok();
+}
 
 const char *const kLayoutAttr = "layout";
 
@@ -108,7 +146,9 @@ Status inferConvolution(InferCtx &c) {
   if (c.in(1).dtype != c.in(0).dtype)
     return c.fail("kernel element type differs from the input's");
   int64_t group = c.i("group");
-  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+  if (Status s = checkGroup(c, group))
+    return s;
+  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
     return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
                   ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
                   ") must be a multiple of group");
@@ -123,9 +163,12 @@ Status inferConvolution(InferCtx &c) {
                   str(2 * spatial));
   Dims out{x[0], w[0]};
   for (size_t i = 0; i < spatial; ++i) {
+    if (Status s = checkWindowAxis(c, i, spatial, w[i + 2], strides[i], dilations[i], pads[i],
+                                   pads[i + spatial]))
+      return s;
     int64_t o = windowOutput(x[i + 2], w[i + 2], strides[i], dilations[i], pads[i],
                              pads[i + spatial], false);
-    if (o < 1 || strides[i] < 1 || dilations[i] < 1)
+    if (o < 1)
       return c.fail("spatial axis " + str(i) + ": the kernel does not fit the input");
     out.push_back(o);
   }

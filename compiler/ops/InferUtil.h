@@ -5,8 +5,6 @@
 #include "ir/Type.h"
 #include "support/Status.h"
 
-#include <string>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +21,20 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
                      int64_t padEnd, bool ceilMode);
 
 class InferCtx;
+
+// What is wrong with entry `index` of a sliding window's attribute `name` (kernel_shape,
+// strides, dilations, pads...), which must be at least `least` and below 2^31: "attribute
+// strides[1] is 0; strides must be positive"; empty when nothing is. Import rules that compute
+// with the attribute before the op's inference does share the words.
+std::string windowEntryProblem(const char *name, size_t index, int64_t value, int64_t least);
+
+// The parameters of spatial axis `axis` (of `spatial`) of a sliding window: kernel, stride and
+// dilation >= 1, pads >= 0, all below 2^31 (ODLA takes them as odla_uint32; the bound also
+// keeps windowOutput's arithmetic far from overflow). The message names the attribute entry.
+Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel, int64_t stride,
+                       int64_t dilation, int64_t padBegin, int64_t padEnd);
+// A convolution's group: in [1, 2^31) (an odla_uint32, and a divisor of the channels).
+Status checkGroup(InferCtx &c, int64_t group);
 
 // Result type of a convolution node whose operands are (x, w, optional bias) and whose
 // attributes are group, strides, dilations and pads (Conv and the fused convolution).

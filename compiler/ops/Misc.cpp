@@ -63,7 +63,10 @@ Status inferBoxesAndScores(InferCtx &c) {
   if (b.size() != 3 || b[2] != 4 || s.size() != 3 || s[0] != b[0] || s[2] != b[1])
     return c.fail("boxes " + toString(c.in(0)) + " must be [batches, boxes, 4] and scores " +
                   toString(c.in(1)) + " [batches, classes, boxes]");
-  int64_t count = c.i("count"), most = b[0] * s[1] * b[1];
+  // At most every box of every class of every batch; each dim is below 2^48, their product
+  // may not be.
+  int64_t count = c.i("count");
+  auto most = (CheckedInt(b[0]) * s[1] * b[1]).get().value_or(INT64_MAX);
   if (count < 0 || count > most)
     return c.fail("count " + str(count) + " must be in [0, " + str(most) +
                   "] (batches x classes x boxes)");
@@ -96,8 +99,9 @@ Status inferRegions(InferCtx &c, int64_t columns, int64_t outH, int64_t outW) {
   if (x.rank() != 4 || r.rank() != 2 || r.dims[1] != columns || r.dtype != x.dtype)
     return c.fail("X " + toString(x) + " must be [N, C, H, W] and rois " + toString(r) + " [R, " +
                   str(columns) + "] of X's element type");
-  if (outH < 1 || outW < 1)
-    return c.fail("output size " + str(outH) + "x" + str(outW) + " must be at least 1x1");
+  if (outH < 1 || outW < 1 || outH > INT32_MAX || outW > INT32_MAX)
+    return c.fail("output size " + str(outH) + "x" + str(outW) +
+                  " must be at least 1x1, each below 2^31");
   c.setOut(0, TensorType{x.dtype, {r.dims[0], x.dims[1], outH, outW}});
   return Status::ok();
 }
@@ -107,6 +111,9 @@ Status inferRoiAlign(InferCtx &c) {
     return s;
   if (Status s = inferRegions(c, 4, c.i("output_height"), c.i("output_width")))
     return s;
+  if (c.i("sampling_ratio") < 0 || c.i("sampling_ratio") > INT32_MAX)
+    return c.fail("sampling_ratio " + str(c.i("sampling_ratio")) +
+                  " must be in [0, 2^31) (0: adaptive)");
   if (c.in(2).dims != Dims{c.in(1).dims[0]})
     return c.fail("batch_indices " + toString(c.in(2)) +
                   " must be a vector of one entry per "

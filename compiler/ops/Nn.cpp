@@ -2,6 +2,7 @@
 // and determinants. Tensors are channels-first (NCHW) with OIHW kernels (IOHW for
 // ConvTranspose); Conv, MaxPool and AveragePool also take channels-last data (NHWC, HWIO
 // kernels) through their layout attribute, which AssignLayout sets.
+#include "ir/Limits.h"
 #include "lower/Lowering.h"
 #include "ops/Families.h"
 #include "ops/InferUtil.h"
@@ -45,24 +46,9 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    // Each entry that the window arithmetic divides by or sizes with, named as the model has it.
-    struct Entry {
-      const char *name;
-      size_t index;
-      int64_t value, least;
-    } entries[] = {{"kernel_shape", i, kernel[i], 1},
-                   {"strides", i, strides[i], 1},
-                   {"dilations", i, dilations[i], 1},
-                   {"pads", i, pads[i], 0},
-                   {"pads", i + spatial, pads[i + spatial], 0}};
-    for (const Entry &e : entries) {
-      std::string what = std::string("attribute ") + e.name + "[" + str(e.index) + "] is " +
-                         str(e.value) + "; " + e.name;
-      if (e.value < e.least)
-        return c.fail(what + (e.least ? " must be positive" : " must not be negative"));
-      if (e.value > INT32_MAX)
-        return c.fail(what + " must be below 2^31");
-    }
+    if (Status s = checkWindowAxis(c, i, spatial, kernel[i], strides[i], dilations[i], pads[i],
+                                   pads[i + spatial]))
+      return s;
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
     if (o < 1)
@@ -94,7 +80,9 @@ Status inferConv(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (group < 1 || x[1] != w[1] * group || w[0] % group != 0)
+  if (Status s = checkGroup(c, group))
+    return s;
+  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
     return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
                   ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
                   ") must be a multiple of group");
@@ -119,10 +107,16 @@ Status inferConvTranspose(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (group < 1 || w[0] != x[1] || x[1] % group != 0)
+  if (Status s = checkGroup(c, group))
+    return s;
+  if (w[0] != x[1] || x[1] % group != 0)
     return c.fail("kernel dim 0 (" + str(w[0]) + ") must equal the input channels " + str(x[1]) +
                   ", a multiple of group " + str(group));
-  int64_t m = w[1] * group;
+  auto outChannels = (CheckedInt(w[1]) * group).get();
+  if (!outChannels || *outChannels > kMaxElements)
+    return c.fail("kernel dim 1 (" + str(w[1]) + ") times group " + str(group) +
+                  " exceeds 2^48 output channels");
+  int64_t m = *outChannels;
   if (c.hasInput(2) && c.in(2).dims != Dims{m})
     return c.fail("bias must be [" + str(m) + "], got " + toString(c.in(2)));
   size_t spatial = x.size() - 2;
@@ -143,13 +137,18 @@ Status inferConvTranspose(InferCtx &c) {
       return c.fail("spatial axis " + str(i) + ": stride " + str(strides[i]) + " and dilation " +
                     str(dilations[i]) + " must be >= 1, pads " + str(pads[i]) + ", " +
                     str(pads[i + spatial]) + " and output_padding " + str(extra[i]) + " >= 0");
-    int64_t o = (x[i + 2] - 1) * strides[i] + (k - 1) * dilations[i] + 1 - pads[i] -
-                pads[i + spatial] + extra[i];
-    if (o < 1 || o - extra[i] < 1)
+    CheckedInt full = (CheckedInt(x[i + 2]) - 1) * strides[i] + (CheckedInt(k) - 1) * dilations[i] +
+                      1 - pads[i] - pads[i + spatial];
+    CheckedInt o = full + extra[i];
+    if (!o.valid())
+      return c.fail("spatial axis " + str(i) + ": input extent " + str(x[i + 2]) + ", kernel " +
+                    str(k) + ", stride " + str(strides[i]) + " and output_padding " +
+                    str(extra[i]) + " give an extent beyond 2^63");
+    if (o.value() < 1 || full.value() < 1)
       return c.fail("spatial axis " + str(i) + ": input extent " + str(x[i + 2]) + ", kernel " +
                     str(k) + ", stride " + str(strides[i]) + " and pads " + str(pads[i]) + "+" +
                     str(pads[i + spatial]) + " leave no output");
-    out.push_back(o);
+    out.push_back(o.value());
   }
   c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();
@@ -465,9 +464,15 @@ Status inferCol2Im(InferCtx &c) {
     if (c.ints(a).size() != spatial)
       return c.fail(std::string(a) + " " + dimsToString(c.ints(a)) + " must have " + str(spatial) +
                     " entries");
-  if (c.ints("pads").size() != 2 * spatial)
-    return c.fail("pads " + dimsToString(c.ints("pads")) + " must have " + str(2 * spatial) +
-                  " entries");
+  const auto &pads = c.ints("pads");
+  if (pads.size() != 2 * spatial)
+    return c.fail("pads " + dimsToString(pads) + " must have " + str(2 * spatial) + " entries");
+  // The block is read when the kernel runs (a 1 here is always valid); the rest must be what
+  // the kernel's odla_uint32 parameters can hold.
+  for (size_t i = 0; i < spatial; ++i)
+    if (Status s = checkWindowAxis(c, i, spatial, 1, c.ints("strides")[i], c.ints("dilations")[i],
+                                   pads[i], pads[i + spatial]))
+      return s;
   c.setOut(0, TensorType{c.in(0).dtype, shape});
   return Status::ok();
 }

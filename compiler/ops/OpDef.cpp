@@ -1,6 +1,7 @@
 // The op registry and the checks every node passes against its row before inference.
 #include "ops/OpDef.h"
 
+#include "ir/Limits.h"
 #include "ops/Families.h"
 
 #include <cassert>
@@ -108,7 +109,17 @@ Status verifyAndInfer(Node &node) {
       return ctx.fail(std::string("missing required attribute '") + ad.name + "'");
     node.setAttr(ad.name, *ad.defaultValue);
   }
-  return op.infer(ctx);
+  if (Status s = op.infer(ctx))
+    return s;
+  // Every type a Value holds is representable (ir/Limits.h): a result computed from
+  // attributes or data beyond it is an error here, before any stage computes with it.
+  for (int i = 0; i < node.numOutputs(); ++i) {
+    const TensorType &t = node.output(i)->type();
+    std::string problem = shapeProblem(t);
+    if (!problem.empty())
+      return ctx.fail("result " + std::to_string(i) + " " + toString(t) + ": " + problem);
+  }
+  return Status::ok();
 }
 
 } // namespace odlac

@@ -58,8 +58,8 @@ Status inferRecurrent(InferCtx &c) {
     return c.fail("X " + dimsToString(x) + " must be [seq_length, batch_size, input_size]");
   int64_t t = x[0], b = x[1], i = x[2], h = c.i("hidden_size"), d = directionsOf(direction);
   int64_t g = gatesOf(kind);
-  if (h < 1)
-    return c.fail("hidden_size " + str(h) + " must be positive");
+  if (h < 1 || h > INT32_MAX)
+    return c.fail("hidden_size " + str(h) + " must be in [1, 2^31)");
   if (Status s = expectDims(c, 1, "W", {d, g * h, i}))
     return s;
   if (Status s = expectDims(c, 2, "R", {d, g * h, h}))

@@ -106,7 +106,9 @@ public:
         if (!p->input(1)->isConstant() || (p->input(2) && !p->input(2)->isConstant()))
           continue; // weights or bias only known at run time
         const Value *w = p->input(1);
-        int64_t m = w->dims()[0], perFilter = w->type().numElements() / m;
+        // Elements per output channel: every dim but the first (no division: M may be 0).
+        int64_t m = w->dims()[0],
+                perFilter = *checkedProduct(Dims(w->dims().begin() + 1, w->dims().end()));
         std::vector<double> oldBias(m, 0.0);
         if (p->input(2))
           oldBias = floats(p->input(2));

@@ -31,6 +31,8 @@ public:
       }
       if (!allConstant)
         continue; // depends on a graph input or a computed value
+      if (!isComputableFromConstants(*n->output(0)))
+        continue; // a loop too long to run at compile time (lower/Evaluate.h)
       bool feedsOutput = false;
       for (const Value *out : n->outputs()) {
         outBytes += out->type().byteSize();

@@ -34,7 +34,8 @@ public:
       if (b->type().rank() != 2 || a->type().rank() < 2 || a->dtype() != DType::F32)
         continue; // Gemm needs a matrix B; it computes in float32 here
       int64_t k = b->dims()[0], n = b->dims()[1];
-      int64_t rows = a->type().numElements() / k;
+      // The rows of A's matrix view: every dim but the last (no division: K may be 0).
+      int64_t rows = *checkedProduct(Dims(a->dims().begin(), a->dims().end() - 1));
       if (add->output(0)->dims() != prod->dims())
         continue; // C broadcasts the sum to a larger shape
       auto cb = broadcastDims(c->dims(), {rows, n});

@@ -11,6 +11,7 @@
 // Tile, Compress) use an op that reads them at run time and checks them against the planned shape.
 #include "Rules.h"
 
+#include "ir/Limits.h"
 #include "lower/Evaluate.h"
 #include "ops/InferUtil.h"
 #include "ops/OpDef.h"
@@ -61,7 +62,8 @@ Expected<Value *> passThrough(ImportCtx &ctx, Value *x) { return ctx.emit("Ident
 
 // Resolves ONNX Reshape's 0 (copy the input dim, unless allowzero) and -1 (infer).
 Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, bool allowZero) {
-  int64_t known = 1, inferAt = -1;
+  int64_t inferAt = -1;
+  CheckedInt known = 1;
   bool hasZero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
@@ -81,13 +83,15 @@ Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, 
       return ctx.fail("shape " + dimsToString(shape) + " has a negative dim");
     known *= shape[i];
   }
+  if (!known.valid())
+    return ctx.fail("shape " + dimsToString(shape) + " has more than 2^63 elements");
   if (inferAt >= 0) {
     if (allowZero && hasZero)
       return ctx.fail("shape " + dimsToString(shape) + " has both -1 and 0 with allowzero=1");
-    if (known == 0 || x->type().numElements() % known != 0)
+    if (known.value() == 0 || x->type().numElements() % known.value() != 0)
       return ctx.fail("cannot infer the -1 in " + dimsToString(shape) + " for input " +
                       toString(x->type()));
-    shape[inferAt] = x->type().numElements() / known;
+    shape[inferAt] = x->type().numElements() / known.value();
   }
   return shape;
 }
@@ -264,7 +268,8 @@ Status importSplit(ImportCtx &ctx) {
     sizes = *s;
   } else if (ctx.opset() >= 13 && ctx.hasInput(1)) {
     // Sizes known only at run time: the model's declared shapes give each output's extent.
-    int64_t unknownAt = -1, rest = n;
+    int64_t unknownAt = -1;
+    CheckedInt rest = n;
     for (int64_t i = 0; i < outputs; ++i) {
       auto t = ctx.wantsOutput(i) ? ctx.declaredType(i) : std::nullopt;
       if (t && t->rank() == x->type().rank()) {
@@ -278,7 +283,7 @@ Status importSplit(ImportCtx &ctx) {
       }
     }
     if (unknownAt >= 0)
-      sizes[unknownAt] = rest;
+      sizes[unknownAt] = rest.get().value_or(-1); // an overflow is no valid size
   } else if (ctx.hasAttr("num_outputs")) { // opset 18: the last chunk may be smaller
     int64_t k = ctx.attrInt("num_outputs", 0);
     if (k != outputs || k < 1)
@@ -292,13 +297,13 @@ Status importSplit(ImportCtx &ctx) {
                       " does not split into " + str(outputs) + " equal parts");
     sizes.assign(outputs, n / outputs);
   }
-  int64_t total = 0;
+  CheckedInt total = 0;
   for (int64_t s : sizes) {
     if (s < 0)
       return ctx.fail("split " + dimsToString(sizes) + " has a negative size");
     total += s;
   }
-  if (static_cast<int64_t>(sizes.size()) != outputs || total != n)
+  if (static_cast<int64_t>(sizes.size()) != outputs || total.get() != n)
     return ctx.fail("split " + dimsToString(sizes) + " does not divide axis " + str(*axis) + " (" +
                     str(n) + ") into the " + str(outputs) + " outputs");
   int64_t offset = 0;
@@ -356,7 +361,7 @@ std::optional<std::vector<int64_t>> constantWidths(const Value *starts, const Va
   if (!k || k->type().numElements() != 1 || !isComputableFromConstants(*k) ||
       (k->dtype() != DType::I64 && k->dtype() != DType::I32))
     return std::nullopt;
-  auto data = evaluateValue(*k);
+  auto data = evaluateValue(*k, kMaxCompileTimeBytes);
   if (!data)
     return std::nullopt;
   int64_t c = k->dtype() == DType::I64 ? *(*data)->as<int64_t>() : *(*data)->as<int32_t>();
@@ -520,6 +525,8 @@ Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front,
     std::string pieceName = tag + (atFront ? "/front" : "/back");
     if (mode == "constant") {
       TensorType t{x->dtype(), dims};
+      if (Status s = ctx.checkGenerated(t, "the padding of axis " + str(axis)))
+        return s;
       std::vector<unsigned char> bytes;
       for (int64_t i = 0; i < t.numElements(); ++i)
         bytes.insert(bytes.end(), value.begin(), value.end());
@@ -637,6 +644,11 @@ Status importPad(ImportCtx &ctx) {
   if (static_cast<int64_t>(pads.size()) != 2 * rank)
     return ctx.fail("pads " + dimsToString(pads) + " needs " + str(2 * rank) +
                     " entries for input " + toString(x->type()));
+  // Any pad beyond the largest dim leaves a result too large or removes everything; bounding
+  // them keeps the arithmetic below (extent + front + back) far from overflow.
+  for (int64_t p : pads)
+    if (p < -kMaxElements || p > kMaxElements)
+      return ctx.fail("pads " + dimsToString(pads) + " has an entry beyond +-2^48");
   // Negative pads remove elements: slice them off first.
   std::vector<int64_t> starts(rank, 0), ends(x->dims()), steps(rank, 1);
   bool crop = false;
@@ -820,11 +832,15 @@ Status importDepthToSpace(ImportCtx &ctx) {
   if (mode != "DCR" && mode != "CRD")
     return ctx.fail("attribute mode='" + mode + "' is not supported (DCR, CRD)");
   int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
-  if (b < 1 || c % (b * b) != 0)
+  if (b < 1 || b > INT32_MAX || c % (b * b) != 0)
     return ctx.fail("blocksize " + str(b) + " does not divide the " + str(c) +
                     " channels into blocksize^2 groups");
   int64_t oc = c / (b * b);
-  Dims out{n, oc, h * b, w * b};
+  auto oh = (CheckedInt(h) * b).get(), ow = (CheckedInt(w) * b).get();
+  if (!oh || !ow)
+    return ctx.fail("blocksize " + str(b) + " times the spatial dims " + dimsToString({h, w}) +
+                    " overflows int64");
+  Dims out{n, oc, *oh, *ow};
   if (mode == "DCR")
     return reshapeTransposeReshape(ctx, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
   return reshapeTransposeReshape(ctx, {n, oc, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
@@ -841,9 +857,12 @@ Status importSpaceToDepth(ImportCtx &ctx) {
   if (mode != "DCR" && mode != "CRD")
     return ctx.fail("attribute mode='" + mode + "' is not supported (DCR, CRD)");
   int64_t n = x->dims()[0], c = x->dims()[1], h = x->dims()[2], w = x->dims()[3];
-  if (b < 1 || h % b != 0 || w % b != 0)
+  if (b < 1 || b > INT32_MAX || h % b != 0 || w % b != 0)
     return ctx.fail("blocksize " + str(b) + " does not divide the spatial dims " +
                     dimsToString({h, w}));
+  if (!(CheckedInt(c) * b * b).valid())
+    return ctx.fail("blocksize " + str(b) + " squared times the " + str(c) +
+                    " channels overflows int64");
   std::vector<int64_t> perm = mode == "DCR" ? std::vector<int64_t>{0, 3, 5, 1, 2, 4}
                                             : std::vector<int64_t>{0, 1, 3, 5, 2, 4};
   return reshapeTransposeReshape(ctx, {n, c, h / b, b, w / b, b}, perm,

@@ -282,22 +282,18 @@ Status importCastLike(ImportCtx &ctx) {
 
 // ---- Dropout ------------------------------------------------------------------------------
 
-// The bytes of a tensor of ones (true for bool).
-std::vector<unsigned char> onesOf(const TensorType &t) {
-  std::vector<unsigned char> one(dtypeBytes(t.dtype), 0);
+// The bytes of one element 1 of `dtype` (true for bool).
+std::vector<unsigned char> oneOf(DType dtype) {
+  std::vector<unsigned char> one(dtypeBytes(dtype), 0);
   auto put = [&](auto v) { std::memcpy(one.data(), &v, sizeof v); };
-  switch (t.dtype) {
+  switch (dtype) {
   case DType::F32: put(1.0f); break;
   case DType::F64: put(1.0); break;
   case DType::F16: put(uint16_t{0x3c00}); break;
   case DType::BF16: put(uint16_t{0x3f80}); break;
   default: one[0] = 1; break; // integers (little-endian) and bool
   }
-  std::vector<unsigned char> bytes;
-  bytes.reserve(t.byteSize());
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    bytes.insert(bytes.end(), one.begin(), one.end());
-  return bytes;
+  return one;
 }
 
 // Dropout at inference is the identity, and its optional mask output is all ones (bool true
@@ -322,10 +318,11 @@ Status importDropout(ImportCtx &ctx) {
     return s;
   if (!ctx.wantsOutput(1))
     return Status::ok();
+  // A one broadcast to the input's shape: the mask costs no constant of the input's size.
   const TensorType &t = ctx.input(0)->type();
-  TensorType mt{ctx.opset() >= 10 ? DType::Bool : t.dtype, t.dims};
-  Value *ones = ctx.constant(ctx.tempName("mask"), mt, onesOf(mt).data());
-  return finish(ctx, 1, ctx.emit("Identity", {ones}, {}, ctx.outputName(1)));
+  DType dtype = ctx.opset() >= 10 ? DType::Bool : t.dtype;
+  Value *v = ctx.constant(ctx.tempName("one"), {dtype, {}}, oneOf(dtype).data());
+  return finish(ctx, 1, ctx.emit("Broadcast", {v}, {{"shape", t.dims}}, ctx.outputName(1)));
 }
 
 // ---- Rows ---------------------------------------------------------------------------------

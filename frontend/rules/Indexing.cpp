@@ -262,8 +262,13 @@ Status importNonZero(ImportCtx &ctx) {
   auto data = ctx.constData(0, "input");
   if (!data)
     return data.takeStatus();
-  std::vector<int64_t> coords; // row-major element order, then transposed
   int64_t n = x->type().numElements(), count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    count += nonZeroAt(x->dtype(), (*data)->data, static_cast<size_t>(i));
+  if (Status s = ctx.checkGenerated({DType::I64, {rank, count}}, "the coordinates"))
+    return s;
+  count = 0;
+  std::vector<int64_t> coords; // row-major element order, then transposed
   std::vector<int64_t> c(static_cast<size_t>(rank), 0);
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(rank));
   for (int64_t i = 0; i < n; ++i) {
@@ -356,6 +361,8 @@ Status importUnique(ImportCtx &ctx) {
     return 0;
   };
   // Sort slice positions (stably: equal slices keep their order), then group equal ones.
+  if (Status s = ctx.checkGenerated({DType::I64, {n}}, "the slice indices"))
+    return s;
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

@@ -12,6 +12,8 @@
 // reference kernels.
 #include "Rules.h"
 
+#include "ir/Limits.h"
+
 #include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
@@ -76,7 +78,9 @@ Expected<Value *> foldWhenKnown(ImportCtx &ctx, Value *out) {
   for (int i = 0; i < ctx.numInputs(); ++i)
     if (ctx.hasInput(i) && !known(ctx, i))
       return out;
-  auto data = evaluateValue(*out);
+  if (out->type().byteSize() > static_cast<uint64_t>(kMaxCompileTimeBytes))
+    return out; // too large to hold at compile time: computed when the model runs
+  auto data = evaluateValue(*out, kMaxCompileTimeBytes);
   if (!data)
     return data.takeStatus();
   return ctx.graph().replaceWithConstant(out, *data);
@@ -360,14 +364,25 @@ Status importMaxUnpool(ImportCtx &ctx) {
                     " and pads " + dimsToString(pads) + " must have " + str(spatial) + ", " +
                     str(spatial) + " and " + str(2 * spatial) + " entries");
   Dims inferred = {xd[0], xd[1]};
-  for (int64_t d = 0; d < spatial; ++d)
-    inferred.push_back((xd[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial]);
-  int64_t total = 1;
-  for (int64_t d : inferred) {
-    if (d < 1)
-      return ctx.fail("the default output shape " + dimsToString(inferred) + " has an empty dim");
-    total *= d;
+  for (int64_t d = 0; d < spatial; ++d) {
+    auto extent =
+        ((CheckedInt(xd[d + 2]) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial]).get();
+    if (!extent)
+      return ctx.fail("spatial axis " + str(d) + ": extent " + str(xd[d + 2]) + ", stride " +
+                      str(strides[d]) + ", kernel " + str(kernel[d]) + " and pads " + str(pads[d]) +
+                      "+" + str(pads[d + spatial]) + " overflow int64");
+    inferred.push_back(*extent);
   }
+  CheckedInt total = 1;
+  for (size_t d = 0; d < inferred.size(); ++d) {
+    if (inferred[d] < (d < 2 ? 0 : 1)) // an empty batch or channel axis is fine
+      return ctx.fail("the default output shape " + dimsToString(inferred) + " has an empty " +
+                      "spatial dim");
+    total *= inferred[d];
+  }
+  if (!total.valid() || total.value() > kMaxElements)
+    return ctx.fail("the default output shape " + dimsToString(inferred) +
+                    " has more than 2^48 elements");
   Dims out = inferred;
   if (ctx.hasInput(2)) {
     if (known(ctx, 2)) {
@@ -395,7 +410,7 @@ Status importMaxUnpool(ImportCtx &ctx) {
   }
   const int64_t zero = 0; // 8 zero bytes: 0 in every element type
   Value *z = ctx.constant(ctx.tempName("zero"), TensorType{x->dtype(), {}}, &zero);
-  auto zeros = ctx.emit("Broadcast", {z}, {{"shape", Dims{total}}}, ctx.tempName("zeros"));
+  auto zeros = ctx.emit("Broadcast", {z}, {{"shape", Dims{total.value()}}}, ctx.tempName("zeros"));
   if (!zeros)
     return zeros.takeStatus();
   int64_t count = x->type().numElements();

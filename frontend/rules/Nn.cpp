@@ -4,6 +4,9 @@
 // explicit pads.
 #include "Rules.h"
 
+#include "ir/Limits.h"
+#include "ops/InferUtil.h"
+
 #include <algorithm>
 
 namespace odlac {
@@ -27,11 +30,20 @@ Status checkSpatialList(ImportCtx &ctx, const char *name, const Ints &v, size_t 
   return Status::ok();
 }
 
-// The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length.
+// The per-spatial-axis attribute `name` (default: `dflt` on every axis), checked for length
+// and for entries in [dflt, 2^31): strides, dilations and kernels are at least 1, paddings
+// at least 0, and ODLA takes them all as 32-bit values (the bound also keeps the window
+// arithmetic below from overflowing). The rules compute with them before the op's inference
+// sees them, so they check them here, in the inference's words.
 Expected<Ints> spatialAttr(ImportCtx &ctx, const char *name, size_t spatial, int64_t dflt) {
   Ints v = ctx.attrInts(name, Ints(spatial, dflt));
   if (Status s = checkSpatialList(ctx, name, v, spatial))
     return s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string problem = windowEntryProblem(name, i, v[i], dflt);
+    if (!problem.empty())
+      return ctx.fail(problem);
+  }
   return v;
 }
 
@@ -56,6 +68,11 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
     return ctx.fail("auto_pad='" + autoPad +
                     "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   for (size_t i = 0; i < spatial; ++i) {
+    // Strides and dilations are in [1, 2^31) (spatialAttr), the kernel is checked likewise
+    // here, before the op's inference does; dims are below 2^48.
+    std::string problem = windowEntryProblem("kernel_shape", i, kernel[i], 1);
+    if (!problem.empty())
+      return ctx.fail(problem);
     int64_t in = x[i + 2], s = strides[i];
     int64_t out = (in + s - 1) / s;
     int64_t total = std::max<int64_t>((out - 1) * s + (kernel[i] - 1) * dilations[i] + 1 - in, 0);
@@ -138,16 +155,21 @@ Status importConvTranspose(ImportCtx &ctx) {
       return s;
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t i = 0; i < spatial; ++i)
-      outShape.push_back(x->dims()[i + 2] * (*strides)[i]);
+      outShape.push_back(x->dims()[i + 2] * (*strides)[i]); // below 2^48 * 2^31
   } else if (autoPad == "VALID") {
     pads.assign(2 * spatial, 0);
   }
   if (!outShape.empty()) {
     for (size_t i = 0; i < spatial; ++i) {
-      int64_t full = (*strides)[i] * (x->dims()[i + 2] - 1) + (kernel[i] - 1) * (*dilations)[i] + 1;
-      int64_t total = full + (*extra)[i] - outShape[i];
-      if (outShape[i] < 1)
-        return ctx.fail("output_shape " + dimsToString(outShape) + " must be positive");
+      if (outShape[i] < 1 || outShape[i] > kMaxElements)
+        return ctx.fail("output_shape " + dimsToString(outShape) + " must be in [1, 2^48]");
+      CheckedInt fullExtent = CheckedInt((*strides)[i]) * (x->dims()[i + 2] - 1) +
+                              (CheckedInt(kernel[i]) - 1) * (*dilations)[i] + 1;
+      if (!fullExtent.valid() || fullExtent.value() > kMaxElements)
+        return ctx.fail("spatial axis " + str(i) + ": input extent " + str(x->dims()[i + 2]) +
+                        ", stride " + str((*strides)[i]) + ", kernel " + str(kernel[i]) +
+                        " and dilation " + str((*dilations)[i]) + " give more than 2^48");
+      int64_t full = fullExtent.value(), total = full + (*extra)[i] - outShape[i];
       if (total < 0) {
         pads[i] = pads[i + spatial] = 0;
         (*extra)[i] = outShape[i] - full;
@@ -226,6 +248,10 @@ Status importGlobalPool(ImportCtx &ctx) {
   if (rank < 3)
     return ctx.fail("input " + toString(x->type()) + " must have rank >= 3 (N, C, spatial...)");
   size_t spatial = rank - 2;
+  for (int d = 2; d < rank; ++d)
+    if (x->dims()[d] == 0)
+      return ctx.fail("input " + toString(x->type()) + " has an empty spatial axis (dim " + str(d) +
+                      " is 0): a global pool has no element to reduce there");
   AttrMap attrs{{"kernel_shape", Ints(x->dims().begin() + 2, x->dims().end())},
                 {"strides", Ints(spatial, 1)},
                 {"pads", Ints(2 * spatial, 0)}};
@@ -309,10 +335,19 @@ Status importCol2Im(ImportCtx &ctx) {
     auto block = ctx.constInts(2, "block_shape");
     if (!block)
       return block.takeStatus();
-    int64_t kvol = 1;
-    for (int64_t b : *block)
-      kvol *= std::max<int64_t>(b, 1);
-    shape = {x->dims()[0], x->dims()[1] / kvol};
+    // The block volume divides the columns' channel dim (below 2^48), so the product is
+    // checked as it grows.
+    CheckedInt kvol = 1;
+    for (int64_t b : *block) {
+      kvol *= b;
+      if (b < 1 || !kvol.valid() || kvol.value() > x->dims()[1])
+        break;
+    }
+    if (!kvol.valid() || kvol.value() < 1 || x->dims()[1] % kvol.value() != 0)
+      return ctx.fail("block_shape " + dimsToString(*block) +
+                      " must be positive and its volume divide the input's dim 1 (" +
+                      str(x->dims()[1]) + ")");
+    shape = {x->dims()[0], x->dims()[1] / kvol.value()};
     shape.insert(shape.end(), image->begin(), image->end());
   }
   auto dilations = spatialAttr(ctx, "dilations", spatial, 1);

@@ -5,6 +5,8 @@
 // [1, rows, row length] view of the input.
 #include "Rules.h"
 
+#include "ir/Limits.h"
+
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -285,7 +287,12 @@ Status importGroupNormalization(ImportCtx &ctx) {
       return ctx.fail(std::string(i == 1 ? "scale " : "bias ") + toString(ctx.input(i)->type()) +
                       " must hold " + str(params) + " " + dtypeName(x->dtype()) +
                       " values (one per " + (perChannel ? "channel" : "group") + ")");
-  int64_t rows = dims[0] * groups, cols = x->type().numElements() / std::max<int64_t>(rows, 1);
+  // With no channels any num_groups divides them: the rows are bounded like a dim.
+  auto rowCount = (CheckedInt(dims[0]) * groups).get();
+  if (!rowCount || *rowCount > kMaxElements)
+    return ctx.fail("num_groups " + str(groups) + " times the batch " + str(dims[0]) +
+                    " exceeds 2^48 rows");
+  int64_t rows = *rowCount, cols = x->type().numElements() / std::max<int64_t>(rows, 1);
   Dims grouped{dims[0], groups, cols}, paramDims(dims.size(), 1);
   paramDims[1] = channels;
   if (!perChannel)

@@ -130,21 +130,36 @@ Expected<Value *> spreadAxesAtRunTime(ImportCtx &ctx, const ResizeSpec &r, Value
 
 // keep_aspect_ratio_policy with sizes known at compile time: one scale for the resized axes,
 // the smallest (not_larger) or largest (not_smaller) size / in; each of their extents is that
-// scale times the input's, rounded half up.
-Dims aspectShape(const ResizeSpec &r, const Dims &in, const std::vector<int64_t> &sizes) {
+// scale times the input's, rounded half up. An empty resized axis has no scale; the extents
+// are bounded (as constScales's) before they become integers.
+Expected<Dims> aspectShape(const ImportCtx &ctx, const ResizeSpec &r, const Dims &in,
+                           const std::vector<int64_t> &sizes) {
   std::vector<bool> resized(in.size(), r.axes.empty());
   for (int64_t a : r.axes)
     resized[a] = true;
   double scale = -1;
   for (size_t d = 0; d < in.size(); ++d) {
+    if (!resized[d])
+      continue;
+    if (in[d] < 1 || sizes[d] < 0)
+      return ctx.fail("keep_aspect_ratio_policy=" + r.aspectPolicy + ": axis " + str(d) +
+                      " of input " + dimsToString(in) + " and size " + str(sizes[d]) +
+                      " give no scale (the axis must not be empty, the size not negative)");
     double s = static_cast<double>(sizes[d]) / static_cast<double>(in[d]);
-    if (resized[d] && (scale < 0 || (r.aspectPolicy == "not_larger" ? s < scale : s > scale)))
+    if (scale < 0 || (r.aspectPolicy == "not_larger" ? s < scale : s > scale))
       scale = s;
   }
   Dims out = in;
-  for (size_t d = 0; d < in.size(); ++d)
-    if (resized[d])
-      out[d] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[d]) + 0.5));
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (!resized[d])
+      continue;
+    double extent = std::floor(scale * static_cast<double>(in[d]) + 0.5);
+    if (!(extent < 1e15))
+      return ctx.fail("keep_aspect_ratio_policy=" + r.aspectPolicy + ": sizes " +
+                      dimsToString(sizes) + " scale axis " + str(d) + " of input " +
+                      dimsToString(in) + " beyond 10^15");
+    out[d] = static_cast<int64_t>(extent);
+  }
   return out;
 }
 
@@ -265,7 +280,14 @@ Status importResize(ImportCtx &ctx) {
         return all.takeStatus();
       if (static_cast<int64_t>(all->size()) != x.rank())
         return ctx.fail("sizes has " + str(all->size()) + " entries for input " + toString(x));
-      r.shape = aspect ? aspectShape(r, x.dims, *all) : *all;
+      if (aspect) {
+        auto shape = aspectShape(ctx, r, x.dims, *all);
+        if (!shape)
+          return shape.takeStatus();
+        r.shape = *shape;
+      } else {
+        r.shape = *all;
+      }
       if (aspect) // the kernel takes its scale from them
         r.sizes = ctx.constant(ctx.tempName("sizes"), {DType::I64, {x.rank()}}, all->data());
     } else {

@@ -4,6 +4,7 @@
 #include "Rules.h"
 
 #include "Tensor.h"
+#include "ir/Limits.h"
 #include "lower/Evaluate.h"
 
 #include <cmath>
@@ -83,18 +84,21 @@ Expected<double> scalarOf(const ImportCtx &ctx, int i, const char *what) {
   }
 }
 
-// `values` converted to `dtype`'s bytes.
-std::vector<unsigned char> numericBytes(DType dtype, const std::vector<double> &values) {
-  std::vector<unsigned char> out(std::max<size_t>(1, values.size() * dtypeBytes(dtype)));
-  for (size_t i = 0; i < values.size(); ++i) {
-    unsigned char *p = out.data() + i * dtypeBytes(dtype);
+// `count` values value(0), value(1), ... converted to `dtype`'s bytes (each in its range).
+template <class ValueAt>
+std::vector<unsigned char> numericBytes(DType dtype, int64_t count, ValueAt value) {
+  size_t size = dtypeBytes(dtype);
+  std::vector<unsigned char> out(std::max<size_t>(1, static_cast<size_t>(count) * size));
+  for (int64_t i = 0; i < count; ++i) {
+    unsigned char *p = out.data() + static_cast<size_t>(i) * size;
     auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
+    double v = value(i);
     switch (dtype) {
-    case DType::F32: put(static_cast<float>(values[i])); break;
-    case DType::F64: put(values[i]); break;
-    case DType::I16: put(static_cast<int16_t>(values[i])); break;
-    case DType::I32: put(static_cast<int32_t>(values[i])); break;
-    default: put(static_cast<int64_t>(values[i])); break;
+    case DType::F32: put(static_cast<float>(v)); break;
+    case DType::F64: put(v); break;
+    case DType::I16: put(static_cast<int16_t>(v)); break;
+    case DType::I32: put(static_cast<int32_t>(v)); break;
+    default: put(static_cast<int64_t>(v)); break;
     }
   }
   return out;
@@ -130,17 +134,23 @@ Status importRange(ImportCtx &ctx) {
     }
     if (v[2] == 0)
       return ctx.fail("delta is 0");
+    for (int i = 0; i < 3; ++i)
+      if (!isFloat(dtype) && !(std::fabs(v[i]) < 0x1p62))
+        return ctx.fail(std::string(names[i]) + " " + std::to_string(v[i]) +
+                        " is beyond +-2^62, where the range's steps could overflow");
     double count = std::ceil((v[1] - v[0]) / v[2]);
-    if (!(count < 1e9))
-      return ctx.fail("the range has " + std::to_string(count) + " elements");
+    if (!(count <= static_cast<double>(kMaxElements)))
+      return ctx.fail("the range has " + std::to_string(count) + " elements, more than 2^48");
     int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
-    std::vector<double> values(n);
-    for (int64_t i = 0; i < n; ++i)
-      values[i] =
-          isFloat(dtype)
-              ? v[0] + static_cast<double>(i) * v[2]
-              : static_cast<double>(static_cast<int64_t>(v[0]) + i * static_cast<int64_t>(v[2]));
-    auto bytes = numericBytes(dtype, values);
+    if (Status s = ctx.checkGenerated({dtype, {n}}, "the range"))
+      return s;
+    // Integer ranges step exactly; start + i * delta stays between start and limit.
+    auto start = static_cast<int64_t>(v[0]), delta = static_cast<int64_t>(v[2]);
+    auto bytes = numericBytes(dtype, n, [&](int64_t i) {
+      return isFloat(dtype) ? v[0] + static_cast<double>(i) * v[2]
+                            : static_cast<double>(
+                                  (CheckedInt(start) + CheckedInt(i) * delta).get().value_or(0));
+    });
     ctx.setOutput(0, ctx.constant(ctx.outputName(0), {dtype, {n}}, bytes.data()));
     return Status::ok();
   }
@@ -150,10 +160,9 @@ Status importRange(ImportCtx &ctx) {
     return planned.takeStatus();
   if (planned->size() != 1)
     return ctx.fail("the planned shape " + dimsToString(*planned) + " is not a vector");
-  std::vector<double> steps((*planned)[0]);
-  for (size_t i = 0; i < steps.size(); ++i)
-    steps[i] = static_cast<double>(i);
-  auto bytes = numericBytes(dtype, steps);
+  if (Status s = ctx.checkGenerated({dtype, *planned}, "the steps of the range"))
+    return s;
+  auto bytes = numericBytes(dtype, (*planned)[0], [](int64_t i) { return static_cast<double>(i); });
   Value *iota = ctx.constant(ctx.tempName("iota"), {dtype, *planned}, bytes.data());
   Value *start = ctx.input(0), *delta = ctx.input(2);
   for (Value **s : {&start, &delta})
@@ -250,6 +259,8 @@ Status importTrilu(ImportCtx &ctx) {
         return v.takeStatus();
       k = (*v)[0];
     }
+    if (Status s = ctx.checkGenerated({DType::Bool, {rows, cols}}, "the mask"))
+      return s;
     std::vector<unsigned char> keep(rows * cols);
     bool all = true;
     for (int64_t i = 0; i < rows; ++i)
@@ -261,6 +272,8 @@ Status importTrilu(ImportCtx &ctx) {
       return finish(ctx, ctx.emit("Identity", {x}));
     mask = ctx.constant(ctx.tempName("mask"), {DType::Bool, {rows, cols}}, keep.data());
   } else {
+    if (Status s = ctx.checkGenerated({DType::I64, {rows, cols}}, "the diagonal offsets"))
+      return s;
     std::vector<int64_t> diag(rows * cols);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)

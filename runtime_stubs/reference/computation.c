@@ -216,7 +216,7 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
       ref_shape_str(&type.shape, dims, sizeof dims);
     return ref_fail(ODLA_INVALID_PARAM, op,
                     "value '%s': invalid type (element type %d, rank %d %s: a known element type, "
-                    "rank 0 to %d, dims >= 0, at most 2^40 bytes)",
+                    "rank 0 to %d, dims >= 0, at most 2^48 bytes)",
                     name, (int)type.element_type, (int)type.shape.size, dims, ODLA_MAX_DIMENSION);
   }
   if (comp->num_values == comp->cap_values) {

@@ -642,22 +642,29 @@ typedef struct {
 static odla_status ref_col2im_run(const ref_node *node, const ref_io *io) {
   const ref_col2im_params *p = (const ref_col2im_params *)node->params;
   int64_t block[REF_SPATIAL], blocks[REF_SPATIAL], kvol = 1, lvol = 1, cells = 1, x[REF_SPATIAL];
-  int64_t plane, cell, k;
+  int64_t plane, cell, k, cols = node->inputs[0]->type.shape.dims[1];
   int i;
+  /* block_shape is an input: every product below is bounded before it is formed (the block
+   * volume by the columns' dim 1, the block count by their length), so no value of it
+   * overflows. The planned image (1 to 2^48) plus odla_uint32 pads cannot. */
   for (i = 0; i < p->spatial; ++i) {
-    int64_t span;
+    int64_t padded = p->image[i] + p->pad[i] + p->pad_end[i];
     block[i] = ref_get_int(ODLA_INT64, io->in[2], i);
-    if (ref_get_int(ODLA_INT64, io->in[1], i) != p->image[i] || block[i] < 1)
-      return ODLA_INVALID_PARAM; /* another image shape than planned, or an empty block */
-    span = p->dil[i] * (block[i] - 1) + 1;
-    blocks[i] = p->image[i] + p->pad[i] + p->pad_end[i] >= span
-                    ? (p->image[i] + p->pad[i] + p->pad_end[i] - span) / p->stride[i] + 1
+    if (ref_get_int(ODLA_INT64, io->in[1], i) != p->image[i] || block[i] < 1 ||
+        block[i] > cols / kvol)
+      return ODLA_INVALID_PARAM; /* another image shape than planned, or a block that is empty
+                                    or larger than the columns hold */
+    /* The dilated block spans dil * (block - 1) + 1 <= padded cells, or there is no block. */
+    blocks[i] = block[i] - 1 <= (padded - 1) / p->dil[i]
+                    ? (padded - p->dil[i] * (block[i] - 1) - 1) / p->stride[i] + 1
                     : 0;
+    if (blocks[i] && lvol > p->length / blocks[i])
+      return ODLA_INVALID_PARAM; /* more blocks than columns */
     kvol *= block[i];
     lvol *= blocks[i];
     cells *= p->image[i];
   }
-  if (kvol * p->c != node->inputs[0]->type.shape.dims[1] || lvol != p->length)
+  if (cols % kvol != 0 || cols / kvol != p->c || lvol != p->length)
     return ODLA_INVALID_PARAM; /* the blocks do not fit the columns */
   for (plane = 0; plane < p->n * p->c; ++plane)
     for (cell = 0; cell < cells; ++cell) {

@@ -18,6 +18,7 @@
 #include "ref.h"
 #include "ref_types.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -58,10 +59,17 @@ static int64_t ref_resize_first_tap(int interp, double scale) {
   return (int64_t)floor(-ref_resize_reach(interp) / scale) + 1;
 }
 
-static int ref_resize_taps(const ref_resize_params *p, double scale) {
+/* The filter's taps at `scale`, in a double: a scale read at run time may be so small that
+ * the count is beyond any integer (it is then refused against the planned max_taps). */
+static double ref_resize_tap_count(const ref_resize_params *p, double scale) {
   if (ref_resize_antialiased(p, scale))
-    return (int)(2 - 2 * ref_resize_first_tap(p->interp, scale));
+    return 2 - 2 * (floor(-ref_resize_reach(p->interp) / scale) + 1);
   return p->interp == ODLA_LINEAR ? 2 : p->interp == ODLA_CUBIC ? 4 : 1;
+}
+
+/* The same for a scale whose count is known to fit (at most max_taps). */
+static int ref_resize_taps(const ref_resize_params *p, double scale) {
+  return (int)ref_resize_tap_count(p, scale);
 }
 
 /* The input coordinate of result coordinate x (ONNX's coordinate_transformation_mode). */
@@ -281,12 +289,14 @@ static odla_status ref_resize_run(const ref_node *node, const ref_io *io) {
     if (aspect >= 0) {
       int masked = (p->aspect_mask & (1u << d)) != 0;
       scale = masked ? aspect : 1;
-      if ((masked ? (int64_t)floor(aspect * (double)in + 0.5) : in) != out)
+      /* Compared as doubles (out < 2^48 is exact): sizes far beyond the planned shape, or an
+       * empty axis's infinite or undefined scale, never become an integer. */
+      if ((masked ? floor(aspect * (double)in + 0.5) : (double)in) != (double)out)
         return ODLA_INVALID_PARAM; /* the sizes give another shape */
     } else if (io->in[3] && ref_get_int(p->sizes_type, io->in[3], d) != out) {
       return ODLA_INVALID_PARAM; /* the sizes give another shape */
     }
-    if (ref_resize_taps(p, scale) > p->max_taps[d])
+    if (!(ref_resize_tap_count(p, scale) <= p->max_taps[d]))
       return ODLA_INVALID_PARAM; /* scales far below out / in: wider filters than planned */
     mem += ref_resize_axis_table(p, d, scale, start, end, mem, &ax[d]);
   }
@@ -328,6 +338,7 @@ static odla_value ref_resize_build(const char *op, odla_value input, odla_value 
   odla_value_type out;
   ref_node *node;
   size_t scratch = 0;
+  double taps;
   int d, rank, i;
   char s1[128], s2[128];
   in[0] = input;
@@ -387,7 +398,13 @@ static odla_value ref_resize_build(const char *op, odla_value input, odla_value 
     p.out_dims[d] = out;
     /* The smallest scale that still gives `out` (floor(in * s) or floor(in * s + 0.5)) has
      * the widest filter. */
-    p.max_taps[d] = out > 0 ? ref_resize_taps(&p, ((double)out - 0.5) / (double)in) : 1;
+    taps = out > 0 ? ref_resize_tap_count(&p, ((double)out - 0.5) / (double)in) : 1;
+    if (taps > INT_MAX) /* antialiasing: about 4 * in / out taps */
+      return ref_fail(ODLA_INVALID_PARAM, op,
+                      "axis %d: an antialiased filter from %lld to %lld elements needs %.0f "
+                      "taps, more than 2^31",
+                      d, (long long)in, (long long)out, taps);
+    p.max_taps[d] = (int)taps;
     scratch += ref_resize_table_bytes(out, p.max_taps[d]);
   }
   p.type = input->type.element_type;

@@ -247,7 +247,10 @@ size_t ref_bytes(const odla_value_type *t);
  * no product of its dims overflows); stores the bytes in *bytes. Products are overflow-checked:
  * a type from a file or a hostile caller may hold any numbers. */
 int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
-#define REF_MAX_VALUE_BYTES ((uint64_t)1 << 40)
+/* The same bound as odlac's kMaxTensorBytes (compiler/ir/Limits.h): the 48-bit address space
+ * of the largest targets. odlac lowers every graph it compiles through this backend, so a
+ * smaller bound here would refuse tensors that --size-limit allows. */
+#define REF_MAX_VALUE_BYTES ((uint64_t)1 << 48)
 int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b);
 const char *ref_type_name(odla_element_type t);
 /* Formats a shape as "[1,3,224,224]" into buf. */

@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import odlactest  # noqa: E402,F401  (re-exported for the test modules)
 
 import onnx  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
 
 
 class HostileCase(unittest.TestCase):
@@ -53,6 +54,34 @@ class HostileCase(unittest.TestCase):
         self.assertFalse(os.path.exists(out), f"{out} exists")
         parent = os.path.dirname(os.path.abspath(out))
         self.assertEqual([f for f in os.listdir(parent) if f.startswith(".odlac")], [])
+
+
+    def refused(self, model, *fragments, flags=()):
+        """odlac refuses `model` (exit 1, every fragment in stderr) and writes nothing."""
+        out = self.path("out")
+        r = self.odlac(self.save(model), "-o", out, *flags)
+        self.assertRefused(r, *fragments)
+        self.assertNothingLeft(out)
+        return r
+
+    def run_driver(self, exe, inputs, outputs=1):
+        """Runs a generated driver on `inputs` (name -> array, in graph input order); returns
+        (the CompletedProcess, its `outputs` results when it succeeded, else [])."""
+        files = []
+        for i, (name, value) in enumerate(inputs.items()):
+            files.append(self.path(f"input_{i}.pb"))
+            with open(files[-1], "wb") as f:
+                f.write(numpy_helper.from_array(value, name).SerializeToString())
+        res = self.path("res")
+        try:
+            r = subprocess.run([exe, *files, "-o", res], capture_output=True, text=True,
+                               errors="replace", timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.fail(f"{exe} did not finish within {self.timeout} s")
+        if r.returncode != 0:
+            return r, []
+        return r, [numpy_helper.to_array(onnx.load_tensor(os.path.join(res, f"output_{i}.pb")))
+                   for i in range(outputs)]
 
 
 def main():

@@ -281,7 +281,7 @@ class LoaderTest(hostile.HostileCase):
         at = s.field("odla_CreateArgument", "t") + 8  # element type, rank, then dims[0]
         self.assertLoadRefused(s.put("<q", at, 1 << 62).resum(), INVALID_PARAM,
                                "(odla_CreateArgument): CreateArgument: value", "invalid type",
-                               "at most 2^40 bytes")
+                               "at most 2^48 bytes")
 
     def test_negative_dim(self):
         s = self.stored()

@@ -31,12 +31,6 @@ def call(name, inputs, outputs):
 class LocalFunctions(HostileCase):
     timeout = 60  # the bound must stop these long before
 
-    def refused(self, model, *fragments):
-        out = self.path("out")
-        r = self.odlac(self.save(model), "-o", out)
-        self.assertRefused(r, *fragments)
-        self.assertNothingLeft(out)
-
     def test_recursion(self):
         self.refused(model_with([function("F0", [call("F0", ["a"], ["out"])])]),
                      "node 'entry' (call of local function 'pkg.hostile.F0'): calls nest more "
