@@ -31,14 +31,42 @@ typedef struct {
   size_t bytes;
 } odlac_tensor;
 
-/* Element size of an ONNX data type; 0 for types test drivers cannot hold (string, complex). */
+/* Element size of an ONNX data type in memory; 0 for types test drivers cannot hold (string,
+ * complex, the 6-bit floats). The 8-bit floats and the 4- and 2-bit types take one byte each
+ * (ODLA/ext/odla_ext_types.h); files pack the 4- and 2-bit ones (odlac_bits). */
 ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
   switch (t) {
   case 1: case 6: case 12: return 4;   /* float, int32, uint32 */
   case 2: case 3: case 9: return 1;    /* uint8, int8, bool */
   case 4: case 5: case 10: case 16: return 2; /* uint16, int16, float16, bfloat16 */
   case 7: case 11: case 13: return 8;  /* int64, double, uint64 */
+  case 17: case 18: case 19: case 20: case 24: return 1; /* the 8-bit floats */
+  case 21: case 22: case 23: case 25: case 26: return 1; /* uint4, int4, float4e2m1, uint2, int2 */
   default: return 0;
+  }
+}
+
+/* Bits of one element in a file: 4 or 2 for the types ONNX packs, else 8 * size. */
+ODLAC_HELPER unsigned odlac_bits(int32_t t) {
+  return t == 21 || t == 22 || t == 23 ? 4 : t == 25 || t == 26 ? 2 : 8 * (unsigned)odlac_elem_size(t);
+}
+
+/* Packs n one-byte elements of `bits` bits into out, the first in the lowest bits (ONNX's
+ * layout); unpacks the other way, sign-extending the signed types (int4, int2). */
+ODLAC_HELPER void odlac_pack(const unsigned char *in, size_t n, unsigned bits, unsigned char *out) {
+  size_t i, per = 8 / bits;
+  memset(out, 0, (n + per - 1) / per);
+  for (i = 0; i < n; ++i)
+    out[i / per] |= (unsigned char)((in[i] & ((1u << bits) - 1)) << (bits * (i % per)));
+}
+ODLAC_HELPER void odlac_unpack(const unsigned char *in, size_t n, int32_t t, unsigned char *out) {
+  unsigned bits = odlac_bits(t), mask = (1u << bits) - 1;
+  size_t i, per = 8 / bits;
+  for (i = 0; i < n; ++i) {
+    unsigned v = (in[i / per] >> (bits * (i % per))) & mask;
+    if ((t == 22 || t == 26) && (v >> (bits - 1)))
+      v |= ~mask;
+    out[i] = (unsigned char)v;
   }
 }
 
@@ -98,6 +126,15 @@ ODLAC_HELPER void odlac_store(odlac_tensor *t, size_t i, uint64_t bits, int is_f
   }
 }
 
+/* An int32_data entry of a 4- or 2-bit type holds 8 / bits elements in its low byte. */
+ODLAC_HELPER void odlac_store_packed(odlac_tensor *t, size_t *typed, size_t cap, uint64_t v) {
+  unsigned char low = (unsigned char)v, out[4];
+  size_t k, per = 8 / odlac_bits(t->data_type);
+  odlac_unpack(&low, per, t->data_type, out);
+  for (k = 0; k < per && *typed < cap; ++k)
+    t->data[(*typed)++] = out[k];
+}
+
 /* Parses a serialized TensorProto. Returns 0 on success, else prints why and returns -1. */
 ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_tensor *t,
                               const char *path) {
@@ -121,14 +158,20 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
       if (!t->data)
         return -1;
       if (raw) {
-        if (raw_len != t->bytes) {
+        unsigned bits = odlac_bits(t->data_type);
+        size_t want = bits < 8 ? (cap * bits + 7) / 8 : t->bytes;
+        if (raw_len != want) {
           fprintf(stderr, "%s: raw_data has %lu bytes, dims need %lu\n", path,
-                  (unsigned long)raw_len, (unsigned long)t->bytes);
+                  (unsigned long)raw_len, (unsigned long)want);
           return -1;
         }
-        memcpy(t->data, raw, raw_len);
+        if (bits < 8)
+          odlac_unpack(raw, cap, t->data_type, t->data);
+        else
+          memcpy(t->data, raw, raw_len);
         return 0;
       }
+
     }
     while (q < end) {
       uint64_t key, v;
@@ -147,7 +190,9 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
         else if (pass == 0 && field == 14 && v == 1) {
           fprintf(stderr, "%s: external data is not supported by this driver\n", path);
           return -1;
-        } else if (pass == 1 && (field == 5 || field == 7 || field == 11) && typed < cap)
+        } else if (pass == 1 && field == 5 && odlac_bits(t->data_type) < 8)
+          odlac_store_packed(t, &typed, cap, v);
+        else if (pass == 1 && (field == 5 || field == 7 || field == 11) && typed < cap)
           odlac_store(t, typed++, v, 0, 0);
       } else if (wire == 1 || wire == 5) { /* fixed64 / fixed32 */
         size_t n = wire == 1 ? 8 : 4;
@@ -184,7 +229,10 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
             uint64_t e;
             if (!odlac_varint(&s, q, &e))
               goto bad;
-            odlac_store(t, typed++, e, 0, 0);
+            if (field == 5 && odlac_bits(t->data_type) < 8)
+              odlac_store_packed(t, &typed, cap, e);
+            else
+              odlac_store(t, typed++, e, 0, 0);
           }
         } else if (pass == 1 && (field == 4 || field == 10)) {
           size_t n = field == 4 ? 4 : 8;
@@ -237,11 +285,25 @@ ODLAC_HELPER void odlac_put_varint(FILE *f, uint64_t v) {
   } while (v);
 }
 
-/* Writes a TensorProto with dims, data_type, name and raw_data. */
+/* Writes a TensorProto with dims, data_type, name and raw_data (`bytes` of data, one byte per
+ * element for the types ONNX packs, which are packed here). */
 ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t data_type, int rank,
                              const int64_t *dims, const void *data, size_t bytes) {
   FILE *f = fopen(path, "wb");
+  unsigned bits = odlac_bits(data_type);
+  unsigned char *packed = NULL;
   int i;
+  if (f && bits < 8) {
+    packed = (unsigned char *)malloc(bytes ? bytes : 1);
+    if (!packed) {
+      fclose(f);
+      fprintf(stderr, "%s: out of memory\n", path);
+      return -1;
+    }
+    odlac_pack((const unsigned char *)data, bytes, bits, packed);
+    data = packed;
+    bytes = (bytes * bits + 7) / 8;
+  }
   if (!f) {
     fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
     return -1;
@@ -259,6 +321,7 @@ ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t d
   odlac_put_varint(f, bytes);
   if (bytes)
     fwrite(data, 1, bytes, f);
+  free(packed);
   if (fclose(f) != 0) {
     fprintf(stderr, "%s: write failed\n", path);
     return -1;
