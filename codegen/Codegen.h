@@ -40,6 +40,14 @@ struct GeneratedFile {
 WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts);
 uint64_t weightBytes(const Graph &g);
 
+// Whether every string that the generated C holds as a string literal (value names, which are
+// ODLA value ids and the ports' NAME macros; custom ops' attribute names and strings; einsum
+// equations) fits C99's limit of 4095 characters a literal: longer ones would not build under
+// -pedantic -Werror. Names every string that does not.
+Status checkCStrings(const Graph &g);
+// Whether code for `mode` can run the graph: control flow runs in compile mode only.
+Status checkExecMode(const Graph &g, ExecMode mode);
+
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);
 // The weights in the order and under the symbols the generated C declares them (for
 // writing them as an object file).

@@ -16,9 +16,10 @@ class InterpretSink : public PrintSink {
 public:
   // `inputs` and `outputs` map tensor names to the C expressions of their buffers.
   // `lastUse` (from the first pass; nullptr in it) gives, per value, the call that uses it last.
-  InterpretSink(CWriter &w, std::string checkMacro, std::map<std::string, std::string> inputs,
+  InterpretSink(CWriter &w, std::string checkMacro, const std::string &prefix,
+                std::map<std::string, std::string> inputs,
                 std::map<std::string, std::string> outputs, const std::vector<size_t> *lastUse)
-      : PrintSink(w, checkMacro), check_(std::move(checkMacro)), inputs_(std::move(inputs)),
+      : PrintSink(w, checkMacro, prefix), check_(std::move(checkMacro)), inputs_(std::move(inputs)),
         outputs_(std::move(outputs)), lastUse_(lastUse) {}
   const std::vector<size_t> &lastUses() const { return use_; }
 

@@ -8,14 +8,6 @@ namespace odlac {
 
 using namespace lower;
 
-std::string PrintSink::newVariable(const std::string &tensorName) {
-  std::string base = cIdentifier(tensorName), name = base;
-  for (int k = 2; taken_.count(name); ++k)
-    name = base + "_" + std::to_string(k);
-  taken_.insert(name);
-  return name;
-}
-
 std::string PrintSink::shape(const lower::Shape &s) {
   std::string r = "{.size = " + std::to_string(s.rank) + ", .dims = {";
   for (size_t i = 0; i < s.dims.size(); ++i)
@@ -173,17 +165,17 @@ std::vector<Val> PrintSink::emit(Call &call) {
     break;
   case Returns::Value: {
     assert(resultIds.size() == 1);
-    std::string var = newVariable(resultIds[0]);
+    std::string var = variables_.add(resultIds[0]);
     line("odla_value " + var + " = " + expr + ";");
     results.push_back(Val{static_cast<int>(vars_.size())});
     vars_.push_back(var);
     break;
   }
   case Returns::Values: {
-    std::string group = newVariable(resultIds.empty() ? "results" : resultIds[0] + "_all");
+    std::string group = variables_.add(resultIds.empty() ? "results" : resultIds[0] + "_all");
     line("odla_values " + group + " = " + expr + ";");
     for (size_t i = 0; i < resultIds.size(); ++i) {
-      std::string var = newVariable(resultIds[i]);
+      std::string var = variables_.add(resultIds[i]);
       line("odla_value " + var + " = " + group + ".values[" + std::to_string(i) + "];");
       results.push_back(Val{static_cast<int>(vars_.size())});
       vars_.push_back(var);

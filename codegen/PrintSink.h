@@ -5,7 +5,6 @@
 #include "CWriter.h"
 #include "lower/OdlaSink.h"
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -14,7 +13,9 @@ namespace odlac {
 class PrintSink : public lower::OdlaSink {
 public:
   // `checkMacro` wraps status-returning calls, e.g. NET_CHECK(odla_SetValueAsOutput(y));
-  PrintSink(CWriter &w, std::string checkMacro) : w_(w), checkMacro_(std::move(checkMacro)) {}
+  // `prefix` is the model's (--name): variables never take the names of its symbols.
+  PrintSink(CWriter &w, std::string checkMacro, const std::string &prefix)
+      : w_(w), checkMacro_(std::move(checkMacro)), variables_(prefix) {}
   // Whether any printed argument needs <math.h> (HUGE_VALF, NAN).
   bool usesMath() const { return usesMath_; }
   // Whether any call is an extension function (odla_Ext...), which needs <ODLA/odla_ext.h>.
@@ -36,14 +37,13 @@ private:
   std::string typeName(odla_element_type t);
   std::string shape(const lower::Shape &s);
   std::string customParams(const lower::CustomParams &p);
-  std::string newVariable(const std::string &tensorName);
   // Prints one line, indented by how deep it sits in if/loop regions.
   void line(const std::string &text);
 
   CWriter &w_;
   std::string checkMacro_;
   std::vector<std::string> vars_; // C variable of each Val
-  std::set<std::string> taken_;
+  CScope variables_;
   int depth_ = 0; // open odla_BeginIf / odla_BeginLoop regions
   bool usesMath_ = false;
   bool usesExtensions_ = false;

@@ -4,6 +4,7 @@
 #include "Codegen.h"
 #include "ops/InferUtil.h"
 #include "ops/OpDef.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -81,19 +82,27 @@ static double arenaRatio(const Graph &g, const ReportFacts &f) {
   return bound ? static_cast<double>(f.arenaBytes) / static_cast<double>(bound) : 0.0;
 }
 
+// A JSON string for any bytes: always valid UTF-8 and valid JSON (RFC 8259). `"` and `\`
+// escaped, characters that are not showable (controls, formatting characters; support/Text.h)
+// as \uXXXX, and each byte of invalid UTF-8 as U+FFFD, so that json.loads and strict readers
+// accept the report of any model.
 static std::string jsonString(const std::string &s) {
   std::string r = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
+  for (size_t pos = 0; pos < s.size();) {
+    Utf8Char c = decodeUtf8(s, pos);
+    if (c.codePoint == '"' || c.codePoint == '\\') {
       r += '\\';
-      r += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      r += s[pos];
+    } else if (c.codePoint < 0) {
+      r += "\\ufffd";
+    } else if (!isShowable(c.codePoint)) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c.codePoint));
       r += buf;
     } else {
-      r += static_cast<char>(ch);
+      r.append(s, pos, c.length);
     }
+    pos += c.length;
   }
   return r + "\"";
 }
@@ -146,10 +155,10 @@ std::string reportText(const Graph &g, const ReportFacts &f) {
     ops.insert(kv.first);
   char line[256];
   std::string r;
-  std::snprintf(line, sizeof line, "%s: %.3f GFLOP, weights %.2f MB, arena %.2f MB (-O%d, %s)\n",
-                g.info().fileName.c_str(), estimateFlops(g) / 1e9, weightBytes(g) / 1e6,
-                f.arenaBytes / 1e6, f.optLevel, f.backend.c_str());
-  r += line;
+  // The file and backend names are anyone's text, and any length: not through the buffer.
+  std::snprintf(line, sizeof line, ": %.3f GFLOP, weights %.2f MB, arena %.2f MB (-O%d, ",
+                estimateFlops(g) / 1e9, weightBytes(g) / 1e6, f.arenaBytes / 1e6, f.optLevel);
+  r += printable(g.info().fileName) + line + printable(f.backend) + ")\n";
   std::snprintf(line, sizeof line,
                 "  arena lower bound %.2f MB (the most one op reads and writes); arena / bound "
                 "%.3f\n",

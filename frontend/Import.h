@@ -1,11 +1,14 @@
 // The ONNX frontend's entry point: load a .onnx file, validate it, and import it into IR.
 // All validation happens here (DESIGN §4): every unsupported or invalid node is reported, with
-// node name, op type, opset and reason, in one Status.
+// node name, op type, opset and reason, in one Status. Warnings and notes (messages starting
+// "warning: " or "note: ") follow the errors of a failed import, and are in the graph's
+// info().diagnostics after a successful one.
 #pragma once
 
 #include "ir/Graph.h"
 #include "support/Status.h"
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,9 +30,18 @@ struct ImportOptions {
   // --dynamic-batch: every input's leading dim must be symbolic, the batch; it is pinned to
   // this (the batch the code is planned for). 0: off.
   int64_t batchSize = 0;
+  // --libonnx-timeout: seconds each libonnx step (its checker; its version converter, for
+  // opsets before 7) may run in its child process (LibOnnx.h). 0: libonnx is not run.
+  int libonnxSeconds = 20;
 };
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts);
+// The same for a serialized model in memory (`name` labels it in messages): nothing is read
+// from files, so a model whose tensors keep their data in external files is refused. The
+// graph's constants reference `data`'s bytes only through copies: the buffer may go away.
+Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 const ImportOptions &opts);
 
 // Parses "name:1x3x224x224" into an entry of ImportOptions::inputShapes.
 Status parseInputShape(const std::string &spec, ImportOptions &opts);

@@ -36,7 +36,7 @@ public:
 
 class ImportCtx {
 public:
-  // Static types ONNX's shape inference found for values of the model, by name.
+  // The static types the model declares for its values (value_info, graph outputs), by name.
   using DeclaredTypes = std::map<std::string, TensorType>;
 
   ImportCtx(Graph &g, const onnx::NodeProto &node, int64_t opset, std::vector<Value *> inputs,
@@ -60,7 +60,7 @@ public:
   // The values of a constant integer operand (axes, shapes, pads).
   Expected<std::vector<int64_t>> constInts(int i, const char *what) const;
   Expected<double> constScalar(int i, const char *what) const;
-  // The static type ONNX's shape inference (or the model itself) gives output i, if any: for
+  // The static type the model declares for output i (value_info, graph outputs), if any: for
   // ops whose result shape depends on input data.
   std::optional<TensorType> declaredType(int i) const;
 

@@ -2,20 +2,22 @@
 // problem in one run.
 #include "Import.h"
 
+#include "Functions.h"
+#include "LibOnnx.h"
 #include "Rules.h"
+#include "Schema.h"
+#include "Structure.h"
 #include "Tensor.h"
 #include "ops/OpDef.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <onnx/checker.h>
-#include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
-#include <onnx/version_converter/convert.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cassert>
 #include <climits>
 #include <functional>
 #include <map>
@@ -34,38 +36,44 @@ std::string baseName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Expected<onnx::ModelProto> parseModel(const std::string &path) {
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0)
-    return Status::error(path + ": cannot open the model file");
+// Parses a whole serialized ModelProto from `raw` (a file's or a buffer's bytes).
+Expected<onnx::ModelProto> parseModel(google::protobuf::io::ZeroCopyInputStream &raw,
+                                      const std::string &path) {
   onnx::ModelProto model;
-  bool ok;
-  {
-    google::protobuf::io::FileInputStream raw(fd);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  }
-  close(fd);
-  if (!ok)
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
     return Status::error(path + ": not a valid ONNX model (protobuf parse failed)");
   return model;
 }
 
-// ONNX writes the default domain "" or "ai.onnx".
-std::string domainOf(const std::string &d) { return d == "ai.onnx" ? "" : d; }
-
-// `opset`: the model's opset of the node's domain, or -1 when it imports none.
-std::string nodeLabel(const onnx::NodeProto &n, int index, int64_t opset) {
-  std::string label = n.name().empty() ? "node #" + std::to_string(index)
-                                       : "node '" + n.name() + "'";
-  std::string op = domainOf(n.domain()).empty() ? n.op_type() : n.domain() + "." + n.op_type();
-  return label + " (" + op + (opset >= 0 ? ", opset " + std::to_string(opset) : "") + ")";
+Expected<onnx::ModelProto> parseModelFile(const std::string &path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return Status::error(path + ": cannot open the model file");
+  google::protobuf::io::FileInputStream raw(fd);
+  raw.SetCloseOnDelete(true);
+  return parseModel(raw, path);
 }
 
-// Initializers up to this many elements keep their data in the copy of the model that
-// ONNX's shape inference reads (copyForShapeInference): shape-like operands are far smaller.
-constexpr int64_t kInferDataElements = 4096;
+// A declared tensor type as text, like toString(TensorType): "f32[N,3]" (a symbolic dim by
+// name, "?" when unnamed or when the element type is not given).
+std::string declaredTypeText(const onnx::TypeProto_Tensor &tt) {
+  auto dtype = dtypeFromOnnx(tt.elem_type());
+  std::string text = tt.elem_type() == 0 ? "?"
+                     : dtype             ? dtypeName(*dtype)
+                                         : onnxTypeName(tt.elem_type());
+  if (!tt.has_shape())
+    return text + " of any shape";
+  text += "[";
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    text += (i ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
+                              : d.has_dim_param() ? d.dim_param()
+                                                  : std::string("?"));
+  }
+  return text + "]";
+}
 
 // The names visible while importing one graph: the main graph, or a body nested in it.
 // ONNX's scoping: a body sees its own names first, then its enclosing graphs' names. An
@@ -80,6 +88,18 @@ struct Scope {
   std::vector<Value *> captures;              // outer values bound to the capture inputs
   std::map<Value *, Value *> constantOrigin;  // body constant -> the outer value it copies
 };
+
+const char *nonTensorKind(const onnx::TypeProto &t) {
+  if (t.has_sequence_type())
+    return "a sequence";
+  if (t.has_optional_type())
+    return "an optional";
+  if (t.has_map_type())
+    return "a map";
+  if (t.has_sparse_tensor_type())
+    return "a sparse tensor";
+  return nullptr;
+}
 
 class Importer : public BodyImporter {
 public:
@@ -97,24 +117,31 @@ public:
     info.irVersion = m.ir_version();
   }
 
+  // The graph, with its warnings and notes in info().diagnostics; or every error, followed
+  // by those.
   Expected<std::unique_ptr<Graph>> run() {
     readOpsets();
-    inferDeclaredTypes();
+    recordDeclaredTypes();
     importInitializers();
     importInputs();
     importNodes(model_.graph(), root_);
     importOutputs();
-    if (!errors_.isOk())
+    if (!errors_.isOk()) {
+      for (const std::string &d : diagnostics_)
+        errors_.append(Status::error(d));
       return errors_;
+    }
+    graph_->info().diagnostics = diagnostics_;
     return std::move(graph_);
   }
 
 private:
   void error(const std::string &message) { errors_.append(Status::error(message)); }
 
+  // checkVersions has made sure that each domain is there once.
   void readOpsets() {
     for (const auto &os : model_.opset_import())
-      graph_->info().opsets[domainOf(os.domain())] = os.version();
+      graph_->info().opsets[canonicalDomain(os.domain())] = os.version();
   }
 
   // The model's opset of `domain`; -1 when it imports none.
@@ -123,27 +150,14 @@ private:
     return it == graph_->info().opsets.end() ? -1 : it->second;
   }
 
-  // Runs ONNX's shape inference (with data propagation) on a copy of the model whose inputs
-  // carry the pinned shapes, and records every fully static type it finds. Rules use these
-  // for ops whose result shape depends on input data. Inference failures only mean fewer
-  // facts: the import rules validate everything themselves.
-  void inferDeclaredTypes() {
-    onnx::ModelProto m = copyForShapeInference(model_, kInferDataElements);
-    for (onnx::ValueInfoProto &vi : *m.mutable_graph()->mutable_input()) {
-      auto pinned = opts_.inputShapes.find(vi.name());
-      if (pinned == opts_.inputShapes.end() || !vi.type().has_tensor_type())
-        continue;
-      auto *shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
-      shape->clear_dim();
-      for (int64_t d : pinned->second)
-        shape->add_dim()->set_dim_value(d);
-    }
-    try {
-      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(false, 0, true));
-    } catch (const std::exception &) {
-      return;
-    }
+  // Records every fully static type the model declares for a value (value_info and graph
+  // outputs, bodies included). Rules use these for ops whose result shape depends on data
+  // known only at run time. They are the model's own facts, not libonnx's shape inference:
+  // importing folds what ONNX's data propagation would compute (Shape chains become constants
+  // once the inputs are pinned), and over the conformance suite and every test here no rule
+  // used a fact that inference added to the model's own (measured when this replaced it);
+  // inference also crashed on crafted models, and it knows no opset after libonnx's (17).
+  void recordDeclaredTypes() {
     auto record = [&](const onnx::ValueInfoProto &vi) {
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
         return;
@@ -158,18 +172,21 @@ private:
       }
       declared_[vi.name()] = t;
     };
-    // Bodies too (If, Loop, Scan): ONNX names are unique across the whole model.
+    // Bodies too (If, Loop, Scan): checkStructure has made node outputs unique across scopes.
     std::function<void(const onnx::GraphProto &)> walk = [&](const onnx::GraphProto &g) {
       for (const auto &vi : g.value_info())
         record(vi);
       for (const auto &vi : g.output())
         record(vi);
       for (const onnx::NodeProto &n : g.node())
-        for (const onnx::AttributeProto &a : n.attribute())
+        for (const onnx::AttributeProto &a : n.attribute()) {
           if (a.has_g())
             walk(a.g());
+          for (const onnx::GraphProto &body : a.graphs())
+            walk(body);
+        }
     };
-    walk(m.graph());
+    walk(model_.graph());
   }
 
   void importInitializers() {
@@ -184,15 +201,83 @@ private:
     }
   }
 
+  // A graph input with an initializer of the same name: in ONNX the initializer is the
+  // input's default value, which a runtime may let the caller override (and IR versions
+  // before 4 must list every initializer among the inputs this way). odlac compiles ahead of
+  // time with the weights in the code, so such an input is a constant, not an input of the
+  // generated code; the declared type must agree with the initializer's.
+  void importDefaultedInput(const onnx::ValueInfoProto &vi, const Value *init,
+                            std::vector<std::string> &defaulted) {
+    std::string what = "graph input '" + vi.name() + "'";
+    const onnx::TypeProto &t = vi.type();
+    std::string mismatch;
+    if (const char *kind = nonTensorKind(t)) {
+      mismatch = kind;
+    } else if (t.has_tensor_type()) {
+      const auto &tt = t.tensor_type();
+      auto dtype = dtypeFromOnnx(tt.elem_type());
+      bool fits = tt.elem_type() == 0 || (dtype && *dtype == init->dtype());
+      if (tt.has_shape()) {
+        fits = fits && tt.shape().dim_size() == init->type().rank();
+        for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
+          fits = !tt.shape().dim(i).has_dim_value() ||
+                 tt.shape().dim(i).dim_value() == init->dims()[static_cast<size_t>(i)];
+      }
+      if (!fits)
+        mismatch = declaredTypeText(tt);
+    }
+    if (!mismatch.empty()) {
+      error(what + " is declared " + mismatch + ", but the initializer of the same name is " +
+            toString(init->type()));
+      return;
+    }
+    defaulted.push_back(vi.name());
+  }
+
+  // The notes for inputs that are constants (importDefaultedInput).
+  void noteDefaultedInputs(const std::vector<std::string> &defaulted) {
+    if (defaulted.empty())
+      return;
+    bool one = defaulted.size() == 1;
+    if (model_.ir_version() < 4) {
+      diagnostics_.push_back(
+          "note: the model (IR version " + std::to_string(model_.ir_version()) + ") lists its " +
+          (one ? std::string("initializer") : std::to_string(defaulted.size()) + " initializers") +
+          " among its graph inputs, as IR versions before 4 must; odlac compiles " +
+          (one ? "it as a constant" : "them as constants"));
+      return;
+    }
+    constexpr size_t kNamed = 5;
+    std::string names;
+    for (size_t i = 0; i < defaulted.size() && i < kNamed; ++i)
+      names += (i ? ", '" : "'") + defaulted[i] + "'";
+    if (defaulted.size() > kNamed)
+      names += " and " + std::to_string(defaulted.size() - kNamed) + " more";
+    diagnostics_.push_back(
+        "warning: graph input" + std::string(one ? " " : "s ") + names +
+        (one ? " has an initializer" : " have initializers") +
+        " of the same name, in ONNX a default value that the caller may "
+        "override; odlac compiles " +
+        (one ? "it as a constant, not an input" : "them as constants, not inputs") +
+        " of the generated code");
+  }
+
   void importInputs() {
     std::set<std::string> seen;
+    std::vector<std::string> defaulted;
     for (const onnx::ValueInfoProto &vi : model_.graph().input()) {
-      if (root_.values.count(vi.name()) || root_.poisoned.count(vi.name()))
-        continue; // an initializer listed as input (IR version < 4): a constant
+      if (root_.poisoned.count(vi.name()))
+        continue; // an initializer that failed to decode (reported)
+      if (auto init = root_.values.find(vi.name()); init != root_.values.end()) {
+        importDefaultedInput(vi, init->second, defaulted);
+        continue;
+      }
       seen.insert(vi.name());
       std::string what = "graph input '" + vi.name() + "'";
       if (!vi.type().has_tensor_type()) {
-        error(what + " is not a tensor (sequences, maps and optionals are not supported)");
+        error(what + (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET
+                          ? std::string(" has no type")
+                          : " is not a tensor (sequences, maps and optionals are not supported)"));
         root_.poisoned.insert(vi.name());
         continue;
       }
@@ -252,8 +337,12 @@ private:
       }
       root_.values[vi.name()] = graph_->addInput(vi.name(), TensorType{*dtype, dims});
     }
+    noteDefaultedInputs(defaulted);
     for (const auto &[name, dims] : opts_.inputShapes)
-      if (!seen.count(name)) {
+      if (std::find(defaulted.begin(), defaulted.end(), name) != defaulted.end()) {
+        error("--input-shape names '" + name + "', which has an initializer of the same name: " +
+              "odlac compiles it as a constant, not an input");
+      } else if (!seen.count(name)) {
         std::string names;
         for (const std::string &s : seen)
           names += (names.empty() ? "" : ", ") + s;
@@ -321,16 +410,6 @@ private:
     return scope.outer && !scope.values.count(name) && isPoisoned(*scope.outer, name);
   }
 
-  static const char *nonTensorKind(const onnx::TypeProto &t) {
-    if (t.has_sequence_type())
-      return "a sequence";
-    if (t.has_optional_type())
-      return "an optional";
-    if (t.has_map_type())
-      return "a map";
-    return nullptr;
-  }
-
   Expected<ImportedBody> importBody(const onnx::GraphProto &gp,
                                     const std::vector<TensorType> &inputTypes) override {
     std::string name = gp.name().empty() ? "body" : gp.name();
@@ -371,9 +450,8 @@ private:
         continue;
       }
       Value *v = lookup(scope, vi.name());
-      if (!v) {
-        if (!isPoisoned(scope, vi.name()))
-          error(where + "output '" + vi.name() + "' is not produced by any node");
+      if (!v) { // defined (checkStructure), so its producer failed
+        assert(isPoisoned(scope, vi.name()));
         continue;
       }
       body->addOutput(v);
@@ -405,7 +483,7 @@ private:
   void importNodes(const onnx::GraphProto &graph, Scope &scope) {
     int index = 0;
     for (const onnx::NodeProto &n : graph.node()) {
-      const std::string domain = domainOf(n.domain());
+      const std::string domain = canonicalDomain(n.domain());
       const int64_t opset = opsetOf(domain);
       std::string label = where_ + nodeLabel(n, index++, opset);
       auto poison = [&] {
@@ -423,6 +501,12 @@ private:
         error(
             label + ": the model imports no opset of " +
             (domain.empty() ? std::string("the default ONNX domain") : "domain '" + domain + "'"));
+        poison();
+        continue;
+      }
+      if (Status s = checkNode(n, opset)) {
+        for (const std::string &m : s.messages())
+          error(label + ": " + m);
         poison();
         continue;
       }
@@ -445,10 +529,8 @@ private:
           continue;
         }
         Value *v = lookup(scope, in);
-        if (!v) {
-          if (!isPoisoned(scope, in))
-            error(label + ": input '" + in + "' is not produced by any earlier node, "
-                                             "initializer or graph input");
+        if (!v) { // checkStructure found every input defined: this one's producer failed
+          assert(isPoisoned(scope, in));
           blocked = true;
           continue;
         }
@@ -487,9 +569,8 @@ private:
     std::set<const Value *> claimed;
     for (const onnx::ValueInfoProto &vi : model_.graph().output()) {
       auto it = root_.values.find(vi.name());
-      if (it == root_.values.end()) {
-        if (!root_.poisoned.count(vi.name()))
-          error("graph output '" + vi.name() + "' is not produced by any node");
+      if (it == root_.values.end()) { // defined (checkStructure), so its producer failed
+        assert(root_.poisoned.count(vi.name()));
         continue;
       }
       Value *v = it->second;
@@ -529,66 +610,124 @@ private:
   std::string where_; // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
   ImportCtx::DeclaredTypes declared_;
   Status errors_;
+  std::vector<std::string> diagnostics_; // warnings and notes ("warning: ...", "note: ...")
 };
 
-// Runs ONNX's checker where libonnx knows the model's opset.
-Status checkModel(const onnx::ModelProto &m, const std::string &path) {
-  int64_t known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
+// ONNX opsets before 7 used legacy broadcasting and other semantics that later opsets
+// dropped; such models are upgraded with libonnx's version converter (ONNX Runtime refuses
+// them, odlac does not). When the converter fails (an exception, a crash, an invalid result),
+// odlac imports the model at its own opset with the rules it has for it, which report what
+// they cannot import. Running out of time is an error instead: how long the converter takes
+// depends on the machine's load, and the same model and flags must always give the same
+// output.
+constexpr int64_t kOldestUpgradedOpset = 7;
+
+int64_t defaultOpset(const onnx::ModelProto &m) {
   for (const auto &os : m.opset_import())
-    if ((os.domain().empty() || os.domain() == "ai.onnx") && os.version() > known)
-      return Status::ok();
-  try {
-    // The path form re-reads the file so that the checker resolves external data beside the
-    // model; a model without external data is checked as already parsed.
-    if (usesExternalData(m))
-      onnx::checker::check_model(path);
-    else
-      onnx::checker::check_model(m);
-  } catch (const std::exception &e) {
-    return Status::error(path + ": the ONNX checker rejects the model: " + e.what());
+    if (canonicalDomain(os.domain()).empty())
+      return os.version();
+  return -1; // models of other domains only (ai.onnx.preview.training's optimizers)
+}
+
+// odlac's own validation of the model as a whole, before anything else reads it.
+Status validateModel(const onnx::ModelProto &m) {
+  if (Status s = checkVersions(m))
+    return s;
+  return checkStructure(m.graph(), defaultOpset(m));
+}
+
+// A model of an opset before 7, upgraded to 7 by libonnx when it can; else as it is, with a
+// warning saying why.
+Expected<onnx::ModelProto> upgradeOldOpset(onnx::ModelProto m, const ImportOptions &opts,
+                                           const ChildLimits &limits,
+                                           std::vector<std::string> &diagnostics) {
+  int64_t opset = defaultOpset(m);
+  if (opset < 0 || opset >= kOldestUpgradedOpset)
+    return m;
+  std::string what = libonnxName() + "'s version converter did not upgrade the model from opset " +
+                     std::to_string(opset) + " to " + std::to_string(kOldestUpgradedOpset);
+  std::string why = "--libonnx-timeout is 0";
+  if (opts.libonnxSeconds > 0) {
+    bool timedOut = false;
+    auto upgraded = upgradeWithLibonnx(m, kOldestUpgradedOpset, limits, &timedOut);
+    if (timedOut)
+      return Status::error(what + " within --libonnx-timeout " + std::to_string(limits.seconds) +
+                           " s; give it more time, or 0 to import the model at opset " +
+                           std::to_string(opset) + " with odlac's own rules");
+    Status invalid = upgraded ? validateModel(*upgraded) : upgraded.status();
+    if (invalid.isOk())
+      return std::move(*upgraded);
+    why = upgraded ? "its result is invalid: " + invalid.messages()[0] : invalid.message();
   }
-  return Status::ok();
+  diagnostics.push_back("warning: " + what + " (" + why + "); odlac imports it at opset " +
+                        std::to_string(opset) + " with its own rules");
+  return m;
 }
 
 } // namespace
 
-Status upgradeOldOpset(onnx::ModelProto &m, const std::string &path) {
-  for (const auto &os : m.opset_import()) {
-    if (!(os.domain().empty() || os.domain() == "ai.onnx") || os.version() >= kOldestImportedOpset)
-      continue;
-    try {
-      // The converter's adapters need the shapes that ONNX's shape inference provides.
-      onnx::shape_inference::InferShapes(m);
-      m = onnx::version_conversion::ConvertVersion(m, kOldestImportedOpset);
-    } catch (const std::exception &e) {
-      std::string why = e.what();
-      return Status::error(path + ": cannot upgrade the model from opset " +
-                           std::to_string(os.version()) + " to " +
-                           std::to_string(kOldestImportedOpset) + " with libonnx's version "
-                           "converter: " + why.substr(why.find_last_of(':') + 1));
-    }
-    return Status::ok();
-  }
-  return Status::ok();
+// Checks, upgrades and imports a parsed model; `path` names it in messages and is where
+// its external data lies, which `external` lists. odlac's validation decides, before libonnx
+// sees the model; libonnx's checker is advice, reported with the other diagnostics whatever
+// the validation found.
+static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
+                                                    const std::string &path,
+                                                    const std::set<std::string> &external,
+                                                    const ImportOptions &opts) {
+  Status invalid = validateModel(model);
+  ChildLimits limits;
+  limits.seconds = opts.libonnxSeconds;
+  std::vector<std::string> diagnostics;
+  if (opts.libonnxSeconds > 0)
+    if (auto complaint = libonnxCheckerComplaint(model, path, limits))
+      diagnostics.push_back("warning: " + *complaint);
+  auto withDiagnostics = [&](Status s) {
+    for (const std::string &d : diagnostics)
+      s.append(Status::error(d));
+    return s;
+  };
+  if (!invalid.isOk())
+    return withDiagnostics(std::move(invalid));
+  auto current = upgradeOldOpset(std::move(model), opts, limits, diagnostics);
+  if (!current)
+    return withDiagnostics(current.takeStatus());
+  if (Status s = inlineLocalFunctions(*current))
+    return withDiagnostics(Status::error(path + ": " + s.message()));
+  // The graph's constants reference the weights inside the parsed model, not copies of them.
+  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*current));
+  auto graph = Importer(*owned, path, opts, owned).run();
+  if (!graph)
+    return withDiagnostics(graph.takeStatus());
+  ModelInfo &info = (*graph)->info();
+  info.externalDataFiles.assign(external.begin(), external.end());
+  info.diagnostics.insert(info.diagnostics.end(), diagnostics.begin(), diagnostics.end());
+  return graph;
 }
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
-  auto model = parseModel(path);
+  auto model = parseModelFile(path);
   if (!model)
     return model.takeStatus();
   std::set<std::string> external;
   if (Status s = checkExternalData(*model, dirOf(path), &external))
     return s;
-  if (Status s = checkModel(*model, path))
-    return s;
-  if (Status s = upgradeOldOpset(*model, path))
-    return s;
-  // The graph's constants reference the weights inside the parsed model, not copies of them.
-  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*model));
-  auto graph = Importer(*owned, path, opts, owned).run();
-  if (graph)
-    (*graph)->info().externalDataFiles.assign(external.begin(), external.end());
-  return graph;
+  return importModel(*model, path, external, opts);
+}
+
+Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
+                                                 const std::string &name,
+                                                 const ImportOptions &opts) {
+  if (size > static_cast<size_t>(INT_MAX))
+    return Status::error(name + ": " + std::to_string(size) + " bytes, more than a model read "
+                         "from memory may have (" + std::to_string(INT_MAX) + ")");
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
+  auto model = parseModel(raw, name);
+  if (!model)
+    return model.takeStatus();
+  if (usesExternalData(*model))
+    return Status::error(name + ": the model keeps tensor data in external files, which a "
+                         "model read from memory cannot have (import it from its file)");
+  return importModel(*model, name, {}, opts);
 }
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {

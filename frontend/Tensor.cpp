@@ -170,43 +170,6 @@ bool usesExternalData(const onnx::ModelProto &m) {
   return false;
 }
 
-onnx::ModelProto copyForShapeInference(const onnx::ModelProto &m, int64_t maxElements) {
-  onnx::ModelProto copy;
-  copy.set_ir_version(m.ir_version());
-  *copy.mutable_opset_import() = m.opset_import();
-  *copy.mutable_functions() = m.functions();
-  const onnx::GraphProto &g = m.graph();
-  onnx::GraphProto *cg = copy.mutable_graph();
-  cg->set_name(g.name());
-  *cg->mutable_node() = g.node();
-  *cg->mutable_input() = g.input();
-  *cg->mutable_output() = g.output();
-  *cg->mutable_value_info() = g.value_info();
-  *cg->mutable_sparse_initializer() = g.sparse_initializer();
-  std::set<std::string> inputs;
-  for (const onnx::ValueInfoProto &vi : g.input())
-    inputs.insert(vi.name());
-  for (const onnx::TensorProto &t : g.initializer()) {
-    int64_t elements = 1;
-    for (int64_t d : t.dims())
-      elements *= d;
-    if (elements <= maxElements) {
-      *cg->add_initializer() = t;
-      continue;
-    }
-    if (inputs.count(t.name()))
-      continue; // already a typed graph input (IR version < 4)
-    onnx::ValueInfoProto *vi = cg->add_input();
-    vi->set_name(t.name());
-    onnx::TypeProto_Tensor *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(t.data_type());
-    onnx::TensorShapeProto *shape = tt->mutable_shape();
-    for (int64_t d : t.dims())
-      shape->add_dim()->set_dim_value(d);
-  }
-  return copy;
-}
-
 namespace {
 
 // The 4- and 2-bit types are packed in files, the first element in the lowest bits; IR buffers
@@ -280,6 +243,13 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
     }
     return out;
   }
+  // The low-precision types keep one byte (one value, or packed values) per int32_data entry.
+  if (isExtensionType(*dtype))
+    for (int i = 0; i < t.int32_data_size(); ++i)
+      if (t.int32_data(i) < 0 || t.int32_data(i) > 255)
+        return Status::error(what + ": int32_data[" + std::to_string(i) + "] = " +
+                             std::to_string(t.int32_data(i)) + " does not fit a byte of " +
+                             toString(out.type) + " (0 to 255)");
   size_t have = 0;
   switch (*dtype) {
   case DType::F32: have = t.float_data_size(); out.data = narrow<float>(t.float_data()); break;

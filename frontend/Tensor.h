@@ -26,12 +26,6 @@ Status checkExternalData(const onnx::ModelProto &m, const std::string &modelDir,
 // local function) keeps its data in an external file.
 bool usesExternalData(const onnx::ModelProto &m);
 
-// A copy of the model for ONNX's shape inference that leaves the weights behind: an
-// initializer of more than `maxElements` elements travels as a typed graph input instead,
-// without its data. Shape inference reads the data only of shape-like operands (shapes,
-// axes, pads, scales: a few elements each), so it infers the same types from the copy.
-onnx::ModelProto copyForShapeInference(const onnx::ModelProto &m, int64_t maxElements);
-
 // `modelDir` is the folder of the model file; external data must stay inside it. When
 // `keepAlive` is given it owns `t`, and raw data is referenced where it lies, not copied.
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,

@@ -1,6 +1,10 @@
 /* Support code for generated test drivers (main.c): reading and writing ONNX TensorProto
  * files, timing, and paths. odlac copies this file into every main.c it writes; it is also
- * compiled on its own by the test suite. C99 plus POSIX clock_gettime and readlink. */
+ * compiled on its own by the test suite. C99 plus POSIX clock_gettime, open, fstat and readlink.
+ * Input files come from anyone: every field the driver reads is checked (wire types, the
+ * data field the element type keeps its values in, element counts against the dims, value
+ * ranges, sizes without overflow) before the data is trusted, and a bad file gets a message
+ * naming the file and exit status 1, never a crash. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,11 +13,13 @@
 #include <string.h>
 #include <time.h>
 #if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
 
 #define ODLAC_MAX_RANK 16
+#define ODLAC_MAX_REPEAT 10000000L /* --repeat: the timings are kept, 8 bytes a run */
 
 /* Not every driver uses every helper. */
 #if defined(__GNUC__)
@@ -48,7 +54,15 @@ ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
 
 /* Bits of one element in a file: 4 or 2 for the types ONNX packs, else 8 * size. */
 ODLAC_HELPER unsigned odlac_bits(int32_t t) {
-  return t == 21 || t == 22 || t == 23 ? 4 : t == 25 || t == 26 ? 2 : 8 * (unsigned)odlac_elem_size(t);
+  return t == 21 || t == 22 || t == 23   ? 4
+         : t == 25 || t == 26            ? 2
+                                         : 8 * (unsigned)odlac_elem_size(t);
+}
+
+/* Bytes (raw_data) or int32_data entries (one byte each) that hold n elements of type t. */
+ODLAC_HELPER size_t odlac_file_units(int32_t t, size_t n) {
+  unsigned bits = odlac_bits(t);
+  return bits < 8 ? (n * bits + 7) / 8 : n;
 }
 
 /* Packs n one-byte elements of `bits` bits into out, the first in the lowest bits (ONNX's
@@ -70,29 +84,133 @@ ODLAC_HELPER void odlac_unpack(const unsigned char *in, size_t n, int32_t t, uns
   }
 }
 
-ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t) {
-  int64_t n = 1;
-  int i;
-  for (i = 0; i < t->rank; ++i)
-    n *= t->dims[i];
-  return n;
+/* The TensorProto field that holds a type's elements when raw_data does not (onnx.proto):
+ * 4 float_data, 5 int32_data (also the 8- and 16-bit types, float16 and bfloat16 as their
+ * bits, the 8-bit floats and the packed 4- and 2-bit types), 7 int64_data, 10 double_data,
+ * 11 uint64_data (uint32, uint64). */
+ODLAC_HELPER int odlac_typed_field(int32_t t) {
+  switch (t) {
+  case 1: return 4;
+  case 2: case 3: case 4: case 5: case 6: case 9: case 10: case 16: return 5;
+  case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25: case 26:
+    return 5; /* one 8-bit float, or one byte of packed 4- or 2-bit ones, per entry */
+  case 7: return 7;
+  case 11: return 10;
+  case 12: case 13: return 11;
+  default: return 0;
+  }
 }
 
+ODLAC_HELPER const char *odlac_field_name(int field) {
+  switch (field) {
+  case 4: return "float_data";
+  case 5: return "int32_data";
+  case 7: return "int64_data";
+  case 10: return "double_data";
+  default: return "uint64_data";
+  }
+}
+
+/* The range int32_data values of a type must lie in (after protobuf's int32 truncation). */
+ODLAC_HELPER void odlac_int32_range(int32_t t, int64_t *lo, int64_t *hi) {
+  switch (t) {
+  case 2: case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25:
+  case 26: *lo = 0; *hi = 255; break;
+  case 3: *lo = -128; *hi = 127; break;
+  case 9: *lo = 0; *hi = 1; break;
+  case 5: *lo = -32768; *hi = 32767; break;
+  case 4: case 10: case 16: *lo = 0; *hi = 65535; break;
+  default: *lo = INT32_MIN; *hi = INT32_MAX; break;
+  }
+}
+
+/* Prints model text (a tensor name) with control characters as \xHH. */
+ODLAC_HELPER void odlac_print_text(FILE *f, const char *s) {
+  for (; *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\x%02x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+ODLAC_HELPER void odlac_print_dims(FILE *f, int rank, const int64_t *dims) {
+  int i;
+  fputc('[', f);
+  for (i = 0; i < rank; ++i)
+    fprintf(f, "%s%lld", i ? "," : "", (long long)dims[i]);
+  fputc(']', f);
+}
+
+/* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t. */
+ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t, size_t elem_size) {
+  uint64_t n = 1, limit = (uint64_t)(SIZE_MAX / (elem_size ? elem_size : 1));
+  int i;
+  if (limit > (uint64_t)INT64_MAX)
+    limit = (uint64_t)INT64_MAX;
+  for (i = 0; i < t->rank; ++i) {
+    uint64_t d = (uint64_t)t->dims[i];
+    if (d != 0 && n > limit / d)
+      return -1;
+    n *= d;
+  }
+  return (int64_t)n;
+}
+
+/* Reads a whole regular file (a folder, a FIFO or a device is refused: what they hold is no
+ * input file), growing the buffer as it reads rather than trusting a size. Prints why and
+ * returns NULL on failure. */
 ODLAC_HELPER unsigned char *odlac_read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
+  FILE *f;
   unsigned char *buf = NULL;
-  long len;
-  if (!f)
+  size_t n = 0, cap = 0, got;
+#if defined(__unix__) || defined(__APPLE__)
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block the open */
+  if (fd < 0) {
+    fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
     return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    buf = (unsigned char *)malloc(len > 0 ? (size_t)len : 1);
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-      free(buf);
-      buf = NULL;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    fprintf(stderr, "%s: not a regular file\n", path);
+    close(fd);
+    return NULL;
+  }
+  if (!(f = fdopen(fd, "rb")))
+    close(fd);
+#else
+  f = fopen(path, "rb");
+#endif
+  if (!f) {
+    fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  do {
+    if (n == cap) {
+      unsigned char *grown =
+          cap <= SIZE_MAX / 2 ? (unsigned char *)realloc(buf, cap ? cap * 2 : 65536) : NULL;
+      if (!grown) {
+        fprintf(stderr, "%s: cannot allocate memory to read it (%lu bytes read)\n", path,
+                (unsigned long)n);
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = grown;
+      cap = cap ? cap * 2 : 65536;
     }
-    *size = (size_t)len;
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+  } while (got > 0);
+  if (ferror(f)) {
+    fprintf(stderr, "%s: read failed: %s\n", path, strerror(errno));
+    free(buf);
+    fclose(f);
+    return NULL;
   }
   fclose(f);
+  *size = n;
   return buf;
 }
 
@@ -110,153 +228,324 @@ ODLAC_HELPER int odlac_varint(const unsigned char **p, const unsigned char *end,
   return 0;
 }
 
-/* Stores element i of a typed (non-raw) field, converted to the tensor's storage. */
-ODLAC_HELPER void odlac_store(odlac_tensor *t, size_t i, uint64_t bits, int is_float32, int is_float64) {
+/* Counts the varints in [p, end); -1 if one is malformed. */
+ODLAC_HELPER int64_t odlac_count_varints(const unsigned char *p, const unsigned char *end) {
+  int64_t n = 0;
+  uint64_t v;
+  while (p < end) {
+    if (!odlac_varint(&p, end, &v))
+      return -1;
+    ++n;
+  }
+  return n;
+}
+
+/* Element i of a typed field, as the tensor's little-endian storage. */
+ODLAC_HELPER int odlac_store(odlac_tensor *t, int field, size_t i, uint64_t bits,
+                             const char *path) {
   size_t es = odlac_elem_size(t->data_type);
   unsigned char *dst = t->data + i * es;
-  if (is_float32 || is_float64) {
-    memcpy(dst, &bits, es); /* float_data holds floats, double_data doubles: same width */
-    return;
-  }
-  switch (es) {
-  case 1: { uint8_t v = (uint8_t)bits; memcpy(dst, &v, 1); break; }
-  case 2: { uint16_t v = (uint16_t)bits; memcpy(dst, &v, 2); break; }
-  case 4: { uint32_t v = (uint32_t)bits; memcpy(dst, &v, 4); break; }
-  default: memcpy(dst, &bits, 8); break;
-  }
-}
-
-/* An int32_data entry of a 4- or 2-bit type holds 8 / bits elements in its low byte. */
-ODLAC_HELPER void odlac_store_packed(odlac_tensor *t, size_t *typed, size_t cap, uint64_t v) {
-  unsigned char low = (unsigned char)v, out[4];
-  size_t k, per = 8 / odlac_bits(t->data_type);
-  odlac_unpack(&low, per, t->data_type, out);
-  for (k = 0; k < per && *typed < cap; ++k)
-    t->data[(*typed)++] = out[k];
-}
-
-/* Parses a serialized TensorProto. Returns 0 on success, else prints why and returns -1. */
-ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_tensor *t,
-                              const char *path) {
-  const unsigned char *end = p + size, *raw = NULL;
-  size_t raw_len = 0, typed = 0, cap = 0;
-  int pass;
-  memset(t, 0, sizeof *t);
-  /* Pass 0 reads dims, type, name and raw data; pass 1 decodes typed fields. */
-  for (pass = 0; pass < 2; ++pass) {
-    const unsigned char *q = p;
-    if (pass == 1) {
-      size_t es = odlac_elem_size(t->data_type);
-      if (es == 0) {
-        fprintf(stderr, "%s: element type %d is not supported by this driver\n", path,
-                (int)t->data_type);
-        return -1;
-      }
-      cap = (size_t)odlac_count(t);
-      t->bytes = cap * es;
-      t->data = (unsigned char *)calloc(t->bytes ? t->bytes : 1, 1);
-      if (!t->data)
-        return -1;
-      if (raw) {
-        unsigned bits = odlac_bits(t->data_type);
-        size_t want = bits < 8 ? (cap * bits + 7) / 8 : t->bytes;
-        if (raw_len != want) {
-          fprintf(stderr, "%s: raw_data has %lu bytes, dims need %lu\n", path,
-                  (unsigned long)raw_len, (unsigned long)want);
-          return -1;
-        }
-        if (bits < 8)
-          odlac_unpack(raw, cap, t->data_type, t->data);
-        else
-          memcpy(t->data, raw, raw_len);
-        return 0;
-      }
-
+  int k;
+  if (field == 5) { /* int32: protobuf keeps the low 32 bits, sign-extended */
+    int64_t lo, hi, v = (int32_t)(uint32_t)(bits & 0xffffffffu);
+    odlac_int32_range(t->data_type, &lo, &hi);
+    if (v < lo || v > hi) {
+      fprintf(stderr, "%s: int32_data[%lu] = %lld does not fit ONNX type %d\n", path,
+              (unsigned long)i, (long long)v, (int)t->data_type);
+      return -1;
     }
-    while (q < end) {
-      uint64_t key, v;
-      int field, wire;
-      if (!odlac_varint(&q, end, &key))
-        goto bad;
-      field = (int)(key >> 3);
-      wire = (int)(key & 7);
-      if (wire == 0) { /* varint */
-        if (!odlac_varint(&q, end, &v))
-          goto bad;
-        if (pass == 0 && field == 1 && t->rank < ODLAC_MAX_RANK)
-          t->dims[t->rank++] = (int64_t)v;
-        else if (pass == 0 && field == 2)
-          t->data_type = (int32_t)v;
-        else if (pass == 0 && field == 14 && v == 1) {
-          fprintf(stderr, "%s: external data is not supported by this driver\n", path);
-          return -1;
-        } else if (pass == 1 && field == 5 && odlac_bits(t->data_type) < 8)
-          odlac_store_packed(t, &typed, cap, v);
-        else if (pass == 1 && (field == 5 || field == 7 || field == 11) && typed < cap)
-          odlac_store(t, typed++, v, 0, 0);
-      } else if (wire == 1 || wire == 5) { /* fixed64 / fixed32 */
-        size_t n = wire == 1 ? 8 : 4;
-        if ((size_t)(end - q) < n)
-          goto bad;
-        if (pass == 1 && (field == 4 || field == 10) && typed < cap) {
-          v = 0;
-          memcpy(&v, q, n);
-          odlac_store(t, typed++, v, field == 4, field == 10);
-        }
-        q += n;
-      } else if (wire == 2) { /* length-delimited */
-        const unsigned char *s;
-        if (!odlac_varint(&q, end, &v) || v > (uint64_t)(end - q))
-          goto bad;
-        s = q;
-        q += v;
-        if (pass == 0 && field == 1) { /* packed dims */
-          while (s < q && t->rank < ODLAC_MAX_RANK) {
-            uint64_t d;
-            if (!odlac_varint(&s, q, &d))
-              goto bad;
-            t->dims[t->rank++] = (int64_t)d;
-          }
-        } else if (pass == 0 && field == 8) {
-          size_t n = v < sizeof t->name - 1 ? (size_t)v : sizeof t->name - 1;
-          memcpy(t->name, s, n);
-          t->name[n] = 0;
-        } else if (pass == 0 && field == 9) {
-          raw = s;
-          raw_len = (size_t)v;
-        } else if (pass == 1 && (field == 5 || field == 7 || field == 11)) {
-          while (s < q && typed < cap) {
-            uint64_t e;
-            if (!odlac_varint(&s, q, &e))
-              goto bad;
-            if (field == 5 && odlac_bits(t->data_type) < 8)
-              odlac_store_packed(t, &typed, cap, e);
-            else
-              odlac_store(t, typed++, e, 0, 0);
-          }
-        } else if (pass == 1 && (field == 4 || field == 10)) {
-          size_t n = field == 4 ? 4 : 8;
-          while (s + n <= q && typed < cap) {
-            uint64_t e = 0;
-            memcpy(&e, s, n);
-            odlac_store(t, typed++, e, field == 4, field == 10);
-            s += n;
-          }
-        } else if (pass == 0 && field == 6) {
-          fprintf(stderr, "%s: string tensors are not supported by this driver\n", path);
-          return -1;
-        }
-      } else {
-        goto bad;
-      }
-    }
-  }
-  if (typed != cap) {
-    fprintf(stderr, "%s: holds %lu elements, dims need %lu\n", path, (unsigned long)typed,
-            (unsigned long)cap);
+    bits = (uint64_t)v;
+  } else if (field == 11 && es == 4 && bits > 0xffffffffu) {
+    fprintf(stderr, "%s: uint64_data[%lu] = %llu does not fit uint32\n", path, (unsigned long)i,
+            (unsigned long long)bits);
     return -1;
   }
+  for (k = 0; k < (int)es; ++k)
+    dst[k] = (unsigned char)(bits >> (8 * k));
   return 0;
+}
+
+/* A TensorProto field's wire type: each known field has one scalar wire type, and the
+ * repeated numeric ones may also come packed (wire type 2). */
+ODLAC_HELPER int odlac_wire_ok(int field, int wire) {
+  switch (field) {
+  case 1: case 5: case 7: case 11: return wire == 0 || wire == 2; /* dims, varint data */
+  case 2: case 14: return wire == 0;                             /* data_type, data_location */
+  case 4: return wire == 5 || wire == 2;                         /* float_data */
+  case 10: return wire == 1 || wire == 2;                        /* double_data */
+  case 3: case 6: case 8: case 9: case 12: case 13: return wire == 2;
+  default: return 1;
+  }
+}
+
+/* The elements of a packed 4- or 2-bit tensor whose sizes odlac_parse_tensor checked: from raw
+ * (when not NULL) or from int32_data's entries, one packed byte each, into t->data. */
+ODLAC_HELPER int odlac_parse_packed(odlac_tensor *t, const unsigned char *raw,
+                                    const unsigned char *p, const unsigned char *end,
+                                    const char *path) {
+  size_t n = odlac_file_units(t->data_type, t->bytes), i = 0;
+  unsigned char *bytes = (unsigned char *)malloc(n ? n : 1);
+  const unsigned char *q;
+  if (!bytes) {
+    fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)n);
+    free(t->data);
+    t->data = NULL;
+    return -1;
+  }
+  if (raw)
+    memcpy(bytes, raw, n);
+  for (q = p; !raw && q < end;) { /* int32_data (field 5): the framing was checked */
+    uint64_t key, v = 0;
+    const unsigned char *s;
+    int wire;
+    odlac_varint(&q, end, &key);
+    wire = (int)(key & 7);
+    if (wire == 1 || wire == 5) {
+      q += wire == 1 ? 8 : 4;
+      continue;
+    }
+    odlac_varint(&q, end, &v);
+    s = q;
+    if (wire == 2)
+      q += v;
+    if ((key >> 3) != 5)
+      continue;
+    while (wire == 0 || s < q) {
+      uint64_t x = v;
+      if (wire == 2)
+        odlac_varint(&s, q, &x);
+      if ((x & 0xffffffffu) > 255) { /* negative int32 values included */
+        fprintf(stderr, "%s: int32_data[%lu] = %lld does not fit a packed byte (0 to 255)\n",
+                path, (unsigned long)i, (long long)(int32_t)(uint32_t)(x & 0xffffffffu));
+        free(bytes);
+        free(t->data);
+        t->data = NULL;
+        return -1;
+      }
+      bytes[i++] = (unsigned char)x;
+      if (wire == 0)
+        break;
+    }
+  }
+  odlac_unpack(bytes, t->bytes, t->data_type, t->data);
+  free(bytes);
+  return 0;
+}
+
+/* Parses a serialized TensorProto. Returns 0 on success, else prints why and returns -1.
+ * Pass 0 reads the dims, the type and where the data is, counting the elements of every
+ * data field; only when those agree is the data allocated (never more than the file holds)
+ * and pass 1 decodes it. */
+ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_tensor *t,
+                                    const char *path) {
+  const unsigned char *end = p + size, *q, *raw = NULL;
+  size_t raw_len = 0, es;
+  int64_t counts[12], count, units;
+  int has_raw = 0, typed, f;
+  memset(t, 0, sizeof *t);
+  memset(counts, 0, sizeof counts);
+  for (q = p; q < end;) {
+    uint64_t key, v = 0, fieldno;
+    const unsigned char *s = NULL;
+    int field, wire;
+    if (!odlac_varint(&q, end, &key))
+      goto bad;
+    fieldno = key >> 3;
+    wire = (int)(key & 7);
+    field = fieldno <= 16 ? (int)fieldno : 0; /* fields above 16 are unknown: skipped */
+    if (wire == 0) {
+      if (!odlac_varint(&q, end, &v))
+        goto bad;
+    } else if (wire == 1 || wire == 5) {
+      size_t n = wire == 1 ? 8 : 4;
+      if ((size_t)(end - q) < n)
+        goto bad;
+      q += n;
+    } else if (wire == 2) {
+      if (!odlac_varint(&q, end, &v) || v > (uint64_t)(end - q))
+        goto bad;
+      s = q;
+      q += v;
+    } else {
+      goto bad;
+    }
+    if (!odlac_wire_ok(field, wire)) {
+      fprintf(stderr, "%s: not a valid TensorProto: field %d has wire type %d\n", path, field,
+              wire);
+      return -1;
+    }
+    switch (field) {
+    case 1: /* dims, one varint or packed */
+      while (wire == 0 || s < q) {
+        if (wire == 2 && !odlac_varint(&s, q, &v))
+          goto bad;
+        if (t->rank == ODLAC_MAX_RANK) {
+          fprintf(stderr, "%s: more than %d dims\n", path, ODLAC_MAX_RANK);
+          return -1;
+        }
+        if (v > (uint64_t)INT64_MAX) {
+          fprintf(stderr, "%s: dim %d is negative (%lld)\n", path, t->rank, (long long)v);
+          return -1;
+        }
+        t->dims[t->rank++] = (int64_t)v;
+        if (wire == 0)
+          break;
+      }
+      break;
+    case 2:
+      if (v > (uint64_t)INT32_MAX)
+        goto bad;
+      t->data_type = (int32_t)v;
+      break;
+    case 3:
+      fprintf(stderr, "%s: tensor segments are not supported by this driver\n", path);
+      return -1;
+    case 4: case 10: { /* fixed-width floats */
+      size_t width = field == 4 ? 4 : 8;
+      if (wire == 2 && v % width != 0)
+        goto bad;
+      counts[field] += wire == 2 ? (int64_t)(v / width) : 1;
+      break;
+    }
+    case 5: case 7: case 11:
+      if (wire == 2) {
+        int64_t n = odlac_count_varints(s, q);
+        if (n < 0)
+          goto bad;
+        counts[field] += n;
+      } else {
+        ++counts[field];
+      }
+      break;
+    case 6:
+      fprintf(stderr, "%s: string tensors are not supported by this driver\n", path);
+      return -1;
+    case 8: {
+      size_t n = v < sizeof t->name - 1 ? (size_t)v : sizeof t->name - 1;
+      memcpy(t->name, s, n);
+      t->name[n] = 0;
+      break;
+    }
+    case 9:
+      raw = s;
+      raw_len = (size_t)v;
+      has_raw = 1;
+      break;
+    case 13:
+      fprintf(stderr, "%s: external data is not supported by this driver\n", path);
+      return -1;
+    case 14:
+      if (v != 0) {
+        fprintf(stderr, "%s: external data is not supported by this driver\n", path);
+        return -1;
+      }
+      break;
+    default: /* doc_string and fields this driver does not know */
+      break;
+    }
+  }
+  es = odlac_elem_size(t->data_type);
+  if (es == 0) {
+    fprintf(stderr, "%s: element type %d is not supported by this driver\n", path,
+            (int)t->data_type);
+    return -1;
+  }
+  count = odlac_count(t, es);
+  if (count < 0) {
+    fprintf(stderr, "%s: dims ", path);
+    odlac_print_dims(stderr, t->rank, t->dims);
+    fprintf(stderr, " hold more elements than fit in memory\n");
+    return -1;
+  }
+  typed = odlac_typed_field(t->data_type);
+  for (f = 0; f < 5; ++f) {
+    static const int kDataFields[5] = {4, 5, 7, 10, 11};
+    int other = kDataFields[f];
+    if (other != typed && counts[other] != 0) {
+      fprintf(stderr, "%s: %s holds %lld values, but ONNX type %d keeps its elements in %s or "
+                      "raw_data\n", path, odlac_field_name(other), (long long)counts[other],
+              (int)t->data_type, odlac_field_name(typed));
+      return -1;
+    }
+  }
+  if (has_raw && counts[typed] != 0) {
+    fprintf(stderr, "%s: holds both raw_data and %s\n", path, odlac_field_name(typed));
+    return -1;
+  }
+  /* es is 1 for the packed types: units are bytes or int32_data entries of packed bytes. */
+  units = (int64_t)odlac_file_units(t->data_type, (size_t)count) * (has_raw ? (int64_t)es : 1);
+  if (has_raw ? raw_len != (size_t)units : counts[typed] != units) {
+    fprintf(stderr, "%s: %s holds %lld %s, dims ", path,
+            has_raw ? "raw_data" : odlac_field_name(typed),
+            has_raw ? (long long)raw_len : (long long)counts[typed], has_raw ? "bytes" : "values");
+    odlac_print_dims(stderr, t->rank, t->dims);
+    fprintf(stderr, " need %lld%s\n", (long long)units,
+            odlac_bits(t->data_type) < 8 ? " (packed)" : "");
+    return -1;
+  }
+  t->bytes = (size_t)count * es;
+  t->data = (unsigned char *)malloc(t->bytes ? t->bytes : 1);
+  if (!t->data) {
+    fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)t->bytes);
+    return -1;
+  }
+  if (odlac_bits(t->data_type) < 8) /* packed: read the bytes, then spread them */
+    return odlac_parse_packed(t, has_raw ? raw : NULL, p, end, path);
+  if (has_raw) {
+    if (raw_len)
+      memcpy(t->data, raw, raw_len);
+    return 0;
+  }
+  {
+    size_t i = 0;
+    for (q = p; q < end;) { /* pass 1: the framing was checked by pass 0 */
+      uint64_t key, v = 0;
+      const unsigned char *s = q, *e = q;
+      int field, wire;
+      odlac_varint(&q, end, &key);
+      field = (key >> 3) == (uint64_t)typed ? typed : 0;
+      wire = (int)(key & 7);
+      if (wire == 0) {
+        odlac_varint(&q, end, &v);
+        s = q;
+      } else if (wire == 1 || wire == 5) {
+        s = q;
+        q += wire == 1 ? 8 : 4;
+      } else {
+        odlac_varint(&q, end, &v);
+        s = q;
+        q += v;
+      }
+      e = q;
+      if (!field)
+        continue;
+      if (wire == 0) {
+        if (odlac_store(t, field, i++, v, path) != 0)
+          goto fail;
+      } else if (field == 4 || field == 10) { /* fixed width, one or packed */
+        size_t width = field == 4 ? 4 : 8;
+        for (; s + width <= e; s += width) {
+          uint64_t bits = 0;
+          int k;
+          for (k = 0; k < (int)width; ++k)
+            bits |= (uint64_t)s[k] << (8 * k);
+          odlac_store(t, field, i++, bits, path);
+        }
+      } else { /* packed varints */
+        while (s < e) {
+          uint64_t x;
+          odlac_varint(&s, e, &x);
+          if (odlac_store(t, field, i++, x, path) != 0)
+            goto fail;
+        }
+      }
+    }
+  }
+  return 0;
+fail:
+  free(t->data);
+  t->data = NULL;
+  return -1;
 bad:
   fprintf(stderr, "%s: not a valid TensorProto\n", path);
   return -1;
@@ -266,10 +555,8 @@ ODLAC_HELPER int odlac_load_tensor(const char *path, odlac_tensor *t) {
   size_t size = 0;
   unsigned char *buf = odlac_read_file(path, &size);
   int rc;
-  if (!buf) {
-    fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
+  if (!buf)
     return -1;
-  }
   rc = odlac_parse_tensor(buf, size, t, path);
   free(buf);
   return rc;
@@ -288,24 +575,25 @@ ODLAC_HELPER void odlac_put_varint(FILE *f, uint64_t v) {
 /* Writes a TensorProto with dims, data_type, name and raw_data (`bytes` of data, one byte per
  * element for the types ONNX packs, which are packed here). */
 ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t data_type, int rank,
-                             const int64_t *dims, const void *data, size_t bytes) {
-  FILE *f = fopen(path, "wb");
+                                   const int64_t *dims, const void *data, size_t bytes) {
   unsigned bits = odlac_bits(data_type);
   unsigned char *packed = NULL;
-  int i;
-  if (f && bits < 8) {
+  FILE *f;
+  int i, failed;
+  if (bits < 8) {
     packed = (unsigned char *)malloc(bytes ? bytes : 1);
     if (!packed) {
-      fclose(f);
-      fprintf(stderr, "%s: out of memory\n", path);
+      fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)bytes);
       return -1;
     }
     odlac_pack((const unsigned char *)data, bytes, bits, packed);
     data = packed;
-    bytes = (bytes * bits + 7) / 8;
+    bytes = odlac_file_units(data_type, bytes);
   }
+  f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
+    free(packed);
     return -1;
   }
   for (i = 0; i < rank; ++i) {
@@ -322,7 +610,8 @@ ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t d
   if (bytes)
     fwrite(data, 1, bytes, f);
   free(packed);
-  if (fclose(f) != 0) {
+  failed = ferror(f);
+  if (fclose(f) != 0 || failed) {
     fprintf(stderr, "%s: write failed\n", path);
     return -1;
   }
@@ -340,26 +629,32 @@ ODLAC_HELPER int odlac_cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The folder holding this executable, for finding files installed beside it. */
-ODLAC_HELPER void odlac_exe_dir(const char *argv0, char *dir, size_t cap) {
+/* The path of `file` in the folder holding this executable (for files installed beside it),
+ * into out[cap]. Returns 0, or prints why and returns -1 when it does not fit. */
+ODLAC_HELPER int odlac_beside_exe(const char *argv0, const char *file, char *out, size_t cap) {
+  char dir[4096];
   char *slash;
+  int n;
   dir[0] = 0;
 #if defined(__linux__)
   {
-    ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
-    if (n > 0)
-      dir[n] = 0;
+    ssize_t len = readlink("/proc/self/exe", dir, sizeof dir);
+    dir[len > 0 && (size_t)len < sizeof dir ? len : 0] = 0;
   }
 #endif
-  if (!dir[0]) {
-    strncpy(dir, argv0, cap - 1);
-    dir[cap - 1] = 0;
-  }
+  if (!dir[0] && strlen(argv0) < sizeof dir)
+    strcpy(dir, argv0);
   slash = strrchr(dir, '/');
   if (slash)
     *slash = 0;
   else
     strcpy(dir, ".");
+  n = snprintf(out, cap, "%s/%s", dir, file);
+  if (n < 0 || (size_t)n >= cap) {
+    fprintf(stderr, "%s: the path of %s beside this program is too long\n", argv0, file);
+    return -1;
+  }
+  return 0;
 }
 
 /* Creates `dir` if it does not exist; returns 0 when it exists afterwards. */
@@ -375,20 +670,35 @@ ODLAC_HELPER int odlac_make_dir(const char *dir) {
   return -1;
 }
 
+/* --repeat's value: decimal digits only, at most ODLAC_MAX_REPEAT. */
+ODLAC_HELPER int odlac_parse_repeat(const char *text, long *out) {
+  long v = 0;
+  const char *c = text;
+  for (; *c >= '0' && *c <= '9' && v <= ODLAC_MAX_REPEAT; ++c)
+    v = v * 10 + (*c - '0');
+  if (c == text || *c || v > ODLAC_MAX_REPEAT) {
+    fprintf(stderr, "--repeat '%s': expected a number of runs from 0 to %ld\n", text,
+            ODLAC_MAX_REPEAT);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
 /* Checks a loaded input against the model's declared type and shape. */
 ODLAC_HELPER int odlac_check_input(const odlac_tensor *t, const char *path, const char *name,
-                             int32_t data_type, int rank, const int64_t *dims) {
+                                   int32_t data_type, int rank, const int64_t *dims) {
   int i, same = t->data_type == data_type && t->rank == rank;
   for (i = 0; same && i < rank; ++i)
     same = t->dims[i] == dims[i];
   if (same)
     return 0;
-  fprintf(stderr, "%s: input '%s' must have ONNX type %d and shape [", path, name, (int)data_type);
-  for (i = 0; i < rank; ++i)
-    fprintf(stderr, "%s%lld", i ? "," : "", (long long)dims[i]);
-  fprintf(stderr, "], the file holds type %d and shape [", (int)t->data_type);
-  for (i = 0; i < t->rank; ++i)
-    fprintf(stderr, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-  fprintf(stderr, "]\n");
+  fprintf(stderr, "%s: input '", path);
+  odlac_print_text(stderr, name);
+  fprintf(stderr, "' must have ONNX type %d and shape ", (int)data_type);
+  odlac_print_dims(stderr, rank, dims);
+  fprintf(stderr, ", the file holds type %d and shape ", (int)t->data_type);
+  odlac_print_dims(stderr, t->rank, t->dims);
+  fprintf(stderr, "\n");
   return -1;
 }

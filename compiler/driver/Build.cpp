@@ -60,27 +60,12 @@ std::string quoted(const std::vector<std::string> &argv) {
   return s;
 }
 
-// Runs argv in `dir`; the tool's own messages go to stderr.
+// Runs argv in `dir` with no shell in between (runChild execs argv[0] with argv as it is); the
+// tool's own messages go to stderr.
 Status runIn(const std::string &dir, const std::vector<std::string> &argv) {
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return Status::error(std::string("cannot start ") + argv[0] + ": " + std::strerror(errno));
-  if (pid == 0) {
-    if (chdir(dir.c_str()) == 0) {
-      dup2(STDERR_FILENO, STDOUT_FILENO);
-      execvp(args[0], args.data());
-      std::fprintf(stderr, "odlac: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
-    }
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return Status::error(std::string("waiting for ") + argv[0] + ": " + std::strerror(errno));
+  int status = runChild(dir, argv);
+  if (status < 0)
+    return Status::error(std::string("cannot run ") + argv[0] + ": " + std::strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return Status::ok();
   return Status::error(

@@ -1,6 +1,7 @@
 // Parses odlac's command line. Flags are listed once, in kFlags, which also prints --help.
 #include "Options.h"
 
+#include "CWriter.h"
 #include "ObjectWriter.h"
 
 #include <cctype>
@@ -54,6 +55,11 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &v) {
          if (!isCIdentifier(v))
            return Status::error("--name '" + v + "' is not a C identifier");
+         // The one-call function is named NAME itself; C reserves file-scope names with a
+         // leading '_'.
+         if (cIdentifierIsReserved(v) || v[0] == '_')
+           return Status::error("--name '" + v + "' is reserved in generated C (a C or C++ "
+                                "keyword, a C library macro, an ODLA name or a leading '_')");
          o.codegen.name = v;
          return Status::ok();
        }},
@@ -69,6 +75,16 @@ const std::vector<Flag> &flags() {
            return Status::error("--custom-op-domain '" + v + "': the default ONNX domain's "
                                 "ops are odlac's own; name a custom domain such as com.example");
          o.import.customOpDomains.insert(v);
+         return Status::ok();
+       }},
+      {"--libonnx-timeout", "SECONDS",
+       "time limit for each step odlac leaves to the system's libonnx (its checker, whose "
+       "verdict is a warning; its version converter, for opsets before 7), each run in a child "
+       "process (default 20); 0 runs neither",
+       [](Options &o, const std::string &v) {
+         if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+           return Status::error("--libonnx-timeout '" + v + "': expected a number of seconds");
+         o.import.libonnxSeconds = std::stoi(v);
          return Status::ok();
        }},
       {"--dynamic-batch", nullptr,

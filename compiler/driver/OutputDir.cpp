@@ -1,16 +1,114 @@
-// Atomic output: stage every file in a temporary sibling folder, then rename into place.
+// Atomic output: stage every file in a temporary sibling folder, then rename into place; and
+// the cleanup of interrupted and killed compiles (see OutputDir.h).
 #include "OutputDir.h"
 
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace odlac {
 namespace {
+
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr const char *kStagingPrefix = ".odlac-tmp-";
+
+// What a cleanup signal removes: the staging folders and temporary files of this process.
+// The handler reads it while the main thread may be changing it, so a slot is claimed
+// (Filling) before it is written and Armed only when complete; std::atomic<int> is lock-free
+// and so safe in a handler.
+enum SlotState { Free, Filling, Armed };
+struct CleanupSlot {
+  std::atomic<int> state{Free};
+  int dirFd = -1; // a staging folder's descriptor (its files are listed through it); -1: a file
+  char path[PATH_MAX];
+};
+CleanupSlot gSlots[8]; // a compile stages one folder and one depfile at a time
+std::atomic<pid_t> gChild{0};
+
+// Blocks the cleanup signals for a scope: registering a folder, moving outputs into place.
+class SignalsHeld {
+public:
+  SignalsHeld() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : kCleanupSignals)
+      sigaddset(&set, s);
+    sigprocmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalsHeld() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+
+private:
+  sigset_t old_;
+};
+
+int registerCleanup(const std::string &path, int dirFd) {
+  if (path.size() >= PATH_MAX)
+    return -1;
+  for (int i = 0; i < static_cast<int>(std::size(gSlots)); ++i) {
+    int expected = Free;
+    if (!gSlots[i].state.compare_exchange_strong(expected, Filling))
+      continue;
+    std::memcpy(gSlots[i].path, path.c_str(), path.size() + 1);
+    gSlots[i].dirFd = dirFd;
+    gSlots[i].state = Armed;
+    return i;
+  }
+  return -1; // no slot: the stale sweep of a later compile is the fallback
+}
+
+void unregisterCleanup(int slot) {
+  if (slot >= 0)
+    gSlots[slot].state = Free;
+}
+
+// Removes a staging folder's files through its descriptor, then the folder, with system
+// calls only (async-signal-safe; getdents64 lists the folder without opendir's malloc).
+// Listing again until nothing is left covers a writer that adds a file meanwhile.
+void removeFolderNow(int dirFd, const char *path) {
+  for (int round = 0; round < 64 && rmdir(path) != 0 && errno == ENOTEMPTY; ++round) {
+    alignas(struct dirent64) char buf[4096];
+    lseek(dirFd, 0, SEEK_SET);
+    ssize_t n;
+    while ((n = getdents64(dirFd, buf, sizeof buf)) > 0)
+      for (ssize_t off = 0; off < n;) {
+        const struct dirent64 *d = reinterpret_cast<const struct dirent64 *>(buf + off);
+        if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0)
+          unlinkat(dirFd, d->d_name, 0);
+        off += d->d_reclen;
+      }
+  }
+}
+
+extern "C" void onCleanupSignal(int sig) {
+  int savedErrno = errno;
+  if (pid_t child = gChild.load(); child > 0) {
+    kill(child, sig);
+    waitpid(child, nullptr, 0);
+  }
+  for (CleanupSlot &s : gSlots) {
+    if (s.state.load() != Armed)
+      continue;
+    if (s.dirFd >= 0)
+      removeFolderNow(s.dirFd, s.path);
+    else
+      unlink(s.path);
+  }
+  // Die of the same signal, so that the shell or build tool sees what happened.
+  signal(sig, SIG_DFL);
+  raise(sig);
+  errno = savedErrno;
+}
 
 std::string parentOf(const std::string &path) {
   std::string d = path;
@@ -18,6 +116,72 @@ std::string parentOf(const std::string &path) {
     d.pop_back();
   size_t slash = d.find_last_of('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : d.substr(0, slash));
+}
+
+// The pid in ".odlac-tmp-<pid>-XXXXXX", or 0 when `name` is not a name odlac gives.
+pid_t stagingOwner(const std::string &name) {
+  size_t prefix = std::strlen(kStagingPrefix);
+  if (name.compare(0, prefix, kStagingPrefix) != 0)
+    return 0;
+  size_t dash = name.find('-', prefix);
+  if (dash == std::string::npos || dash == prefix || dash - prefix > 9 || name.size() != dash + 7)
+    return 0;
+  for (size_t i = prefix; i < name.size(); ++i)
+    if (i != dash && !std::isalnum(static_cast<unsigned char>(name[i])))
+      return 0;
+  for (size_t i = prefix; i < dash; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i])))
+      return 0;
+  return static_cast<pid_t>(std::atol(name.substr(prefix, dash - prefix).c_str()));
+}
+
+// Whether a folder holds plain files only, as a staging folder does; removes them if `remove`.
+bool plainFilesOnly(int dirFd, bool remove) {
+  DIR *d = fdopendir(dup(dirFd)); // the copy shares its position: start from the top
+  if (!d)
+    return false;
+  rewinddir(d);
+  bool plain = true;
+  while (struct dirent *f = readdir(d)) {
+    struct stat st;
+    if (std::strcmp(f->d_name, ".") == 0 || std::strcmp(f->d_name, "..") == 0)
+      continue;
+    if (fstatat(dirFd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      plain = false;
+    else if (remove)
+      unlinkat(dirFd, f->d_name, 0);
+  }
+  closedir(d);
+  return plain;
+}
+
+// Removes what killed compiles left in `parent`: entries named as odlac names them, owned by
+// this user, whose owning process is gone (kill(pid, 0)) and whose lock is free (flock: it
+// dies with its holder, and holds across PID namespaces where pids mislead). A folder is
+// removed only if it holds nothing but plain files, as odlac leaves them; anything else with
+// such a name stays untouched.
+void removeStale(const std::string &parent) {
+  DIR *d = opendir(parent.c_str());
+  if (!d)
+    return;
+  int parentFd = dirfd(d);
+  while (struct dirent *e = readdir(d)) {
+    pid_t owner = stagingOwner(e->d_name);
+    if (owner <= 0 || owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH)
+      continue;
+    int fd = openat(parentFd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      if (S_ISREG(st.st_mode))
+        unlinkat(parentFd, e->d_name, 0);
+      else if (S_ISDIR(st.st_mode) && plainFilesOnly(fd, false) && plainFilesOnly(fd, true))
+        unlinkat(parentFd, e->d_name, AT_REMOVEDIR);
+    }
+    close(fd);
+  }
+  closedir(d);
 }
 
 void removeTree(const std::string &dir) {
@@ -43,30 +207,103 @@ Status writeFile(const std::string &path, const std::string &contents) {
   return Status::ok();
 }
 
+// "PARENT/.odlac-tmp-<pid>-XXXXXX", the template of mkdtemp and mkstemp.
+std::vector<char> stagingTemplate(const std::string &parent) {
+  std::string t = parent + "/" + kStagingPrefix + std::to_string(getpid()) + "-XXXXXX";
+  return std::vector<char>(t.c_str(), t.c_str() + t.size() + 1);
+}
+
 } // namespace
+
+void installCleanupHandlers() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onCleanupSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kCleanupSignals)
+    sigaddset(&sa.sa_mask, s); // one cleanup at a time
+  for (int s : kCleanupSignals) {
+    struct sigaction old;
+    // A signal ignored when odlac started (nohup) stays ignored.
+    if (sigaction(s, nullptr, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(s, &sa, nullptr);
+  }
+}
+
+int runChild(const std::string &dir, const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  {
+    // The handler must know the child from its first moment; the child gets the default
+    // handlers back before it runs the tool (exec keeps a blocked mask).
+    SignalsHeld held;
+    pid = fork();
+    if (pid == 0) {
+      for (int s : kCleanupSignals)
+        signal(s, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      if (chdir(dir.c_str()) == 0) {
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        execvp(args[0], args.data());
+        std::fprintf(stderr, "odlac: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
+      }
+      _exit(127);
+    }
+    if (pid < 0)
+      return -1;
+    gChild = pid;
+  }
+  int status = 0;
+  pid_t got;
+  while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  {
+    SignalsHeld held;
+    gChild = 0;
+  }
+  return got < 0 ? -1 : status;
+}
 
 Expected<Staging> Staging::create(const std::string &dir) {
   std::string parent = parentOf(dir);
-  std::string tmpl = parent + "/.odlac-tmp-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
+  removeStale(parent);
+  std::vector<char> buf = stagingTemplate(parent);
+  SignalsHeld held; // the folder is registered before a signal can find it unregistered
   if (!mkdtemp(buf.data()))
     return Status::error(parent + ": cannot create a temporary folder: " + std::strerror(errno));
+  int fd = open(buf.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+    Status s = Status::error(std::string(buf.data()) + ": cannot open: " + std::strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    rmdir(buf.data());
+    return s;
+  }
   std::string clean = dir; // "out/" names its files "out/net.h", not "out//net.h"
   while (clean.size() > 1 && clean.back() == '/')
     clean.pop_back();
-  return Staging(clean, buf.data());
+  return Staging(clean, buf.data(), fd, registerCleanup(buf.data(), fd));
 }
 
 Staging::Staging(Staging &&other) noexcept
-    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)),
-      outputs_(std::move(other.outputs_)) {
+    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)), fd_(other.fd_),
+      slot_(other.slot_), outputs_(std::move(other.outputs_)) {
   other.staging_.clear();
+  other.fd_ = other.slot_ = -1;
 }
 
 Staging::~Staging() {
-  if (!staging_.empty())
-    removeTree(staging_);
+  if (staging_.empty())
+    return;
+  SignalsHeld held;
+  unregisterCleanup(slot_);
+  removeTree(staging_);
+  close(fd_); // releases the lock last
 }
 
 Status Staging::write(const GeneratedFile &f, bool output) {
@@ -77,7 +314,15 @@ Status Staging::write(const GeneratedFile &f, bool output) {
   return Status::ok();
 }
 
+std::vector<std::string> Staging::destinations() const {
+  std::vector<std::string> paths;
+  for (const std::string &name : outputs_)
+    paths.push_back(dir_ + "/" + name);
+  return paths;
+}
+
 Expected<std::vector<std::string>> Staging::commit() {
+  SignalsHeld held;
   struct stat st;
   bool created = false;
   if (stat(dir_.c_str(), &st) != 0) {
@@ -87,34 +332,40 @@ Expected<std::vector<std::string>> Staging::commit() {
   } else if (!S_ISDIR(st.st_mode)) {
     return Status::error(dir_ + ": exists and is not a folder");
   }
-  std::vector<std::string> done;
-  for (const std::string &name : outputs_) {
-    std::string to = dir_ + "/" + name;
-    if (std::rename(pathOf(name).c_str(), to.c_str()) != 0) {
-      Status s = Status::error(to + ": cannot move into place: " + std::strerror(errno));
+  std::vector<std::string> done = destinations();
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (std::rename(pathOf(outputs_[i]).c_str(), done[i].c_str()) != 0) {
+      Status s = Status::error(done[i] + ": cannot move into place: " + std::strerror(errno));
       if (created)
         removeTree(dir_);
       return s;
     }
-    done.push_back(to);
   }
   return done;
 }
 
 Status writeFileAtomically(const std::string &path, const std::string &contents) {
-  std::string tmpl = parentOf(path) + "/.odlac-tmp-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = mkstemp(buf.data());
-  if (fd < 0)
-    return Status::error(path + ": cannot create a temporary file: " + std::strerror(errno));
+  std::string parent = parentOf(path);
+  removeStale(parent);
+  std::vector<char> buf = stagingTemplate(parent);
+  int fd, slot;
+  {
+    SignalsHeld held;
+    fd = mkostemp(buf.data(), O_CLOEXEC);
+    if (fd < 0)
+      return Status::error(path + ": cannot create a temporary file: " + std::strerror(errno));
+    flock(fd, LOCK_EX); // held until the file is renamed or removed
+    slot = registerCleanup(buf.data(), -1);
+  }
   fchmod(fd, 0644); // mkstemp's 0600 would make the depfile private
-  close(fd);
   Status s = writeFile(buf.data(), contents);
   if (!s && std::rename(buf.data(), path.c_str()) != 0)
     s = Status::error(path + ": cannot move into place: " + std::strerror(errno));
+  SignalsHeld held;
+  unregisterCleanup(slot);
   if (s)
     unlink(buf.data());
+  close(fd);
   return s;
 }
 

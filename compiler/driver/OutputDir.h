@@ -1,19 +1,38 @@
 // Writing the outputs so that a failure leaves nothing behind: files are written into a
 // temporary folder beside the destination (where the C compiler also runs for --emit) and
 // moved into place only when all of them are complete.
+//
+// Interrupted compiles clean up too. SIGINT, SIGTERM and SIGHUP stop the child tool a compile
+// waits for, remove the staging folders and temporary files, then end odlac by the same
+// signal (installCleanupHandlers; the handler makes system calls only, so it is
+// async-signal-safe). A compile killed outright (SIGKILL, a crash, a power cut) leaves its
+// folder; the next compile into the same parent removes it. Staging folders are named
+// .odlac-tmp-<pid>-XXXXXX and their owner holds a lock on each (flock) until it exits: only a
+// folder of that name, owned by this user, whose process is gone and whose lock is free is
+// removed, never the folder of a compile still running (in any PID namespace) and nothing
+// that is not odlac's.
 #pragma once
 
 #include "Codegen.h"
 #include "support/Status.h"
 
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace odlac {
 
+// Installs the SIGINT, SIGTERM and SIGHUP handlers that remove what an interrupted compile
+// staged. Called once, by main.
+void installCleanupHandlers();
+
+// Starts argv[0] with `argv` in `dir` (stdout joined to stderr) and waits for it; a cleanup
+// signal meanwhile stops it first. Returns the wait status, or -1 with errno set.
+int runChild(const std::string &dir, const std::vector<std::string> &argv);
+
 class Staging {
 public:
-  // Creates the temporary folder beside `dir`.
+  // Creates the temporary folder beside `dir`, after removing stale ones there.
   static Expected<Staging> create(const std::string &dir);
   Staging(Staging &&other) noexcept;
   Staging(const Staging &) = delete;
@@ -26,13 +45,18 @@ public:
   Status write(const GeneratedFile &f, bool output = true);
   // Marks a file that something else wrote into the staging folder as an output.
   void adopt(const std::string &name) { outputs_.push_back(name); }
-  // Moves every output into `dir` (created if missing); returns their final paths.
+  // Where commit() will put the outputs.
+  std::vector<std::string> destinations() const;
+  // Moves every output into `dir` (created if missing), with the cleanup signals held off so
+  // that an interrupt leaves all of them or none; returns their final paths.
   Expected<std::vector<std::string>> commit();
 
 private:
-  Staging(std::string dir, std::string staging)
-      : dir_(std::move(dir)), staging_(std::move(staging)) {}
+  Staging(std::string dir, std::string staging, int fd, int slot)
+      : dir_(std::move(dir)), staging_(std::move(staging)), fd_(fd), slot_(slot) {}
   std::string dir_, staging_;
+  int fd_ = -1;   // the staging folder, open and locked while it exists
+  int slot_ = -1; // in the cleanup registry
   std::vector<std::string> outputs_;
 };
 

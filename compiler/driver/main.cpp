@@ -10,19 +10,28 @@
 #include "ir/Printer.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
-#include "ops/OpDef.h"
 #include "odlac_version.h"
 #include "passes/BatchRows.h"
 #include "passes/Pipeline.h"
+#include "support/Text.h"
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 using namespace odlac;
 
+// One line on stderr; the frontend's warnings and notes carry their own prefix (Import.h).
+// Messages quote the model's names: printable() keeps control characters and bidirectional
+// overrides in them from reaching the terminal.
+static void printDiagnostic(const std::string &m) {
+  bool advice = m.rfind("warning: ", 0) == 0 || m.rfind("note: ", 0) == 0;
+  std::fprintf(stderr, "odlac: %s%s\n", advice ? "" : "error: ", printable(m).c_str());
+}
+
 static int fail(const Status &s) {
   for (const std::string &m : s.messages())
-    std::fprintf(stderr, "odlac: error: %s\n", m.c_str());
+    printDiagnostic(m);
   return 1;
 }
 
@@ -57,31 +66,62 @@ static Status checkBudgets(const Graph &g, const Options &o) {
   return all;
 }
 
+// A path as a depfile rule names it, so that make and ninja both read back the same file: a
+// space, '#' and ':' get a backslash and '$' is doubled, as GCC's -MD writes them. What either
+// cannot read back is refused: control characters (a newline ends the rule, and make has no
+// escape for it), a backslash (they undo escapes differently), characters make gives a
+// meaning (the wildcards * ? [ ], '=' for a variable assignment such as SHELL=..., ';' for a
+// recipe, '|' for order-only prerequisites, '(' ')' for archive members, '%' for a pattern, a
+// leading '~' for a home folder) and those ninja's depfile reader does not take (' " ` & < > ^).
+static Expected<std::string> depfilePath(const std::string &path) {
+  static const char kSyntax[] = "\\*?[]=;|()%'\"`&<>^";
+  std::string e;
+  for (size_t i = 0; i < path.size(); ++i) {
+    unsigned char ch = static_cast<unsigned char>(path[i]);
+    const char *why = nullptr;
+    if (ch == '\n')
+      why = "a newline, which make cannot escape";
+    else if (ch < 0x20 || ch == 0x7f)
+      why = "a control character, which make cannot escape";
+    else if (std::strchr(kSyntax, ch))
+      why = "a character that make or ninja reads as syntax";
+    else if (ch == '~' && i == 0)
+      why = "a leading '~', which make reads as a home folder";
+    if (why)
+      return Status::error("-MD: cannot name '" + path + "' in a depfile: it holds " + why + " ('" +
+                           std::string(1, static_cast<char>(ch)) + "' at byte " +
+                           std::to_string(i) + ")");
+    if (ch == ' ' || ch == '#' || ch == ':')
+      e += '\\';
+    if (ch == '$')
+      e += '$';
+    e += static_cast<char>(ch);
+  }
+  return e;
+}
+
 // A make rule naming every output as depending on what the compile read.
-static std::string depfileText(const Graph &g, const Options &o,
-                               const std::vector<std::string> &outputs) {
-  auto escape = [](const std::string &path) {
-    std::string e;
-    for (char ch : path) {
-      if (ch == ' ' || ch == '#')
-        e += '\\';
-      if (ch == '$')
-        e += '$';
-      e += ch;
-    }
-    return e;
-  };
+static Expected<std::string> depfileText(const Graph &g, const Options &o,
+                                         const std::vector<std::string> &outputs) {
   std::vector<std::string> inputs{o.model};
   for (const std::string &f : g.info().externalDataFiles)
     inputs.push_back(f);
   if (!o.backendManifest.empty())
     inputs.push_back(o.backendManifest);
   std::string text;
-  for (const std::string &f : outputs)
-    text += (text.empty() ? "" : " \\\n") + escape(f);
+  for (const std::string &f : outputs) {
+    auto path = depfilePath(f);
+    if (!path)
+      return path.takeStatus();
+    text += (text.empty() ? "" : " \\\n") + *path;
+  }
   text += ":";
-  for (const std::string &f : inputs)
-    text += " \\\n  " + escape(f);
+  for (const std::string &f : inputs) {
+    auto path = depfilePath(f);
+    if (!path)
+      return path.takeStatus();
+    text += " \\\n  " + *path;
+  }
   return text + "\n";
 }
 
@@ -120,13 +160,19 @@ static Status writeOutputs(const Graph &g, const Options &o,
   if (build)
     if (Status s = buildArtifact(o, *staging, sources, objects))
       return s;
-  auto outputs = staging->commit();
-  if (!outputs)
+  // The depfile's text is made before any output moves into place: a path it cannot name
+  // leaves nothing behind.
+  Expected<std::string> depfile = std::string();
+  if (o.writeDepfile)
+    depfile = depfileText(g, o, staging->destinations());
+  if (!depfile)
+    return depfile.takeStatus();
+  if (auto outputs = staging->commit(); !outputs)
     return outputs.takeStatus();
   if (!o.writeDepfile)
     return Status::ok();
-  std::string depfile = o.depfile.empty() ? o.outDir + "/" + name + ".d" : o.depfile;
-  return writeFileAtomically(depfile, depfileText(g, o, *outputs));
+  return writeFileAtomically(o.depfile.empty() ? o.outDir + "/" + name + ".d" : o.depfile,
+                             *depfile);
 }
 
 static int run(int argc, char **argv) {
@@ -144,6 +190,8 @@ static int run(int argc, char **argv) {
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
+  for (const std::string &d : (*graph)->info().diagnostics)
+    printDiagnostic(d);
   const Target &target = opts->target;
   ReportFacts facts{opts->codegen.name, countOps(**graph), 0,
                     target.backend + (opts->coreProfile ? " (core profile)" : ""),
@@ -170,12 +218,8 @@ static int run(int argc, char **argv) {
     if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
       return fail(s);
   }
-  if (opts->codegen.execMode != ExecMode::Compile)
-    for (const Node *n : (*graph)->nodes())
-      if (n->hasSubgraphs())
-        return fail(Status::error("node '" + n->name() + "' (" + n->op().name +
-                                  "): control flow runs in compile mode only; use "
-                                  "--exec-mode=compile"));
+  if (Status s = checkExecMode(**graph, opts->codegen.execMode))
+    return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
@@ -194,6 +238,8 @@ static int run(int argc, char **argv) {
   opts->codegen.target = &target;
   if (Status s = checkBudgets(**graph, *opts))
     return fail(s);
+  if (Status s = checkCStrings(**graph))
+    return fail(s);
   std::vector<GeneratedFile> files = generateC(**graph, opts->codegen);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
   if (Status s = writeOutputs(**graph, *opts, files))
@@ -202,12 +248,13 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  installCleanupHandlers();
   try {
     return run(argc, argv);
   } catch (const std::exception &e) {
     // Library code reports errors as values; this catches what third-party code throws
     // (protobuf, libonnx) so that the user still gets a message and exit status 1.
-    std::fprintf(stderr, "odlac: error: %s\n", e.what());
+    std::fprintf(stderr, "odlac: error: %s\n", printable(e.what()).c_str());
     return 1;
   }
 }

@@ -90,7 +90,16 @@ private:
     if (pos_ >= s_.size() || s_[pos_] != '"')
       fail("expected a string");
     std::string out;
+    // `\` escapes the next character; `\xHH` is a byte (how Printer.cpp writes what is not
+    // showable).
     for (++pos_; pos_ < s_.size() && s_[pos_] != '"'; ++pos_) {
+      if (s_[pos_] == '\\' && pos_ + 3 < s_.size() && s_[pos_ + 1] == 'x' &&
+          std::isxdigit(static_cast<unsigned char>(s_[pos_ + 2])) &&
+          std::isxdigit(static_cast<unsigned char>(s_[pos_ + 3]))) {
+        out += static_cast<char>(std::stoi(s_.substr(pos_ + 2, 2), nullptr, 16));
+        pos_ += 3;
+        continue;
+      }
       if (s_[pos_] == '\\' && pos_ + 1 < s_.size())
         ++pos_;
       out += s_[pos_];
@@ -295,7 +304,7 @@ private:
     std::unique_ptr<Graph> outer = std::move(g_);
     std::map<std::string, Value *> outerValues = std::move(values_);
     values_.clear();
-    g_ = std::make_unique<Graph>(identifier());
+    g_ = std::make_unique<Graph>(peek("\"") ? quoted() : identifier());
     expect("(");
     if (!accept(")")) {
       do {

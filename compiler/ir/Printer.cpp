@@ -2,6 +2,7 @@
 #include "ir/Printer.h"
 
 #include "ops/OpDef.h"
+#include "support/Text.h"
 
 #include <cctype>
 #include <cinttypes>
@@ -11,20 +12,34 @@
 namespace odlac {
 namespace {
 
-std::string valueName(const Value *v) {
-  if (!v)
-    return "none";
-  const std::string &n = v->name();
+// A string of the text form: quoted, with `"` and `\` escaped and every byte of what is not
+// showable (newlines, other controls, formatting characters, invalid UTF-8; support/Text.h)
+// as \xHH, so that a name can neither add lines to the IR nor control the terminal --print-ir
+// writes to. Parser.cpp reads the escapes back.
+std::string quoted(const std::string &s) {
+  std::string q = "\"";
+  for (size_t pos = 0; pos < s.size();) {
+    Utf8Char c = decodeUtf8(s, pos);
+    if (s[pos] == '"' || s[pos] == '\\')
+      q += std::string("\\") + s[pos];
+    else if (!isShowable(c.codePoint))
+      appendHexBytes(q, &s[pos], c.length);
+    else
+      q.append(s, pos, c.length);
+    pos += c.length;
+  }
+  return q + "\"";
+}
+
+// A name: as it is when it is plain (letters, digits, '_', '.'), else quoted.
+std::string nameText(const std::string &n) {
   bool plain = !n.empty();
   for (char ch : n)
     plain &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
-  if (plain)
-    return "%" + n;
-  std::string q = "%\"";
-  for (char ch : n)
-    q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
-  return q + "\"";
+  return plain ? n : quoted(n);
 }
+
+std::string valueName(const Value *v) { return v ? "%" + nameText(v->name()) : "none"; }
 
 std::string floatText(double d) {
   char buf[40];
@@ -38,7 +53,8 @@ std::string attrText(const AttrValue &v) {
   switch (attrKind(v)) {
   case AttrKind::Int: return std::to_string(std::get<int64_t>(v));
   case AttrKind::Float: return floatText(std::get<double>(v));
-  case AttrKind::String: return "\"" + std::get<std::string>(v) + "\"";
+  case AttrKind::String:
+    return quoted(std::get<std::string>(v));
   case AttrKind::Ints: return dimsToString(std::get<std::vector<int64_t>>(v));
   case AttrKind::Floats: {
     std::string s = "[";
@@ -49,7 +65,7 @@ std::string attrText(const AttrValue &v) {
   case AttrKind::Strings: {
     std::string s = "[";
     for (const std::string &str : std::get<std::vector<std::string>>(v))
-      s += (s.size() > 1 ? "," : "") + ("\"" + str + "\"");
+      s += (s.size() > 1 ? "," : "") + quoted(str);
     return s + "]";
   }
   }
@@ -92,7 +108,7 @@ std::string constantText(const Value &c, size_t denseLimit) {
 }
 
 void printInto(std::string &s, const Graph &g, size_t denseLimit, const std::string &indent) {
-  s += "graph @" + g.name() + "(";
+  s += "graph @" + nameText(g.name()) + "(";
   for (size_t i = 0; i < g.inputs().size(); ++i)
     s += (i ? ", " : "") + valueName(g.inputs()[i]) + ": " + toString(g.inputs()[i]->type());
   s += ") {\n";

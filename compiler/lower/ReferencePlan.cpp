@@ -3,6 +3,7 @@
 
 #include "lower/DirectSink.h"
 #include "lower/Lowering.h"
+#include "support/Text.h"
 
 #include <ODLA/odla_ext.h>
 
@@ -82,10 +83,10 @@ std::string printMemoryPlan(const MemoryPlan &plan) {
     int from = e.firstNode * kBar / nodes, to = e.lastNode * kBar / nodes;
     for (int i = from; i <= to && i < kBar; ++i)
       bar[i] = '#';
-    std::snprintf(line, sizeof line, "%12llu %11llu  %s  %s\n",
+    std::snprintf(line, sizeof line, "%12llu %11llu  %s  ",
                   static_cast<unsigned long long>(e.offset),
-                  static_cast<unsigned long long>(e.bytes), bar.c_str(), e.name.c_str());
-    out += line;
+                  static_cast<unsigned long long>(e.bytes), bar.c_str());
+    out += line + printable(e.name) + "\n"; // a value's name is the model's text
   }
   return out;
 }

@@ -189,7 +189,8 @@ void lowerLoop(LowerCtx &c) {
 
 const std::vector<OpDef> kOps = {
     {"If",
-     {{"cond", OperandDef::Required, maskOf(DType::Bool)}, {"inputs", OperandDef::Variadic, kStorageTypes}},
+     {{"cond", OperandDef::Required, maskOf(DType::Bool)},
+      {"inputs", OperandDef::Variadic, kStorageTypes}},
      1, // results: as many as the branches return
      {},
      FusionClass::Opaque,

@@ -45,13 +45,24 @@ Status windowDims(InferCtx &c, const Dims &x, const Dims &kernel, bool ceilMode,
     return c.fail("input " + dimsToString(x) + " has " + str(spatial) +
                   " spatial axes; 1 to 3 are supported");
   for (size_t i = 0; i < spatial; ++i) {
-    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 ||
-        pads[i + spatial] < 0 ||
-        std::max({kernel[i], strides[i], dilations[i], pads[i], pads[i + spatial]}) > INT32_MAX)
-      return c.fail("spatial axis " + str(i) + ": kernel " + str(kernel[i]) + ", stride " +
-                    str(strides[i]) + ", dilation " + str(dilations[i]) +
-                    " must be >= 1 and pads " + str(pads[i]) + ", " + str(pads[i + spatial]) +
-                    " >= 0 (all below 2^31)");
+    // Each entry that the window arithmetic divides by or sizes with, named as the model has it.
+    struct Entry {
+      const char *name;
+      size_t index;
+      int64_t value, least;
+    } entries[] = {{"kernel_shape", i, kernel[i], 1},
+                   {"strides", i, strides[i], 1},
+                   {"dilations", i, dilations[i], 1},
+                   {"pads", i, pads[i], 0},
+                   {"pads", i + spatial, pads[i + spatial], 0}};
+    for (const Entry &e : entries) {
+      std::string what = std::string("attribute ") + e.name + "[" + str(e.index) + "] is " +
+                         str(e.value) + "; " + e.name;
+      if (e.value < e.least)
+        return c.fail(what + (e.least ? " must be positive" : " must not be negative"));
+      if (e.value > INT32_MAX)
+        return c.fail(what + " must be below 2^31");
+    }
     int64_t o = windowOutput(x[i + 2], kernel[i], strides[i], dilations[i], pads[i],
                              pads[i + spatial], ceilMode);
     if (o < 1)

@@ -6,7 +6,7 @@
 // Loop whose carried values are the iteration number and v (the condition is carried by the
 // IR Loop itself), so the body gains iter_next = iter_num + 1. Scan outputs need a static
 // length: the trip count when it is a constant and the condition cannot stop the loop early;
-// otherwise the length ONNX's shape facts (or the model's declared outputs) give, in which
+// otherwise the length the model declares for the outputs, in which
 // case the loop is bounded by that length and also stops when the data's trip count is
 // reached (rows past the last iteration are zero). Without either, the node is rejected.
 //

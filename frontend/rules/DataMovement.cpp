@@ -5,10 +5,10 @@
 //
 // Parameters that shape the result (shapes, axes, pads, repeats, starts...) are read at
 // compile time when they are constants or computed only from constants. When they are tensors
-// known only at run time, the result shape comes from ONNX's shape facts (ctx.declaredType):
-// shape-only ops (Reshape, Squeeze, Unsqueeze, Expand, Split) then lower statically to that
-// shape, and ops whose data placement depends on the parameters (Slice, Pad, Tile, Compress)
-// use an op that reads them at run time and checks them against the planned shape.
+// known only at run time, the result shape comes from the model's declared shapes
+// (ctx.declaredType): shape-only ops (Reshape, Squeeze, Unsqueeze, Expand, Split) then lower
+// statically to that shape, and ops whose data placement depends on the parameters (Slice, Pad,
+// Tile, Compress) use an op that reads them at run time and checks them against the planned shape.
 #include "Rules.h"
 
 #include "lower/Evaluate.h"
@@ -44,14 +44,14 @@ bool isConstant(const ImportCtx &ctx, int i) {
   return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
 }
 
-// The static result shape ONNX's shape facts give output `i`, for an op whose result shape
+// The static result shape the model declares for output `i`, for an op whose result shape
 // depends on a parameter that is known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, int i, const char *param, int input) {
   if (auto t = ctx.declaredType(i))
     return t->dims;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
-                  "') is known only at run time and ONNX's shape " +
-                  "inference gives no static shape for output '" + ctx.outputName(i) +
+                  "') is known only at run time and the model declares no " +
+                  "static shape for output '" + ctx.outputName(i) +
                   "'; pin the inputs it depends on with --input-shape or make it a constant");
 }
 
@@ -264,7 +264,7 @@ Status importSplit(ImportCtx &ctx) {
       return s.takeStatus();
     sizes = *s;
   } else if (ctx.opset() >= 13 && ctx.hasInput(1)) {
-    // Sizes known only at run time: ONNX's shape facts give each output's extent.
+    // Sizes known only at run time: the model's declared shapes give each output's extent.
     int64_t unknownAt = -1, rest = n;
     for (int64_t i = 0; i < outputs; ++i) {
       auto t = ctx.wantsOutput(i) ? ctx.declaredType(i) : std::nullopt;
@@ -380,7 +380,7 @@ Status importSlice(ImportCtx &ctx) {
         dynamic = i;
     if (dynamic) {
       auto planned = plannedDims(ctx, 0, names[dynamic - 1], dynamic);
-      // Without ONNX's shape facts (inside a loop body), a walk of constant width with
+      // Without a declared shape (inside a loop body, say), a walk of constant width with
       // constant axes and unit steps still has a static shape (the kernel checks it).
       auto widths = !planned && dynamic <= 2 && ctx.hasInput(2) &&
                             (!ctx.hasInput(3) || isConstant(ctx, 3)) &&

@@ -270,13 +270,11 @@ Status emitCast(ImportCtx &ctx, int onnxType) {
   if (!to)
     return ctx.fail(std::string("cast to ") + onnxTypeName(onnxType) +
                     " is not supported (odlac has no " + onnxTypeName(onnxType) + " tensors)");
-  // The IR carries them only where they matter, so other casts read as before.
-  AttrMap attrs = {{"to", std::string(dtypeName(*to))}};
-  if (maskOf(*to) & (kFloat8Types | maskOf(DType::F8E8M0)))
-    attrs["saturate"] = saturate;
-  if (*to == DType::F8E8M0)
-    attrs["round_mode"] = roundMode;
-  return finish(ctx, 0, ctx.emit("Cast", {ctx.input(0)}, attrs));
+  return finish(ctx, 0,
+                ctx.emit("Cast", {ctx.input(0)},
+                         {{"to", std::string(dtypeName(*to))},
+                          {"saturate", saturate},
+                          {"round_mode", roundMode}}));
 }
 
 Status importCast(ImportCtx &ctx) {

@@ -3,7 +3,7 @@
 // Resize.cpp and join these rows).
 //
 // Operands that fix a result shape (OneHot's depth, TopK's K) are read when they are known at
-// compile time; otherwise the shape ONNX's shape inference (or the model) declares for the
+// compile time; otherwise the shape the model declares for the
 // result fixes them. NonZero and Unique have data-dependent result shapes: with an input known
 // at compile time they become constants; NonZero of a runtime input becomes an extension op
 // that checks the declared count when it runs; Unique of a runtime input is rejected.
@@ -34,12 +34,12 @@ Status finish(ImportCtx &ctx, Expected<Value *> out) {
   return Status::ok();
 }
 
-// The static type ONNX's shape facts give output `i` of the node, checked against the rank it
+// The static type the model declares for output `i` of the node, checked against the rank it
 // must have; `why` says what needs it.
 Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
   auto t = ctx.declaredType(i);
   if (!t)
-    return ctx.fail(why + ", and ONNX's shape inference gives no static shape for output '" +
+    return ctx.fail(why + ", and the model declares no static shape for output '" +
                     ctx.outputName(i) + "'");
   if (t->rank() != rank)
     return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +

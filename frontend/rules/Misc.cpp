@@ -33,12 +33,12 @@ Status finish(ImportCtx &ctx, Expected<Value *> out) {
   return Status::ok();
 }
 
-// The static type ONNX's shape facts give output `i`, checked against the rank it must have;
+// The static type the model declares for output `i`, checked against the rank it must have;
 // `why` says what needs it.
 Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
   auto t = ctx.declaredType(i);
   if (!t)
-    return ctx.fail(why + ", and ONNX's shape inference gives no static shape for output '" +
+    return ctx.fail(why + ", and the model declares no static shape for output '" +
                     ctx.outputName(i) + "'");
   if (t->rank() != rank)
     return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +

@@ -44,14 +44,11 @@ Expected<int64_t> paramAxis(const Value *scale, const Value *zeroPoint, int64_t 
 }
 
 // Quantize and Dequantize's attributes (compiler/ops/Quant.cpp).
-// block_size and saturate appear only where they matter (blocks; Quantize to the 8-bit floats).
 AttrMap quantAttrs(int64_t axis, DType to, int64_t block, int64_t saturate) {
-  AttrMap attrs = {{"axis", axis}, {"to", std::string(dtypeName(to))}};
-  if (block > 0)
-    attrs["block_size"] = block;
-  if (maskOf(to) & kFloat8Types)
-    attrs["saturate"] = saturate;
-  return attrs;
+  return {{"axis", axis},
+          {"to", std::string(dtypeName(to))},
+          {"block_size", block},
+          {"saturate", saturate}};
 }
 
 Expected<Value *> emitQuantize(ImportCtx &ctx, Value *x, Value *scale, Value *zeroPoint,
@@ -154,8 +151,8 @@ Status importQuantizeLinear(ImportCtx &ctx) {
     return named.takeStatus();
   DType to = zp ? zp->dtype() : *named ? **named : DType::U8;
   if (zp && *named && **named != to)
-    return ctx.fail(std::string("output_dtype ") + dtypeName(**named) + " differs from y_zero_point's " +
-                    dtypeName(to));
+    return ctx.fail(std::string("output_dtype ") + dtypeName(**named) +
+                    " differs from y_zero_point's " + dtypeName(to));
   for (Status s : {checkType(ctx, "input", x->dtype(), kScaleTypes | maskOf(DType::I32)),
                    checkType(ctx, "y_scale", scale->dtype(), kScaleTypes),
                    checkType(ctx, "result", to, kQuantized)})

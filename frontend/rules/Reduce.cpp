@@ -87,13 +87,13 @@ Status importReduceInputAxes(ImportCtx &ctx) {
   if (known)
     return emitReduce(ctx, *known, *keepdims, *noop);
   // Axes known only at run time: ReduceSum has an extension op that reads them, given the
-  // result shape ONNX's shape inference declares.
+  // result shape the model declares.
   std::optional<TensorType> declared = ctx.declaredType(0);
   if (ctx.proto().op_type() != "ReduceSum")
     return known.takeStatus();
   if (!declared)
     return ctx.fail("axes (input 1, '" + axes->name() +
-                    "') is known only at run time and ONNX's shape inference gives no static "
+                    "') is known only at run time and the model declares no static "
                     "shape for the result");
   auto out = ctx.emit(
       "ReduceSumDynamic", {ctx.input(0), axes},

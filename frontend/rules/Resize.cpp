@@ -4,7 +4,7 @@
 // axis (runtime ones through a ScatterElements into the identity's values).
 //
 // The result shape must be static: it comes from sizes or scales known at compile time, or,
-// when they are computed at run time, from the shape ONNX's shape facts declare for the
+// when they are computed at run time, from the shape the model declares for the
 // result (the kernel then checks the runtime values against it). Scales stay an operand
 // whenever they differ from out / in, since they change the coordinate mapping (4 -> 2 with
 // scale 0.6 maps x to x / 0.6, not x / 0.5).
@@ -65,14 +65,14 @@ Status emitResize(ImportCtx &ctx, ResizeSpec &r) {
   return Status::ok();
 }
 
-// The result shape from the shape facts, for scales or sizes computed at run time.
+// The result shape from the model's declared shapes, for scales or sizes computed at run time.
 Status declaredShape(ImportCtx &ctx, const char *what, const Value *v, ResizeSpec &r) {
   const TensorType &x = ctx.input(0)->type();
   auto t = ctx.declaredType(0);
   if (!t)
     return ctx.fail(std::string(what) + " (input '" + v->name() +
-                    "') is computed at run time and ONNX's shape inference gives no static "
-                    "shape for output '" +
+                    "') is computed at run time and the model declares no static shape "
+                    "for output '" +
                     ctx.outputName(0) + "'");
   if (t->rank() != x.rank())
     return ctx.fail("output '" + ctx.outputName(0) + "' is declared " + toString(*t) +

@@ -25,14 +25,14 @@ bool isConstant(const ImportCtx &ctx, int i) {
   return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
 }
 
-// The static result shape ONNX's shape facts give output 0 when `param` (input `input`) is
+// The static result shape the model declares for output 0 when `param` (input `input`) is
 // known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, const char *param, int input) {
   if (auto t = ctx.declaredType(0))
     return t->dims;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
-                  "') is known only at run time and ONNX's shape " +
-                  "inference gives no static shape for output '" + ctx.outputName(0) +
+                  "') is known only at run time and the model declares no " +
+                  "static shape for output '" + ctx.outputName(0) +
                   "'; pin the inputs it depends on with --input-shape or make it a constant");
 }
 
@@ -101,8 +101,7 @@ std::vector<unsigned char> numericBytes(DType dtype, const std::vector<double> &
 }
 
 // output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0): a constant when
-// the operands are; otherwise start + delta * [0, 1, ...] over the length ONNX's shape facts
-// give.
+// the operands are; otherwise start + delta * [0, 1, ...] over the length the model declares.
 Status importRange(ImportCtx &ctx) {
   DType dtype = ctx.input(0)->dtype();
   // Range-27's stash_type picks the precision of float16 and bfloat16 ranges; it has no

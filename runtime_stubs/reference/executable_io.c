@@ -342,6 +342,8 @@ typedef struct {
 } ref_reader;
 
 static void ref_read(ref_reader *r, void *out, size_t n) {
+  if (n == 0) /* out may then be NULL (a node without params), which memcpy must not get */
+    return;
   if (r->bad || n > r->len - r->at) {
     r->bad = 1;
     memset(out, 0, n);

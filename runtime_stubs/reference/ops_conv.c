@@ -82,8 +82,8 @@ static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const dou
                                   const T *bias, T *y, unsigned char *scratch) {                   \
     int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
     int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
-    T *col = (T *)(scratch + p->col_at);                                                           \
-    float *pack = (float *)(scratch + p->pack_at);                                                 \
+    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                                           \
+    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                                 \
     for (n = 0; n < p->n; ++n) {                                                                   \
       T *yn = y + n * p->m * opix;                                                                 \
       for (i = 0; i < p->m; ++i)                                                                   \
@@ -141,8 +141,8 @@ REF_DEFINE_CONV(double, f64)
                                     const T *bias, T *y, unsigned char *scratch) {                 \
     int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
     int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
-    T *col = (T *)(scratch + p->col_at);                                                           \
-    float *pack = (float *)(scratch + p->pack_at);                                                 \
+    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                                           \
+    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                                 \
     for (n = 0; n < p->n; ++n) {                                                                   \
       T *yn = y + n * p->m * opix;                                                                 \
       for (i = 0; i < p->m; ++i)                                                                   \
@@ -323,7 +323,7 @@ static void ref_conv_core_f32(const ref_io *io, const ref_conv_params *p, const 
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
   const int64_t cpg = p->c / p->group, mpg = p->m / p->group;
   unsigned char *scratch = (unsigned char *)io->scratch;
-  float *pack = (float *)(scratch + p->pack_at);
+  float *pack = (float *)ref_scratch_at(scratch, p->pack_at);
   int64_t n, g;
   for (n = 0; n < p->n; ++n) {
     const float *xn = x + n * p->c * ipix;

@@ -240,7 +240,7 @@ typedef struct {
 
 static void ref_sgemm_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_sgemm_job *g = (const ref_sgemm_job *)arg;
-  float *pack = (float *)(scratch + g->pack_at);
+  float *pack = (float *)ref_scratch_at(scratch, g->pack_at);
   int64_t lo, hi;
   if (g->split_cols) {
     ref_shifted_b b;
@@ -447,7 +447,7 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
                    const void *b, const ref_mm_bias *bias, void *y) {
   const int64_t lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;
   unsigned char *scratch = (unsigned char *)io->scratch;
-  float *pack = (float *)(scratch + s->pack_at);
+  float *pack = (float *)ref_scratch_at(scratch, s->pack_at);
   switch (s->type) {
   case ODLA_FLOAT32:
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a,
@@ -512,7 +512,7 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
     }
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
                  s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n,
-                 beta, NULL, y, s->n, (float *)((unsigned char *)io->scratch + s->pack_at));
+                 beta, NULL, y, s->n, (float *)ref_scratch_at(io->scratch, s->pack_at));
     return ODLA_SUCCESS;
   }
   {

@@ -128,11 +128,12 @@ static void ref_quant_range(odla_element_type t, double *lo, double *hi) {
   }
 }
 
-/* Checks the operands shared by both builders and fills the layout part of `p`. `zp_type`
- * is the element type a zero point must have. */
 static int ref_quant_check_blocked(const char *op, odla_value input, odla_value scale,
                                    odla_value zero_point, odla_int32 axis, int64_t block,
                                    ref_quant_params *p);
+
+/* Checks the operands shared by both builders and fills the layout part of `p`. `zp_type`
+ * is the element type a zero point must have. */
 
 static int ref_quant_check(const char *op, odla_value input, odla_value scale,
                            odla_value zero_point, odla_int32 axis, int64_t block,
@@ -445,7 +446,8 @@ odla_value odla_Dequantize(odla_value input, odla_value scale, odla_value zero_p
                            odla_int32 axis, odla_element_type target_data_type,
                            const odla_value_id value_id) {
   if (input && ref_is_ext_type(input->type.element_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Dequantize", "input type %s needs odla_ExtDequantize",
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Dequantize",
+                    "input type %s needs odla_ExtDequantize",
                     ref_type_name(input->type.element_type));
   return ref_dequantize_build("Dequantize", input, scale, zero_point, axis, 0, target_data_type,
                               value_id);

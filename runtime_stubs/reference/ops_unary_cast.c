@@ -148,13 +148,15 @@ static void ref_cast_load(odla_element_type t, const void *x, int64_t n, ref_cas
 static void ref_cast_store_ext(odla_element_type t, uint8_t *y, int64_t n, const ref_cast_chunk *c,
                                int saturate, int round_mode) {
   int64_t i;
-  for (i = 0; i < n; ++i)
-    y[i] = c->kind == REF_KIND_FLOAT      ? ref_ext_encode(t, c->v.f[i], saturate, round_mode)
-           : ref_is_ext_int(t)            ? ref_ext_wrap(t, c->kind == REF_KIND_SIGNED
-                                                                 ? c->v.s[i]
-                                                                 : (int64_t)c->v.u[i])
-           : c->kind == REF_KIND_SIGNED ? ref_ext_encode(t, (double)c->v.s[i], saturate, round_mode)
-                                        : ref_ext_encode(t, (double)c->v.u[i], saturate, round_mode);
+  for (i = 0; i < n; ++i) {
+    double v = c->kind == REF_KIND_FLOAT    ? c->v.f[i]
+               : c->kind == REF_KIND_SIGNED ? (double)c->v.s[i]
+                                            : (double)c->v.u[i];
+    if (c->kind != REF_KIND_FLOAT && ref_is_ext_int(t))
+      y[i] = ref_ext_wrap(t, c->kind == REF_KIND_SIGNED ? c->v.s[i] : (int64_t)c->v.u[i]);
+    else
+      y[i] = ref_ext_encode(t, v, saturate, round_mode);
+  }
 }
 
 static void ref_cast_store(odla_element_type t, void *y, int64_t n, const ref_cast_chunk *c) {

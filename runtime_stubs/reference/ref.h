@@ -45,6 +45,12 @@ typedef struct {
   ref_exec *exec; /* compile mode only; control-flow kernels use it */
 } ref_io;
 
+/* `offset` bytes into a node's scratch, or NULL where it has none (a kernel then reads none:
+ * arithmetic on a NULL pointer is undefined, even by 0). */
+static inline void *ref_scratch_at(void *scratch, size_t offset) {
+  return scratch ? (unsigned char *)scratch + offset : NULL;
+}
+
 typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
 
 struct _odla_value {

@@ -2,14 +2,17 @@
 """ONNX conformance runner: compiles every ONNX backend test with odlac, builds it against an
 ODLA backend, runs every data set and compares the outputs with ONNX's tolerances.
 
-Run it with Debian's /usr/bin/python3 (it needs onnx and numpy). See README.md beside this
-file for the commands, the statuses and the expected-failure list format.
+Two suite sets: Debian's libonnx-testdata (ONNX 1.12; run it with Debian's /usr/bin/python3)
+and ONNX 1.23's suite from PyPI (folders written by gen_onnx_suite.py; run it with the project
+venv's python). With --engine ort the same folders run through ONNX Runtime instead, for
+comparison. See README.md beside this file for the commands, the statuses and the
+expected-failure list format.
 """
 
 import argparse
+import collections
 import concurrent.futures
 import json
-import math
 import os
 import re
 import resource
@@ -26,19 +29,42 @@ from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-DATA_ROOT = "/usr/share/libonnx-testdata/data"
-ALL_SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
 
-# ONNX's backend-test tolerance (onnx/backend/test/runner: assert_similar_outputs).
+# ONNX's backend-test tolerance (onnx/backend/test/runner: assert_similar_outputs); a test
+# of ONNX 1.23 may set its own (suite.json, e.g. real/test_densenet121).
 RTOL = 1e-3
 ATOL = 1e-7
+
+# One entry per suite set. data: the folder holding one subfolder per suite; suites: those
+# run by default; xfail: the expected-failure list beside this script; bfloat16_rtol: the
+# rtol floor for bfloat16 outputs (ONNX 1.23's runner allows two bfloat16 ulps, 2**-6; 1.12's
+# has one rtol for every type); onnx: the onnx release the folders must come from (checked
+# against suite.json), None for Debian's, which has no suite.json.
+SuiteSet = collections.namedtuple("SuiteSet", "title data suites xfail bfloat16_rtol onnx")
+SUITE_SETS = {
+    "debian": SuiteSet("Debian's libonnx-testdata (ONNX 1.12)", "/usr/share/libonnx-testdata/data",
+                       ("node", "pytorch-converted", "pytorch-operator", "simple"),
+                       "xfail_{backend}.txt", None, None),
+    "onnx-1.23": SuiteSet("ONNX 1.23 (PyPI wheel)", os.path.join(REPO, "build", "onnx-1.23"),
+                          ("node", "pytorch-converted", "pytorch-operator", "real", "simple"),
+                          "xfail_onnx-1.23_{backend}.txt", 2.0 ** -6, "1.23"),
+}
 
 # Statuses, in the order the summary prints them. Every status except "pass" is a failure.
 STATUSES = ("pass", "rejected", "crash", "cc-error", "run-error", "mismatch", "bad-test")
 
+# Element types compared with a tolerance, and as complex numbers; every other one (integers
+# of any width, bool, string) must match exactly. By name, so that onnx 1.12, which lacks the
+# newer types, reads the table too.
+FLOAT_TYPES = {"FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+               "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0", "FLOAT4E2M1", "FLOAT6E2M3",
+               "FLOAT6E3M2"}
+COMPLEX_TYPES = {"COMPLEX64", "COMPLEX128"}
+
 XFAIL_HEADER = """\
-# Expected failures of the ONNX conformance suite on the '{backend}' ODLA backend.
-# Read by tests/conformance/run_conformance.py --backend {backend}.
+# Expected failures of {title} on the '{backend}' ODLA backend.
+# Read by tests/conformance/run_conformance.py --suite-set {suite_set} --backend {backend},
+# at every -O level.
 #
 # Format: one line per test, `suite/test_name: reason`, sorted; '#' starts a comment line.
 # Rules:
@@ -220,7 +246,7 @@ def dtype_name(data_type):
         return "type %d" % data_type
 
 
-def compare(got_t, want_t):
+def compare(got_t, want_t, rtol, atol):
     """Returns (ok, reason, max_abs_err, max_rel_err)."""
     if got_t.data_type != want_t.data_type:
         return (False, "dtype %s, expected %s" % (dtype_name(got_t.data_type),
@@ -232,23 +258,27 @@ def compare(got_t, want_t):
                 None, None)
     if got.size == 0:
         return True, "", 0.0, 0.0
-    kind = want.dtype.kind
-    if kind not in "fc":
-        # Integers, bools, strings: exact.
-        if kind in "iub":
-            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-            bad, err = int(np.count_nonzero(diff)), float(diff.max())
-            why = "max abs err %.3g" % err
-        else:
+    type_name = dtype_name(want_t.data_type).upper()
+    if type_name not in FLOAT_TYPES | COMPLEX_TYPES:
+        # Integers (4-bit and 2-bit ones are ml_dtypes types under onnx 1.23), bools,
+        # strings: exact.
+        if type_name == "STRING":
             bad, err, why = int(np.count_nonzero(got != want)), None, "strings"
+        else:
+            if want.dtype.kind == "V":  # ml_dtypes' int4, uint4, int2, uint2
+                got, want = got.astype(np.int64), want.astype(np.int64)
+            bad = int(np.count_nonzero(got != want))
+            err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+            why = "max abs err %.3g" % err
         if bad:
             return (False, "%d/%d elements differ, %s (exact match required)"
                     % (bad, want.size, why), err, None)
         return True, "", 0.0, 0.0
-    g = got.astype(np.complex128 if kind == "c" else np.float64)
-    w = want.astype(np.complex128 if kind == "c" else np.float64)
+    is_complex = type_name in COMPLEX_TYPES
+    g = got.astype(np.complex128 if is_complex else np.float64)
+    w = want.astype(np.complex128 if is_complex else np.float64)
     gnan, wnan = np.isnan(g), np.isnan(w)
-    if kind == "c":
+    if is_complex:
         gnan, wnan = gnan | np.isnan(g.imag), wnan | np.isnan(w.imag)
     if np.any(gnan != wnan):
         return (False, "NaN pattern differs at %d/%d positions"
@@ -262,7 +292,7 @@ def compare(got_t, want_t):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         diff = np.where(finite, np.abs(g - w), 0.0)
         rel = np.where(finite & (w != 0), diff / np.abs(np.where(w == 0, 1, w)), 0.0)
-    tol = ATOL + RTOL * np.abs(w)
+    tol = atol + rtol * np.abs(w)
     bad = finite & (diff > tol)
     max_abs = float(diff.max())
     max_rel = float(rel.max())
@@ -270,6 +300,16 @@ def compare(got_t, want_t):
         return (False, "%d/%d elements off, max abs err %.3g, max rel err %.3g"
                 % (int(np.count_nonzero(bad)), w.size, max_abs, max_rel), max_abs, max_rel)
     return True, "", max_abs, max_rel
+
+
+def tolerance(cfg, suite, name, data_type):
+    """(rtol, atol) for one output: the test's own (suite.json) or ONNX's default, with the
+    suite set's floor for bfloat16."""
+    tol = cfg["tolerances"].get(suite + "/" + name, {})
+    rtol, atol = tol.get("rtol", RTOL), tol.get("atol", ATOL)
+    if cfg["bfloat16_rtol"] and data_type == onnx.TensorProto.BFLOAT16:
+        rtol = max(rtol, cfg["bfloat16_rtol"])
+    return rtol, atol
 
 
 # ----------------------------------------------------------------------------------------
@@ -307,8 +347,98 @@ def first_line(output, strip=(), want=None):
     return line[:200]
 
 
+def compile_odlac(cfg, model_path, test_dir, work, deadline):
+    """Step 1 for odlac: compile the model to C. Returns (failure or None, gen folder).
+    Crashes are checked first: they are never acceptable."""
+    gen = os.path.join(work, "gen")
+    rc, out = run_cmd([cfg["odlac"], model_path, "-o", gen, "--emit-main", "--name", "net"]
+                      + cfg["odlac_flags"], deadline - time.monotonic())
+    if rc is None:
+        return ("crash", "odlac timeout after %d s" % cfg["timeout"]), None
+    if rc not in (0, 1):
+        why = "odlac " + describe_exit(rc)
+        if out.strip():
+            why += ": " + first_line(out, (test_dir, work))
+        return ("crash", why), None
+    if rc == 1:
+        reason = rejection_reason(out, test_dir)
+        # The contract: exit 1 comes with an error message and leaves no output folder.
+        if reason is None:
+            return ("crash", "odlac exit status 1 without an 'odlac: error:' line"), None
+        if os.path.exists(gen):
+            return ("crash", "odlac rejected the model but left its output folder: "
+                    + reason), None
+        return ("rejected", reason), None
+    return None, gen
+
+
+def build_odlac(cfg, gen, work, deadline):
+    """Step 3 for odlac: build the generated C with its driver against the backend.
+    Returns (failure or None, run_set(inputs, out_dir, timeout) -> (rc, output))."""
+    sources = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
+    exe = os.path.join(gen, "run")
+    rc, out = run_cmd([cfg["cc"]] + cfg["cflags"] + ["-I", cfg["include"]] + sources
+                      + [cfg["backend_lib"]] + cfg["link_extra"] + ["-o", exe],
+                      deadline - time.monotonic())
+    if rc != 0:
+        return ("cc-error", "timeout" if rc is None
+                else first_line(out, (gen, work), want="error")), None
+    return None, lambda inputs, out_dir, timeout: run_cmd([exe] + inputs + ["-o", out_dir],
+                                                           timeout)
+
+
+def in_child(fn, args, timeout):
+    """Calls fn(*args) -> (code, message) in a forked child, so that ONNX Runtime crashing
+    or hanging fails one test, not the runner; the child inherits the imported modules.
+    Returns (exit status, or -signal, or None on timeout; the message)."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the runner
+        code = 70
+        try:
+            os.close(rfd)
+            code, msg = fn(*args)
+            os.write(wfd, msg.encode("utf-8", "replace"))
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    end = time.monotonic() + max(timeout, 0.1)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > end:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(rfd)
+            return None, ""
+        time.sleep(0.01)
+    with os.fdopen(rfd, "rb") as f:
+        msg = f.read().decode("utf-8", "replace")
+    rc = os.waitstatus_to_exitcode(status)
+    return rc, ("ort: error: " + msg) if msg else ""
+
+
+def load_ort(cfg, model_path, test_dir, work, deadline):
+    """Step 1 for ONNX Runtime: create a session. Returns (failure or None,
+    run_set(inputs, out_dir, timeout) -> (rc, output))."""
+    import ort_run  # imported by main() before the pool forks its workers
+
+    rc, out = in_child(ort_run.check, (model_path,), deadline - time.monotonic())
+    if rc == ort_run.REFUSED:
+        return ("rejected", out.replace("ort: error: session: ", "")
+                .replace(test_dir + "/", "")), None
+    if rc != 0:
+        why = "onnxruntime " + describe_exit(rc)
+        if out:
+            why += ": " + first_line(out, (test_dir, work))
+        return ("crash", why), None
+    return None, lambda inputs, out_dir, timeout: in_child(
+        ort_run.run, (model_path, inputs, out_dir), timeout)
+
+
 def run_test(cfg, suite, name):
-    """Compiles, builds, runs and checks one test folder. Returns its result dict."""
+    """Compiles (or loads), builds, runs and checks one test folder. Returns its result."""
     start = time.monotonic()
     deadline = start + cfg["timeout"]
     test_dir = os.path.join(cfg["data_root"], suite, name)
@@ -335,29 +465,15 @@ def run_test(cfg, suite, name):
     else:
         model_error = None
 
-    # 1. odlac. Crashes are checked first: they are never acceptable.
+    # 1. The engine takes the model or refuses it.
     os.makedirs(work, exist_ok=True)
-    gen = os.path.join(work, "gen")
-    rc, out = run_cmd([cfg["odlac"], model_path, "-o", gen, "--emit-main", "--name", "net"]
-                      + cfg["odlac_flags"], deadline - time.monotonic())
-    if rc is None:
-        return done("crash", "odlac timeout after %d s" % cfg["timeout"])
-    if rc not in (0, 1):
-        why = "odlac " + describe_exit(rc)
-        if out.strip():
-            why += ": " + first_line(out, (test_dir, work))
-        return done("crash", why)
-    if rc == 1:
-        reason = rejection_reason(out, test_dir)
-        # The contract: exit 1 comes with an error message and leaves no output folder.
-        if reason is None:
-            return done("crash", "odlac exit status 1 without an 'odlac: error:' line")
-        if os.path.exists(gen):
-            return done("crash", "odlac rejected the model but left its output folder: "
-                        + reason)
-        return done("rejected", reason)
+    odlac = cfg["engine"] == "odlac"
+    failure, made = (compile_odlac if odlac else load_ort)(cfg, model_path, test_dir, work,
+                                                            deadline)
+    if failure:
+        return done(*failure)
 
-    # 2. The test data (only once odlac accepted the model).
+    # 2. The test data (only once the engine took the model).
     if model is None:
         return done("bad-test", "model.onnx: " + model_error)
     try:
@@ -366,26 +482,23 @@ def run_test(cfg, suite, name):
     except BadTest as e:
         return done("bad-test", str(e))
 
-    # 3. Build the generated C with its driver against the backend.
-    sources = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
-    exe = os.path.join(gen, "run")
-    rc, out = run_cmd([cfg["cc"]] + cfg["cflags"] + ["-I", cfg["include"]] + sources
-                      + [cfg["backend_lib"]] + cfg["link_extra"] + ["-o", exe],
-                      deadline - time.monotonic())
-    if rc != 0:
-        why = "timeout" if rc is None else first_line(out, (gen, work), want="error")
-        return done("cc-error", why)
+    # 3. odlac: build the generated C with its driver against the backend.
+    run_set = made
+    if odlac:
+        failure, run_set = build_odlac(cfg, made, work, deadline)
+        if failure:
+            return done(*failure)
 
     # 4. Run every data set and compare every output.
     max_abs, max_rel = 0.0, 0.0
     for set_name, inputs, expected in sets:
         out_dir = os.path.join(work, "res_" + set_name)
         os.makedirs(out_dir, exist_ok=True)
-        rc, out = run_cmd([exe] + inputs + ["-o", out_dir], deadline - time.monotonic())
+        rc, out = run_set(inputs, out_dir, deadline - time.monotonic())
         if rc != 0:
             why = describe_exit(rc)
             if rc is not None and out.strip():
-                why += ": " + first_line(out, (test_dir, out_dir, gen, work))
+                why += ": " + first_line(out, (test_dir, out_dir, work))
             return done("run-error", "%s: %s" % (set_name, why))
         for i, want in enumerate(expected):
             path = os.path.join(out_dir, "output_%d.pb" % i)
@@ -397,7 +510,8 @@ def run_test(cfg, suite, name):
             except Exception:
                 return done("run-error", "%s: output_%d.pb is not a valid TensorProto"
                             % (set_name, i))
-            ok, why, a, r = compare(got, want)
+            rtol, atol = tolerance(cfg, suite, name, want.data_type)
+            ok, why, a, r = compare(got, want, rtol, atol)
             if not ok:
                 return done("mismatch", "%s output_%d: %s" % (set_name, i, why),
                             max_abs_err=a, max_rel_err=r)
@@ -452,7 +566,7 @@ def is_auto_reason(reason):
     return any(reason == s or reason.startswith(s + ":") for s in STATUSES)
 
 
-def write_xfail(path, backend, old, header, results, in_scope):
+def write_xfail(path, old, header, results, in_scope):
     """Rewrites the list: tests in scope get this run's failures (hand-written reasons of
     still-failing tests are kept); entries out of scope (other suites, --filter) stay."""
     entries = {k: v for k, v in old.items() if not in_scope(k)}
@@ -462,9 +576,8 @@ def write_xfail(path, backend, old, header, results, in_scope):
         key = r["suite"] + "/" + r["name"]
         prev = old.get(key)
         entries[key] = prev if prev and not is_auto_reason(prev) else auto_reason(r)
-    lines = header or XFAIL_HEADER.format(backend=backend).rstrip("\n").split("\n")
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n\n")
+        f.write("\n".join(header) + "\n\n")
         for key in sorted(entries):
             f.write("%s: %s\n" % (key, entries[key]))
     return len(entries)
@@ -478,12 +591,20 @@ def parse_args(argv):
     cores = os.cpu_count() or 1
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--suite-set", default="debian", choices=sorted(SUITE_SETS),
+                   help="which tests: Debian's libonnx-testdata or ONNX 1.23's suite (written "
+                        "by gen_onnx_suite.py); picks the default --data, --suites and "
+                        "--xfail and the tolerance rules")
+    p.add_argument("--engine", default="odlac", choices=("odlac", "ort"),
+                   help="odlac: compile, build against --backend-lib and run; ort: run the "
+                        "same folders through ONNX Runtime (onnxruntime of this python), "
+                        "for comparison: no expected-failure list, exit 0 unless a run broke")
     p.add_argument("--odlac", default=os.path.join(REPO, "build/compiler/driver/odlac"),
                    help="the odlac executable")
     p.add_argument("--odlac-flag", action="append", default=[], dest="odlac_flags",
-                   help="extra odlac flag (repeatable)")
+                   help="extra odlac flag, e.g. -O3 (repeatable)")
     p.add_argument("--backend", default="reference",
-                   help="backend name: labels the results, picks xfail_<name>.txt")
+                   help="backend name: labels the results, picks the expected-failure list")
     p.add_argument("--backend-lib",
                    default=os.path.join(REPO, "build/runtime_stubs/reference/libodla_reference.a"),
                    help="the ODLA backend library to link")
@@ -496,9 +617,9 @@ def parse_args(argv):
                    help="flags for the generated C (the kernels live in the backend library, "
                         "so optimizing the glue buys nothing)")
     p.add_argument("--jobs", "-j", type=int, default=cores, help="tests run in parallel")
-    p.add_argument("--suites", default=",".join(ALL_SUITES),
-                   help="comma-separated suites under --data")
-    p.add_argument("--data", default=DATA_ROOT, help="the libonnx-testdata data folder")
+    p.add_argument("--suites", help="comma-separated suites under --data (default: every "
+                                    "suite of the suite set)")
+    p.add_argument("--data", help="the folder holding the suites (default: the suite set's)")
     p.add_argument("--filter", help="only tests whose 'suite/name' matches this regex")
     p.add_argument("--timeout", type=int, default=60,
                    help="seconds per test for odlac, cc and all runs together")
@@ -506,23 +627,51 @@ def parse_args(argv):
     p.add_argument("--keep", action="store_true",
                    help="keep the scratch folder (generated C, binaries, outputs)")
     p.add_argument("--results", help="write per-test results to this JSON file")
-    p.add_argument("--xfail", help="expected-failure list (default: xfail_<backend>.txt "
-                                   "beside this script)")
+    p.add_argument("--failures", help="write one line per failing test (suite/name: status: "
+                                      "reason) to this file")
+    p.add_argument("--xfail", help="expected-failure list (default: the suite set's, beside "
+                                   "this script)")
     p.add_argument("--update-xfail", action="store_true",
                    help="rewrite the expected-failure list from this run's failures")
     p.add_argument("--verbose", "-v", action="store_true", help="one line per test")
     args = p.parse_args(argv)
-    args.suites = [s for s in args.suites.split(",") if s]
+    sset = SUITE_SETS[args.suite_set]
+    args.data = args.data or sset.data
+    args.suites = [s for s in (args.suites or ",".join(sset.suites)).split(",") if s]
     for s in args.suites:
-        if s not in ALL_SUITES:
-            p.error("unknown suite %r (known: %s)" % (s, ", ".join(ALL_SUITES)))
+        if s not in sset.suites:
+            p.error("unknown suite %r of suite set %s (known: %s)"
+                    % (s, args.suite_set, ", ".join(sset.suites)))
     if args.xfail is None:
-        args.xfail = os.path.join(HERE, "xfail_%s.txt" % args.backend)
-    for what, path in (("--odlac", args.odlac), ("--backend-lib", args.backend_lib),
-                       ("--include", args.include), ("--data", args.data)):
+        args.xfail = os.path.join(HERE, sset.xfail.format(backend=args.backend))
+    if args.engine == "ort" and args.update_xfail:
+        p.error("--update-xfail: ONNX Runtime runs have no expected-failure list")
+    needed = [("--data", args.data)]
+    if args.engine == "odlac":
+        needed += [("--odlac", args.odlac), ("--backend-lib", args.backend_lib),
+                   ("--include", args.include)]
+    for what, path in needed:
         if not os.path.exists(path):
             p.error("%s %s does not exist" % (what, path))
+    args.suite_info = read_suite_info(p, args.data, sset)
     return args
+
+
+def read_suite_info(p, data, sset):
+    """suite.json of a generated suite ({} for Debian's): checks that the folders come from
+    the onnx release the suite set names."""
+    if sset.onnx is None:
+        return {}
+    path = os.path.join(data, "suite.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            info = json.load(f)
+    except (OSError, ValueError) as e:
+        p.error("%s: %s (write the suite with gen_onnx_suite.py)" % (path, e))
+    if not str(info.get("onnx", "")).startswith(sset.onnx + "."):
+        p.error("%s: the folders come from onnx %s, the suite set is onnx %s"
+                % (path, info.get("onnx"), sset.onnx))
+    return info
 
 
 def collect_tests(args):
@@ -546,19 +695,38 @@ def test_cost(args, suite, name):
         return 0
 
 
+def engine_label(args):
+    """What ran the tests, for the summary and the results: 'odlac -O3 on reference' or
+    'onnxruntime 1.31.1'."""
+    if args.engine == "ort":
+        import onnxruntime
+
+        return "onnxruntime " + onnxruntime.__version__
+    flags = " ".join(args.odlac_flags)
+    return "odlac %son %s" % (flags + " " if flags else "", args.backend)
+
+
 def main(argv):
     args = parse_args(argv)
     tests = collect_tests(args)
     if not tests:
         sys.exit("no test matches")
-    xfail, header = read_xfail(args.xfail)
+    odlac = args.engine == "odlac"
+    xfail, header = read_xfail(args.xfail) if odlac else ({}, [])
     work = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="odlac-conf-")
     os.makedirs(work, exist_ok=True)
-    cfg = {"odlac": os.path.abspath(args.odlac), "odlac_flags": args.odlac_flags,
-           "backend_lib": os.path.abspath(args.backend_lib), "link_extra": args.link_extra.split(),
-           "include": os.path.abspath(args.include), "cc": args.cc, "cflags": args.cflags.split(),
+    sset = SUITE_SETS[args.suite_set]
+    cfg = {"engine": args.engine, "odlac": os.path.abspath(args.odlac),
+           "odlac_flags": args.odlac_flags, "backend_lib": os.path.abspath(args.backend_lib),
+           "link_extra": args.link_extra.split(), "include": os.path.abspath(args.include),
+           "cc": args.cc, "cflags": args.cflags.split(),
            "data_root": os.path.abspath(args.data), "work": work, "keep": args.keep,
-           "timeout": args.timeout}
+           "timeout": args.timeout, "tolerances": args.suite_info.get("tolerances", {}),
+           "bfloat16_rtol": sset.bfloat16_rtol}
+    label = engine_label(args)
+    if not odlac:
+        sys.path.insert(0, HERE)
+        import ort_run  # noqa: F401 (once here, inherited by every worker and child)
 
     t0 = time.monotonic()
     # Big models first, so the slowest tests do not form the tail of the run.
@@ -579,12 +747,15 @@ def main(argv):
     wall = time.monotonic() - t0
     results.sort(key=lambda r: (r["suite"], r["name"]))
 
-    # Judge against the expected-failure list.
+    # Judge against the expected-failure list (odlac only: ONNX Runtime's runs are a
+    # yardstick, not a test).
     ran = {r["suite"] + "/" + r["name"] for r in results}
     unexpected_fail, unexpected_pass, crashes = [], [], []
     for r in results:
         key = r["suite"] + "/" + r["name"]
         r["expected_failure"] = key in xfail
+        if not odlac:
+            continue
         if r["status"] == "crash":
             crashes.append(r)
         elif r["status"] == "pass" and key in xfail:
@@ -594,14 +765,26 @@ def main(argv):
 
     if args.results:
         with open(args.results, "w", encoding="utf-8") as f:
-            json.dump({"backend": args.backend, "rtol": RTOL, "atol": ATOL,
-                       "suites": args.suites, "filter": args.filter,
-                       "wall_seconds": round(wall, 1), "tests": results}, f, indent=1)
+            json.dump({"suite_set": args.suite_set, "suite_title": sset.title,
+                       "onnx": args.suite_info.get("onnx"), "engine": args.engine,
+                       "label": label, "backend": args.backend if odlac else None,
+                       "odlac_flags": args.odlac_flags if odlac else [],
+                       "rtol": RTOL, "atol": ATOL, "suites": args.suites,
+                       "all_suites": list(sset.suites), "filter": args.filter,
+                       "wall_seconds": round(wall, 1), "jobs": args.jobs, "tests": results},
+                      f, indent=1)
             f.write("\n")
+    if args.failures:
+        with open(args.failures, "w", encoding="utf-8") as f:
+            f.write("# %s, %s: every failing folder with its first error line\n"
+                    % (sset.title, label))
+            for r in results:
+                if r["status"] != "pass":
+                    f.write("%s/%s: %s\n" % (r["suite"], r["name"], auto_reason(r)))
 
     # Summary.
-    print("ONNX conformance on backend '%s': %d tests in %.1f s (%d jobs)"
-          % (args.backend, len(results), wall, args.jobs))
+    print("%s, %s: %d tests in %.1f s (%d jobs)"
+          % (sset.title, label, len(results), wall, args.jobs))
     shown = [s for s in STATUSES if s == "pass" or any(r["status"] == s for r in results)]
     print("  %-18s %6s " % ("suite", "total") + " ".join("%9s" % s for s in shown))
     for suite in args.suites + ["all"]:
@@ -611,6 +794,8 @@ def main(argv):
     passed = sum(r["status"] == "pass" for r in results)
     print("  passed %d/%d folders (%.1f%%)" % (passed, len(results),
                                                100.0 * passed / len(results)))
+    if not odlac:
+        return 0
 
     if args.update_xfail:
         unexpected_fail, unexpected_pass = [], []  # the list is being rewritten from them
@@ -631,7 +816,10 @@ def main(argv):
             suite = key.split("/", 1)[0]
             return suite in args.suites and (flt is None or flt.search(key) is not None)
 
-        n = write_xfail(args.xfail, args.backend, xfail, header, results, in_scope)
+        if not header:
+            header = XFAIL_HEADER.format(title=sset.title, backend=args.backend,
+                                         suite_set=args.suite_set).rstrip("\n").split("\n")
+        n = write_xfail(args.xfail, xfail, header, results, in_scope)
         print("wrote %s: %d expected failures" % (args.xfail, n))
         return 1 if crashes else 0
 

@@ -193,6 +193,7 @@ static void test_stored_computation(void) {
   CHECK(odla_LoadComputation(path_location(bad), &loaded) == ODLA_INVALID_PARAM, "corrupt file");
   CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
   CHECK(odla_StoreExecutable(path_location(exe_path), exe) == ODLA_SUCCESS, "StoreExecutable");
+  odla_DestroyExecutable(exe);
   CHECK(odla_LoadComputation(path_location(exe_path), &loaded) == ODLA_INVALID_PARAM,
         "an executable given to LoadComputation");
   CHECK(odla_LoadExecutable(path_location(path), NULL, &exe) == ODLA_INVALID_PARAM,

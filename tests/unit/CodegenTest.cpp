@@ -1,7 +1,9 @@
 // Codegen tests: C naming and literals, byte-stable output, weights modes and the blob format.
-#include "CWriter.h"
 #include "Codegen.h"
+#include "CWriter.h"
 #include "Import.h"
+#include "Report.h"
+#include "support/Text.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +23,70 @@ TEST(CWriter, IdentifiersFromTensorNames) {
   EXPECT_EQ(cIdentifier("///"), "t_");
 }
 
+TEST(CWriter, IdentifiersNeverTakeReservedNames) {
+  // Keywords of C and C++, macros of the headers generated files include, ODLA's and odlac's
+  // names.
+  for (const char *word : {"class", "bool", "typeof", "EOF", "NAN", "errno", "stdin", "linux",
+                           "ODLA_SUCCESS", "odlac_tensor", "ODLAC_MAX_RANK", "inst", "main"})
+    EXPECT_EQ(cIdentifier(word), std::string("t_") + word);
+  EXPECT_EQ(cIdentifier("size_t"), "size_t"); // a type name: shadowing it is harmless
+  // The model's own symbols, in both cases; the escape that would start with the prefix too.
+  EXPECT_EQ(cIdentifier("net_run", "net"), "t_net_run");
+  EXPECT_EQ(cIdentifier("NET_CHECK", "net"), "t_NET_CHECK");
+  EXPECT_EQ(cIdentifier("net", "net"), "t_net");
+  EXPECT_EQ(cIdentifier("network", "net"), "network");
+  EXPECT_EQ(cIdentifier("t_run", "t"), "v_t_run");
+  EXPECT_EQ(cIdentifier("int", "t"), "v_int");
+  EXPECT_EQ(cIdentifier("int", "tiny"), "t_int");
+  EXPECT_TRUE(cIdentifierIsReserved("ODLA_FLOAT32"));
+  EXPECT_FALSE(cIdentifierIsReserved("x"));
+}
+
+TEST(CWriter, ScopesGiveEachNameOnce) {
+  CScope scope("net", {"inst"});
+  EXPECT_EQ(scope.add("a.b"), "a_b");
+  EXPECT_EQ(scope.add("a-b"), "a_b_2");
+  EXPECT_EQ(scope.add("a_b_2"), "a_b_2_2");
+  EXPECT_EQ(scope.add("inst"), "t_inst");
+  EXPECT_EQ(scope.add("t_inst"), "t_inst_2");
+  EXPECT_EQ(scope.unique("net_w_x"), "net_w_x");
+  EXPECT_EQ(scope.unique("net_w_x"), "net_w_x_2");
+}
+
+TEST(CWriter, StringLiteralsHoldNoTrigraph) {
+  // (`?\?` in this file's own literals keeps them free of trigraphs too.)
+  EXPECT_EQ(cString("a?\?/\""), "\"a?\\?/\\\"\"");
+  EXPECT_EQ(cString("?\?\?="), "\"?\\?\\?=\"");
+  EXPECT_EQ(cString("?x?"), "\"?x?\"");
+  EXPECT_EQ(cString("\xe2\x80\xae"), "\"\\342\\200\\256\"");
+  EXPECT_EQ(cStringLength("a\n"), 5u);
+}
+
+TEST(CWriter, CommentTextCannotEndTheComment) {
+  EXPECT_EQ(cComment("a */ b /* c"), "a *\\/ b /\\* c");
+  EXPECT_EQ(cComment("**/"), "**\\/");
+  EXPECT_EQ(cComment("/*/"), "/\\*\\/");
+  EXPECT_EQ(cComment("x\ny\r\t"), "x\\x0ay\\x0d\\x09");
+  EXPECT_EQ(cComment("?\?/ \\"), "?\\?/ \\\\");
+  // Readable UTF-8 stays; bidirectional overrides, zero-width characters and invalid bytes
+  // do not.
+  EXPECT_EQ(cComment("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(cComment("\xe2\x80\xae\xe2\x80\x8b\xff\xc0\xaf"),
+            "\\xe2\\x80\\xae\\xe2\\x80\\x8b\\xff\\xc0\\xaf");
+}
+
+TEST(Text, Utf8DecodingAndShowableCharacters) {
+  EXPECT_EQ(decodeUtf8("\xf0\x9f\x98\x80", 0).codePoint, 0x1f600);
+  EXPECT_EQ(decodeUtf8("\xf0\x9f\x98\x80", 0).length, 4u);
+  for (const char *bad : {"\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\x80", "\xe2\x82"})
+    EXPECT_EQ(decodeUtf8(bad, 0).codePoint, -1) << bad;
+  EXPECT_FALSE(isShowable(0x1b));
+  EXPECT_FALSE(isShowable(0x85));
+  EXPECT_FALSE(isShowable(0x202e));
+  EXPECT_TRUE(isShowable(0xe9));
+  EXPECT_EQ(printable("ok \x1b[2J\xff\xc3\xa9"), "ok \\x1b[2J\\xff\xc3\xa9");
+}
+
 TEST(CWriter, FloatLiteralsRoundTrip) {
   for (float f : {0.1f, -3.0f, 1e-38f, 3.4028235e38f, 123456.789f, 0.0f}) {
     std::string lit = cFloat(f);
@@ -38,6 +104,26 @@ std::unique_ptr<Graph> mlp() {
   auto g = importOnnxFile(ODLAC_SOURCE_DIR "/models/mlp/model.onnx", {});
   EXPECT_TRUE(g) << g.status().message();
   return g ? std::move(*g) : nullptr;
+}
+
+TEST(Codegen, BannerAndReportTakeAnyProducer) {
+  auto g = mlp();
+  ASSERT_TRUE(g);
+  g->info().producerName = "p */ int pwned; /*\n\xff\x01\"";
+  g->info().fileName = "m\x1b.onnx";
+  CodegenOptions o;
+  o.flags = "--input-shape=a*/b:1";
+  auto files = generateC(*g, o);
+  EXPECT_NE(files[0].contents.find("from model 'm\\x1b.onnx' (producer p *\\/ int pwned; /\\*"
+                                   "\\x0a\\xff\\x01\""),
+            std::string::npos)
+      << files[0].contents;
+  EXPECT_NE(files[0].contents.find("with flags: --input-shape=a*\\/b:1\n"), std::string::npos);
+  std::string json = reportJson(*g, ReportFacts{});
+  EXPECT_NE(json.find("\"producer\": \"p */ int pwned; /*\\u000a\\ufffd\\u0001\\\""),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"model\": \"m\\u001b.onnx\""), std::string::npos);
 }
 
 TEST(Codegen, OutputIsByteIdenticalAcrossRuns) {

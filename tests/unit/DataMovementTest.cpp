@@ -163,7 +163,7 @@ TEST(DataMovement, RuntimeShapeWithoutShapeFactsIsRejected) {
   ASSERT_FALSE(imported);
   EXPECT_NE(imported.status().message().find(
                 "node 'reshape' (Reshape, opset 14): shape (input 1, 'shape') is known only at run "
-                "time and ONNX's shape inference gives no static shape for output 'y'"),
+                "time and the model declares no static shape for output 'y'"),
             std::string::npos)
       << imported.status().message();
 }

@@ -286,6 +286,29 @@ TEST(Frontend, GraphOutputThatIsAnInputGetsItsOwnCopy) {
   EXPECT_STREQ((*imported)->nodes()[0]->op().name, "Identity");
 }
 
+// The in-memory entry (the fuzz targets' way in) imports what the file entry imports, and
+// refuses external data, which only a model file can have.
+TEST(Frontend, ModelBytesImportLikeTheFile) {
+  std::vector<float> values{1, 2, 3, 4};
+  std::string bytes = addModel(floatTensor("w", {2, 2}, values, true)).SerializeAsString();
+  auto g = importOnnxBytes(bytes.data(), bytes.size(), "m.onnx", {});
+  ASSERT_TRUE(g) << g.status().message();
+  bytes.assign(bytes.size(), '\0'); // the graph holds copies of the weights
+  EXPECT_EQ(constantValues(**g, "w"), values);
+  EXPECT_EQ((*g)->info().fileName, "m.onnx");
+
+  std::string external = addModel(externalTensor("weights.bin", 4)).SerializeAsString();
+  auto refused = importOnnxBytes(external.data(), external.size(), "m.onnx", {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().message(),
+            "m.onnx: the model keeps tensor data in external files, which a model read from "
+            "memory cannot have (import it from its file)");
+
+  auto junk = importOnnxBytes("\xff\xff", 2, "junk.onnx", {});
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.status().message(), "junk.onnx: not a valid ONNX model (protobuf parse failed)");
+}
+
 TEST(Frontend, NotAModelIsAClearError) {
   std::string dir = tempDir();
   std::ofstream(dir + "/junk.onnx") << "this is not protobuf";

@@ -113,8 +113,8 @@ TEST(Indexing, RuntimeTopKTakesKFromTheDeclaredShape) {
 
 TEST(Indexing, RuntimeTopKWithoutAShapeIsRejected) {
   auto g = importModel(topKModel(false));
-  EXPECT_NE(errorOf(g).find("K is computed at run time, and ONNX's shape inference gives no "
-                            "static shape for output 'v'"),
+  EXPECT_NE(errorOf(g).find("K is computed at run time, and the model declares no static "
+                            "shape for output 'v'"),
             std::string::npos)
       << errorOf(g);
 }

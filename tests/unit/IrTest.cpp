@@ -1,6 +1,7 @@
 // IR and op-table tests: the element type table, the registry's rows, verification errors,
 // and the text printer.
 #include "ir/Graph.h"
+#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ops/OpDef.h"
 
@@ -110,6 +111,31 @@ TEST(Printer, PrintsTheTextForm) {
                            "  %z = Softmax(%\"conv/out:0\") {axis = 1} : f32[1,4]\n"
                            "  return %z\n"
                            "}\n");
+}
+
+// Names and strings of any bytes: escaped so that they neither add lines nor reach the
+// terminal as control sequences, and parsed back to the same bytes.
+TEST(Printer, HostileNamesStayOnTheirLineAndRoundTrip) {
+  const std::string evil = "a\"\\\n  %forged = Relu(%x)\x1b[2J\xe2\x80\xae\xff";
+  Graph g("g\nraph");
+  Value *x = g.addInput(evil, {DType::F32, {2}});
+  Value *y = g.addValue("y", {});
+  Node *n = g.addNode(opNamed("Einsum"), "e", {x}, {y}, {{"equation", std::string("i->i")}});
+  ASSERT_TRUE(verifyAndInfer(*n).isOk());
+  g.addOutput(y);
+  std::string text = printGraph(g);
+  EXPECT_EQ(text,
+            "graph @\"g\\x0araph\"(%\"a\\\"\\\\\\x0a  %forged = Relu(%x)\\x1b[2J\\xe2\\x80"
+            "\\xae\\xff\": f32[2]) {\n"
+            "  %y = Einsum(%\"a\\\"\\\\\\x0a  %forged = Relu(%x)\\x1b[2J\\xe2\\x80\\xae\\xff\") "
+            "{equation = \"i->i\"} : f32[2]\n"
+            "  return %y\n"
+            "}\n");
+  auto back = parseGraph(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ((*back)->name(), "g\nraph");
+  EXPECT_EQ((*back)->inputs()[0]->name(), evil);
+  EXPECT_EQ(printGraph(**back), text);
 }
 
 TEST(Graph, UseListsFollowOperandChanges) {

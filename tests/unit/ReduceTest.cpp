@@ -128,7 +128,7 @@ TEST(Reduce, ReduceSum13RunTimeAxesUseTheDeclaredShape) {
   ASSERT_FALSE(imported);
   EXPECT_EQ(imported.status().message(),
             "node 'rs' (ReduceSum, opset 13): axes (input 1, 'axes') is known only at run time "
-            "and ONNX's shape inference gives no static shape for the result");
+            "and the model declares no static shape for the result");
 }
 
 TEST(Reduce, CumSumConstantAxisIsChecked) {

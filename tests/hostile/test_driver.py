@@ -1,0 +1,293 @@
+"""The generated driver (--emit-main, codegen/templates/main_support.c) on hostile input
+files and arguments: every field of a TensorProto it reads is checked against the input it is
+for (type, dims, the element count of every data field, raw_data's size, value ranges,
+overflow), only regular files are read, and arguments are checked. Each case has its exit
+status (2 for a usage error, 1 for a bad file) and its precise message, and never a crash:
+the driver is built with AddressSanitizer and UBSan where the compiler has them."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile  # noqa: E402
+
+A = np.arange(6, dtype=np.float32).reshape(2, 3) / 4  # input a: float [2,3]
+B = np.array([[1, -2, 3], [-128, 127, 0]], np.int8)  # input b: int8 [2,3]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+# A sanitizer report exits 99 and 98, never the driver's own 1 or 2; a refused allocation
+# returns NULL as malloc does.
+SANITIZER_ENV = {"ASAN_OPTIONS": "exitcode=99:allocator_may_return_null=1:detect_leaks=0",
+                 "UBSAN_OPTIONS": "exitcode=98:print_stacktrace=1"}
+
+
+def varint(v):
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(number, wire, payload):
+    """One protobuf field: a varint value (wire 0), fixed bytes (1, 5) or bytes (2)."""
+    key = varint(number << 3 | wire)
+    if wire == 0:
+        return key + varint(payload)
+    if wire == 2:
+        return key + varint(len(payload)) + payload
+    return key + payload
+
+
+def tensor(dims, data_type, **fields):
+    t = TensorProto()
+    t.dims.extend(dims)
+    t.data_type = data_type
+    for k, v in fields.items():
+        if isinstance(v, bytes):
+            setattr(t, k, v)
+        else:
+            getattr(t, k).extend(v)
+    return t.SerializeToString()
+
+
+def raw_a(dims=(2, 3)):
+    return tensor(dims, TensorProto.FLOAT, raw_data=A.tobytes())
+
+
+class DriverTest(hostile.HostileCase):
+    @classmethod
+    def setUpClass(cls):
+        """One model, a + Cast(b), compiled once; its driver built with the sanitizers."""
+        cls.build_dir = tempfile.mkdtemp(prefix="odlac-driver-")
+        graph = helper.make_graph(
+            [helper.make_node("Cast", ["b"], ["bf"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["a", "bf"], ["y"])], "g",
+            [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+             helper.make_tensor_value_info("b", TensorProto.INT8, [2, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+        model = os.path.join(cls.build_dir, "m.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                    .SerializeToString())
+        out = os.path.join(cls.build_dir, "out")
+        subprocess.run([cls.tc.odlac, model, "-o", out, "--emit-main"], check=True)
+        sources = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".c"))
+        cls.exe = os.path.join(cls.build_dir, "driver")
+        flags = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-I",
+                 cls.tc.include, *sources, cls.tc.lib, "-lm", "-o", cls.exe]
+        cls.sanitized = subprocess.run([cls.tc.cc, *SANITIZE, *flags],
+                                       capture_output=True).returncode == 0
+        if not cls.sanitized:
+            subprocess.run([cls.tc.cc, *flags], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.build_dir, ignore_errors=True)
+
+    def file(self, name, data):
+        p = self.path(name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def driver(self, *args, status, message=None):
+        """Runs the driver; checks its exit status and that stderr holds `message`."""
+        env = dict(os.environ, **SANITIZER_ENV)
+        try:
+            r = subprocess.run([self.exe, *args], capture_output=True, text=True,
+                               errors="replace", cwd=self.work, env=env, timeout=60)
+        except subprocess.TimeoutExpired:
+            self.fail(f"the driver did not finish on {args}")
+        self.assertGreaterEqual(r.returncode, 0, f"killed by signal {-r.returncode}:\n{r.stderr}")
+        self.assertEqual(r.returncode, status, r.stderr)
+        if message:
+            self.assertIn(message, r.stderr)
+        return r
+
+    def bad_a(self, data, message, status=1):
+        """Input a replaced by `data`, b valid: the driver refuses with `message`."""
+        b = self.file("b.pb", tensor([2, 3], TensorProto.INT8, raw_data=B.tobytes()))
+        a = self.file("a.pb", data)
+        self.driver(a, b, "-o", self.path("res"), status=status, message=f"{a}: {message}")
+        self.assertFalse(os.path.exists(self.path("res", "output_0.pb")))
+
+    def bad_b(self, data, message):
+        a = self.file("a.pb", raw_a())
+        b = self.file("b.pb", data)
+        self.driver(a, b, status=1, message=f"{b}: {message}")
+
+    def assertRunsOn(self, a_data, b_data, *args):
+        a, b = self.file("a.pb", a_data), self.file("b.pb", b_data)
+        r = self.driver(a, b, "-o", self.path("res"), *args, status=0)
+        t = TensorProto()
+        with open(self.path("res", "output_0.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        np.testing.assert_allclose(numpy_helper.to_array(t), A + B.astype(np.float32))
+        self.assertEqual(t.name, "y")
+        return r
+
+
+class ValidInputs(DriverTest):
+    def test_every_encoding_of_the_data(self):
+        b_raw = tensor([2, 3], TensorProto.INT8, raw_data=B.tobytes())
+        b_typed = tensor([2, 3], TensorProto.INT8, int32_data=B.astype(np.int32).ravel().tolist())
+        self.assertRunsOn(raw_a(), b_raw)
+        self.assertRunsOn(tensor([2, 3], TensorProto.FLOAT, float_data=A.ravel().tolist()),
+                          b_typed)
+        # float_data one element a field (unpacked) and in two packed runs, dims unpacked
+        # too, a name longer than the driver keeps and a field it does not know: all fine.
+        unpacked = (field(1, 0, 2) + field(1, 0, 3) + field(2, 0, 1) +
+                    b"".join(field(4, 5, v.tobytes()) for v in A.ravel()) +
+                    field(8, 2, b"a" * 1000) + field(20, 0, 7))
+        self.assertRunsOn(unpacked, b_typed)
+        split = (field(1, 2, varint(2) + varint(3)) + field(2, 0, 1) +
+                 field(4, 2, A.ravel()[:2].tobytes()) + field(4, 2, A.ravel()[2:].tobytes()))
+        self.assertRunsOn(split, b_raw)
+
+    def test_repeat_times_the_runs(self):
+        b = tensor([2, 3], TensorProto.INT8, raw_data=B.tobytes())
+        r = self.assertRunsOn(raw_a(), b, "--repeat", "3")
+        self.assertIn("latency_ms median=", r.stdout)
+
+
+class BadTensors(DriverTest):
+    def test_element_counts_must_match_the_dims(self):
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, float_data=[0.5] * 100),
+                   "float_data holds 100 values, dims [2,3] need 6")
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, float_data=[0.5] * 5),
+                   "float_data holds 5 values, dims [2,3] need 6")
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, raw_data=b"\0" * 20),
+                   "raw_data holds 20 bytes, dims [2,3] need 24")
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, raw_data=A.tobytes(),
+                          float_data=[1.0] * 6), "holds both raw_data and float_data")
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT), "float_data holds 0 values, dims [2,3] need 6")
+
+    def test_data_in_another_type_s_field(self):
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, int64_data=[1] * 6),
+                   "int64_data holds 6 values, but ONNX type 1 keeps its elements in float_data "
+                   "or raw_data")
+        self.bad_a(tensor([2, 3], TensorProto.FLOAT, float_data=[1.0] * 6, double_data=[1.0]),
+                   "double_data holds 1 values, but ONNX type 1 keeps its elements in float_data")
+
+    def test_dims_that_overflow_or_do_not_match(self):
+        self.bad_a(tensor([2**32, 2**32, 6], TensorProto.FLOAT, raw_data=b"\0" * 24),
+                   "dims [4294967296,4294967296,6] hold more elements than fit in memory")
+        self.bad_a(tensor([2**62, 2**62], TensorProto.FLOAT),
+                   "dims [4611686018427387904,4611686018427387904] hold more elements")
+        self.bad_a(tensor([-1, 6], TensorProto.FLOAT), "dim 0 is negative (-1)")
+        self.bad_a(tensor([1] * 17, TensorProto.FLOAT, raw_data=b"\0" * 4), "more than 16 dims")
+        self.bad_a(tensor([3, 2], TensorProto.FLOAT, raw_data=A.tobytes()),
+                   "input 'a' must have ONNX type 1 and shape [2,3], the file holds type 1 and "
+                   "shape [3,2]")
+        self.bad_a(tensor([6], TensorProto.FLOAT, raw_data=A.tobytes()),
+                   "input 'a' must have ONNX type 1 and shape [2,3], the file holds type 1 and "
+                   "shape [6]")
+        # Big dims with little data: refused before anything is allocated for them.
+        self.bad_a(tensor([2**30, 2**20], TensorProto.FLOAT, float_data=[1.0]),
+                   "float_data holds 1 values, dims [1073741824,1048576] need 1125899906842624")
+
+    def test_types(self):
+        self.bad_a(tensor([2, 3], TensorProto.DOUBLE, double_data=[1.0] * 6),
+                   "input 'a' must have ONNX type 1 and shape [2,3], the file holds type 11")
+        self.bad_a(tensor([2, 3], TensorProto.COMPLEX64, raw_data=b"\0" * 48),
+                   "element type 14 is not supported by this driver")
+        self.bad_a(tensor([2, 3], TensorProto.UNDEFINED, raw_data=A.tobytes()),
+                   "element type 0 is not supported by this driver")
+        self.bad_a(tensor([2, 3], TensorProto.STRING, string_data=[b"x"] * 6),
+                   "string tensors are not supported by this driver")
+        self.bad_a(field(2, 0, 2**40), "not a valid TensorProto")
+
+    def test_values_must_fit_the_element_type(self):
+        self.bad_b(tensor([2, 3], TensorProto.INT8, int32_data=[1, 300, 0, 0, 0, 0]),
+                   "int32_data[1] = 300 does not fit ONNX type 3")
+        self.bad_b(tensor([2, 3], TensorProto.INT8, int32_data=[0, 0, 0, 0, 0, -129]),
+                   "int32_data[5] = -129 does not fit ONNX type 3")
+        self.bad_b(tensor([2, 3], TensorProto.UINT8, raw_data=B.tobytes()),
+                   "input 'b' must have ONNX type 3 and shape [2,3], the file holds type 2")
+
+    def test_wire_format(self):
+        good = raw_a()
+        self.bad_a(good[:-3], "not a valid TensorProto")  # raw_data cut short
+        self.bad_a(b"\xff" * 11, "not a valid TensorProto")  # a varint over 10 bytes
+        self.bad_a(field(1, 5, b"\0\0\0\0") + good,
+                   "not a valid TensorProto: field 1 has wire type 5")
+        self.bad_a(field(2, 2, b"\x01") + good, "not a valid TensorProto: field 2 has wire type 2")
+        self.bad_a(field(4, 2, b"\0" * 5) + good, "not a valid TensorProto")  # 5 bytes of floats
+        self.bad_a(good + varint(5 << 3 | 3), "not a valid TensorProto")  # a group
+        self.bad_a(field(5, 2, b"\xff") + good, "not a valid TensorProto")  # a cut varint
+
+    def test_what_the_driver_does_not_take(self):
+        ext = TensorProto()
+        ext.CopyFrom(TensorProto.FromString(tensor([2, 3], TensorProto.FLOAT)))
+        ext.data_location = TensorProto.EXTERNAL
+        self.bad_a(ext.SerializeToString(), "external data is not supported by this driver")
+        ext.data_location = TensorProto.DEFAULT
+        ext.external_data.add(key="location", value="../../etc/passwd")
+        self.bad_a(ext.SerializeToString(), "external data is not supported by this driver")
+        seg = TensorProto.FromString(raw_a())
+        seg.segment.begin = 0
+        seg.segment.end = 6
+        self.bad_a(seg.SerializeToString(), "tensor segments are not supported by this driver")
+
+
+class BadFiles(DriverTest):
+    def test_only_regular_files_are_read(self):
+        b = self.file("b.pb", tensor([2, 3], TensorProto.INT8, raw_data=B.tobytes()))
+        folder = self.path("folder.pb")
+        os.mkdir(folder)
+        self.driver(folder, b, status=1, message=f"{folder}: not a regular file")
+        self.driver("/dev/zero", b, status=1, message="/dev/zero: not a regular file")
+        fifo = self.path("fifo.pb")
+        os.mkfifo(fifo)  # no writer: opening it must not wait
+        self.driver(fifo, b, status=1, message=f"{fifo}: not a regular file")
+        missing = self.path("missing.pb")
+        self.driver(missing, b, status=1,
+                    message=f"{missing}: cannot read: No such file or directory")
+        self.driver(self.file("empty.pb", b""), b, status=1,
+                    message="element type 0 is not supported by this driver")
+
+    def test_an_output_path_too_long_for_the_driver(self):
+        # An existing folder whose path leaves no room for "/output_0.pb" within 4096 bytes.
+        deep = self.work
+        while len(deep) < 3900:
+            deep = os.path.join(deep, "d" * 99)
+        deep = os.path.join(deep, "e" * (4096 - len("/output_0.pb") - len(deep) - 1))
+        os.makedirs(deep)
+        a, b = self.file("a.pb", raw_a()), self.file("b.pb", tensor([2, 3], TensorProto.INT8,
+                                                                    raw_data=B.tobytes()))
+        self.driver(a, b, "-o", deep, status=1, message=": output folder path too long")
+
+
+class BadArguments(DriverTest):
+    def test_repeat(self):
+        a, b = self.file("a.pb", raw_a()), self.file("b.pb", tensor([2, 3], TensorProto.INT8,
+                                                                    raw_data=B.tobytes()))
+        for value in ("abc", "18446744073709551616", "10000001", "-1", "", "3x", " 3"):
+            with self.subTest(value=value):
+                self.driver(a, b, "--repeat", value, status=2,
+                            message=f"--repeat '{value}': expected a number of runs from 0 to "
+                                    "10000000")
+        self.driver(a, b, "--repeat", status=2, message="--repeat needs a value")
+        self.driver(a, b, "-o", status=2, message="-o needs a value")
+        r = self.driver(a, b, "--repeat", "0", status=0)
+        self.assertNotIn("latency_ms", r.stdout)
+
+    def test_files_and_options(self):
+        a, b = self.file("a.pb", raw_a()), self.file("b.pb", tensor([2, 3], TensorProto.INT8,
+                                                                    raw_data=B.tobytes()))
+        self.driver(a, b, a, status=2, message=f"'{a}': the model takes 2 input files")
+        self.driver(a, status=2, message="the model takes 2 input files, 1 given")
+        self.driver(status=2, message="usage: ")
+        self.driver(a, b, "--bogus", status=2, message="unknown option '--bogus'")
+
+
+if __name__ == "__main__":
+    hostile.main()

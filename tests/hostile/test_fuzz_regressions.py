@@ -1,0 +1,80 @@
+"""Hostile inputs the fuzz targets found (tests/fuzz; each input also in
+tests/fuzz/regressions/<target>/), as the user meets them: odlac or a generated driver refuses
+them with exit status 1 and a precise message."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import hostile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REGRESSIONS = os.path.join(REPO, "tests", "fuzz", "regressions")
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def tensor_proto(dims, data_type=1, raw=b""):
+    """A TensorProto's bytes: dims (field 1), data_type (2), raw_data (9)."""
+    out = b"".join(b"\x08" + varint(d & (2**64 - 1)) for d in dims)
+    return out + b"\x10" + varint(data_type) + b"\x4a" + varint(len(raw)) + raw
+
+
+class DriverTensorReader(hostile.HostileCase):
+    """The generated driver's TensorProto reader (fuzz target `tensor`)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.build_dir = tempfile.mkdtemp(prefix="odlac-hostile-driver-")
+        out = os.path.join(cls.build_dir, "gen")
+        r = cls.tc.compile(os.path.join(REPO, "models", "mlp", "model.onnx"), out, "--emit-main")
+        assert r.returncode == 0, r.stderr
+        cls.exe = os.path.join(cls.build_dir, "net")
+        cls.tc.build(out, cls.exe)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.build_dir, ignore_errors=True)
+
+    def run_driver(self, data):
+        path = self.path("input_0.pb")
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            return subprocess.run([self.exe, path, "-o", self.path("out")], capture_output=True,
+                                  text=True, errors="replace", timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.fail("the driver did not finish within %d s" % self.timeout)
+
+    def test_dims_beyond_the_file(self):
+        # A SequenceProto read as a TensorProto: its name's bytes parse as 9 packed dims whose
+        # product (~10^18 elements) the driver once tried to allocate.
+        with open(os.path.join(REGRESSIONS, "tensor", "dims-beyond-the-file"), "rb") as f:
+            data = f.read()
+        r = self.run_driver(data)
+        self.assertRefused(r, "float_data holds 0 values, dims [115,101,113,95,101,109,112,116,121] need 2157896034072363200")
+        self.assertFalse(os.path.exists(self.path("out")))
+
+    def test_element_count_overflow(self):
+        r = self.run_driver(tensor_proto([2**32, 2**32, 2**32], raw=b"\0" * 4))
+        self.assertRefused(r, "dims [4294967296,4294967296,4294967296] hold more elements than fit in memory")
+
+    def test_negative_dim(self):
+        r = self.run_driver(tensor_proto([1, -64]))
+        self.assertRefused(r, "dim 1 is negative (-64)")
+
+    def test_more_dims_than_the_driver_holds(self):
+        r = self.run_driver(tensor_proto([1] * 17, raw=b"\0" * 4))
+        self.assertRefused(r, "more than 16 dims")
+
+
+if __name__ == "__main__":
+    hostile.main()
