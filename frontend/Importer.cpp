@@ -520,6 +520,13 @@ private:
         poison();
         continue;
       }
+      // An op odlac rejects is named whatever its operands are (every unsupported node in one
+      // run); the reason does not depend on them.
+      if (rule && rule->unsupported) {
+        error(label + ": unsupported: " + rule->unsupported);
+        poison();
+        continue;
+      }
       // Operands; a node fed by a failed node is skipped silently (its cause is reported).
       std::vector<Value *> inputs;
       bool blocked = false;

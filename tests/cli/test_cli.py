@@ -50,7 +50,7 @@ class CliTest(unittest.TestCase):
         errors = [l for l in r.stderr.splitlines() if l.startswith("odlac: error:")]
         self.assertEqual(len(errors), 3, r.stderr)
         for op in ("Binarizer", "Normalizer", "Scaler"):
-            self.assertTrue(any(f"node 'my_{op.lower()}' (ai.onnx.ml.{op}, opset 13)" in e
+            self.assertTrue(any(f"node 'my_{op.lower()}' (ai.onnx.ml.{op}, opset 3)" in e
                                 for e in errors), r.stderr)
         self.assertFalse(os.path.exists(out))
         self.assertEqual([f for f in os.listdir(self.work) if f.startswith(".odlac")], [])
