@@ -14,6 +14,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace odlac {
 namespace {
@@ -111,12 +113,16 @@ Expected<std::optional<DType>> typeAttr(ImportCtx &ctx, const char *name) {
   return std::optional<DType>(*named);
 }
 
-// block_size (opset 21): blocked parameters along axis, or 0.
-Expected<int64_t> blockSize(ImportCtx &ctx) {
+// block_size (opset 21: blocked parameters along axis, or 0) and output_dtype (opset 21 for
+// QuantizeLinear, 23 for DequantizeLinear; none when not given).
+Expected<std::pair<int64_t, std::optional<DType>>> blockAndOutputType(ImportCtx &ctx) {
   int64_t block = ctx.attrInt("block_size", 0);
   if (block < 0)
     return ctx.fail("block_size " + str(block) + " is negative");
-  return block;
+  auto named = typeAttr(ctx, "output_dtype");
+  if (!named)
+    return named.takeStatus();
+  return std::make_pair(block, *named);
 }
 
 // The axis attribute of parameters: normalized where they are per axis or blocked.
@@ -143,26 +149,24 @@ Status importQuantizeLinear(ImportCtx &ctx) {
   if (*precision && **precision != DType::F32)
     return ctx.fail(std::string("precision ") + dtypeName(**precision) +
                     " is not supported; only float32");
-  auto block = blockSize(ctx);
-  if (!block)
-    return block.takeStatus();
-  auto named = typeAttr(ctx, "output_dtype");
-  if (!named)
-    return named.takeStatus();
-  DType to = zp ? zp->dtype() : *named ? **named : DType::U8;
-  if (zp && *named && **named != to)
-    return ctx.fail(std::string("output_dtype ") + dtypeName(**named) +
+  auto attrs = blockAndOutputType(ctx);
+  if (!attrs)
+    return attrs.takeStatus();
+  auto [block, named] = *attrs;
+  DType to = zp ? zp->dtype() : named ? *named : DType::U8;
+  if (zp && named && *named != to)
+    return ctx.fail(std::string("output_dtype ") + dtypeName(*named) +
                     " differs from y_zero_point's " + dtypeName(to));
   for (Status s : {checkType(ctx, "input", x->dtype(), kScaleTypes | maskOf(DType::I32)),
                    checkType(ctx, "y_scale", scale->dtype(), kScaleTypes),
                    checkType(ctx, "result", to, kQuantized)})
     if (s)
       return s;
-  auto axis = quantAxis(ctx, x, scale, zp, *block);
+  auto axis = quantAxis(ctx, x, scale, zp, block);
   if (!axis)
     return axis.takeStatus();
   return finish(ctx, 0,
-                ctx.emit("Quantize", {x, scale, zp}, quantAttrs(*axis, to, *block, saturate)));
+                ctx.emit("Quantize", {x, scale, zp}, quantAttrs(*axis, to, block, saturate)));
 }
 
 // DequantizeLinear: the result type is output_dtype (opset 23), else the scale's.
@@ -170,22 +174,20 @@ Status importDequantizeLinear(ImportCtx &ctx) {
   Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (Status s = checkAxisParams(ctx, x, scale, zp))
     return s;
-  auto block = blockSize(ctx);
-  if (!block)
-    return block.takeStatus();
-  auto named = typeAttr(ctx, "output_dtype");
-  if (!named)
-    return named.takeStatus();
-  DType to = *named ? **named : scale->dtype();
+  auto attrs = blockAndOutputType(ctx);
+  if (!attrs)
+    return attrs.takeStatus();
+  auto [block, named] = *attrs;
+  DType to = named ? *named : scale->dtype();
   for (Status s : {checkType(ctx, "input", x->dtype(), kQuantized | maskOf(DType::I32)),
                    checkType(ctx, "x_scale", scale->dtype(), kScaleTypes),
                    checkType(ctx, "result", to, kScaleTypes)})
     if (s)
       return s;
-  auto axis = quantAxis(ctx, x, scale, zp, *block);
+  auto axis = quantAxis(ctx, x, scale, zp, block);
   if (!axis)
     return axis.takeStatus();
-  return finish(ctx, 0, ctx.emit("Dequantize", {x, scale, zp}, quantAttrs(*axis, to, *block, 1)));
+  return finish(ctx, 0, ctx.emit("Dequantize", {x, scale, zp}, quantAttrs(*axis, to, block, 1)));
 }
 
 // ---- Reuse of other families' ONNX rules -------------------------------------------------

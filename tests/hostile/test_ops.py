@@ -16,20 +16,14 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile  # noqa: E402
+import test_driver  # noqa: E402  (its TensorProto writer)
 
 INT4, UINT4 = 22, 21
 
 
 def int4_tensor(name, dims, **fields):
-    t = TensorProto()
+    t = TensorProto.FromString(test_driver.tensor(dims, INT4, **fields))
     t.name = name
-    t.dims.extend(dims)
-    t.data_type = INT4
-    for k, v in fields.items():
-        if isinstance(v, bytes):
-            setattr(t, k, v)
-        else:
-            getattr(t, k).extend(v)
     return t
 
 

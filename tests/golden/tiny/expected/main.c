@@ -94,7 +94,8 @@ ODLAC_HELPER void odlac_unpack(const unsigned char *in, size_t n, int32_t t, uns
 
 /* The TensorProto field that holds a type's elements when raw_data does not (onnx.proto):
  * 4 float_data, 5 int32_data (also the 8- and 16-bit types, float16 and bfloat16 as their
- * bits, the 8-bit floats and the packed 4- and 2-bit types), 7 int64_data, 10 double_data, 11 uint64_data (uint32, uint64). */
+ * bits, the 8-bit floats and the packed 4- and 2-bit types), 7 int64_data, 10 double_data,
+ * 11 uint64_data (uint32, uint64). */
 ODLAC_HELPER int odlac_typed_field(int32_t t) {
   switch (t) {
   case 1: return 4;
