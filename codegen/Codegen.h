@@ -45,7 +45,7 @@ uint64_t weightBytes(const Graph &g);
 // equations) fits C99's limit of 4095 characters a literal: longer ones would not build under
 // -pedantic -Werror. Names every string that does not.
 Status checkCStrings(const Graph &g);
-// Whether code for `mode` can run the graph: control flow runs in compile mode only.
+// Whether code for `mode` can run the graph: control flow runs in compile and load mode.
 Status checkExecMode(const Graph &g, ExecMode mode);
 
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);

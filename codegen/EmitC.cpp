@@ -167,6 +167,15 @@ private:
            "_instance **out)";
   }
 
+  // Load mode's key (odla_ExtSetExecutableKey), where the backend claims the extension.
+  bool keyed() const {
+    return o_.execMode == ExecMode::Load && o_.target->hasExtension("ExtSetExecutableKey");
+  }
+
+  std::string keySignature() const {
+    return "int " + n_ + "_set_executable_key(const void *key, odla_size_t key_bytes)";
+  }
+
   std::string storeSignature() const {
     return "int " + n_ + "_store(" + (bin() ? std::string("const char *weights_path, ") : "") +
            "const char *executable_path)";
@@ -234,8 +243,17 @@ private:
       w.line("/* Load mode: builds and compiles the computation once, over the weights" +
              std::string(bin() ? " in `weights_path`" : "") + ", and");
       w.line(" * stores it as an executable at `executable_path` (" + n_ + "_store.c, for the " +
-             "tool that\n * prepares a deployment; the stored file is tied to the backend's binary). */");
+             "tool that\n * prepares a deployment; the stored file holds the ODLA calls, replayed and checked\n"
+             " * by the backend that loads it). */");
       w.line(storeSignature() + ";");
+      if (keyed()) {
+        w.line("/* Sets the key (at least 16 bytes; NULL and 0 clear it) of every stored executable in");
+        w.line(" * the process (odla_ExtSetExecutableKey): while one is set, " + n_ +
+               "_store signs what it");
+        w.line(" * writes (HMAC-SHA256) and " + n_ +
+               "_create refuses an executable not signed with it. */");
+        w.line(keySignature() + ";");
+      }
       w.line("/* Loads the executable " + n_ + "_store wrote; builds no graph and reads no weights. */");
     } else if (o_.execMode == ExecMode::Interpret) {
       w.line("/* Interpret mode: an instance only " +
@@ -325,7 +343,7 @@ private:
 
   // Banner, includes, the CHECK macro and the weights' declarations of a source file.
   void prelude(CWriter &w, const std::string &file, const std::string &purpose,
-               const GraphFunction *fn) const {
+               const GraphFunction *fn, bool extensions = false) const {
     bool weights = fn != nullptr; // only files that record the graph read weights
     w.line(banner(file, purpose));
     if (weights && bin())
@@ -337,7 +355,7 @@ private:
       w.line("#include <math.h>");
     w.line();
     w.line("#include <ODLA/odla.h>");
-    if (fn && fn->usesExtensions)
+    if ((fn && fn->usesExtensions) || extensions)
       w.line("#include <ODLA/odla_ext.h>");
     w.line();
     w.line("#include \"" + n_ + ".h\"");
@@ -525,7 +543,7 @@ private:
     CWriter w;
     prelude(w, n_ + ".c",
             "loads the model's stored executable through the ODLA API and runs it (load mode).",
-            nullptr);
+            nullptr, keyed());
     w.open("struct " + n_ + "_instance");
     w.line("odla_executable exec;");
     w.line("odla_context ctx;");
@@ -568,6 +586,12 @@ private:
     w.line("return odla_LaunchExecutable(inst->exec, inst->ctx);");
     w.close();
     w.line();
+    if (keyed()) {
+      w.open(keySignature());
+      w.line("return odla_ExtSetExecutableKey(key, key_bytes);");
+      w.close();
+      w.line();
+    }
     oneCallApi(w);
     return w.str();
   }
@@ -1046,12 +1070,14 @@ Status checkCStrings(const Graph &g) {
 }
 
 Status checkExecMode(const Graph &g, ExecMode mode) {
-  if (mode == ExecMode::Compile)
+  // Interpret mode runs each op as it is built: a region's ops cannot run before its loop or
+  // branch decides. Load mode replays the calls that built the graph, If and Loop included.
+  if (mode != ExecMode::Interpret)
     return Status::ok();
   for (const Node *n : g.nodes())
     if (n->hasSubgraphs())
       return Status::error("node '" + n->name() + "' (" + n->op().name +
-                           "): control flow runs in compile mode only; use "
+                           "): control flow runs in compile and load mode only; use "
                            "--exec-mode=compile");
   return Status::ok();
 }

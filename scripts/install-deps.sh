@@ -24,7 +24,9 @@ fi
 
 build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev
        llvm-14-dev) # llvm-14-dev: --weights=obj writes objects through LLVM's MC layer
-test=(clang binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
+# clang and libclang-rt-14-dev (its sanitizer runtimes): the AddressSanitizer and
+# UndefinedBehaviorSanitizer build of the reference backend that hostile.loader_edits runs.
+test=(clang libclang-rt-14-dev binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
       libdnnl-dev ocl-icd-opencl-dev) # libdnnl-dev: libodla_dnnl and its conformance run; its CMake
       # config needs OpenCL, only a Recommends that --no-install-recommends skips
 # The build tests (tests/build): cross compilers and qemu for the targets of --weights=obj,

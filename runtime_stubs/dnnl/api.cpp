@@ -102,8 +102,9 @@ odla_status odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node,
                                                      scratch_offset, scratch_bytes);
 }
 
-/* Stored executables hold the reference kernels' positions in the library and their parameter
- * blocks; oneDNN primitives are neither, so this backend runs in compile mode only. */
+/* Stored executables hold the calls that built a computation, replayed through the reference
+ * builders when loaded; oneDNN primitives are made by this backend's own builders and
+ * compilation, so this backend runs in compile mode only. */
 odla_status odla_StoreExecutable(odla_resource_location location, odla_executable executable) {
   (void)location;
   (void)executable;
@@ -123,7 +124,8 @@ odla_status odla_LoadExecutable(odla_resource_location location, odla_device dev
                                 odla_executable *executable) {
   (void)location;
   (void)device;
-  (void)executable;
+  if (executable)
+    *executable = nullptr;
   odla_dnnl::logError("LoadExecutable", "odla_dnnl does not load executables (compile mode only)");
   return ODLA_UNSUPPORTED_OP;
 }
@@ -159,13 +161,21 @@ odla_status odla_AsyncLaunchExecutable(const odla_executable executable,
              : odla_ref_AsyncLaunchExecutable(executable, nullptr, context, mode, device);
 }
 
+/* Stored computations hold the calls that built them, which this backend does not record
+ * (its builders are its own): compile mode only, as for executables. */
 odla_status odla_StoreComputation(odla_resource_location location, odla_computation computation) {
-  if (computation && odla_dnnl::rewritten(computation)) {
-    odla_dnnl::logError("StoreComputation", "the computation is compiled for oneDNN: store it "
-                                            "before compiling or executing it");
-    return ODLA_UNSUPPORTED_OP;
-  }
-  return odla_ref_StoreComputation(location, computation);
+  (void)location;
+  (void)computation;
+  odla_dnnl::logError("StoreComputation", "odla_dnnl does not store computations (compile mode only)");
+  return ODLA_UNSUPPORTED_OP;
+}
+
+odla_status odla_LoadComputation(odla_resource_location location, odla_computation *computation) {
+  (void)location;
+  if (computation)
+    *computation = nullptr;
+  odla_dnnl::logError("LoadComputation", "odla_dnnl does not load computations (compile mode only)");
+  return ODLA_UNSUPPORTED_OP;
 }
 
 odla_status odla_CreateConstantsArray(odla_constants_array *constants_array) {

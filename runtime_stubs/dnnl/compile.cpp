@@ -379,7 +379,6 @@ private:
     std::free(n->params);
     n->params = slot;
     n->params_size = sizeof *slot;
-    n->num_code = 0;
     n->run = nodeRun;
     n->engine = "dnnl"; /* the device profiler reports "Conv(dnnl)", "Reorder(dnnl)" */
     n->scratch_bytes = step->scratchpad.get_size();

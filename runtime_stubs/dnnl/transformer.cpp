@@ -38,7 +38,6 @@ void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
   std::free(n->params);
   n->params = slot;
   n->params_size = sizeof *slot;
-  n->num_code = 0;
   n->run = run;
   n->engine = "dnnl";
   n->scratch_bytes = scratch;

@@ -1,5 +1,6 @@
 /* computation.c: computations, values, contexts, binding and execution of the reference
  * backend, and the logging it reports errors through. */
+#include "calls.h"
 #include "ref.h"
 #include "ref_types.h"
 #include "threads.h"
@@ -44,6 +45,8 @@ const char *odla_GetVersionString(void) { return "odla_reference 0.1.0 (ODLA 0.5
 
 odla_computation ref_current(void) { return ref_current_comp; }
 
+void ref_set_current(odla_computation comp) { ref_current_comp = comp; }
+
 odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...) {
   char msg[512];
   va_list ap;
@@ -52,7 +55,14 @@ odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...) {
   va_end(ap);
   if (ref_current_comp && ref_current_comp->error == ODLA_SUCCESS)
     ref_current_comp->error = status;
-  ref_log(ODLA_LOG_LEVEL_ERROR, op, msg);
+  if (ref_current_comp && ref_current_comp->replaying) { /* a stored file's call */
+    char where[256];
+    ref_replay_where(ref_current_comp->replaying, where, sizeof where);
+    ref_report(ODLA_LOG_LEVEL_ERROR, ref_current_comp->replaying->func, "%s: %s: %s", where, op,
+               msg);
+  } else {
+    ref_log(ODLA_LOG_LEVEL_ERROR, op, msg);
+  }
   return NULL;
 }
 
@@ -141,15 +151,28 @@ int ref_shape_conflicts(const odla_value_shape *given, const odla_value_shape *i
   return given->size >= 0 && !ref_same_shape(given, inferred);
 }
 
-static int ref_valid_type(const odla_value_type *t) {
-  int i;
-  if (ref_elem_size(t->element_type) == 0 || t->shape.size < 0 ||
-      t->shape.size > ODLA_MAX_DIMENSION)
+int ref_type_bytes(const odla_value_type *t, uint64_t *bytes) {
+  uint64_t n = ref_elem_size(t->element_type);
+  int i, empty = 0;
+  if (n == 0 || t->shape.size < 0 || t->shape.size > ODLA_MAX_DIMENSION)
     return 0;
-  for (i = 0; i < t->shape.size; ++i)
-    if (t->shape.dims[i] < 0)
+  /* The non-zero dims too must fit: ref_count multiplies them all, in any order. */
+  for (i = 0; i < t->shape.size; ++i) {
+    uint64_t d = (uint64_t)t->shape.dims[i];
+    if (t->shape.dims[i] < 0 || (d != 0 && n > REF_MAX_VALUE_BYTES / d))
       return 0;
+    if (d == 0)
+      empty = 1;
+    else
+      n *= d;
+  }
+  *bytes = empty ? 0 : n;
   return 1;
+}
+
+static int ref_valid_type(const odla_value_type *t) {
+  uint64_t bytes;
+  return ref_type_bytes(t, &bytes);
 }
 
 /* ---- Computations and values ------------------------------------------------------- */
@@ -182,6 +205,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   }
   free(comp->values);
   free(comp->nodes);
+  ref_free_call_log(comp);
   ref_free_regions(comp);
   ref_free_loaded_computation(comp);
   ref_profile_forget(comp);
@@ -195,9 +219,15 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
                                 odla_value_id id, ref_value_kind kind) {
   odla_value v;
   const char *name = id ? (const char *)id : "";
-  if (!ref_valid_type(&type))
-    return ref_fail(ODLA_INVALID_PARAM, op, "value '%s': invalid type (element type %d, rank %d)",
-                    name, (int)type.element_type, (int)type.shape.size);
+  if (!ref_valid_type(&type)) {
+    char dims[160] = "";
+    if (type.shape.size >= 0 && type.shape.size <= ODLA_MAX_DIMENSION)
+      ref_shape_str(&type.shape, dims, sizeof dims);
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "value '%s': invalid type (element type %d, rank %d %s: a known element type, "
+                    "rank 0 to %d, dims >= 0, at most 2^40 bytes)",
+                    name, (int)type.element_type, (int)type.shape.size, dims, ODLA_MAX_DIMENSION);
+  }
   if (comp->num_values == comp->cap_values) {
     int cap = comp->cap_values ? 2 * comp->cap_values : 64;
     odla_value *vs = (odla_value *)realloc(comp->values, (size_t)cap * sizeof *vs);
@@ -257,7 +287,7 @@ odla_value odla_CreateConstant(const odla_value_type value_type, const odla_void
   odla_value v;
   if (!ref_check_operands("CreateConstant", 0, NULL))
     return NULL;
-  if (!data_ptr && ref_bytes(&value_type) > 0)
+  if (!data_ptr && ref_valid_type(&value_type) && ref_bytes(&value_type) > 0)
     return ref_fail(ODLA_INVALID_PARAM, "CreateConstant", "value '%s': data is NULL",
                     value_id ? (const char *)value_id : "");
   v = ref_new_value(ref_current_comp, "CreateConstant", value_type, value_id, REF_CONSTANT);

@@ -1,17 +1,19 @@
 /* ops_custom.c: odla_CustomOp and odla_ExtRegisterCustomOp (odla_ext_custom.h): custom ops
  * whose kernels and shape functions the application registers by name.
  *
- * A CustomOp node's parameter block holds everything the node needs, position-independent
- * so that a stored executable keeps it as plain bytes: the op and function names, the input
- * and result types, and a deep copy of the attributes, all found through offsets from the
- * block's start. The pointers a kernel sees (odla_ext_custom_call, the attributes' name and
- * data) and the kernel itself are filled in from those offsets and from the registry by
- * ref_custom_relink, when the node is built and again when a stored executable is loaded:
- * registered kernels live in the application, not at a fixed place in this library. */
+ * A CustomOp node's parameter block holds everything the node needs: the op and function
+ * names, the input and result types, and a deep copy of the attributes, found through
+ * offsets from the block's start; ref_custom_bind derives from those the pointers a kernel
+ * sees (odla_ext_custom_call, the attributes' name and data) and finds the kernel in the
+ * registry. odla_CustomOp is variadic, so it records itself in the computation's call log
+ * (calls.h) and ref_replay_CustomOp replays it: a stored executable keeps the op's name and
+ * attributes, and loading it builds the node again among the ops the loading program
+ * registered (registered kernels live in the application, not in this library). */
 #if defined(__unix__) || defined(__APPLE__)
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "calls.h"
 #include "ref.h"
 
 #include <pthread.h>
@@ -136,12 +138,20 @@ static const char *ref_block_str(const unsigned char *b, size_t size, uint64_t a
   return (const char *)(b + at);
 }
 
-/* Derives a block's pointers from its offsets after checking them (a loaded block comes from
- * a file), and resolves its kernel in the registry. `where` is the ODLA function to blame;
- * at build time errors are recorded in the computation, at load time only logged. */
-static odla_status ref_custom_bind(unsigned char *b, size_t size, int at_load) {
+/* Records (and logs) that the op `name` is not registered. */
+static odla_status ref_custom_unregistered(const char *name, const char *function) {
+  ref_fail(ODLA_UNSUPPORTED_OP, "CustomOp",
+           "custom op '%s' is not registered (function '%s'); register it with "
+           "odla_ExtRegisterCustomOp before building or loading a computation that uses it",
+           name, function);
+  return ODLA_UNSUPPORTED_OP;
+}
+
+/* Derives a block's pointers from its offsets after checking them, and resolves its kernel
+ * in the registry (errors are recorded in the computation). */
+static odla_status ref_custom_bind(unsigned char *b, size_t size) {
   ref_custom_params *p = (ref_custom_params *)b;
-  const char *where = at_load ? "LoadExecutable" : "CustomOp";
+  const char *where = "CustomOp";
   odla_ext_custom_attr *attrs;
   const uint64_t *offsets;
   ref_custom_entry e;
@@ -174,19 +184,8 @@ static odla_status ref_custom_bind(unsigned char *b, size_t size, int at_load) {
     attrs[i].name = attr_name;
     attrs[i].data = n ? (const odla_void *)(b + offsets[2 * i + 1]) : NULL;
   }
-  if (!ref_custom_find(name, &e)) {
-    if (at_load)
-      ref_report(ODLA_LOG_LEVEL_ERROR, where,
-                 "custom op '%s' is not registered in this program; register it with "
-                 "odla_ExtRegisterCustomOp before loading",
-                 name);
-    else
-      ref_fail(ODLA_UNSUPPORTED_OP, where,
-               "custom op '%s' (function '%s') is not registered; register it with "
-               "odla_ExtRegisterCustomOp before building",
-               name, function);
-    return ODLA_UNSUPPORTED_OP;
-  }
+  if (!ref_custom_find(name, &e))
+    return ref_custom_unregistered(name, function);
   p->kernel = e.kernel;
   p->call.op_name = name;
   p->call.function_name = function;
@@ -199,10 +198,6 @@ static odla_status ref_custom_bind(unsigned char *b, size_t size, int at_load) {
   p->call.user_data = e.user_data;
   p->call.declared_types = NULL;
   return ODLA_SUCCESS;
-}
-
-odla_status ref_custom_relink(ref_node *node) {
-  return ref_custom_bind((unsigned char *)node->params, node->params_size, 1);
 }
 
 /* Checks the caller's attribute description; returns the block's size, or 0 (recorded). */
@@ -288,12 +283,11 @@ static odla_status ref_custom_run(const ref_node *node, const ref_io *io) {
   return s;
 }
 
-/* ODLA 0.5's custom op, with odla_ext_custom.h's conventions: the one variadic argument is a
- * const odla_ext_custom_params * (or NULL). */
-odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
-                          const odla_char *function_name, const odla_value_ids ids, ...) {
+/* The builder: odla_CustomOp with its variadic argument. */
+static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
+                                 const odla_char *function_name, const odla_value_ids ids,
+                                 const odla_ext_custom_params *cp) {
   odla_values result;
-  const odla_ext_custom_params *cp;
   odla_value_type types[ODLA_MAX_OUTPUTS];
   ref_custom_params *p;
   ref_custom_entry e;
@@ -302,10 +296,6 @@ odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
   ref_node *node;
   odla_status s;
   int i, num_in = (int)inputs.size, num_out = (int)ids.size;
-  va_list ap;
-  va_start(ap, ids);
-  cp = va_arg(ap, const odla_ext_custom_params *);
-  va_end(ap);
   memset(&result, 0, sizeof result);
   if (inputs.size > ODLA_MAX_OUTPUTS) {
     ref_fail(ODLA_INVALID_PARAM, "CustomOp", "%lu inputs; at most %d are allowed",
@@ -327,10 +317,7 @@ odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
     return result;
   }
   if (!ref_custom_find(op_name, &e)) {
-    ref_fail(ODLA_UNSUPPORTED_OP, "CustomOp",
-             "custom op '%s' (function '%s') is not registered; register it with "
-             "odla_ExtRegisterCustomOp before building",
-             op_name, function_name);
+    ref_custom_unregistered(op_name, function_name);
     return result;
   }
   size = ref_custom_check(cp, num_in, num_out, strlen(op_name) + 1, strlen(function_name) + 1);
@@ -366,7 +353,7 @@ odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
     offsets[2 * i + 1] = ref_put_bytes(b, &at, a->data, ref_attr_bytes(a->kind, a->count));
   }
   /* The shape function sees the block as the kernel will, without result types. */
-  if ((s = ref_custom_bind(b, size, 0)) != ODLA_SUCCESS) {
+  if ((s = ref_custom_bind(b, size)) != ODLA_SUCCESS) {
     free(b);
     return result;
   }
@@ -409,10 +396,100 @@ odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
   node = ref_add_node("CustomOp", ref_custom_run, num_in, inputs.values, num_out, types,
                       ids.value_ids, b, size);
   free(b);
-  if (!node || ref_custom_bind((unsigned char *)node->params, node->params_size, 0) != ODLA_SUCCESS)
+  if (!node || ref_custom_bind((unsigned char *)node->params, node->params_size) != ODLA_SUCCESS)
     return result;
   result.size = ids.size;
   for (i = 0; i < num_out; ++i)
     result.values[i] = node->outputs[i];
   return result;
+}
+
+/* The attribute block in the call log: u32 flags (1: a block, 2: with result types); then
+ * i32 version, u32 attributes, each a name, i32 kind, i32 count and its data as bytes
+ * (ref_attr_bytes of them); then one type per result. */
+static void ref_custom_record(ref_rec *r, const odla_ext_custom_params *cp, int num_out) {
+  uint32_t flags = (cp ? 1u : 0u) | (cp && cp->result_types ? 2u : 0u), n;
+  int32_t i;
+  ref_rec_4(r, &flags);
+  if (!cp)
+    return;
+  ref_rec_4(r, &cp->version);
+  n = (uint32_t)cp->num_attrs;
+  ref_rec_4(r, &n);
+  for (i = 0; i < cp->num_attrs; ++i) {
+    const odla_ext_custom_attr *a = &cp->attrs[i];
+    ref_rec_str(r, a->name);
+    ref_rec_4(r, &a->kind);
+    ref_rec_4(r, &a->count);
+    ref_rec_bytes(r, a->data, (uint32_t)ref_attr_bytes(a->kind, a->count));
+  }
+  for (i = 0; cp->result_types && i < num_out; ++i)
+    ref_rec_type(r, &cp->result_types[i]);
+}
+
+/* ODLA 0.5's custom op, with odla_ext_custom.h's conventions: the one variadic argument is a
+ * const odla_ext_custom_params * (or NULL). */
+odla_values odla_CustomOp(odla_values inputs, const odla_char *op_name,
+                          const odla_char *function_name, const odla_value_ids ids, ...) {
+  const odla_ext_custom_params *cp;
+  odla_values result;
+  ref_rec rec;
+  va_list ap;
+  va_start(ap, ids);
+  cp = va_arg(ap, const odla_ext_custom_params *);
+  va_end(ap);
+  result = ref_custom_op(inputs, op_name, function_name, ids, cp);
+  if (ref_rec_begin(&rec, ref_current(), REF_CALL_odla_CustomOp, 1)) {
+    ref_rec_values(&rec, &inputs);
+    ref_rec_str(&rec, op_name);
+    ref_rec_str(&rec, function_name);
+    ref_rec_ids(&rec, &ids);
+    ref_custom_record(&rec, cp, (int)ids.size);
+    ref_rec_end(&rec);
+  }
+  return result;
+}
+
+odla_status ref_replay_CustomOp(ref_replay *r) {
+  odla_values inputs = ref_get_values(r);
+  const char *op_name = ref_get_str(r), *function_name = ref_get_str(r);
+  odla_value_ids ids = ref_get_ids(r);
+  odla_ext_custom_params *cp = NULL;
+  uint32_t flags, n = 0, i;
+  ref_get_4(r, &flags);
+  if (flags & ~3u)
+    ref_replay_refuse(r, "attribute block flags %lu", (unsigned long)flags);
+  if (flags & 1u && (cp = (odla_ext_custom_params *)ref_replay_alloc(r, sizeof *cp)) != NULL) {
+    odla_ext_custom_attr *attrs;
+    odla_value_type *types;
+    ref_get_4(r, &cp->version);
+    ref_get_4(r, &n);
+    cp->num_attrs = (int32_t)n;
+    if (n > (r->len - r->at) / 16) /* each attribute takes at least 16 bytes */
+      ref_replay_refuse(r, "%lu attributes", (unsigned long)n);
+    attrs = (odla_ext_custom_attr *)ref_replay_alloc(r, (size_t)n * sizeof *attrs + 1);
+    for (i = 0; i < n && !r->bad; ++i) {
+      size_t bytes;
+      attrs[i].name = ref_get_str(r);
+      ref_get_4(r, &attrs[i].kind);
+      ref_get_4(r, &attrs[i].count);
+      /* The builder reads ref_attr_bytes of a valid kind's data: exactly what is stored. */
+      bytes = attrs[i].count < 0 ? (size_t)-1 : ref_attr_bytes(attrs[i].kind, attrs[i].count);
+      attrs[i].data = ref_get_bytes(r, bytes == (size_t)-1 ? (uint64_t)-1 : (uint64_t)bytes);
+      if (!r->bad && attrs[i].kind == ODLA_EXT_ATTR_STRING && attrs[i].data &&
+          ((const char *)attrs[i].data)[attrs[i].count] != '\0')
+        ref_replay_refuse(r, "string attribute '%s' does not end with a NUL",
+                          attrs[i].name ? attrs[i].name : "");
+    }
+    cp->attrs = attrs;
+    if (flags & 2u &&
+        (types = (odla_value_type *)ref_replay_alloc(r, ids.size * sizeof *types + 1)) != NULL) {
+      for (i = 0; i < ids.size && !r->bad; ++i)
+        types[i] = ref_get_type(r);
+      cp->result_types = types;
+    }
+  }
+  if (r->bad)
+    return ref_replay_bad(r);
+  return ref_replay_values(r, odla_CustomOp(inputs, op_name, function_name, ids, cp));
 }

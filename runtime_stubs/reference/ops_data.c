@@ -157,13 +157,13 @@ static odla_status ref_reshape_run(const ref_node *node, const ref_io *io) {
 odla_value odla_Reshape(odla_value input, odla_value_shape output_dims,
                         const odla_value_id value_id) {
   odla_value_type out;
+  uint64_t bytes;
   char s1[128], s2[128];
   if (!ref_check_operands("Reshape", 1, &input))
     return NULL;
   out.element_type = input->type.element_type;
   out.shape = output_dims;
-  if (output_dims.size < 0 || output_dims.size > ODLA_MAX_DIMENSION ||
-      ref_count(&output_dims) != ref_count(&input->type.shape))
+  if (!ref_type_bytes(&out, &bytes) || ref_count(&output_dims) != ref_count(&input->type.shape))
     return ref_fail(ODLA_INVALID_PARAM, "Reshape", "cannot reshape %s to %s",
                     ref_shape_str(&input->type.shape, s1, sizeof s1),
                     ref_shape_str(&output_dims, s2, sizeof s2));
@@ -201,7 +201,7 @@ odla_value odla_ReshapeDynamic(odla_value input, odla_value output_shape,
       dims.dims[d] = input->type.shape.dims[d];
     if (dims.dims[d] == -1 && infer < 0)
       infer = d;
-    else if (dims.dims[d] < 0)
+    else if (dims.dims[d] < 0 || (dims.dims[d] > 0 && known > INT64_MAX / dims.dims[d]))
       return ref_fail(ODLA_INVALID_PARAM, "ReshapeDynamic", "output_shape %s is invalid",
                       ref_shape_str(&dims, s1, sizeof s1));
     else

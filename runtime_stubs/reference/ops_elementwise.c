@@ -215,7 +215,8 @@ REF_SIGNED_INT_FNS(shrink0, (double)v < -(double)p->beta || (double)v > (double)
 REF_UNSIGNED_INT_FNS(shrink0, (double)v > (double)p->beta ? v : 0)
 
 /* Integer Shrink with a nonzero bias computes in float64 (as ONNX's reference implementation
- * does) and converts back truncating toward zero, saturated to the type's range. */
+ * does) and converts back truncating toward zero, saturated to the type's range; NaN (from a
+ * NaN bias or lambd) becomes 0, as in every conversion of ref_types.h. */
 static double ref_shrink_in_f64(double v, const ref_unary_params *p) {
   const double bias = p->alpha, lambd = p->beta;
   return v < -lambd ? v + bias : (v > lambd ? v - bias : 0);
@@ -223,12 +224,12 @@ static double ref_shrink_in_f64(double v, const ref_unary_params *p) {
 static int64_t ref_saturate_s(double v, int bits) {
   const double top = ldexp(1.0, bits - 1);
   const int64_t max = (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
-  return v >= top ? max : (v <= -top ? -max - 1 : (int64_t)v);
+  return v != v ? 0 : v >= top ? max : (v <= -top ? -max - 1 : (int64_t)v);
 }
 static uint64_t ref_saturate_u(double v, int bits) {
   const double top = ldexp(1.0, bits);
   return v >= top ? (bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1)
-                  : (v <= 0 ? 0 : (uint64_t)v);
+                  : (v <= 0 || v != v ? 0 : (uint64_t)v);
 }
 #define REF_SHRINK_INT(SGN) ref_saturate_##SGN(ref_shrink_in_f64((double)v, p), 8 * (int)sizeof v)
 REF_SIGNED_INT_FNS(shrink_int, REF_SHRINK_INT(s))
@@ -286,7 +287,6 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
                                   odla_value x, int bool_result, ref_unary_params *p,
                                   odla_value_id id) {
   odla_value_type out;
-  odla_value y;
   if (!fn)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "element type %s is not supported (%s)",
                     ref_type_name(x->type.element_type), types);
@@ -295,10 +295,7 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
   out = x->type;
   if (bool_result)
     out.element_type = ODLA_BOOL;
-  y = ref_inplace(ref_add_op(op, ref_unary_run, 1, &x, out, id, p, sizeof *p));
-  if (y)
-    ref_declare_code_pointer(y->node, offsetof(ref_unary_params, fn));
-  return y;
+  return ref_inplace(ref_add_op(op, ref_unary_run, 1, &x, out, id, p, sizeof *p));
 }
 
 static ref_unary_params ref_params(float alpha, float beta) {

@@ -715,7 +715,7 @@ odla_values odla_TopK(odla_value input, odla_uint32 K, odla_bool largest, odla_b
              ref_type_name(input->type.element_type));
     return result;
   }
-  if ((int)axis >= xs->size || (int64_t)K > xs->dims[axis]) {
+  if (axis >= (odla_uint32)xs->size || (int64_t)K > xs->dims[axis]) {
     ref_fail(ODLA_INVALID_PARAM, "TopK", "axis %u or K %u out of range for rank %d", axis, K,
              xs->size);
     return result;

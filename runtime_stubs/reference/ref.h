@@ -12,6 +12,9 @@
 #ifndef ODLA_REFERENCE_REF_H_
 #define ODLA_REFERENCE_REF_H_
 
+/* First: it renames the public builders (calls.h), before the ODLA headers declare them. */
+#include "ref_call_names.h"
+
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -94,11 +97,6 @@ struct ref_node {
    * (elementwise ops on an operand of the result's shape, reshapes). The planner reuses the
    * buffer only when that operand dies at this node (a Reshape, a view, always; planner.c). */
   int inplace_input;
-  /* Byte offsets in `params` of code (function) pointers, which a stored executable writes
-   * as positions in the library (executable_io.c); builders declare them with
-   * ref_declare_code_pointer. */
-  unsigned short code_at[4];
-  int num_code;
   /* For the device profiler (runtime_profiler.c): floating-point operations of one run, set
    * by the builders of Conv, Gemm and BatchMatMul (0: not known), and the engine that runs
    * the node when it is not the reference kernel (a backend's name, e.g. "dnnl"), or NULL. */
@@ -117,7 +115,10 @@ struct _odla_computation {
   struct ref_region *regions; /* control-flow regions being built, innermost first */
   int interpret; /* ops run as they are built (runtime_interpret.c) */
   int num_run;   /* interpret mode: nodes already run */
-  void *loaded;  /* odla_LoadComputation (executable_io.c): the file image and names it uses */
+  void *loaded;  /* odla_LoadComputation (executable_io.c): the file image its constants use */
+  struct ref_call_log *calls; /* the calls that built it, for storing it (calls.h) */
+  const struct ref_replay *replaying; /* while loading: the call being replayed, which
+                                         builders' messages name (calls.h) */
   /* odla_DifferentiateComputation (autodiff.c): the nodes before the appended backward pass,
    * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
   int num_forward_nodes;
@@ -168,6 +169,8 @@ struct _odla_context {
 
 /* Builder support (computation.c). */
 odla_computation ref_current(void);
+/* Makes `comp` the thread's current computation (loading replays calls into it). */
+void ref_set_current(odla_computation comp);
 /* Records the first error of the current computation and logs `fmt`. Returns NULL. */
 odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...);
 /* Logs `fmt` at `level` for the function `func`, recording nothing (runtime functions). */
@@ -184,9 +187,6 @@ odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla
 /* Checks that operands are present (optional ones may be NULL by passing -1 in `required`)
  * and belong to the current computation. */
 int ref_check_operands(const char *op, int n, const odla_value *values);
-
-/* Records that the node's params hold a code pointer at byte `offset` (see ref_node). */
-void ref_declare_code_pointer(ref_node *node, size_t offset);
 
 /* Interpret mode (runtime_interpret.c): runs the nodes built since the last call; builders
  * call it through ref_check_operands before adding a node. */
@@ -207,9 +207,6 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
 /* Binds `data` of `bytes` bytes (an odla_value's) as an argument or output (computation.c). */
 odla_status ref_bind_value(odla_context context, int output, const char *id, void *data,
                            size_t bytes);
-/* Custom ops (ops_custom.c): after a stored executable's CustomOp node is read, derives its
- * parameters' pointers and finds its kernel among the registered ops, by name. */
-odla_status ref_custom_relink(ref_node *node);
 
 /* Runtime shapes (runtime_shapes.c): computation and context items of the batch; runs a
  * computation's nodes over the context's run batch (several passes over row slices of the
@@ -245,6 +242,12 @@ void ref_free_regions(odla_computation comp);
 size_t ref_elem_size(odla_element_type t);
 int64_t ref_count(const odla_value_shape *s);
 size_t ref_bytes(const odla_value_type *t);
+/* Whether `t` is a valid type of a value: a known element type, rank 0 to ODLA_MAX_DIMENSION,
+ * dims >= 0 and at most REF_MAX_VALUE_BYTES bytes, counting its non-zero dims only (so that
+ * no product of its dims overflows); stores the bytes in *bytes. Products are overflow-checked:
+ * a type from a file or a hostile caller may hold any numbers. */
+int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
+#define REF_MAX_VALUE_BYTES ((uint64_t)1 << 40)
 int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b);
 const char *ref_type_name(odla_element_type t);
 /* Formats a shape as "[1,3,224,224]" into buf. */

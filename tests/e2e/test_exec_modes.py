@@ -16,6 +16,29 @@ MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "m
 RTOL, ATOL = 1e-4, 1e-6
 MODES = ("compile", "interpret", "load")
 
+# app KEY|- store|load: sets the key ("-": none), then stores or loads net.odlx (net_create's
+# status is the exit status; a refused key gives 10 + its status).
+KEY_APP = r"""
+#include <stdio.h>
+#include <string.h>
+#include "net.h"
+
+int main(int argc, char **argv) {
+  net_instance *inst;
+  int rc;
+  if (argc != 3)
+    return 2;
+  if (strcmp(argv[1], "-") != 0 && (rc = net_set_executable_key(argv[1], strlen(argv[1]))) != 0)
+    return 10 + rc;
+  if (strcmp(argv[2], "store") == 0)
+    return net_store(NET_EXECUTABLE_FILE);
+  if ((rc = net_create(NET_EXECUTABLE_FILE, &inst)) != 0)
+    return rc;
+  net_destroy(inst);
+  return 0;
+}
+"""
+
 
 class ExecModesTest(unittest.TestCase):
     tc = odlactest.Toolchain()
@@ -80,6 +103,44 @@ class ExecModesTest(unittest.TestCase):
             r = subprocess.run([exe, os.path.join(ds, "input_0.pb")], capture_output=True, text=True)
             self.assertEqual(r.returncode, 1)
             self.assertIn("net_create failed with odla_status 2", r.stderr)  # FILE_NOT_EXIST
+
+    def test_signed_executables(self):
+        # net_set_executable_key: net_store signs, net_create refuses what the key did not sign.
+        with tempfile.TemporaryDirectory() as work:
+            out = os.path.join(work, "load")
+            r = self.tc.compile(os.path.join(MODELS, "mlp", "model.onnx"), out, "--exec-mode=load")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "net.h")) as f:
+                self.assertIn("int net_set_executable_key(const void *key, odla_size_t key_bytes);",
+                              f.read())
+            with open(os.path.join(out, "app.c"), "w") as f:
+                f.write(KEY_APP)
+            exe = os.path.join(out, "app")
+            self.tc.build(out, exe)
+
+            def app(key, what):
+                return subprocess.run([exe, key, what], cwd=out, capture_output=True, text=True)
+
+            key, other = "a secret of 24 bytes....", "another secret, 24 bytes"
+            self.assertEqual(app(key, "store").returncode, 0)
+            self.assertEqual(app(key, "load").returncode, 0)
+            self.assertEqual(app("-", "load").returncode, 0)  # no key: loads as any file
+            r = app(other, "load")
+            self.assertEqual(r.returncode, 3, r.stderr)  # ODLA_INVALID_PARAM
+            self.assertIn("the MAC does not match", r.stderr)
+            self.assertEqual(app("-", "store").returncode, 0)
+            r = app(key, "load")
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("not signed, and a key is set", r.stderr)
+            r = app("short", "load")
+            self.assertEqual(r.returncode, 13, r.stderr)  # 10 + ODLA_INVALID_PARAM
+            # The core ODLA 0.5 profile has no extensions: no key function.
+            core = os.path.join(work, "core")
+            r = self.tc.compile(os.path.join(MODELS, "mlp", "model.onnx"), core, "--exec-mode=load",
+                                "--odla-profile=core")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(core, "net.h")) as f:
+                self.assertNotIn("net_set_executable_key", f.read())
 
     def test_mode_missing_from_manifest(self):
         with tempfile.TemporaryDirectory() as work:

@@ -1,16 +1,16 @@
 /* libFuzzer targets `load_reference` and `load_profiler`: the stored formats an
  * ODLA backend loads, chosen by the input's magic (runtime_stubs/reference/executable_io.c
  * describes them): executables "ODLAREFX" (odla_LoadExecutable from a MEMORY location),
- * stored computations "ODLAREFC" (odla_LoadComputation; with FUZZ_LOAD_COMPILE=1 then
- * odla_CompileComputation, which plans what was loaded) and constants arrays "ODLAREFK"
+ * stored computations "ODLAREFC" (odla_LoadComputation, then odla_CompileComputation, which
+ * plans what was loaded; FUZZ_LOAD_COMPILE=0 skips that) and constants arrays "ODLAREFK"
  * (odla_LoadConstantsArray, whose only location is a path: a memfd's). Whatever loads is queried
  * and destroyed. The same code is linked against libodla_reference and against the profiler
  * interposer, which forwards every call to a reference backend it loads
  * (tests/fuzz/CMakeLists.txt).
  *
  * To reach the parsers, the harness stamps into each input the header fields a loader only
- * compares with fixed values: the backend build's id and layout signature (learned at start
- * by storing a computation), the image's size and its FNV-1a checksum. Those comparisons
+ * compares with fixed values: the call table's signature and the flags (learned at start by
+ * storing a computation), the image's size and its FNV-1a checksum. Those comparisons
  * themselves are covered by tests/hostile; fuzzing them would only find the equal values. */
 #define _GNU_SOURCE /* memfd_create */
 #include <ODLA/odla.h>
@@ -24,10 +24,9 @@
 
 #define HEADER 64u
 
-static unsigned char build_stamp[16]; /* header bytes 16..32: build id, layout signature */
-/* FUZZ_LOAD_COMPILE=1: also compile each loaded computation, which plans it and so reads the
- * nodes' params as their kernels lay them out. Off by default while the loader does not check
- * params against their kernels (README.md here: known findings). */
+static unsigned char build_stamp[16]; /* header bytes 16..32: call table signature, flags */
+/* Also compile each loaded computation (FUZZ_LOAD_COMPILE=0: not), which plans what the
+ * replayed calls built. */
 static int compile_loaded;
 static int memfd = -1;
 static char memfd_path[64];
@@ -54,7 +53,7 @@ static void learn_build_stamp(void) {
   x = odla_CreateArgument(type, (const odla_value_id) "x");
   if (odla_SetValueAsOutput(odla_Relu(x, (const odla_value_id) "y")) != ODLA_SUCCESS ||
       odla_StoreComputation(at, comp) != ODLA_SUCCESS)
-    die("cannot store a computation to learn the build's id");
+    die("cannot store a computation to learn the call table's signature");
   memcpy(build_stamp, image + 16, sizeof build_stamp);
   odla_DestroyComputation(comp);
 }
@@ -66,7 +65,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   setenv("ODLA_PROFILER_BACKEND", FUZZ_PROFILER_BACKEND, 1);
   setenv("ODLA_PROFILER_OUTPUT", "/dev/null", 1);
 #endif
-  compile_loaded = getenv("FUZZ_LOAD_COMPILE") && strcmp(getenv("FUZZ_LOAD_COMPILE"), "1") == 0;
+  compile_loaded = !getenv("FUZZ_LOAD_COMPILE") || strcmp(getenv("FUZZ_LOAD_COMPILE"), "0") != 0;
   odla_SetLogger(quiet);
   learn_build_stamp();
   memfd = memfd_create("odlac-fuzz-constants", 0);
@@ -77,7 +76,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 static uint64_t fnv1a(const unsigned char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull; /* FNV-1a's 64-bit offset basis */
   size_t i;
   for (i = 0; i < n; ++i)
     h = (h ^ p[i]) * 1099511628211ull;

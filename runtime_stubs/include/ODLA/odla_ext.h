@@ -80,6 +80,15 @@ odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odla_size_t *by
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL
 odla_ExtGetStoredExecutableBytes(odla_executable executable, odla_size_t *bytes);
 
+/* Sets the key (at least 16 bytes, copied; NULL and 0 clear it) that authenticates stored
+ * executables, stored computations and constants arrays, for the whole process: while one is
+ * set, odla_StoreExecutable, odla_StoreComputation and odla_StoreConstantsArray sign what they
+ * write (HMAC-SHA256), and the matching loaders refuse, before reading anything else of it, a
+ * file that is not signed with this key (ODLA_INVALID_PARAM, logged). Without a key, files
+ * load whether signed or not: a file's checksum detects corruption, not an attacker. */
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtSetExecutableKey(const odla_void *key,
+                                                                         odla_size_t key_bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
