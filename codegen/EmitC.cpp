@@ -822,7 +822,17 @@ private:
           break;
         }
         case DType::U8:
-        case DType::Bool: appendInts<uint8_t>(arrays, d, n); break;
+        case DType::Bool:
+        case DType::F8E4M3FN:
+        case DType::F8E4M3FNUZ:
+        case DType::F8E5M2:
+        case DType::F8E5M2FNUZ:
+        case DType::F8E8M0:
+        case DType::F4E2M1:
+        case DType::U4:
+        case DType::U2: appendInts<uint8_t>(arrays, d, n); break; // encodings or values
+        case DType::I4:
+        case DType::I2: appendInts<int8_t>(arrays, d, n); break;
         case DType::U16:
         case DType::F16:
         case DType::BF16: appendInts<uint16_t>(arrays, d, n); break;

@@ -31,6 +31,13 @@ std::string ValueIds::literal(const std::string &name) {
   return "(const odla_value_id)(odla_size_t)" + std::to_string(it->second);
 }
 
+// An element type's name; the extension types are defined in odla_ext_types.h.
+std::string PrintSink::typeName(odla_element_type t) {
+  std::string name = enumName(t);
+  usesExtensions_ |= name.rfind("ODLA_EXT_", 0) == 0;
+  return name;
+}
+
 std::string PrintSink::arg(const Arg &a) {
   return std::visit(
       [&](const auto &v) -> std::string {
@@ -57,7 +64,7 @@ std::string PrintSink::arg(const Arg &a) {
         else if constexpr (std::is_same_v<T, lower::Shape>)
           return "(odla_value_shape)" + shape(v);
         else if constexpr (std::is_same_v<T, VType>)
-          return std::string("(odla_value_type){.element_type = ") + enumName(v.elementType) +
+          return std::string("(odla_value_type){.element_type = ") + typeName(v.elementType) +
                  ", .shape = " + shape(v.shape) + "}";
         else if constexpr (std::is_same_v<T, Flag>)
           return v.on ? "1" : "0";
@@ -65,8 +72,10 @@ std::string PrintSink::arg(const Arg &a) {
           return v.cExpr;
         else if constexpr (std::is_same_v<T, Str>)
           return cString(v.s);
-        else if constexpr (std::is_same_v<T, EnumArg>)
+        else if constexpr (std::is_same_v<T, EnumArg>) {
+          usesExtensions_ |= v.name.rfind("ODLA_EXT_", 0) == 0; // odla_ext_types.h
           return v.name;
+        }
         else if constexpr (std::is_same_v<T, LoopModes>) {
           std::string r = "(const odla_loop_output_mode[]){";
           for (size_t i = 0; i < v.v.size(); ++i)

@@ -50,6 +50,7 @@ protected:
 
 private:
   std::string arg(const lower::Arg &a);
+  std::string typeName(odla_element_type t);
   std::string shape(const lower::Shape &s);
   std::string customParams(const lower::CustomParams &p);
   // Prints one line, indented by how deep it sits in if/loop regions.

@@ -255,6 +255,30 @@ bool usesExternalData(const onnx::ModelProto &m) {
   return any;
 }
 
+namespace {
+
+// The 4- and 2-bit types are packed in files, the first element in the lowest bits; IR buffers
+// hold one per byte, the signed ones sign-extended (odla_ext_types.h).
+std::shared_ptr<const Buffer> unpackNarrow(const unsigned char *packed, size_t count, DType t) {
+  unsigned bits = dtypeInfo(t).bits, perByte = 8 / bits, mask = (1u << bits) - 1;
+  std::vector<unsigned char> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    unsigned v = (packed[i / perByte] >> (bits * (i % perByte))) & mask;
+    if (dtypeInfo(t).isSigned && !dtypeInfo(t).isFloat && (v >> (bits - 1)))
+      v |= ~mask; // sign-extend INT4 and INT2
+    out[i] = static_cast<unsigned char>(v);
+  }
+  return Buffer::copyOf(out.data(), out.size());
+}
+
+// Bytes a file holds for `count` elements of `t`.
+size_t fileBytes(size_t count, DType t) {
+  unsigned bits = dtypeInfo(t).bits;
+  return bits < 8 ? (count * bits + 7) / 8 : count * dtypeBytes(t);
+}
+
+} // namespace
+
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
                                      const std::shared_ptr<const void> &keepAlive) {
   std::string what = "tensor '" + printable(t.name()) + "'";
@@ -264,12 +288,23 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   DecodedTensor out;
   out.type = *type;
   size_t count = static_cast<size_t>(out.type.numElements());
-  size_t bytes = static_cast<size_t>(out.type.byteSize());
+  DType dtype = out.type.dtype;
+  size_t bytes = fileBytes(count, dtype);
+  bool packed = dtypeInfo(dtype).bits < 8;
   if (isExternal(t)) {
     auto mapped = mapExternal(t, modelDir, static_cast<int64_t>(bytes));
     if (!mapped)
       return mapped.takeStatus();
-    out.data = *mapped;
+    out.data = packed ? unpackNarrow((*mapped)->as<unsigned char>(), count, dtype) : *mapped;
+    return out;
+  }
+  if (t.has_raw_data() && packed) {
+    if (t.raw_data().size() != bytes)
+      return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
+                           " bytes, its type " + toString(out.type) + " needs " +
+                           std::to_string(bytes) + " (packed)");
+    out.data = unpackNarrow(reinterpret_cast<const unsigned char *>(t.raw_data().data()), count,
+                            dtype);
     return out;
   }
   if (t.has_raw_data()) {
@@ -288,6 +323,13 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
     }
     return out;
   }
+  // The low-precision types keep one byte (one value, or packed values) per int32_data entry.
+  if (isExtensionType(dtype))
+    for (int i = 0; i < t.int32_data_size(); ++i)
+      if (t.int32_data(i) < 0 || t.int32_data(i) > 255)
+        return Status::error(what + ": int32_data[" + std::to_string(i) + "] = " +
+                             std::to_string(t.int32_data(i)) + " does not fit a byte of " +
+                             toString(out.type) + " (0 to 255)");
   size_t have = 0;
   switch (out.type.dtype) {
   case DType::F32: have = t.float_data_size(); out.data = narrow<float>(t.float_data()); break;
@@ -300,9 +342,29 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   case DType::F16:
   case DType::BF16: have = t.int32_data_size(); out.data = narrow<uint16_t>(t.int32_data()); break;
   case DType::U8:
-  case DType::Bool: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
+  case DType::Bool:
+  case DType::F8E4M3FN:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2:
+  case DType::F8E5M2FNUZ:
+  case DType::F8E8M0: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
   case DType::U32: have = t.uint64_data_size(); out.data = narrow<uint32_t>(t.uint64_data()); break;
   case DType::U64: have = t.uint64_data_size(); out.data = narrow<uint64_t>(t.uint64_data()); break;
+  case DType::F4E2M1:
+  case DType::I4:
+  case DType::U4:
+  case DType::I2:
+  case DType::U2: { // each int32 holds 8 / bits elements in its low byte
+    size_t perInt = 8 / dtypeInfo(dtype).bits;
+    if (static_cast<size_t>(t.int32_data_size()) != (count + perInt - 1) / perInt)
+      return Status::error(what + ": holds " + std::to_string(t.int32_data_size()) +
+                           " int32_data entries, its type " + toString(out.type) + " needs " +
+                           std::to_string((count + perInt - 1) / perInt) + " (packed)");
+    std::vector<unsigned char> low(t.int32_data().begin(), t.int32_data().end());
+    out.data = unpackNarrow(low.data(), count, dtype);
+    have = count;
+    break;
+  }
   }
   if (have != count)
     return Status::error(what + ": holds " + std::to_string(have) + " elements, its type " +

@@ -37,24 +37,63 @@ typedef struct {
   size_t bytes;
 } odlac_tensor;
 
-/* Element size of an ONNX data type; 0 for types test drivers cannot hold (string, complex). */
+/* Element size of an ONNX data type in memory; 0 for types test drivers cannot hold (string,
+ * complex, the 6-bit floats). The 8-bit floats and the 4- and 2-bit types take one byte each
+ * (ODLA/ext/odla_ext_types.h); files pack the 4- and 2-bit ones (odlac_bits). */
 ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
   switch (t) {
   case 1: case 6: case 12: return 4;   /* float, int32, uint32 */
   case 2: case 3: case 9: return 1;    /* uint8, int8, bool */
   case 4: case 5: case 10: case 16: return 2; /* uint16, int16, float16, bfloat16 */
   case 7: case 11: case 13: return 8;  /* int64, double, uint64 */
+  case 17: case 18: case 19: case 20: case 24: return 1; /* the 8-bit floats */
+  case 21: case 22: case 23: case 25: case 26: return 1; /* uint4, int4, float4e2m1, uint2, int2 */
   default: return 0;
+  }
+}
+
+/* Bits of one element in a file: 4 or 2 for the types ONNX packs, else 8 * size. */
+ODLAC_HELPER unsigned odlac_bits(int32_t t) {
+  return t == 21 || t == 22 || t == 23   ? 4
+         : t == 25 || t == 26            ? 2
+                                         : 8 * (unsigned)odlac_elem_size(t);
+}
+
+/* Bytes (raw_data) or int32_data entries (one byte each) that hold n elements of type t. */
+ODLAC_HELPER size_t odlac_file_units(int32_t t, size_t n) {
+  unsigned bits = odlac_bits(t);
+  return bits < 8 ? (n * bits + 7) / 8 : n;
+}
+
+/* Packs n one-byte elements of `bits` bits into out, the first in the lowest bits (ONNX's
+ * layout); unpacks the other way, sign-extending the signed types (int4, int2). */
+ODLAC_HELPER void odlac_pack(const unsigned char *in, size_t n, unsigned bits, unsigned char *out) {
+  size_t i, per = 8 / bits;
+  memset(out, 0, (n + per - 1) / per);
+  for (i = 0; i < n; ++i)
+    out[i / per] |= (unsigned char)((in[i] & ((1u << bits) - 1)) << (bits * (i % per)));
+}
+ODLAC_HELPER void odlac_unpack(const unsigned char *in, size_t n, int32_t t, unsigned char *out) {
+  unsigned bits = odlac_bits(t), mask = (1u << bits) - 1;
+  size_t i, per = 8 / bits;
+  for (i = 0; i < n; ++i) {
+    unsigned v = (in[i / per] >> (bits * (i % per))) & mask;
+    if ((t == 22 || t == 26) && (v >> (bits - 1)))
+      v |= ~mask;
+    out[i] = (unsigned char)v;
   }
 }
 
 /* The TensorProto field that holds a type's elements when raw_data does not (onnx.proto):
  * 4 float_data, 5 int32_data (also the 8- and 16-bit types, float16 and bfloat16 as their
- * bits), 7 int64_data, 10 double_data, 11 uint64_data (uint32, uint64). */
+ * bits, the 8-bit floats and the packed 4- and 2-bit types), 7 int64_data, 10 double_data,
+ * 11 uint64_data (uint32, uint64). */
 ODLAC_HELPER int odlac_typed_field(int32_t t) {
   switch (t) {
   case 1: return 4;
   case 2: case 3: case 4: case 5: case 6: case 9: case 10: case 16: return 5;
+  case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25: case 26:
+    return 5; /* one 8-bit float, or one byte of packed 4- or 2-bit ones, per entry */
   case 7: return 7;
   case 11: return 10;
   case 12: case 13: return 11;
@@ -75,7 +114,8 @@ ODLAC_HELPER const char *odlac_field_name(int field) {
 /* The range int32_data values of a type must lie in (after protobuf's int32 truncation). */
 ODLAC_HELPER void odlac_int32_range(int32_t t, int64_t *lo, int64_t *hi) {
   switch (t) {
-  case 2: *lo = 0; *hi = 255; break;
+  case 2: case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25:
+  case 26: *lo = 0; *hi = 255; break;
   case 3: *lo = -128; *hi = 127; break;
   case 9: *lo = 0; *hi = 1; break;
   case 5: *lo = -32768; *hi = 32767; break;
@@ -238,6 +278,60 @@ ODLAC_HELPER int odlac_wire_ok(int field, int wire) {
   }
 }
 
+/* The elements of a packed 4- or 2-bit tensor whose sizes odlac_parse_tensor checked: from raw
+ * (when not NULL) or from int32_data's entries, one packed byte each, into t->data. */
+ODLAC_HELPER int odlac_parse_packed(odlac_tensor *t, const unsigned char *raw,
+                                    const unsigned char *p, const unsigned char *end,
+                                    const char *path) {
+  size_t n = odlac_file_units(t->data_type, t->bytes), i = 0;
+  unsigned char *bytes = (unsigned char *)malloc(n ? n : 1);
+  const unsigned char *q;
+  if (!bytes) {
+    fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)n);
+    free(t->data);
+    t->data = NULL;
+    return -1;
+  }
+  if (raw)
+    memcpy(bytes, raw, n);
+  for (q = p; !raw && q < end;) { /* int32_data (field 5): the framing was checked */
+    uint64_t key, v = 0;
+    const unsigned char *s;
+    int wire;
+    odlac_varint(&q, end, &key);
+    wire = (int)(key & 7);
+    if (wire == 1 || wire == 5) {
+      q += wire == 1 ? 8 : 4;
+      continue;
+    }
+    odlac_varint(&q, end, &v);
+    s = q;
+    if (wire == 2)
+      q += v;
+    if ((key >> 3) != 5)
+      continue;
+    while (wire == 0 || s < q) {
+      uint64_t x = v;
+      if (wire == 2)
+        odlac_varint(&s, q, &x);
+      if ((x & 0xffffffffu) > 255) { /* negative int32 values included */
+        fprintf(stderr, "%s: int32_data[%lu] = %lld does not fit a packed byte (0 to 255)\n",
+                path, (unsigned long)i, (long long)(int32_t)(uint32_t)(x & 0xffffffffu));
+        free(bytes);
+        free(t->data);
+        t->data = NULL;
+        return -1;
+      }
+      bytes[i++] = (unsigned char)x;
+      if (wire == 0)
+        break;
+    }
+  }
+  odlac_unpack(bytes, t->bytes, t->data_type, t->data);
+  free(bytes);
+  return 0;
+}
+
 /* Parses a serialized TensorProto. Returns 0 on success, else prints why and returns -1.
  * Pass 0 reads the dims, the type and where the data is, counting the elements of every
  * data field; only when those agree is the data allocated (never more than the file holds)
@@ -246,7 +340,7 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
                                     const char *path) {
   const unsigned char *end = p + size, *q, *raw = NULL;
   size_t raw_len = 0, es;
-  int64_t counts[12], count;
+  int64_t counts[12], count, units;
   int has_raw = 0, typed, f;
   memset(t, 0, sizeof *t);
   memset(counts, 0, sizeof counts);
@@ -378,12 +472,15 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
     fprintf(stderr, "%s: holds both raw_data and %s\n", path, odlac_field_name(typed));
     return -1;
   }
-  if (has_raw ? raw_len != (size_t)count * es : counts[typed] != count) {
+  /* es is 1 for the packed types: units are bytes or int32_data entries of packed bytes. */
+  units = (int64_t)odlac_file_units(t->data_type, (size_t)count) * (has_raw ? (int64_t)es : 1);
+  if (has_raw ? raw_len != (size_t)units : counts[typed] != units) {
     fprintf(stderr, "%s: %s holds %lld %s, dims ", path,
             has_raw ? "raw_data" : odlac_field_name(typed),
             has_raw ? (long long)raw_len : (long long)counts[typed], has_raw ? "bytes" : "values");
     odlac_print_dims(stderr, t->rank, t->dims);
-    fprintf(stderr, " need %lld\n", has_raw ? (long long)count * (long long)es : (long long)count);
+    fprintf(stderr, " need %lld%s\n", (long long)units,
+            odlac_bits(t->data_type) < 8 ? " (packed)" : "");
     return -1;
   }
   t->bytes = (size_t)count * es;
@@ -392,6 +489,8 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
     fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)t->bytes);
     return -1;
   }
+  if (odlac_bits(t->data_type) < 8) /* packed: read the bytes, then spread them */
+    return odlac_parse_packed(t, has_raw ? raw : NULL, p, end, path);
   if (has_raw) {
     if (raw_len)
       memcpy(t->data, raw, raw_len);
@@ -473,13 +572,28 @@ ODLAC_HELPER void odlac_put_varint(FILE *f, uint64_t v) {
   } while (v);
 }
 
-/* Writes a TensorProto with dims, data_type, name and raw_data. */
+/* Writes a TensorProto with dims, data_type, name and raw_data (`bytes` of data, one byte per
+ * element for the types ONNX packs, which are packed here). */
 ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t data_type, int rank,
                                    const int64_t *dims, const void *data, size_t bytes) {
-  FILE *f = fopen(path, "wb");
+  unsigned bits = odlac_bits(data_type);
+  unsigned char *packed = NULL;
+  FILE *f;
   int i, failed;
+  if (bits < 8) {
+    packed = (unsigned char *)malloc(bytes ? bytes : 1);
+    if (!packed) {
+      fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)bytes);
+      return -1;
+    }
+    odlac_pack((const unsigned char *)data, bytes, bits, packed);
+    data = packed;
+    bytes = odlac_file_units(data_type, bytes);
+  }
+  f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
+    free(packed);
     return -1;
   }
   for (i = 0; i < rank; ++i) {
@@ -495,6 +609,7 @@ ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t d
   odlac_put_varint(f, bytes);
   if (bytes)
     fwrite(data, 1, bytes, f);
+  free(packed);
   failed = ferror(f);
   if (fclose(f) != 0 || failed) {
     fprintf(stderr, "%s: write failed\n", path);

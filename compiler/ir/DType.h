@@ -22,8 +22,20 @@ enum class DType : uint8_t {
   U32,
   U64,
   Bool,
+  // ONNX's 8-bit floats and 4- and 2-bit types (opsets 19 to 25), one byte per element
+  // (runtime_stubs/include/ODLA/ext/odla_ext_types.h says how each encodes its values).
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F8E8M0,
+  F4E2M1,
+  I4,
+  U4,
+  I2,
+  U2,
 };
-constexpr int kNumDTypes = 13;
+constexpr int kNumDTypes = 23;
 
 struct DTypeInfo {
   DType dtype;
@@ -35,6 +47,7 @@ struct DTypeInfo {
   unsigned bytes;        // storage size of one element
   bool isFloat;
   bool isSigned;
+  unsigned bits; // bits of one value: 8 * bytes, or 4 and 2 for the types ONNX packs
 };
 
 const DTypeInfo &dtypeInfo(DType t);
@@ -42,6 +55,8 @@ inline unsigned dtypeBytes(DType t) { return dtypeInfo(t).bytes; }
 inline const char *dtypeName(DType t) { return dtypeInfo(t).irName; }
 inline bool isFloat(DType t) { return dtypeInfo(t).isFloat; }
 inline bool isInteger(DType t) { return !dtypeInfo(t).isFloat && t != DType::Bool; }
+// An element type ODLA 0.5 has no value for (odla_ext_types.h).
+bool isExtensionType(DType t);
 
 std::optional<DType> dtypeFromOnnx(int onnxType);
 std::optional<DType> dtypeFromName(std::string_view irName);
@@ -61,5 +76,15 @@ constexpr DTypeMask kIntTypes = kSignedIntTypes | kUnsignedIntTypes;
 constexpr DTypeMask kNumericTypes = kFloatTypes | kIntTypes;
 constexpr DTypeMask kAllTypes = kNumericTypes | maskOf(DType::Bool);
 constexpr DTypeMask kIndexTypes = maskOf(DType::I32) | maskOf(DType::I64);
+// The low-precision types of quantization, which ops only convert, move or quantize (ONNX
+// allows no arithmetic on them).
+constexpr DTypeMask kFloat8Types = maskOf(DType::F8E4M3FN) | maskOf(DType::F8E4M3FNUZ) |
+                                   maskOf(DType::F8E5M2) | maskOf(DType::F8E5M2FNUZ);
+constexpr DTypeMask kNarrowIntTypes =
+    maskOf(DType::I4) | maskOf(DType::U4) | maskOf(DType::I2) | maskOf(DType::U2);
+constexpr DTypeMask kLowPrecisionTypes =
+    kFloat8Types | kNarrowIntTypes | maskOf(DType::F8E8M0) | maskOf(DType::F4E2M1);
+// Every element type: for ops that only move or reinterpret data.
+constexpr DTypeMask kStorageTypes = kAllTypes | kLowPrecisionTypes;
 
 } // namespace odlac

@@ -86,7 +86,8 @@ template <class T> std::string elementsAs(const Buffer &b, size_t n, bool isFloa
 std::string constantText(const Value &c, size_t denseLimit) {
   const Buffer &b = *c.data();
   size_t n = static_cast<size_t>(c.type().numElements());
-  if (n > denseLimit || c.dtype() == DType::F16 || c.dtype() == DType::BF16)
+  if (n > denseLimit || c.dtype() == DType::F16 || c.dtype() == DType::BF16 ||
+      isExtensionType(c.dtype()))
     return "<" + std::to_string(b.size) + " bytes>";
   std::string body;
   switch (c.dtype()) {

@@ -1,11 +1,17 @@
 // Argument conversions shared by the sinks.
 #include "lower/OdlaSink.h"
 
+#include "ir/DType.h"
+
 #include <cassert>
 
 namespace odlac::lower {
 
 const char *enumName(odla_element_type v) {
+  for (int t = 0; t < kNumDTypes; ++t) // the extension types (odla_ext_types.h)
+    if (dtypeInfo(static_cast<DType>(t)).odlaType == static_cast<int>(v) &&
+        v >= ODLA_EXT_TYPE_BASE)
+      return dtypeInfo(static_cast<DType>(t)).odlaEnum;
   static const char *const names[] = {
       "ODLA_INT8",    "ODLA_INT16",    "ODLA_INT32",   "ODLA_INT64",   "ODLA_UINT8",
       "ODLA_UINT16",  "ODLA_UINT32",   "ODLA_UINT64",  "ODLA_QINT8",   "ODLA_QINT16",

@@ -331,6 +331,7 @@ public:
   // odlac's extension ops (odla_ext.h), one line each, grouped by family.
   // Extensions: unary family.
   Val ExtBitwiseNot(Val input, const Id &id) { return one(ODLA_CALL(ExtBitwiseNot, input, id)); }
+  Val ExtCast(Val input, odla_element_type target_type, Flag saturate, odla_int32 round_mode, const Id &id) { return one(ODLA_CALL(ExtCast, input, target_type, saturate, round_mode, id)); }
   // Extensions: binary family.
   Val ExtBitwiseAnd(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseAnd, lhs, rhs, id)); }
   Val ExtBitwiseOr(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseOr, lhs, rhs, id)); }
@@ -350,6 +351,8 @@ public:
   std::vector<Val> ExtGRU(Val input, odla_rnn_weight_format weight_format, odla_rnn_gate_order gate_order, const lower::Shape &weight_dims, Val W, Val R, Val B, Val sequence_lens, Val initial_h, odla_int32 hidden_size, odla_rnn_direction direction, Flag linear_before_reset, odla_rnn_outputs outputs, const I32s &activations, Val activation_params, odla_float32 clip, const Ids &ids) { return ODLA_CALL(ExtGRU, input, weight_format, gate_order, weight_dims, W, R, B, sequence_lens, initial_h, hidden_size, direction, linear_before_reset, outputs, activations, activation_params, clip, ids); }
   std::vector<Val> ExtLSTM(Val input, odla_rnn_weight_format weight_format, odla_rnn_gate_order gate_order, const lower::Shape &weight_dims, Val W, Val R, Val B, Val sequence_lens, Val initial_h, Val initial_c, Val P, odla_int32 hidden_size, odla_rnn_direction direction, odla_rnn_outputs outputs, const I32s &activations, Val activation_params, odla_float32 clip, Flag input_forget, const Ids &ids) { return ODLA_CALL(ExtLSTM, input, weight_format, gate_order, weight_dims, W, R, B, sequence_lens, initial_h, initial_c, P, hidden_size, direction, outputs, activations, activation_params, clip, input_forget, ids); }
   // Extensions: quant family.
+  Val ExtQuantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_int32 block_size, odla_element_type target_data_type, Flag saturate, const Id &id) { return one(ODLA_CALL(ExtQuantize, input, scale, zero_point, axis, block_size, target_data_type, saturate, id)); }
+  Val ExtDequantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_int32 block_size, odla_element_type target_data_type, const Id &id) { return one(ODLA_CALL(ExtDequantize, input, scale, zero_point, axis, block_size, target_data_type, id)); }
   // Extensions: data family.
   Val ExtSliceDynamic(Val input, Val starts, Val ends, Val axes, Val steps, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtSliceDynamic, input, starts, ends, axes, steps, output_dims, id)); }
   Val ExtPadDynamic(Val input, Val pads, Val constant_value, odla_int32 mode, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtPadDynamic, input, pads, constant_value, mode, output_dims, id)); }

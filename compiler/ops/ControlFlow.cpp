@@ -189,7 +189,8 @@ void lowerLoop(LowerCtx &c) {
 
 const std::vector<OpDef> kOps = {
     {"If",
-     {{"cond", OperandDef::Required, maskOf(DType::Bool)}, {"inputs", OperandDef::Variadic}},
+     {{"cond", OperandDef::Required, maskOf(DType::Bool)},
+      {"inputs", OperandDef::Variadic, kStorageTypes}},
      1, // results: as many as the branches return
      {},
      FusionClass::Opaque,
@@ -199,7 +200,7 @@ const std::vector<OpDef> kOps = {
     {"Loop",
      {{"trip_count", OperandDef::Required, maskOf(DType::I64)},
       {"cond", OperandDef::Required, maskOf(DType::Bool)},
-      {"inputs", OperandDef::Variadic}},
+      {"inputs", OperandDef::Variadic, kStorageTypes}},
      1, // results: the carried values, then the stacked scan values
      {{"num_carried", AttrKind::Int, std::nullopt},
       {"scan_reverse", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},

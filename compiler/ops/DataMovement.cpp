@@ -267,7 +267,7 @@ Status inferReverseSequence(InferCtx &c) {
 
 const std::vector<OpDef> kOps = {
     {"Reshape",
-     {{"x"}},
+     {{"x", OperandDef::Required, kStorageTypes}},
      1,
      {{"shape", AttrKind::Ints, std::nullopt}},
      FusionClass::Injective,
@@ -275,7 +275,7 @@ const std::vector<OpDef> kOps = {
      inferReshape,
      [](LowerCtx &c) { c.setOut(0, c.sink().Reshape(c.in(0), c.outShape(0), c.outId(0))); }},
     {"Transpose",
-     {{"x"}},
+     {{"x", OperandDef::Required, kStorageTypes}},
      1,
      {{"perm", AttrKind::Ints, std::nullopt}},
      FusionClass::Injective,
@@ -286,7 +286,7 @@ const std::vector<OpDef> kOps = {
                                       c.outId(0)));
      }},
     {"Concat",
-     {{"inputs", OperandDef::Variadic}},
+     {{"inputs", OperandDef::Variadic, kStorageTypes}},
      1,
      {{"axis", AttrKind::Int, std::nullopt}},
      FusionClass::Injective,
@@ -298,7 +298,7 @@ const std::vector<OpDef> kOps = {
      }},
     // Zero padding; other values and modes are decomposed at import.
     {"Pad",
-     {{"x"}},
+     {{"x", OperandDef::Required, kStorageTypes}},
      1,
      {{"pads", AttrKind::Ints, std::nullopt}},
      FusionClass::Injective,
@@ -306,7 +306,7 @@ const std::vector<OpDef> kOps = {
      inferPad,
      lowerPad},
     {"Broadcast",
-     {{"x"}},
+     {{"x", OperandDef::Required, kStorageTypes}},
      1,
      {{"shape", AttrKind::Ints, std::nullopt}},
      FusionClass::Injective,
@@ -335,7 +335,7 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().TileDynamic(c.in(0), c.in(1), c.outShape(0), c.outId(0)));
      }},
     {"Slice",
-     {{"x"}},
+     {{"x", OperandDef::Required, kStorageTypes}},
      1,
      {{"starts", AttrKind::Ints, std::nullopt},
       {"ends", AttrKind::Ints, std::nullopt},

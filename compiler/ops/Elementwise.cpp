@@ -47,12 +47,38 @@ Status inferCelu(InferCtx &c) {
   return inferUnary(c);
 }
 
+// Cast's round modes for f8e8m0, in the order of the ODLA_EXT_ROUND_* codes.
+const std::vector<std::string> kRoundModes = {"up", "down", "nearest"};
+
+int roundModeCode(const std::string &mode) {
+  for (size_t i = 0; i < kRoundModes.size(); ++i)
+    if (kRoundModes[i] == mode)
+      return static_cast<int>(i);
+  return -1;
+}
+
 Status inferCast(InferCtx &c) {
   auto to = dtypeFromName(c.node().s("to"));
   if (!to)
     return c.fail("unknown target element type '" + c.node().s("to") + "'");
+  if (roundModeCode(c.node().s("round_mode")) < 0)
+    return c.fail("round_mode '" + c.node().s("round_mode") + "' is not one of up, down, nearest");
   c.setOut(0, TensorType{*to, c.in(0).dims});
   return Status::ok();
+}
+
+// odla_Cast saturates and rounds up; other settings need the extension where they matter
+// (saturate: the 8-bit floats; round_mode: f8e8m0).
+void lowerCast(LowerCtx &c) {
+  const Node &n = c.node();
+  DType to = n.output(0)->dtype();
+  bool saturate = n.i("saturate") != 0;
+  int round = roundModeCode(n.s("round_mode"));
+  bool f8 = (maskOf(to) & (kFloat8Types | maskOf(DType::F8E8M0))) != 0;
+  if ((f8 && !saturate) || (to == DType::F8E8M0 && round != ODLA_EXT_ROUND_UP))
+    c.setOut(0, c.sink().ExtCast(c.in(0), odlaType(to), {saturate}, round, c.outId(0)));
+  else
+    c.setOut(0, c.sink().Cast(c.in(0), odlaType(to), c.outId(0)));
 }
 
 float attrF(const LowerCtx &c, const char *name) { return static_cast<float>(c.node().f(name)); }
@@ -75,7 +101,8 @@ AttrDef floatAttr(const char *name, double dflt) {
   [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), attrF(c, b), c.outId(0))); }
 
 const std::vector<OpDef> kOps = {
-    {"Identity", {{"x"}}, 1, {}, FusionClass::Injective, kLayoutAgnostic | kShapeOnly, inferUnary,
+    {"Identity", {{"x", OperandDef::Required, kStorageTypes}}, 1, {}, FusionClass::Injective,
+     kLayoutAgnostic | kShapeOnly, inferUnary,
      [](LowerCtx &c) { c.setOut(0, c.sink().CloneValue(c.in(0), c.outId(0))); }},
     // Math.
     unary("Abs", kNumericTypes, UNARY(Abs)),
@@ -134,12 +161,13 @@ const std::vector<OpDef> kOps = {
     unary("Clamp", kNumericTypes, ACTIVATION2(Clamp, "min", "max"),
           {{"min", AttrKind::Float, std::nullopt}, {"max", AttrKind::Float, std::nullopt}},
           inferClamp),
-    // Conversion: `to` is an IR element type name (f32, i64, bool...).
-    unary("Cast", kAllTypes,
-          [](LowerCtx &c) {
-            c.setOut(0, c.sink().Cast(c.in(0), odlaType(c.node().output(0)->dtype()), c.outId(0)));
-          },
-          {{"to", AttrKind::String, std::nullopt}}, inferCast),
+    // Conversion: `to` is an IR element type name (f32, i64, bool...); saturate and round_mode
+    // as ONNX Cast's (odla_ExtCast).
+    unary("Cast", kStorageTypes, lowerCast,
+          {{"to", AttrKind::String, std::nullopt},
+           {"saturate", AttrKind::Int, AttrValue(int64_t{1})},
+           {"round_mode", AttrKind::String, AttrValue(std::string("up"))}},
+          inferCast),
 };
 
 #undef UNARY

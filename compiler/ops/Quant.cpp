@@ -10,10 +10,14 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// Element types the reference backend quantizes to and dequantizes from.
+// Element types the reference backend quantizes to and dequantizes from: the integers of the
+// core ODLA ops, and the low-precision types but f8e8m0 (the extension ops).
 constexpr DTypeMask kQuantTypes = maskOf(DType::I8) | maskOf(DType::U8) | maskOf(DType::I16) |
-                                  maskOf(DType::U16) | maskOf(DType::I32) | maskOf(DType::U32);
-constexpr DTypeMask kQuantizeInputs = kFloatTypes | kQuantTypes;
+                                  maskOf(DType::U16) | maskOf(DType::I32) | maskOf(DType::U32) |
+                                  (kLowPrecisionTypes & ~maskOf(DType::F8E8M0));
+constexpr DTypeMask kQuantizeInputs = kFloatTypes | maskOf(DType::I32) | maskOf(DType::U32) |
+                                      maskOf(DType::I8) | maskOf(DType::U8) |
+                                      maskOf(DType::I16) | maskOf(DType::U16);
 
 // The result type named by the "to" attribute (an IR type name such as "u8").
 Expected<DType> targetType(const InferCtx &c, DTypeMask allowed) {
@@ -25,16 +29,31 @@ Expected<DType> targetType(const InferCtx &c, DTypeMask allowed) {
 }
 
 // scale and zero_point each hold one element (per tensor) or dims[axis] elements along `axis`
-// (per axis); a zero point, when present, has the result's (Quantize) or input's (Dequantize)
-// element type.
+// (per axis), or with block_size > 0 have x's shape but ceil(dims[axis] / block_size) along
+// axis (blocked); a zero point, when present, has the result's (Quantize) or input's
+// (Dequantize) element type.
 Status checkQuantParams(InferCtx &c, DType zeroPointType) {
   const TensorType &x = c.in(0);
-  int64_t axis = c.i("axis");
+  int64_t axis = c.i("axis"), block = c.i("block_size");
+  if (block < 0)
+    return c.fail("block_size " + str(block) + " is negative");
   for (int i = 1; i <= 2; ++i) {
     if (!c.hasInput(i))
       continue;
     const TensorType &p = c.in(i);
     const char *what = i == 1 ? "scale" : "zero point";
+    if (block > 0) {
+      if (axis < 0 || axis >= x.rank())
+        return c.fail("blocked " + std::string(what) + " needs axis in [0, " + str(x.rank()) +
+                      "), got " + str(axis));
+      Dims want = x.dims;
+      want[axis] = (want[axis] + block - 1) / block;
+      if (p.dims != want)
+        return c.fail(std::string("blocked ") + what + " " + toString(p) + " must be " +
+                      dimsToString(want) + " (input " + toString(x) + ", blocks of " +
+                      str(block) + " along axis " + str(axis) + ")");
+      continue;
+    }
     if (p.numElements() == 1)
       continue;
     if (axis < 0 || axis >= x.rank())
@@ -71,23 +90,45 @@ Status inferDequantize(InferCtx &c) {
   return Status::ok();
 }
 
+// The core ops take the core integers per tensor or per axis; blocks and the low-precision types
+// need the extensions.
+bool needsExtension(const Node &n, DType quantized) {
+  return n.i("block_size") > 0 || isExtensionType(quantized);
+}
+
 void lowerQuantize(LowerCtx &c) {
   const Node &n = c.node();
-  c.setOut(0, c.sink().Quantize(c.in(0), c.in(1), c.in(2), static_cast<odla_int32>(n.i("axis")),
-                                odlaType(n.output(0)->dtype()), c.outId(0)));
+  auto axis = static_cast<odla_int32>(n.i("axis"));
+  DType to = n.output(0)->dtype();
+  if (needsExtension(n, to))
+    c.setOut(0, c.sink().ExtQuantize(c.in(0), c.in(1), c.in(2), axis,
+                                     static_cast<odla_int32>(n.i("block_size")), odlaType(to),
+                                     {n.i("saturate") != 0}, c.outId(0)));
+  else
+    c.setOut(0, c.sink().Quantize(c.in(0), c.in(1), c.in(2), axis, odlaType(to), c.outId(0)));
 }
 
 void lowerDequantize(LowerCtx &c) {
   const Node &n = c.node();
-  c.setOut(0, c.sink().Dequantize(c.in(0), c.in(1), c.in(2), static_cast<odla_int32>(n.i("axis")),
-                                  odlaType(n.output(0)->dtype()), c.outId(0)));
+  auto axis = static_cast<odla_int32>(n.i("axis"));
+  odla_element_type to = odlaType(n.output(0)->dtype());
+  if (needsExtension(n, n.input(0)->dtype()))
+    c.setOut(0, c.sink().ExtDequantize(c.in(0), c.in(1), c.in(2), axis,
+                                       static_cast<odla_int32>(n.i("block_size")), to,
+                                       c.outId(0)));
+  else
+    c.setOut(0, c.sink().Dequantize(c.in(0), c.in(1), c.in(2), axis, to, c.outId(0)));
 }
 
+// block_size: blocked parameters (0: per tensor or per axis); saturate: Quantize to the 8-bit
+// floats (odla_ExtCast's).
 const std::vector<AttrDef> kQuantAttrs = {{"axis", AttrKind::Int, AttrValue(int64_t{0})},
-                                          {"to", AttrKind::String, std::nullopt}};
+                                          {"to", AttrKind::String, std::nullopt},
+                                          {"block_size", AttrKind::Int, AttrValue(int64_t{0})},
+                                          {"saturate", AttrKind::Int, AttrValue(int64_t{1})}};
 
-// Quantize: y = saturate(round_half_even(x / scale) + zero_point), zero_point 0 when absent.
-// Dequantize: y = (x - zero_point) * scale.
+// Quantize: y = saturate(round_half_even(x / scale) + zero_point), zero_point 0 when absent
+// (the 8- and 4-bit floats: odla_ext_quant.h). Dequantize: y = (x - zero_point) * scale.
 const std::vector<OpDef> kOps = {
     {"Quantize",
      {{"x", OperandDef::Required, kQuantizeInputs},

@@ -17,6 +17,7 @@
 #include "ops/OpDef.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -505,6 +506,9 @@ std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count)
   case DType::U32: put(static_cast<uint32_t>(value)); break;
   case DType::U64: put(static_cast<uint64_t>(value)); break;
   case DType::Bool: put(static_cast<uint8_t>(value != 0)); break;
+  default: // the low-precision types: only Pad before opset 11 fills with a value
+    assert(false && "filledBytes: a low-precision element type");
+    break;
   }
   std::vector<unsigned char> out(static_cast<size_t>(count) * size);
   for (int64_t i = 0; i < count; ++i)

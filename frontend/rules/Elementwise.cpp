@@ -92,6 +92,9 @@ Expected<Scalar> constScalarOf(ImportCtx &ctx, int i, const char *what) {
   case DType::U16: uns(*b.as<uint16_t>()); break;
   case DType::U32: uns(*b.as<uint32_t>()); break;
   case DType::U64: uns(*b.as<uint64_t>()); break;
+  default:
+    return ctx.fail(std::string(what) + " of element type " + dtypeName(v->dtype()) +
+                    " is not supported");
   }
   return r;
 }
@@ -267,7 +270,11 @@ Status emitCast(ImportCtx &ctx, int onnxType) {
   if (!to)
     return ctx.fail(std::string("cast to ") + onnxTypeName(onnxType) +
                     " is not supported (odlac has no " + onnxTypeName(onnxType) + " tensors)");
-  return finish(ctx, 0, ctx.emit("Cast", {ctx.input(0)}, {{"to", std::string(dtypeName(*to))}}));
+  return finish(ctx, 0,
+                ctx.emit("Cast", {ctx.input(0)},
+                         {{"to", std::string(dtypeName(*to))},
+                          {"saturate", saturate},
+                          {"round_mode", roundMode}}));
 }
 
 Status importCast(ImportCtx &ctx) {

@@ -9,6 +9,8 @@
 // that checks the declared count when it runs; Unique of a runtime input is rejected.
 #include "Rules.h"
 
+#include <cassert>
+
 #include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
@@ -88,6 +90,9 @@ double indexingElementAt(DType t, const void *data, size_t i) {
     return static_cast<const uint32_t *>(data)[i];
   case DType::U64:
     return static_cast<double>(static_cast<const uint64_t *>(data)[i]);
+  default: // the low-precision types, which no op reads as index or scale (their masks)
+    assert(false && "indexingElementAt: a low-precision element type");
+    break;
   }
   return 0;
 }

@@ -14,6 +14,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace odlac {
 namespace {
@@ -43,16 +45,22 @@ Expected<int64_t> paramAxis(const Value *scale, const Value *zeroPoint, int64_t 
   return normalizeAxis(axis, rank, "axis");
 }
 
+// Quantize and Dequantize's attributes (compiler/ops/Quant.cpp).
+AttrMap quantAttrs(int64_t axis, DType to, int64_t block, int64_t saturate) {
+  return {{"axis", axis},
+          {"to", std::string(dtypeName(to))},
+          {"block_size", block},
+          {"saturate", saturate}};
+}
+
 Expected<Value *> emitQuantize(ImportCtx &ctx, Value *x, Value *scale, Value *zeroPoint,
                                int64_t axis, DType to, const std::string &name) {
-  return ctx.emit("Quantize", {x, scale, zeroPoint},
-                  {{"axis", axis}, {"to", std::string(dtypeName(to))}}, name);
+  return ctx.emit("Quantize", {x, scale, zeroPoint}, quantAttrs(axis, to, 0, 1), name);
 }
 
 Expected<Value *> emitDequantize(ImportCtx &ctx, Value *x, Value *scale, Value *zeroPoint,
                                  int64_t axis, DType to, const std::string &name) {
-  return ctx.emit("Dequantize", {x, scale, zeroPoint},
-                  {{"axis", axis}, {"to", std::string(dtypeName(to))}}, name);
+  return ctx.emit("Dequantize", {x, scale, zeroPoint}, quantAttrs(axis, to, 0, 1), name);
 }
 
 // ---- QuantizeLinear, DequantizeLinear ----------------------------------------------------
@@ -70,79 +78,116 @@ Status checkAxisParams(ImportCtx &ctx, const Value *x, const Value *scale, const
   return Status::ok();
 }
 
-// block_size (opset 21): blocked quantization, one scale per block of an axis.
-Status checkNotBlocked(ImportCtx &ctx) {
-  int64_t block = ctx.attrInt("block_size", 0);
-  if (block != 0)
-    return ctx.fail("block_size=" + str(block) + " (blocked quantization) is not supported");
+// The element types QuantizeLinear quantizes to (its T3 at opset 25) and DequantizeLinear reads
+// (T1, int32 too).
+constexpr DTypeMask kQuantized = maskOf(DType::U8) | maskOf(DType::I8) | maskOf(DType::U16) |
+                                 maskOf(DType::I16) | kFloat8Types | kNarrowIntTypes |
+                                 maskOf(DType::F4E2M1);
+// The float types of scales and of DequantizeLinear's result.
+constexpr DTypeMask kScaleTypes = maskOf(DType::F32) | maskOf(DType::F16) | maskOf(DType::BF16);
+
+std::string typeList(DTypeMask mask) {
+  std::string names;
+  for (int t = 0; t < kNumDTypes; ++t)
+    if (mask & maskOf(static_cast<DType>(t)))
+      names += (names.empty() ? "" : ", ") + std::string(dtypeName(static_cast<DType>(t)));
+  return names;
+}
+
+Status checkType(ImportCtx &ctx, const char *what, DType t, DTypeMask allowed) {
+  if (!(allowed & maskOf(t)))
+    return ctx.fail(std::string(what) + " element type " + dtypeName(t) + " is not supported (" +
+                    typeList(allowed) + ")");
   return Status::ok();
 }
 
-// An element-type attribute that, when given (non-zero), must name `only`: output_dtype and
-// precision, whose every other value odlac does not compute.
-Status checkTypeAttr(ImportCtx &ctx, const char *name, DType only) {
+// The element type an attribute names (0: none given).
+Expected<std::optional<DType>> typeAttr(ImportCtx &ctx, const char *name) {
   int64_t t = ctx.attrInt(name, 0);
-  if (t != 0 && t != dtypeInfo(only).onnxType)
+  if (t == 0)
+    return std::optional<DType>();
+  auto named = dtypeFromOnnx(static_cast<int>(t));
+  if (!named)
     return ctx.fail(std::string(name) + "=" + str(t) + " (" + onnxTypeName(static_cast<int>(t)) +
-                    ") is not supported; only " + onnxTypeName(dtypeInfo(only).onnxType));
-  return Status::ok();
+                    ") is not supported");
+  return std::optional<DType>(*named);
 }
 
-// saturate (opset 19) shapes quantization to float8 types only: no effect on integer results.
-Status checkSaturate(ImportCtx &ctx) {
-  int64_t saturate = ctx.attrInt("saturate", 1);
-  if (saturate != 0 && saturate != 1)
-    return ctx.fail("saturate=" + str(saturate) + " is not 0 or 1");
-  return Status::ok();
+// block_size (opset 21: blocked parameters along axis, or 0) and output_dtype (opset 21 for
+// QuantizeLinear, 23 for DequantizeLinear; none when not given).
+Expected<std::pair<int64_t, std::optional<DType>>> blockAndOutputType(ImportCtx &ctx) {
+  int64_t block = ctx.attrInt("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size " + str(block) + " is negative");
+  auto named = typeAttr(ctx, "output_dtype");
+  if (!named)
+    return named.takeStatus();
+  return std::make_pair(block, *named);
 }
 
+// The axis attribute of parameters: normalized where they are per axis or blocked.
+Expected<int64_t> quantAxis(ImportCtx &ctx, const Value *x, const Value *scale, const Value *zp,
+                            int64_t block) {
+  if (block > 0)
+    return normalizeAxis(ctx.attrInt("axis", 1), x->type().rank(), "axis");
+  return paramAxis(scale, zp, ctx.attrInt("axis", 1), x->type().rank());
+}
+
+// QuantizeLinear: the result type is the zero point's, else output_dtype (opset 21), else
+// uint8; saturate (opset 19) applies to the 8-bit floats; precision (opset 23) must be
+// float32 when given, the precision of odlac's division.
 Status importQuantizeLinear(ImportCtx &ctx) {
   Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (Status s = checkAxisParams(ctx, x, scale, zp))
     return s;
-  for (Status s :
-       {checkNotBlocked(ctx), checkSaturate(ctx), checkTypeAttr(ctx, "precision", DType::F32)})
+  int64_t saturate = ctx.attrInt("saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return ctx.fail("saturate=" + str(saturate) + " is not 0 or 1");
+  auto precision = typeAttr(ctx, "precision");
+  if (!precision)
+    return precision.takeStatus();
+  if (*precision && **precision != DType::F32)
+    return ctx.fail(std::string("precision ") + dtypeName(**precision) +
+                    " is not supported; only float32");
+  auto attrs = blockAndOutputType(ctx);
+  if (!attrs)
+    return attrs.takeStatus();
+  auto [block, named] = *attrs;
+  DType to = zp ? zp->dtype() : named ? *named : DType::U8;
+  if (zp && named && *named != to)
+    return ctx.fail(std::string("output_dtype ") + dtypeName(*named) +
+                    " differs from y_zero_point's " + dtypeName(to));
+  for (Status s : {checkType(ctx, "input", x->dtype(), kScaleTypes | maskOf(DType::I32)),
+                   checkType(ctx, "y_scale", scale->dtype(), kScaleTypes),
+                   checkType(ctx, "result", to, kQuantized)})
     if (s)
       return s;
-  if (x->dtype() != DType::F32 && x->dtype() != DType::I32)
-    return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
-                    " is not supported (float32, int32)");
-  if (scale->dtype() != DType::F32)
-    return ctx.fail("y_scale must be float32, got " + toString(scale->type()));
-  DType to = zp ? zp->dtype() : DType::U8;
-  if (int64_t t = ctx.attrInt("output_dtype", 0)) {
-    auto named = dtypeFromOnnx(static_cast<int>(t));
-    if (!named || (zp && *named != to))
-      return ctx.fail("output_dtype=" + str(t) + " (" + onnxTypeName(static_cast<int>(t)) + ")" +
-                      (zp ? std::string(" differs from y_zero_point's ") + dtypeName(to)
-                          : std::string(" is not supported")));
-    to = *named;
-  }
-  if (to != DType::U8 && to != DType::I8)
-    return ctx.fail("y_zero_point element type " + std::string(dtypeName(to)) +
-                    " is not supported (uint8, int8)");
-  auto axis = paramAxis(scale, zp, ctx.attrInt("axis", 1), x->type().rank());
+  auto axis = quantAxis(ctx, x, scale, zp, block);
   if (!axis)
     return axis.takeStatus();
-  return finish(ctx, 0, emitQuantize(ctx, x, scale, zp, *axis, to, ctx.outputName(0)));
+  return finish(ctx, 0,
+                ctx.emit("Quantize", {x, scale, zp}, quantAttrs(*axis, to, block, saturate)));
 }
 
+// DequantizeLinear: the result type is output_dtype (opset 23), else the scale's.
 Status importDequantizeLinear(ImportCtx &ctx) {
   Value *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (Status s = checkAxisParams(ctx, x, scale, zp))
     return s;
-  for (Status s : {checkNotBlocked(ctx), checkTypeAttr(ctx, "output_dtype", DType::F32)})
+  auto attrs = blockAndOutputType(ctx);
+  if (!attrs)
+    return attrs.takeStatus();
+  auto [block, named] = *attrs;
+  DType to = named ? *named : scale->dtype();
+  for (Status s : {checkType(ctx, "input", x->dtype(), kQuantized | maskOf(DType::I32)),
+                   checkType(ctx, "x_scale", scale->dtype(), kScaleTypes),
+                   checkType(ctx, "result", to, kScaleTypes)})
     if (s)
       return s;
-  if (x->dtype() != DType::U8 && x->dtype() != DType::I8 && x->dtype() != DType::I32)
-    return ctx.fail("input element type " + std::string(dtypeName(x->dtype())) +
-                    " is not supported (uint8, int8, int32)");
-  if (scale->dtype() != DType::F32)
-    return ctx.fail("x_scale must be float32, got " + toString(scale->type()));
-  auto axis = paramAxis(scale, zp, ctx.attrInt("axis", 1), x->type().rank());
+  auto axis = quantAxis(ctx, x, scale, zp, block);
   if (!axis)
     return axis.takeStatus();
-  return finish(ctx, 0, emitDequantize(ctx, x, scale, zp, *axis, DType::F32, ctx.outputName(0)));
+  return finish(ctx, 0, ctx.emit("Dequantize", {x, scale, zp}, quantAttrs(*axis, to, block, 1)));
 }
 
 // ---- Reuse of other families' ONNX rules -------------------------------------------------

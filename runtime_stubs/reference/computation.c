@@ -2,6 +2,7 @@
  * backend, and the logging it reports errors through. */
 #include "calls.h"
 #include "ref.h"
+#include "ref_types.h"
 #include "threads.h"
 
 #include <stdarg.h>
@@ -85,6 +86,8 @@ static char *ref_strdup(const char *s) {
 /* ---- Types and shapes -------------------------------------------------------------- */
 
 size_t ref_elem_size(odla_element_type t) {
+  if (ref_is_ext_type(t))
+    return 1; /* odla_ext_types.h */
   switch (t) {
   case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL: return 1;
   case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16:
@@ -102,6 +105,12 @@ const char *ref_type_name(odla_element_type t) {
       "int8",   "int16",   "int32",   "int64",   "uint8",   "uint16",   "uint32",   "uint64",
       "qint8",  "qint16",  "qint32",  "qint64",  "quint8",  "quint16",  "quint32",  "quint64",
       "float16", "bfloat16", "float32", "float64", "bool", "string"};
+  static const char *const ext[] = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+                                    "float8e5m2fnuz", "float8e8m0",     "float4e2m1",
+                                    "int4",         "uint4",          "int2",
+                                    "uint2"};
+  if (ref_is_ext_type(t))
+    return ext[t - ODLA_EXT_TYPE_BASE];
   return (unsigned)t <= ODLA_STRING ? names[t] : "?";
 }
 

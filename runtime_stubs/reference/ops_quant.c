@@ -1,5 +1,6 @@
 /* ops_quant.c: linear quantization ops of the reference backend: odla_Quantize and
- * odla_Dequantize, per tensor or per axis. */
+ * odla_Dequantize, per tensor or per axis, and odla_ExtQuantize and odla_ExtDequantize, which
+ * add blocked parameters and the extension types (odla_ext_types.h). */
 #include "ref.h"
 #include "ref_types.h"
 
@@ -20,6 +21,11 @@ typedef struct {
   int scale_per_axis, zp_per_axis;
   int float_math; /* compute in float32 (see the builders) instead of double */
   double lo, hi;  /* Quantize: the result type's range */
+  /* Blocked parameters: entries per channel block of `block` channels, full rank (0: per
+   * tensor or per axis). */
+  int64_t block;
+  int saturate;   /* Quantize to the 8-bit floats */
+  int float_code; /* Quantize to the 8- and 4-bit floats: convert, do not round to integers */
 } ref_quant_params;
 
 static void ref_quant_load(odla_element_type t, const void *base, int64_t off, int64_t n,
@@ -34,7 +40,9 @@ static void ref_quant_load(odla_element_type t, const void *base, int64_t off, i
   } break;
     REF_FOR_NUMERIC_TYPES(REF_QUANT_LOAD_CASE)
 #undef REF_QUANT_LOAD_CASE
-  default:
+  default: /* the extension types */
+    for (i = 0; i < n; ++i)
+      dst[i] = ref_get(t, base, off + i);
     break;
   }
 }
@@ -52,7 +60,9 @@ static void ref_quant_store(odla_element_type t, void *base, int64_t off, int64_
   } break;
     REF_FOR_NUMERIC_TYPES(REF_QUANT_STORE_CASE)
 #undef REF_QUANT_STORE_CASE
-  default:
+  default: /* the extension types, values already in range */
+    for (i = 0; i < n; ++i)
+      ref_set(t, base, off + i, src[i]);
     break;
   }
 }
@@ -67,6 +77,8 @@ static double ref_round_half_even(double v) {
 }
 
 static int ref_quant_type(odla_element_type t) {
+  if (ref_is_ext_type(t))
+    return t != ODLA_EXT_FLOAT8E8M0;
   switch (t) {
   case ODLA_INT8:
   case ODLA_UINT8:
@@ -81,6 +93,13 @@ static int ref_quant_type(odla_element_type t) {
 }
 
 static void ref_quant_range(odla_element_type t, double *lo, double *hi) {
+  if (ref_is_ext_int(t)) {
+    int64_t l, h;
+    ref_ext_int_range(t, &l, &h);
+    *lo = (double)l;
+    *hi = (double)h;
+    return;
+  }
   switch (t) {
   case ODLA_INT8:
     *lo = INT8_MIN;
@@ -109,11 +128,16 @@ static void ref_quant_range(odla_element_type t, double *lo, double *hi) {
   }
 }
 
+static int ref_quant_check_blocked(const char *op, odla_value input, odla_value scale,
+                                   odla_value zero_point, odla_int32 axis, int64_t block,
+                                   ref_quant_params *p);
+
 /* Checks the operands shared by both builders and fills the layout part of `p`. `zp_type`
  * is the element type a zero point must have. */
+
 static int ref_quant_check(const char *op, odla_value input, odla_value scale,
-                           odla_value zero_point, odla_int32 axis, odla_element_type zp_type,
-                           ref_quant_params *p) {
+                           odla_value zero_point, odla_int32 axis, int64_t block,
+                           odla_element_type zp_type, ref_quant_params *p) {
   const odla_value_shape *xs = &input->type.shape;
   odla_value params[2];
   int i, rank = xs->size;
@@ -131,6 +155,12 @@ static int ref_quant_check(const char *op, odla_value input, odla_value scale,
              ref_type_name(zero_point->type.element_type), ref_type_name(zp_type));
     return 0;
   }
+  p->x_type = input->type.element_type;
+  p->scale_type = scale->type.element_type;
+  p->has_zp = zero_point != NULL;
+  p->zp_type = zp_type;
+  if (block > 0)
+    return ref_quant_check_blocked(op, input, scale, zero_point, axis, block, p);
   p->outer = 1;
   p->channels = 1;
   p->inner = ref_count(xs);
@@ -168,11 +198,61 @@ static int ref_quant_check(const char *op, odla_value input, odla_value scale,
     for (d = axis + 1; d < rank; ++d)
       p->inner *= xs->dims[d];
   }
-  p->x_type = input->type.element_type;
-  p->scale_type = scale->type.element_type;
-  p->has_zp = zero_point != NULL;
-  p->zp_type = zp_type;
   return 1;
+}
+
+/* Blocked: scale and zero point have input's shape but along axis, ceil(extent / block). */
+static int ref_quant_check_blocked(const char *op, odla_value input, odla_value scale,
+                                   odla_value zero_point, odla_int32 axis, int64_t block,
+                                   ref_quant_params *p) {
+  const odla_value_shape *xs = &input->type.shape;
+  odla_value params[2];
+  int i, d, rank = xs->size;
+  char s1[128], s2[128];
+  params[0] = scale;
+  params[1] = zero_point;
+  if (axis < -rank || axis >= rank) {
+    ref_fail(ODLA_INVALID_PARAM, op, "blocked parameters need axis in [%d, %d), got %d", -rank,
+             rank, (int)axis);
+    return 0;
+  }
+  if (axis < 0)
+    axis += rank;
+  for (i = 0; i < 2; ++i) {
+    const odla_value_shape *ps;
+    int fits;
+    if (!params[i])
+      continue;
+    ps = &params[i]->type.shape;
+    fits = ps->size == rank;
+    for (d = 0; fits && d < rank; ++d)
+      fits = ps->dims[d] == (d == axis ? (xs->dims[d] + block - 1) / block : xs->dims[d]);
+    if (!fits) {
+      ref_fail(ODLA_INVALID_PARAM, op,
+               "blocked %s %s must have input %s's shape with ceil(%lld / %lld) along axis %d",
+               i ? "zero point" : "scale", ref_shape_str(ps, s1, sizeof s1),
+               ref_shape_str(xs, s2, sizeof s2), (long long)xs->dims[axis], (long long)block,
+               (int)axis);
+      return 0;
+    }
+  }
+  p->block = block;
+  p->outer = 1;
+  p->inner = 1;
+  p->channels = xs->dims[axis];
+  for (d = 0; d < axis; ++d)
+    p->outer *= xs->dims[d];
+  for (d = axis + 1; d < rank; ++d)
+    p->inner *= xs->dims[d];
+  return 1;
+}
+
+/* The index of element (o, ch, i) of the [outer, channels, inner] view in a blocked scale or
+ * zero point. */
+static int64_t ref_quant_block_index(const ref_quant_params *p, int64_t o, int64_t ch,
+                                     int64_t i) {
+  int64_t blocks = (p->channels + p->block - 1) / p->block;
+  return (o * blocks + ch / p->block) * p->inner + i;
 }
 
 static int ref_quant_operands(const char *op, odla_value input, odla_value scale,
@@ -185,25 +265,49 @@ static int ref_quant_operands(const char *op, odla_value input, odla_value scale
 
 /* ---- odla_Quantize --------------------------------------------------------------------- */
 
+/* The scale and zero point of element (o, ch, k + i). */
+static void ref_quant_params_at(const ref_quant_params *p, const ref_io *io, int64_t o, int64_t ch,
+                                int64_t i, double *scale, double *zp) {
+  int64_t s = p->scale_per_axis ? ch : 0, z = p->zp_per_axis ? ch : 0;
+  if (p->block > 0)
+    s = z = ref_quant_block_index(p, o, ch, i);
+  *scale = ref_get(p->scale_type, io->in[1], s);
+  *zp = p->has_zp ? ref_get(p->zp_type, io->in[2], z) : 0.0;
+}
+
+/* One quantized value: an integer target rounds half to even and saturates, the 8-bit floats
+ * take x / scale (converted when stored), FLOAT4E2M1 x / scale + zero point. */
+static double ref_quantize_one(const ref_quant_params *p, double x, double scale, double zp) {
+  double q = p->float_math ? (double)((float)x / (float)scale) : x / scale, v;
+  if (p->float_code)
+    return p->y_type == ODLA_EXT_FLOAT4E2M1 ? q + zp : q;
+  v = ref_round_half_even(q) + zp;
+  return v != v ? zp : (v < p->lo ? p->lo : (v > p->hi ? p->hi : v));
+}
+
 static odla_status ref_quantize_run(const ref_node *node, const ref_io *io) {
   const ref_quant_params *p = (const ref_quant_params *)node->params;
   double buf[REF_QUANT_CHUNK];
   int64_t o, ch, k, i;
   for (o = 0; o < p->outer; ++o)
     for (ch = 0; ch < p->channels; ++ch) {
-      double scale = ref_get(p->scale_type, io->in[1], p->scale_per_axis ? ch : 0);
-      double zp = p->has_zp ? ref_get(p->zp_type, io->in[2], p->zp_per_axis ? ch : 0) : 0.0;
-      float scale_f = (float)scale;
+      double scale, zp;
       int64_t base = (o * p->channels + ch) * p->inner;
+      ref_quant_params_at(p, io, o, ch, 0, &scale, &zp);
       for (k = 0; k < p->inner; k += REF_QUANT_CHUNK) {
         int64_t n = p->inner - k < REF_QUANT_CHUNK ? p->inner - k : REF_QUANT_CHUNK;
         ref_quant_load(p->x_type, io->in[0], base + k, n, buf);
         for (i = 0; i < n; ++i) {
-          double q = p->float_math ? (double)((float)buf[i] / scale_f) : buf[i] / scale;
-          double v = ref_round_half_even(q) + zp;
-          buf[i] = v != v ? zp : (v < p->lo ? p->lo : (v > p->hi ? p->hi : v));
+          if (p->block > 0)
+            ref_quant_params_at(p, io, o, ch, k + i, &scale, &zp);
+          buf[i] = ref_quantize_one(p, buf[i], scale, zp);
         }
-        ref_quant_store(p->y_type, io->out[0], base + k, n, buf);
+        if (p->float_code)
+          for (i = 0; i < n; ++i)
+            ((uint8_t *)io->out[0])[base + k + i] =
+                ref_ext_encode(p->y_type, buf[i], p->saturate, ODLA_EXT_ROUND_UP);
+        else
+          ref_quant_store(p->y_type, io->out[0], base + k, n, buf);
       }
     }
   return ODLA_SUCCESS;
@@ -217,32 +321,65 @@ static odla_status ref_quantize_run(const ref_node *node, const ref_io *io) {
  * input may be any float type or an integer type of that list; scale any float type. The
  * quotient is computed in float32 when input and scale are float32, float16 or bfloat16 (as
  * ONNX's reference does), otherwise in float64. */
-odla_value odla_Quantize(odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
-                         odla_element_type target_data_type, const odla_value_id value_id) {
+static odla_value ref_quantize_build(const char *op, odla_value input, odla_value scale,
+                                     odla_value zero_point, odla_int32 axis, int64_t block,
+                                     odla_element_type target_data_type, int saturate,
+                                     const odla_value_id value_id) {
   ref_quant_params p;
   odla_value in[3];
   odla_value_type out;
   odla_element_type xt;
-  if (!ref_quant_operands("Quantize", input, scale, zero_point, in))
+  if (!ref_quant_operands(op, input, scale, zero_point, in))
     return NULL;
   xt = input->type.element_type;
-  if (!ref_is_float(xt) && !ref_quant_type(xt))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Quantize",
+  if ((!ref_is_float(xt) && !ref_quant_type(xt)) || ref_is_ext_type(xt))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
                     "input element type %s is not supported (float types, int8, uint8, int16, "
                     "uint16, int32, uint32)",
                     ref_type_name(xt));
   if (!ref_quant_type(target_data_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Quantize",
-                    "target type %s is not supported (int8, uint8, int16, uint16, int32, uint32)",
-                    ref_type_name(target_data_type));
-  if (!ref_quant_check("Quantize", input, scale, zero_point, axis, target_data_type, &p))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "target type %s is not supported (int8, uint8, int16, uint16, int32, uint32%s)",
+                    ref_type_name(target_data_type),
+                    strcmp(op, "Quantize") ? ", the odla_ext_types.h types but FLOAT8E8M0" : "");
+  if (!ref_quant_check(op, input, scale, zero_point, axis, block, target_data_type, &p))
     return NULL;
   p.y_type = target_data_type;
   p.float_math = xt != ODLA_FLOAT64 && ref_is_float(xt) && scale->type.element_type != ODLA_FLOAT64;
+  p.float_code = ref_is_ext_float(target_data_type);
+  p.saturate = saturate != 0;
   ref_quant_range(target_data_type, &p.lo, &p.hi);
   out.element_type = target_data_type;
   out.shape = input->type.shape;
-  return ref_add_op("Quantize", ref_quantize_run, 3, in, out, value_id, &p, sizeof p);
+  return ref_add_op(op, ref_quantize_run, 3, in, out, value_id, &p, sizeof p);
+}
+
+/* y = saturate(round(x / scale) + zero_point): the quotient rounds to the nearest integer,
+ * ties to even; the sum saturates to the range of target_data_type (int8, uint8, int16,
+ * uint16, int32, uint32); NaN quantizes to the zero point. zero_point may be NULL (0); when
+ * given its element type is target_data_type. scale and zero_point hold either one element
+ * (per tensor) or one per slice of input along `axis` (per axis; axis may be negative).
+ * input may be any float type or an integer type of that list; scale any float type. The
+ * quotient is computed in float32 when input and scale are float32, float16 or bfloat16 (as
+ * ONNX's reference does), otherwise in float64. */
+odla_value odla_Quantize(odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
+                         odla_element_type target_data_type, const odla_value_id value_id) {
+  if (ref_is_ext_type(target_data_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Quantize",
+                    "target type %s needs odla_ExtQuantize", ref_type_name(target_data_type));
+  return ref_quantize_build("Quantize", input, scale, zero_point, axis, 0, target_data_type, 1,
+                            value_id);
+}
+
+odla_value odla_ExtQuantize(odla_value input, odla_value scale, odla_value zero_point,
+                            odla_int32 axis, odla_int32 block_size,
+                            odla_element_type target_data_type, odla_bool saturate,
+                            const odla_value_id value_id) {
+  if (block_size < 0)
+    return ref_fail(ODLA_INVALID_PARAM, "ExtQuantize", "block_size %d is negative",
+                    (int)block_size);
+  return ref_quantize_build("ExtQuantize", input, scale, zero_point, axis, block_size,
+                            target_data_type, saturate, value_id);
 }
 
 /* ---- odla_Dequantize ------------------------------------------------------------------- */
@@ -253,23 +390,52 @@ static odla_status ref_dequantize_run(const ref_node *node, const ref_io *io) {
   int64_t o, ch, k, i;
   for (o = 0; o < p->outer; ++o)
     for (ch = 0; ch < p->channels; ++ch) {
-      double scale = ref_get(p->scale_type, io->in[1], p->scale_per_axis ? ch : 0);
-      double zp = p->has_zp ? ref_get(p->zp_type, io->in[2], p->zp_per_axis ? ch : 0) : 0.0;
-      float scale_f = (float)scale;
+      double scale, zp;
       int64_t base = (o * p->channels + ch) * p->inner;
+      ref_quant_params_at(p, io, o, ch, 0, &scale, &zp);
       for (k = 0; k < p->inner; k += REF_QUANT_CHUNK) {
         int64_t n = p->inner - k < REF_QUANT_CHUNK ? p->inner - k : REF_QUANT_CHUNK;
         ref_quant_load(p->x_type, io->in[0], base + k, n, buf);
-        if (p->float_math)
-          for (i = 0; i < n; ++i)
-            buf[i] = (double)((float)(buf[i] - zp) * scale_f);
-        else
-          for (i = 0; i < n; ++i)
-            buf[i] = (buf[i] - zp) * scale;
+        for (i = 0; i < n; ++i) {
+          if (p->block > 0)
+            ref_quant_params_at(p, io, o, ch, k + i, &scale, &zp);
+          if (p->float_code) /* a float zero point is not subtracted */
+            zp = 0;
+          buf[i] = p->float_math ? (double)((float)(buf[i] - zp) * (float)scale)
+                                 : (buf[i] - zp) * scale;
+        }
         ref_quant_store(p->y_type, io->out[0], base + k, n, buf);
       }
     }
   return ODLA_SUCCESS;
+}
+
+static odla_value ref_dequantize_build(const char *op, odla_value input, odla_value scale,
+                                       odla_value zero_point, odla_int32 axis, int64_t block,
+                                       odla_element_type target_data_type,
+                                       const odla_value_id value_id) {
+  ref_quant_params p;
+  odla_value in[3];
+  odla_value_type out;
+  if (!ref_quant_operands(op, input, scale, zero_point, in))
+    return NULL;
+  if (!ref_quant_type(input->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "input element type %s is not supported (int8, uint8, int16, uint16, int32, "
+                    "uint32%s)",
+                    ref_type_name(input->type.element_type),
+                    strcmp(op, "Dequantize") ? ", the odla_ext_types.h types but FLOAT8E8M0" : "");
+  if (!ref_is_float(target_data_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "target type %s is not a float type",
+                    ref_type_name(target_data_type));
+  if (!ref_quant_check(op, input, scale, zero_point, axis, block, input->type.element_type, &p))
+    return NULL;
+  p.y_type = target_data_type;
+  p.float_math = target_data_type != ODLA_FLOAT64 && scale->type.element_type != ODLA_FLOAT64;
+  p.float_code = ref_is_ext_float(input->type.element_type);
+  out.element_type = target_data_type;
+  out.shape = input->type.shape;
+  return ref_add_op(op, ref_dequantize_run, 3, in, out, value_id, &p, sizeof p);
 }
 
 /* y = (input - zero_point) * scale. input is int8, uint8, int16, uint16, int32 or uint32;
@@ -279,24 +445,20 @@ static odla_status ref_dequantize_run(const ref_node *node, const ref_io *io) {
 odla_value odla_Dequantize(odla_value input, odla_value scale, odla_value zero_point,
                            odla_int32 axis, odla_element_type target_data_type,
                            const odla_value_id value_id) {
-  ref_quant_params p;
-  odla_value in[3];
-  odla_value_type out;
-  if (!ref_quant_operands("Dequantize", input, scale, zero_point, in))
-    return NULL;
-  if (!ref_quant_type(input->type.element_type))
+  if (input && ref_is_ext_type(input->type.element_type))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Dequantize",
-                    "input element type %s is not supported (int8, uint8, int16, uint16, int32, "
-                    "uint32)",
+                    "input type %s needs odla_ExtDequantize",
                     ref_type_name(input->type.element_type));
-  if (!ref_is_float(target_data_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Dequantize", "target type %s is not a float type",
-                    ref_type_name(target_data_type));
-  if (!ref_quant_check("Dequantize", input, scale, zero_point, axis, input->type.element_type, &p))
-    return NULL;
-  p.y_type = target_data_type;
-  p.float_math = target_data_type != ODLA_FLOAT64 && scale->type.element_type != ODLA_FLOAT64;
-  out.element_type = target_data_type;
-  out.shape = input->type.shape;
-  return ref_add_op("Dequantize", ref_dequantize_run, 3, in, out, value_id, &p, sizeof p);
+  return ref_dequantize_build("Dequantize", input, scale, zero_point, axis, 0, target_data_type,
+                              value_id);
+}
+
+odla_value odla_ExtDequantize(odla_value input, odla_value scale, odla_value zero_point,
+                              odla_int32 axis, odla_int32 block_size,
+                              odla_element_type target_data_type, const odla_value_id value_id) {
+  if (block_size < 0)
+    return ref_fail(ODLA_INVALID_PARAM, "ExtDequantize", "block_size %d is negative",
+                    (int)block_size);
+  return ref_dequantize_build("ExtDequantize", input, scale, zero_point, axis, block_size,
+                              target_data_type, value_id);
 }

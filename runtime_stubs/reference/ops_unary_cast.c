@@ -1,5 +1,6 @@
-/* ops_unary_cast.c: odla_Cast of the reference backend, between every pair of the element
- * types float32, float64, float16, bfloat16, int8..int64, uint8..uint64 and bool.
+/* ops_unary_cast.c: odla_Cast and odla_ExtCast of the reference backend, between every pair of
+ * the element types float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool and
+ * the extension types of odla_ext_types.h.
  *
  * Semantics (ONNX Cast, with its undefined cases defined):
  *   - to a float type: correctly rounded to nearest, ties to even, from every source type
@@ -9,6 +10,10 @@
  *   - integer to integer: the value modulo 2^bits of the target (two's complement wrap, as C
  *     and numpy convert).
  *   - to bool: nonzero (NaN included) is true. bool to a number: 0 or 1.
+ *   - the extension types (ONNX's reference, ml_dtypes): from every type through the exact
+ *     value (ref_ext_encode: to the 8- and 4-bit floats to nearest, ties to even, saturated or
+ *     not as odla_ExtCast says; float to INT4, UINT4, INT2, UINT2 its integral part when in
+ *     range, else 0; integer to them wraps); from them exactly.
  *
  * The kernel converts in chunks: each chunk is loaded exactly into float64 (float sources),
  * int64 (signed sources) or uint64 (unsigned and bool sources), then stored into the target
@@ -74,6 +79,17 @@ static float ref_odd_float_i64(int64_t s) {
 static void ref_cast_load(odla_element_type t, const void *x, int64_t n, ref_cast_chunk *c) {
   int64_t i;
   c->kind = REF_KIND_UNSIGNED; /* the builder admits no other types */
+  if (ref_is_ext_type(t)) {
+    c->kind = ref_is_ext_float(t) ? REF_KIND_FLOAT : REF_KIND_SIGNED;
+    for (i = 0; i < n; ++i) {
+      double v = ref_ext_decode(t, ((const uint8_t *)x)[i]);
+      if (c->kind == REF_KIND_FLOAT)
+        c->v.f[i] = v;
+      else
+        c->v.s[i] = (int64_t)v;
+    }
+    return;
+  }
   switch (t) {
 #define REF_LOAD_FLOAT(E, S, C, SFX)                                                            \
   case E:                                                                                       \
@@ -127,6 +143,21 @@ static void ref_cast_load(odla_element_type t, const void *x, int64_t n, ref_cas
       }                                                                                         \
     break;                                                                                      \
   }
+
+/* The extension types: floats through their exact value, integers wrapped. */
+static void ref_cast_store_ext(odla_element_type t, uint8_t *y, int64_t n, const ref_cast_chunk *c,
+                               int saturate, int round_mode) {
+  int64_t i;
+  for (i = 0; i < n; ++i) {
+    double v = c->kind == REF_KIND_FLOAT    ? c->v.f[i]
+               : c->kind == REF_KIND_SIGNED ? (double)c->v.s[i]
+                                            : (double)c->v.u[i];
+    if (c->kind != REF_KIND_FLOAT && ref_is_ext_int(t))
+      y[i] = ref_ext_wrap(t, c->kind == REF_KIND_SIGNED ? c->v.s[i] : (int64_t)c->v.u[i]);
+    else
+      y[i] = ref_ext_encode(t, v, saturate, round_mode);
+  }
+}
 
 static void ref_cast_store(odla_element_type t, void *y, int64_t n, const ref_cast_chunk *c) {
   int64_t i;
@@ -189,7 +220,13 @@ static int ref_cast_float32_fast(odla_element_type from, odla_element_type to, c
   return 1;
 }
 
+/* odla_ExtCast's parameters (odla_Cast: saturate, round up). */
+typedef struct {
+  int saturate, round_mode;
+} ref_cast_params;
+
 static odla_status ref_cast_run(const ref_node *node, const ref_io *io) {
+  const ref_cast_params *p = (const ref_cast_params *)node->params;
   odla_element_type from = node->inputs[0]->type.element_type;
   odla_element_type to = node->outputs[0]->type.element_type;
   size_t in_size = ref_elem_size(from), out_size = ref_elem_size(to);
@@ -199,34 +236,58 @@ static odla_status ref_cast_run(const ref_node *node, const ref_io *io) {
     return ODLA_SUCCESS;
   for (i0 = 0; i0 < n; i0 += REF_CAST_CHUNK) {
     int64_t m = n - i0 < REF_CAST_CHUNK ? n - i0 : REF_CAST_CHUNK;
+    char *y = (char *)io->out[0] + (size_t)i0 * out_size;
     ref_cast_load(from, (const char *)io->in[0] + (size_t)i0 * in_size, m, &chunk);
-    ref_cast_store(to, (char *)io->out[0] + (size_t)i0 * out_size, m, &chunk);
+    if (ref_is_ext_type(to))
+      ref_cast_store_ext(to, (uint8_t *)y, m, &chunk, p->saturate, p->round_mode);
+    else
+      ref_cast_store(to, y, m, &chunk);
   }
   return ODLA_SUCCESS;
 }
 
 static int ref_castable(odla_element_type t) {
-  return ref_is_float(t) || ref_is_int(t) || t == ODLA_BOOL;
+  return ref_is_float(t) || ref_is_int(t) || t == ODLA_BOOL || ref_is_ext_type(t);
+}
+
+static odla_value ref_cast_build(const char *op, odla_value input, odla_element_type target_type,
+                                 const ref_cast_params *p, const odla_value_id value_id) {
+  odla_value_type out;
+  odla_value y;
+  if (!ref_check_operands(op, 1, &input))
+    return NULL;
+  if (!ref_castable(input->type.element_type) || !ref_castable(target_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "cast from %s to %s is not supported (float, integer, bool and "
+                    "odla_ext_types.h types only)",
+                    ref_type_name(input->type.element_type), ref_type_name(target_type));
+  if (p->round_mode < ODLA_EXT_ROUND_UP || p->round_mode > ODLA_EXT_ROUND_NEAREST)
+    return ref_fail(ODLA_INVALID_PARAM, op, "round_mode %d is not one of ODLA_EXT_ROUND_*",
+                    p->round_mode);
+  out = input->type;
+  out.element_type = target_type;
+  y = ref_add_op(op, ref_cast_run, 1, &input, out, value_id, p, sizeof *p);
+  /* Each chunk is read whole before it is written, so a result of the operand's size may
+   * take the operand's buffer. */
+  if (y)
+    y->node->inplace_input = 0;
+  return y;
+}
+
+odla_value odla_ExtCast(odla_value input, odla_element_type target_type, odla_bool saturate,
+                        odla_int32 round_mode, const odla_value_id value_id) {
+  ref_cast_params p;
+  p.saturate = saturate != 0;
+  p.round_mode = round_mode;
+  return ref_cast_build("ExtCast", input, target_type, &p, value_id);
 }
 
 /* Converts input to target_type (semantics at the top of this file); any pair of float32,
  * float64, float16, bfloat16, the eight integer types and bool. */
 odla_value odla_Cast(odla_value input, odla_element_type target_type,
                      const odla_value_id value_id) {
-  odla_value_type out;
-  odla_value y;
-  if (!ref_check_operands("Cast", 1, &input))
-    return NULL;
-  if (!ref_castable(input->type.element_type) || !ref_castable(target_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Cast", "cast from %s to %s is not supported "
-                    "(float, integer and bool types only)",
-                    ref_type_name(input->type.element_type), ref_type_name(target_type));
-  out = input->type;
-  out.element_type = target_type;
-  y = ref_add_op("Cast", ref_cast_run, 1, &input, out, value_id, NULL, 0);
-  /* Each chunk is read whole before it is written, so a result of the operand's size may
-   * take the operand's buffer. */
-  if (y)
-    y->node->inplace_input = 0;
-  return y;
+  ref_cast_params p;
+  p.saturate = 1;
+  p.round_mode = ODLA_EXT_ROUND_UP;
+  return ref_cast_build("Cast", input, target_type, &p, value_id);
 }

@@ -17,6 +17,7 @@
 #ifndef ODLA_REFERENCE_REF_TYPES_H_
 #define ODLA_REFERENCE_REF_TYPES_H_
 
+#include <ODLA/ext/odla_ext_types.h>
 #include <ODLA/odla.h>
 
 #include <stdint.h>
@@ -147,5 +148,26 @@ void ref_set(odla_element_type t, void *base, int64_t i, double v);
 int64_t ref_get_int(odla_element_type t, const void *base, int64_t i);
 int ref_is_float(odla_element_type t);
 int ref_is_int(odla_element_type t);
+
+/* ---- The extension types (odla_ext_types.h): one byte per element ------------------------ */
+
+/* Whether t is one of them; the 8-bit and 4-bit floats among them; their integers (INT4, UINT4,
+ * INT2, UINT2). ref_is_float and ref_is_int are false for all of them: kernels that compute
+ * accept them explicitly. */
+int ref_is_ext_type(odla_element_type t);
+int ref_is_ext_float(odla_element_type t);
+int ref_is_ext_int(odla_element_type t);
+/* The range of an extension integer type. */
+void ref_ext_int_range(odla_element_type t, int64_t *lo, int64_t *hi);
+/* The value of one element's byte (exact); integers as their value. */
+double ref_ext_decode(odla_element_type t, uint8_t b);
+/* The byte of the value nearest v for the floats (ties to even; FLOAT8E8M0 rounds as
+ * round_mode says, ODLA_EXT_ROUND_*), with saturate as odla_ExtCast describes; for the
+ * integers, v's integral part when in range, else 0 (ONNX's reference, ml_dtypes, converts
+ * floats so). */
+uint8_t ref_ext_encode(odla_element_type t, double v, int saturate, int round_mode);
+/* The byte of integer v wrapped to an extension integer type (two's complement, as integer
+ * casts wrap). */
+uint8_t ref_ext_wrap(odla_element_type t, int64_t v);
 
 #endif /* ODLA_REFERENCE_REF_TYPES_H_ */

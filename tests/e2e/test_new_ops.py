@@ -284,14 +284,16 @@ def resize_cases():
                       [("x", x), ("sizes", np.array([5, 5], np.int64))], [("y", want)])
 
 
-def main():
+def run_cases(case_fns, what):
+    """Writes the cases of `case_fns` as test folders and runs them through the conformance
+    runner with an empty expected-failure list (exits on failure). Shared with
+    test_low_precision.py."""
     env = {k: os.environ.get(k) for k in ("ODLAC", "ODLA_LIB", "ODLA_INCLUDE")}
     missing = [k for k, v in env.items() if not v]
     if missing:
         sys.exit("set " + ", ".join(missing))
-    with tempfile.TemporaryDirectory(prefix="odlac-new-ops-") as root:
-        for cases in (bitwise_cases, activation_cases, normalization_cases, layout_cases,
-                      pooling_cases, resize_cases):
+    with tempfile.TemporaryDirectory(prefix="odlac-%s-" % what.replace(" ", "-")) as root:
+        for cases in case_fns:
             for name, model, inputs, outputs in cases():
                 write_folder(root, name, model, inputs, outputs)
         xfail = os.path.join(root, "xfail_none.txt")
@@ -305,7 +307,12 @@ def main():
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         print(r.stdout)
         if r.returncode != 0:
-            sys.exit("new-op models failed (runner exit %d)" % r.returncode)
+            sys.exit("%s models failed (runner exit %d)" % (what, r.returncode))
+
+
+def main():
+    run_cases((bitwise_cases, activation_cases, normalization_cases, layout_cases,
+               pooling_cases, resize_cases), "new-op")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@
 #include <ODLA/odla_common.h>
 #include <ODLA/odla_compute.h>
 
+/* Element types beyond ODLA 0.5's (8-bit floats, 4- and 2-bit types). */
+#include <ODLA/ext/odla_ext_types.h>
 /* Extension ops, one header per op family. Their functions are named odla_Ext<Op>. */
 #include <ODLA/ext/odla_ext_unary.h>
 #include <ODLA/ext/odla_ext_binary.h>
