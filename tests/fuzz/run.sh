@@ -30,15 +30,21 @@ which=$1
 seconds=$2
 
 scripts/install-deps.sh test
-[ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target odlac odla_reference_static >/dev/null
 [ -f build-fuzz/CMakeCache.txt ] ||
   cmake -S . -B build-fuzz -DODLAC_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
         -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
-cmake --build build-fuzz -j"$(nproc)" >/dev/null
+# Only the target that runs (each links its own instrumented copy of what it fuzzes).
+if [ "$which" = all ]; then
+  cmake --build build-fuzz -j"$(nproc)" >/dev/null
+else
+  cmake --build build-fuzz -j"$(nproc)" --target "fuzz_$which" >/dev/null
+fi
 
+# The seeds are made once, with the normal build's odlac and backend (built for that only).
 seeds=build-fuzz/seeds
 if [ ! -f $seeds/import.dict ]; then
+  [ -f build/CMakeCache.txt ] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j"$(nproc)" --target odlac odla_reference_static >/dev/null
   /usr/bin/python3 tests/fuzz/make_seeds.py $seeds.tmp --odlac build/compiler/driver/odlac \
     --lib build/runtime_stubs/reference/libodla_reference.a --include runtime_stubs/include
   rm -rf $seeds && mv $seeds.tmp $seeds
