@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -62,7 +63,7 @@ Expected<Value *> passThrough(ImportCtx &ctx, Value *x) { return ctx.emit("Ident
 // Resolves ONNX Reshape's 0 (copy the input dim, unless allowzero) and -1 (infer).
 Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, bool allowZero) {
   int64_t known = 1, inferAt = -1;
-  bool hasZero = false;
+  bool hasZero = false, overflows = false; // the product of the known dims, past int64_t
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowZero) {
       if (i >= x->dims().size())
@@ -79,8 +80,15 @@ Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, 
     }
     if (shape[i] < 0)
       return ctx.fail("shape " + dimsToString(shape) + " has a negative dim");
-    known *= shape[i];
+    overflows |= __builtin_mul_overflow(known, shape[i], &known);
   }
+  // A 0 makes the product 0 wherever it stands; without one, a product past int64_t is no
+  // shape (a fuzzed Reshape's dims multiplied past it: signed overflow, undefined behaviour).
+  if (hasZero)
+    known = 0;
+  else if (overflows)
+    return ctx.fail("shape " + dimsToString(shape) + " has more than " +
+                    str(std::numeric_limits<int64_t>::max()) + " elements");
   if (inferAt >= 0) {
     if (allowZero && hasZero)
       return ctx.fail("shape " + dimsToString(shape) + " has both -1 and 0 with allowzero=1");
