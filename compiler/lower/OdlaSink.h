@@ -335,7 +335,8 @@ public:
   Val ExtBitwiseOr(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseOr, lhs, rhs, id)); }
   Val ExtBitwiseXor(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseXor, lhs, rhs, id)); }
   // Extensions: reduce family.
-  Val ExtReduceSumDynamic(Val input, Val axes, Flag keep_dims, Flag noop_with_empty_axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtReduceSumDynamic, input, axes, keep_dims, noop_with_empty_axes, output_dims, id)); }
+  Val ExtCumProd(Val input, Val axis, Flag exclusion, Flag reverse, const Id &id) { return one(ODLA_CALL(ExtCumProd, input, axis, exclusion, reverse, id)); }
+  Val ExtReduceDynamic(Val input, Val axes, odla_int32 reduction, Flag keep_dims, Flag noop_with_empty_axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtReduceDynamic, input, axes, reduction, keep_dims, noop_with_empty_axes, output_dims, id)); }
   // Extensions: normalization family.
   // Extensions: nn family.
   Val ExtMaxPool(Val input, odla_memory_layout input_layout, const U32s &window_dims, const U32s &strides, const U32s &dilations, const U32s &paddings_front, const U32s &paddings_back, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtMaxPool, input, input_layout, window_dims, strides, dilations, paddings_front, paddings_back, output_dims, id)); }

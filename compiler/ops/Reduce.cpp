@@ -1,7 +1,10 @@
 // Reductions over a set of axes, index reductions (ArgMax/ArgMin), the normalizations along an
-// axis (softmax family) and the running sum (CumSum).
+// axis (softmax family) and the running sum and product (CumSum, CumProd); reductions over
+// axes known only at run time (ReduceDynamic).
 #include "lower/Lowering.h"
 #include "ops/Families.h"
+
+#include <iterator>
 
 namespace odlac {
 namespace {
@@ -32,9 +35,24 @@ Status inferReduce(InferCtx &c) {
   return Status::ok();
 }
 
-// ReduceSum with axes known only at run time: the result shape is the one ONNX's shape
-// inference declared (attribute `shape`); the backend checks the axes against it when it runs.
-Status inferReduceSumDynamic(InferCtx &c) {
+// The reductions ReduceDynamic computes (attribute `reduction`: the IR reduce op it stands
+// for), in ODLA_EXT_REDUCE_* order.
+const char *const kDynamicReductions[] = {
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+    "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+
+int dynamicReductionCode(const std::string &reduction) {
+  for (int i = 0; i < static_cast<int>(std::size(kDynamicReductions)); ++i)
+    if (reduction == kDynamicReductions[i])
+      return i;
+  return -1;
+}
+
+// A reduction with axes known only at run time: the result shape is the one the model declares
+// (attribute `shape`); the backend checks the axes against it when it runs.
+Status inferReduceDynamic(InferCtx &c) {
+  if (dynamicReductionCode(c.node().s("reduction")) < 0)
+    return c.fail("reduction '" + c.node().s("reduction") + "' is not a reduce op");
   const Dims &x = c.in(0).dims;
   const auto &shape = c.ints("shape");
   bool keep = c.i("keepdims") != 0;
@@ -91,6 +109,10 @@ Status inferCumSum(InferCtx &c) {
   c.setOut(0, c.in(0));
   return Status::ok();
 }
+
+// ONNX CumProd-26's element types.
+constexpr DTypeMask kCumProdTypes = kFloatTypes | maskOf(DType::I32) | maskOf(DType::I64) |
+                                    maskOf(DType::U32) | maskOf(DType::U64);
 
 const std::vector<AttrDef> kReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
                                            {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}};
@@ -152,19 +174,21 @@ const std::vector<OpDef> kOps = {
      NORM_REDUCE(ReduceL1)},
     {"ReduceL2", kNumericX, 1, kNormReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
      NORM_REDUCE(ReduceL2)},
-    {"ReduceSumDynamic",
+    {"ReduceDynamic",
      {{"x", OperandDef::Required, kNumericTypes}, {"axes", OperandDef::Required, kIndexTypes}},
      1,
-     {{"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
+     {{"reduction", AttrKind::String, std::nullopt},
+      {"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
       {"noop_with_empty_axes", AttrKind::Int, AttrValue(int64_t{0})},
       {"shape", AttrKind::Ints, std::nullopt}},
      FusionClass::Opaque,
      kTraitNone,
-     inferReduceSumDynamic,
+     inferReduceDynamic,
      [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtReduceSumDynamic(c.in(0), c.in(1), flag(c, "keepdims"),
-                                                flag(c, "noop_with_empty_axes"), c.outShape(0),
-                                                c.outId(0)));
+       c.setOut(0, c.sink().ExtReduceDynamic(
+                       c.in(0), c.in(1), dynamicReductionCode(c.node().s("reduction")),
+                       flag(c, "keepdims"), flag(c, "noop_with_empty_axes"), c.outShape(0),
+                       c.outId(0)));
      }},
     {"ArgMax", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMax)},
     {"ArgMin", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMin)},
@@ -203,6 +227,18 @@ const std::vector<OpDef> kOps = {
      [](LowerCtx &c) {
        c.setOut(0, c.sink().CumSum(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
                                    c.outId(0)));
+     }},
+    {"CumProd",
+     {{"x", OperandDef::Required, kCumProdTypes}, {"axis", OperandDef::Required, kIndexTypes}},
+     1,
+     {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},
+      {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferCumSum,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().ExtCumProd(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
+                                       c.outId(0)));
      }},
 };
 

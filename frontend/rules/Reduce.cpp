@@ -86,18 +86,18 @@ Status importReduceInputAxes(ImportCtx &ctx) {
   auto known = ctx.constInts(1, "axes");
   if (known)
     return emitReduce(ctx, *known, *keepdims, *noop);
-  // Axes known only at run time: ReduceSum has an extension op that reads them, given the
-  // result shape the model declares.
+  // Axes known only at run time: an extension op reads them, given the result shape the model
+  // declares.
   std::optional<TensorType> declared = ctx.declaredType(0);
-  if (ctx.proto().op_type() != "ReduceSum")
-    return known.takeStatus();
   if (!declared)
     return ctx.fail("axes (input 1, '" + axes->name() +
                     "') is known only at run time and the model declares no static "
                     "shape for the result");
-  auto out = ctx.emit(
-      "ReduceSumDynamic", {ctx.input(0), axes},
-      {{"keepdims", *keepdims}, {"noop_with_empty_axes", *noop}, {"shape", declared->dims}});
+  auto out = ctx.emit("ReduceDynamic", {ctx.input(0), axes},
+                      {{"reduction", ctx.proto().op_type()},
+                       {"keepdims", *keepdims},
+                       {"noop_with_empty_axes", *noop},
+                       {"shape", declared->dims}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
@@ -157,9 +157,11 @@ Status importAlongAxis(ImportCtx &ctx) {
   return Status::ok();
 }
 
-// CumSum: the axis stays an operand (ODLA's CumSum reads it when it runs); a constant axis is
-// checked here.
-Status importCumSum(ImportCtx &ctx) {
+// CumSum and CumProd: the axis stays an operand (ODLA's CumSum and odla_ExtCumProd read it when
+// they run); a constant axis is checked here.
+constexpr char kCumSum[] = "CumSum", kCumProd[] = "CumProd";
+
+template <const char *IrOp> Status importCumulative(ImportCtx &ctx) {
   Value *x = ctx.input(0), *axis = ctx.input(1);
   auto exclusive = flagAttr(ctx, "exclusive", 0);
   if (!exclusive)
@@ -175,7 +177,7 @@ Status importCumSum(ImportCtx &ctx) {
     if (!a)
       return a.takeStatus();
   }
-  auto out = ctx.emit("CumSum", {x, axis}, {{"exclusive", *exclusive}, {"reverse", *reverse}});
+  auto out = ctx.emit(IrOp, {x, axis}, {{"exclusive", *exclusive}, {"reverse", *reverse}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
@@ -206,7 +208,8 @@ const std::vector<ImportRule> kRules = {
     {"Softmax", 1, nullptr, reads({"axis"}), importAlongAxis},
     {"LogSoftmax", 1, nullptr, reads({"axis"}), importAlongAxis},
     {"Hardmax", 1, nullptr, reads({"axis"}), importAlongAxis},
-    {"CumSum", 11, nullptr, reads({"exclusive", "reverse"}), importCumSum},
+    {"CumSum", 11, nullptr, reads({"exclusive", "reverse"}), importCumulative<kCumSum>},
+    {"CumProd", 26, nullptr, reads({"exclusive", "reverse"}), importCumulative<kCumProd>},
 };
 
 #undef REDUCE

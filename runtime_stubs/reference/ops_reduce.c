@@ -1,6 +1,7 @@
 /* ops_reduce.c: reductions over a set of axes in the reference backend: odla_ReduceSum, Mean,
  * Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare, and the extension
- * odla_ExtReduceSumDynamic (axes known only at run time), for every numeric element type.
+ * odla_ExtReduceDynamic (any of them over axes known only at run time), for every numeric
+ * element type.
  *
  * Semantics (ODLA 0.5 leaves them open; odlac relies on these):
  * - `axes` lists the reduced axes, each in [0, rank), without duplicates, in any order. An
@@ -574,7 +575,7 @@ odla_value odla_ReduceSumSquare(odla_value input, odla_size_t num_of_axes,
                     keep_dims, 0.0f, output_dims, value_id);
 }
 
-/* ---- odla_ExtReduceSumDynamic -------------------------------------------------------- */
+/* ---- odla_ExtReduceDynamic ----------------------------------------------------------- */
 
 typedef struct {
   ref_reduce_op op;
@@ -616,10 +617,21 @@ static odla_status ref_reduce_dyn_run(const ref_node *node, const ref_io *io) {
   return ODLA_SUCCESS;
 }
 
-odla_value odla_ExtReduceSumDynamic(odla_value input, odla_value axes, odla_bool keep_dims,
-                                    odla_bool noop_with_empty_axes, odla_value_shape output_dims,
-                                    const odla_value_id value_id) {
-  const char *name = "ExtReduceSumDynamic";
+/* ODLA_EXT_REDUCE_* in order: the odla_Reduce* functions' accumulation and final step. */
+static const struct {
+  ref_reduce_kind kind;
+  ref_reduce_final final;
+} ref_reduce_dyn_ops[] = {
+    {REF_RK_SUM, REF_RF_NONE}, {REF_RK_SUM, REF_RF_MEAN},   {REF_RK_MAX, REF_RF_NONE},
+    {REF_RK_MIN, REF_RF_NONE}, {REF_RK_PROD, REF_RF_NONE},  {REF_RK_ABS, REF_RF_ADD_EPS},
+    {REF_RK_SQ, REF_RF_SQRT},  {REF_RK_SUM, REF_RF_LOG},    {REF_RK_EXP, REF_RF_LOG_MAX},
+    {REF_RK_SQ, REF_RF_NONE},
+};
+
+odla_value odla_ExtReduceDynamic(odla_value input, odla_value axes, odla_int32 reduction,
+                                 odla_bool keep_dims, odla_bool noop_with_empty_axes,
+                                 odla_value_shape output_dims, const odla_value_id value_id) {
+  const char *name = "ExtReduceDynamic";
   ref_reduce_dyn_params p;
   odla_value ins[2];
   odla_value_type out;
@@ -630,6 +642,10 @@ odla_value odla_ExtReduceSumDynamic(odla_value input, odla_value axes, odla_bool
   ins[1] = axes;
   if (!ref_check_operands(name, 2, ins))
     return NULL;
+  if (reduction < 0 ||
+      reduction >= (odla_int32)(sizeof ref_reduce_dyn_ops / sizeof ref_reduce_dyn_ops[0]))
+    return ref_fail(ODLA_INVALID_PARAM, name, "reduction %d is not one of ODLA_EXT_REDUCE_*",
+                    (int)reduction);
   if (!ref_reduce_impls(input->type.element_type))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, name, "element type %s is not supported",
                     ref_type_name(input->type.element_type));
@@ -652,8 +668,8 @@ odla_value odla_ExtReduceSumDynamic(odla_value input, odla_value axes, odla_bool
                       ref_shape_str(&input->type.shape, s2, sizeof s2));
   memset(&p, 0, sizeof p);
   p.op.type = input->type.element_type;
-  p.op.kind = REF_RK_SUM;
-  p.op.final = REF_RF_NONE;
+  p.op.kind = ref_reduce_dyn_ops[reduction].kind;
+  p.op.final = ref_reduce_dyn_ops[reduction].final;
   p.keep_dims = keep_dims != 0;
   p.noop_with_empty_axes = noop_with_empty_axes != 0;
   out.element_type = input->type.element_type;
