@@ -953,7 +953,7 @@ private:
              "]) != 0 ||");
       w.line("    odlac_check_input(&in[" + std::to_string(i) + "], paths[" + std::to_string(i) +
              "], " + p + "NAME, " + p + "ONNX_TYPE, " + p + "RANK, dims) != 0)");
-      w.line("  return 1;");
+      w.line("  goto fail;");
       w.close();
     }
     for (size_t i = 0; i < nOut; ++i) {
@@ -962,22 +962,22 @@ private:
              " : 1)))");
       w.line("fprintf(stderr, \"cannot allocate output " + std::to_string(i) +
              " (%lu bytes)\\n\", (unsigned long)" + bytes + ");");
-      w.line("return 1;");
+      w.line("goto fail;");
       w.close();
     }
     if (bin()) {
       w.line("if (odlac_beside_exe(argv[0], " + N_ +
              "_WEIGHTS_FILE, weights_path, sizeof weights_path) != 0)");
-      w.line("  return 1;");
+      w.line("  goto fail;");
     }
     if (load) {
       w.line("if (odlac_beside_exe(argv[0], " + N_ +
              "_EXECUTABLE_FILE, executable_path, sizeof executable_path) != 0)");
-      w.line("  return 1;");
+      w.line("  goto fail;");
       w.open("if (store && (status = " + n_ + "_store(" + (bin() ? "weights_path, " : "") +
              "executable_path)) != 0)");
       w.line("fprintf(stderr, \"" + n_ + "_store failed with odla_status %d\\n\", status);");
-      w.line("return 1;");
+      w.line("goto fail;");
       w.close();
     }
     w.line("startup_ms = odlac_now_ms();");
@@ -991,7 +991,7 @@ private:
     call += ")";
     w.open("if (status != 0)");
     w.line("fprintf(stderr, \"" + n_ + "_create failed with odla_status %d\\n\", status);");
-    w.line("return 1;");
+    w.line("goto fail;");
     w.close();
     w.line("first_run_ms = odlac_now_ms();");
     w.line("status = " + call + ";");
@@ -1001,7 +1001,7 @@ private:
     w.line("long r;");
     w.open("if (!ms)");
     w.line("fprintf(stderr, \"cannot allocate the timings of %ld runs\\n\", repeat);");
-    w.line("return 1;");
+    w.line("goto fail;");
     w.close();
     w.open("for (r = 0; r < repeat && status == 0; ++r)");
     w.line("double t0 = odlac_now_ms();");
@@ -1018,7 +1018,7 @@ private:
     w.close();
     w.open("if (status != 0)");
     w.line("fprintf(stderr, \"" + n_ + "_run failed with odla_status %d\\n\", status);");
-    w.line("return 1;");
+    w.line("goto fail;");
     w.close();
     if (nOut > 0) {
       w.open("if (outdir)");
@@ -1042,6 +1042,12 @@ private:
       }
       w.close();
     }
+    // Every failure after the first input is read comes here, so that what was loaded and
+    // allocated is freed on every path (LeakSanitizer checks the driver in the sanitize build).
+    w.line("if (0) {");
+    w.line("fail:");
+    w.line("  status = 1;");
+    w.line("}");
     w.line(n_ + "_destroy(inst);");
     w.line("for (i = 0; i < " + std::to_string(nIn) + "; ++i)");
     w.line("  free(in[i].data);");

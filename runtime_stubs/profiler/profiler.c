@@ -24,6 +24,7 @@
  * so times taken with ranges on are not the model's: take times and ranges in two runs.
  * Asynchronous executions are timed but give no ranges. */
 #define _GNU_SOURCE /* RTLD_DEEPBIND */
+#include "json_string.h"
 #include "profiler.h"
 #include "prof_forward.h"
 
@@ -370,20 +371,6 @@ static void prof_snapshot(prof_comp *c) {
 
 /* ---- the report ------------------------------------------------------------------------ */
 
-static void prof_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; ++s) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
 static void prof_write_comp(FILE *f, const prof_comp *c) {
   int i, k;
   fprintf(f, "  {\"index\": %d, \"executions\": %llu, \"execution_ns\": %llu,\n   \"nodes\": [",
@@ -391,11 +378,11 @@ static void prof_write_comp(FILE *f, const prof_comp *c) {
   for (i = 0; i < c->num_nodes; ++i) {
     const prof_node *n = &c->nodes[i];
     fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
-    prof_json_string(f, n->op);
+    odla_json_string(f, n->op);
     fprintf(f, ", \"results\": [");
     for (k = 0; k < n->num_results; ++k) {
       fprintf(f, k ? ", " : "");
-      prof_json_string(f, n->results[k]);
+      odla_json_string(f, n->results[k]);
     }
     fprintf(f, "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
                "\"flops\": %llu}", n->node, n->calls, n->total_ns, n->min_ns, n->flops);
@@ -404,7 +391,7 @@ static void prof_write_comp(FILE *f, const prof_comp *c) {
   for (i = 0; i < c->num_values; ++i) {
     const prof_value *v = &c->values[i];
     fprintf(f, "%s\n    {\"id\": ", i ? "," : "");
-    prof_json_string(f, v->id);
+    odla_json_string(f, v->id);
     fprintf(f, ", \"kind\": \"%s\", \"type\": \"%s\", \"shape\": [",
             v->kind == PROF_ARGUMENT ? "argument" : v->user_output ? "output" : "result",
             prof_type_name(v->type.element_type));
@@ -435,7 +422,7 @@ static void prof_write_report(void) {
     return;
   }
   fprintf(f, "{\"backend\": ");
-  prof_json_string(f, prof.backend);
+  odla_json_string(f, prof.backend);
   fprintf(f, ",\n \"timing\": \"%s\",\n \"ranges\": %s,\n \"computations\": [\n",
           prof.device_trace ? "device_profiler" : "execution", prof.ranges ? "true" : "false");
   for (c = prof.comps; c; c = c->next) {

@@ -21,6 +21,7 @@
  * session's entries when it was retrieved. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "json_string.h"
 #include "ref.h"
 
 #include <pthread.h>
@@ -392,21 +393,6 @@ odla_status odla_ExtGetDeviceTraceEntry(odla_device_trace device_trace, odla_int
   return ODLA_SUCCESS;
 }
 
-/* Writes `s` as a JSON string. */
-static void ref_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; ++s) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 odla_status odla_ExtWriteDeviceTrace(odla_device_trace device_trace, const odla_char *path) {
   FILE *f;
   int i, k, bad;
@@ -417,16 +403,16 @@ odla_status odla_ExtWriteDeviceTrace(odla_device_trace device_trace, const odla_
     return ODLA_FILE_NOT_EXIST;
   }
   fprintf(f, "{\"label\": ");
-  ref_json_string(f, device_trace->label ? device_trace->label : "");
+  odla_json_string(f, device_trace->label ? device_trace->label : "");
   fprintf(f, ",\n \"entries\": [");
   for (i = 0; i < device_trace->num; ++i) {
     const odla_ext_trace_entry *e = &device_trace->entries[i].e;
     fprintf(f, "%s\n  {\"op\": ", i ? "," : "");
-    ref_json_string(f, e->op);
+    odla_json_string(f, e->op);
     fprintf(f, ", \"results\": [");
     for (k = 0; k < e->num_results; ++k) {
       fprintf(f, k ? ", " : "");
-      ref_json_string(f, (const char *)e->result_ids[k]);
+      odla_json_string(f, (const char *)e->result_ids[k]);
     }
     fprintf(f, "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
                "\"flops\": %llu}",

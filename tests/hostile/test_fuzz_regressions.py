@@ -28,6 +28,18 @@ def tensor_proto(dims, data_type=1, raw=b""):
     return out + b"\x10" + varint(data_type) + b"\x4a" + varint(len(raw)) + raw
 
 
+class ModelImport(hostile.HostileCase):
+    """Models that the fuzz target `import` found."""
+
+    def test_reshape_product_overflow(self):
+        # A Reshape whose constant shape's dims multiply past int64_t (signed overflow, UBSan).
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", "reshape-product-overflow"), "-o", out)
+        self.assertRefused(r, "node #4 (Reshape, opset 6): shape [11012708447027201,1,"
+                           "72057594037927948,12] has more than 2^63 elements")
+        self.assertNothingLeft(out)
+
+
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""
 

@@ -156,6 +156,17 @@ int main(int argc, char **argv) {
               strstr(text, "\"results\": [\"y\"], ") && strstr(text, "\"calls\": 3, ") &&
               strstr(text, "\"flops\": 7776}") && !strstr(text, "\"calls\": 4"),
           "trace JSON:\n%s", text ? text : "(missing)");
+    /* Names are any bytes an application gives: the JSON stays valid UTF-8 (invalid bytes as
+     * U+FFFD, controls and direction overrides as \\uXXXX; json_string.h). */
+    CHECK(odla_SetDeviceTraceItem(t, ODLA_EXT_TRACE_ITEM_LABEL,
+                                  "a\xff\xc3(\x01\"\\\xc3\xa9\xe2\x80\xae\xed\xa0\x80\xf0\x9f") ==
+              ODLA_SUCCESS,
+          "a label of invalid UTF-8");
+    CHECK(odla_ExtWriteDeviceTrace(t, path) == ODLA_SUCCESS, "write %s", path);
+    text = slurp(path);
+    CHECK(text && strstr(text, "\"label\": \"a\\ufffd\\ufffd(\\u0001\\\"\\\\\xc3\xa9\\u202e"
+                               "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""),
+          "escaped label in:\n%s", text ? text : "(missing)");
     odla_SetLogLevel(ODLA_LOG_LEVEL_OFF);
     CHECK(odla_ExtWriteDeviceTrace(t, "/nonexistent-dir/trace.json") == ODLA_FILE_NOT_EXIST,
           "an unwritable path");

@@ -757,18 +757,18 @@ int main(int argc, char **argv) {
     static const int64_t dims[] = TINY_INPUT_0_SHAPE;
     if (odlac_load_tensor(paths[0], &in[0]) != 0 ||
         odlac_check_input(&in[0], paths[0], TINY_INPUT_0_NAME, TINY_INPUT_0_ONNX_TYPE, TINY_INPUT_0_RANK, dims) != 0)
-      return 1;
+      goto fail;
   }
   if (!(out[0] = calloc(1, TINY_OUTPUT_0_BYTES ? TINY_OUTPUT_0_BYTES : 1))) {
     fprintf(stderr, "cannot allocate output 0 (%lu bytes)\n", (unsigned long)TINY_OUTPUT_0_BYTES);
-    return 1;
+    goto fail;
   }
   startup_ms = odlac_now_ms();
   status = tiny_create(&inst);
   startup_ms = odlac_now_ms() - startup_ms;
   if (status != 0) {
     fprintf(stderr, "tiny_create failed with odla_status %d\n", status);
-    return 1;
+    goto fail;
   }
   first_run_ms = odlac_now_ms();
   status = tiny_run(inst, (const float *)in[0].data, (float *)out[0]);
@@ -778,7 +778,7 @@ int main(int argc, char **argv) {
     long r;
     if (!ms) {
       fprintf(stderr, "cannot allocate the timings of %ld runs\n", repeat);
-      return 1;
+      goto fail;
     }
     for (r = 0; r < repeat && status == 0; ++r) {
       double t0 = odlac_now_ms();
@@ -794,7 +794,7 @@ int main(int argc, char **argv) {
   }
   if (status != 0) {
     fprintf(stderr, "tiny_run failed with odla_status %d\n", status);
-    return 1;
+    goto fail;
   }
   if (outdir) {
     char path[4096];
@@ -810,6 +810,10 @@ int main(int argc, char **argv) {
       if (status != 0 || odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES) != 0)
         status = 1;
     }
+  }
+  if (0) {
+  fail:
+    status = 1;
   }
   tiny_destroy(inst);
   for (i = 0; i < 1; ++i)
