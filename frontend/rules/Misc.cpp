@@ -20,7 +20,8 @@
 
 namespace odlac {
 
-const std::vector<ImportRule> &miscTrainingRules(); // MiscTraining.cpp
+const std::vector<ImportRule> &miscTrainingRules();    // MiscTraining.cpp
+const std::vector<ImportRule> &miscTransformerRules(); // Transformer.cpp
 
 namespace {
 
@@ -531,7 +532,6 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
     rejected("AffineGrid", 20, kNotYet),
-    rejected("Attention", 23, kNotYet),
     rejected("BitCast", 26, kNotYet),
     rejected("CausalConvWithState", 27, kNotYet),
     rejected("CumProd", 26, kNotYet),
@@ -563,7 +563,8 @@ const std::vector<ImportRule> kRules = {
 const std::vector<ImportRule> &miscRules() {
   static const std::vector<ImportRule> all = [] {
     std::vector<ImportRule> rules = kRules;
-    rules.insert(rules.end(), miscTrainingRules().begin(), miscTrainingRules().end());
+    for (const auto *family : {&miscTrainingRules(), &miscTransformerRules()})
+      rules.insert(rules.end(), family->begin(), family->end());
     return rules;
   }();
   return all;
