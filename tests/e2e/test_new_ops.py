@@ -29,6 +29,7 @@ RUNNER = os.path.join(HERE, "..", "conformance", "run_conformance.py")
 RNG = np.random.default_rng(15)
 
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+              np.float16: TensorProto.FLOAT16, np.bool_: TensorProto.BOOL,
               np.int8: TensorProto.INT8, np.int16: TensorProto.INT16,
               np.int32: TensorProto.INT32, np.int64: TensorProto.INT64,
               np.uint8: TensorProto.UINT8, np.uint16: TensorProto.UINT16,
@@ -284,14 +285,15 @@ def resize_cases():
                       [("x", x), ("sizes", np.array([5, 5], np.int64))], [("y", want)])
 
 
-def main():
+def run_cases(case_fns, prefix):
+    """Writes the cases of every function in `case_fns` and runs them through the conformance
+    runner with an empty expected-failure list; exits nonzero when any fails."""
     env = {k: os.environ.get(k) for k in ("ODLAC", "ODLA_LIB", "ODLA_INCLUDE")}
     missing = [k for k, v in env.items() if not v]
     if missing:
         sys.exit("set " + ", ".join(missing))
-    with tempfile.TemporaryDirectory(prefix="odlac-new-ops-") as root:
-        for cases in (bitwise_cases, activation_cases, normalization_cases, layout_cases,
-                      pooling_cases, resize_cases):
+    with tempfile.TemporaryDirectory(prefix=prefix) as root:
+        for cases in case_fns:
             for name, model, inputs, outputs in cases():
                 write_folder(root, name, model, inputs, outputs)
         xfail = os.path.join(root, "xfail_none.txt")
@@ -305,7 +307,12 @@ def main():
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         print(r.stdout)
         if r.returncode != 0:
-            sys.exit("new-op models failed (runner exit %d)" % r.returncode)
+            sys.exit("%s models failed (runner exit %d)" % (prefix.strip("-"), r.returncode))
+
+
+def main():
+    run_cases((bitwise_cases, activation_cases, normalization_cases, layout_cases, pooling_cases,
+               resize_cases), "odlac-new-ops-")
 
 
 if __name__ == "__main__":
