@@ -166,8 +166,8 @@ Status attentionDims(ImportCtx &ctx, AttentionDims &a) {
         pk->dtype() != k->dtype() || pv->dtype() != v->dtype())
       return ctx.fail("past_key " + toString(pk->type()) + " and past_value " +
                       toString(pv->type()) + " must be " + dtypeName(k->dtype()) + "[" + str(a.b) +
-                      ", " + str(a.hkv) + ", P, " + str(a.d) + "] and " + dtypeName(v->dtype()) +
-                      "[" + str(a.b) + ", " + str(a.hkv) + ", P, " + str(a.dv) + "]");
+                      "," + str(a.hkv) + ",P," + str(a.d) + "] and " + dtypeName(v->dtype()) + "[" +
+                      str(a.b) + "," + str(a.hkv) + ",P," + str(a.dv) + "]");
     a.past = pkd[2];
     a.sk += a.past;
   }
