@@ -537,7 +537,6 @@ const std::vector<ImportRule> kRules = {
     rejected("CumProd", 26, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
-    rejected("RotaryEmbedding", 23, kNotYet),
     rejected("SwiGLU", 28, kNotYet),
     rejected("TensorScatter", 24, kNotYet),
     rejected("StringNormalizer", 10, kStrings),

@@ -1,7 +1,7 @@
 // Import rules for the transformer ops of ONNX's default domain: Attention (opsets 23, 24 and
-// 25), decomposed into IR ops that every backend has (Reshape, Transpose, Concat, Mul, MatMul,
-// Tanh, comparisons, Select, ReduceMax, IsInf, Softmax, Cast). Their rows join the misc
-// family's (Misc.cpp).
+// 25) and RotaryEmbedding (23), decomposed into IR ops that every backend has (Reshape, Transpose,
+// Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather).
+// Their rows join the misc family's (Misc.cpp).
 //
 // Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
 // by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
@@ -390,6 +390,92 @@ Status importAttention(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- RotaryEmbedding ---------------------------------------------------------------------
+
+// The last axis of a rank-4 `x` from `start` to `end` in steps of `step`.
+Value *lastAxis(Emitter &em, Value *x, int64_t start, int64_t end, int64_t step, const char *tag) {
+  return em.op("Slice", {x},
+               {{"starts", std::vector<int64_t>{0, 0, 0, start}},
+                {"ends", std::vector<int64_t>{x->dims()[0], x->dims()[1], x->dims()[2], end}},
+                {"steps", std::vector<int64_t>{1, 1, 1, step}}},
+               tag);
+}
+
+// RotaryEmbedding-23, in the reference's [b, s, heads, d] layout: the first rotary_dim
+// features of each head, as pairs (x1, x2) (halves, or even and odd features when
+// interleaved), become (cos x1 - sin x2, sin x1 + cos x2) with cos and sin of the token's
+// position (cos_cache[position_ids], or the caches as [b, s, rotary_dim / 2] without
+// position_ids); the rest pass unchanged.
+Status importRotaryEmbedding(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *cosCache = ctx.input(1), *sinCache = ctx.input(2);
+  Value *positions = ctx.input(3);
+  const Dims &xd = x->dims();
+  bool interleaved = ctx.attrInt("interleaved", 0) != 0;
+  int64_t numHeads = ctx.attrInt("num_heads", 0), rotary = ctx.attrInt("rotary_embedding_dim", 0);
+  std::string what = "X " + toString(x->type());
+  if (xd.size() != 3 && xd.size() != 4)
+    return ctx.fail(what + " must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head]");
+  if (xd.size() == 3 && (numHeads <= 0 || xd[2] % numHeads != 0))
+    return ctx.fail(what + " is 3-D: num_heads " + str(numHeads) +
+                    " must be > 0 and divide its hidden size");
+  if (xd.size() == 4 && ctx.hasAttr("num_heads") && numHeads != xd[1])
+    return ctx.fail(what + " has " + str(xd[1]) + " heads, but num_heads is " + str(numHeads));
+  int64_t b = xd[0], seq = xd.size() == 3 ? xd[1] : xd[2];
+  int64_t heads = xd.size() == 3 ? numHeads : xd[1], d = xd.back() / (xd.size() == 3 ? heads : 1);
+  if (rotary == 0)
+    rotary = d;
+  if (rotary < 0 || rotary > d || rotary % 2 != 0)
+    return ctx.fail("rotary_embedding_dim " + str(rotary) +
+                    " must be even and at most the head "
+                    "size " +
+                    str(d));
+  int64_t half = rotary / 2;
+  Dims cacheDims = positions ? Dims{cosCache->dims()[0], half} : Dims{b, seq, half};
+  if (cosCache->dims() != cacheDims || sinCache->dims() != cacheDims ||
+      cosCache->dtype() != x->dtype() || sinCache->dtype() != x->dtype())
+    return ctx.fail("cos_cache " + toString(cosCache->type()) + " and sin_cache " +
+                    toString(sinCache->type()) + " must both be " + dtypeName(x->dtype()) +
+                    (positions ? "[max_position, " : "[" + str(b) + ", " + str(seq) + ", ") +
+                    str(half) + "]");
+  if (positions && positions->dims() != Dims{b, seq})
+    return ctx.fail("position_ids " + toString(positions->type()) + " must be [" + str(b) + ", " +
+                    str(seq) + "]");
+
+  Emitter em(ctx);
+  Value *rows = xd.size() == 3 ? em.reshape(x, {b, seq, heads, d}, "heads")
+                               : em.transpose(x, {0, 2, 1, 3}, "heads");
+  auto angle = [&](Value *cache, const char *tag) {
+    Value *v = positions ? em.op("Gather", {cache, positions}, {{"axis", int64_t{0}}}, tag) : cache;
+    return em.reshape(v, {b, seq, 1, half}, tag);
+  };
+  Value *cos = angle(cosCache, "cos"), *sin = angle(sinCache, "sin");
+  Value *rot = rotary == d ? rows : lastAxis(em, rows, 0, rotary, 1, "rotated_part");
+  Value *x1 =
+      interleaved ? lastAxis(em, rot, 0, rotary, 2, "x1") : lastAxis(em, rot, 0, half, 1, "x1");
+  Value *x2 = interleaved ? lastAxis(em, rot, 1, rotary, 2, "x2")
+                          : lastAxis(em, rot, half, rotary, 1, "x2");
+  Value *real =
+      em.op("Sub", {em.op("Mul", {cos, x1}, "cos_x1"), em.op("Mul", {sin, x2}, "sin_x2")}, "real");
+  Value *imag =
+      em.op("Add", {em.op("Mul", {sin, x1}, "sin_x1"), em.op("Mul", {cos, x2}, "cos_x2")}, "imag");
+  Dims pairs{b, seq, heads, half, 1};
+  Value *y = interleaved ? em.reshape(em.op("Concat",
+                                            {em.reshape(real, pairs, "real_pairs"),
+                                             em.reshape(imag, pairs, "imag_pairs")},
+                                            {{"axis", int64_t{4}}}, "pairs"),
+                                      {b, seq, heads, rotary}, "rotated")
+                         : em.op("Concat", {real, imag}, {{"axis", int64_t{3}}}, "rotated");
+  if (rotary < d)
+    y = em.op("Concat", {y, lastAxis(em, rows, rotary, d, 1, "passed")}, {{"axis", int64_t{3}}},
+              "joined");
+  std::string name = ctx.outputName(0);
+  y = xd.size() == 3
+          ? em.reshape(y, xd, "y", name)
+          : em.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, "y", name);
+  em.bind(0, y);
+  return em.status();
+}
+
 const std::vector<ImportRule> kRules = {
     {"Attention", 23, nullptr,
      reads({"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
@@ -399,6 +485,8 @@ const std::vector<ImportRule> kRules = {
      reads({"is_causal", "kv_num_heads", "left_window_size", "q_num_heads", "qk_matmul_output_mode",
             "right_window_size", "scale", "softcap", "softmax_precision"}),
      importAttention},
+    {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
+     importRotaryEmbedding},
 };
 
 } // namespace

@@ -1,5 +1,5 @@
-"""Hostile transformer-op nodes (frontend/rules/Transformer.cpp): Attention nodes whose shapes,
-cache, mask or attributes contradict each other or the spec are refused at compile time with
+"""Hostile transformer-op nodes (frontend/rules/Transformer.cpp): Attention and RotaryEmbedding
+nodes whose shapes, cache, mask or attributes contradict each other or the spec are refused at compile time with
 the node, the rule broken and the numbers, leaving nothing behind; none is compiled with an
 attribute ignored."""
 from hostile import HostileCase, main
@@ -9,10 +9,10 @@ from onnx import TensorProto, helper
 F = TensorProto.FLOAT
 
 
-def attention(opset, inputs, attrs=None, outputs=("Y",)):
-    """One Attention node named 'att'; `inputs` as (name, elem_type, shape), "" for an absent
+def attention(opset, inputs, attrs=None, outputs=("Y",), op="Attention"):
+    """One `op` node named 'att'; `inputs` as (name, elem_type, shape), "" for an absent
     optional one."""
-    node = helper.make_node("Attention", [n for n, _, _ in inputs], list(outputs), name="att",
+    node = helper.make_node(op, [n for n, _, _ in inputs], list(outputs), name="att",
                             **(attrs or {}))
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],
@@ -95,6 +95,28 @@ class AttentionNodes(HostileCase):
     def test_window_before_opset_25(self):
         self.refused(attention(24, [Q4, K4, V4], {"left_window_size": 1}),
                      "attribute 'left_window_size' is not an attribute of Attention-24")
+
+
+class RotaryEmbeddingNodes(HostileCase):
+    def refused(self, attrs, *fragments, x=("X", F, [1, 2, 3, 8]), cache=[50, 4]):
+        out = self.path("out")
+        model = attention(23, [x, ("cos", F, cache), ("sin", F, cache),
+                               ("pos", TensorProto.INT64, [1, 3])], attrs, op="RotaryEmbedding")
+        r = self.odlac(self.save(model), "-o", out)
+        self.assertRefused(r, "node 'att' (RotaryEmbedding", *fragments)
+        self.assertNothingLeft(out)
+
+    def test_odd_rotary_dim(self):
+        self.refused({"rotary_embedding_dim": 3},
+                     "rotary_embedding_dim 3 must be even and at most the head size 8")
+
+    def test_3d_without_num_heads(self):
+        self.refused({}, "is 3-D: num_heads 0 must be > 0 and divide its hidden size",
+                     x=("X", F, [1, 3, 16]))
+
+    def test_cache_of_other_size(self):
+        self.refused({}, "cos_cache f32[50,3] and sin_cache f32[50,3] must both be "
+                         "f32[max_position, 4]", cache=[50, 3])
 
 
 if __name__ == "__main__":
