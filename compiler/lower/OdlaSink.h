@@ -335,6 +335,7 @@ public:
   Val ExtBitwiseOr(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseOr, lhs, rhs, id)); }
   Val ExtBitwiseXor(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtBitwiseXor, lhs, rhs, id)); }
   // Extensions: reduce family.
+  Val ExtCumProd(Val input, Val axis, Flag exclusion, Flag reverse, const Id &id) { return one(ODLA_CALL(ExtCumProd, input, axis, exclusion, reverse, id)); }
   Val ExtReduceSumDynamic(Val input, Val axes, Flag keep_dims, Flag noop_with_empty_axes, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtReduceSumDynamic, input, axes, keep_dims, noop_with_empty_axes, output_dims, id)); }
   // Extensions: normalization family.
   // Extensions: nn family.

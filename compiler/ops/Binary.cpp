@@ -61,15 +61,12 @@ Status inferPow(InferCtx &c) {
   return Status::ok();
 }
 
-// fmod=1: remainder with the dividend's sign (C's fmod); fmod=0: with the divisor's sign,
-// which ONNX defines for integers only.
+// fmod=1: remainder with the dividend's sign (C's fmod); fmod=0: with the divisor's sign
+// (floored, ONNX Mod-28's definition for floating-point types too).
 Status inferMod(InferCtx &c) {
   int64_t fmod = c.i("fmod");
   if (fmod != 0 && fmod != 1)
     return c.fail("attribute fmod=" + std::to_string(fmod) + " is not supported (0 or 1)");
-  if (fmod == 0 && isFloat(c.in(0).dtype))
-    return c.fail(std::string("fmod=0 is not defined for ") + dtypeName(c.in(0).dtype) +
-                  " operands (ONNX requires fmod=1 for floating-point types)");
   return inferBroadcast<false>(c);
 }
 
@@ -139,7 +136,7 @@ const std::vector<OpDef> kOps = {
     {"Min", ab(kNumericTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>, BINARY(Min)},
     {"Mean", {{"x", OperandDef::Variadic, kFloatTypes}}, 1, {}, kBcast, kCommutativeEw, inferMean,
      [](LowerCtx &c) { c.setOut(0, c.sink().Mean(c.ins(), c.outId(0))); }},
-    {"Shift", ab(kUnsignedIntTypes), 1, {{"direction", AttrKind::String, std::nullopt}}, kBcast,
+    {"Shift", ab(kIntTypes), 1, {{"direction", AttrKind::String, std::nullopt}}, kBcast,
      kLayoutAgnostic, inferShift,
      [](LowerCtx &c) {
        bool left = c.node().s("direction") == "LEFT";

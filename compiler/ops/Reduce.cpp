@@ -92,6 +92,10 @@ Status inferCumSum(InferCtx &c) {
   return Status::ok();
 }
 
+// ONNX CumProd-26's element types.
+constexpr DTypeMask kCumProdTypes = kFloatTypes | maskOf(DType::I32) | maskOf(DType::I64) |
+                                    maskOf(DType::U32) | maskOf(DType::U64);
+
 const std::vector<AttrDef> kReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
                                            {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}};
 const std::vector<AttrDef> kNormReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
@@ -203,6 +207,18 @@ const std::vector<OpDef> kOps = {
      [](LowerCtx &c) {
        c.setOut(0, c.sink().CumSum(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
                                    c.outId(0)));
+     }},
+    {"CumProd",
+     {{"x", OperandDef::Required, kCumProdTypes}, {"axis", OperandDef::Required, kIndexTypes}},
+     1,
+     {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},
+      {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferCumSum,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().ExtCumProd(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
+                                       c.outId(0)));
      }},
 };
 

@@ -68,14 +68,48 @@ Status importPRelu7(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// Mod-10 to -27 define fmod=0 (the divisor's sign) for integers only; Mod-28 defines it for
+// floating-point operands too, which is the IR's Mod.
+Status importMod10(ImportCtx &ctx) {
+  int64_t fmod = ctx.attrInt("fmod", 0);
+  DType t = ctx.input(0)->dtype();
+  if (fmod == 0 && isFloat(t))
+    return ctx.fail(std::string("fmod=0 is not defined for ") + dtypeName(t) +
+                    " operands before Mod-28 (Mod-10 to -27 require fmod=1 for floating-point "
+                    "types)");
+  auto out = ctx.emit("Mod", {ctx.input(0), ctx.input(1)}, {{"fmod", fmod}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// BitShift-11 to -27 take unsigned integers; BitShift-28 adds the signed ones (arithmetic
+// right shift), which is the IR's Shift.
+Status importBitShift11(ImportCtx &ctx) {
+  DType t = ctx.input(0)->dtype();
+  if (maskOf(t) & kSignedIntTypes)
+    return ctx.fail(std::string("operand 'X' has element type ") + dtypeName(t) +
+                    ", which BitShift takes only from opset 28 (BitShift-11 takes u8, u16, u32, "
+                    "u64)");
+  auto out = ctx.emit("Shift", {ctx.input(0), ctx.input(1)},
+                      {{"direction", ctx.attrString("direction", "")}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
 const std::vector<ImportRule> kRules = {
     {"Add", 7, "Add", {}, nullptr},
     {"Sub", 7, "Sub", {}, nullptr},
     {"Mul", 7, "Mul", {}, nullptr},
     {"Div", 7, "Div", {}, nullptr},
     {"Pow", 7, "Pow", {}, nullptr}, // from 12 the exponent may have another type
-    {"Mod", 10, "Mod", {{"fmod", "fmod", AttrValue(int64_t{0})}}, nullptr},
-    {"BitShift", 11, "Shift", {{"direction", "direction", std::nullopt}}, nullptr},
+    {"Mod", 10, nullptr, reads({"fmod"}), importMod10},
+    {"Mod", 28, "Mod", {{"fmod", "fmod", AttrValue(int64_t{0})}}, nullptr},
+    {"BitShift", 11, nullptr, reads({"direction"}), importBitShift11},
+    {"BitShift", 28, "Shift", {{"direction", "direction", std::nullopt}}, nullptr},
     {"Max", 7, nullptr, {}, importVariadicChain<kMax>},
     {"Min", 7, nullptr, {}, importVariadicChain<kMin>},
     {"Sum", 7, nullptr, {}, importVariadicChain<kAdd>},

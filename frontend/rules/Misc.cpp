@@ -534,7 +534,6 @@ const std::vector<ImportRule> kRules = {
     rejected("AffineGrid", 20, kNotYet),
     rejected("BitCast", 26, kNotYet),
     rejected("CausalConvWithState", 27, kNotYet),
-    rejected("CumProd", 26, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
     rejected("SwiGLU", 28, kNotYet),

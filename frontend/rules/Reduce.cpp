@@ -157,9 +157,11 @@ Status importAlongAxis(ImportCtx &ctx) {
   return Status::ok();
 }
 
-// CumSum: the axis stays an operand (ODLA's CumSum reads it when it runs); a constant axis is
-// checked here.
-Status importCumSum(ImportCtx &ctx) {
+// CumSum and CumProd: the axis stays an operand (ODLA's CumSum and odla_ExtCumProd read it when
+// they run); a constant axis is checked here.
+constexpr char kCumSum[] = "CumSum", kCumProd[] = "CumProd";
+
+template <const char *IrOp> Status importCumulative(ImportCtx &ctx) {
   Value *x = ctx.input(0), *axis = ctx.input(1);
   auto exclusive = flagAttr(ctx, "exclusive", 0);
   if (!exclusive)
@@ -175,7 +177,7 @@ Status importCumSum(ImportCtx &ctx) {
     if (!a)
       return a.takeStatus();
   }
-  auto out = ctx.emit("CumSum", {x, axis}, {{"exclusive", *exclusive}, {"reverse", *reverse}});
+  auto out = ctx.emit(IrOp, {x, axis}, {{"exclusive", *exclusive}, {"reverse", *reverse}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
@@ -206,7 +208,8 @@ const std::vector<ImportRule> kRules = {
     {"Softmax", 1, nullptr, reads({"axis"}), importAlongAxis},
     {"LogSoftmax", 1, nullptr, reads({"axis"}), importAlongAxis},
     {"Hardmax", 1, nullptr, reads({"axis"}), importAlongAxis},
-    {"CumSum", 11, nullptr, reads({"exclusive", "reverse"}), importCumSum},
+    {"CumSum", 11, nullptr, reads({"exclusive", "reverse"}), importCumulative<kCumSum>},
+    {"CumProd", 26, nullptr, reads({"exclusive", "reverse"}), importCumulative<kCumProd>},
 };
 
 #undef REDUCE

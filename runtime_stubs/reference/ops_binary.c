@@ -224,13 +224,20 @@ odla_value ref_binary_build(const char *op, ref_row_fn (*pick)(odla_element_type
 #define REF_WRAP(OP) ((uint64_t)(x)OP(uint64_t)(z))
 
 /* Floored remainder (the divisor's sign), Python's %. */
+/* A zero remainder has the divisor's sign (ONNX Mod-28: -0.0 for 4 mod -2 and for 0 mod -3);
+ * fmod already gives NaN for an infinite x or a zero z, and x for an infinite z, which the
+ * sign correction turns into z where the signs differ. */
 static float ref_floormodf(float x, float z) {
   float r = fmodf(x, z);
-  return r != 0 && ((r < 0) != (z < 0)) ? r + z : r;
+  if (r == 0)
+    return copysignf(0.0f, z);
+  return (r < 0) != (z < 0) ? r + z : r;
 }
 static double ref_floormod(double x, double z) {
   double r = fmod(x, z);
-  return r != 0 && ((r < 0) != (z < 0)) ? r + z : r;
+  if (r == 0)
+    return copysign(0.0, z);
+  return (r < 0) != (z < 0) ? r + z : r;
 }
 static int64_t ref_ifloormod(int64_t x, int64_t z) {
   int64_t r;
@@ -347,17 +354,29 @@ REF_FOR_SIGNED_INT_TYPES(REF_POW_S)
 REF_FOR_UNSIGNED_INT_TYPES(REF_POW_U)
 REF_PICK(pow, REF_FOR_NUMERIC_TYPES)
 
-/* Shifts by the element width or more give 0. */
+/* Shifts by the element width or more give 0. Signed types (ONNX BitShift-28): a left shift
+ * wraps (bits past the sign bit are dropped); a right shift is arithmetic, written with ~ so
+ * that no negative value is shifted (implementation-defined in C); a negative amount or one of
+ * the width or more gives what the sign extension alone gives: -1 shifting a negative x
+ * right, else 0. */
+#define REF_SHIFT_OUT(S, z) ((z) < 0 || (uint64_t)(z) >= 8 * sizeof(S))
 #define REF_SHL_U(E, S, C, SFX)                                                                  \
   REF_ROW(shl, E, S, C, SFX, (uint64_t)z >= 8 * sizeof(S) ? 0 : (uint64_t)x << z)
 #define REF_SHR_U(E, S, C, SFX)                                                                  \
   REF_ROW(shr, E, S, C, SFX, (uint64_t)z >= 8 * sizeof(S) ? 0 : (uint64_t)x >> z)
+#define REF_SHL_S(E, S, C, SFX)                                                                  \
+  REF_ROW(shl, E, S, C, SFX, REF_SHIFT_OUT(S, z) ? 0 : (C)((uint64_t)x << z))
+#define REF_SHR_S(E, S, C, SFX)                                                                  \
+  REF_ROW(shr, E, S, C, SFX,                                                                    \
+          REF_SHIFT_OUT(S, z) ? (x < 0 ? -1 : 0) : (x < 0 ? ~(~x >> z) : x >> z))
 #define REF_CASE_shl(E, S, C, SFX) REF_CASE(shl, E, SFX)
 #define REF_CASE_shr(E, S, C, SFX) REF_CASE(shr, E, SFX)
 REF_FOR_UNSIGNED_INT_TYPES(REF_SHL_U)
 REF_FOR_UNSIGNED_INT_TYPES(REF_SHR_U)
-REF_PICK(shl, REF_FOR_UNSIGNED_INT_TYPES)
-REF_PICK(shr, REF_FOR_UNSIGNED_INT_TYPES)
+REF_FOR_SIGNED_INT_TYPES(REF_SHL_S)
+REF_FOR_SIGNED_INT_TYPES(REF_SHR_S)
+REF_PICK(shl, REF_FOR_INT_TYPES)
+REF_PICK(shr, REF_FOR_INT_TYPES)
 
 /* PRelu: slope * x where x < 0; unsigned inputs are never negative (0 * z keeps z used). */
 #define REF_PRELU_F(E, S, C, SFX) REF_ROW(prelu, E, S, C, SFX, x < 0 ? x * z : x)
@@ -510,12 +529,12 @@ odla_value odla_Mod(odla_value lhs, odla_value rhs, odla_int64 fmod,
                           0, 0, lhs, rhs, value_id);
 }
 
-/* Unsigned integer types; shift_amount has the input's type and broadcasts with it. A shift
- * by the element width or more gives 0. */
+/* Integer types; shift_amount has the input's type and broadcasts with it (REF_SHL_S and
+ * REF_SHR_S say what signed types and out-of-range amounts give). */
 odla_value odla_Shift(odla_value input, odla_value shift_amount, odla_bool is_left_shift,
                       const odla_value_id value_id) {
   return ref_binary_build("Shift", is_left_shift ? ref_shl_pick : ref_shr_pick,
-                          "unsigned integer types", 0, 0, input, shift_amount, value_id);
+                          "integer types", 0, 0, input, shift_amount, value_id);
 }
 
 /* The slope broadcasts to the input (unidirectionally); y = x < 0 ? slope * x : x. */

@@ -1,6 +1,6 @@
 /* ops_reduce_axis.c: ops along one axis in the reference backend: odla_Softmax,
  * odla_LogSoftmax and odla_Hardmax (float types), odla_ArgMax and odla_ArgMin, odla_CumSum
- * (numeric types).
+ * and odla_ExtCumProd (numeric types).
  *
  * Semantics (ODLA 0.5 leaves them open; odlac relies on these):
  * - axis may be negative (counted from the end). Softmax-family ops normalize along that one
@@ -345,73 +345,77 @@ odla_value odla_ArgMin(odla_value input, odla_int32 axis, odla_bool keep_dims,
                  value_id);
 }
 
-/* ---- CumSum -------------------------------------------------------------------------- */
+/* ---- CumSum and ExtCumProd ------------------------------------------------------------ */
 
 typedef struct {
   odla_element_type type;
-  int exclusive, reverse;
-} ref_cumsum_params;
+  int exclusive, reverse, product;
+} ref_cum_params;
 
-/* Types whose running sums live in the output: y[a] = y[a-1] + x[a or a-1]. ADD wraps
- * integers (unsigned arithmetic). */
-#define REF_CUMSUM_DIRECT(SFX, S, ADD)                                                             \
-  static void ref_cumsum_##SFX(const ref_cumsum_params *p, const S *x, S *y, int64_t outer,        \
-                               int64_t len, int64_t inner, float *row) {                           \
+/* Types whose running sums or products live in the output: y[a] = y[a-1] OP x[a or a-1];
+ * the exclusive first element is OP's identity. Integer arithmetic wraps (unsigned). */
+#define REF_CUM_DIRECT(SFX, S, ADD, MUL)                                                           \
+  static void ref_cum_##SFX(const ref_cum_params *p, const S *x, S *y, int64_t outer,              \
+                            int64_t len, int64_t inner, float *row) {                              \
     int64_t o, k, i;                                                                               \
     (void)row;                                                                                     \
     for (o = 0; o < outer; ++o)                                                                    \
       for (k = 0; k < len; ++k) {                                                                  \
         const int64_t a = p->reverse ? len - 1 - k : k, prev = p->reverse ? a + 1 : a - 1;         \
-        const S *xa = x + (o * len + a) * inner, *xp = x + (o * len + prev) * inner;               \
+        const S *xa = x + (o * len + a) * inner;                                                   \
         S *ya = y + (o * len + a) * inner;                                                         \
-        const S *yp = y + (o * len + prev) * inner;                                                \
-        if (k == 0)                                                                                \
+        const S *yp, *xs;                                                                          \
+        if (k == 0) {                                                                              \
           for (i = 0; i < inner; ++i)                                                              \
-            ya[i] = p->exclusive ? (S)0 : xa[i];                                                   \
-        else if (p->exclusive)                                                                     \
+            ya[i] = p->exclusive ? (S)p->product : xa[i];                                          \
+          continue;                                                                                \
+        }                                                                                          \
+        yp = y + (o * len + prev) * inner;                                                         \
+        xs = p->exclusive ? x + (o * len + prev) * inner : xa;                                     \
+        if (p->product)                                                                            \
           for (i = 0; i < inner; ++i)                                                              \
-            ya[i] = ADD(S, yp[i], xp[i]);                                                          \
+            ya[i] = MUL(S, yp[i], xs[i]);                                                          \
         else                                                                                       \
           for (i = 0; i < inner; ++i)                                                              \
-            ya[i] = ADD(S, yp[i], xa[i]);                                                          \
+            ya[i] = ADD(S, yp[i], xs[i]);                                                          \
       }                                                                                            \
   }
 #define REF_ADD_F(S, a, b) ((a) + (b))
+#define REF_MUL_F(S, a, b) ((a) * (b))
 #define REF_ADD_WRAP(S, a, b) ((S)((uint64_t)(a) + (uint64_t)(b)))
+#define REF_MUL_WRAP(S, a, b) ((S)((uint64_t)(a) * (uint64_t)(b)))
 
-/* float16/bfloat16: running sums in a float32 row of `inner` elements. */
-#define REF_CUMSUM_ROW(SFX)                                                                        \
-  static void ref_cumsum_##SFX(const ref_cumsum_params *p, const uint16_t *x, uint16_t *y,         \
-                               int64_t outer, int64_t len, int64_t inner, float *row) {            \
+/* float16/bfloat16: running sums or products in a float32 row of `inner` elements. */
+#define REF_CUM_ROW(SFX)                                                                           \
+  static void ref_cum_##SFX(const ref_cum_params *p, const uint16_t *x, uint16_t *y,               \
+                            int64_t outer, int64_t len, int64_t inner, float *row) {               \
     int64_t o, k, i;                                                                               \
     for (o = 0; o < outer; ++o) {                                                                  \
       for (i = 0; i < inner; ++i)                                                                  \
-        row[i] = 0.0f;                                                                             \
+        row[i] = p->product ? 1.0f : 0.0f;                                                         \
       for (k = 0; k < len; ++k) {                                                                  \
         const int64_t a = p->reverse ? len - 1 - k : k;                                            \
         const uint16_t *xa = x + (o * len + a) * inner;                                            \
         uint16_t *ya = y + (o * len + a) * inner;                                                  \
         for (i = 0; i < inner; ++i) {                                                              \
           const float v = REF_LOAD_##SFX(xa, i);                                                   \
-          if (!p->exclusive)                                                                       \
-            row[i] += v;                                                                           \
-          REF_STORE_##SFX(ya, i, row[i]);                                                          \
-          if (p->exclusive)                                                                        \
-            row[i] += v;                                                                           \
+          const float next = p->product ? row[i] * v : row[i] + v;                                 \
+          REF_STORE_##SFX(ya, i, p->exclusive ? row[i] : next);                                    \
+          row[i] = next;                                                                           \
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \
   }
 
-REF_CUMSUM_DIRECT(f32, float, REF_ADD_F)
-REF_CUMSUM_DIRECT(f64, double, REF_ADD_F)
-REF_CUMSUM_ROW(f16)
-REF_CUMSUM_ROW(bf16)
-#define REF_CUMSUM_INT(E, S, C, SFX) REF_CUMSUM_DIRECT(SFX, S, REF_ADD_WRAP)
-REF_FOR_INT_TYPES(REF_CUMSUM_INT)
+REF_CUM_DIRECT(f32, float, REF_ADD_F, REF_MUL_F)
+REF_CUM_DIRECT(f64, double, REF_ADD_F, REF_MUL_F)
+REF_CUM_ROW(f16)
+REF_CUM_ROW(bf16)
+#define REF_CUM_INT(E, S, C, SFX) REF_CUM_DIRECT(SFX, S, REF_ADD_WRAP, REF_MUL_WRAP)
+REF_FOR_INT_TYPES(REF_CUM_INT)
 
-static odla_status ref_cumsum_run(const ref_node *node, const ref_io *io) {
-  const ref_cumsum_params *p = (const ref_cumsum_params *)node->params;
+static odla_status ref_cum_run(const ref_node *node, const ref_io *io) {
+  const ref_cum_params *p = (const ref_cum_params *)node->params;
   const odla_value_shape *s = &node->inputs[0]->type.shape;
   int64_t axis = ref_get_int(node->inputs[1]->type.element_type, io->in[1], 0);
   int64_t outer, len, inner;
@@ -421,51 +425,51 @@ static odla_status ref_cumsum_run(const ref_node *node, const ref_io *io) {
     axis += s->size;
   ref_split_at(s, (int)axis, &outer, &len, &inner);
   switch (p->type) {
-#define REF_CUMSUM_CASE(E, S, C, SFX)                                                              \
+#define REF_CUM_CASE(E, S, C, SFX)                                                                 \
   case E:                                                                                          \
-    ref_cumsum_##SFX(p, (const S *)io->in[0], (S *)io->out[0], outer, len, inner,                  \
-                     (float *)io->scratch);                                                        \
+    ref_cum_##SFX(p, (const S *)io->in[0], (S *)io->out[0], outer, len, inner,                     \
+                  (float *)io->scratch);                                                           \
     break;
-    REF_FOR_NUMERIC_TYPES(REF_CUMSUM_CASE)
-#undef REF_CUMSUM_CASE
+    REF_FOR_NUMERIC_TYPES(REF_CUM_CASE)
+#undef REF_CUM_CASE
   default: break;
   }
   return ODLA_SUCCESS;
 }
 
-odla_value odla_CumSum(odla_value input, odla_value axis, odla_bool exclusion, odla_bool reverse,
-                       const odla_value_id value_id) {
-  ref_cumsum_params p;
+static odla_value ref_cum(const char *name, int product, odla_value input, odla_value axis,
+                          odla_bool exclusion, odla_bool reverse, const odla_value_id value_id) {
+  ref_cum_params p;
   odla_value ins[2], v;
   odla_element_type at;
   int rank;
   char s1[128];
   ins[0] = input;
   ins[1] = axis;
-  if (!ref_check_operands("CumSum", 2, ins))
+  if (!ref_check_operands(name, 2, ins))
     return NULL;
   if (!ref_is_float(input->type.element_type) && !ref_is_int(input->type.element_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "CumSum", "element type %s is not supported",
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, name, "element type %s is not supported",
                     ref_type_name(input->type.element_type));
   rank = input->type.shape.size;
   if (rank == 0)
-    return ref_fail(ODLA_INVALID_PARAM, "CumSum", "input must have rank >= 1");
+    return ref_fail(ODLA_INVALID_PARAM, name, "input must have rank >= 1");
   at = axis->type.element_type;
   if ((at != ODLA_INT32 && at != ODLA_INT64) || ref_count(&axis->type.shape) != 1)
-    return ref_fail(ODLA_INVALID_PARAM, "CumSum",
-                    "axis must be one int32 or int64 element, got %s %s", ref_type_name(at),
-                    ref_shape_str(&axis->type.shape, s1, sizeof s1));
+    return ref_fail(ODLA_INVALID_PARAM, name, "axis must be one int32 or int64 element, got %s %s",
+                    ref_type_name(at), ref_shape_str(&axis->type.shape, s1, sizeof s1));
   if (axis->kind == REF_CONSTANT && axis->data) {
     int64_t a = ref_get_int(at, axis->data, 0);
     if (a < -rank || a >= rank)
-      return ref_fail(ODLA_INVALID_PARAM, "CumSum", "axis %lld out of range for rank %d",
+      return ref_fail(ODLA_INVALID_PARAM, name, "axis %lld out of range for rank %d",
                       (long long)a, rank);
   }
   memset(&p, 0, sizeof p);
   p.type = input->type.element_type;
   p.exclusive = exclusion != 0;
   p.reverse = reverse != 0;
-  v = ref_add_op("CumSum", ref_cumsum_run, 2, ins, input->type, value_id, &p, sizeof p);
+  p.product = product;
+  v = ref_add_op(name, ref_cum_run, 2, ins, input->type, value_id, &p, sizeof p);
   if (v && (p.type == ODLA_FLOAT16 || p.type == ODLA_BFLOAT16)) {
     /* The widest row any axis gives: the elements after the first axis. */
     int64_t widest = 1;
@@ -475,6 +479,16 @@ odla_value odla_CumSum(odla_value input, odla_value axis, odla_bool exclusion, o
     v->node->scratch_bytes = (size_t)widest * sizeof(float);
   }
   return v;
+}
+
+odla_value odla_CumSum(odla_value input, odla_value axis, odla_bool exclusion, odla_bool reverse,
+                       const odla_value_id value_id) {
+  return ref_cum("CumSum", 0, input, axis, exclusion, reverse, value_id);
+}
+
+odla_value odla_ExtCumProd(odla_value input, odla_value axis, odla_bool exclusion,
+                           odla_bool reverse, const odla_value_id value_id) {
+  return ref_cum("ExtCumProd", 1, input, axis, exclusion, reverse, value_id);
 }
 
 /* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */

@@ -21,6 +21,15 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtReduceSumDynamic(
     odla_value input, odla_value axes, odla_bool keep_dims, odla_bool noop_with_empty_axes,
     odla_value_shape output_dims, const odla_value_id value_id);
 
+/* The running product along `axis` (ONNX CumProd), as odla_CumSum's running sum: `axis` is one
+ * int32 or int64 element in [-rank, rank), read when the computation runs; `exclusion` leaves
+ * out the element itself (the first is 1), `reverse` runs from the end. Numeric types;
+ * integers wrap, float16 and bfloat16 multiply in float32. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtCumProd(odla_value input, odla_value axis,
+                                                                odla_bool exclusion,
+                                                                odla_bool reverse,
+                                                                const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
