@@ -536,8 +536,6 @@ const std::vector<ImportRule> kRules = {
     rejected("CausalConvWithState", 27, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
-    rejected("SwiGLU", 28, kNotYet),
-    rejected("TensorScatter", 24, kNotYet),
     rejected("StringNormalizer", 10, kStrings),
     rejected("StringConcat", 20, kStrings),
     rejected("StringSplit", 20, kStrings),

@@ -1,7 +1,8 @@
 // Import rules for the transformer ops of ONNX's default domain: Attention (opsets 23, 24 and
-// 25) and RotaryEmbedding (23), decomposed into IR ops that every backend has (Reshape, Transpose,
-// Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather).
-// Their rows join the misc family's (Misc.cpp).
+// 25), RotaryEmbedding (23) and TensorScatter (24, the KV-cache write), decomposed into IR ops that
+// every backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax,
+// IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the misc family's
+// (Misc.cpp).
 //
 // Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
 // by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
@@ -476,6 +477,67 @@ Status importRotaryEmbedding(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- TensorScatter -----------------------------------------------------------------------
+
+// TensorScatter-24, a KV-cache write: update's S rows along `axis` go to the cache's rows
+// write_indices[b] + s (mod M in circular mode). Computed per cache row c instead: it takes
+// update's row u = c - write_indices[b] (mod M) when 0 <= u < S, else keeps its own
+// (GatherElements, Select). In linear mode rows written past the cache's M fall outside it and
+// are dropped (ONNX leaves those writes undefined).
+Status importTensorScatter(ImportCtx &ctx) {
+  Value *past = ctx.input(0), *update = ctx.input(1), *write = ctx.input(2);
+  std::string mode = ctx.attrString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return ctx.fail("mode '" + mode + "' is not one of linear, circular");
+  const Dims &pd = past->dims(), &ud = update->dims();
+  auto rank = static_cast<int64_t>(pd.size());
+  auto axis = normalizeAxis(ctx.attrInt("axis", -2), rank, "axis");
+  if (!axis)
+    return axis.takeStatus();
+  int64_t a = *axis;
+  std::string shapes =
+      "past_cache " + toString(past->type()) + " and update " + toString(update->type());
+  bool fits = a > 0 && ud.size() == pd.size() && update->dtype() == past->dtype();
+  for (int64_t i = 0; fits && i < rank; ++i)
+    fits = i == a ? ud[i] <= pd[i] : ud[i] == pd[i];
+  if (!fits)
+    return ctx.fail(shapes +
+                    " must have one element type and differ only along the sequence "
+                    "axis " +
+                    str(a) +
+                    " (not the batch axis 0), where update has at "
+                    "most the cache's length");
+  if (write && (write->dtype() != DType::I64 || write->dims() != Dims{pd[0]}))
+    return ctx.fail("write_indices " + toString(write->type()) + " must be int64[" + str(pd[0]) +
+                    "]");
+  int64_t maxLen = pd[a], len = ud[a];
+  Emitter em(ctx);
+  Dims along(pd.size(), 1), batch(pd.size(), 1);
+  along[a] = maxLen;
+  batch[0] = pd[0];
+  std::vector<int64_t> rows(static_cast<size_t>(maxLen));
+  for (int64_t c = 0; c < maxLen; ++c)
+    rows[static_cast<size_t>(c)] = c;
+  Value *row = em.constant({DType::I64, along}, rows.data(), "cache_row");
+  if (write)
+    row = em.op("Sub", {row, em.reshape(write, batch, "write_index")}, "update_row");
+  if (mode == "circular")
+    row = em.op("Mod", {row, em.filled(DType::I64, static_cast<double>(maxLen), {}, "length")},
+                "update_row_mod");
+  Value *zero = em.filled(DType::I64, 0.0, {}, "zero");
+  Value *written =
+      em.op("And",
+            {em.op("GreaterOrEqual", {row, zero}, "from_start"),
+             em.op("Less", {row, em.filled(DType::I64, static_cast<double>(len), {}, "count")},
+                   "before_end")},
+            "written");
+  Value *index = em.op("Broadcast", {em.op("Select", {written, row, zero}, "index")},
+                       {{"shape", pd}}, "index_full");
+  Value *gathered = em.op("GatherElements", {update, index}, {{"axis", a}}, "gathered");
+  em.bind(0, em.op("Select", {written, gathered, past}, {}, "present", ctx.outputName(0)));
+  return em.status();
+}
+
 const std::vector<ImportRule> kRules = {
     {"Attention", 23, nullptr,
      reads({"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
@@ -487,6 +549,7 @@ const std::vector<ImportRule> kRules = {
      importAttention},
     {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
      importRotaryEmbedding},
+    {"TensorScatter", 24, nullptr, reads({"axis", "mode"}), importTensorScatter},
 };
 
 } // namespace

@@ -1,5 +1,5 @@
-"""Hostile transformer-op nodes (frontend/rules/Transformer.cpp): Attention and RotaryEmbedding
-nodes whose shapes, cache, mask or attributes contradict each other or the spec are refused at compile time with
+"""Hostile transformer-op nodes (frontend/rules/Transformer.cpp): Attention, RotaryEmbedding and
+TensorScatter nodes whose shapes, cache, mask or attributes contradict each other or the spec are refused at compile time with
 the node, the rule broken and the numbers, leaving nothing behind; none is compiled with an
 attribute ignored."""
 from hostile import HostileCase, main
@@ -117,6 +117,26 @@ class RotaryEmbeddingNodes(HostileCase):
     def test_cache_of_other_size(self):
         self.refused({}, "cos_cache f32[50,3] and sin_cache f32[50,3] must both be "
                          "f32[max_position, 4]", cache=[50, 3])
+
+
+class TensorScatterNodes(HostileCase):
+    def refused(self, attrs, *fragments, update=[2, 1, 2, 5]):
+        out = self.path("out")
+        model = attention(24, [("past", F, [2, 1, 4, 5]), ("update", F, update),
+                               ("w", TensorProto.INT64, [2])], attrs, op="TensorScatter")
+        r = self.odlac(self.save(model), "-o", out)
+        self.assertRefused(r, "node 'att' (TensorScatter", *fragments)
+        self.assertNothingLeft(out)
+
+    def test_batch_axis(self):
+        self.refused({"axis": 0}, "must have one element type and differ only along the "
+                                  "sequence axis 0 (not the batch axis 0)")
+
+    def test_update_longer_than_cache(self):
+        self.refused({}, "past_cache f32[2,1,4,5] and update f32[2,1,6,5]", update=[2, 1, 6, 5])
+
+    def test_unknown_mode(self):
+        self.refused({"mode": "ring"}, "mode 'ring' is not one of linear, circular")
 
 
 if __name__ == "__main__":
