@@ -6,6 +6,7 @@
 #include "ops/OpDef.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace odlac {
@@ -16,6 +17,63 @@ Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what) {
                          std::to_string(-rank) + ", " + std::to_string(rank) + ") for rank " +
                          std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count) {
+  unsigned size = dtypeBytes(dtype);
+  unsigned char one[8] = {0};
+  auto put = [&](auto v) { std::memcpy(one, &v, sizeof v); };
+  auto toHalfBits = [](float f, bool bf16) -> uint16_t {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if (bf16) {
+      if ((x & 0x7fffffffu) > 0x7f800000u)
+        return static_cast<uint16_t>((x >> 16) | 0x40);
+      return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    }
+    uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+    if (((x >> 23) & 0xff) == 0xff)
+      return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+    if (exp >= 0x1f)
+      return static_cast<uint16_t>(sign | 0x7c00);
+    if (exp <= 0) {
+      if (exp < -10)
+        return static_cast<uint16_t>(sign);
+      mant |= 0x800000;
+      uint32_t shift = static_cast<uint32_t>(14 - exp), r = mant >> shift;
+      uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+      if (rest > halfway || (rest == halfway && (r & 1)))
+        ++r;
+      return static_cast<uint16_t>(sign | r);
+    }
+    uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13), rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+      ++h;
+    return static_cast<uint16_t>(h);
+  };
+  switch (dtype) {
+  case DType::F32: put(static_cast<float>(value)); break;
+  case DType::F64: put(value); break;
+  case DType::F16: put(toHalfBits(static_cast<float>(value), false)); break;
+  case DType::BF16: put(toHalfBits(static_cast<float>(value), true)); break;
+  case DType::I8: put(static_cast<int8_t>(value)); break;
+  case DType::I16: put(static_cast<int16_t>(value)); break;
+  case DType::I32: put(static_cast<int32_t>(value)); break;
+  case DType::I64: put(static_cast<int64_t>(value)); break;
+  case DType::U8: put(static_cast<uint8_t>(value)); break;
+  case DType::U16: put(static_cast<uint16_t>(value)); break;
+  case DType::U32: put(static_cast<uint32_t>(value)); break;
+  case DType::U64: put(static_cast<uint64_t>(value)); break;
+  case DType::Bool: put(static_cast<uint8_t>(value != 0)); break;
+  default: // the low-precision types: callers refuse them (importPad)
+    assert(false && "filledBytes: a low-precision element type");
+    break;
+  }
+  std::vector<unsigned char> out(static_cast<size_t>(count) * size);
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(out.data() + i * size, one, size);
+  return out;
 }
 
 const onnx::AttributeProto *ImportCtx::findAttr(const char *name) const {

@@ -125,6 +125,10 @@ private:
                                              onnx::AttributeProto::AttributeType kind) const;
 };
 
+// `count` elements of `dtype` equal to `value` (a double, converted as a C cast would, with
+// float16/bfloat16 rounded to nearest even).
+std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count);
+
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what);
 

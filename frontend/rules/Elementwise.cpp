@@ -1,6 +1,6 @@
 // Import rules for unary elementwise ONNX ops: math, activations, predicates, Not, Clip,
-// Cast/CastLike, Identity and Dropout. Most map 1:1 onto the IR op of the same name;
-// HardSwish, Clip, Cast, CastLike and Dropout are functions.
+// Cast/CastLike, Identity and Dropout, and the gated activation SwiGLU. Most map 1:1 onto the
+// IR op of the same name; HardSwish, Clip, Cast, CastLike, Dropout and SwiGLU are functions.
 #include "Rules.h"
 
 #include "lower/Evaluate.h"
@@ -126,11 +126,10 @@ Status importMish(ImportCtx &ctx) {
   return finish(ctx, 0, ctx.emit("Mul", {x, *t}));
 }
 
-// Swish-24: x * sigmoid(alpha * x), as ONNX's function body computes it.
-Status importSwish(ImportCtx &ctx) {
-  Value *x = ctx.input(0);
+// x * sigmoid(alpha * x), as ONNX's Swish-24 function body computes it; the result is named
+// `name` (empty: the node's output).
+Expected<Value *> emitSwish(ImportCtx &ctx, Value *x, double alpha, const std::string &name) {
   Value *scaled = x;
-  double alpha = ctx.attrFloat("alpha", 1.0);
   if (alpha != 1.0) {
     auto a = ctx.emit("Cast", {ctx.constant(ctx.tempName("alpha"), {DType::F64, {}}, &alpha)},
                       {{"to", std::string(dtypeName(x->dtype()))}}, ctx.tempName("alpha_t"));
@@ -144,7 +143,23 @@ Status importSwish(ImportCtx &ctx) {
   auto s = ctx.emit("Sigmoid", {scaled}, {}, ctx.tempName("sigmoid"));
   if (!s)
     return s.takeStatus();
-  return finish(ctx, 0, ctx.emit("Mul", {x, *s}));
+  return ctx.emit("Mul", {x, *s}, {}, name);
+}
+
+Status importSwish(ImportCtx &ctx) {
+  return finish(ctx, 0, emitSwish(ctx, ctx.input(0), ctx.attrFloat("alpha", 1.0), ""));
+}
+
+// SwiGLU-28: Swish_alpha(A) * B; A and B have one type and shape (it does not broadcast).
+Status importSwiGLU(ImportCtx &ctx) {
+  Value *a = ctx.input(0), *b = ctx.input(1);
+  if (a->dtype() != b->dtype() || a->dims() != b->dims())
+    return ctx.fail("A " + toString(a->type()) + " and B " + toString(b->type()) +
+                    " must have one element type and shape: SwiGLU does not broadcast");
+  auto gate = emitSwish(ctx, a, ctx.attrFloat("alpha", 1.0), ctx.tempName("gate"));
+  if (!gate)
+    return gate.takeStatus();
+  return finish(ctx, 0, ctx.emit("Mul", {*gate, b}));
 }
 
 // Gelu-20: approximate 'none' (erf) or 'tanh'.
@@ -394,6 +409,7 @@ const std::vector<ImportRule> kRules = {
     {"HardSwish", 14, nullptr, {}, importHardSwish},
     {"Mish", 18, nullptr, {}, importMish},
     {"Swish", 24, nullptr, reads({"alpha"}), importSwish},
+    {"SwiGLU", 28, nullptr, reads({"alpha"}), importSwiGLU},
     {"Gelu", 20, nullptr, reads({"approximate"}), importGelu},
     {"ThresholdedRelu", 10, "ThresholdedRelu", {{"alpha", "alpha", 1.0}}, nullptr},
     {"Shrink", 9, "Shrink", {{"bias", "bias", 0.0}, {"lambd", "lambd", 0.5}}, nullptr},

@@ -22,7 +22,8 @@
 
 namespace odlac {
 
-const std::vector<ImportRule> &miscTrainingRules(); // MiscTraining.cpp
+const std::vector<ImportRule> &miscTrainingRules();    // MiscTraining.cpp
+const std::vector<ImportRule> &miscTransformerRules(); // Transformer.cpp
 
 namespace {
 
@@ -546,14 +547,10 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
     rejected("AffineGrid", 20, kNotYet),
-    rejected("Attention", 23, kNotYet),
     rejected("BitCast", 26, kNotYet),
     rejected("CausalConvWithState", 27, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
-    rejected("RotaryEmbedding", 23, kNotYet),
-    rejected("SwiGLU", 28, kNotYet),
-    rejected("TensorScatter", 24, kNotYet),
     rejected("StringNormalizer", 10, kStrings),
     rejected("StringConcat", 20, kStrings),
     rejected("StringSplit", 20, kStrings),
@@ -577,7 +574,8 @@ const std::vector<ImportRule> kRules = {
 const std::vector<ImportRule> &miscRules() {
   static const std::vector<ImportRule> all = [] {
     std::vector<ImportRule> rules = kRules;
-    rules.insert(rules.end(), miscTrainingRules().begin(), miscTrainingRules().end());
+    for (const auto *family : {&miscTrainingRules(), &miscTransformerRules()})
+      rules.insert(rules.end(), family->begin(), family->end());
     return rules;
   }();
   return all;

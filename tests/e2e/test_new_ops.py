@@ -29,6 +29,7 @@ RUNNER = os.path.join(HERE, "..", "conformance", "run_conformance.py")
 RNG = np.random.default_rng(15)
 
 NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+              np.float16: TensorProto.FLOAT16, np.bool_: TensorProto.BOOL,
               np.int8: TensorProto.INT8, np.int16: TensorProto.INT16,
               np.int32: TensorProto.INT32, np.int64: TensorProto.INT64,
               np.uint8: TensorProto.UINT8, np.uint16: TensorProto.UINT16,

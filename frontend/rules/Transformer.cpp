@@ -1,0 +1,559 @@
+// Import rules for the transformer ops of ONNX's default domain: Attention (opsets 23, 24 and
+// 25), RotaryEmbedding (23) and TensorScatter (24, the KV-cache write), decomposed into IR ops that
+// every backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax,
+// IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the misc family's
+// (Misc.cpp).
+//
+// Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
+// by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
+// product, softcap is applied to the product before the bias, the bias is the sum of the
+// attention mask and the structural masks (causal, sliding window, key padding), softmax runs
+// in softmax_precision, and a query row whose bias is -inf everywhere (no key attended) gets
+// zero probabilities instead of softmax's NaN. Grouped-query attention does not repeat the
+// keys: the r query heads that share a key head are stacked into one [r * Sq, D] matrix per key
+// head, so one product serves them all.
+#include "Rules.h"
+
+#include "ops/InferUtil.h"
+
+#include <cmath>
+#include <limits>
+
+namespace odlac {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// Emits the IR nodes of one decomposition. The first error sticks: from then on every call
+// returns nullptr and emits nothing, and status() reports it, so a rule reads as the
+// straight-line formula it implements and checks once at the end.
+class Emitter {
+public:
+  explicit Emitter(ImportCtx &ctx) : ctx_(ctx) {}
+
+  // A node with a temporary result named after `tag`, or the name `name` when not empty.
+  Value *op(const char *irOp, std::vector<Value *> in, AttrMap attrs, const char *tag,
+            const std::string &name = "") {
+    if (!status_.isOk())
+      return nullptr;
+    for (Value *v : in)
+      if (!v)
+        return nullptr; // an earlier call failed
+    auto r =
+        ctx_.emit(irOp, std::move(in), std::move(attrs), name.empty() ? ctx_.tempName(tag) : name);
+    if (!r) {
+      status_ = r.takeStatus();
+      return nullptr;
+    }
+    return *r;
+  }
+  Value *op(const char *irOp, std::vector<Value *> in, const char *tag) {
+    return op(irOp, std::move(in), {}, tag);
+  }
+  Value *cast(Value *v, DType to, const char *tag) {
+    if (v && v->dtype() == to)
+      return v;
+    return op("Cast", {v}, {{"to", std::string(dtypeName(to))}}, tag);
+  }
+  Value *reshape(Value *v, const Dims &dims, const char *tag, const std::string &name = "") {
+    if (v && v->dims() == dims && name.empty())
+      return v;
+    return op("Reshape", {v}, {{"shape", dims}}, tag, name);
+  }
+  Value *transpose(Value *v, std::vector<int64_t> perm, const char *tag) {
+    return op("Transpose", {v}, {{"perm", std::move(perm)}}, tag);
+  }
+  // A constant of `dims` elements of `t`, each `value`.
+  Value *filled(DType t, double value, const Dims &dims, const char *tag) {
+    TensorType type{t, dims};
+    return ctx_.constant(ctx_.tempName(tag), type,
+                         filledBytes(t, value, type.numElements()).data());
+  }
+  Value *constant(TensorType type, const void *data, const char *tag) {
+    return ctx_.constant(ctx_.tempName(tag), std::move(type), data);
+  }
+  // Binds ONNX output i (when the node wants it) to `v`, under the output's own name.
+  void bind(int i, Value *v) {
+    if (!ctx_.wantsOutput(i) || !v)
+      return;
+    if (v->name() != ctx_.outputName(i))
+      v = op("Identity", {v}, {}, "copy", ctx_.outputName(i));
+    ctx_.setOutput(i, v);
+  }
+  const Status &status() const { return status_; }
+
+private:
+  ImportCtx &ctx_;
+  Status status_;
+};
+
+// ---- Attention ---------------------------------------------------------------------------
+
+// The sizes of one Attention node. Q is [b, hq, sq, d], the keys [b, hkv, sk, d] and the values
+// [b, hkv, sk, dv] once 3-D inputs are split into heads and the past cache is prepended.
+struct AttentionDims {
+  bool threeD = false;
+  int64_t b = 0, hq = 0, hkv = 0, sq = 0, d = 0, dv = 0;
+  int64_t past = 0; // the past cache's length
+  int64_t sk = 0;   // past + the new keys
+};
+
+// Checks Q, K, V and the cache against each other and fills `a`.
+Status attentionDims(ImportCtx &ctx, AttentionDims &a) {
+  const Value *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2);
+  const Dims &qd = q->dims(), &kd = k->dims(), &vd = v->dims();
+  std::string shapes =
+      "Q " + toString(q->type()) + ", K " + toString(k->type()) + ", V " + toString(v->type());
+  size_t rank = qd.size();
+  if ((rank != 3 && rank != 4) || kd.size() != rank || vd.size() != rank)
+    return ctx.fail(shapes + " must all be 3-D or all 4-D");
+  if (k->dtype() != q->dtype())
+    return ctx.fail(shapes + ": Q and K must have one element type");
+  bool hasQHeads = ctx.hasAttr("q_num_heads"), hasKvHeads = ctx.hasAttr("kv_num_heads");
+  int64_t qHeads = ctx.attrInt("q_num_heads", 0), kvHeads = ctx.attrInt("kv_num_heads", 0);
+  a.threeD = rank == 3;
+  a.b = qd[0];
+  if (a.threeD) {
+    if (!hasQHeads || !hasKvHeads)
+      return ctx.fail(shapes + " are 3-D: q_num_heads and kv_num_heads must both be given");
+    if (qHeads <= 0 || kvHeads <= 0 || qd[2] % qHeads != 0 || kd[2] % kvHeads != 0 ||
+        vd[2] % kvHeads != 0)
+      return ctx.fail(shapes + ": q_num_heads " + str(qHeads) +
+                      " must divide Q's hidden size and kv_num_heads " + str(kvHeads) +
+                      " K's and V's");
+    a.hq = qHeads;
+    a.hkv = kvHeads;
+    a.sq = qd[1];
+    a.d = qd[2] / qHeads;
+    a.dv = vd[2] / kvHeads;
+    if (kd[2] / kvHeads != a.d)
+      return ctx.fail(shapes + ": K's head size " + str(kd[2] / kvHeads) + " differs from Q's, " +
+                      str(a.d));
+    if (kd[0] != a.b || vd[0] != a.b || vd[1] != kd[1])
+      return ctx.fail(shapes + " must be [batch, Sq, hidden], [batch, Sk, hidden] and "
+                               "[batch, Sk, hidden_v]");
+    a.sk = kd[1];
+  } else {
+    // Opset 25 forbids the head counts with 4-D inputs; before, the reference reads them as
+    // the heads' counts, so they must agree with the shapes.
+    if ((hasQHeads || hasKvHeads) && ctx.opset() >= 25)
+      return ctx.fail(shapes + " are 4-D: q_num_heads and kv_num_heads must not be given");
+    if ((hasQHeads && qHeads != qd[1]) || (hasKvHeads && kvHeads != kd[1]))
+      return ctx.fail(shapes + " have " + str(qd[1]) + " query and " + str(kd[1]) +
+                      " key heads, but q_num_heads is " + str(qHeads) + " and kv_num_heads " +
+                      str(kvHeads));
+    if (kd[0] != a.b || vd[0] != a.b || vd[1] != kd[1] || vd[2] != kd[2] || kd[3] != qd[3])
+      return ctx.fail(shapes + " must be [batch, heads, Sq, D], [batch, kv_heads, Sk, D] and "
+                               "[batch, kv_heads, Sk, Dv]");
+    a.hq = qd[1];
+    a.hkv = kd[1];
+    a.sq = qd[2];
+    a.d = qd[3];
+    a.dv = vd[3];
+    a.sk = kd[2];
+  }
+  if (a.hq % a.hkv != 0)
+    return ctx.fail(shapes + ": the " + str(a.hq) + " query heads must be a multiple of the " +
+                    str(a.hkv) + " key/value heads");
+  const Value *pk = ctx.input(4), *pv = ctx.input(5);
+  if (!pk != !pv)
+    return ctx.fail("past_key and past_value must be given together");
+  if (pk) {
+    if (ctx.hasInput(6))
+      return ctx.fail("nonpad_kv_seqlen cannot be combined with past_key and past_value");
+    const Dims &pkd = pk->dims(), &pvd = pv->dims();
+    if (pkd.size() != 4 || pvd.size() != 4 || pkd[0] != a.b || pkd[1] != a.hkv || pkd[3] != a.d ||
+        pvd[0] != a.b || pvd[1] != a.hkv || pvd[2] != pkd[2] || pvd[3] != a.dv ||
+        pk->dtype() != k->dtype() || pv->dtype() != v->dtype())
+      return ctx.fail("past_key " + toString(pk->type()) + " and past_value " +
+                      toString(pv->type()) + " must be " + dtypeName(k->dtype()) + "[" + str(a.b) +
+                      "," + str(a.hkv) + ",P," + str(a.d) + "] and " + dtypeName(v->dtype()) + "[" +
+                      str(a.b) + "," + str(a.hkv) + ",P," + str(a.dv) + "]");
+    a.past = pkd[2];
+    a.sk += a.past;
+  }
+  if (a.sk == 0 || a.d == 0)
+    return ctx.fail(shapes + ": attention over " + str(a.sk) + " keys of size " + str(a.d) +
+                    " is not supported (every query row would attend nothing)");
+  if (const Value *n = ctx.input(6); n && (n->dtype() != DType::I64 || n->dims() != Dims{a.b}))
+    return ctx.fail("nonpad_kv_seqlen " + toString(n->type()) + " must be int64[" + str(a.b) + "]");
+  return Status::ok();
+}
+
+// Q, K or V as [b, heads, s, size]: 3-D [b, s, heads * size] is split into heads.
+Value *heads(Emitter &em, Value *x, const AttentionDims &a, int64_t heads, const char *tag) {
+  if (!a.threeD)
+    return x;
+  const Dims &d = x->dims();
+  Value *split = em.reshape(x, {d[0], d[1], heads, d[2] / heads}, tag);
+  return em.transpose(split, {0, 2, 1, 3}, tag);
+}
+
+// The structural masks (causal and sliding window, with the offset of the queries among the
+// keys; key padding), as a bool "allowed" tensor that broadcasts onto the scores, or nullptr
+// when they allow every key. `mayBeEmpty` is set when a query row may attend no key.
+Value *structuralMask(ImportCtx &ctx, Emitter &em, const AttentionDims &a, bool causal,
+                      int64_t left, int64_t right, bool &mayBeEmpty) {
+  bool window = causal || left >= 0 || right >= 0;
+  Value *nonpad = ctx.input(6);
+  // diff = (i + offset) - j for query i and key j: causal allows diff >= 0, the left window
+  // diff <= left, the right window -diff <= right.
+  auto allows = [&](int64_t diff) {
+    return (!causal || diff >= 0) && (left < 0 || diff <= left) && (right < 0 || -diff <= right);
+  };
+  if (!nonpad) {
+    // The offset is the past cache's length: the mask is a constant.
+    if (!window)
+      return nullptr;
+    std::vector<uint8_t> allowed(static_cast<size_t>(a.sq * a.sk));
+    bool all = true;
+    for (int64_t i = 0; i < a.sq; ++i) {
+      bool any = false;
+      for (int64_t j = 0; j < a.sk; ++j) {
+        bool ok = allows(i + a.past - j);
+        allowed[static_cast<size_t>(i * a.sk + j)] = ok;
+        any |= ok;
+        all &= ok;
+      }
+      mayBeEmpty |= !any;
+    }
+    return all ? nullptr : em.constant({DType::Bool, {a.sq, a.sk}}, allowed.data(), "structural");
+  }
+  // An external cache: offset = nonpad_kv_seqlen[b] - Sq per batch, and keys from
+  // nonpad_kv_seqlen[b] on are padding.
+  mayBeEmpty = true;
+  Value *valid = em.reshape(nonpad, {a.b, 1, 1, 1}, "nonpad");
+  std::vector<int64_t> keys(static_cast<size_t>(a.sk));
+  for (int64_t j = 0; j < a.sk; ++j)
+    keys[static_cast<size_t>(j)] = j;
+  Value *keyIndex = em.constant({DType::I64, {a.sk}}, keys.data(), "key_index");
+  Value *allowed = em.op("Less", {keyIndex, valid}, "unpadded");
+  if (!window)
+    return allowed;
+  std::vector<int64_t> base(static_cast<size_t>(a.sq * a.sk));
+  for (int64_t i = 0; i < a.sq; ++i)
+    for (int64_t j = 0; j < a.sk; ++j)
+      base[static_cast<size_t>(i * a.sk + j)] = i - j - a.sq;
+  Value *diff = em.op(
+      "Add", {em.constant({DType::I64, {a.sq, a.sk}}, base.data(), "diff_base"), valid}, "diff");
+  auto bound = [&](const char *cmp, int64_t limit, const char *tag) {
+    Value *ok = em.op(cmp, {diff, em.filled(DType::I64, static_cast<double>(limit), {}, tag)}, tag);
+    allowed = em.op("And", {allowed, ok}, tag);
+  };
+  if (causal)
+    bound("GreaterOrEqual", 0, "causal");
+  if (left >= 0)
+    bound("LessOrEqual", left, "left_window");
+  if (right >= 0)
+    bound("GreaterOrEqual", -right, "right_window");
+  return allowed;
+}
+
+// The additive bias of the scores (in Q's type), or nullptr when there is none: attn_mask
+// (bool: allowed keys; otherwise added), padded to Sk keys with disallowed ones, composed with
+// the structural masks. `mayBeEmpty`: a query row may attend no key.
+Expected<Value *> attentionBias(ImportCtx &ctx, Emitter &em, const AttentionDims &a, bool causal,
+                                int64_t left, int64_t right, bool &mayBeEmpty) {
+  DType t = ctx.input(0)->dtype();
+  Value *allowed = structuralMask(ctx, em, a, causal, left, right, mayBeEmpty);
+  Value *added = nullptr;
+  if (Value *mask = ctx.input(3)) {
+    const Dims &md = mask->dims();
+    Dims scores{a.b, a.hq, a.sq, a.sk};
+    std::string what = "attn_mask " + toString(mask->type());
+    if (md.empty() || md.back() > a.sk)
+      return ctx.fail(what + " must have rank >= 1 and at most " + str(a.sk) + " keys");
+    Dims padded = md;
+    padded.back() = a.sk;
+    auto b = broadcastDims(padded, scores);
+    if (!b || *b != scores)
+      return ctx.fail(what + " (padded to " + str(a.sk) + " keys) must broadcast onto the scores " +
+                      dimsToString(scores));
+    bool isBool = mask->dtype() == DType::Bool;
+    Value *m = isBool ? mask : em.cast(mask, t, "mask");
+    if (md.back() < a.sk) {
+      Dims rest = md;
+      rest.back() = a.sk - md.back();
+      Value *pad = em.filled(m ? m->dtype() : t, isBool ? 0.0 : -INFINITY, rest, "mask_pad");
+      m = em.op("Concat", {m, pad}, {{"axis", static_cast<int64_t>(md.size() - 1)}}, "mask_padded");
+    }
+    mayBeEmpty = true;
+    if (isBool)
+      allowed = allowed ? em.op("And", {allowed, m}, "allowed") : m;
+    else
+      added = m;
+  }
+  if (!allowed)
+    return added;
+  Value *blocked = em.filled(t, -INFINITY, {}, "neg_inf");
+  return em.op("Select", {allowed, added ? added : em.filled(t, 0.0, {}, "zero"), blocked}, "bias");
+}
+
+Status importAttention(ImportCtx &ctx) {
+  AttentionDims a;
+  if (Status s = attentionDims(ctx, a))
+    return s;
+  DType t = ctx.input(0)->dtype();
+  int64_t causalAttr = ctx.attrInt("is_causal", 0), mode = ctx.attrInt("qk_matmul_output_mode", 0);
+  int64_t left = ctx.attrInt("left_window_size", -1), right = ctx.attrInt("right_window_size", -1);
+  double softcap = ctx.attrFloat("softcap", 0.0);
+  double scale = ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0)
+                                      : 1.0 / std::sqrt(static_cast<double>(a.d));
+  if (causalAttr != 0 && causalAttr != 1)
+    return ctx.fail("is_causal " + str(causalAttr) + " is not 0 or 1");
+  if (mode < 0 || mode > 3)
+    return ctx.fail("qk_matmul_output_mode " + str(mode) + " is not one of 0, 1, 2, 3");
+  if (left < -1 || right < -1)
+    return ctx.fail("left_window_size " + str(left) + " and right_window_size " + str(right) +
+                    " must be -1 (unbounded) or >= 0");
+  if (!(softcap >= 0) || !std::isfinite(softcap))
+    return ctx.fail("softcap " + std::to_string(softcap) + " must be finite and >= 0");
+  if (!(scale > 0) || !std::isfinite(scale))
+    return ctx.fail("scale " + std::to_string(scale) +
+                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  DType precision = t;
+  if (ctx.hasAttr("softmax_precision")) {
+    int64_t p = ctx.attrInt("softmax_precision", 0);
+    auto pt = dtypeFromOnnx(static_cast<int>(p));
+    if (!pt || !isFloat(*pt))
+      return ctx.fail("softmax_precision " + str(p) +
+                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
+    precision = *pt;
+  }
+
+  Emitter em(ctx);
+  Value *q = heads(em, ctx.input(0), a, a.hq, "q_heads");
+  Value *k = heads(em, ctx.input(1), a, a.hkv, "k_heads");
+  Value *v = heads(em, ctx.input(2), a, a.hkv, "v_heads");
+  if (ctx.input(4)) {
+    k = em.op("Concat", {ctx.input(4), k}, {{"axis", int64_t{2}}}, "present_key",
+              ctx.wantsOutput(1) ? ctx.outputName(1) : "");
+    v = em.op("Concat", {ctx.input(5), v}, {{"axis", int64_t{2}}}, "present_value",
+              ctx.wantsOutput(2) ? ctx.outputName(2) : "");
+  }
+  em.bind(1, k);
+  em.bind(2, v);
+
+  // Scores: (Q * sqrt(scale)) x (K * sqrt(scale))^T, the r = hq / hkv query heads of a key
+  // head stacked as [b, hkv, r * sq, d].
+  int64_t r = a.hq / a.hkv;
+  Value *rootScale = em.filled(t, std::sqrt(scale), {}, "sqrt_scale");
+  Value *qs = em.reshape(em.op("Mul", {q, rootScale}, "q_scaled"), {a.b, a.hkv, r * a.sq, a.d},
+                         "q_grouped");
+  Value *kt = em.transpose(em.op("Mul", {k, rootScale}, "k_scaled"), {0, 1, 3, 2}, "k_t");
+  Dims scoreDims{a.b, a.hq, a.sq, a.sk};
+  Value *raw = em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), scoreDims, "scores");
+  Value *capped = raw;
+  if (softcap > 0) {
+    Value *cap = em.filled(t, softcap, {}, "softcap");
+    Value *tanh = em.op("Tanh", {em.op("Div", {raw, cap}, "scores_over_cap")}, "scores_tanh");
+    capped = em.op("Mul", {tanh, cap}, "scores_capped");
+  }
+  bool mayBeEmpty = false;
+  auto bias = attentionBias(ctx, em, a, causalAttr != 0, left, right, mayBeEmpty);
+  if (!bias)
+    return bias.takeStatus();
+  Value *biased = *bias ? em.op("Add", {capped, *bias}, "scores_biased") : capped;
+
+  // Softmax over the keys in softmax_precision; a row whose bias is -inf everywhere gets 0.
+  Value *probs = em.op("Softmax", {em.cast(biased, precision, "scores_precise")},
+                       {{"axis", int64_t{3}}}, "probs");
+  if (mayBeEmpty) {
+    Value *rowMax =
+        em.op("ReduceMax", {*bias},
+              {{"axes", std::vector<int64_t>{static_cast<int64_t>((*bias)->type().rank()) - 1}},
+               {"keepdims", int64_t{1}}},
+              "bias_row_max");
+    Value *empty =
+        em.op("IsInf", {rowMax}, {{"detect_positive", int64_t{0}}, {"detect_negative", int64_t{1}}},
+              "row_attends_nothing");
+    probs = em.op("Select", {empty, em.filled(precision, 0.0, {}, "zero_prob"), probs},
+                  "probs_guarded");
+  }
+  probs = em.cast(probs, t, "probs_out");
+  Value *qk[] = {raw, capped, biased, probs};
+  em.bind(3, qk[mode]);
+
+  // Y = P x V, grouped like the scores, then merged back to [b, sq, hq * dv] for 3-D inputs.
+  Value *pv = em.op(
+      "MatMul",
+      {em.reshape(probs, {a.b, a.hkv, r * a.sq, a.sk}, "probs_grouped"), em.cast(v, t, "v_cast")},
+      "y_grouped");
+  std::string yName = ctx.wantsOutput(0) ? ctx.outputName(0) : "";
+  Value *y;
+  if (a.threeD)
+    y = em.reshape(
+        em.transpose(em.reshape(pv, {a.b, a.hq, a.sq, a.dv}, "y_heads"), {0, 2, 1, 3}, "y_seq"),
+        {a.b, a.sq, a.hq * a.dv}, "y", yName);
+  else
+    y = em.reshape(pv, {a.b, a.hq, a.sq, a.dv}, "y", yName);
+  em.bind(0, y);
+  return em.status();
+}
+
+// ---- RotaryEmbedding ---------------------------------------------------------------------
+
+// The last axis of a rank-4 `x` from `start` to `end` in steps of `step`.
+Value *lastAxis(Emitter &em, Value *x, int64_t start, int64_t end, int64_t step, const char *tag) {
+  return em.op("Slice", {x},
+               {{"starts", std::vector<int64_t>{0, 0, 0, start}},
+                {"ends", std::vector<int64_t>{x->dims()[0], x->dims()[1], x->dims()[2], end}},
+                {"steps", std::vector<int64_t>{1, 1, 1, step}}},
+               tag);
+}
+
+// RotaryEmbedding-23, in the reference's [b, s, heads, d] layout: the first rotary_dim
+// features of each head, as pairs (x1, x2) (halves, or even and odd features when
+// interleaved), become (cos x1 - sin x2, sin x1 + cos x2) with cos and sin of the token's
+// position (cos_cache[position_ids], or the caches as [b, s, rotary_dim / 2] without
+// position_ids); the rest pass unchanged.
+Status importRotaryEmbedding(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *cosCache = ctx.input(1), *sinCache = ctx.input(2);
+  Value *positions = ctx.input(3);
+  const Dims &xd = x->dims();
+  bool interleaved = ctx.attrInt("interleaved", 0) != 0;
+  int64_t numHeads = ctx.attrInt("num_heads", 0), rotary = ctx.attrInt("rotary_embedding_dim", 0);
+  std::string what = "X " + toString(x->type());
+  if (xd.size() != 3 && xd.size() != 4)
+    return ctx.fail(what + " must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head]");
+  if (xd.size() == 3 && (numHeads <= 0 || xd[2] % numHeads != 0))
+    return ctx.fail(what + " is 3-D: num_heads " + str(numHeads) +
+                    " must be > 0 and divide its hidden size");
+  if (xd.size() == 4 && ctx.hasAttr("num_heads") && numHeads != xd[1])
+    return ctx.fail(what + " has " + str(xd[1]) + " heads, but num_heads is " + str(numHeads));
+  int64_t b = xd[0], seq = xd.size() == 3 ? xd[1] : xd[2];
+  int64_t heads = xd.size() == 3 ? numHeads : xd[1], d = xd.back() / (xd.size() == 3 ? heads : 1);
+  if (rotary == 0)
+    rotary = d;
+  if (rotary < 0 || rotary > d || rotary % 2 != 0)
+    return ctx.fail("rotary_embedding_dim " + str(rotary) +
+                    " must be even and at most the head "
+                    "size " +
+                    str(d));
+  int64_t half = rotary / 2;
+  Dims cacheDims = positions ? Dims{cosCache->dims()[0], half} : Dims{b, seq, half};
+  if (cosCache->dims() != cacheDims || sinCache->dims() != cacheDims ||
+      cosCache->dtype() != x->dtype() || sinCache->dtype() != x->dtype())
+    return ctx.fail("cos_cache " + toString(cosCache->type()) + " and sin_cache " +
+                    toString(sinCache->type()) + " must both be " + dtypeName(x->dtype()) +
+                    (positions ? "[max_position, " : "[" + str(b) + ", " + str(seq) + ", ") +
+                    str(half) + "]");
+  if (positions && positions->dims() != Dims{b, seq})
+    return ctx.fail("position_ids " + toString(positions->type()) + " must be [" + str(b) + ", " +
+                    str(seq) + "]");
+
+  Emitter em(ctx);
+  Value *rows = xd.size() == 3 ? em.reshape(x, {b, seq, heads, d}, "heads")
+                               : em.transpose(x, {0, 2, 1, 3}, "heads");
+  auto angle = [&](Value *cache, const char *tag) {
+    Value *v = positions ? em.op("Gather", {cache, positions}, {{"axis", int64_t{0}}}, tag) : cache;
+    return em.reshape(v, {b, seq, 1, half}, tag);
+  };
+  Value *cos = angle(cosCache, "cos"), *sin = angle(sinCache, "sin");
+  Value *rot = rotary == d ? rows : lastAxis(em, rows, 0, rotary, 1, "rotated_part");
+  Value *x1 =
+      interleaved ? lastAxis(em, rot, 0, rotary, 2, "x1") : lastAxis(em, rot, 0, half, 1, "x1");
+  Value *x2 = interleaved ? lastAxis(em, rot, 1, rotary, 2, "x2")
+                          : lastAxis(em, rot, half, rotary, 1, "x2");
+  Value *real =
+      em.op("Sub", {em.op("Mul", {cos, x1}, "cos_x1"), em.op("Mul", {sin, x2}, "sin_x2")}, "real");
+  Value *imag =
+      em.op("Add", {em.op("Mul", {sin, x1}, "sin_x1"), em.op("Mul", {cos, x2}, "cos_x2")}, "imag");
+  Dims pairs{b, seq, heads, half, 1};
+  Value *y = interleaved ? em.reshape(em.op("Concat",
+                                            {em.reshape(real, pairs, "real_pairs"),
+                                             em.reshape(imag, pairs, "imag_pairs")},
+                                            {{"axis", int64_t{4}}}, "pairs"),
+                                      {b, seq, heads, rotary}, "rotated")
+                         : em.op("Concat", {real, imag}, {{"axis", int64_t{3}}}, "rotated");
+  if (rotary < d)
+    y = em.op("Concat", {y, lastAxis(em, rows, rotary, d, 1, "passed")}, {{"axis", int64_t{3}}},
+              "joined");
+  std::string name = ctx.outputName(0);
+  y = xd.size() == 3
+          ? em.reshape(y, xd, "y", name)
+          : em.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, "y", name);
+  em.bind(0, y);
+  return em.status();
+}
+
+// ---- TensorScatter -----------------------------------------------------------------------
+
+// TensorScatter-24, a KV-cache write: update's S rows along `axis` go to the cache's rows
+// write_indices[b] + s (mod M in circular mode). Computed per cache row c instead: it takes
+// update's row u = c - write_indices[b] (mod M) when 0 <= u < S, else keeps its own
+// (GatherElements, Select). In linear mode rows written past the cache's M fall outside it and
+// are dropped (ONNX leaves those writes undefined).
+Status importTensorScatter(ImportCtx &ctx) {
+  Value *past = ctx.input(0), *update = ctx.input(1), *write = ctx.input(2);
+  std::string mode = ctx.attrString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return ctx.fail("mode '" + mode + "' is not one of linear, circular");
+  const Dims &pd = past->dims(), &ud = update->dims();
+  auto rank = static_cast<int64_t>(pd.size());
+  auto axis = normalizeAxis(ctx.attrInt("axis", -2), rank, "axis");
+  if (!axis)
+    return axis.takeStatus();
+  int64_t a = *axis;
+  std::string shapes =
+      "past_cache " + toString(past->type()) + " and update " + toString(update->type());
+  bool fits = a > 0 && ud.size() == pd.size() && update->dtype() == past->dtype();
+  for (int64_t i = 0; fits && i < rank; ++i)
+    fits = i == a ? ud[i] <= pd[i] : ud[i] == pd[i];
+  if (!fits)
+    return ctx.fail(shapes +
+                    " must have one element type and differ only along the sequence "
+                    "axis " +
+                    str(a) +
+                    " (not the batch axis 0), where update has at "
+                    "most the cache's length");
+  if (write && (write->dtype() != DType::I64 || write->dims() != Dims{pd[0]}))
+    return ctx.fail("write_indices " + toString(write->type()) + " must be int64[" + str(pd[0]) +
+                    "]");
+  int64_t maxLen = pd[a], len = ud[a];
+  Emitter em(ctx);
+  Dims along(pd.size(), 1), batch(pd.size(), 1);
+  along[a] = maxLen;
+  batch[0] = pd[0];
+  std::vector<int64_t> rows(static_cast<size_t>(maxLen));
+  for (int64_t c = 0; c < maxLen; ++c)
+    rows[static_cast<size_t>(c)] = c;
+  Value *row = em.constant({DType::I64, along}, rows.data(), "cache_row");
+  if (write)
+    row = em.op("Sub", {row, em.reshape(write, batch, "write_index")}, "update_row");
+  if (mode == "circular")
+    row = em.op("Mod", {row, em.filled(DType::I64, static_cast<double>(maxLen), {}, "length")},
+                "update_row_mod");
+  Value *zero = em.filled(DType::I64, 0.0, {}, "zero");
+  Value *written =
+      em.op("And",
+            {em.op("GreaterOrEqual", {row, zero}, "from_start"),
+             em.op("Less", {row, em.filled(DType::I64, static_cast<double>(len), {}, "count")},
+                   "before_end")},
+            "written");
+  Value *index = em.op("Broadcast", {em.op("Select", {written, row, zero}, "index")},
+                       {{"shape", pd}}, "index_full");
+  Value *gathered = em.op("GatherElements", {update, index}, {{"axis", a}}, "gathered");
+  em.bind(0, em.op("Select", {written, gathered, past}, {}, "present", ctx.outputName(0)));
+  return em.status();
+}
+
+const std::vector<ImportRule> kRules = {
+    {"Attention", 23, nullptr,
+     reads({"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
+            "softmax_precision"}),
+     importAttention},
+    {"Attention", 25, nullptr,
+     reads({"is_causal", "kv_num_heads", "left_window_size", "q_num_heads", "qk_matmul_output_mode",
+            "right_window_size", "scale", "softcap", "softmax_precision"}),
+     importAttention},
+    {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
+     importRotaryEmbedding},
+    {"TensorScatter", 24, nullptr, reads({"axis", "mode"}), importTensorScatter},
+};
+
+} // namespace
+
+const std::vector<ImportRule> &miscTransformerRules() { return kRules; }
+
+} // namespace odlac
