@@ -100,8 +100,8 @@ Status inferAlongAxis(InferCtx &c) {
   return Status::ok();
 }
 
-// CumSum: the axis is an operand (ODLA reads it at run time), one integer element.
-Status inferCumSum(InferCtx &c) {
+// CumSum, CumProd: the axis is an operand (ODLA reads it at run time), one integer element.
+Status inferCumulative(InferCtx &c) {
   if (c.in(0).rank() == 0)
     return c.fail("input must have rank >= 1");
   if (c.in(1).numElements() != 1 || c.in(1).rank() > 1)
@@ -151,6 +151,21 @@ lower::Flag flag(const LowerCtx &c, const char *attr) { return {c.node().i(attr)
                               flag(c, "keepdims"), flag(c, "select_last_index"),                   \
                               lower::VType{odlaType(DType::I64), c.outShape(0)}, c.outId(0)));     \
   }
+
+// CumSum and CumProd: x and a run-time axis, lowered to the ODLA builder `Builder`.
+#define CUMULATIVE(Name, types, Builder)                                                           \
+  {#Name,                                                                                          \
+   {{"x", OperandDef::Required, types}, {"axis", OperandDef::Required, kIndexTypes}},              \
+   1,                                                                                              \
+   {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},                                           \
+    {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},                                            \
+   FusionClass::Opaque,                                                                            \
+   kTraitNone,                                                                                     \
+   inferCumulative,                                                                                \
+   [](LowerCtx &c) {                                                                               \
+     c.setOut(0, c.sink().Builder(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),      \
+                                  c.outId(0)));                                                    \
+   }}
 
 const std::vector<OpDef> kOps = {
     {"ReduceSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
@@ -216,33 +231,12 @@ const std::vector<OpDef> kOps = {
      kTraitNone,
      inferAlongAxis,
      ALONG_AXIS(Hardmax)},
-    {"CumSum",
-     {{"x", OperandDef::Required, kNumericTypes}, {"axis", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},
-      {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferCumSum,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().CumSum(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
-                                   c.outId(0)));
-     }},
-    {"CumProd",
-     {{"x", OperandDef::Required, kCumProdTypes}, {"axis", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},
-      {"reverse", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferCumSum,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtCumProd(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),
-                                       c.outId(0)));
-     }},
+    CUMULATIVE(CumSum, kNumericTypes, CumSum),
+    CUMULATIVE(CumProd, kCumProdTypes, ExtCumProd),
 };
 
 #undef REDUCE
+#undef CUMULATIVE
 #undef NORM_REDUCE
 #undef ALONG_AXIS
 #undef ARG
