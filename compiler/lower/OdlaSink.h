@@ -354,6 +354,7 @@ public:
   Val ExtQuantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_int32 block_size, odla_element_type target_data_type, Flag saturate, const Id &id) { return one(ODLA_CALL(ExtQuantize, input, scale, zero_point, axis, block_size, target_data_type, saturate, id)); }
   Val ExtDequantize(Val input, Val scale, Val zero_point, odla_int32 axis, odla_int32 block_size, odla_element_type target_data_type, const Id &id) { return one(ODLA_CALL(ExtDequantize, input, scale, zero_point, axis, block_size, target_data_type, id)); }
   // Extensions: data family.
+  Val ExtBitCast(Val input, odla_element_type target_type, const Id &id) { return one(ODLA_CALL(ExtBitCast, input, target_type, id)); }
   Val ExtSliceDynamic(Val input, Val starts, Val ends, Val axes, Val steps, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtSliceDynamic, input, starts, ends, axes, steps, output_dims, id)); }
   Val ExtPadDynamic(Val input, Val pads, Val constant_value, odla_int32 mode, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtPadDynamic, input, pads, constant_value, mode, output_dims, id)); }
   Val ExtReverseSequence(Val input, Val sequence_lens, odla_int32 batch_axis, odla_int32 time_axis, const Id &id) { return one(ODLA_CALL(ExtReverseSequence, input, sequence_lens, batch_axis, time_axis, id)); }

@@ -16,6 +16,22 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+// BitCast: the same bits as another element type of the same width (attribute `to`).
+Status inferBitCast(InferCtx &c) {
+  auto to = dtypeFromName(c.node().s("to"));
+  if (!to)
+    return c.fail("to='" + c.node().s("to") + "' is not an element type");
+  if (dtypeInfo(*to).bits != dtypeInfo(c.in(0).dtype).bits)
+    return c.fail(std::string("cannot reinterpret ") + dtypeName(c.in(0).dtype) + " (" +
+                  str(dtypeInfo(c.in(0).dtype).bits) + " bits) as " + dtypeName(*to) + " (" +
+                  str(dtypeInfo(*to).bits) + " bits)");
+  if (dtypeInfo(*to).bits < 8 && *to != c.in(0).dtype)
+    return c.fail(std::string("cannot reinterpret ") + dtypeName(c.in(0).dtype) + " as " +
+                  dtypeName(*to) + ": sub-byte types only as themselves");
+  c.setOut(0, TensorType{*to, c.in(0).dims});
+  return Status::ok();
+}
+
 Status inferReshape(InferCtx &c) {
   const auto &shape = c.ints("shape");
   for (int64_t d : shape)
@@ -266,6 +282,17 @@ Status inferReverseSequence(InferCtx &c) {
 }
 
 const std::vector<OpDef> kOps = {
+    {"BitCast",
+     {{"x", OperandDef::Required, kStorageTypes}},
+     1,
+     {{"to", AttrKind::String, std::nullopt}},
+     FusionClass::Opaque,
+     kShapeOnly,
+     inferBitCast,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().ExtBitCast(c.in(0), odlaType(c.node().output(0)->dtype()),
+                                       c.outId(0)));
+     }},
     {"Reshape",
      {{"x", OperandDef::Required, kStorageTypes}},
      1,

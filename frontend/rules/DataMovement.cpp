@@ -1,7 +1,7 @@
 // Import rules for ONNX ops that move data: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-// Concat, Split, Slice, Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Compress and
-// ReverseSequence. The generators (Shape, Size, Range, ConstantOfShape, EyeLike, Trilu) are
-// in ShapeGenerators.cpp.
+// Concat, Split, Slice, Pad, Tile, Expand, DepthToSpace, SpaceToDepth, Compress,
+// ReverseSequence and BitCast. The generators (Shape, Size, Range, ConstantOfShape, EyeLike,
+// Trilu) are in ShapeGenerators.cpp.
 //
 // Parameters that shape the result (shapes, axes, pads, repeats, starts...) are read at
 // compile time when they are constants or computed only from constants. When they are tensors
@@ -94,6 +94,16 @@ Expected<Dims> resolveReshape(const ImportCtx &ctx, const Value *x, Dims shape, 
     shape[inferAt] = x->type().numElements() / known.value();
   }
   return shape;
+}
+
+// BitCast-26: `to` names an ONNX element type of the input's width (the IR op checks it).
+Status importBitCast(ImportCtx &ctx) {
+  int64_t onnxType = ctx.attrInt("to", 0);
+  auto to = dtypeFromOnnx(static_cast<int>(onnxType));
+  if (!to)
+    return ctx.fail(std::string("to=") + onnxTypeName(static_cast<int>(onnxType)) +
+                    " is not supported (odlac has no such tensors)");
+  return finish(ctx, ctx.emit("BitCast", {ctx.input(0)}, {{"to", std::string(dtypeName(*to))}}));
 }
 
 Status importReshape(ImportCtx &ctx) {
@@ -869,6 +879,7 @@ Status importReverseSequence(ImportCtx &ctx) {
 }
 
 const std::vector<ImportRule> kRules = {
+    {"BitCast", 26, nullptr, reads({"to"}), importBitCast},
     {"Concat", 1, nullptr, reads({"axis"}), importConcat},
     {"Reshape", 1, nullptr, reads({"allowzero"}), importReshape},
     {"Flatten", 1, nullptr, reads({"axis"}), importFlatten},

@@ -547,7 +547,6 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
     rejected("AffineGrid", 20, kNotYet),
-    rejected("BitCast", 26, kNotYet),
     rejected("CausalConvWithState", 27, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),

@@ -1,7 +1,7 @@
 /* ops_data.c: data movement in the reference backend: Reshape (and ReshapeDynamic, Squeeze,
  * DimsExpand), Shape, Transpose, Broadcast (and ExpandDims), Tile, Slice (and SliceDynamic),
  * Split, Concat (and Stack), Pad, Compress and Fill, and the data family's extension ops
- * (odla_ExtSliceDynamic, odla_ExtPadDynamic, odla_ExtReverseSequence). They move bytes, so
+ * (odla_ExtSliceDynamic, odla_ExtPadDynamic, odla_ExtReverseSequence, odla_ExtBitCast). They move bytes, so
  * they accept every element type.
  *
  * Transpose, Broadcast, Tile and Slice are one kernel: each output element is the input
@@ -170,6 +170,31 @@ odla_value odla_Reshape(odla_value input, odla_value_shape output_dims,
   /* Its kernel skips the copy when the planner gave the result the operand's buffer. */
   return ref_inplace_of(ref_add_op("Reshape", ref_reshape_run, 1, &input, out, value_id, NULL, 0),
                         0);
+}
+
+/* Whether values of `t` are narrower than the byte each takes in memory (FLOAT4E2M1, INT4,
+ * UINT4, INT2, UINT2: odla_ext_types.h). */
+static int ref_is_sub_byte(odla_element_type t) {
+  return t >= ODLA_EXT_FLOAT4E2M1 && t < ODLA_EXT_TYPE_END;
+}
+
+/* Reshape's kernel: the bytes stay, the type changes. The sub-byte types keep one value per
+ * byte, so they are reinterpreted only as themselves. */
+odla_value odla_ExtBitCast(odla_value input, odla_element_type target_type,
+                           const odla_value_id value_id) {
+  odla_value_type out;
+  if (!ref_check_operands("ExtBitCast", 1, &input))
+    return NULL;
+  out.element_type = target_type;
+  out.shape = input->type.shape;
+  if (ref_elem_size(target_type) == 0 ||
+      ref_elem_size(target_type) != ref_elem_size(input->type.element_type) ||
+      ((ref_is_sub_byte(target_type) || ref_is_sub_byte(input->type.element_type)) &&
+       target_type != input->type.element_type))
+    return ref_fail(ODLA_INVALID_PARAM, "ExtBitCast", "cannot reinterpret %s as %s",
+                    ref_type_name(input->type.element_type), ref_type_name(target_type));
+  return ref_inplace_of(
+      ref_add_op("ExtBitCast", ref_reshape_run, 1, &input, out, value_id, NULL, 0), 0);
 }
 
 /* The result dims come from output_shape's data, so the reference backend, which plans every

@@ -49,6 +49,28 @@ onnx::ModelProto unaryOnConstant(int opset, const std::vector<int64_t> &xDims,
   return m;
 }
 
+// BitCast keeps the bits (1.0f is 0x3f800000) and refuses another width.
+TEST(DataMovement, BitCastReinterpretsTheBitsOfOneWidth) {
+  auto cast = node("BitCast", {"x"}, {"y"}, "bc");
+  addIntAttr(cast, "to", onnx::TensorProto::INT32);
+  auto m = unaryOnConstant(26, {2}, cast, {2});
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT32);
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  auto data = evaluateValue(*(*imported)->outputs()[0]);
+  ASSERT_TRUE(data) << data.status().message();
+  EXPECT_EQ((*data)->as<int32_t>()[0], 0);
+  EXPECT_EQ((*data)->as<int32_t>()[1], 0x3f800000);
+
+  auto wide = node("BitCast", {"x"}, {"y"}, "bc");
+  addIntAttr(wide, "to", onnx::TensorProto::INT64);
+  auto refused = importModel(unaryOnConstant(26, {2}, wide, {2}));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().message(), "node 'bc' (BitCast, opset 26): BitCast: cannot "
+                                        "reinterpret f32 (32 bits) as i64 (64 bits)");
+}
+
 TEST(DataMovement, ReflectAndEdgePadsDecomposeIntoSliceAndConcat) {
   // x = [[0 1 2] [3 4 5]]; pads: rows (1, 0), columns (2, 1).
   for (const char *mode : {"reflect", "edge"}) {

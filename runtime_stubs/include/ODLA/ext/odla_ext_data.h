@@ -49,6 +49,13 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL
 odla_ExtReverseSequence(odla_value input, odla_value sequence_lens, odla_int32 batch_axis,
                         odla_int32 time_axis, const odla_value_id value_id);
 
+/* The input's bytes read as another element type of the same width (ONNX BitCast, little
+ * endian): same shape, no value converted. Fails with ODLA_INVALID_PARAM when the widths
+ * differ; the 4- and 2-bit types of odla_ext_types.h (one value per byte) only as themselves. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtBitCast(odla_value input,
+                                                                odla_element_type target_type,
+                                                                const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
