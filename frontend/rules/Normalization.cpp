@@ -171,6 +171,15 @@ Expected<Value *> layerNormParam(ImportCtx &ctx, Value *v, const char *what, con
                   " elements (the normalized shape " + dimsToString(normShape) + ") or 1");
 }
 
+// LayerNormalization's and RMSNormalization's statistics are computed in float32 (ONNX's
+// stash_type 1): x itself, or x cast to float32.
+Expected<Value *> stashAsF32(ImportCtx &ctx, Value *x) {
+  if (x->dtype() == DType::F32)
+    return x;
+  return ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}},
+                  ctx.tempName("stash"));
+}
+
 // LayerNormalization-17. Y: the IR's LayerNorm (ops/Transformer.cpp), which PyTorch's
 // decomposed form also becomes (RecognizeLayerNorm). Mean and InvStdDev, when asked
 // for, are computed apart in float32 (stash_type 1): ReduceMean, and
@@ -223,14 +232,10 @@ Status importLayerNormalization(ImportCtx &ctx) {
     return Status::ok();
 
   // Statistics in float32, over the normalized axes, keeping them as unit axes.
-  Value *xs = x;
-  if (x->dtype() != DType::F32) {
-    auto cast = ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}},
-                         ctx.tempName("stash"));
-    if (!cast)
-      return cast.takeStatus();
-    xs = *cast;
-  }
+  auto stashed = stashAsF32(ctx, x);
+  if (!stashed)
+    return stashed.takeStatus();
+  Value *xs = *stashed;
   std::vector<int64_t> axes;
   for (int64_t d = *axis; d < rank; ++d)
     axes.push_back(d);
@@ -341,14 +346,10 @@ Status importRMSNormalization(ImportCtx &ctx) {
   if (!axis)
     return axis.takeStatus();
   float eps = static_cast<float>(ctx.attrFloat("epsilon", 1e-5));
-  Value *xs = x;
-  if (x->dtype() != DType::F32) {
-    auto cast =
-        ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}}, ctx.tempName("stash"));
-    if (!cast)
-      return cast.takeStatus();
-    xs = *cast;
-  }
+  auto stashed = stashAsF32(ctx, x);
+  if (!stashed)
+    return stashed.takeStatus();
+  Value *xs = *stashed;
   std::vector<int64_t> axes;
   for (int64_t d = *axis; d < rank; ++d)
     axes.push_back(d);
