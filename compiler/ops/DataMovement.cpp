@@ -290,8 +290,7 @@ const std::vector<OpDef> kOps = {
      kShapeOnly,
      inferBitCast,
      [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtBitCast(c.in(0), odlaType(c.node().output(0)->dtype()),
-                                       c.outId(0)));
+       c.setOut(0, c.sink().ExtBitCast(c.in(0), odlaType(c.node().output(0)->dtype()), c.outId(0)));
      }},
     {"Reshape",
      {{"x", OperandDef::Required, kStorageTypes}},

@@ -38,7 +38,7 @@ Status inferReduce(InferCtx &c) {
 // The reductions ReduceDynamic computes (attribute `reduction`: the IR reduce op it stands
 // for), in ODLA_EXT_REDUCE_* order.
 const char *const kDynamicReductions[] = {
-    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+    "ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
     "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
 
 int dynamicReductionCode(const std::string &reduction) {
@@ -111,8 +111,8 @@ Status inferCumulative(InferCtx &c) {
 }
 
 // ONNX CumProd-26's element types.
-constexpr DTypeMask kCumProdTypes = kFloatTypes | maskOf(DType::I32) | maskOf(DType::I64) |
-                                    maskOf(DType::U32) | maskOf(DType::U64);
+constexpr DTypeMask kCumProdTypes =
+    kFloatTypes | maskOf(DType::I32) | maskOf(DType::I64) | maskOf(DType::U32) | maskOf(DType::U64);
 
 const std::vector<AttrDef> kReduceAttrs = {{"axes", AttrKind::Ints, std::nullopt},
                                            {"keepdims", AttrKind::Int, AttrValue(int64_t{1})}};
@@ -154,7 +154,8 @@ lower::Flag flag(const LowerCtx &c, const char *attr) { return {c.node().i(attr)
 
 // CumSum and CumProd: x and a run-time axis, lowered to the ODLA builder `Builder`.
 #define CUMULATIVE(Name, types, Builder)                                                           \
-  {#Name,                                                                                          \
+  {                                                                                                \
+#Name,                                                                                          \
    {{"x", OperandDef::Required, types}, {"axis", OperandDef::Required, kIndexTypes}},              \
    1,                                                                                              \
    {{"exclusive", AttrKind::Int, AttrValue(int64_t{0})},                                           \
@@ -165,7 +166,8 @@ lower::Flag flag(const LowerCtx &c, const char *attr) { return {c.node().i(attr)
    [](LowerCtx &c) {                                                                               \
      c.setOut(0, c.sink().Builder(c.in(0), c.in(1), flag(c, "exclusive"), flag(c, "reverse"),      \
                                   c.outId(0)));                                                    \
-   }}
+   }  \
+  }
 
 const std::vector<OpDef> kOps = {
     {"ReduceSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
@@ -200,10 +202,10 @@ const std::vector<OpDef> kOps = {
      kTraitNone,
      inferReduceDynamic,
      [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtReduceDynamic(
-                       c.in(0), c.in(1), dynamicReductionCode(c.node().s("reduction")),
-                       flag(c, "keepdims"), flag(c, "noop_with_empty_axes"), c.outShape(0),
-                       c.outId(0)));
+       c.setOut(0, c.sink().ExtReduceDynamic(c.in(0), c.in(1),
+                                             dynamicReductionCode(c.node().s("reduction")),
+                                             flag(c, "keepdims"), flag(c, "noop_with_empty_axes"),
+                                             c.outShape(0), c.outId(0)));
      }},
     {"ArgMax", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMax)},
     {"ArgMin", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMin)},
