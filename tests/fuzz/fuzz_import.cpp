@@ -8,6 +8,7 @@
 #include "Codegen.h"
 #include "Import.h"
 #include "Report.h"
+#include "lower/CheckTarget.h"
 #include "lower/Lowering.h"
 #include "lower/ReferencePlan.h"
 #include "passes/Pipeline.h"
