@@ -62,6 +62,10 @@ Expected<int> tensorCount(ImportCtx &ctx, int groups) {
                     str(groups - 1) + " groups; got " + str(ctx.numInputs()) + " inputs and " +
                     str(ctx.numOutputs()) + " outputs");
   int n = rest / groups;
+  // The tensors are a variadic parameter, whose names the schema check lets be empty.
+  for (int i = 2; i < ctx.numInputs(); ++i)
+    if (!ctx.hasInput(i))
+      return ctx.fail("input " + str(i) + " is empty; every optimized tensor is required");
   DType t = ctx.input(2)->dtype();
   if (t != DType::F32 && t != DType::F64)
     return ctx.fail("the optimized tensors must be float32 or float64, got " +

@@ -39,6 +39,15 @@ class ModelImport(hostile.HostileCase):
                            "72057594037927948,12] has more than 2^63 elements")
         self.assertNothingLeft(out)
 
+    def test_adam_empty_tensor_name(self):
+        # Adam's optimized tensors are a variadic parameter, whose names the schema check lets
+        # be empty: the rule read the absent operand's type (UBSan, null member call).
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", "adam-empty-tensor-name"), "-o", out)
+        self.assertRefused(r, "node #0 (ai.onnx.preview.training.Adam, opset 1): input 3 is "
+                           "empty; every optimized tensor is required")
+        self.assertNothingLeft(out)
+
 
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""
