@@ -156,7 +156,9 @@ std::string arity(int64_t lo, int64_t hi) {
 }
 
 // Operand or result names against the formal parameters ("SSO"): their count, and no empty
-// name where the parameter is required.
+// name where the parameter is required. An operand of a variadic parameter is required too
+// (ONNX's checker lets its name be empty, but no op gives that a meaning); a variadic result
+// may be left unnamed (not computed).
 Status checkArity(const google::protobuf::RepeatedPtrField<std::string> &names, const char *formal,
                   int64_t lo, int64_t hi, const char *what, const std::string &schema) {
   int64_t count = names.size();
@@ -167,12 +169,14 @@ Status checkArity(const google::protobuf::RepeatedPtrField<std::string> &names, 
   size_t formals = std::char_traits<char>::length(formal);
   if (formals == 0) // no formal parameters: the count check above allowed none
     return all;
+  bool operands = std::string(what) == "input";
   for (int64_t i = 0; i < count; ++i) {
     size_t f = std::min<size_t>(static_cast<size_t>(i), formals - 1);
-    bool variadicTail = i >= static_cast<int64_t>(formals);
-    if (names[static_cast<int>(i)].empty() && !variadicTail && formal[f] == 'S')
+    bool variadic = formal[f] == 'V';
+    if (names[static_cast<int>(i)].empty() && (formal[f] == 'S' || (variadic && operands)))
       all.append(Status::error(std::string(what) + " " + std::to_string(i) + " is required by " +
-                               schema + " but its name is empty"));
+                               schema + (variadic ? " (one of its variadic operands)" : "") +
+                               " but its name is empty"));
   }
   return all;
 }
