@@ -27,6 +27,8 @@ Expected<const Aggregate *> sequenceOperand(ImportCtx &ctx, int i, const char *w
 // A position operand, known at compile time, normalized against a sequence of `size`
 // elements: [-size, size) or, for an insertion point, [-size, size].
 Expected<int64_t> position(ImportCtx &ctx, int i, size_t size, bool insertion) {
+  if (ctx.aggregate(i))
+    return ctx.fail("position must be a tensor, got " + ctx.aggregate(i)->describe());
   if (ctx.hasInput(i) && ctx.input(i)->type().numElements() != 1)
     return ctx.fail("position must be one integer, got " + toString(ctx.input(i)->type()));
   auto p = ctx.constInts(i, "position");
@@ -39,6 +41,13 @@ Expected<int64_t> position(ImportCtx &ctx, int i, size_t size, bool insertion) {
     return ctx.fail("position " + str(at) + " is out of range [" + str(-n) + ", " + str(hi) +
                     "] for a sequence of " + str(n));
   return at < 0 ? at + n : at;
+}
+
+// An optional position operand (position()); `dflt` when the node has none.
+Expected<int64_t> positionOr(ImportCtx &ctx, int i, size_t size, bool insertion, int64_t dflt) {
+  if (!ctx.hasInput(i) && !ctx.aggregate(i))
+    return dflt;
+  return position(ctx, i, size, insertion);
 }
 
 // The element type a sequence holds, checked against a tensor about to join it.
@@ -99,17 +108,14 @@ Status importSequenceInsert(ImportCtx &ctx) {
   if (Status s = checkElementType(ctx, **seq, ctx.input(1)))
     return s;
   Aggregate out = **seq;
-  int64_t at = static_cast<int64_t>(out.elements.size());
-  if (ctx.numInputs() > 2 && (ctx.hasInput(2) || ctx.aggregate(2))) {
-    auto p = position(ctx, 2, out.elements.size(), true);
-    if (!p)
-      return p.takeStatus();
-    at = *p;
-  }
+  size_t n = out.elements.size();
+  auto at = positionOr(ctx, 2, n, true, static_cast<int64_t>(n));
+  if (!at)
+    return at.takeStatus();
   if (out.elements.size() >= static_cast<size_t>(kMaxSequenceLength))
     return ctx.fail("the sequence would have more than " + str(kMaxSequenceLength) +
                     " elements, the most odlac resolves at compile time");
-  out.elements.insert(out.elements.begin() + at, ctx.input(1));
+  out.elements.insert(out.elements.begin() + *at, ctx.input(1));
   ctx.setOutput(0, std::move(out));
   return Status::ok();
 }
@@ -121,14 +127,11 @@ Status importSequenceErase(ImportCtx &ctx) {
   Aggregate out = **seq;
   if (out.elements.empty())
     return ctx.fail("the sequence is empty: there is nothing to erase");
-  int64_t at = static_cast<int64_t>(out.elements.size()) - 1;
-  if (ctx.numInputs() > 1 && (ctx.hasInput(1) || ctx.aggregate(1))) {
-    auto p = position(ctx, 1, out.elements.size(), false);
-    if (!p)
-      return p.takeStatus();
-    at = *p;
-  }
-  out.elements.erase(out.elements.begin() + at);
+  size_t n = out.elements.size();
+  auto at = positionOr(ctx, 1, n, false, static_cast<int64_t>(n) - 1);
+  if (!at)
+    return at.takeStatus();
+  out.elements.erase(out.elements.begin() + *at);
   ctx.setOutput(0, std::move(out));
   return Status::ok();
 }

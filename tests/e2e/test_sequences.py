@@ -27,6 +27,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "conformance", "run_conformance.py")
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import odlactest  # noqa: E402
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 RNG = np.random.default_rng(15)
@@ -213,21 +215,6 @@ def if_sequences():
                ([np.array(False), x], [np.concatenate([np.abs(x), x])])]
 
 
-def write_folder(root, name, model, cases):
-    folder = os.path.join(root, "node", name)
-    os.makedirs(folder)
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for k, (ins, outs) in enumerate(cases):
-        data = os.path.join(folder, "test_data_set_%d" % k)
-        os.makedirs(data)
-        for kind, values, infos in (("input", ins, model.graph.input),
-                                    ("output", outs, model.graph.output)):
-            for i, (info, v) in enumerate(zip(infos, values)):
-                with open(os.path.join(data, "%s_%d.pb" % (kind, i)), "wb") as f:
-                    f.write(to_proto(v, info.name).SerializeToString())
-
-
 def main():
     env = {k: os.environ.get(k) for k in ("ODLAC", "ODLA_LIB", "ODLA_INCLUDE")}
     missing = [k for k, v in env.items() if not v]
@@ -241,7 +228,7 @@ def main():
                  "seq_loop_unrolled": loop_unrolled, "seq_if": if_sequences}
         for name, build in sorted(cases.items()):
             model, data = build()
-            write_folder(root, name, model, data)
+            odlactest.write_test_folder(root, name, model, data, encode=to_proto)
         xfail = os.path.join(root, "xfail_none.txt")
         open(xfail, "w").close()
         cmd = [sys.executable, RUNNER, "--odlac", env["ODLAC"], "--backend", backend,
