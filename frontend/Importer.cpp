@@ -285,7 +285,8 @@ private:
     if (!type.has_tensor_type()) {
       error(what + (type.value_case() == onnx::TypeProto::VALUE_NOT_SET
                         ? std::string(" has no type")
-                        : std::string(" is ") + (nonTensorKind(type) ? nonTensorKind(type) : "not a tensor") +
+                        : std::string(" is ") +
+                              (nonTensorKind(type) ? nonTensorKind(type) : "not a tensor") +
                               " (graph inputs are tensors, sequences of tensors and optionals "
                               "of either)"));
       return nullptr;
@@ -312,9 +313,9 @@ private:
     if (opts_.batchSize > 0) { // --dynamic-batch: the symbolic leading dim is the batch
       if (dims.empty() || dims[0] >= 0 || opts_.inputShapes.count(name)) {
         error(what + ": --dynamic-batch needs a symbolic leading dim (the batch), not " +
-              (dims.empty() ? std::string("rank 0 or an unknown rank")
-                            : opts_.inputShapes.count(name) ? "one pinned by --input-shape"
-                                                                 : dimsToString(dims)));
+              (dims.empty()                    ? std::string("rank 0 or an unknown rank")
+               : opts_.inputShapes.count(name) ? "one pinned by --input-shape"
+                                               : dimsToString(dims)));
         return nullptr;
       }
       dims[0] = opts_.batchSize;
@@ -336,8 +337,7 @@ private:
       }
       dims = p;
     } else if (!symbolic.empty()) {
-      error(what + ": " + symbolic + "; pin it with --input-shape " + name + ":" +
-            "<d0>x<d1>x...");
+      error(what + ": " + symbolic + "; pin it with --input-shape " + name + ":" + "<d0>x<d1>x...");
       return nullptr;
     }
     TensorType t{*dtype, dims};
@@ -367,9 +367,9 @@ private:
       }
       Operand held = importInputValue(name, inner, seen, true);
       if (!held.absent())
-        v.aggregate = Aggregate::optional(
-            true, held.aggregate.has_value(),
-            held.aggregate ? held.aggregate->elements : std::vector<Value *>{held.tensor});
+        v.aggregate = Aggregate::optional(true, held.aggregate.has_value(),
+                                          held.aggregate ? held.aggregate->elements
+                                                         : std::vector<Value *>{held.tensor});
       return v;
     }
     if (type.has_sequence_type()) {
@@ -381,8 +381,9 @@ private:
       }
       auto length = opts_.sequenceLengths.find(name);
       if (length == opts_.sequenceLengths.end()) {
-        error(what + " is a sequence, whose length the model's type does not give: odlac needs "
-                     "it at compile time; give it with --sequence-length " +
+        error(what +
+              " is a sequence, whose length the model's type does not give: odlac needs "
+              "it at compile time; give it with --sequence-length " +
               name + "=N (its elements become the inputs " + elementName(name, 0) + ", " +
               elementName(name, 1) + "... of the generated code)");
         return v;
@@ -415,16 +416,19 @@ private:
     };
     for (const auto &[name, length] : opts_.sequenceLengths) {
       const onnx::TypeProto *t = kindOf(name);
-      bool sequence = t && (t->has_sequence_type() || (t->has_optional_type() &&
-                                                       t->optional_type().elem_type().has_sequence_type()));
+      bool sequence =
+          t && (t->has_sequence_type() ||
+                (t->has_optional_type() && t->optional_type().elem_type().has_sequence_type()));
       if (!sequence)
-        error("--sequence-length names '" + name + "', which is not a graph input of a sequence "
+        error("--sequence-length names '" + name +
+              "', which is not a graph input of a sequence "
               "type (or an optional sequence)");
     }
     for (const std::string &name : opts_.absentOptionals) {
       const onnx::TypeProto *t = kindOf(name);
       if (!t || !t->has_optional_type())
-        error("--optional-absent names '" + name + "', which is not a graph input of an optional "
+        error("--optional-absent names '" + name +
+              "', which is not a graph input of an optional "
               "type");
     }
   }
@@ -732,8 +736,8 @@ private:
         Value *v = lookup(scope, in);
         if (!v)
           aggregates.back() = lookupAggregate(scope, in);
-        if (!v && !aggregates.back()) { // checkStructure found every input defined: this
-          assert(isPoisoned(scope, in));  // one's producer failed
+        if (!v && !aggregates.back()) {  // checkStructure found every input defined: this
+          assert(isPoisoned(scope, in)); // one's producer failed
           blocked = true;
           continue;
         }

@@ -89,8 +89,10 @@ Expected<bool> constantBool(ImportCtx &ctx, const Value *v, const std::string &w
   if (v->dtype() != DType::Bool || v->type().numElements() != 1)
     return ctx.fail(what + " must be one bool, got " + toString(v->type()));
   if (!isComputableFromConstants(*v))
-    return ctx.fail(what + " ('" + v->name() + "') must be known at compile time, but it "
-                    "depends on " + notConstantBecause(*v) + "; " + why);
+    return ctx.fail(what + " ('" + v->name() +
+                    "') must be known at compile time, but it "
+                    "depends on " +
+                    notConstantBecause(*v) + "; " + why);
   auto data = evaluateValue(*v);
   if (!data)
     return data.takeStatus();
@@ -191,10 +193,10 @@ Expected<Operand> selectBranches(ImportCtx &ctx, Value *cond, const Operand &the
                     " in else_branch: which one depends on cond, known only at run time, and "
                     "odlac needs the length and presence of sequences and optionals at compile "
                     "time");
-  std::vector<Value *> a = then.aggregate ? then.aggregate->elements
-                                          : std::vector<Value *>{then.tensor};
-  std::vector<Value *> b = other.aggregate ? other.aggregate->elements
-                                           : std::vector<Value *>{other.tensor};
+  std::vector<Value *> a =
+      then.aggregate ? then.aggregate->elements : std::vector<Value *>{then.tensor};
+  std::vector<Value *> b =
+      other.aggregate ? other.aggregate->elements : std::vector<Value *>{other.tensor};
   std::vector<Value *> picked;
   for (size_t k = 0; k < a.size(); ++k) {
     if (a[k]->type() != b[k]->type())

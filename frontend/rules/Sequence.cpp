@@ -20,7 +20,9 @@ Expected<const Aggregate *> sequenceOperand(ImportCtx &ctx, int i, const char *w
   const Aggregate *a = ctx.aggregate(i);
   if (!a || !a->isSequence())
     return ctx.fail(std::string(what) + " (input " + str(i) + ") must be a sequence, got " +
-                    (a ? a->describe() : ctx.hasInput(i) ? "a tensor" : "nothing"));
+                    (a                 ? a->describe()
+                     : ctx.hasInput(i) ? "a tensor"
+                                       : "nothing"));
   return a;
 }
 
@@ -34,7 +36,7 @@ Expected<int64_t> position(ImportCtx &ctx, int i, size_t size, bool insertion) {
   auto p = ctx.constInts(i, "position");
   if (!p)
     return ctx.fail(p.status().message() + "; it picks an element of a sequence, which odlac "
-                    "resolves at compile time");
+                                           "resolves at compile time");
   int64_t n = static_cast<int64_t>(size), at = (*p)[0];
   int64_t hi = insertion ? n : n - 1;
   if (at < -n || at > hi)
@@ -64,7 +66,8 @@ Status importIdentity(ImportCtx &ctx) { return ctx.setOutput(0, ctx.operand(0));
 Status importSequenceEmpty(ImportCtx &ctx) {
   auto dtype = dtypeFromOnnx(static_cast<int>(ctx.attrInt("dtype", 1)));
   if (!dtype)
-    return ctx.fail("dtype " + str(ctx.attrInt("dtype", 1)) + " is not an element type odlac "
+    return ctx.fail("dtype " + str(ctx.attrInt("dtype", 1)) +
+                    " is not an element type odlac "
                     "supports");
   ctx.setOutput(0, Aggregate::sequence({}, *dtype));
   return Status::ok();
@@ -77,9 +80,8 @@ Status importSequenceConstruct(ImportCtx &ctx) {
       return ctx.fail("input " + str(i) + " must be a tensor, got " +
                       (ctx.aggregate(i) ? ctx.aggregate(i)->describe() : "nothing"));
     if (!elements.empty() && ctx.input(i)->dtype() != elements[0]->dtype())
-      return ctx.fail("input " + str(i) + " is " + dtypeName(ctx.input(i)->dtype()) +
-                      ", input 0 " + dtypeName(elements[0]->dtype()) +
-                      ": a sequence holds one element type");
+      return ctx.fail("input " + str(i) + " is " + dtypeName(ctx.input(i)->dtype()) + ", input 0 " +
+                      dtypeName(elements[0]->dtype()) + ": a sequence holds one element type");
     elements.push_back(ctx.input(i));
   }
   ctx.setOutput(0, Aggregate::sequence(elements));
@@ -169,7 +171,7 @@ Status importSplitToSequence(ImportCtx &ctx) {
     auto split = ctx.constInts(1, "split");
     if (!split)
       return ctx.fail(split.status().message() + "; it fixes the sequence's length and element "
-                      "shapes, which odlac needs at compile time");
+                                                 "shapes, which odlac needs at compile time");
     if (scalar) {
       int64_t piece = (*split)[0];
       if (piece <= 0)
@@ -202,8 +204,8 @@ Status importSplitToSequence(ImportCtx &ctx) {
     ends[*axis] = start + sizes[i];
     start += sizes[i];
     std::string name = ctx.tempName(str(static_cast<int64_t>(i)));
-    auto piece = ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}},
-                          name);
+    auto piece =
+        ctx.emit("Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, name);
     if (!piece)
       return piece.takeStatus();
     Value *v = *piece;
@@ -287,8 +289,8 @@ Status importSequenceMap(ImportCtx &ctx) {
     std::vector<Operand> formals;
     for (int i = 0; i < ctx.numInputs(); ++i) {
       Operand f;
-      f.tensor = ctx.aggregate(i) ? ctx.aggregate(i)->elements[static_cast<size_t>(k)]
-                                  : ctx.input(i);
+      f.tensor =
+          ctx.aggregate(i) ? ctx.aggregate(i)->elements[static_cast<size_t>(k)] : ctx.input(i);
       formals.push_back(f);
     }
     auto results = ctx.inlineBody("body", formals, "SequenceMap element " + str(k) + ": ");
@@ -311,7 +313,8 @@ Status importSequenceMap(ImportCtx &ctx) {
     std::optional<DType> elemType;
     if (body && body->has_g() && static_cast<int>(o) < body->g().output_size() &&
         body->g().output(static_cast<int>(o)).type().has_tensor_type())
-      elemType = dtypeFromOnnx(body->g().output(static_cast<int>(o)).type().tensor_type().elem_type());
+      elemType =
+          dtypeFromOnnx(body->g().output(static_cast<int>(o)).type().tensor_type().elem_type());
     ctx.setOutput(static_cast<int>(o), Aggregate::sequence(outs[o], elemType));
   }
   return Status::ok();
@@ -338,8 +341,7 @@ Status importOptional(ImportCtx &ctx) {
 Status importOptionalHasElement(ImportCtx &ctx) {
   Operand in = ctx.numInputs() > 0 ? ctx.operand(0) : Operand{};
   // A tensor or a sequence has its element (opset 18 takes them); no input: none.
-  uint8_t has = in.aggregate && !in.aggregate->isSequence() ? in.aggregate->present
-                                                            : !in.absent();
+  uint8_t has = in.aggregate && !in.aggregate->isSequence() ? in.aggregate->present : !in.absent();
   ctx.setOutput(0, ctx.constant(ctx.outputName(0), {DType::Bool, {}}, &has));
   return Status::ok();
 }

@@ -58,8 +58,7 @@ TEST(SequenceImport, SequenceInputIsFlattenedAndConcatIsOneNode) {
   EXPECT_EQ((*g)->inputs()[2]->name(), "xs.2");
   EXPECT_EQ(countOps(**g, "Concat"), 1u);
   const float a[] = {1, 2}, b[] = {3, 4}, c[] = {5, 6};
-  auto outs = executeGraph(**g, {Buffer::copyOf(a, 8), Buffer::copyOf(b, 8),
-                                 Buffer::copyOf(c, 8)});
+  auto outs = executeGraph(**g, {Buffer::copyOf(a, 8), Buffer::copyOf(b, 8), Buffer::copyOf(c, 8)});
   ASSERT_TRUE(outs) << outs.status().message();
   const float *joined = (*outs)[0]->as<float>(), *at = (*outs)[1]->as<float>();
   for (int i = 0; i < 6; ++i)
@@ -110,7 +109,10 @@ TEST(SequenceImport, AbsentOptionalInputHasNoInput) {
   auto *g = m.mutable_graph();
   onnx::ValueInfoProto o;
   o.set_name("o");
-  o.mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_tensor_type()
+  o.mutable_type()
+      ->mutable_optional_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
       ->set_elem_type(kF32);
   *g->add_input() = o;
   *g->add_node() = node("OptionalHasElement", {"o"}, {"has"});
