@@ -219,30 +219,40 @@ Expected<Operand> selectBranches(ImportCtx &ctx, Value *cond, const Operand &the
   return out;
 }
 
-// If whose branches return sequences or optionals: both branches inlined; a condition known
-// at compile time picks one, else selectBranches.
+// If whose branches return sequences or optionals, inlined: a condition known at compile time
+// imports only the branch it takes; otherwise both are, and selectBranches joins them.
 Status importInlinedIf(ImportCtx &ctx, Value *cond) {
-  auto then = ctx.inlineBody("then_branch", {}, "then_branch: ");
-  if (!then)
-    return then.takeStatus();
-  auto other = ctx.inlineBody("else_branch", {}, "else_branch: ");
-  if (!other)
-    return other.takeStatus();
-  if (then->size() != static_cast<size_t>(ctx.numOutputs()) ||
-      other->size() != static_cast<size_t>(ctx.numOutputs()))
-    return ctx.fail("the branches return " + str(static_cast<int64_t>(then->size())) + " and " +
-                    str(static_cast<int64_t>(other->size())) + " values for " +
-                    str(ctx.numOutputs()) + " outputs");
-  std::optional<bool> known;
-  if (isComputableFromConstants(*cond)) {
+  auto returned = [&](const Expected<std::vector<Operand>> &outs, const char *branch) {
+    if (outs && outs->size() != static_cast<size_t>(ctx.numOutputs()))
+      return ctx.fail(std::string(branch) + " returns " + str(static_cast<int64_t>(outs->size())) +
+                      " values for " + str(ctx.numOutputs()) + " outputs");
+    return outs ? Status::ok() : outs.status();
+  };
+  if (isComputableFromConstants(*cond)) { // only the branch taken is imported
     auto c = constantBool(ctx, cond, "cond", "");
     if (!c)
       return c.takeStatus();
-    known = *c;
+    const char *branch = *c ? "then_branch" : "else_branch";
+    if (!ctx.hasAttr(*c ? "else_branch" : "then_branch")) // read: never taken, so never imported
+      return ctx.fail(std::string("graph attribute '") + (*c ? "else_branch" : "then_branch") +
+                      "' is missing");
+    auto outs = ctx.inlineBody(branch, {}, std::string(branch) + ": ");
+    if (Status s = returned(outs, branch))
+      return s;
+    for (int i = 0; i < ctx.numOutputs(); ++i)
+      if (Status s = ctx.setOutput(i, (*outs)[static_cast<size_t>(i)]))
+        return s;
+    return Status::ok();
   }
+  auto then = ctx.inlineBody("then_branch", {}, "then_branch: ");
+  if (Status s = returned(then, "then_branch"))
+    return s;
+  auto other = ctx.inlineBody("else_branch", {}, "else_branch: ");
+  if (Status s = returned(other, "else_branch"))
+    return s;
   for (int i = 0; i < ctx.numOutputs(); ++i) {
-    const Operand &a = (*then)[static_cast<size_t>(i)], &b = (*other)[static_cast<size_t>(i)];
-    auto out = known ? Expected<Operand>(*known ? a : b) : selectBranches(ctx, cond, a, b, i);
+    auto out = selectBranches(ctx, cond, (*then)[static_cast<size_t>(i)],
+                              (*other)[static_cast<size_t>(i)], i);
     if (!out)
       return out.takeStatus();
     if (Status s = ctx.setOutput(i, *out))

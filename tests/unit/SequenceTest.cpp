@@ -127,5 +127,45 @@ TEST(SequenceImport, AbsentOptionalInputHasNoInput) {
   EXPECT_EQ(*(*outs)[0]->as<uint8_t>(), 0);
 }
 
+// An If over sequences whose condition is a constant imports only the branch it takes: the
+// other one, whose SequenceAt is out of range, is never imported.
+TEST(SequenceImport, ConstantIfImportsOnlyTheBranchTaken) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", kF32, {2});
+  *g->add_initializer() = int64Tensor("nine", {}, {9});
+  onnx::TensorProto yes;
+  yes.set_name("yes");
+  yes.set_data_type(onnx::TensorProto::BOOL);
+  yes.add_int32_data(1);
+  *g->add_initializer() = yes;
+  auto n = node("If", {"yes"}, {"s"}, "the_if");
+  for (const char *branch : {"then_branch", "else_branch"}) {
+    onnx::GraphProto b;
+    b.set_name(branch);
+    std::string seq = std::string(branch) + "_seq", at = std::string(branch) + "_at";
+    *b.add_node() = node("SequenceConstruct", {"x", "x"}, {seq});
+    if (branch[0] == 'e') { // invalid: position 9 of a sequence of 2
+      *b.add_node() = node("SequenceAt", {seq, "nine"}, {at});
+      *b.add_node() = node("SequenceConstruct", {at}, {seq + "1"});
+      seq += "1";
+    }
+    *b.add_output() = sequenceInfo(seq, {2});
+    auto *a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = b;
+  }
+  *g->add_node() = n;
+  *g->add_node() = node("SequenceLength", {"s"}, {"len"});
+  *g->add_output() = tensorInfo("len", onnx::TensorProto::INT64, {});
+  auto imported = importOnnxFile(save(m, tempDir()), {});
+  ASSERT_TRUE(imported) << imported.status().message();
+  const float x[] = {1, 2};
+  auto outs = executeGraph(**imported, {Buffer::copyOf(x, sizeof x)});
+  ASSERT_TRUE(outs) << outs.status().message();
+  EXPECT_EQ(*(*outs)[0]->as<int64_t>(), 2);
+}
+
 } // namespace
 } // namespace odlac::test
