@@ -206,6 +206,11 @@ Expected<std::vector<Operand>> ImportCtx::inlineBody(const char *attr,
   return bodies_->inlineBody(a->g(), formals, label);
 }
 
+bool ImportCtx::bodyReadsAggregates(const char *attr) {
+  const onnx::AttributeProto *a = findAttr(attr);
+  return a && a->has_g() && bodies_ && bodies_->readsAggregates(a->g());
+}
+
 Operand ImportCtx::operand(int i) const {
   Operand o;
   o.tensor = input(i);

@@ -39,6 +39,9 @@ public:
   virtual Expected<std::vector<Operand>> inlineBody(const onnx::GraphProto &body,
                                                     const std::vector<Operand> &formals,
                                                     const std::string &label) = 0;
+  // Whether the body's nodes (nested bodies included) read a sequence or an optional of the
+  // importing graph's scopes.
+  virtual bool readsAggregates(const onnx::GraphProto &body) = 0;
 };
 
 class ImportCtx {
@@ -82,6 +85,9 @@ public:
   // errors, the returned error says which body failed.
   void setBodyImporter(BodyImporter *b) { bodies_ = b; }
   Expected<ImportedBody> importBody(const char *attr, const std::vector<TensorType> &inputTypes);
+  // Whether the graph attribute `attr` reads an outer sequence or optional
+  // (BodyImporter::readsAggregates).
+  bool bodyReadsAggregates(const char *attr);
   // Inlines the graph attribute `attr` (BodyImporter::inlineBody).
   Expected<std::vector<Operand>> inlineBody(const char *attr, const std::vector<Operand> &formals,
                                             const std::string &label);

@@ -675,6 +675,23 @@ private:
     return outs;
   }
 
+  bool readsAggregates(const onnx::GraphProto &gp) override {
+    for (const onnx::NodeProto &n : gp.node()) {
+      for (const std::string &in : n.input())
+        for (const Scope *s = scope_; !in.empty() && s; s = s->outer)
+          if (s->aggregates.count(in))
+            return true;
+      for (const onnx::AttributeProto &a : n.attribute()) {
+        if (a.has_g() && readsAggregates(a.g()))
+          return true;
+        for (const onnx::GraphProto &b : a.graphs())
+          if (readsAggregates(b))
+            return true;
+      }
+    }
+    return false;
+  }
+
   void importNodes(const onnx::GraphProto &graph, Scope &scope) {
     int index = 0;
     for (const onnx::NodeProto &n : graph.node()) {

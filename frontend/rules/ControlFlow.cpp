@@ -99,16 +99,14 @@ Expected<bool> constantBool(ImportCtx &ctx, const Value *v, const std::string &w
   return *(*data)->as<uint8_t>() != 0;
 }
 
-// A Loop that carries a sequence or an optional: unrolled at import, since what it carries
-// must have a length and a presence known at compile time. The trip count and the condition
-// of every iteration must be known then too; each iteration inlines the body with the
-// iteration number as a constant.
+// A Loop that carries or reads a sequence or an optional: unrolled at import, since their
+// lengths and presence, and positions in them such as the iteration number, must be known
+// at compile time. So must the trip count and the condition of every iteration; each
+// iteration inlines the body with the iteration number as a constant, and scan outputs are
+// stacked from the iterations' values.
 Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
-  const std::string why = "the loop carries a sequence or an optional, which odlac resolves at "
-                          "compile time by unrolling the loop";
-  if (scans > 0)
-    return ctx.fail("scan outputs of a Loop that carries a sequence or an optional are not "
-                    "supported (unrolled loops carry values only)");
+  const std::string why = "the loop carries or reads a sequence or an optional, which odlac "
+                          "resolves at compile time by unrolling the loop";
   int64_t trip = std::numeric_limits<int64_t>::max();
   if (ctx.hasInput(0)) {
     auto m = ctx.constInts(0, "M");
@@ -132,6 +130,7 @@ Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
       return ctx.fail("loop-carried input " + str(k) + " is empty");
     state.push_back(std::move(v));
   }
+  std::vector<std::vector<Value *>> scanned(static_cast<size_t>(scans));
   for (int64_t i = 0; go && i < trip; ++i) {
     if (i >= kMaxSequenceLength)
       return ctx.fail("the loop runs more than " + str(kMaxSequenceLength) +
@@ -142,22 +141,58 @@ Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
     auto outs = ctx.inlineBody("body", formals, "Loop iteration " + str(i) + ": ");
     if (!outs)
       return outs.takeStatus();
-    if (outs->size() != static_cast<size_t>(1 + carried))
+    if (outs->size() != static_cast<size_t>(1 + carried + scans))
       return ctx.fail("body returns " + str(static_cast<int64_t>(outs->size())) +
-                      " values; the node needs " + str(1 + carried) +
-                      " (cond, loop-carried values)");
+                      " values; the node needs " + str(1 + carried + scans) +
+                      " (cond, loop-carried values, scan outputs)");
+    for (int k = 0; k < scans; ++k) {
+      const Operand &v = (*outs)[static_cast<size_t>(1 + carried + k)];
+      std::vector<Value *> &rows = scanned[static_cast<size_t>(k)];
+      if (!v.tensor || (!rows.empty() && v.tensor->type() != rows[0]->type()))
+        return ctx.fail("scan output " + str(k) + " is " +
+                        (v.tensor ? toString(v.tensor->type()) : v.aggregate->describe()) +
+                        " in iteration " + str(i) +
+                        (rows.empty() ? std::string()
+                                      : " and " + toString(rows[0]->type()) + " before") +
+                        "; scan outputs stack tensors of one type");
+      rows.push_back(v.tensor);
+    }
     if (!(*outs)[0].tensor)
       return ctx.fail("body's condition output is not a tensor");
     auto c = constantBool(ctx, (*outs)[0].tensor, "the body's condition output", why);
     if (!c)
       return c.takeStatus();
     go = *c;
-    state.assign(outs->begin() + 1, outs->end());
+    state.assign(outs->begin() + 1, outs->begin() + 1 + carried);
   }
   for (int k = 0; k < carried; ++k)
     if (ctx.wantsOutput(k))
       if (Status s = ctx.setOutput(k, state[static_cast<size_t>(k)]))
         return s;
+  // Scan outputs: each iteration's value gets a leading axis, and they are joined on it.
+  for (int k = 0; k < scans; ++k) {
+    std::vector<Value *> rows = scanned[static_cast<size_t>(k)];
+    if (rows.empty())
+      return ctx.fail("scan output " + str(k) + " ('" + ctx.outputName(carried + k) +
+                      "') would be empty: the unrolled loop runs no iteration, so nothing gives "
+                      "its element type and shape");
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Dims dims = rows[r]->dims();
+      dims.insert(dims.begin(), 1);
+      auto row = ctx.reshape(rows[r], dims,
+                             ctx.tempName("scan" + str(k) + "_" + str(static_cast<int64_t>(r))));
+      if (!row)
+        return row.takeStatus();
+      rows[r] = *row;
+    }
+    auto stacked = concatValues(ctx, rows, 0);
+    if (!stacked)
+      return stacked.takeStatus();
+    Operand out;
+    out.tensor = *stacked;
+    if (Status s = ctx.setOutput(carried + k, out))
+      return s;
+  }
   return Status::ok();
 }
 
@@ -326,6 +361,8 @@ Status importLoop(ImportCtx &ctx) {
   for (int k = 0; k < carried; ++k)
     if (ctx.aggregate(2 + k))
       return importUnrolledLoop(ctx, carried, scans);
+  if (ctx.bodyReadsAggregates("body"))
+    return importUnrolledLoop(ctx, carried, scans);
   if (!ctx.hasInput(0) && !ctx.hasInput(1))
     return ctx.fail("neither a trip count M nor a condition: the loop would never end");
   Value *trip = nullptr, *cond = nullptr;

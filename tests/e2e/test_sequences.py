@@ -11,7 +11,8 @@ negative position, SequenceLength, ConcatFromSequence with and without new_axis;
 SplitToSequence with a constant split and with keepdims=0; SequenceMap over a sequence graph
 input with elements of different shapes and a tensor operand, returning a sequence graph
 output; optional graph inputs present and absent, Optional, OptionalHasElement and
-OptionalGetElement; a Loop with a constant trip count carrying a growing sequence (unrolled);
+OptionalGetElement; a Loop with a constant trip count carrying a growing sequence, and one
+reading an outer sequence by its iteration number with a scan output (both unrolled);
 an If with a run-time condition whose branches return sequences of one structure.
 
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE (as for the other e2e tests); ODLA_BACKEND and
@@ -195,6 +196,27 @@ def loop_unrolled():
     return m, [([x], [Seq(pieces), np.concatenate(pieces)])]
 
 
+def loop_reads_sequence():
+    """Loop over SequenceLength(xs) that carries only a tensor but reads xs[i] (an outer
+    sequence, by the iteration number): unrolled; it sums the elements into the carried
+    tensor and emits each element doubled as a scan output."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("SequenceAt", ["xs", "i"], ["e"]),
+         helper.make_node("Add", ["acc_in", "e"], ["acc_out"]),
+         const("two", np.array(2.0, np.float32)),
+         helper.make_node("Mul", ["e", "two"], ["doubled"])],
+        "accumulate", [vi("i", I64, []), vi("cond_in", BOOL, []), vi("acc_in", F32, [3])],
+        [vi("cond_out", BOOL, []), vi("acc_out", F32, [3]), vi("doubled", F32, [3])])
+    nodes = [helper.make_node("SequenceLength", ["xs"], ["n"]),
+             const("zeros", np.zeros(3, np.float32)),
+             helper.make_node("Loop", ["n", "", "zeros"], ["sum", "rows"], body=body)]
+    m = model_of(nodes, "loop_reads_sequence", [seq_vi("xs", F32, [3])],
+                 [vi("sum", F32, [3]), vi("rows", F32, [4, 3])], opset=13)
+    xs = Seq(RNG.standard_normal(3).astype(np.float32) for _ in range(4))
+    return m, [([xs], [np.sum(xs, axis=0), 2 * np.stack(xs)])]
+
+
 def if_sequences():
     """If with a run-time condition whose branches each return a sequence of two tensors of
     the same shapes: the elements are selected with the condition."""
@@ -225,7 +247,8 @@ def main():
         cases = {"seq_ops": sequence_ops, "seq_split_and_map": split_and_map,
                  "seq_io": sequence_io, "seq_optional_present": lambda: optionals(True),
                  "seq_optional_absent": lambda: optionals(False),
-                 "seq_loop_unrolled": loop_unrolled, "seq_if": if_sequences}
+                 "seq_loop_unrolled": loop_unrolled, "seq_loop_reads": loop_reads_sequence,
+                 "seq_if": if_sequences}
         for name, build in sorted(cases.items()):
             model, data = build()
             odlactest.write_test_folder(root, name, model, data, encode=to_proto)

@@ -170,7 +170,18 @@ class ControlFlowOverSequences(HostileCase):
     def test_trip_count_known_at_run_time(self):
         self.refused(self.loop(0, trip_input=True), "node 'loop' (Loop",
                      "M (input 0, 'm') must be known at compile time",
-                     "the loop carries a sequence or an optional")
+                     "the loop carries or reads a sequence or an optional")
+
+    def test_unrolled_scan_output_of_no_iteration(self):
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("SequenceAt", ["s", "i"], ["row"])],
+            "rows", [vi("i", I64, []), vi("c_in", BOOL, [])],
+            [vi("c_out", BOOL, []), vi("row", F, [2])])
+        m = pair_then(const("zero", np.array(0, np.int64)),
+                      helper.make_node("Loop", ["zero", "", ], ["y"], body=body, name="loop"))
+        self.refused(m, "node 'loop' (Loop", "scan output 0 ('y') would be empty: the unrolled "
+                     "loop runs no iteration")
 
     def test_too_many_iterations(self):
         self.refused(self.loop(1 << 40), "node 'loop' (Loop",
