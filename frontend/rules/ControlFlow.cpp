@@ -149,12 +149,12 @@ Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
       const Operand &v = (*outs)[static_cast<size_t>(1 + carried + k)];
       std::vector<Value *> &rows = scanned[static_cast<size_t>(k)];
       if (!v.tensor || (!rows.empty() && v.tensor->type() != rows[0]->type()))
-        return ctx.fail("scan output " + str(k) + " is " +
-                        (v.tensor ? toString(v.tensor->type()) : v.aggregate->describe()) +
-                        " in iteration " + str(i) +
-                        (rows.empty() ? std::string()
-                                      : " and " + toString(rows[0]->type()) + " before") +
-                        "; scan outputs stack tensors of one type");
+        return ctx.fail(
+            "scan output " + str(k) + " is " +
+            (v.tensor ? toString(v.tensor->type()) : v.aggregate->describe()) + " in iteration " +
+            str(i) +
+            (rows.empty() ? std::string() : " and " + toString(rows[0]->type()) + " before") +
+            "; scan outputs stack tensors of one type");
       rows.push_back(v.tensor);
     }
     if (!(*outs)[0].tensor)
