@@ -25,6 +25,13 @@ constexpr int64_t kOldestImportedOpset = 7;
 struct ImportOptions {
   // Pins the dims of graph inputs: name -> dims (from --input-shape name:1x3x224x224).
   std::map<std::string, Dims> inputShapes;
+  // The number of elements of sequence graph inputs (and of optional ones holding a
+  // sequence): name -> N (from --sequence-length name=N). ONNX's types do not give it, and
+  // odlac resolves sequences at compile time: each element is one input of the generated
+  // code.
+  std::map<std::string, int64_t> sequenceLengths;
+  // Optional graph inputs compiled as absent (--optional-absent); the others hold a value.
+  std::set<std::string> absentOptionals;
   // ONNX domains whose nodes import as custom ops (--custom-op-domain), run by kernels the
   // application registers (frontend/rules/Custom.cpp).
   std::set<std::string> customOpDomains;
@@ -46,6 +53,13 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
 Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
                                                  const std::string &name,
                                                  const ImportOptions &opts);
+
+// The most elements of a sequence odlac resolves at compile time (each one is a value of its
+// own: an input, a SequenceMap body, a Loop iteration unrolled).
+constexpr int64_t kMaxSequenceLength = 4096;
+
+// Parses "name=3" into an entry of ImportOptions::sequenceLengths.
+Status parseSequenceLength(const std::string &spec, ImportOptions &opts);
 
 // Parses "name:1x3x224x224" into an entry of ImportOptions::inputShapes.
 Status parseInputShape(const std::string &spec, ImportOptions &opts);

@@ -195,6 +195,45 @@ Expected<ImportedBody> ImportCtx::importBody(const char *attr,
   return bodies_->importBody(a->g(), inputTypes);
 }
 
+Expected<std::vector<Operand>> ImportCtx::inlineBody(const char *attr,
+                                                     const std::vector<Operand> &formals,
+                                                     const std::string &label) {
+  const onnx::AttributeProto *a = findAttr(attr);
+  if (!a || !a->has_g())
+    return fail(std::string("graph attribute '") + attr + "' is missing");
+  if (!bodies_)
+    return fail("internal: no body importer");
+  return bodies_->inlineBody(a->g(), formals, label);
+}
+
+bool ImportCtx::bodyReadsAggregates(const char *attr) {
+  const onnx::AttributeProto *a = findAttr(attr);
+  return a && a->has_g() && bodies_ && bodies_->readsAggregates(a->g());
+}
+
+Operand ImportCtx::operand(int i) const {
+  Operand o;
+  o.tensor = input(i);
+  if (const Aggregate *a = aggregate(i))
+    o.aggregate = *a;
+  return o;
+}
+
+Status ImportCtx::setOutput(int i, const Operand &v) {
+  if (v.aggregate) {
+    setOutput(i, *v.aggregate);
+    return Status::ok();
+  }
+  if (!v.tensor)
+    return fail("output " + std::to_string(i) + " ('" + outputName(i) + "') has no value");
+  // A node result of its own, named after the output, as every other rule makes.
+  auto copy = emit("Identity", {v.tensor}, {}, outputName(i));
+  if (!copy)
+    return copy.takeStatus();
+  setOutput(i, *copy);
+  return Status::ok();
+}
+
 std::string ImportCtx::tempName(const std::string &suffix) const {
   std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0)
                                                                           : node_.name();

@@ -3,6 +3,7 @@
 // type inferred on the spot), and error reporting that names the rule broken.
 #pragma once
 
+#include "Aggregate.h"
 #include "ir/Graph.h"
 #include "support/Status.h"
 
@@ -32,6 +33,15 @@ public:
   // `inputTypes`: the types of the body's formal inputs, which the op defines.
   virtual Expected<ImportedBody> importBody(const onnx::GraphProto &body,
                                             const std::vector<TensorType> &inputTypes) = 0;
+  // Imports the body's nodes into the importing graph itself, its formal inputs bound to
+  // `formals` (a body unrolled or selected at import: SequenceMap, a Loop or If over
+  // sequences); returns its outputs. `label` prefixes messages about its nodes.
+  virtual Expected<std::vector<Operand>> inlineBody(const onnx::GraphProto &body,
+                                                    const std::vector<Operand> &formals,
+                                                    const std::string &label) = 0;
+  // Whether the body's nodes (nested bodies included) read a sequence or an optional of the
+  // importing graph's scopes.
+  virtual bool readsAggregates(const onnx::GraphProto &body) = 0;
 };
 
 class ImportCtx {
@@ -43,7 +53,8 @@ public:
             std::string modelDir, const DeclaredTypes &declared)
       : g_(g), node_(node), opset_(opset), inputs_(std::move(inputs)),
         modelDir_(std::move(modelDir)), outputs_(node.output_size(), nullptr), declared_(declared),
-        read_(node.attribute_size(), false) {}
+        read_(node.attribute_size(), false), aggregates_(inputs_.size()),
+        aggregateOutputs_(node.output_size()) {}
 
   Graph &graph() { return g_; }
   const onnx::NodeProto &proto() const { return node_; }
@@ -54,6 +65,12 @@ public:
   int numInputs() const { return static_cast<int>(inputs_.size()); }
   bool hasInput(int i) const { return i < numInputs() && inputs_[i] != nullptr; }
   Value *input(int i) const { return hasInput(i) ? inputs_[i] : nullptr; }
+  // Operands that are sequences or optionals (Aggregate.h): only rows with takesAggregates
+  // see them; for them hasInput() is false. nullptr for a tensor or an absent operand.
+  void setAggregateInput(int i, const Aggregate *a) { aggregates_[i] = a; }
+  const Aggregate *aggregate(int i) const { return i < numInputs() ? aggregates_[i] : nullptr; }
+  // Operand i whatever its kind.
+  Operand operand(int i) const;
   // The data of an operand that is a constant or computed only from constants (evaluated on
   // the reference backend); an error naming `what` otherwise.
   Expected<std::shared_ptr<const Buffer>> constData(int i, const char *what) const;
@@ -68,6 +85,12 @@ public:
   // errors, the returned error says which body failed.
   void setBodyImporter(BodyImporter *b) { bodies_ = b; }
   Expected<ImportedBody> importBody(const char *attr, const std::vector<TensorType> &inputTypes);
+  // Whether the graph attribute `attr` reads an outer sequence or optional
+  // (BodyImporter::readsAggregates).
+  bool bodyReadsAggregates(const char *attr);
+  // Inlines the graph attribute `attr` (BodyImporter::inlineBody).
+  Expected<std::vector<Operand>> inlineBody(const char *attr, const std::vector<Operand> &formals,
+                                            const std::string &label);
 
   // Outputs the ONNX node asks for (an empty name is an output it does not want).
   int numOutputs() const { return node_.output_size(); }
@@ -102,6 +125,12 @@ public:
   // Binds ONNX output i to an IR value.
   void setOutput(int i, Value *v) { outputs_[i] = v; }
   const std::vector<Value *> &outputs() const { return outputs_; }
+  // Binds ONNX output i to a sequence or optional; or to an Operand of either kind.
+  void setOutput(int i, Aggregate a) { aggregateOutputs_[i] = std::move(a); }
+  Status setOutput(int i, const Operand &v);
+  const std::vector<std::optional<Aggregate>> &aggregateOutputs() const {
+    return aggregateOutputs_;
+  }
 
   // An error for this node; the importer adds node name, op type and opset.
   Status fail(const std::string &reason) const { return Status::error(reason); }
@@ -119,6 +148,8 @@ private:
   BodyImporter *bodies_ = nullptr;
   mutable std::vector<bool> read_; // per attribute of the node: looked up by the rule
   mutable Status kindErrors_;
+  std::vector<const Aggregate *> aggregates_;
+  std::vector<std::optional<Aggregate>> aggregateOutputs_;
 
   // The attribute `name` when it has `kind` (or no kind, as in models before IR version 2).
   const onnx::AttributeProto *findAttrOfKind(const char *name,

@@ -85,10 +85,20 @@ struct Scope {
   Graph *graph = nullptr;
   Scope *outer = nullptr;
   std::map<std::string, Value *> values;
+  std::map<std::string, Aggregate> aggregates; // sequences and optionals (Aggregate.h)
   std::set<std::string> poisoned;
   std::vector<Value *> captures;              // outer values bound to the capture inputs
   std::map<Value *, Value *> constantOrigin;  // body constant -> the outer value it copies
+  // An inlined body (ImportCtx::inlineBody) imports into its enclosing graph: outer values
+  // are used as they are, never captured.
+  bool inlined() const { return outer && outer->graph == graph; }
 };
+
+// The name of element i of a sequence graph input or output `name`, as the generated code's
+// API has it (docs/cli.md, --sequence-length).
+std::string elementName(const std::string &name, size_t i) {
+  return name + "." + std::to_string(i);
+}
 
 const char *nonTensorKind(const onnx::TypeProto &t) {
   if (t.has_sequence_type())
@@ -267,6 +277,162 @@ private:
         " of the generated code");
   }
 
+  // A graph input that is a tensor (a whole input, or one element of a sequence or optional
+  // input: `name` is then the element's, see elementName); nullptr when it was refused
+  // (reported).
+  Value *importTensorInput(const std::string &name, const onnx::TypeProto &type) {
+    std::string what = "graph input '" + name + "'";
+    if (!type.has_tensor_type()) {
+      error(what + (type.value_case() == onnx::TypeProto::VALUE_NOT_SET
+                        ? std::string(" has no type")
+                        : std::string(" is ") +
+                              (nonTensorKind(type) ? nonTensorKind(type) : "not a tensor") +
+                              " (graph inputs are tensors, sequences of tensors and optionals "
+                              "of either)"));
+      return nullptr;
+    }
+    const auto &tt = type.tensor_type();
+    auto dtype = dtypeFromOnnx(tt.elem_type());
+    if (!dtype) {
+      error(what + ": element type " + onnxTypeName(tt.elem_type()) + " is not supported");
+      return nullptr;
+    }
+    Dims dims;
+    std::string symbolic;
+    if (!tt.has_shape()) {
+      symbolic = "its rank is unknown";
+    } else {
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto &d = tt.shape().dim(i);
+        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        if (!d.has_dim_value() && symbolic.empty())
+          symbolic = "dim " + std::to_string(i) + " is symbolic" +
+                     (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string());
+      }
+    }
+    if (opts_.batchSize > 0) { // --dynamic-batch: the symbolic leading dim is the batch
+      if (dims.empty() || dims[0] >= 0 || opts_.inputShapes.count(name)) {
+        error(what + ": --dynamic-batch needs a symbolic leading dim (the batch), not " +
+              (dims.empty()                    ? std::string("rank 0 or an unknown rank")
+               : opts_.inputShapes.count(name) ? "one pinned by --input-shape"
+                                               : dimsToString(dims)));
+        return nullptr;
+      }
+      dims[0] = opts_.batchSize;
+      symbolic.clear();
+      for (size_t i = 1; i < dims.size() && symbolic.empty(); ++i)
+        if (dims[i] < 0)
+          symbolic = "dim " + std::to_string(i) + " is symbolic";
+    }
+    auto pinned = opts_.inputShapes.find(name);
+    if (pinned != opts_.inputShapes.end()) {
+      const Dims &p = pinned->second;
+      bool fits = !tt.has_shape() || p.size() == dims.size();
+      for (size_t i = 0; fits && tt.has_shape() && i < dims.size(); ++i)
+        fits = dims[i] < 0 || dims[i] == p[i];
+      if (!fits) {
+        error(what + ": --input-shape " + dimsToString(p) + " does not fit the model's shape " +
+              dimsToString(dims) + " (-1 marks a symbolic dim)");
+        return nullptr;
+      }
+      dims = p;
+    } else if (!symbolic.empty()) {
+      error(what + ": " + symbolic + "; pin it with --input-shape " + name + ":" + "<d0>x<d1>x...");
+      return nullptr;
+    }
+    TensorType t{*dtype, dims};
+    std::string tooLarge = shapeProblem(t);
+    if (tooLarge.empty())
+      tooLarge = sizeLimitProblem(t, opts_.limits);
+    if (!tooLarge.empty()) {
+      error(what + " " + toString(t) + ": " + tooLarge);
+      return nullptr;
+    }
+    return graph_->addInput(name, t);
+  }
+
+  // A graph input of any kind odlac takes: a tensor; a sequence of tensors, flattened into
+  // --sequence-length inputs named elementName(name, i); an optional of either, imported as
+  // what it holds unless --optional-absent names it. Absent (Operand::absent) when refused
+  // (reported).
+  Operand importInputValue(const std::string &name, const onnx::TypeProto &type,
+                           std::set<std::string> &seen, bool inOptional) {
+    std::string what = "graph input '" + name + "'";
+    Operand v;
+    if (type.has_optional_type() && !inOptional) {
+      const onnx::TypeProto &inner = type.optional_type().elem_type();
+      if (opts_.absentOptionals.count(name)) {
+        v.aggregate = Aggregate::optional(false, inner.has_sequence_type());
+        return v;
+      }
+      Operand held = importInputValue(name, inner, seen, true);
+      if (!held.absent())
+        v.aggregate = Aggregate::optional(true, held.aggregate.has_value(),
+                                          held.aggregate ? held.aggregate->elements
+                                                         : std::vector<Value *>{held.tensor});
+      return v;
+    }
+    if (type.has_sequence_type()) {
+      const onnx::TypeProto &elem = type.sequence_type().elem_type();
+      if (!elem.has_tensor_type()) {
+        error(what + " is a sequence of " + (nonTensorKind(elem) ? nonTensorKind(elem) : "?") +
+              " values; odlac takes sequences of tensors only");
+        return v;
+      }
+      auto length = opts_.sequenceLengths.find(name);
+      if (length == opts_.sequenceLengths.end()) {
+        error(what +
+              " is a sequence, whose length the model's type does not give: odlac needs "
+              "it at compile time; give it with --sequence-length " +
+              name + "=N (its elements become the inputs " + elementName(name, 0) + ", " +
+              elementName(name, 1) + "... of the generated code)");
+        return v;
+      }
+      std::vector<Value *> elements;
+      bool refused = false;
+      for (int64_t i = 0; i < length->second; ++i) {
+        std::string element = elementName(name, static_cast<size_t>(i));
+        seen.insert(element);
+        Value *e = importTensorInput(element, elem);
+        refused |= !e;
+        elements.push_back(e);
+      }
+      if (!refused)
+        v.aggregate = Aggregate::sequence(elements, dtypeFromOnnx(elem.tensor_type().elem_type()));
+      return v;
+    }
+    seen.insert(name);
+    v.tensor = importTensorInput(name, type);
+    return v;
+  }
+
+  // --sequence-length and --optional-absent name inputs of those kinds.
+  void checkStructureOptions() {
+    auto kindOf = [&](const std::string &name) -> const onnx::TypeProto * {
+      for (const onnx::ValueInfoProto &vi : model_.graph().input())
+        if (vi.name() == name)
+          return &vi.type();
+      return nullptr;
+    };
+    for (const auto &[name, length] : opts_.sequenceLengths) {
+      const onnx::TypeProto *t = kindOf(name);
+      bool sequence =
+          t && (t->has_sequence_type() ||
+                (t->has_optional_type() && t->optional_type().elem_type().has_sequence_type()));
+      if (!sequence)
+        error("--sequence-length names '" + name +
+              "', which is not a graph input of a sequence "
+              "type (or an optional sequence)");
+    }
+    for (const std::string &name : opts_.absentOptionals) {
+      const onnx::TypeProto *t = kindOf(name);
+      if (!t || !t->has_optional_type())
+        error("--optional-absent names '" + name +
+              "', which is not a graph input of an optional "
+              "type");
+    }
+  }
+
   void importInputs() {
     std::set<std::string> seen;
     std::vector<std::string> defaulted;
@@ -277,81 +443,14 @@ private:
         importDefaultedInput(vi, init->second, defaulted);
         continue;
       }
-      seen.insert(vi.name());
-      std::string what = "graph input '" + vi.name() + "'";
-      if (!vi.type().has_tensor_type()) {
-        error(what + (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET
-                          ? std::string(" has no type")
-                          : " is not a tensor (sequences, maps and optionals are not supported)"));
+      Operand v = importInputValue(vi.name(), vi.type(), seen, false);
+      if (v.absent())
         root_.poisoned.insert(vi.name());
-        continue;
-      }
-      const auto &tt = vi.type().tensor_type();
-      auto dtype = dtypeFromOnnx(tt.elem_type());
-      if (!dtype) {
-        error(what + ": element type " + onnxTypeName(tt.elem_type()) + " is not supported");
-        root_.poisoned.insert(vi.name());
-        continue;
-      }
-      Dims dims;
-      std::string symbolic;
-      if (!tt.has_shape()) {
-        symbolic = "its rank is unknown";
-      } else {
-        for (int i = 0; i < tt.shape().dim_size(); ++i) {
-          const auto &d = tt.shape().dim(i);
-          dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-          if (!d.has_dim_value() && symbolic.empty())
-            symbolic = "dim " + std::to_string(i) + " is symbolic" +
-                       (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string());
-        }
-      }
-      if (opts_.batchSize > 0) { // --dynamic-batch: the symbolic leading dim is the batch
-        if (dims.empty() || dims[0] >= 0 || opts_.inputShapes.count(vi.name())) {
-          error(what + ": --dynamic-batch needs a symbolic leading dim (the batch), not " +
-                (dims.empty() ? std::string("rank 0 or an unknown rank")
-                              : opts_.inputShapes.count(vi.name()) ? "one pinned by --input-shape"
-                                                                   : dimsToString(dims)));
-          root_.poisoned.insert(vi.name());
-          continue;
-        }
-        dims[0] = opts_.batchSize;
-        symbolic.clear();
-        for (size_t i = 1; i < dims.size() && symbolic.empty(); ++i)
-          if (dims[i] < 0)
-            symbolic = "dim " + std::to_string(i) + " is symbolic";
-      }
-      auto pinned = opts_.inputShapes.find(vi.name());
-      if (pinned != opts_.inputShapes.end()) {
-        const Dims &p = pinned->second;
-        bool fits = !tt.has_shape() || p.size() == dims.size();
-        for (size_t i = 0; fits && tt.has_shape() && i < dims.size(); ++i)
-          fits = dims[i] < 0 || dims[i] == p[i];
-        if (!fits) {
-          error(what + ": --input-shape " + dimsToString(p) + " does not fit the model's shape " +
-                dimsToString(dims) + " (-1 marks a symbolic dim)");
-          root_.poisoned.insert(vi.name());
-          continue;
-        }
-        dims = p;
-      } else if (!symbolic.empty()) {
-        error(what + ": " + symbolic + "; pin it with --input-shape " + vi.name() + ":" +
-              "<d0>x<d1>x...");
-        root_.poisoned.insert(vi.name());
-        continue;
-      }
-      TensorType type{*dtype, dims};
-      std::string tooLarge = shapeProblem(type);
-      if (tooLarge.empty())
-        tooLarge = sizeLimitProblem(type, opts_.limits);
-      if (!tooLarge.empty()) {
-        error(what + " " + toString(type) + ": " + tooLarge);
-        root_.poisoned.insert(vi.name());
-        continue;
-      }
-      root_.values[vi.name()] = graph_->addInput(vi.name(), type);
+      else
+        bind(root_, vi.name(), v);
     }
     noteDefaultedInputs(defaulted);
+    checkStructureOptions();
     for (const auto &[name, dims] : opts_.inputShapes)
       if (std::find(defaulted.begin(), defaulted.end(), name) != defaulted.end()) {
         error("--input-shape names '" + name + "', which has an initializer of the same name: " +
@@ -404,8 +503,14 @@ private:
     if (!scope.outer)
       return nullptr;
     Value *outer = lookup(*scope.outer, name);
-    if (!outer)
-      return nullptr;
+    if (!outer || scope.inlined())
+      return outer;
+    return capture(scope, outer, name);
+  }
+
+  // An outer value as seen inside the body of `scope`: a body constant copying it, or a
+  // capture input.
+  Value *capture(Scope &scope, Value *outer, const std::string &name) {
     Value *local;
     if (outer->isConstant()) {
       local = scope.graph->addConstant(name, outer->type(), outer->data());
@@ -416,6 +521,41 @@ private:
     }
     scope.values[name] = local;
     return local;
+  }
+
+  // A sequence or optional as seen from `scope`; the elements of an outer one are captured
+  // one by one. nullptr if `name` is not one.
+  const Aggregate *lookupAggregate(Scope &scope, const std::string &name) {
+    auto it = scope.aggregates.find(name);
+    if (it != scope.aggregates.end())
+      return &it->second;
+    if (!scope.outer || scope.values.count(name))
+      return nullptr;
+    const Aggregate *outer = lookupAggregate(*scope.outer, name);
+    if (!outer || scope.inlined())
+      return outer;
+    Aggregate local = *outer;
+    for (size_t i = 0; i < local.elements.size(); ++i)
+      local.elements[i] = capture(scope, local.elements[i], elementName(name, i));
+    return &(scope.aggregates[name] = std::move(local));
+  }
+
+  // A name as seen from `scope`, whatever its kind; absent (Operand::absent) if unknown.
+  Operand lookupOperand(Scope &scope, const std::string &name) {
+    Operand o;
+    o.tensor = lookup(scope, name);
+    if (!o.tensor)
+      if (const Aggregate *a = lookupAggregate(scope, name))
+        o.aggregate = *a;
+    return o;
+  }
+
+  // Binds `name` in `scope` to a tensor or an aggregate.
+  static void bind(Scope &scope, const std::string &name, const Operand &v) {
+    if (v.aggregate)
+      scope.aggregates[name] = *v.aggregate;
+    else
+      scope.values[name] = v.tensor;
   }
 
   bool isPoisoned(const Scope &scope, const std::string &name) const {
@@ -458,9 +598,11 @@ private:
     scope_ = saved;
     where_ = savedWhere;
     for (const onnx::ValueInfoProto &vi : gp.output()) {
-      if (const char *kind = nonTensorKind(vi.type())) {
-        error(where + "output '" + vi.name() + "' is " + kind +
-              "; odlac represents tensors only (no sequences, maps or optionals)");
+      const char *kind = nonTensorKind(vi.type());
+      if (kind || scope.aggregates.count(vi.name())) {
+        error(where + "output '" + vi.name() + "' is " + (kind ? kind : "a sequence or optional") +
+              ", which cannot cross the boundary of a body that runs at run time (odlac "
+              "resolves sequences and optionals at compile time; ODLA values are tensors only)");
         continue;
       }
       Value *v = lookup(scope, vi.name());
@@ -492,6 +634,62 @@ private:
     }
     body->eraseUnusedConstants();
     return ImportedBody{std::move(body), std::move(scope.captures)};
+  }
+
+  Expected<std::vector<Operand>> inlineBody(const onnx::GraphProto &gp,
+                                            const std::vector<Operand> &formals,
+                                            const std::string &label) override {
+    std::string name = gp.name().empty() ? "body" : gp.name();
+    if (static_cast<size_t>(gp.input_size()) != formals.size())
+      return Status::error("body '" + name + "' declares " + std::to_string(gp.input_size()) +
+                           " inputs; the op binds " + std::to_string(formals.size()));
+    Scope scope;
+    scope.graph = scope_->graph;
+    scope.outer = scope_;
+    for (int i = 0; i < gp.input_size(); ++i)
+      bind(scope, gp.input(i).name(), formals[static_cast<size_t>(i)]);
+    size_t errorsBefore = errors_.messages().size();
+    for (const onnx::TensorProto &t : gp.initializer()) {
+      auto decoded = decodeTensor(t, modelDir_);
+      if (!decoded)
+        error(where_ + label + "initializer " + decoded.status().message());
+      else
+        scope.values[t.name()] = scope.graph->addConstant(t.name(), decoded->type, decoded->data);
+    }
+    Scope *saved = scope_;
+    std::string savedWhere = where_;
+    scope_ = &scope;
+    where_ = savedWhere + label;
+    importNodes(gp, scope);
+    scope_ = saved;
+    where_ = savedWhere;
+    if (errors_.messages().size() != errorsBefore)
+      return Status::error("body '" + name + "' cannot be imported (see the errors above)");
+    std::vector<Operand> outs;
+    for (const onnx::ValueInfoProto &vi : gp.output()) {
+      Operand v = lookupOperand(scope, vi.name());
+      if (v.absent())
+        return Status::error("body '" + name + "' output '" + vi.name() + "' has no value");
+      outs.push_back(std::move(v));
+    }
+    return outs;
+  }
+
+  bool readsAggregates(const onnx::GraphProto &gp) override {
+    for (const onnx::NodeProto &n : gp.node()) {
+      for (const std::string &in : n.input())
+        for (const Scope *s = scope_; !in.empty() && s; s = s->outer)
+          if (s->aggregates.count(in))
+            return true;
+      for (const onnx::AttributeProto &a : n.attribute()) {
+        if (a.has_g() && readsAggregates(a.g()))
+          return true;
+        for (const onnx::GraphProto &b : a.graphs())
+          if (readsAggregates(b))
+            return true;
+      }
+    }
+    return false;
   }
 
   void importNodes(const onnx::GraphProto &graph, Scope &scope) {
@@ -543,21 +741,36 @@ private:
       }
       // Operands; a node fed by a failed node is skipped silently (its cause is reported).
       std::vector<Value *> inputs;
+      std::vector<const Aggregate *> aggregates;
       bool blocked = false;
+      std::string notTensor; // the first sequence or optional operand, for a row without them
       for (const std::string &in : n.input()) {
+        aggregates.push_back(nullptr);
         if (in.empty()) {
           inputs.push_back(nullptr);
           continue;
         }
         Value *v = lookup(scope, in);
-        if (!v) { // checkStructure found every input defined: this one's producer failed
-          assert(isPoisoned(scope, in));
+        if (!v)
+          aggregates.back() = lookupAggregate(scope, in);
+        if (!v && !aggregates.back()) {  // checkStructure found every input defined: this
+          assert(isPoisoned(scope, in)); // one's producer failed
           blocked = true;
           continue;
         }
+        if (aggregates.back() && notTensor.empty() && !(rule && rule->takesAggregates))
+          notTensor = "operand " + std::to_string(inputs.size()) + " ('" + in + "') is " +
+                      aggregates.back()->describe() + ", and " + n.op_type() +
+                      " takes tensors there (odlac resolves sequences and optionals at compile "
+                      "time, with the ops that make and read them; ODLA values are tensors only)";
         inputs.push_back(v);
       }
       if (blocked) {
+        poison();
+        continue;
+      }
+      if (!notTensor.empty()) {
+        error(label + ": " + notTensor);
         poison();
         continue;
       }
@@ -567,15 +780,19 @@ private:
       } else {
         ImportCtx ctx(*scope.graph, n, opset, inputs, modelDir_, declared_);
         ctx.setBodyImporter(this);
+        for (size_t i = 0; i < aggregates.size(); ++i)
+          ctx.setAggregateInput(static_cast<int>(i), aggregates[i]);
         s = custom ? importCustomOp(ctx) : importNode(ctx, *rule);
         for (int i = 0; s.isOk() && i < n.output_size(); ++i) {
           if (n.output(i).empty())
             continue;
-          if (!ctx.outputs()[i])
+          if (ctx.outputs()[i])
+            scope.values[n.output(i)] = ctx.outputs()[i];
+          else if (ctx.aggregateOutputs()[i])
+            scope.aggregates[n.output(i)] = *ctx.aggregateOutputs()[i];
+          else
             s = Status::error("output " + std::to_string(i) + " ('" + n.output(i) +
                               "') is not supported");
-          else
-            scope.values[n.output(i)] = ctx.outputs()[i];
         }
       }
       if (!s.isOk()) {
@@ -586,15 +803,47 @@ private:
     }
   }
 
+  // A graph output that is a sequence or an optional: one output of the generated code per
+  // element, named as the inputs are (importInputValue); an absent optional has none.
+  void importAggregateOutput(const onnx::ValueInfoProto &vi, const Aggregate &a,
+                             std::set<const Value *> &claimed) {
+    std::string what = "graph output '" + vi.name() + "'";
+    const onnx::TypeProto &t = vi.type();
+    if (t.has_tensor_type()) {
+      error(what + " is declared a tensor but computes " + a.describe());
+      return;
+    }
+    if (t.has_sequence_type() && !a.isSequence()) {
+      error(what + " is declared a sequence but computes " + a.describe());
+      return;
+    }
+    bool one = !a.isSequence() && !a.ofSequence; // an optional tensor: the output itself
+    for (size_t i = 0; i < a.elements.size(); ++i) {
+      std::string name = one ? vi.name() : elementName(vi.name(), i);
+      Value *copy = graph_->addValue(name, a.elements[i]->type());
+      graph_->addNode(opNamed("Identity"), name, {a.elements[i]}, {copy});
+      claimed.insert(copy);
+      graph_->addOutput(copy);
+    }
+  }
+
   void importOutputs() {
     std::set<const Value *> claimed;
     for (const onnx::ValueInfoProto &vi : model_.graph().output()) {
+      if (auto a = root_.aggregates.find(vi.name()); a != root_.aggregates.end()) {
+        importAggregateOutput(vi, a->second, claimed);
+        continue;
+      }
       auto it = root_.values.find(vi.name());
       if (it == root_.values.end()) { // defined (checkStructure), so its producer failed
         assert(root_.poisoned.count(vi.name()));
         continue;
       }
       Value *v = it->second;
+      if (vi.type().has_sequence_type()) {
+        error("graph output '" + vi.name() + "' is declared a sequence but computes a tensor");
+        continue;
+      }
       // Every output gets its own node result, so that it can be bound to its own buffer.
       if (!v->producer() || claimed.count(v)) {
         Value *copy = graph_->addValue(vi.name() + "/copy", v->type());
@@ -749,6 +998,18 @@ Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
     return Status::error(name + ": the model keeps tensor data in external files, which a "
                          "model read from memory cannot have (import it from its file)");
   return importModel(*model, name, {}, opts);
+}
+
+Status parseSequenceLength(const std::string &spec, ImportOptions &opts) {
+  size_t eq = spec.rfind('=');
+  std::string n = eq == std::string::npos ? "" : spec.substr(eq + 1);
+  if (eq == std::string::npos || eq == 0 || n.empty() ||
+      n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6 ||
+      std::stoll(n) > kMaxSequenceLength)
+    return Status::error("--sequence-length '" + spec + "': expected NAME=N with N from 0 to " +
+                         std::to_string(kMaxSequenceLength) + " (e.g. x=3)");
+  opts.sequenceLengths[spec.substr(0, eq)] = std::stoll(n);
+  return Status::ok();
 }
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {

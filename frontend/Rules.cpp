@@ -17,9 +17,10 @@ std::vector<AttrRule> reads(std::initializer_list<const char *> names,
 const std::vector<const ImportRule *> &allRules() {
   static const std::vector<const ImportRule *> all = [] {
     std::vector<const ImportRule *> v;
-    for (const auto *family : {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(),
-                                &dataMovementRules(), &indexingRules(), &normalizationRules(),
-                                &recurrentRules(), &quantRules(), &miscRules(), &controlFlowRules()})
+    for (const auto *family :
+         {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(), &dataMovementRules(),
+          &indexingRules(), &normalizationRules(), &recurrentRules(), &quantRules(), &miscRules(),
+          &controlFlowRules(), &sequenceRules()})
       for (const ImportRule &r : *family)
         v.push_back(&r);
     return v;

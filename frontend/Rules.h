@@ -50,6 +50,9 @@ struct ImportRule {
   const char *unsupported = nullptr;
   // The op's ONNX domain; "" is the default domain (also written "ai.onnx").
   const char *domain = "";
+  // Whether its function takes sequences and optionals as operands (ImportCtx::aggregate);
+  // for any other row such an operand is an error naming it.
+  bool takesAggregates = false;
 };
 
 // A row that rejects `onnxOp` from `sinceOpset` on, saying why.
@@ -69,6 +72,7 @@ const std::vector<ImportRule> &recurrentRules();    // RNN, LSTM, GRU
 const std::vector<ImportRule> &quantRules();        // quantization
 const std::vector<ImportRule> &miscRules();         // signal, detection, training
 const std::vector<ImportRule> &controlFlowRules();  // If, Loop, Scan
+const std::vector<ImportRule> &sequenceRules();     // sequences and optionals
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();
@@ -84,6 +88,11 @@ bool hasRulesForDomain(const std::string &domain);
 // Imports a node through its row: rejects it, maps it 1:1 or runs the row's function, then
 // refuses any attribute of the node that the row does not handle.
 Status importNode(ImportCtx &ctx, const ImportRule &rule);
+
+// Joins `ins` along `axis` (normalized) as ONNX's Concat, in groups when they are more than
+// one odla_Concat takes; the result is named after the node's output 0
+// (rules/DataMovement.cpp).
+Expected<Value *> concatValues(ImportCtx &ctx, std::vector<Value *> ins, int64_t axis);
 
 // Imports a node of a --custom-op-domain domain as a CustomOp (rules/Custom.cpp).
 Status importCustomOp(ImportCtx &ctx);

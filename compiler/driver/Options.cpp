@@ -75,6 +75,19 @@ const std::vector<Flag> &flags() {
       {"--input-shape", "NAME:D0xD1x...",
        "pin the shape of input NAME (needed for symbolic dims); repeatable",
        [](Options &o, const std::string &v) { return parseInputShape(v, o.import); }},
+      {"--sequence-length", "NAME=N",
+       "the number of elements of sequence input NAME (or of the sequence an optional input "
+       "holds): each becomes an input NAME.0 ... NAME.N-1; repeatable",
+       [](Options &o, const std::string &v) { return parseSequenceLength(v, o.import); }},
+      {"--optional-absent", "NAME",
+       "compile optional input NAME as absent (without it, an optional input holds a value); "
+       "repeatable",
+       [](Options &o, const std::string &v) {
+         if (v.empty())
+           return Status::error("--optional-absent needs an input name");
+         o.import.absentOptionals.insert(v);
+         return Status::ok();
+       }},
       {"--custom-op-domain", "DOMAIN",
        "import every node of ONNX domain DOMAIN as a custom op: odla_CustomOp named by its "
        "op_type, run by a kernel the application registers (odla_ExtRegisterCustomOp); the "

@@ -10,10 +10,14 @@
 // case the loop is bounded by that length and also stops when the data's trip count is
 // reached (rows past the last iteration are zero). Without either, the node is rejected.
 //
+// A Loop that carries sequences or optionals, and an If whose branches return them, are
+// resolved at import instead (importUnrolledLoop, importInlinedIf).
+//
 // Scan: an IR Loop over the scan axis: each scan input is sliced with Gather at the
 // iteration number (counted down for reverse directions), scan outputs are stacked forward
 // or in reverse, then moved to their scan_output_axes with a Transpose. Opset 8's batched
 // form is supported for batch 1 without sequence_lens.
+#include "Import.h"
 #include "Rules.h"
 #include "lower/Evaluate.h"
 #include "ops/OpDef.h"
@@ -77,12 +81,229 @@ Expected<Node *> emitWithBodies(ImportCtx &ctx, const char *op, std::vector<Valu
   return n;
 }
 
+// ---- Loop and If over sequences and optionals ------------------------------------------
+
+// The value of a bool that must be known at compile time; `why` says what depends on it.
+Expected<bool> constantBool(ImportCtx &ctx, const Value *v, const std::string &what,
+                            const std::string &why) {
+  if (v->dtype() != DType::Bool || v->type().numElements() != 1)
+    return ctx.fail(what + " must be one bool, got " + toString(v->type()));
+  if (!isComputableFromConstants(*v))
+    return ctx.fail(what + " ('" + v->name() +
+                    "') must be known at compile time, but it "
+                    "depends on " +
+                    notConstantBecause(*v) + "; " + why);
+  auto data = evaluateValue(*v);
+  if (!data)
+    return data.takeStatus();
+  return *(*data)->as<uint8_t>() != 0;
+}
+
+// A Loop that carries or reads a sequence or an optional: unrolled at import, since their
+// lengths and presence, and positions in them such as the iteration number, must be known
+// at compile time. So must the trip count and the condition of every iteration; each
+// iteration inlines the body with the iteration number as a constant, and scan outputs are
+// stacked from the iterations' values.
+Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
+  const std::string why = "the loop carries or reads a sequence or an optional, which odlac "
+                          "resolves at compile time by unrolling the loop";
+  int64_t trip = std::numeric_limits<int64_t>::max();
+  if (ctx.hasInput(0)) {
+    auto m = ctx.constInts(0, "M");
+    if (!m)
+      return ctx.fail(m.status().message() + "; " + why);
+    if (m->size() != 1)
+      return ctx.fail("M must be one integer");
+    trip = (*m)[0];
+  }
+  bool go = true;
+  if (ctx.hasInput(1)) {
+    auto c = constantBool(ctx, ctx.input(1), "cond", why);
+    if (!c)
+      return c.takeStatus();
+    go = *c;
+  }
+  std::vector<Operand> state;
+  for (int k = 0; k < carried; ++k) {
+    Operand v = ctx.operand(2 + k);
+    if (v.absent())
+      return ctx.fail("loop-carried input " + str(k) + " is empty");
+    state.push_back(std::move(v));
+  }
+  std::vector<std::vector<Value *>> scanned(static_cast<size_t>(scans));
+  for (int64_t i = 0; go && i < trip; ++i) {
+    if (i >= kMaxSequenceLength)
+      return ctx.fail("the loop runs more than " + str(kMaxSequenceLength) +
+                      " iterations, the most odlac unrolls (" + why + ")");
+    std::vector<Operand> formals{{i64Scalar(ctx, "iter" + str(i), i), std::nullopt},
+                                 {boolScalar(ctx, "cond" + str(i), true), std::nullopt}};
+    formals.insert(formals.end(), state.begin(), state.end());
+    auto outs = ctx.inlineBody("body", formals, "Loop iteration " + str(i) + ": ");
+    if (!outs)
+      return outs.takeStatus();
+    if (outs->size() != static_cast<size_t>(1 + carried + scans))
+      return ctx.fail("body returns " + str(static_cast<int64_t>(outs->size())) +
+                      " values; the node needs " + str(1 + carried + scans) +
+                      " (cond, loop-carried values, scan outputs)");
+    for (int k = 0; k < scans; ++k) {
+      const Operand &v = (*outs)[static_cast<size_t>(1 + carried + k)];
+      std::vector<Value *> &rows = scanned[static_cast<size_t>(k)];
+      if (!v.tensor || (!rows.empty() && v.tensor->type() != rows[0]->type()))
+        return ctx.fail(
+            "scan output " + str(k) + " is " +
+            (v.tensor ? toString(v.tensor->type()) : v.aggregate->describe()) + " in iteration " +
+            str(i) +
+            (rows.empty() ? std::string() : " and " + toString(rows[0]->type()) + " before") +
+            "; scan outputs stack tensors of one type");
+      rows.push_back(v.tensor);
+    }
+    if (!(*outs)[0].tensor)
+      return ctx.fail("body's condition output is not a tensor");
+    auto c = constantBool(ctx, (*outs)[0].tensor, "the body's condition output", why);
+    if (!c)
+      return c.takeStatus();
+    go = *c;
+    state.assign(outs->begin() + 1, outs->begin() + 1 + carried);
+  }
+  for (int k = 0; k < carried; ++k)
+    if (ctx.wantsOutput(k))
+      if (Status s = ctx.setOutput(k, state[static_cast<size_t>(k)]))
+        return s;
+  // Scan outputs: each iteration's value gets a leading axis, and they are joined on it.
+  for (int k = 0; k < scans; ++k) {
+    std::vector<Value *> rows = scanned[static_cast<size_t>(k)];
+    if (rows.empty())
+      return ctx.fail("scan output " + str(k) + " ('" + ctx.outputName(carried + k) +
+                      "') would be empty: the unrolled loop runs no iteration, so nothing gives "
+                      "its element type and shape");
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Dims dims = rows[r]->dims();
+      dims.insert(dims.begin(), 1);
+      auto row = ctx.reshape(rows[r], dims,
+                             ctx.tempName("scan" + str(k) + "_" + str(static_cast<int64_t>(r))));
+      if (!row)
+        return row.takeStatus();
+      rows[r] = *row;
+    }
+    auto stacked = concatValues(ctx, rows, 0);
+    if (!stacked)
+      return stacked.takeStatus();
+    Operand out;
+    out.tensor = *stacked;
+    if (Status s = ctx.setOutput(carried + k, out))
+      return s;
+  }
+  return Status::ok();
+}
+
+// Whether a body declares an output that is a sequence or an optional.
+bool returnsAggregates(const ImportCtx &ctx, const char *attr) {
+  const onnx::AttributeProto *a = ctx.findAttr(attr);
+  if (!a || !a->has_g())
+    return false;
+  for (const onnx::ValueInfoProto &vi : a->g().output())
+    if (vi.type().has_sequence_type() || vi.type().has_optional_type())
+      return true;
+  return false;
+}
+
+// One output of an If whose branches return sequences or optionals, both inlined: their
+// structures must match (the same length, the same presence), since the condition is known
+// only at run time; each element is then selected with the condition (both branches are
+// computed: ONNX ops have no side effects).
+Expected<Operand> selectBranches(ImportCtx &ctx, Value *cond, const Operand &then,
+                                 const Operand &other, int i) {
+  std::string what = "output " + str(i) + " ('" + ctx.outputName(i) + "')";
+  auto describe = [](const Operand &o) {
+    return o.aggregate ? o.aggregate->describe() : std::string("a tensor");
+  };
+  bool same = then.aggregate.has_value() == other.aggregate.has_value();
+  if (same && then.aggregate) {
+    const Aggregate &a = *then.aggregate, &b = *other.aggregate;
+    same = a.kind == b.kind && a.present == b.present && a.ofSequence == b.ofSequence &&
+           a.elements.size() == b.elements.size();
+  }
+  if (!same)
+    return ctx.fail(what + " is " + describe(then) + " in then_branch and " + describe(other) +
+                    " in else_branch: which one depends on cond, known only at run time, and "
+                    "odlac needs the length and presence of sequences and optionals at compile "
+                    "time");
+  std::vector<Value *> a =
+      then.aggregate ? then.aggregate->elements : std::vector<Value *>{then.tensor};
+  std::vector<Value *> b =
+      other.aggregate ? other.aggregate->elements : std::vector<Value *>{other.tensor};
+  std::vector<Value *> picked;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k]->type() != b[k]->type())
+      return ctx.fail(what + " element " + str(static_cast<int64_t>(k)) + " is " +
+                      toString(a[k]->type()) + " in then_branch and " + toString(b[k]->type()) +
+                      " in else_branch; odlac needs one static type");
+    auto v = ctx.emit("Select", {cond, a[k], b[k]}, {},
+                      ctx.tempName(ctx.outputName(i) + "_" + str(static_cast<int64_t>(k))));
+    if (!v)
+      return v.takeStatus();
+    picked.push_back(*v);
+  }
+  Operand out;
+  if (!then.aggregate) {
+    out.tensor = picked[0];
+    return out;
+  }
+  out.aggregate = *then.aggregate;
+  out.aggregate->elements = picked;
+  return out;
+}
+
+// If whose branches return sequences or optionals, inlined: a condition known at compile time
+// imports only the branch it takes; otherwise both are, and selectBranches joins them.
+Status importInlinedIf(ImportCtx &ctx, Value *cond) {
+  auto returned = [&](const Expected<std::vector<Operand>> &outs, const char *branch) {
+    if (outs && outs->size() != static_cast<size_t>(ctx.numOutputs()))
+      return ctx.fail(std::string(branch) + " returns " + str(static_cast<int64_t>(outs->size())) +
+                      " values for " + str(ctx.numOutputs()) + " outputs");
+    return outs ? Status::ok() : outs.status();
+  };
+  if (isComputableFromConstants(*cond)) { // only the branch taken is imported
+    auto c = constantBool(ctx, cond, "cond", "");
+    if (!c)
+      return c.takeStatus();
+    const char *branch = *c ? "then_branch" : "else_branch";
+    if (!ctx.hasAttr(*c ? "else_branch" : "then_branch")) // read: never taken, so never imported
+      return ctx.fail(std::string("graph attribute '") + (*c ? "else_branch" : "then_branch") +
+                      "' is missing");
+    auto outs = ctx.inlineBody(branch, {}, std::string(branch) + ": ");
+    if (Status s = returned(outs, branch))
+      return s;
+    for (int i = 0; i < ctx.numOutputs(); ++i)
+      if (Status s = ctx.setOutput(i, (*outs)[static_cast<size_t>(i)]))
+        return s;
+    return Status::ok();
+  }
+  auto then = ctx.inlineBody("then_branch", {}, "then_branch: ");
+  if (Status s = returned(then, "then_branch"))
+    return s;
+  auto other = ctx.inlineBody("else_branch", {}, "else_branch: ");
+  if (Status s = returned(other, "else_branch"))
+    return s;
+  for (int i = 0; i < ctx.numOutputs(); ++i) {
+    auto out = selectBranches(ctx, cond, (*then)[static_cast<size_t>(i)],
+                              (*other)[static_cast<size_t>(i)], i);
+    if (!out)
+      return out.takeStatus();
+    if (Status s = ctx.setOutput(i, *out))
+      return s;
+  }
+  return Status::ok();
+}
+
 // ---- If -------------------------------------------------------------------------------
 
 Status importIf(ImportCtx &ctx) {
   auto cond = scalarOperand(ctx, 0, DType::Bool, "cond");
   if (!cond)
     return cond.takeStatus();
+  if (returnsAggregates(ctx, "then_branch") || returnsAggregates(ctx, "else_branch"))
+    return importInlinedIf(ctx, *cond);
   auto then = ctx.importBody("then_branch", {});
   if (!then)
     return then.takeStatus();
@@ -137,6 +358,11 @@ Status importLoop(ImportCtx &ctx) {
   int scans = ctx.numOutputs() - carried;
   if (scans < 0)
     return ctx.fail(str(ctx.numOutputs()) + " outputs for " + str(carried) + " loop-carried values");
+  for (int k = 0; k < carried; ++k)
+    if (ctx.aggregate(2 + k))
+      return importUnrolledLoop(ctx, carried, scans);
+  if (ctx.bodyReadsAggregates("body"))
+    return importUnrolledLoop(ctx, carried, scans);
   if (!ctx.hasInput(0) && !ctx.hasInput(1))
     return ctx.fail("neither a trip count M nor a condition: the loop would never end");
   Value *trip = nullptr, *cond = nullptr;
@@ -470,7 +696,7 @@ Status importScan(ImportCtx &ctx) {
 
 const std::vector<ImportRule> kRules = {
     {"If", 1, nullptr, reads({"else_branch", "then_branch"}), importIf},
-    {"Loop", 1, nullptr, reads({"body"}), importLoop},
+    {"Loop", 1, nullptr, reads({"body"}), importLoop, nullptr, "", true},
     {"Scan", 8, nullptr,
      reads({"body", "directions", "num_scan_inputs", "scan_input_axes", "scan_input_directions",
             "scan_output_axes", "scan_output_directions"}),

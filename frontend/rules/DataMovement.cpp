@@ -234,21 +234,7 @@ Status importConcat(ImportCtx &ctx) {
   std::vector<Value *> ins;
   for (int i = 0; i < ctx.numInputs(); ++i)
     ins.push_back(ctx.input(i));
-  // Longer lists are joined in groups first.
-  for (int round = 0; ins.size() > kMaxConcatInputs; ++round) {
-    std::vector<Value *> joined;
-    for (size_t i = 0; i < ins.size(); i += kMaxConcatInputs) {
-      std::vector<Value *> group(ins.begin() + i,
-                                 ins.begin() + std::min(ins.size(), i + kMaxConcatInputs));
-      auto v = ctx.emit("Concat", group, {{"axis", *axis}},
-                        ctx.tempName("concat" + str(round) + "_" + str(i / kMaxConcatInputs)));
-      if (!v)
-        return v.takeStatus();
-      joined.push_back(*v);
-    }
-    ins = joined;
-  }
-  return finish(ctx, ctx.emit("Concat", ins, {{"axis", *axis}}));
+  return finish(ctx, concatValues(ctx, ins, *axis));
 }
 
 // A Slice of `x` along one axis (normalized parameters, see the Slice row).
@@ -899,6 +885,25 @@ const std::vector<ImportRule> kRules = {
 };
 
 } // namespace
+
+Expected<Value *> concatValues(ImportCtx &ctx, std::vector<Value *> ins, int64_t axis) {
+  // Longer lists are joined in groups first.
+  for (int round = 0; ins.size() > kMaxConcatInputs; ++round) {
+    std::vector<Value *> joined;
+    for (size_t i = 0; i < ins.size(); i += kMaxConcatInputs) {
+      std::vector<Value *> group(ins.begin() + i,
+                                 ins.begin() + std::min(ins.size(), i + kMaxConcatInputs));
+      auto v = ctx.emit("Concat", group, {{"axis", axis}},
+                        ctx.tempName("concat" + std::to_string(round) + "_" +
+                                     std::to_string(i / kMaxConcatInputs)));
+      if (!v)
+        return v.takeStatus();
+      joined.push_back(*v);
+    }
+    ins = joined;
+  }
+  return ctx.emit("Concat", ins, {{"axis", axis}});
+}
 
 const std::vector<ImportRule> &dataMovementRules() {
   static const std::vector<ImportRule> all = [] {

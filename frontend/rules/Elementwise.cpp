@@ -1,5 +1,5 @@
 // Import rules for unary elementwise ONNX ops: math, activations, predicates, Not, Clip,
-// Cast/CastLike, Identity and Dropout, and the gated activation SwiGLU. Most map 1:1 onto the
+// Cast/CastLike and Dropout, and the gated activation SwiGLU. Most map 1:1 onto the
 // IR op of the same name; HardSwish, Clip, Cast, CastLike, Dropout and SwiGLU are functions.
 #include "Rules.h"
 
@@ -357,7 +357,6 @@ const AttrRule kDropoutSeed =
     noEffect("seed", "odlac compiles Dropout only where it draws nothing (inference, or ratio 0)");
 
 const std::vector<ImportRule> kRules = {
-    {"Identity", 1, "Identity", {}, nullptr},
     // Math.
     {"Abs", 6, "Abs", {}, nullptr},
     {"Neg", 6, "Neg", {}, nullptr},

@@ -1,8 +1,8 @@
 // Import rules for ops that fit no other family: signal windows and transforms (HannWindow,
 // HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix), detection (NonMaxSuppression,
 // RoiAlign, MaxRoiPool), sampling (GridSample, MaxUnpool), text features (TfIdfVectorizer),
-// and the precise rejections of what ODLA cannot represent: random draws, strings,
-// sequences and optionals.
+// and the precise rejections of what ODLA cannot represent: random draws and strings.
+// (Sequences and optionals are resolved at compile time: rules/Sequence.cpp.)
 //
 // Result shapes that depend on the values of scalar operands are fixed at import: from the
 // operands when they are known at compile time, otherwise from the shape ONNX's shape
@@ -494,14 +494,10 @@ constexpr const char *kRandom =
     "model's reference outputs (ONNX's come from numpy's generator)";
 constexpr const char *kStrings =
     "it works on strings, which cannot be represented: ODLA has no string element type";
-constexpr const char *kSequences =
-    "it works on sequences, which cannot be represented: ODLA values are tensors only";
 constexpr const char *kImages =
     "it decodes compressed image bytes (JPEG, PNG, WebP...), which needs image codecs: "
     "ODLA has none and odlac's generated C uses no library beyond its ODLA backend";
 constexpr const char *kNotYet = "odlac does not implement this op yet";
-constexpr const char *kOptionals =
-    "it works on optional values, which cannot be represented: ODLA values are tensors only";
 
 const AttrRule kScale{"spatial_scale", "spatial_scale", AttrValue(1.0)};
 
@@ -554,18 +550,6 @@ const std::vector<ImportRule> kRules = {
     rejected("StringConcat", 20, kStrings),
     rejected("StringSplit", 20, kStrings),
     rejected("RegexFullMatch", 20, kStrings),
-    rejected("SequenceConstruct", 11, kSequences),
-    rejected("SequenceEmpty", 11, kSequences),
-    rejected("SequenceAt", 11, kSequences),
-    rejected("SequenceInsert", 11, kSequences),
-    rejected("SequenceErase", 11, kSequences),
-    rejected("SequenceLength", 11, kSequences),
-    rejected("SplitToSequence", 11, kSequences),
-    rejected("ConcatFromSequence", 11, kSequences),
-    rejected("SequenceMap", 17, kSequences),
-    rejected("Optional", 15, kOptionals),
-    rejected("OptionalHasElement", 15, kOptionals),
-    rejected("OptionalGetElement", 15, kOptionals),
 };
 
 } // namespace

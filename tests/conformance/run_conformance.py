@@ -163,18 +163,115 @@ def read_tensor(path):
     return tensor
 
 
-def check_value_kinds(model):
-    """Raises BadTest when a graph input or output is not a tensor (the driver reads and
-    writes TensorProto files only)."""
+def graph_inputs(model):
+    """The graph inputs the caller feeds: those without an initializer."""
     init = {t.name for t in model.graph.initializer}
-    inputs = [v for v in model.graph.input if v.name not in init]
-    for kind, values in (("input", inputs), ("output", model.graph.output)):
+    return [v for v in model.graph.input if v.name not in init]
+
+
+def value_kind(type_proto):
+    """'tensor', 'sequence' or 'optional' (what odlac takes: a sequence or an optional of
+    tensors, flattened into tensors, see flatten_value); None for any other kind."""
+    which = type_proto.WhichOneof("value")
+    if which in ("tensor_type", None):
+        return "tensor"
+    if which == "sequence_type":
+        return "sequence" if value_kind(type_proto.sequence_type.elem_type) == "tensor" else None
+    if which == "optional_type":
+        inner = value_kind(type_proto.optional_type.elem_type)
+        return "optional" if inner in ("tensor", "sequence") else None
+    return None
+
+
+def check_value_kinds(model, structured=True):
+    """Raises BadTest when a graph input or output is of a kind the engine's driver cannot
+    read or write: odlac's reads and writes TensorProto files, and the runner flattens
+    sequences and optionals of tensors into them (structured); ONNX Runtime's runs tensors
+    only. Returns (inputs' kinds, outputs' kinds)."""
+    kinds = ([], [])
+    for kind, values, out in (("input", graph_inputs(model), kinds[0]),
+                              ("output", model.graph.output, kinds[1])):
         for i, v in enumerate(values):
-            which = v.type.WhichOneof("value")
-            if which not in ("tensor_type", None):
+            k = value_kind(v.type)
+            if k is None or (k != "tensor" and not structured):
                 raise BadTest("%s_%d.pb holds a %s value (%s), not a TensorProto"
-                              % (kind, i, which.replace("_type", ""), v.name))
-    return len(inputs), len(model.graph.output)
+                              % (kind, i, v.type.WhichOneof("value").replace("_type", ""),
+                                 v.name))
+            out.append(k)
+    return kinds
+
+
+def read_value(path, kind):
+    """A test data file: a TensorProto, SequenceProto or OptionalProto by `kind`."""
+    proto = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto,
+             "optional": onnx.OptionalProto}[kind]()
+    with open(path, "rb") as f:
+        proto.ParseFromString(f.read())
+    return proto
+
+
+def flatten_value(proto):
+    """The tensors of a test data value in the order odlac flattens it (docs/cli.md,
+    --sequence-length): a tensor itself; a sequence's elements; an optional's value, none
+    when absent."""
+    if isinstance(proto, onnx.TensorProto):
+        return [proto]
+    if isinstance(proto, onnx.SequenceProto):
+        if proto.elem_type != onnx.SequenceProto.TENSOR:
+            raise BadTest("a sequence of a kind other than tensors")
+        return list(proto.tensor_values)
+    held = optional_value(proto)
+    return [] if held is None else flatten_value(held)
+
+
+def optional_value(proto):
+    """What an OptionalProto holds (a TensorProto or a SequenceProto); None when absent."""
+    field = {onnx.OptionalProto.TENSOR: "tensor_value",
+             onnx.OptionalProto.SEQUENCE: "sequence_value"}.get(proto.elem_type)
+    if field is None or not proto.HasField(field):
+        if proto.elem_type in (onnx.OptionalProto.UNDEFINED, onnx.OptionalProto.TENSOR,
+                               onnx.OptionalProto.SEQUENCE):
+            return None
+        raise BadTest("an optional of a kind other than a tensor or a sequence")
+    return getattr(proto, field)
+
+
+def static_shape(type_proto):
+    """Whether a tensor type declares every dim."""
+    tt = type_proto.tensor_type
+    return tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim)
+
+
+def data_flags(model, test_dir, kinds):
+    """odlac's flags for what the model leaves to the data, from test_data_set_0: the
+    lengths of sequence inputs, the optional inputs absent there, and the shapes of tensors
+    (inputs or their elements) whose declared shape is not static."""
+    flags = []
+    sets = numbered(test_dir, "test_data_set_")
+    if not sets:
+        return flags
+    files = numbered(sets[0], "input_", ".pb")
+    for i, (v, kind) in enumerate(zip(graph_inputs(model), kinds)):
+        if i >= len(files) or (kind == "tensor" and static_shape(v.type)):
+            continue
+        proto = read_value(files[i], kind)
+        elem_type = v.type
+        if kind == "optional":
+            elem_type = v.type.optional_type.elem_type
+            proto = optional_value(proto)
+            if proto is None:
+                flags.append("--optional-absent=" + v.name)
+                continue
+        names = [v.name]
+        if isinstance(proto, onnx.SequenceProto):
+            elem_type = elem_type.sequence_type.elem_type
+            names = ["%s.%d" % (v.name, k) for k in range(len(proto.tensor_values))]
+            flags.append("--sequence-length=%s=%d" % (v.name, len(names)))
+        static = static_shape(elem_type)
+        for name, t in zip(names, flatten_value(proto)):
+            if not static and len(t.dims) > 0:
+                flags.append("--input-shape=%s:%s" % (name, "x".join(str(d) for d in t.dims)))
+    return flags
 
 
 def bfloat16_positions(model):
@@ -197,20 +294,22 @@ def retag_bfloat16(tensor):
     return tensor
 
 
-def read_data_sets(test_dir, n_inputs, n_outputs, bf16=(set(), set()), work=None):
+def read_data_sets(test_dir, in_kinds, out_kinds, bf16=(set(), set()), work=None):
     """Returns [(set_name, [input paths], [expected TensorProto])] or raises BadTest.
-    Inputs declared bfloat16 but stored as uint16 are rewritten, re-tagged, under work."""
+    Inputs declared bfloat16 but stored as uint16 are rewritten, re-tagged, under work; so
+    are the tensors of sequence and optional inputs, one file each, and expected sequences
+    and optionals are flattened likewise (flatten_value)."""
     sets = []
     for set_dir in numbered(test_dir, "test_data_set_"):
         ins = numbered(set_dir, "input_", ".pb")
         outs = numbered(set_dir, "output_", ".pb")
         name = os.path.basename(set_dir)
-        if len(ins) != n_inputs:
+        if len(ins) != len(in_kinds):
             raise BadTest("%s has %d input files, the model has %d graph inputs"
-                          % (name, len(ins), n_inputs))
-        if len(outs) != n_outputs:
+                          % (name, len(ins), len(in_kinds)))
+        if len(outs) != len(out_kinds):
             raise BadTest("%s has %d output files, the model has %d graph outputs"
-                          % (name, len(outs), n_outputs))
+                          % (name, len(outs), len(out_kinds)))
         for i in sorted(bf16[0]):
             t = read_tensor(ins[i])
             if t.data_type == onnx.TensorProto.UINT16:
@@ -218,18 +317,30 @@ def read_data_sets(test_dir, n_inputs, n_outputs, bf16=(set(), set()), work=None
                 with open(fixed, "wb") as f:
                     f.write(retag_bfloat16(t).SerializeToString())
                 ins[i] = fixed
+        flat_ins = []
+        for i, (path, kind) in enumerate(zip(ins, in_kinds)):
+            if kind == "tensor":
+                flat_ins.append(path)
+                continue
+            for k, t in enumerate(flatten_value(read_value(path, kind))):
+                part = os.path.join(work, "%s_input_%d_%d.pb" % (name, i, k))
+                with open(part, "wb") as f:
+                    f.write(t.SerializeToString())
+                flat_ins.append(part)
         expected = []
-        for p in outs:
+        for j, (p, kind) in enumerate(zip(outs, out_kinds)):
             try:
-                t = read_tensor(p)
-                if len(expected) in bf16[1]:
-                    retag_bfloat16(t)
-                numpy_helper.to_array(t)
+                for t in flatten_value(read_value(p, kind)):
+                    if j in bf16[1] and kind == "tensor":
+                        retag_bfloat16(t)
+                    numpy_helper.to_array(t)
+                    expected.append(t)
+            except BadTest:
+                raise
             except Exception as e:  # any decode problem makes the folder unusable
-                raise BadTest("%s/%s: cannot read as TensorProto: %s"
-                              % (name, os.path.basename(p), str(e).splitlines()[0][:80]))
-            expected.append(t)
-        sets.append((name, ins, expected))
+                raise BadTest("%s/%s: cannot read as %s: %s"
+                              % (name, os.path.basename(p), kind, str(e).splitlines()[0][:80]))
+        sets.append((name, flat_ins, expected))
     if not sets:
         raise BadTest("no test_data_set_* folder")
     return sets
@@ -352,7 +463,8 @@ def compile_odlac(cfg, model_path, test_dir, work, deadline):
     Crashes are checked first: they are never acceptable."""
     gen = os.path.join(work, "gen")
     rc, out = run_cmd([cfg["odlac"], model_path, "-o", gen, "--emit-main", "--name", "net"]
-                      + cfg["odlac_flags"], deadline - time.monotonic())
+                      + cfg["odlac_flags"] + cfg.get("data_flags", []),
+                      deadline - time.monotonic())
     if rc is None:
         return ("crash", "odlac timeout after %d s" % cfg["timeout"]), None
     if rc not in (0, 1):
@@ -465,9 +577,22 @@ def run_test(cfg, suite, name):
     else:
         model_error = None
 
-    # 1. The engine takes the model or refuses it.
+    # 1. The engine takes the model or refuses it; odlac learns from the test data what the
+    # model leaves open: symbolic dims of inputs, lengths of sequence inputs, which optional
+    # inputs are absent (data_flags).
     os.makedirs(work, exist_ok=True)
     odlac = cfg["engine"] == "odlac"
+    kinds = None
+    if model is not None:
+        try:
+            kinds = check_value_kinds(model, structured=odlac)
+            if odlac:
+                cfg = dict(cfg, data_flags=data_flags(model, test_dir, kinds[0]))
+        except BadTest as e:
+            kinds = e
+        except Exception as e:
+            kinds = BadTest("test data: %s" % (str(e).splitlines()[0][:120] if str(e) else
+                                                type(e).__name__))
     failure, made = (compile_odlac if odlac else load_ort)(cfg, model_path, test_dir, work,
                                                             deadline)
     if failure:
@@ -477,8 +602,9 @@ def run_test(cfg, suite, name):
     if model is None:
         return done("bad-test", "model.onnx: " + model_error)
     try:
-        n_in, n_out = check_value_kinds(model)
-        sets = read_data_sets(test_dir, n_in, n_out, bfloat16_positions(model), work)
+        if isinstance(kinds, BadTest):
+            raise kinds
+        sets = read_data_sets(test_dir, kinds[0], kinds[1], bfloat16_positions(model), work)
     except BadTest as e:
         return done("bad-test", str(e))
 
@@ -500,6 +626,11 @@ def run_test(cfg, suite, name):
             if rc is not None and out.strip():
                 why += ": " + first_line(out, (test_dir, out_dir, work))
             return done("run-error", "%s: %s" % (set_name, why))
+        written = len(numbered(out_dir, "output_", ".pb"))
+        if written != len(expected):
+            return done("mismatch", "%s: the driver wrote %d outputs, the test data has %d "
+                        "tensors (sequences and optionals flattened)"
+                        % (set_name, written, len(expected)))
         for i, want in enumerate(expected):
             path = os.path.join(out_dir, "output_%d.pb" % i)
             if not os.path.isfile(path):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the conformance runner itself (ctest conformance.runner): that it compares ONNX
 1.23's element types the way ONNX's runner does, that a wrong result is a mismatch and a
-refusal a rejection on both engines (odlac and ONNX Runtime), that the suite-set check
+refusal a rejection on both engines (odlac and ONNX Runtime), that sequence and optional
+test data is flattened into tensors with odlac's flags derived from it, that the suite-set check
 refuses folders from another onnx, and that gen_onnx_suite.py writes the same bytes twice.
 
 Run with the project venv's python (onnx 1.23, onnxruntime); ODLAC, ODLA_LIB, ODLA_INCLUDE
@@ -160,6 +161,47 @@ class Engines(unittest.TestCase):
                           r.stderr)
         finally:
             shutil.rmtree(other)
+
+
+class SequencesAndOptionals(unittest.TestCase):
+    """The runner flattens sequence and optional test data into the tensors odlac's driver
+    reads and writes, and derives odlac's flags from test_data_set_0."""
+
+    def test_flags_and_flattening(self):
+        root = tempfile.mkdtemp(prefix="odlac-runner-")
+        try:
+            elem = helper.make_tensor_type_proto(TensorProto.FLOAT, ["N"])
+            inputs = [helper.make_value_info("xs", helper.make_sequence_type_proto(elem)),
+                      helper.make_value_info("o", helper.make_optional_type_proto(elem)),
+                      helper.make_tensor_value_info("t", TensorProto.FLOAT, ["M", 2]),
+                      helper.make_tensor_value_info("u", TensorProto.FLOAT, [2])]
+            graph = helper.make_graph([helper.make_node("Identity", ["xs"], ["ys"])], "g",
+                                      inputs, [helper.make_value_info(
+                                          "ys", helper.make_sequence_type_proto(elem))])
+            model = helper.make_model(graph)
+            d = os.path.join(root, "test_data_set_0")
+            os.makedirs(d)
+            xs = onnx.SequenceProto(name="xs", elem_type=onnx.SequenceProto.TENSOR)
+            xs.tensor_values.extend([numpy_helper.from_array(np.zeros(k, np.float32))
+                                     for k in (3, 1)])
+            absent = onnx.OptionalProto(name="o")
+            values = [xs, absent, numpy_helper.from_array(np.zeros((5, 2), np.float32)),
+                      numpy_helper.from_array(np.zeros(2, np.float32))]
+            for i, v in enumerate(values):
+                with open(os.path.join(d, "input_%d.pb" % i), "wb") as f:
+                    f.write(v.SerializeToString())
+            kinds = rc.check_value_kinds(model)
+            self.assertEqual(kinds, (["sequence", "optional", "tensor", "tensor"], ["sequence"]))
+            self.assertEqual(rc.data_flags(model, root, kinds[0]),
+                             ["--sequence-length=xs=2", "--input-shape=xs.0:3",
+                              "--input-shape=xs.1:1", "--optional-absent=o",
+                              "--input-shape=t:5x2"])
+            self.assertEqual([list(t.dims) for t in rc.flatten_value(xs)], [[3], [1]])
+            self.assertEqual(rc.flatten_value(absent), [])
+            with self.assertRaises(rc.BadTest):  # ONNX Runtime's side takes tensors only
+                rc.check_value_kinds(model, structured=False)
+        finally:
+            shutil.rmtree(root)
 
 
 class Generator(unittest.TestCase):

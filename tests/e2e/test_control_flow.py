@@ -22,6 +22,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "conformance", "run_conformance.py")
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import odlactest  # noqa: E402
 
 F32, F64, I32, I64, BOOL = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT32,
                             TensorProto.INT64, TensorProto.BOOL)
@@ -171,29 +173,9 @@ def if_returns_outer(opset=13):
     return model, [([np.array([True]), x], [x]), ([np.array([False]), x], [x - 1])]
 
 
-def write_folder(root, name, model, cases):
-    folder = os.path.join(root, "node", name)
-    os.makedirs(folder)
-    onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(folder, "model.onnx"))
-    for k, (ins, outs) in enumerate(cases):
-        data = os.path.join(folder, "test_data_set_%d" % k)
-        os.makedirs(data)
-        for kind, values, infos in (("input", ins, model.graph.input),
-                                    ("output", outs, model.graph.output)):
-            names = [v.name for v in infos if v.name not in
-                     {i.name for i in model.graph.initializer}]
-            for i, (n, v) in enumerate(zip(names, values)):
-                t = numpy_helper.from_array(np.asarray(v), n)
-                with open(os.path.join(data, "%s_%d.pb" % (kind, i)), "wb") as f:
-                    f.write(t.SerializeToString())
-
-
 def check_load_mode(root, env):
     """Load mode replays the calls that built the graph, If and Loop included: each model,
     compiled with --exec-mode=load and stored once, must give its data sets' outputs."""
-    sys.path.insert(0, os.path.join(HERE, "..", "tools"))
-    import odlactest
     for name in sorted(os.listdir(os.path.join(root, "node"))):
         folder = os.path.join(root, "node", name)
         out = os.path.join(root, "load_" + name)
@@ -230,7 +212,7 @@ def main():
                             ("cf_scan_directions", scan_directions),
                             ("cf_if_returns_outer", if_returns_outer)):
             model, cases = build()
-            write_folder(root, name, model, cases)
+            odlactest.write_test_folder(root, name, model, cases)
         xfail = os.path.join(root, "xfail_none.txt")
         open(xfail, "w").close()
         cmd = [sys.executable, RUNNER, "--odlac", env["ODLAC"], "--backend", "reference",

@@ -31,6 +31,28 @@ class Toolchain:
                        check=True)
 
 
+def write_test_folder(root, name, model, cases, encode=None):
+    """A test folder in ONNX's layout, root/node/name/{model.onnx, test_data_set_<k>/
+    {input,output}_<i>.pb}, for the conformance runner: `cases` is [(inputs, outputs)], one
+    value per graph input (initializers excluded) and output, each written by
+    encode(value, name) -> a TensorProto (the default), SequenceProto or OptionalProto."""
+    encode = encode or (lambda v, n: numpy_helper.from_array(np.asarray(v), n))
+    folder = os.path.join(root, "node", name)
+    os.makedirs(folder)
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    initializers = {i.name for i in model.graph.initializer}
+    for k, (ins, outs) in enumerate(cases):
+        data = os.path.join(folder, "test_data_set_%d" % k)
+        os.makedirs(data)
+        for kind, values, infos in (("input", ins, model.graph.input),
+                                    ("output", outs, model.graph.output)):
+            names = [v.name for v in infos if v.name not in initializers]
+            for i, (n, v) in enumerate(zip(names, values)):
+                with open(os.path.join(data, "%s_%d.pb" % (kind, i)), "wb") as f:
+                    f.write(encode(v, n).SerializeToString())
+
+
 def data_sets(model_dir):
     return sorted(glob.glob(os.path.join(model_dir, "test_data_set_*")))
 
