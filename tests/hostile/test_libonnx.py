@@ -198,13 +198,14 @@ class LibOnnx(hostile.HostileCase):
                  helper.make_node("Relu", ["x"], ["c"], name="typed", alpha=1.0),
                  helper.make_node("Conv", ["x", "w"], ["d"], name="float_strides",
                                   strides=[1.0, 1.0]),
-                 helper.make_node("Add", ["x", ""], ["e"], name="empty")]
+                 helper.make_node("Add", ["x", ""], ["e"], name="empty"),
+                 helper.make_node("Concat", [""], ["g"], name="empty_variadic", axis=0)]
         bad_type = helper.make_attribute("axis", 1)
         bad_type.type = onnx.AttributeProto.FLOAT
         nodes.append(helper.make_node("Concat", ["x", "x"], ["f"], name="lying"))
         nodes[-1].attribute.append(bad_type)
         m = model(nodes, [info("x", [1, 1, 4, 4])],
-                  [info(o, None) for o in "abcdef"], [weights("w", (1, 1, 1, 1))])
+                  [info(o, None) for o in "abcdefg"], [weights("w", (1, 1, 1, 1))])
         self.refused(m,
                      "node 'one_input' (Conv, opset 13): has 1 input; Conv-11 takes 2 to 3",
                      "node 'no_to' (Cast, opset 13): required attribute 'to' (INT) of Cast-13 "
@@ -215,6 +216,8 @@ class LibOnnx(hostile.HostileCase):
                      "Conv-11 takes INTS",
                      "node 'empty' (Add, opset 13): input 1 is required by Add-13 but its name "
                      "is empty",
+                     "node 'empty_variadic' (Concat, opset 13): input 0 is required by Concat-13 "
+                     "(one of its variadic operands) but its name is empty",
                      "node 'lying' (Concat, opset 13): attribute 'axis' declares type FLOAT but "
                      "holds a value of type INT")
 
