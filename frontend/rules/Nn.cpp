@@ -109,6 +109,35 @@ Status importConv(ImportCtx &ctx) {
                              {"pads", *pads}}));
 }
 
+// DeformConv-19 has Conv's attributes without auto_pad, plus offset_group; the IR op checks
+// offset's and mask's shapes against the windows.
+Status importDeformConv(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(1);
+  if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
+    return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
+                    " must have the same rank >= 3");
+  size_t spatial = x->type().rank() - 2;
+  Dims kernel(w->dims().begin() + 2, w->dims().end());
+  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
+    return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
+                    " disagrees with the weights' spatial dims " + dimsToString(kernel));
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
+  if (!pads)
+    return pads.takeStatus();
+  return bind(ctx, ctx.emit("DeformConv", {x, w, ctx.input(2), ctx.input(3), ctx.input(4)},
+                            {{"group", ctx.attrInt("group", 1)},
+                             {"offset_group", ctx.attrInt("offset_group", 1)},
+                             {"strides", *strides},
+                             {"dilations", *dilations},
+                             {"pads", *pads}}));
+}
+
 // Pads and output_padding from ONNX's ConvTranspose attributes. With output_shape (or auto_pad
 // SAME_*, which asks for input * stride) the total padding is
 //   full + output_padding - output_shape, full = stride * (in - 1) + (k - 1) * dilation + 1,
@@ -367,6 +396,9 @@ Status importCol2Im(ImportCtx &ctx) {
 const std::vector<ImportRule> kRules = {
     {"Conv", 1, nullptr,
      reads({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}), importConv},
+    {"DeformConv", 19, nullptr,
+     reads({"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}),
+     importDeformConv},
     {"ConvTranspose", 1, nullptr,
      reads({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
             "pads", "strides"}),
