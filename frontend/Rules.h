@@ -50,6 +50,9 @@ struct ImportRule {
   const char *unsupported = nullptr;
   // The op's ONNX domain; "" is the default domain (also written "ai.onnx").
   const char *domain = "";
+  // For custom rows: whether output 0 always has input 0's shape (Cast), which lets a shape
+  // declared downstream pin it (ImportCtx::DeclaredTypes; elementwise irOp rows do by their op).
+  bool keepsShape = false;
 };
 
 // A row that rejects `onnxOp` from `sinceOpset` on, saying why.
@@ -58,17 +61,17 @@ inline ImportRule rejected(const char *onnxOp, int sinceOpset, const char *why) 
 }
 
 // Row families, one file each under frontend/rules/.
-const std::vector<ImportRule> &elementwiseRules();  // unary math, activations
-const std::vector<ImportRule> &binaryRules();       // broadcasting arithmetic, logic
-const std::vector<ImportRule> &nnRules();           // conv, pooling, matrix products
-const std::vector<ImportRule> &reduceRules();       // reductions, softmax family
-const std::vector<ImportRule> &dataMovementRules(); // reshape, slice, pad...
-const std::vector<ImportRule> &indexingRules();     // gather, scatter, top-k...
+const std::vector<ImportRule> &elementwiseRules();   // unary math, activations
+const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic, logic
+const std::vector<ImportRule> &nnRules();            // conv, pooling, matrix products
+const std::vector<ImportRule> &reduceRules();        // reductions, softmax family
+const std::vector<ImportRule> &dataMovementRules();  // reshape, slice, pad...
+const std::vector<ImportRule> &indexingRules();      // gather, scatter, top-k...
 const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, losses
-const std::vector<ImportRule> &recurrentRules();    // RNN, LSTM, GRU
-const std::vector<ImportRule> &quantRules();        // quantization
-const std::vector<ImportRule> &miscRules();         // signal, detection, training
-const std::vector<ImportRule> &controlFlowRules();  // If, Loop, Scan
+const std::vector<ImportRule> &recurrentRules();     // RNN, LSTM, GRU
+const std::vector<ImportRule> &quantRules();         // quantization
+const std::vector<ImportRule> &miscRules();          // signal, detection, training
+const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

@@ -87,8 +87,8 @@ Status importReduceInputAxes(ImportCtx &ctx) {
   if (known)
     return emitReduce(ctx, *known, *keepdims, *noop);
   // Axes known only at run time: an extension op reads them, given the result shape the model
-  // declares.
-  std::optional<TensorType> declared = ctx.declaredType(0);
+  // declares (or pins through shape-keeping ops such as Cast and Sqrt).
+  std::optional<Dims> declared = ctx.declaredDims(0);
   if (!declared)
     return ctx.fail("axes (input 1, '" + axes->name() +
                     "') is known only at run time and the model declares no static "
@@ -97,7 +97,7 @@ Status importReduceInputAxes(ImportCtx &ctx) {
                       {{"reduction", ctx.proto().op_type()},
                        {"keepdims", *keepdims},
                        {"noop_with_empty_axes", *noop},
-                       {"shape", declared->dims}});
+                       {"shape", *declared}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);

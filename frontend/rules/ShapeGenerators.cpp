@@ -29,8 +29,8 @@ bool isConstant(const ImportCtx &ctx, int i) {
 // The static result shape the model declares for output 0 when `param` (input `input`) is
 // known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, const char *param, int input) {
-  if (auto t = ctx.declaredType(0))
-    return t->dims;
+  if (auto d = ctx.declaredDims(0))
+    return *d;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
                   "') is known only at run time and the model declares no " +
                   "static shape for output '" + ctx.outputName(0) +
