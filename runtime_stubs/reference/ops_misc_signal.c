@@ -251,7 +251,7 @@ typedef struct {
 /* The normalized coordinate of index i of an axis of len points. */
 static double ref_affine_coord(int align, int64_t i, int64_t len) {
   if (align)
-    return len == 1 ? 0.0 : -1.0 + 2.0 * (double)i / (double)(len - 1);
+    return len == 1 ? -1.0 : -1.0 + 2.0 * (double)i / (double)(len - 1);
   return -1.0 + (2.0 * (double)i + 1.0) / (double)len;
 }
 

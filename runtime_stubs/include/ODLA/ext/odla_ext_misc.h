@@ -94,7 +94,8 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtGridSample(odla_value in
  * [N, D1, ..., Dr, r] (the result has theta's type); size is an int64 vector [N, C, D1, ..., Dr]
  * read at run time that must match output_dims (C is free). Result point (i1, ..., ir) holds
  * theta[n] times (x, y[, z], 1), where x is the normalized coordinate of the innermost index: -1 +
- * 2 i / (D - 1) with align_corners (0 when D is 1, as in PyTorch), -1 + (2 i + 1) / D without.
+ * 2 i / (D - 1) with align_corners (-1 when D is 1, as ONNX's reference has it; PyTorch gives 0),
+ * -1 + (2 i + 1) / D without.
  * Computed in double. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAffineGrid(odla_value theta,
                                                                    odla_value size,
