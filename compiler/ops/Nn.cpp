@@ -80,12 +80,8 @@ Status inferConv(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (Status s = checkGroup(c, group))
+  if (Status s = checkConvChannels(c, x, w, group))
     return s;
-  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
-    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
-                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
-                  ") must be a multiple of group");
   if (c.hasInput(2) && c.in(2).dims != Dims{w[0]})
     return c.fail("bias must be [" + str(w[0]) + "], got " + toString(c.in(2)));
   Dims out{x[0], w[0]};
@@ -107,12 +103,8 @@ Status inferDeformConv(InferCtx &c) {
     if (Status s = sameType(c, i, i == 1 ? "kernel" : i == 2 ? "offset" : i == 3 ? "bias" : "mask"))
       return s;
   int64_t group = c.i("group"), offsetGroup = c.i("offset_group");
-  if (Status s = checkGroup(c, group))
+  if (Status s = checkConvChannels(c, x, w, group))
     return s;
-  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
-    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
-                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
-                  ") must be a multiple of group");
   if (offsetGroup < 1 || x[1] % offsetGroup != 0)
     return c.fail("offset_group " + str(offsetGroup) + " must be at least 1 and divide the " +
                   str(x[1]) + " input channels");

@@ -83,8 +83,9 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
   return pads;
 }
 
-Status importConv(ImportCtx &ctx) {
-  Value *x = ctx.input(0), *w = ctx.input(1);
+// Conv's and DeformConv's attributes as the IR op's: group, strides, dilations and pads (from
+// auto_pad, which DeformConv lacks and so reads as NOTSET), checked against x and w.
+Expected<AttrMap> convAttrs(ImportCtx &ctx, const Value *x, const Value *w) {
   if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
     return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
                     " must have the same rank >= 3");
@@ -102,40 +103,29 @@ Status importConv(ImportCtx &ctx) {
   auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
   if (!pads)
     return pads.takeStatus();
-  return bind(ctx, ctx.emit("Conv", {x, w, ctx.input(2)},
-                            {{"group", ctx.attrInt("group", 1)},
-                             {"strides", *strides},
-                             {"dilations", *dilations},
-                             {"pads", *pads}}));
+  return AttrMap{{"group", ctx.attrInt("group", 1)},
+                 {"strides", *strides},
+                 {"dilations", *dilations},
+                 {"pads", *pads}};
+}
+
+Status importConv(ImportCtx &ctx) {
+  auto attrs = convAttrs(ctx, ctx.input(0), ctx.input(1));
+  if (!attrs)
+    return attrs.takeStatus();
+  return bind(ctx, ctx.emit("Conv", {ctx.input(0), ctx.input(1), ctx.input(2)}, *attrs));
 }
 
 // DeformConv-19 has Conv's attributes without auto_pad, plus offset_group; the IR op checks
 // offset's and mask's shapes against the windows.
 Status importDeformConv(ImportCtx &ctx) {
-  Value *x = ctx.input(0), *w = ctx.input(1);
-  if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
-    return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
-                    " must have the same rank >= 3");
-  size_t spatial = x->type().rank() - 2;
-  Dims kernel(w->dims().begin() + 2, w->dims().end());
-  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
-    return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
-                    " disagrees with the weights' spatial dims " + dimsToString(kernel));
-  auto strides = spatialAttr(ctx, "strides", spatial, 1);
-  if (!strides)
-    return strides.takeStatus();
-  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
-  if (!dilations)
-    return dilations.takeStatus();
-  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
-  if (!pads)
-    return pads.takeStatus();
-  return bind(ctx, ctx.emit("DeformConv", {x, w, ctx.input(2), ctx.input(3), ctx.input(4)},
-                            {{"group", ctx.attrInt("group", 1)},
-                             {"offset_group", ctx.attrInt("offset_group", 1)},
-                             {"strides", *strides},
-                             {"dilations", *dilations},
-                             {"pads", *pads}}));
+  auto attrs = convAttrs(ctx, ctx.input(0), ctx.input(1));
+  if (!attrs)
+    return attrs.takeStatus();
+  (*attrs)["offset_group"] = ctx.attrInt("offset_group", 1);
+  return bind(ctx, ctx.emit("DeformConv",
+                            {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+                            *attrs));
 }
 
 // Pads and output_padding from ONNX's ConvTranspose attributes. With output_shape (or auto_pad

@@ -149,16 +149,8 @@ odla_value odla_ExtDeformConv(odla_value input, odla_value kernel, odla_value of
   p.has_bias = bias != NULL;
   p.has_mask = mask != NULL;
   p.type = input->type.element_type;
-  out.element_type = p.type;
-  out.shape.size = xs->size;
-  out.shape.dims[0] = p.n;
-  out.shape.dims[1] = p.m;
-  for (i = 2; i < xs->size; ++i)
-    out.shape.dims[i] = p.w.out[REF_SPATIAL - (xs->size - i)];
-  if (ref_shape_conflicts(&output_dims, &out.shape))
-    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
-                    ref_shape_str(&output_dims, s1, sizeof s1),
-                    ref_shape_str(&out.shape, s2, sizeof s2));
+  if (!ref_window_result(op, xs, p.m, p.type, &p.w, &output_dims, &out))
+    return NULL;
   want = out.shape; /* offset [N, offset_group * taps * r, out...], mask without the r */
   want.dims[1] = (int64_t)offset_group * p.taps * p.sd;
   if (ref_shape_conflicts(&offset->type.shape, &want))
