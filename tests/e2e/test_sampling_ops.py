@@ -2,7 +2,7 @@
 """DeformConv, AffineGrid, GridSample over 1 to 3 axes, BatchNormalization's training mode,
 float16 Range, bool ReduceMax/ReduceMin and reductions with run-time axes pinned through
 shape-keeping ops, in the cases ONNX 1.23's node tests leave out (strides, dilations, groups,
-offset groups, asymmetric pads, constant sizes, bicubic volumes, border and reflection padding,
+offset groups, asymmetric pads, 1-D convolutions, constant sizes, bicubic volumes, border and reflection padding,
 1-D signals, float64, run-time sizes...), end to end with expected outputs from ONNX 1.23's reference
 implementation (onnx.reference), not from odlac.
 
@@ -54,6 +54,27 @@ def deform_conv_cases():
     yield case("ops5_deform_conv_f64_outside", 22,
                [helper.make_node("DeformConv", ["x", "w", "offset"], ["y"], kernel_shape=[2, 2])],
                [("x", x), ("w", w), ("offset", offset)], ["y"])
+
+
+def deform_conv_1d_case():
+    """1-D DeformConv, which ONNX's reference lacks: the 2-D reference over images of two rows
+    (it divides by the height - 1), with zero row offsets, gives it in its first output row."""
+    x, w = floats(2, 2, 9), floats(3, 2, 3)
+    ow = (9 + 3 - 5) // 2 + 1
+    offset, mask = 2 * floats(2, 3, ow), RNG.uniform(0, 1, (2, 3, ow)).astype(np.float32)
+    x2 = np.stack([x, floats(2, 2, 9)], axis=2)
+    offset2 = np.zeros((2, 3, 2, 2, ow), np.float32)  # [N, taps, (row, column), rows, columns]
+    offset2[:, :, 1, 0] = offset
+    mask2 = np.stack([mask, mask], axis=2)
+    _, _, _, want = case("lifted", 22, [helper.make_node(
+        "DeformConv", ["x", "w", "offset", "", "mask"], ["y"], strides=[1, 2], dilations=[1, 2],
+        pads=[0, 1, 0, 2])], [("x", x2), ("w", w[:, :, None]),
+                              ("offset", offset2.reshape(2, 6, 2, ow)), ("mask", mask2)], ["y"])
+    node = helper.make_node("DeformConv", ["x", "w", "offset", "", "mask"], ["y"], strides=[2],
+                            dilations=[2], pads=[1, 2])
+    yield base.single_node("ops5_deform_conv_1d", 22, node,
+                           [("x", x), ("w", w), ("offset", offset), ("mask", mask)],
+                           [("y", np.ascontiguousarray(want[0][:, :, 0]))])
 
 
 def affine_grid_cases():
@@ -129,7 +150,7 @@ def reduction_cases():
 
 
 def main():
-    base.run_cases((deform_conv_cases, affine_grid_cases, grid_sample_cases,
+    base.run_cases((deform_conv_cases, deform_conv_1d_case, affine_grid_cases, grid_sample_cases,
                     training_and_generator_cases, reduction_cases), "sampling-op")
 
 
