@@ -53,19 +53,45 @@ std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count)
     return static_cast<uint16_t>(h);
   };
   switch (dtype) {
-  case DType::F32: put(static_cast<float>(value)); break;
-  case DType::F64: put(value); break;
-  case DType::F16: put(toHalfBits(static_cast<float>(value), false)); break;
-  case DType::BF16: put(toHalfBits(static_cast<float>(value), true)); break;
-  case DType::I8: put(static_cast<int8_t>(value)); break;
-  case DType::I16: put(static_cast<int16_t>(value)); break;
-  case DType::I32: put(static_cast<int32_t>(value)); break;
-  case DType::I64: put(static_cast<int64_t>(value)); break;
-  case DType::U8: put(static_cast<uint8_t>(value)); break;
-  case DType::U16: put(static_cast<uint16_t>(value)); break;
-  case DType::U32: put(static_cast<uint32_t>(value)); break;
-  case DType::U64: put(static_cast<uint64_t>(value)); break;
-  case DType::Bool: put(static_cast<uint8_t>(value != 0)); break;
+  case DType::F32:
+    put(static_cast<float>(value));
+    break;
+  case DType::F64:
+    put(value);
+    break;
+  case DType::F16:
+    put(toHalfBits(static_cast<float>(value), false));
+    break;
+  case DType::BF16:
+    put(toHalfBits(static_cast<float>(value), true));
+    break;
+  case DType::I8:
+    put(static_cast<int8_t>(value));
+    break;
+  case DType::I16:
+    put(static_cast<int16_t>(value));
+    break;
+  case DType::I32:
+    put(static_cast<int32_t>(value));
+    break;
+  case DType::I64:
+    put(static_cast<int64_t>(value));
+    break;
+  case DType::U8:
+    put(static_cast<uint8_t>(value));
+    break;
+  case DType::U16:
+    put(static_cast<uint16_t>(value));
+    break;
+  case DType::U32:
+    put(static_cast<uint32_t>(value));
+    break;
+  case DType::U64:
+    put(static_cast<uint64_t>(value));
+    break;
+  case DType::Bool:
+    put(static_cast<uint8_t>(value != 0));
+    break;
   default: // the low-precision types: callers refuse them (importPad)
     assert(false && "filledBytes: a low-precision element type");
     break;
@@ -130,18 +156,28 @@ Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *
     return fail(std::string(what) + " (input " + std::to_string(i) + ") is missing");
   if (!isComputableFromConstants(*v))
     return fail(std::string(what) + " (input " + std::to_string(i) + ", '" + v->name() +
-                "') must be known at compile time, but it depends on " +
-                notConstantBecause(*v));
+                "') must be known at compile time, but it depends on " + notConstantBecause(*v));
   return evaluateValue(*v, kMaxCompileTimeBytes);
 }
 
 std::optional<TensorType> ImportCtx::declaredType(int i) const {
   if (i >= numOutputs())
     return std::nullopt;
-  auto it = declared_.find(node_.output(i));
+  auto it = declared_.types.find(node_.output(i));
   // A fact beyond what the IR represents (a negative or huge dim from shape inference or the
   // model) is no fact: rules then report the shape as unknown.
-  if (it == declared_.end() || !shapeProblem(it->second).empty())
+  if (it == declared_.types.end() || !shapeProblem(it->second).empty())
+    return std::nullopt;
+  return it->second;
+}
+
+std::optional<Dims> ImportCtx::declaredDims(int i) const {
+  if (auto t = declaredType(i))
+    return t->dims;
+  if (i >= numOutputs())
+    return std::nullopt;
+  auto it = declared_.pinned.find(node_.output(i));
+  if (it == declared_.pinned.end() || !shapeProblem(TensorType{DType::F32, it->second}).empty())
     return std::nullopt;
   return it->second;
 }
@@ -155,7 +191,9 @@ Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) con
   std::vector<int64_t> out(n);
   const Buffer &b = **data;
   switch (v->dtype()) {
-  case DType::I64: std::memcpy(out.data(), b.data, n * 8); break;
+  case DType::I64:
+    std::memcpy(out.data(), b.data, n * 8);
+    break;
   case DType::I32:
     for (size_t k = 0; k < n; ++k)
       out[k] = b.as<int32_t>()[k];
@@ -175,10 +213,14 @@ Expected<double> ImportCtx::constScalar(int i, const char *what) const {
     return fail(std::string(what) + " must hold one element, got " + toString(v->type()));
   const Buffer &b = **data;
   switch (v->dtype()) {
-  case DType::F32: return static_cast<double>(*b.as<float>());
-  case DType::F64: return *b.as<double>();
-  case DType::I32: return static_cast<double>(*b.as<int32_t>());
-  case DType::I64: return static_cast<double>(*b.as<int64_t>());
+  case DType::F32:
+    return static_cast<double>(*b.as<float>());
+  case DType::F64:
+    return *b.as<double>();
+  case DType::I32:
+    return static_cast<double>(*b.as<int32_t>());
+  case DType::I64:
+    return static_cast<double>(*b.as<int64_t>());
   default:
     return fail(std::string(what) + " of element type " + dtypeName(v->dtype()) +
                 " is not supported");
@@ -186,7 +228,7 @@ Expected<double> ImportCtx::constScalar(int i, const char *what) const {
 }
 
 Expected<ImportedBody> ImportCtx::importBody(const char *attr,
-                                            const std::vector<TensorType> &inputTypes) {
+                                             const std::vector<TensorType> &inputTypes) {
   const onnx::AttributeProto *a = findAttr(attr);
   if (!a || !a->has_g())
     return fail(std::string("graph attribute '") + attr + "' is missing");
@@ -235,8 +277,8 @@ Status ImportCtx::setOutput(int i, const Operand &v) {
 }
 
 std::string ImportCtx::tempName(const std::string &suffix) const {
-  std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0)
-                                                                          : node_.name();
+  std::string base =
+      node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0) : node_.name();
   return base + "/" + suffix;
 }
 

@@ -46,8 +46,13 @@ public:
 
 class ImportCtx {
 public:
-  // The static types the model declares for its values (value_info, graph outputs), by name.
-  using DeclaredTypes = std::map<std::string, TensorType>;
+  // The static types the model declares for its values (value_info, graph outputs), by name;
+  // and the dims of values that reach a declared value only through ops whose result has their
+  // shape (Cast, Sqrt, ...): the model pins those dims too, though not their element type.
+  struct DeclaredTypes {
+    std::map<std::string, TensorType> types;
+    std::map<std::string, Dims> pinned;
+  };
 
   ImportCtx(Graph &g, const onnx::NodeProto &node, int64_t opset, std::vector<Value *> inputs,
             std::string modelDir, const DeclaredTypes &declared)
@@ -80,6 +85,8 @@ public:
   // The static type the model declares for output i (value_info, graph outputs), if any: for
   // ops whose result shape depends on input data.
   std::optional<TensorType> declaredType(int i) const;
+  // The static dims the model declares or pins (DeclaredTypes) for output i, if any.
+  std::optional<Dims> declaredDims(int i) const;
 
   // Imports the graph attribute `attr` as a body; the importer reports the body's own
   // errors, the returned error says which body failed.

@@ -185,7 +185,7 @@ private:
           return;
         t.dims.push_back(d.dim_value());
       }
-      declared_[vi.name()] = t;
+      declared_.types[vi.name()] = t;
     };
     // Bodies too (If, Loop, Scan): checkStructure has made node outputs unique across scopes.
     std::function<void(const onnx::GraphProto &)> walk = [&](const onnx::GraphProto &g) {
@@ -202,6 +202,38 @@ private:
         }
     };
     walk(model_.graph());
+    pinShapes(model_.graph());
+  }
+
+  // Whether ONNX node `n`'s output 0 always has input 0's shape: its row is an elementwise IR
+  // op or says so (ImportRule::keepsShape).
+  bool keepsShape(const onnx::NodeProto &n) const {
+    const ImportRule *rule = findRule(n.domain(), n.op_type(), opsetOf(n.domain()));
+    if (!rule || n.input_size() < 1 || n.input(0).empty() || n.output_size() < 1)
+      return false;
+    const OpDef *op = rule->irOp ? findOp(rule->irOp) : nullptr;
+    return rule->keepsShape || (op && op->fusion == FusionClass::Elementwise);
+  }
+
+  // Pins the dims of values whose only route to a declared shape is a chain of keepsShape
+  // nodes, walking each graph backwards (nodes are in topological order: checkStructure): the
+  // input of such a node has the shape its output is declared or pinned with.
+  void pinShapes(const onnx::GraphProto &g) {
+    for (int i = g.node_size() - 1; i >= 0; --i) {
+      const onnx::NodeProto &n = g.node(i);
+      for (const onnx::AttributeProto &a : n.attribute()) {
+        if (a.has_g())
+          pinShapes(a.g());
+        for (const onnx::GraphProto &body : a.graphs())
+          pinShapes(body);
+      }
+      if (!keepsShape(n) || declared_.types.count(n.input(0)) || declared_.pinned.count(n.input(0)))
+        continue;
+      if (auto t = declared_.types.find(n.output(0)); t != declared_.types.end())
+        declared_.pinned[n.input(0)] = t->second.dims;
+      else if (auto d = declared_.pinned.find(n.output(0)); d != declared_.pinned.end())
+        declared_.pinned[n.input(0)] = d->second;
+    }
   }
 
   void importInitializers() {
@@ -479,18 +511,21 @@ private:
       scope.values[out] = scope.graph->addConstant(out, {DType::F32, {}}, Buffer::copyOf(&f, 4));
     } else if (a.name() == "value_floats") {
       std::vector<float> v(a.floats().begin(), a.floats().end());
-      scope.values[out] = scope.graph->addConstant(out, {DType::F32, {static_cast<int64_t>(v.size())}},
-                                         Buffer::copyOf(v.data(), v.size() * 4));
+      scope.values[out] =
+          scope.graph->addConstant(out, {DType::F32, {static_cast<int64_t>(v.size())}},
+                                   Buffer::copyOf(v.data(), v.size() * 4));
     } else if (a.name() == "value_int") {
       int64_t i = a.i();
       scope.values[out] = scope.graph->addConstant(out, {DType::I64, {}}, Buffer::copyOf(&i, 8));
     } else if (a.name() == "value_ints") {
       std::vector<int64_t> v(a.ints().begin(), a.ints().end());
-      scope.values[out] = scope.graph->addConstant(out, {DType::I64, {static_cast<int64_t>(v.size())}},
-                                         Buffer::copyOf(v.data(), v.size() * 8));
+      scope.values[out] =
+          scope.graph->addConstant(out, {DType::I64, {static_cast<int64_t>(v.size())}},
+                                   Buffer::copyOf(v.data(), v.size() * 8));
     } else {
-      return Status::error("attribute '" + a.name() + "' is not supported (string and sparse "
-                                                      "constants have no ODLA element type)");
+      return Status::error("attribute '" + a.name() +
+                           "' is not supported (string and sparse "
+                           "constants have no ODLA element type)");
     }
     return Status::ok();
   }
@@ -860,10 +895,13 @@ private:
         if (tt.has_shape() && tt.shape().dim_size() > 0) {
           bool fits = tt.shape().dim_size() == v->type().rank();
           for (int i = 0; fits && i < tt.shape().dim_size(); ++i)
-            fits = !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == v->dims()[i];
+            fits =
+                !tt.shape().dim(i).has_dim_value() || tt.shape().dim(i).dim_value() == v->dims()[i];
           if (!fits)
-            error("graph output '" + vi.name() + "' is declared with a shape that differs from "
-                  "the inferred " + toString(v->type()));
+            error("graph output '" + vi.name() +
+                  "' is declared with a shape that differs from "
+                  "the inferred " +
+                  toString(v->type()));
         }
       }
       graph_->addOutput(v);
@@ -877,7 +915,7 @@ private:
   std::unique_ptr<Graph> graph_;
   Scope root_;
   Scope *scope_ = &root_; // the graph being imported
-  std::string where_; // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
+  std::string where_;     // prefixes messages about nodes inside bodies ("Loop 'x' body: ")
   ImportCtx::DeclaredTypes declared_;
   Status errors_;
   std::vector<std::string> diagnostics_; // warnings and notes ("warning: ...", "note: ...")
@@ -974,7 +1012,8 @@ static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
   return graph;
 }
 
-Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const ImportOptions &opts) {
+Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
+                                                const ImportOptions &opts) {
   auto model = parseModelFile(path);
   if (!model)
     return model.takeStatus();
@@ -984,19 +1023,20 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
   return importModel(*model, path, external, opts);
 }
 
-Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
-                                                 const std::string &name,
-                                                 const ImportOptions &opts) {
+Expected<std::unique_ptr<Graph>>
+importOnnxBytes(const void *data, size_t size, const std::string &name, const ImportOptions &opts) {
   if (size > static_cast<size_t>(INT_MAX))
-    return Status::error(name + ": " + std::to_string(size) + " bytes, more than a model read "
-                         "from memory may have (" + std::to_string(INT_MAX) + ")");
+    return Status::error(name + ": " + std::to_string(size) +
+                         " bytes, more than a model read "
+                         "from memory may have (" +
+                         std::to_string(INT_MAX) + ")");
   google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(size));
   auto model = parseModel(raw, name);
   if (!model)
     return model.takeStatus();
   if (usesExternalData(*model))
     return Status::error(name + ": the model keeps tensor data in external files, which a "
-                         "model read from memory cannot have (import it from its file)");
+                                "model read from memory cannot have (import it from its file)");
   return importModel(*model, name, {}, opts);
 }
 
@@ -1014,7 +1054,8 @@ Status parseSequenceLength(const std::string &spec, ImportOptions &opts) {
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {
   size_t colon = spec.rfind(':');
-  std::string bad = "--input-shape '" + spec + "': expected name:d0xd1x... (e.g. input:1x3x224x224)";
+  std::string bad =
+      "--input-shape '" + spec + "': expected name:d0xd1x... (e.g. input:1x3x224x224)";
   if (colon == std::string::npos || colon == 0)
     return Status::error(bad);
   Dims dims;

@@ -53,6 +53,9 @@ struct ImportRule {
   // Whether its function takes sequences and optionals as operands (ImportCtx::aggregate);
   // for any other row such an operand is an error naming it.
   bool takesAggregates = false;
+  // For custom rows: whether output 0 always has input 0's shape (Cast), which lets a shape
+  // declared downstream pin it (ImportCtx::DeclaredTypes; elementwise irOp rows do by their op).
+  bool keepsShape = false;
 };
 
 // A row that rejects `onnxOp` from `sinceOpset` on, saying why.
@@ -61,18 +64,18 @@ inline ImportRule rejected(const char *onnxOp, int sinceOpset, const char *why) 
 }
 
 // Row families, one file each under frontend/rules/.
-const std::vector<ImportRule> &elementwiseRules();  // unary math, activations
-const std::vector<ImportRule> &binaryRules();       // broadcasting arithmetic, logic
-const std::vector<ImportRule> &nnRules();           // conv, pooling, matrix products
-const std::vector<ImportRule> &reduceRules();       // reductions, softmax family
-const std::vector<ImportRule> &dataMovementRules(); // reshape, slice, pad...
-const std::vector<ImportRule> &indexingRules();     // gather, scatter, top-k...
+const std::vector<ImportRule> &elementwiseRules();   // unary math, activations
+const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic, logic
+const std::vector<ImportRule> &nnRules();            // conv, pooling, matrix products
+const std::vector<ImportRule> &reduceRules();        // reductions, softmax family
+const std::vector<ImportRule> &dataMovementRules();  // reshape, slice, pad...
+const std::vector<ImportRule> &indexingRules();      // gather, scatter, top-k...
 const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, losses
-const std::vector<ImportRule> &recurrentRules();    // RNN, LSTM, GRU
-const std::vector<ImportRule> &quantRules();        // quantization
-const std::vector<ImportRule> &miscRules();         // signal, detection, training
-const std::vector<ImportRule> &controlFlowRules();  // If, Loop, Scan
-const std::vector<ImportRule> &sequenceRules();     // sequences and optionals
+const std::vector<ImportRule> &recurrentRules();     // RNN, LSTM, GRU
+const std::vector<ImportRule> &quantRules();         // quantization
+const std::vector<ImportRule> &miscRules();          // signal, detection, training
+const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
+const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

@@ -72,6 +72,16 @@ Status checkGroup(InferCtx &c, int64_t group) {
   return Status::ok();
 }
 
+Status checkConvChannels(InferCtx &c, const Dims &x, const Dims &w, int64_t group) {
+  if (Status s = checkGroup(c, group))
+    return s;
+  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
+    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
+                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
+                  ") must be a multiple of group");
+  return Status::ok();
+}
+
 const char *const kLayoutAttr = "layout";
 
 bool isChannelsLast(const Node &n) {
@@ -146,18 +156,13 @@ Status inferConvolution(InferCtx &c) {
   if (c.in(1).dtype != c.in(0).dtype)
     return c.fail("kernel element type differs from the input's");
   int64_t group = c.i("group");
-  if (Status s = checkGroup(c, group))
+  if (Status s = checkConvChannels(c, x, w, group))
     return s;
-  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
-    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
-                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
-                  ") must be a multiple of group");
   if (c.hasInput(2) && (c.in(2).dims != Dims{w[0]} || c.in(2).dtype != c.in(0).dtype))
     return c.fail("bias must be " + std::string(dtypeName(c.in(0).dtype)) + "[" + str(w[0]) +
                   "], got " + toString(c.in(2)));
   size_t spatial = x.size() - 2;
-  const auto &strides = c.ints("strides"), &dilations = c.ints("dilations"),
-             &pads = c.ints("pads");
+  const auto &strides = c.ints("strides"), &dilations = c.ints("dilations"), &pads = c.ints("pads");
   if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
     return c.fail("strides and dilations need " + str(spatial) + " entries and pads " +
                   str(2 * spatial));

@@ -35,6 +35,9 @@ Status checkWindowAxis(InferCtx &c, size_t axis, size_t spatial, int64_t kernel,
                        int64_t dilation, int64_t padBegin, int64_t padEnd);
 // A convolution's group: in [1, 2^31) (an odla_uint32, and a divisor of the channels).
 Status checkGroup(InferCtx &c, int64_t group);
+// Checks a convolution's group and channels: data x [N, C, ...] and kernel w [M, C / group, ...]
+// (both channels first), M a multiple of group.
+Status checkConvChannels(InferCtx &c, const Dims &x, const Dims &w, int64_t group);
 
 // Result type of a convolution node whose operands are (x, w, optional bias) and whose
 // attributes are group, strides, dilations and pads (Conv and the fused convolution).

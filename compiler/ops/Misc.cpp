@@ -139,13 +139,44 @@ Status inferGridSample(InferCtx &c) {
     return s;
   if (Status s = checkName(c, "padding_mode", kGridPaddings))
     return s;
+  // r sampled axes, r from 1 to 3 (the reference kernel's REF_GRID_MAX_SPATIAL).
   const TensorType &x = c.in(0), &g = c.in(1);
-  if (x.rank() != 4 || g.rank() != 4 || g.dims[0] != x.dims[0] || g.dims[3] != 2)
-    return c.fail("X " + toString(x) + " must be [N, C, H, W] and grid " + toString(g) +
-                  " [N, H_out, W_out, 2]");
-  if (x.dims[2] < 1 || x.dims[3] < 1)
-    return c.fail("X " + toString(x) + " has no pixels to sample");
-  c.setOut(0, TensorType{x.dtype, {x.dims[0], x.dims[1], g.dims[1], g.dims[2]}});
+  int64_t r = static_cast<int64_t>(x.rank()) - 2;
+  if (r < 1 || r > 3 || g.rank() != x.rank() || g.dims[0] != x.dims[0] || g.dims.back() != r)
+    return c.fail("X " + toString(x) + " must be [N, C, D1, ..., Dr] with r from 1 to 3 and grid " +
+                  toString(g) + " [N, O1, ..., Or, r]");
+  Dims out = {x.dims[0], x.dims[1]};
+  for (int64_t k = 0; k < r; ++k) {
+    if (x.dims[2 + k] < 1)
+      return c.fail("X " + toString(x) + " has no elements to sample");
+    out.push_back(g.dims[1 + k]);
+  }
+  c.setOut(0, TensorType{x.dtype, out});
+  return Status::ok();
+}
+
+// theta [N, r, r + 1] (r = 2 or 3) and size [r + 2]; `dims` holds D1, ..., Dr (from size when
+// it is known at compile time, else from the model's declared result: the kernel checks size
+// against them at run time).
+Status inferAffineGrid(InferCtx &c) {
+  const TensorType &theta = c.in(0), &size = c.in(1);
+  const auto &dims = c.ints("dims");
+  int64_t r = theta.rank() == 3 ? theta.dims[1] : 0;
+  if ((r != 2 && r != 3) || theta.dims[2] != r + 1)
+    return c.fail("theta " + toString(theta) + " must be [N, 2, 3] or [N, 3, 4]");
+  if (size.rank() != 1 || size.dims[0] != r + 2)
+    return c.fail("size " + toString(size) + " must hold " + str(r + 2) + " values for theta " +
+                  toString(theta));
+  if (static_cast<int64_t>(dims.size()) != r)
+    return c.fail("dims " + dimsToString(dims) + " must have " + str(r) + " entries");
+  Dims out = {theta.dims[0]};
+  for (int64_t d : dims) {
+    if (d < 0)
+      return c.fail("dims " + dimsToString(dims) + " has a negative entry");
+    out.push_back(d);
+  }
+  out.push_back(r);
+  c.setOut(0, TensorType{theta.dtype, out});
   return Status::ok();
 }
 
@@ -342,6 +373,18 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtGridSample(c.in(0), c.in(1), indexIn(kGridModes, n.s("mode")),
                                           indexIn(kGridPaddings, n.s("padding_mode")),
                                           {n.i("align_corners") != 0}, c.outId(0)));
+     }},
+    {"AffineGrid",
+     {{"theta", kReq, kFloatTypes}, {"size", kReq, kI64}},
+     1,
+     {{"align_corners", AttrKind::Int, AttrValue(int64_t{0})},
+      {"dims", AttrKind::Ints, std::nullopt}},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferAffineGrid,
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().ExtAffineGrid(c.in(0), c.in(1), {c.node().i("align_corners") != 0},
+                                          c.outShape(0), c.outId(0)));
      }},
     // A window of `length` elements; the kernel checks that size equals it.
     {"Window",

@@ -80,18 +80,52 @@ Status inferConv(InferCtx &c) {
   if (Status s = sameType(c, 2, "bias"))
     return s;
   int64_t group = c.i("group");
-  if (Status s = checkGroup(c, group))
+  if (Status s = checkConvChannels(c, x, w, group))
     return s;
-  if ((CheckedInt(w[1]) * group).get() != x[1] || w[0] % group != 0)
-    return c.fail("input channels " + str(x[1]) + " must equal kernel dim 1 (" + str(w[1]) +
-                  ") times group " + str(group) + ", and kernel dim 0 (" + str(w[0]) +
-                  ") must be a multiple of group");
   if (c.hasInput(2) && c.in(2).dims != Dims{w[0]})
     return c.fail("bias must be [" + str(w[0]) + "], got " + toString(c.in(2)));
   Dims out{x[0], w[0]};
   if (Status s = windowDims(c, x, Dims(w.begin() + 2, w.end()), false, out))
     return s;
   c.setOut(0, TensorType{c.in(0).dtype, dataFromChannelsFirst(out, last)});
+  return Status::ok();
+}
+
+// DeformConv: Conv's windows over x [N, C, D1, ..., Dr] (r from 1 to 3), each tap moved by
+// offset [N, offset_group * K * r, O1, ..., Or] (K = the kernel's taps; per group, tap and axis)
+// and scaled by mask [N, offset_group * K, O1, ..., Or] when given.
+Status inferDeformConv(InferCtx &c) {
+  const Dims &x = c.in(0).dims, &w = c.in(1).dims;
+  if (x.size() < 3 || w.size() != x.size())
+    return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
+                  " must have the same rank, at least 3 (N, C, spatial...)");
+  for (int i = 1; i < 5; ++i)
+    if (Status s = sameType(c, i, i == 1 ? "kernel" : i == 2 ? "offset" : i == 3 ? "bias" : "mask"))
+      return s;
+  int64_t group = c.i("group"), offsetGroup = c.i("offset_group");
+  if (Status s = checkConvChannels(c, x, w, group))
+    return s;
+  if (offsetGroup < 1 || x[1] % offsetGroup != 0)
+    return c.fail("offset_group " + str(offsetGroup) + " must be at least 1 and divide the " +
+                  str(x[1]) + " input channels");
+  if (c.hasInput(3) && c.in(3).dims != Dims{w[0]})
+    return c.fail("bias must be [" + str(w[0]) + "], got " + toString(c.in(3)));
+  Dims out{x[0], w[0]};
+  if (Status s = windowDims(c, x, Dims(w.begin() + 2, w.end()), false, out))
+    return s;
+  int64_t taps = 1, spatial = static_cast<int64_t>(x.size()) - 2;
+  for (size_t i = 2; i < w.size(); ++i)
+    taps *= w[i]; // the kernel dims are below 2^31 (windowDims) and the kernel exists
+  Dims offset{x[0], offsetGroup * taps * spatial}, mask{x[0], offsetGroup * taps};
+  offset.insert(offset.end(), out.begin() + 2, out.end());
+  mask.insert(mask.end(), out.begin() + 2, out.end());
+  if (c.in(2).dims != offset)
+    return c.fail("offset must be " + dimsToString(offset) + " (offset_group " + str(offsetGroup) +
+                  " x " + str(taps) + " taps x " + str(spatial) + " axes), got " +
+                  toString(c.in(2)));
+  if (c.hasInput(4) && c.in(4).dims != mask)
+    return c.fail("mask must be " + dimsToString(mask) + ", got " + toString(c.in(4)));
+  c.setOut(0, TensorType{c.in(0).dtype, out});
   return Status::ok();
 }
 
@@ -385,10 +419,9 @@ odla_memory_layout kernelLayout(const Node &n) { return isChannelsLast(n) ? ODLA
 void lowerConv(LowerCtx &c) {
   const Node &n = c.node();
   auto [front, back] = splitPads(n.ints("pads"));
-  c.setOut(0, c.sink().Conv(c.in(0), dataLayout(n), static_cast<odla_uint32>(n.i("group")),
-                            c.in(1), kernelLayout(n), u32s(n.ints("strides")),
-                            u32s(n.ints("dilations")), front, back, c.in(2), c.outShape(0),
-                            c.outId(0)));
+  c.setOut(0, c.sink().Conv(c.in(0), dataLayout(n), static_cast<odla_uint32>(n.i("group")), c.in(1),
+                            kernelLayout(n), u32s(n.ints("strides")), u32s(n.ints("dilations")),
+                            front, back, c.in(2), c.outShape(0), c.outId(0)));
 }
 
 // output_padding reaches odla_DeConv through the output dims.
@@ -398,6 +431,16 @@ void lowerConvTranspose(LowerCtx &c) {
   c.setOut(0, c.sink().DeConv(c.in(0), ODLA_CHANNELS_FIRST, static_cast<odla_uint32>(n.i("group")),
                               c.in(1), ODLA_IOS, u32s(n.ints("strides")), u32s(n.ints("dilations")),
                               front, back, c.in(2), c.outShape(0), c.outId(0)));
+}
+
+void lowerDeformConv(LowerCtx &c) {
+  const Node &n = c.node();
+  auto [front, back] = splitPads(n.ints("pads"));
+  c.setOut(0, c.sink().ExtDeformConv(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
+                                     static_cast<odla_uint32>(n.i("group")),
+                                     static_cast<odla_uint32>(n.i("offset_group")),
+                                     u32s(n.ints("strides")), u32s(n.ints("dilations")), front,
+                                     back, c.outShape(0), c.outId(0)));
 }
 
 // ODLA 0.5's odla_MaxPool has no dilations: dilated windows need the extension. Ceil mode
@@ -532,6 +575,22 @@ const std::vector<OpDef> kOps = {
      kTraitNone,
      inferConv,
      lowerConv},
+    {"DeformConv",
+     {{"x", OperandDef::Required, kFloat},
+      {"w", OperandDef::Required, kFloat},
+      {"offset", OperandDef::Required, kFloat},
+      {"b", OperandDef::Optional, kFloat},
+      {"mask", OperandDef::Optional, kFloat}},
+     1,
+     {{"group", AttrKind::Int, AttrValue(int64_t{1})},
+      {"offset_group", AttrKind::Int, AttrValue(int64_t{1})},
+      kStrides,
+      {"dilations", AttrKind::Ints, std::nullopt},
+      kPads},
+     FusionClass::Opaque,
+     kTraitNone,
+     inferDeformConv,
+     lowerDeformConv},
     // Kernel [C, M / group, k...] as ONNX has it. Explicit pads only: import resolves auto_pad
     // and output_shape into pads and output_padding.
     {"ConvTranspose",

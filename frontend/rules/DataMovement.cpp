@@ -47,8 +47,8 @@ bool isConstant(const ImportCtx &ctx, int i) {
 // The static result shape the model declares for output `i`, for an op whose result shape
 // depends on a parameter that is known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, int i, const char *param, int input) {
-  if (auto t = ctx.declaredType(i))
-    return t->dims;
+  if (auto d = ctx.declaredDims(i))
+    return *d;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
                   "') is known only at run time and the model declares no " +
                   "static shape for output '" + ctx.outputName(i) +

@@ -62,9 +62,7 @@ struct Scalar {
   uint64_t u = 0;
   bool nonzero() const { return kind == Float ? f != 0 : (kind == Signed ? s != 0 : u != 0); }
   std::string str() const {
-    return kind == Float    ? shortest(f)
-           : kind == Signed ? std::to_string(s)
-                            : std::to_string(u);
+    return kind == Float ? shortest(f) : kind == Signed ? std::to_string(s) : std::to_string(u);
   }
 };
 
@@ -80,18 +78,43 @@ Expected<Scalar> constScalarOf(ImportCtx &ctx, int i, const char *what) {
   auto sgn = [&](int64_t x) { r.kind = Scalar::Signed, r.s = x; };
   auto uns = [&](uint64_t x) { r.kind = Scalar::Unsigned, r.u = x; };
   switch (v->dtype()) {
-  case DType::F32: r.f = *b.as<float>(); break;
-  case DType::F64: r.f = *b.as<double>(); break;
-  case DType::F16: r.f = halfToFloat(*b.as<uint16_t>()); break;
-  case DType::BF16: r.f = bf16ToFloat(*b.as<uint16_t>()); break;
-  case DType::I8: sgn(*b.as<int8_t>()); break;
-  case DType::I16: sgn(*b.as<int16_t>()); break;
-  case DType::I32: sgn(*b.as<int32_t>()); break;
-  case DType::I64: sgn(*b.as<int64_t>()); break;
-  case DType::U8: case DType::Bool: uns(*b.as<uint8_t>()); break;
-  case DType::U16: uns(*b.as<uint16_t>()); break;
-  case DType::U32: uns(*b.as<uint32_t>()); break;
-  case DType::U64: uns(*b.as<uint64_t>()); break;
+  case DType::F32:
+    r.f = *b.as<float>();
+    break;
+  case DType::F64:
+    r.f = *b.as<double>();
+    break;
+  case DType::F16:
+    r.f = halfToFloat(*b.as<uint16_t>());
+    break;
+  case DType::BF16:
+    r.f = bf16ToFloat(*b.as<uint16_t>());
+    break;
+  case DType::I8:
+    sgn(*b.as<int8_t>());
+    break;
+  case DType::I16:
+    sgn(*b.as<int16_t>());
+    break;
+  case DType::I32:
+    sgn(*b.as<int32_t>());
+    break;
+  case DType::I64:
+    sgn(*b.as<int64_t>());
+    break;
+  case DType::U8:
+  case DType::Bool:
+    uns(*b.as<uint8_t>());
+    break;
+  case DType::U16:
+    uns(*b.as<uint16_t>());
+    break;
+  case DType::U32:
+    uns(*b.as<uint32_t>());
+    break;
+  case DType::U64:
+    uns(*b.as<uint64_t>());
+    break;
   default:
     return ctx.fail(std::string(what) + " of element type " + dtypeName(v->dtype()) +
                     " is not supported");
@@ -104,9 +127,9 @@ Expected<Scalar> constScalarOf(ImportCtx &ctx, int i, const char *what) {
 // ODLA 0.5 has no HardSwish: x * HardSigmoid(x; alpha = 1/6, beta = 0.5), as ONNX defines it.
 Status importHardSwish(ImportCtx &ctx) {
   Value *x = ctx.input(0);
-  auto hs = ctx.emit("HardSigmoid", {x},
-                     {{"alpha", static_cast<double>(1.0f / 6.0f)}, {"beta", 0.5}},
-                     ctx.tempName("hard_sigmoid"));
+  auto hs =
+      ctx.emit("HardSigmoid", {x}, {{"alpha", static_cast<double>(1.0f / 6.0f)}, {"beta", 0.5}},
+               ctx.tempName("hard_sigmoid"));
   if (!hs)
     return hs.takeStatus();
   return finish(ctx, 0, ctx.emit("Mul", {x, *hs}));
@@ -309,11 +332,21 @@ std::vector<unsigned char> oneOf(DType dtype) {
   std::vector<unsigned char> one(dtypeBytes(dtype), 0);
   auto put = [&](auto v) { std::memcpy(one.data(), &v, sizeof v); };
   switch (dtype) {
-  case DType::F32: put(1.0f); break;
-  case DType::F64: put(1.0); break;
-  case DType::F16: put(uint16_t{0x3c00}); break;
-  case DType::BF16: put(uint16_t{0x3f80}); break;
-  default: one[0] = 1; break; // integers (little-endian) and bool
+  case DType::F32:
+    put(1.0f);
+    break;
+  case DType::F64:
+    put(1.0);
+    break;
+  case DType::F16:
+    put(uint16_t{0x3c00});
+    break;
+  case DType::BF16:
+    put(uint16_t{0x3f80});
+    break;
+  default:
+    one[0] = 1;
+    break; // integers (little-endian) and bool
   }
   return one;
 }
@@ -415,8 +448,10 @@ const std::vector<ImportRule> kRules = {
     // Clip, conversion, identity-like.
     {"Clip", 6, nullptr, reads({"min", "max"}), importClip6},
     {"Clip", 11, nullptr, {}, importClip11},
-    {"Cast", 6, nullptr, reads({"to", "saturate", "round_mode"}), importCast},
-    {"CastLike", 15, nullptr, reads({"saturate", "round_mode"}), importCastLike},
+    {"Cast", 6, nullptr, reads({"to", "saturate", "round_mode"}), importCast, nullptr, "",
+     /*takesAggregates=*/false, /*keepsShape=*/true},
+    {"CastLike", 15, nullptr, reads({"saturate", "round_mode"}), importCastLike, nullptr, "",
+     /*takesAggregates=*/false, /*keepsShape=*/true},
     {"Dropout", 7, nullptr, {kDropoutRatio}, importDropout},
     {"Dropout", 12, nullptr, {kDropoutSeed}, importDropout},
 };

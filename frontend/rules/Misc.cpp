@@ -251,21 +251,49 @@ Status importMelWeightMatrix(ImportCtx &ctx) {
   return finish(ctx, foldWhenKnown(ctx, *out));
 }
 
-// GridSample-20 names the modes linear and cubic and allows N-D inputs; odlac samples 2-D
-// images (the GridSample-16 op).
+// GridSample-20 names the modes linear and cubic and allows N-D inputs; odlac samples 1-D to
+// 3-D inputs (X of rank 3 to 5: the IR op's inference checks the ranks).
 Status importGridSample20(ImportCtx &ctx) {
   std::string mode = ctx.attrString("mode", "linear");
   mode = mode == "linear" ? "bilinear" : mode == "cubic" ? "bicubic" : mode;
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
     return ctx.fail("mode '" + ctx.attrString("mode", "linear") +
                     "' is not one of linear, nearest, cubic");
-  if (ctx.input(0)->type().rank() != 4)
-    return ctx.fail("only 2-D sampling (X of rank 4) is supported, got X " +
-                    toString(ctx.input(0)->type()));
   return finish(ctx, ctx.emit("GridSample", {ctx.input(0), ctx.input(1)},
                               {{"mode", mode},
                                {"padding_mode", ctx.attrString("padding_mode", "zeros")},
                                {"align_corners", ctx.attrInt("align_corners", 0)}}));
+}
+
+// AffineGrid-20: the result's dims are size's values, from size when it is known at compile
+// time, else from the model's declared result (odla_ExtAffineGrid checks size at run time).
+Status importAffineGrid(ImportCtx &ctx) {
+  const TensorType &theta = ctx.input(0)->type(), &size = ctx.input(1)->type();
+  int64_t r = theta.rank() == 3 ? theta.dims[1] : 0;
+  if ((r != 2 && r != 3) || theta.dims[2] != r + 1)
+    return ctx.fail("theta " + toString(theta) + " must be [N, 2, 3] or [N, 3, 4]");
+  if (size.rank() != 1 || size.dims[0] != r + 2)
+    return ctx.fail("size " + toString(size) + " must hold " + str(r + 2) + " values (N, C and " +
+                    str(r) + " dims) for theta " + toString(theta));
+  Dims out;
+  if (known(ctx, 1)) {
+    auto v = ctx.constInts(1, "size");
+    if (!v)
+      return v.takeStatus();
+    out = *v;
+    out.erase(out.begin() + 1); // C does not shape the grid
+  } else {
+    auto t = declaredOutput(ctx, 0, r + 2, "size is known only at run time");
+    if (!t)
+      return t.takeStatus();
+    out = Dims(t->dims.begin(), t->dims.end() - 1);
+  }
+  if (out[0] != theta.dims[0])
+    return ctx.fail("size (or the declared result) gives N = " + str(out[0]) + ", but theta is " +
+                    toString(theta));
+  return finish(ctx, ctx.emit("AffineGrid", {ctx.input(0), ctx.input(1)},
+                              {{"align_corners", ctx.attrInt("align_corners", 0)},
+                               {"dims", std::vector<int64_t>(out.begin() + 1, out.end())}}));
 }
 
 // ---- Detection ----------------------------------------------------------------------------
@@ -428,7 +456,8 @@ Status importMaxUnpool(ImportCtx &ctx) {
     return scattered.takeStatus();
   if (out == inferred)
     return finish(ctx, ctx.emit("Reshape", {*scattered}, {{"shape", out}}));
-  auto unpooled = ctx.emit("Reshape", {*scattered}, {{"shape", inferred}}, ctx.tempName("unpooled"));
+  auto unpooled =
+      ctx.emit("Reshape", {*scattered}, {{"shape", inferred}}, ctx.tempName("unpooled"));
   if (!unpooled)
     return unpooled.takeStatus();
   return finish(ctx, ctx.emit("Pad", {*unpooled}, {{"pads", grow}}));
@@ -528,6 +557,7 @@ const std::vector<ImportRule> kRules = {
       {"padding_mode", "padding_mode", AttrValue(std::string("zeros"))},
       {"align_corners", "align_corners", AttrValue(int64_t{0})}},
      nullptr},
+    {"AffineGrid", 20, nullptr, reads({"align_corners"}), importAffineGrid},
     {"GridSample", 20, nullptr, reads({"align_corners", "mode", "padding_mode"}),
      importGridSample20},
     {"MaxUnpool", 9, nullptr, reads({"kernel_shape", "pads", "strides"}), importMaxUnpool},
@@ -542,9 +572,7 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniform", 1, kRandom),
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
-    rejected("AffineGrid", 20, kNotYet),
     rejected("CausalConvWithState", 27, kNotYet),
-    rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
     rejected("StringNormalizer", 10, kStrings),
     rejected("StringConcat", 20, kStrings),

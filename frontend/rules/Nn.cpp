@@ -83,8 +83,9 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
   return pads;
 }
 
-Status importConv(ImportCtx &ctx) {
-  Value *x = ctx.input(0), *w = ctx.input(1);
+// Conv's and DeformConv's attributes as the IR op's: group, strides, dilations and pads (from
+// auto_pad, which DeformConv lacks and so reads as NOTSET), checked against x and w.
+Expected<AttrMap> convAttrs(ImportCtx &ctx, const Value *x, const Value *w) {
   if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
     return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
                     " must have the same rank >= 3");
@@ -102,11 +103,29 @@ Status importConv(ImportCtx &ctx) {
   auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
   if (!pads)
     return pads.takeStatus();
-  return bind(ctx, ctx.emit("Conv", {x, w, ctx.input(2)},
-                            {{"group", ctx.attrInt("group", 1)},
-                             {"strides", *strides},
-                             {"dilations", *dilations},
-                             {"pads", *pads}}));
+  return AttrMap{{"group", ctx.attrInt("group", 1)},
+                 {"strides", *strides},
+                 {"dilations", *dilations},
+                 {"pads", *pads}};
+}
+
+Status importConv(ImportCtx &ctx) {
+  auto attrs = convAttrs(ctx, ctx.input(0), ctx.input(1));
+  if (!attrs)
+    return attrs.takeStatus();
+  return bind(ctx, ctx.emit("Conv", {ctx.input(0), ctx.input(1), ctx.input(2)}, *attrs));
+}
+
+// DeformConv-19 has Conv's attributes without auto_pad, plus offset_group; the IR op checks
+// offset's and mask's shapes against the windows.
+Status importDeformConv(ImportCtx &ctx) {
+  auto attrs = convAttrs(ctx, ctx.input(0), ctx.input(1));
+  if (!attrs)
+    return attrs.takeStatus();
+  (*attrs)["offset_group"] = ctx.attrInt("offset_group", 1);
+  return bind(ctx, ctx.emit("DeformConv",
+                            {ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+                            *attrs));
 }
 
 // Pads and output_padding from ONNX's ConvTranspose attributes. With output_shape (or auto_pad
@@ -262,11 +281,71 @@ Status importGlobalPool(ImportCtx &ctx) {
   return bind(ctx, ctx.emit(op == "GlobalMaxPool" ? "MaxPool" : "AveragePool", {x}, attrs));
 }
 
+// BatchNormalization-14's training mode: the statistics of the batch (mean and population
+// variance over every axis but 1) normalize x, and outputs 1 and 2 are the running statistics
+// input * momentum + batch * (1 - momentum), as ONNX's reference computes them.
+Status importBatchNormTraining(ImportCtx &ctx, double momentum) {
+  Value *x = ctx.input(0);
+  int64_t rank = x->type().rank();
+  if (rank < 2)
+    return ctx.fail("X " + toString(x->type()) + " must have rank >= 2 (N, C, ...)");
+  Ints axes{0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  AttrMap reduce{{"axes", axes}, {"keepdims", int64_t{1}}};
+  auto mean = ctx.emit("ReduceMean", {x}, reduce, ctx.tempName("batch_mean"));
+  if (!mean)
+    return mean.takeStatus();
+  auto centered = ctx.emit("Sub", {x, *mean}, {}, ctx.tempName("centered"));
+  if (!centered)
+    return centered.takeStatus();
+  auto square = ctx.emit("Mul", {*centered, *centered}, {}, ctx.tempName("centered_square"));
+  if (!square)
+    return square.takeStatus();
+  auto var = ctx.emit("ReduceMean", {*square}, reduce, ctx.tempName("batch_var"));
+  if (!var)
+    return var.takeStatus();
+  Dims channels{x->dims()[1]};
+  auto meanC = ctx.reshape(*mean, channels, ctx.tempName("batch_mean_c"));
+  if (!meanC)
+    return meanC.takeStatus();
+  auto varC = ctx.reshape(*var, channels, ctx.tempName("batch_var_c"));
+  if (!varC)
+    return varC.takeStatus();
+  if (Status s =
+          bind(ctx, ctx.emit("BatchNormalization", {x, ctx.input(1), ctx.input(2), *meanC, *varC},
+                             {{"epsilon", ctx.attrFloat("epsilon", 1e-5)}})))
+    return s;
+  for (int i = 1; i < 3; ++i) {
+    if (!ctx.wantsOutput(i))
+      continue;
+    Value *running = ctx.input(2 + i), *batch = i == 1 ? *meanC : *varC;
+    DType t = running->dtype();
+    auto keep = filledBytes(t, momentum, 1), take = filledBytes(t, 1 - momentum, 1);
+    auto old =
+        ctx.emit("Mul", {running, ctx.constant(ctx.tempName("momentum"), {t, {}}, keep.data())}, {},
+                 ctx.tempName("running_kept"));
+    if (!old)
+      return old.takeStatus();
+    auto add = ctx.emit(
+        "Mul", {batch, ctx.constant(ctx.tempName("one_minus_momentum"), {t, {}}, take.data())}, {},
+        ctx.tempName("running_added"));
+    if (!add)
+      return add.takeStatus();
+    if (Status s = bind(ctx, ctx.emit("Add", {*old, *add}, {}, ctx.outputName(i)), i))
+      return s;
+  }
+  return Status::ok();
+}
+
 Status importBatchNorm(ImportCtx &ctx) {
   if (ctx.opset() < 9 && ctx.attrInt("spatial", 1) == 0)
     return ctx.fail("spatial=0 (per-activation statistics) is not supported");
+  double momentum = ctx.attrFloat("momentum", 0.9); // inference does not use it
   if (ctx.attrInt("training_mode", 0) != 0)
-    return ctx.fail("training_mode=1 is not supported; odlac compiles for inference");
+    return importBatchNormTraining(ctx, momentum);
+  // Before opset 14 the running statistics were outputs of training graphs only; odlac
+  // compiles those graphs' inference form.
   for (int i = 1; i < ctx.numOutputs(); ++i)
     if (ctx.wantsOutput(i))
       return ctx.fail("output " + str(i) + " (running statistics) exists only in training mode");
@@ -367,6 +446,9 @@ Status importCol2Im(ImportCtx &ctx) {
 const std::vector<ImportRule> kRules = {
     {"Conv", 1, nullptr,
      reads({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}), importConv},
+    {"DeformConv", 19, nullptr,
+     reads({"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}),
+     importDeformConv},
     {"ConvTranspose", 1, nullptr,
      reads({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
             "pads", "strides"}),
@@ -385,10 +467,7 @@ const std::vector<ImportRule> kRules = {
     {"GlobalMaxPool", 1, nullptr, {}, importGlobalPool},
     {"GlobalAveragePool", 1, nullptr, {}, importGlobalPool},
     {"GlobalLpPool", 1, nullptr, reads({"p"}), importGlobalPool},
-    {"BatchNormalization", 1, nullptr,
-     reads({"epsilon", "spatial", "training_mode"},
-           {noEffect("momentum", "it updates the running statistics only in training mode, "
-                                 "which odlac rejects")}),
+    {"BatchNormalization", 1, nullptr, reads({"epsilon", "momentum", "spatial", "training_mode"}),
      importBatchNorm},
     {"Gemm", 1, nullptr, reads({"alpha", "beta", "transA", "transB"}), importGemm},
     {"MatMul", 1, nullptr, {}, importMatMul},

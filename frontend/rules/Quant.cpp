@@ -353,12 +353,14 @@ Status importConvInteger(ImportCtx &ctx) {
   return finish(ctx, 0, emitCast(ctx, *conv, DType::I32, ctx.outputName(0)));
 }
 
-// A per-tensor scale as a scalar, or a per-slice one reshaped to broadcast along `axis` of a
-// rank-`rank` result.
+// A per-tensor scale of element type `type` as a scalar, or a per-slice one reshaped to
+// broadcast along `axis` of a rank-`rank` result.
 Expected<Value *> broadcastable(ImportCtx &ctx, Value *scale, int64_t axis, int64_t rank,
-                                const char *what, const char *meaning, int64_t extent) {
-  if (scale->dtype() != DType::F32)
-    return ctx.fail(std::string(what) + " must be float32, got " + toString(scale->type()));
+                                const char *what, const char *meaning, int64_t extent,
+                                DType type = DType::F32) {
+  if (scale->dtype() != type)
+    return ctx.fail(std::string(what) + " must be " + dtypeName(type) + ", got " +
+                    toString(scale->type()));
   if (perTensor(scale))
     return scale->type().rank() == 0
                ? Expected<Value *>(scale)
@@ -386,6 +388,8 @@ Status requantize(ImportCtx &ctx, Value *acc, Value *s1, Value *s2, Value *s3, V
   if (!s12)
     return s12.takeStatus();
   auto m = ctx.emit("Div", {*s12, s3}, {}, ctx.tempName("multiplier"));
+  if (m && (*m)->dtype() != DType::F32) // float16 scales: the multiplier rounded as ONNX has it
+    m = emitCast(ctx, *m, DType::F32, ctx.tempName("multiplier_f32"));
   if (!m)
     return m.takeStatus();
   auto real = ctx.emit("Mul", {*accF, *m}, {}, ctx.tempName("scaled"));
@@ -419,14 +423,21 @@ Status importQLinearMatMul(ImportCtx &ctx) {
   auto prod = importAs(ctx, "MatMul", {*af, *bf}, {}, ctx.tempName("matmul"));
   if (!prod)
     return prod.takeStatus();
+  // QLinearMatMul-21's scales share one type, float32, float16 or bfloat16; the multiplier
+  // a_scale * b_scale / y_scale is computed in it (ONNX's reference does).
   int64_t ry = (*prod)->type().rank(), rows = a->dims()[ra - 2], cols = b->dims().back();
-  auto as = broadcastable(ctx, ctx.input(1), ry - 2, ry, "a_scale", "one entry per row", rows);
+  DType st = ctx.input(1)->dtype();
+  if (st != DType::F32 && st != DType::F16 && st != DType::BF16)
+    return ctx.fail("a_scale must be float32, float16 or bfloat16, got " +
+                    toString(ctx.input(1)->type()));
+  auto as = broadcastable(ctx, ctx.input(1), ry - 2, ry, "a_scale", "one entry per row", rows, st);
   if (!as)
     return as.takeStatus();
-  auto bs = broadcastable(ctx, ctx.input(4), ry - 1, ry, "b_scale", "one entry per column", cols);
+  auto bs =
+      broadcastable(ctx, ctx.input(4), ry - 1, ry, "b_scale", "one entry per column", cols, st);
   if (!bs)
     return bs.takeStatus();
-  auto ys = broadcastable(ctx, ctx.input(6), ry - 2, ry, "y_scale", "one entry per row", rows);
+  auto ys = broadcastable(ctx, ctx.input(6), ry - 2, ry, "y_scale", "one entry per row", rows, st);
   if (!ys)
     return ys.takeStatus();
   return requantize(ctx, *prod, *as, *bs, *ys, ctx.input(7), ry - 2, "one entry per row", one);

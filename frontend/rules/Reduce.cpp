@@ -87,17 +87,32 @@ Status importReduceInputAxes(ImportCtx &ctx) {
   if (known)
     return emitReduce(ctx, *known, *keepdims, *noop);
   // Axes known only at run time: an extension op reads them, given the result shape the model
-  // declares.
-  std::optional<TensorType> declared = ctx.declaredType(0);
+  // declares (or pins through shape-keeping ops such as Cast and Sqrt).
+  std::optional<Dims> declared = ctx.declaredDims(0);
   if (!declared)
     return ctx.fail("axes (input 1, '" + axes->name() +
                     "') is known only at run time and the model declares no static "
                     "shape for the result");
-  auto out = ctx.emit("ReduceDynamic", {ctx.input(0), axes},
-                      {{"reduction", ctx.proto().op_type()},
+  // ReduceMax and ReduceMin of bools (opset 20) are any and all: the same reductions of 0 and 1
+  // as uint8 (an empty set gives 0 and 255, false and true as ONNX has them).
+  Value *x = ctx.input(0);
+  const std::string &op = ctx.proto().op_type();
+  bool viaU8 = x->dtype() == DType::Bool && (op == "ReduceMax" || op == "ReduceMin");
+  if (viaU8) {
+    auto u8 =
+        ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::U8))}}, ctx.tempName("as_u8"));
+    if (!u8)
+      return u8.takeStatus();
+    x = *u8;
+  }
+  auto out = ctx.emit("ReduceDynamic", {x, axes},
+                      {{"reduction", op},
                        {"keepdims", *keepdims},
                        {"noop_with_empty_axes", *noop},
-                       {"shape", declared->dims}});
+                       {"shape", *declared}},
+                      viaU8 ? ctx.tempName("reduced_u8") : "");
+  if (out && viaU8)
+    out = ctx.emit("Cast", {*out}, {{"to", std::string(dtypeName(DType::Bool))}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);

@@ -29,8 +29,8 @@ bool isConstant(const ImportCtx &ctx, int i) {
 // The static result shape the model declares for output 0 when `param` (input `input`) is
 // known only at run time.
 Expected<Dims> plannedDims(const ImportCtx &ctx, const char *param, int input) {
-  if (auto t = ctx.declaredType(0))
-    return t->dims;
+  if (auto d = ctx.declaredDims(0))
+    return *d;
   return ctx.fail(std::string(param) + " (input " + str(input) + ", '" + ctx.input(input)->name() +
                   "') is known only at run time and the model declares no " +
                   "static shape for output '" + ctx.outputName(0) +
@@ -65,19 +65,21 @@ Status importSize(ImportCtx &ctx) {
 
 // One element of a numeric constant as double (Range's operand types: float, double, int16,
 // int32, int64).
-Expected<double> scalarOf(const ImportCtx &ctx, int i, const char *what) {
-  auto data = ctx.constData(i, what);
+Expected<double> scalarOf(const ImportCtx &ctx, const Value *v, const char *what) {
+  auto data = evaluateValue(*v, kMaxCompileTimeBytes);
   if (!data)
     return data.takeStatus();
-  const Value *v = ctx.input(i);
-  if (v->type().numElements() != 1)
-    return ctx.fail(std::string(what) + " must hold one element, got " + toString(v->type()));
   switch (v->dtype()) {
-  case DType::F32: return static_cast<double>(*(*data)->as<float>());
-  case DType::F64: return *(*data)->as<double>();
-  case DType::I16: return static_cast<double>(*(*data)->as<int16_t>());
-  case DType::I32: return static_cast<double>(*(*data)->as<int32_t>());
-  case DType::I64: return static_cast<double>(*(*data)->as<int64_t>());
+  case DType::F32:
+    return static_cast<double>(*(*data)->as<float>());
+  case DType::F64:
+    return *(*data)->as<double>();
+  case DType::I16:
+    return static_cast<double>(*(*data)->as<int16_t>());
+  case DType::I32:
+    return static_cast<double>(*(*data)->as<int32_t>());
+  case DType::I64:
+    return static_cast<double>(*(*data)->as<int64_t>());
   default:
     return ctx.fail(std::string(what) + " of element type " + dtypeName(v->dtype()) +
                     " is not supported (float, double, int16, int32, int64)");
@@ -94,40 +96,39 @@ std::vector<unsigned char> numericBytes(DType dtype, int64_t count, ValueAt valu
     auto put = [&](auto v) { std::memcpy(p, &v, sizeof v); };
     double v = value(i);
     switch (dtype) {
-    case DType::F32: put(static_cast<float>(v)); break;
-    case DType::F64: put(v); break;
-    case DType::I16: put(static_cast<int16_t>(v)); break;
-    case DType::I32: put(static_cast<int32_t>(v)); break;
-    default: put(static_cast<int64_t>(v)); break;
+    case DType::F32:
+      put(static_cast<float>(v));
+      break;
+    case DType::F64:
+      put(v);
+      break;
+    case DType::I16:
+      put(static_cast<int16_t>(v));
+      break;
+    case DType::I32:
+      put(static_cast<int32_t>(v));
+      break;
+    default:
+      put(static_cast<int64_t>(v));
+      break;
     }
   }
   return out;
 }
 
-// output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0): a constant when
-// the operands are; otherwise start + delta * [0, 1, ...] over the length the model declares.
-Status importRange(ImportCtx &ctx) {
-  DType dtype = ctx.input(0)->dtype();
-  // Range-27's stash_type picks the precision of float16 and bfloat16 ranges; it has no
-  // effect on the types accepted here.
-  ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
+// output[i] = start + i * delta for i < max(ceil((limit - start) / delta), 0), in the operands'
+// type `dtype` (float, double, int16, int32, int64), named `name`: a constant when the operands
+// are; otherwise start + delta * [0, 1, ...] over the length the model declares.
+Expected<Value *> emitRange(ImportCtx &ctx, Value *const (&in)[3], DType dtype,
+                            const std::string &name) {
   const char *names[] = {"start", "limit", "delta"};
-  for (int i = 0; i < 3; ++i) {
-    DType t = ctx.input(i)->dtype();
-    if (t != dtype)
-      return ctx.fail(std::string(names[i]) + " is " + dtypeName(t) + " but start is " +
-                      dtypeName(dtype));
-    if (t != DType::F32 && t != DType::F64 && t != DType::I16 && t != DType::I32 && t != DType::I64)
-      return ctx.fail(std::string("element type ") + dtypeName(t) +
-                      " is not supported (float, double, int16, int32, int64)");
-    if (ctx.input(i)->type().numElements() != 1)
-      return ctx.fail(std::string(names[i]) + " must hold one element, got " +
-                      toString(ctx.input(i)->type()));
-  }
-  if (isConstant(ctx, 0) && isConstant(ctx, 1) && isConstant(ctx, 2)) {
+  bool known[3];
+  for (int i = 0; i < 3; ++i)
+    known[i] = isComputableFromConstants(*in[i]);
+  if (known[0] && known[1] && known[2]) {
     double v[3];
     for (int i = 0; i < 3; ++i) {
-      auto s = scalarOf(ctx, i, names[i]);
+      auto s = scalarOf(ctx, in[i], names[i]);
       if (!s)
         return s.takeStatus();
       v[i] = *s;
@@ -151,11 +152,10 @@ Status importRange(ImportCtx &ctx) {
                             : static_cast<double>(
                                   (CheckedInt(start) + CheckedInt(i) * delta).get().value_or(0));
     });
-    ctx.setOutput(0, ctx.constant(ctx.outputName(0), {dtype, {n}}, bytes.data()));
-    return Status::ok();
+    return ctx.constant(name, {dtype, {n}}, bytes.data());
   }
-  const char *param = !isConstant(ctx, 0) ? "start" : !isConstant(ctx, 1) ? "limit" : "delta";
-  auto planned = plannedDims(ctx, param, !isConstant(ctx, 0) ? 0 : !isConstant(ctx, 1) ? 1 : 2);
+  int unknown = !known[0] ? 0 : !known[1] ? 1 : 2;
+  auto planned = plannedDims(ctx, names[unknown], unknown);
   if (!planned)
     return planned.takeStatus();
   if (planned->size() != 1)
@@ -164,7 +164,7 @@ Status importRange(ImportCtx &ctx) {
     return s;
   auto bytes = numericBytes(dtype, (*planned)[0], [](int64_t i) { return static_cast<double>(i); });
   Value *iota = ctx.constant(ctx.tempName("iota"), {dtype, *planned}, bytes.data());
-  Value *start = ctx.input(0), *delta = ctx.input(2);
+  Value *start = in[0], *delta = in[2];
   for (Value **s : {&start, &delta})
     if ((*s)->type().rank() != 0) {
       auto r = ctx.reshape(*s, {});
@@ -175,7 +175,46 @@ Status importRange(ImportCtx &ctx) {
   auto offsets = ctx.emit("Mul", {delta, iota}, {}, ctx.tempName("offsets"));
   if (!offsets)
     return offsets.takeStatus();
-  return finish(ctx, ctx.emit("Add", {start, *offsets}));
+  return ctx.emit("Add", {start, *offsets}, {}, name);
+}
+
+// Range. float16 and bfloat16 ranges (Range-27) are computed in stash_type (float or double)
+// and rounded once, as ONNX's reference does.
+Status importRange(ImportCtx &ctx) {
+  DType dtype = ctx.input(0)->dtype();
+  int64_t stash = ctx.attrInt("stash_type", onnx::TensorProto::FLOAT);
+  bool low = dtype == DType::F16 || dtype == DType::BF16;
+  const char *names[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    DType t = ctx.input(i)->dtype();
+    if (t != dtype)
+      return ctx.fail(std::string(names[i]) + " is " + dtypeName(t) + " but start is " +
+                      dtypeName(dtype));
+    if (!low && t != DType::F32 && t != DType::F64 && t != DType::I16 && t != DType::I32 &&
+        t != DType::I64)
+      return ctx.fail(std::string("element type ") + dtypeName(t) +
+                      " is not supported (float, double, float16, bfloat16, int16, int32, int64)");
+    if (ctx.input(i)->type().numElements() != 1)
+      return ctx.fail(std::string(names[i]) + " must hold one element, got " +
+                      toString(ctx.input(i)->type()));
+  }
+  Value *in[3] = {ctx.input(0), ctx.input(1), ctx.input(2)};
+  if (!low)
+    return finish(ctx, emitRange(ctx, in, dtype, ctx.outputName(0)));
+  if (stash != onnx::TensorProto::FLOAT && stash != onnx::TensorProto::DOUBLE)
+    return ctx.fail("stash_type " + str(stash) + " is not FLOAT (1) or DOUBLE (11)");
+  DType wide = stash == onnx::TensorProto::FLOAT ? DType::F32 : DType::F64;
+  for (int i = 0; i < 3; ++i) {
+    auto c = ctx.emit("Cast", {in[i]}, {{"to", std::string(dtypeName(wide))}},
+                      ctx.tempName(std::string(names[i]) + "_stash"));
+    if (!c)
+      return c.takeStatus();
+    in[i] = *c;
+  }
+  auto wideRange = emitRange(ctx, in, wide, ctx.tempName("stash"));
+  if (!wideRange)
+    return wideRange.takeStatus();
+  return finish(ctx, ctx.emit("Cast", {*wideRange}, {{"to", std::string(dtypeName(dtype))}}));
 }
 
 // ---- ConstantOfShape and EyeLike ---------------------------------------------------------

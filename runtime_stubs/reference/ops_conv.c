@@ -82,8 +82,8 @@ static void ref_conv_gemm_f64(int ta, int64_t m, int64_t n, int64_t k, const dou
                                   const T *bias, T *y, unsigned char *scratch) {                   \
     int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
     int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
-    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                                           \
-    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                                 \
+    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                              \
+    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                    \
     for (n = 0; n < p->n; ++n) {                                                                   \
       T *yn = y + n * p->m * opix;                                                                 \
       for (i = 0; i < p->m; ++i)                                                                   \
@@ -141,8 +141,8 @@ REF_DEFINE_CONV(double, f64)
                                     const T *bias, T *y, unsigned char *scratch) {                 \
     int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);                 \
     int64_t cpg = p->c / p->group, mpg = p->m / p->group, n, g, i, o;                              \
-    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                                           \
-    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                                 \
+    T *col = (T *)ref_scratch_at(scratch, p->col_at);                                              \
+    float *pack = (float *)ref_scratch_at(scratch, p->pack_at);                                    \
     for (n = 0; n < p->n; ++n) {                                                                   \
       T *yn = y + n * p->m * opix;                                                                 \
       for (i = 0; i < p->m; ++i)                                                                   \
@@ -513,16 +513,8 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   p.pointwise = ref_window_k_count(&p.w) == 1;
   for (i = 0; i < REF_SPATIAL; ++i)
     p.pointwise &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
-  out.element_type = p.type;
-  out.shape.size = xs->size;
-  out.shape.dims[0] = p.n;
-  out.shape.dims[1] = p.m;
-  for (i = 2; i < xs->size; ++i)
-    out.shape.dims[i] = p.w.out[REF_SPATIAL - (xs->size - i)];
-  if (ref_shape_conflicts(&output_dims, &out.shape))
-    return ref_fail(ODLA_INVALID_PARAM, "Conv", "output_dims %s differ from the computed %s",
-                    ref_shape_str(&output_dims, s1, sizeof s1),
-                    ref_shape_str(&out.shape, s2, sizeof s2));
+  if (!ref_window_result("Conv", xs, p.m, p.type, &p.w, &output_dims, &out))
+    return NULL;
   opix = ref_window_out_count(&p.w);
   p.direct = p.type != ODLA_FLOAT64 && p.c == (int64_t)group;
   if (p.direct)

@@ -1,6 +1,6 @@
 /* ops_misc_signal.c: sampling and signal-processing extensions of the reference backend:
- * odla_ExtGridSample, odla_ExtWindow, odla_ExtDFT, odla_ExtSTFT and odla_ExtMelWeightMatrix
- * (odla_ext_misc.h). Everything computes in double.
+ * odla_ExtGridSample, odla_ExtAffineGrid, odla_ExtWindow, odla_ExtDFT, odla_ExtSTFT and
+ * odla_ExtMelWeightMatrix (odla_ext_misc.h). Everything computes in double.
  *
  * The transforms are direct sums over a table of the L-th roots of unity (index k * n mod L,
  * so every twiddle is exact to the last bit of cos/sin): O(L) per result element, which is
@@ -41,8 +41,14 @@ static int ref_signal_scalar(const char *op, odla_value v, const char *what, int
 
 /* ---- ExtGridSample ------------------------------------------------------------------------ */
 
+/* Up to REF_GRID_MAX_SPATIAL sampled axes: 1-D signals, 2-D images, 3-D volumes (GridSample-20
+ * samples any number of axes; a bicubic volume reads 4^3 = 64 taps per result). */
+#define REF_GRID_MAX_SPATIAL 3
+
 typedef struct {
-  int64_t n, c, h, w, oh, ow;
+  int64_t n, c, sd;                  /* batch, channels, sampled axes */
+  int64_t in[REF_GRID_MAX_SPATIAL];  /* the input's sampled dims, outermost first */
+  int64_t out[REF_GRID_MAX_SPATIAL]; /* the result's */
   int mode, padding, align;
   odla_element_type type, grid_type;
 } ref_grid_params;
@@ -68,23 +74,26 @@ static double ref_grid_reflect(double x, double lo, double hi) {
   return x;
 }
 
-/* Pixel (y, x) of one image plane, with padding_mode deciding what lies outside. */
-static double ref_grid_pixel(const ref_grid_params *p, const void *x, int64_t base, int64_t yi,
-                             int64_t xi) {
-  if (p->padding == ODLA_EXT_GRID_PAD_ZEROS) {
-    if (yi < 0 || yi >= p->h || xi < 0 || xi >= p->w)
-      return 0.0;
-  } else if (p->padding == ODLA_EXT_GRID_PAD_BORDER) {
-    yi = yi < 0 ? 0 : (yi >= p->h ? p->h - 1 : yi);
-    xi = xi < 0 ? 0 : (xi >= p->w ? p->w - 1 : xi);
-  } else {
-    double lo = p->align ? 0.0 : -0.5;
-    yi = (int64_t)ref_grid_reflect((double)yi, lo, (double)(p->h - 1) - lo);
-    xi = (int64_t)ref_grid_reflect((double)xi, lo, (double)(p->w - 1) - lo);
-    yi = yi < 0 ? 0 : (yi >= p->h ? p->h - 1 : yi);
-    xi = xi < 0 ? 0 : (xi >= p->w ? p->w - 1 : xi);
+/* Element `idx` (one index per sampled axis) of one plane, with padding_mode deciding what lies
+ * outside. */
+static double ref_grid_pixel(const ref_grid_params *p, const void *x, int64_t base,
+                             const int64_t *idx) {
+  int64_t k, off = 0;
+  for (k = 0; k < p->sd; ++k) {
+    int64_t i = idx[k], len = p->in[k];
+    if (p->padding == ODLA_EXT_GRID_PAD_ZEROS) {
+      if (i < 0 || i >= len)
+        return 0.0;
+    } else {
+      if (p->padding == ODLA_EXT_GRID_PAD_REFLECTION) {
+        double lo = p->align ? 0.0 : -0.5;
+        i = (int64_t)ref_grid_reflect((double)i, lo, (double)(len - 1) - lo);
+      }
+      i = i < 0 ? 0 : (i >= len ? len - 1 : i);
+    }
+    off = off * len + i;
   }
-  return ref_get(p->type, x, base + yi * p->w + xi);
+  return ref_get(p->type, x, base + off);
 }
 
 /* Cubic convolution weights for a point at fraction t past the second of four pixels. */
@@ -100,30 +109,40 @@ static void ref_grid_cubic(double t, double *c) {
   c[3] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
 }
 
-static double ref_grid_sample(const ref_grid_params *p, const void *x, int64_t base, double fy,
-                              double fx) {
-  if (p->mode == ODLA_EXT_GRID_NEAREST)
-    return ref_grid_pixel(p, x, base, (int64_t)nearbyint(fy), (int64_t)nearbyint(fx));
-  if (p->mode == ODLA_EXT_GRID_BILINEAR) {
-    int64_t y0 = (int64_t)floor(fy), x0 = (int64_t)floor(fx);
-    double dy = fy - (double)y0, dx = fx - (double)x0;
-    return (1 - dy) * ((1 - dx) * ref_grid_pixel(p, x, base, y0, x0) +
-                       dx * ref_grid_pixel(p, x, base, y0, x0 + 1)) +
-           dy * ((1 - dx) * ref_grid_pixel(p, x, base, y0 + 1, x0) +
-                 dx * ref_grid_pixel(p, x, base, y0 + 1, x0 + 1));
-  }
-  {
-    int64_t y0 = (int64_t)floor(fy) - 1, x0 = (int64_t)floor(fx) - 1, i, j;
-    double cy[4], cx[4], sum = 0;
-    ref_grid_cubic(fy - (double)(y0 + 1), cy);
-    ref_grid_cubic(fx - (double)(x0 + 1), cx);
-    for (i = 0; i < 4; ++i) {
-      double row = 0;
-      for (j = 0; j < 4; ++j)
-        row += cx[j] * ref_grid_pixel(p, x, base, y0 + i, x0 + j);
-      sum += cy[i] * row;
+/* The interpolation at pixel coordinates f (one per sampled axis): a separable sum over 1
+ * (nearest), 2 (linear) or 4 (cubic) taps per axis. */
+static double ref_grid_sample(const ref_grid_params *p, const void *x, int64_t base,
+                              const double *f) {
+  int64_t first[REF_GRID_MAX_SPATIAL], tap[REF_GRID_MAX_SPATIAL], idx[REF_GRID_MAX_SPATIAL];
+  double w[REF_GRID_MAX_SPATIAL][4], sum = 0;
+  int taps = p->mode == ODLA_EXT_GRID_NEAREST ? 1 : p->mode == ODLA_EXT_GRID_BILINEAR ? 2 : 4;
+  int64_t k;
+  for (k = 0; k < p->sd; ++k) {
+    double fl = floor(f[k]);
+    tap[k] = 0;
+    if (p->mode == ODLA_EXT_GRID_NEAREST) {
+      first[k] = (int64_t)nearbyint(f[k]);
+      w[k][0] = 1;
+    } else if (p->mode == ODLA_EXT_GRID_BILINEAR) {
+      first[k] = (int64_t)fl;
+      w[k][0] = 1 - (f[k] - fl);
+      w[k][1] = f[k] - fl;
+    } else {
+      first[k] = (int64_t)fl - 1;
+      ref_grid_cubic(f[k] - fl, w[k]);
     }
-    return sum;
+  }
+  for (;;) { /* every combination of taps, the last axis fastest */
+    double weight = 1;
+    for (k = 0; k < p->sd; ++k) {
+      idx[k] = first[k] + tap[k];
+      weight *= w[k][tap[k]];
+    }
+    sum += weight * ref_grid_pixel(p, x, base, idx);
+    for (k = p->sd - 1; k >= 0 && ++tap[k] == taps; --k)
+      tap[k] = 0;
+    if (k < 0)
+      return sum;
   }
 }
 
@@ -141,17 +160,22 @@ static double ref_grid_coord(const ref_grid_params *p, double g, int64_t len) {
 
 static odla_status ref_grid_run(const ref_node *node, const ref_io *io) {
   const ref_grid_params *p = (const ref_grid_params *)node->params;
-  int64_t b, i, j, ch;
+  int64_t in_plane = 1, out_plane = 1, b, o, ch, k;
+  for (k = 0; k < p->sd; ++k) {
+    in_plane *= p->in[k];
+    out_plane *= p->out[k];
+  }
   for (b = 0; b < p->n; ++b)
-    for (i = 0; i < p->oh; ++i)
-      for (j = 0; j < p->ow; ++j) {
-        int64_t g = ((b * p->oh + i) * p->ow + j) * 2;
-        double fx = ref_grid_coord(p, ref_get(p->grid_type, io->in[1], g), p->w);
-        double fy = ref_grid_coord(p, ref_get(p->grid_type, io->in[1], g + 1), p->h);
-        for (ch = 0; ch < p->c; ++ch)
-          ref_set(p->type, io->out[0], ((b * p->c + ch) * p->oh + i) * p->ow + j,
-                  ref_grid_sample(p, io->in[0], (b * p->c + ch) * p->h * p->w, fy, fx));
-      }
+    for (o = 0; o < out_plane; ++o) {
+      /* The grid's last axis holds the coordinates innermost axis first: (x, y, z). */
+      int64_t g = (b * out_plane + o) * p->sd;
+      double f[REF_GRID_MAX_SPATIAL];
+      for (k = 0; k < p->sd; ++k)
+        f[k] = ref_grid_coord(p, ref_get(p->grid_type, io->in[1], g + p->sd - 1 - k), p->in[k]);
+      for (ch = 0; ch < p->c; ++ch)
+        ref_set(p->type, io->out[0], (b * p->c + ch) * out_plane + o,
+                ref_grid_sample(p, io->in[0], (b * p->c + ch) * in_plane, f));
+    }
   return ODLA_SUCCESS;
 }
 
@@ -164,6 +188,7 @@ odla_value odla_ExtGridSample(odla_value input, odla_value grid, odla_int32 mode
   odla_value_type out;
   const odla_value_shape *xs, *gs;
   char s1[128], s2[128];
+  int64_t k;
   in[0] = input;
   in[1] = grid;
   if (!ref_check_operands(op, 2, in))
@@ -179,37 +204,131 @@ odla_value odla_ExtGridSample(odla_value input, odla_value grid, odla_int32 mode
   if (!ref_is_float(grid->type.element_type))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "grid must be of a float type, got %s",
                     ref_type_name(grid->type.element_type));
-  if (xs->size != 4 || gs->size != 4 || gs->dims[0] != xs->dims[0] || gs->dims[3] != 2)
+  if (xs->size < 3 || xs->size > 2 + REF_GRID_MAX_SPATIAL || gs->size != xs->size ||
+      gs->dims[0] != xs->dims[0] || gs->dims[gs->size - 1] != xs->size - 2)
     return ref_fail(ODLA_INVALID_PARAM, op,
-                    "input %s must be [N, C, H, W] and grid %s "
-                    "[N, H_out, W_out, 2]",
-                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(gs, s2, sizeof s2));
+                    "input %s must be [N, C, D1, ..., Dr] (r from 1 to %d) and grid %s "
+                    "[N, O1, ..., Or, r]",
+                    ref_shape_str(xs, s1, sizeof s1), REF_GRID_MAX_SPATIAL,
+                    ref_shape_str(gs, s2, sizeof s2));
   if (mode < ODLA_EXT_GRID_BILINEAR || mode > ODLA_EXT_GRID_BICUBIC ||
       padding_mode < ODLA_EXT_GRID_PAD_ZEROS || padding_mode > ODLA_EXT_GRID_PAD_REFLECTION)
     return ref_fail(ODLA_INVALID_PARAM, op, "unknown mode %d or padding mode %d", mode,
                     padding_mode);
-  if (xs->dims[2] < 1 || xs->dims[3] < 1)
-    return ref_fail(ODLA_INVALID_PARAM, op, "input %s has no pixels",
-                    ref_shape_str(xs, s1, sizeof s1));
   memset(&p, 0, sizeof p);
   p.n = xs->dims[0];
   p.c = xs->dims[1];
-  p.h = xs->dims[2];
-  p.w = xs->dims[3];
-  p.oh = gs->dims[1];
-  p.ow = gs->dims[2];
+  p.sd = xs->size - 2;
+  out.element_type = input->type.element_type;
+  out.shape.size = xs->size;
+  out.shape.dims[0] = p.n;
+  out.shape.dims[1] = p.c;
+  for (k = 0; k < p.sd; ++k) {
+    p.in[k] = xs->dims[2 + k];
+    p.out[k] = gs->dims[1 + k];
+    out.shape.dims[2 + k] = p.out[k];
+    if (p.in[k] < 1)
+      return ref_fail(ODLA_INVALID_PARAM, op, "input %s has no elements to sample",
+                      ref_shape_str(xs, s1, sizeof s1));
+  }
   p.mode = mode;
   p.padding = padding_mode;
   p.align = align_corners != 0;
   p.type = input->type.element_type;
   p.grid_type = grid->type.element_type;
-  out.element_type = p.type;
-  out.shape.size = 4;
-  out.shape.dims[0] = p.n;
-  out.shape.dims[1] = p.c;
-  out.shape.dims[2] = p.oh;
-  out.shape.dims[3] = p.ow;
   return ref_add_op(op, ref_grid_run, 2, in, out, value_id, &p, sizeof p);
+}
+
+/* ---- ExtAffineGrid ------------------------------------------------------------------------ */
+
+typedef struct {
+  int64_t n, r;                       /* batch, axes */
+  int64_t dims[REF_GRID_MAX_SPATIAL]; /* D1, ..., Dr */
+  int align;
+  odla_element_type type;
+} ref_affine_params;
+
+/* The normalized coordinate of index i of an axis of len points. */
+static double ref_affine_coord(int align, int64_t i, int64_t len) {
+  if (align)
+    return len == 1 ? -1.0 : -1.0 + 2.0 * (double)i / (double)(len - 1);
+  return -1.0 + (2.0 * (double)i + 1.0) / (double)len;
+}
+
+static odla_status ref_affine_run(const ref_node *node, const ref_io *io) {
+  const ref_affine_params *p = (const ref_affine_params *)node->params;
+  const odla_value size = node->inputs[1];
+  int64_t points = 1, b, o, k, j;
+  if (ref_get_int(size->type.element_type, io->in[1], 0) != p->n)
+    return ODLA_INVALID_PARAM; /* size differs from the shape the result was built with */
+  for (k = 0; k < p->r; ++k) {
+    if (ref_get_int(size->type.element_type, io->in[1], 2 + k) != p->dims[k])
+      return ODLA_INVALID_PARAM;
+    points *= p->dims[k];
+  }
+  for (b = 0; b < p->n; ++b)
+    for (o = 0; o < points; ++o) {
+      double h[REF_GRID_MAX_SPATIAL + 1]; /* (x, y[, z], 1) */
+      int64_t rest = o;
+      for (k = p->r - 1; k >= 0; --k) { /* h[0] belongs to the innermost axis */
+        h[p->r - 1 - k] = ref_affine_coord(p->align, rest % p->dims[k], p->dims[k]);
+        rest /= p->dims[k];
+      }
+      h[p->r] = 1.0;
+      for (k = 0; k < p->r; ++k) {
+        double v = 0;
+        for (j = 0; j <= p->r; ++j)
+          v += ref_get(p->type, io->in[0], (b * p->r + k) * (p->r + 1) + j) * h[j];
+        ref_set(p->type, io->out[0], (b * points + o) * p->r + k, v);
+      }
+    }
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtAffineGrid(odla_value theta, odla_value size, odla_bool align_corners,
+                              odla_value_shape output_dims, const odla_value_id value_id) {
+  const char *op = "ExtAffineGrid";
+  ref_affine_params p;
+  odla_value in[2];
+  odla_value_type out;
+  const odla_value_shape *ts;
+  char s1[128], s2[128];
+  int64_t k;
+  in[0] = theta;
+  in[1] = size;
+  if (!ref_check_operands(op, 2, in))
+    return NULL;
+  ts = &theta->type.shape;
+  if (!ref_is_float(theta->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "theta must be of a float type, got %s",
+                    ref_type_name(theta->type.element_type));
+  if (ts->size != 3 || (ts->dims[1] != 2 && ts->dims[1] != 3) || ts->dims[2] != ts->dims[1] + 1 ||
+      output_dims.size != ts->dims[1] + 2 || output_dims.dims[0] != ts->dims[0] ||
+      output_dims.dims[output_dims.size - 1] != ts->dims[1])
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "theta %s must be [N, r, r + 1] (r = 2 or 3) and the result %s "
+                    "[N, D1, ..., Dr, r]",
+                    ref_shape_str(ts, s1, sizeof s1), ref_shape_str(&output_dims, s2, sizeof s2));
+  if (size->type.element_type != ODLA_INT64 || size->type.shape.size != 1 ||
+      size->type.shape.dims[0] != output_dims.size)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "size must be an int64 vector of %d elements, got %s %s", (int)output_dims.size,
+                    ref_type_name(size->type.element_type),
+                    ref_shape_str(&size->type.shape, s1, sizeof s1));
+  memset(&p, 0, sizeof p);
+  p.n = ts->dims[0];
+  p.r = ts->dims[1];
+  for (k = 0; k < p.r; ++k) {
+    p.dims[k] = output_dims.dims[1 + k];
+    if (p.dims[k] < 0)
+      return ref_fail(ODLA_INVALID_PARAM, op, "the result %s has a negative dim",
+                      ref_shape_str(&output_dims, s1, sizeof s1));
+  }
+  p.align = align_corners != 0;
+  p.type = theta->type.element_type;
+  out.element_type = p.type;
+  out.shape = output_dims;
+  return ref_add_op(op, ref_affine_run, 2, in, out, value_id, &p, sizeof p);
 }
 
 /* ---- ExtWindow ------------------------------------------------------------------------------ */

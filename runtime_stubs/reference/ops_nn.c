@@ -16,6 +16,24 @@ int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, 
   return out;
 }
 
+int ref_window_result(const char *op, const odla_value_shape *x, int64_t channels,
+                      odla_element_type type, const ref_window *w, const odla_value_shape *given,
+                      odla_value_type *out) {
+  char s1[128], s2[128];
+  int i;
+  out->element_type = type;
+  out->shape.size = x->size;
+  out->shape.dims[0] = x->dims[0];
+  out->shape.dims[1] = channels;
+  for (i = 2; i < x->size; ++i)
+    out->shape.dims[i] = w->out[REF_SPATIAL - (x->size - i)];
+  if (!ref_shape_conflicts(given, &out->shape))
+    return 1;
+  ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
+           ref_shape_str(given, s1, sizeof s1), ref_shape_str(&out->shape, s2, sizeof s2));
+  return 0;
+}
+
 int64_t ref_window_padded_taps(const ref_window *w, int i, int64_t start) {
   int64_t lo = -w->pad[i], hi = w->in[i] + w->pad_end[i], d = w->dil[i];
   int64_t first = start < lo ? (lo - start + d - 1) / d : 0, last = w->k[i] - 1;

@@ -30,6 +30,13 @@ int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *ke
                     const odla_uint32 *pad_front, const odla_uint32 *pad_back,
                     const odla_value_shape *given, ref_window *w);
 
+/* The channels-first result [N, channels, out...] of a window op over x (out: w's output
+ * extents) into *out, checked against the builder's output_dims `given`. Returns 0 after
+ * reporting a conflict. */
+int ref_window_result(const char *op, const odla_value_shape *x, int64_t channels,
+                      odla_element_type type, const ref_window *w, const odla_value_shape *given,
+                      odla_value_type *out);
+
 /* How many of the window's taps along axis i, starting at `start` (padding counted from 0 at
  * -pad), fall inside the padded input [-pad, in + pad_end): the divisor of an average that
  * counts padding. */

@@ -260,21 +260,37 @@ TEST(NnImport, PreciseRejections) {
   }
 }
 
-TEST(NnImport, BatchNormTrainingModeIsRejected) {
+// x = [[0, 1, 2], [3, 4, 5]] per channel: batch means 1 and 4, population variances 2/3; the
+// running statistics start at 1 and move by 1 - momentum (0.1 by default) towards the batch's.
+TEST(NnImport, BatchNormTrainingModeUsesTheBatchStatistics) {
   auto m = model(15);
   auto *g = m.mutable_graph();
-  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {1, 2, 3});
-  for (const char *p : {"s", "b", "mean", "var"})
+  *g->add_initializer() = floatTensor("x", {1, 2, 3}, iota(6), true);
+  for (const char *p : {"s", "mean", "var"})
     *g->add_initializer() = floatTensor(p, {2}, {1, 1}, true);
-  auto bn = node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y"}, "bn");
+  *g->add_initializer() = floatTensor("b", {2}, {0, 0}, true);
+  auto bn = node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y", "rm", "rv"}, "bn");
   addIntAttr(bn, "training_mode", 1);
   *g->add_node() = bn;
-  *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {1, 2, 3});
+  for (const char *o : {"y", "rm", "rv"})
+    *g->add_output() = tensorInfo(o, onnx::TensorProto::FLOAT, {});
   auto imported = importModel(m);
-  ASSERT_FALSE(imported);
-  EXPECT_EQ(imported.status().message(),
-            "node 'bn' (BatchNormalization, opset 15): training_mode=1 is not supported; odlac "
-            "compiles for inference");
+  ASSERT_TRUE(imported) << imported.status().message();
+  const Graph &g2 = **imported;
+  float d = 1.0f / std::sqrt(2.0f / 3.0f + 1e-5f);
+  std::vector<float> y = evaluate<float>(*g2.outputs()[0]), rm = evaluate<float>(*g2.outputs()[1]),
+                     rv = evaluate<float>(*g2.outputs()[2]);
+  std::vector<float> wantY = {-d, 0, d, -d, 0, d}, wantRm = {1.0f, 1.3f},
+                     wantRv = {0.9f + 0.2f / 3, 0.9f + 0.2f / 3};
+  ASSERT_EQ(y.size(), 6u);
+  ASSERT_EQ(rm.size(), 2u);
+  ASSERT_EQ(rv.size(), 2u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(y[i], wantY[i], 1e-5) << i;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NEAR(rm[i], wantRm[i], 1e-6) << i;
+    EXPECT_NEAR(rv[i], wantRv[i], 1e-6) << i;
+  }
 }
 
 } // namespace

@@ -107,6 +107,26 @@ TEST(Reduce, ReduceSum13WithEmptyAxesAndNoopIsIdentity) {
   EXPECT_STREQ((*imported)->nodes()[0]->op().name, "Identity");
 }
 
+// The declared output pins the dims of a ReduceSum whose result reaches it through Cast and
+// Sqrt (shape-keeping); through a broadcasting Add it would not (tests/hostile/test_ops5.py).
+TEST(Reduce, RunTimeAxesPinnedThroughShapeKeepingNodes) {
+  auto m = model(13);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::FLOAT, {3, 2, 2});
+  *g->add_input() = tensorInfo("axes", onnx::TensorProto::INT64, {1});
+  *g->add_node() = node("ReduceSum", {"x", "axes"}, {"s"}, "rs");
+  auto cast = node("Cast", {"s"}, {"d"}, "cast");
+  addIntAttr(cast, "to", onnx::TensorProto::DOUBLE);
+  *g->add_node() = cast;
+  *g->add_node() = node("Sqrt", {"d"}, {"y"}, "sqrt");
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::DOUBLE, {3, 1, 2});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  const Node *r = (*imported)->nodes()[0];
+  EXPECT_STREQ(r->op().name, "ReduceDynamic");
+  EXPECT_EQ(r->ints("shape"), (std::vector<int64_t>{3, 1, 2}));
+}
+
 TEST(Reduce, ReduceSum13RunTimeAxesUseTheDeclaredShape) {
   auto m = model(13);
   auto *g = m.mutable_graph();

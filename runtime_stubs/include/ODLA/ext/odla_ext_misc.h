@@ -74,18 +74,33 @@ odla_ExtRoiAlign(odla_value input, odla_value rois, odla_value batch_indices, od
 #define ODLA_EXT_GRID_PAD_BORDER 1     /* the coordinate clamped to the input */
 #define ODLA_EXT_GRID_PAD_REFLECTION 2 /* the coordinate reflected at the borders */
 
-/* ONNX GridSample (opset 16). input [N, C, H, W] of any numeric or bool type (others than
- * floats are computed in double and truncated toward zero, saturating; bool: non-zero), grid [N,
- * H_out, W_out, 2] of a float type holding (x, y) in [-1, 1] (-1 is the left / top border: the
- * center of the first pixel with align_corners, its outer edge without). The result is [N, C,
- * H_out, W_out]. The borders used by BORDER and REFLECTION are the centers of the edge pixels with
- * align_corners and their outer edges without; coordinates are clamped or reflected before
- * interpolating, and the pixels an interpolation reads outside the input follow padding_mode again.
- */
+/* ONNX GridSample (opsets 16 and 20). input [N, C, D1, ..., Dr] (r from 1 to 3) of any numeric
+ * or bool type (others than floats are computed in double and truncated toward zero, saturating;
+ * bool: non-zero), grid [N, O1, ..., Or, r] of a float type holding the coordinates innermost axis
+ * first ((x, y) for an image, (x, y, z) for a volume) in [-1, 1] (-1 is the left / top border: the
+ * center of the first pixel with align_corners, its outer edge without). The result is [N, C, O1,
+ * ..., Or]. The interpolations are separable: linear reads 2 and cubic 4 pixels per axis (BILINEAR
+ * and BICUBIC name the 2-D case). The borders used by BORDER and REFLECTION are the centers of the
+ * edge pixels with align_corners and their outer edges without; coordinates are clamped or
+ * reflected before interpolating, and the pixels an interpolation reads outside the input follow
+ * padding_mode again. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtGridSample(odla_value input,
                                                                    odla_value grid, odla_int32 mode,
                                                                    odla_int32 padding_mode,
                                                                    odla_bool align_corners,
+                                                                   const odla_value_id value_id);
+
+/* ONNX AffineGrid (opset 20). theta [N, r, r + 1] (r = 2 or 3) of a float type; output_dims
+ * [N, D1, ..., Dr, r] (the result has theta's type); size is an int64 vector [N, C, D1, ..., Dr]
+ * read at run time that must match output_dims (C is free). Result point (i1, ..., ir) holds
+ * theta[n] times (x, y[, z], 1), where x is the normalized coordinate of the innermost index: -1 +
+ * 2 i / (D - 1) with align_corners (-1 when D is 1, as ONNX's reference has it; PyTorch gives 0),
+ * -1 + (2 i + 1) / D without.
+ * Computed in double. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAffineGrid(odla_value theta,
+                                                                   odla_value size,
+                                                                   odla_bool align_corners,
+                                                                   odla_value_shape output_dims,
                                                                    const odla_value_id value_id);
 
 /* ---- Signal processing ------------------------------------------------------------------- */

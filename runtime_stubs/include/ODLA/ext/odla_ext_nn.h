@@ -63,6 +63,20 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtCol2Im(
     const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, const odla_uint32 *strides,
     odla_value_shape output_dims, const odla_value_id value_id);
 
+/* ONNX DeformConv (opset 19): odla_Conv's windows (channels first, OIHW kernel, groups, strides,
+ * dilations, paddings; one entry per spatial axis, 1 to 3 of them; NULL means 1 or 0) over input
+ * [N, C, D1, ..., Dr], where tap t of the window at output position o of channel c reads the input
+ * at its Conv position plus offset[n, (g * K + t) * r + a, o] along axis a (g = c / (C /
+ * offset_group), K the kernel's taps in row-major order), interpolated linearly along every axis
+ * with zeros outside the input, and is scaled by mask[n, g * K + t, o] when mask is not NULL.
+ * bias [M] is optional. All operands share a float type; computed in double. The result is
+ * output_dims [N, M, O1, ..., Or]: offset's dims after the channels must equal O. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDeformConv(
+    odla_value input, odla_value kernel, odla_value offset, odla_value bias, odla_value mask,
+    odla_uint32 group, odla_uint32 offset_group, const odla_uint32 *strides,
+    const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+    const odla_uint32 *paddings_back, odla_value_shape output_dims, const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
