@@ -63,6 +63,19 @@ public:
   Value *transpose(Value *v, std::vector<int64_t> perm, const char *tag) {
     return op("Transpose", {v}, {{"perm", std::move(perm)}}, tag);
   }
+  // Axis `axis` of `v` from `start` to `end` in steps of `step`; every other axis whole.
+  Value *slice(Value *v, size_t axis, int64_t start, int64_t end, int64_t step, const char *tag,
+               const std::string &name = "") {
+    if (!v)
+      return nullptr;
+    std::vector<int64_t> starts(v->dims().size(), 0), ends = v->dims(), steps(starts.size(), 1);
+    if (start == 0 && end == ends[axis] && step == 1 && name.empty())
+      return v;
+    starts[axis] = start;
+    ends[axis] = end;
+    steps[axis] = step;
+    return op("Slice", {v}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, tag, name);
+  }
   // A constant of `dims` elements of `t`, each `value`.
   Value *filled(DType t, double value, const Dims &dims, const char *tag) {
     TensorType type{t, dims};
@@ -395,11 +408,7 @@ Status importAttention(ImportCtx &ctx) {
 
 // The last axis of a rank-4 `x` from `start` to `end` in steps of `step`.
 Value *lastAxis(Emitter &em, Value *x, int64_t start, int64_t end, int64_t step, const char *tag) {
-  return em.op("Slice", {x},
-               {{"starts", std::vector<int64_t>{0, 0, 0, start}},
-                {"ends", std::vector<int64_t>{x->dims()[0], x->dims()[1], x->dims()[2], end}},
-                {"steps", std::vector<int64_t>{1, 1, 1, step}}},
-               tag);
+  return em.slice(x, 3, start, end, step, tag);
 }
 
 // RotaryEmbedding-23, in the reference's [b, s, heads, d] layout: the first rotary_dim
@@ -538,6 +547,183 @@ Status importTensorScatter(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- CausalConvWithState -----------------------------------------------------------------
+
+// CausalConvWithState-27, as ONNX's reference computes it: the input [b, c, l] is prepended
+// with past_state [b, c, k - 1] (zeros without it), a depthwise Conv (group c, no padding)
+// with the optional bias runs over the result in the input's type, the optional SiLU (alias
+// swish) runs in float32, and present_state is the last k - 1 positions of the padded input.
+Status importCausalConvWithState(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.input(2), *past = ctx.input(3);
+  std::string activation = ctx.attrString("activation", "none");
+  if (activation != "none" && activation != "silu" && activation != "swish")
+    return ctx.fail("activation '" + activation + "' is not one of none, silu, swish");
+  const Dims &xd = x->dims(), &wd = w->dims();
+  if (xd.size() != 3 || wd.size() != 3 || w->dtype() != x->dtype())
+    return ctx.fail("input " + toString(x->type()) + " and weight " + toString(w->type()) +
+                    " must be [batch, channels, length] and [channels, 1, k] of one element type");
+  int64_t b = xd[0], c = xd[1], l = xd[2], k = wd[2];
+  if (c == 0 || wd[0] != c || wd[1] != 1 || k == 0)
+    return ctx.fail("weight " + toString(w->type()) + " must be [" + str(c) +
+                    ", 1, k] with k >= 1 for input " + toString(x->type()) +
+                    " (at least one channel)");
+  if (bias && (bias->dtype() != x->dtype() || bias->dims() != Dims{c}))
+    return ctx.fail("bias " + toString(bias->type()) + " must be " + dtypeName(x->dtype()) + "[" +
+                    str(c) + "]");
+  Dims stateDims{b, c, k - 1};
+  if (past && (past->dtype() != x->dtype() || past->dims() != stateDims))
+    return ctx.fail("past_state " + toString(past->type()) + " must be " +
+                    toString(TensorType{x->dtype(), stateDims}));
+  Emitter em(ctx);
+  Value *padded = x;
+  if (k > 1) {
+    Value *pad = past ? past : em.filled(x->dtype(), 0.0, stateDims, "zero_state");
+    padded = em.op("Concat", {pad, x}, {{"axis", int64_t{2}}}, "padded");
+  }
+  std::vector<Value *> convIns{padded, w};
+  if (bias)
+    convIns.push_back(bias);
+  bool silu = activation != "none";
+  std::string yName = ctx.wantsOutput(0) ? ctx.outputName(0) : "";
+  Value *y = em.op("Conv", convIns,
+                   {{"group", c},
+                    {"strides", std::vector<int64_t>{1}},
+                    {"dilations", std::vector<int64_t>{1}},
+                    {"pads", std::vector<int64_t>{0, 0}}},
+                   "conv", silu ? "" : yName);
+  if (silu) {
+    Value *yf = em.cast(y, DType::F32, "conv_f32");
+    y = em.cast(em.op("Mul", {yf, em.op("Sigmoid", {yf}, "sigmoid")}, "silu"), x->dtype(), "y");
+  }
+  em.bind(0, y);
+  em.bind(1, em.slice(padded, 2, l, l + k - 1, 1, "present_state",
+                      ctx.wantsOutput(1) ? ctx.outputName(1) : ""));
+  return em.status();
+}
+
+// ---- LinearAttention ---------------------------------------------------------------------
+
+// Whether `t` is one of LinearAttention's element types (float16, bfloat16, float32).
+bool isLinearAttentionType(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
+
+// LinearAttention-27, ONNX's reference recurrence unrolled over the sequence (its length is
+// static), in float32 whatever the inputs' type: per token t, with the [b, hkv, dk, dv] state S,
+//   S = exp(g_t) * S                          (gated, gated_delta)
+//   v_t = beta_t * (v_t - k_t^T S)            (delta, gated_delta)
+//   S = S + k_t (x) v_t;  o_t = scale * q_t^T S
+// The r = q_num_heads / kv_num_heads query heads that share a key head are stacked as one
+// [r, dk] matrix per key head, so one product reads the state for all of them. chunk_size
+// selects a chunk-parallel evaluation order for prefill, which gives the sequential result: it
+// cannot change the output.
+Status importLinearAttention(ImportCtx &ctx) {
+  Value *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *past = ctx.input(3);
+  Value *decay = ctx.input(4), *beta = ctx.input(5);
+  std::string rule = ctx.attrString("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    return ctx.fail("update_rule '" + rule + "' is not one of linear, gated, delta, gated_delta");
+  int64_t hq = ctx.attrInt("q_num_heads", 0), hkv = ctx.attrInt("kv_num_heads", 0);
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return ctx.fail("q_num_heads " + str(hq) + " must be a positive multiple of kv_num_heads " +
+                    str(hkv));
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool correcting = rule == "delta" || rule == "gated_delta";
+  if (gating != (decay != nullptr))
+    return ctx.fail("update_rule '" + rule + "' " + (gating ? "requires" : "forbids") +
+                    " the decay input");
+  if (correcting != (beta != nullptr))
+    return ctx.fail("update_rule '" + rule + "' " + (correcting ? "requires" : "forbids") +
+                    " the beta input");
+  DType t = q->dtype();
+  const Dims &qd = q->dims(), &kd = k->dims(), &vd = v->dims();
+  std::string shapes = "query " + toString(q->type()) + ", key " + toString(k->type()) +
+                       ", value " + toString(v->type());
+  if (!isLinearAttentionType(t) || k->dtype() != t || v->dtype() != t || qd.size() != 3 ||
+      kd.size() != 3 || vd.size() != 3)
+    return ctx.fail(shapes + " must be 3-D [batch, seq, heads * size] of one element type, "
+                             "float16, bfloat16 or float32");
+  int64_t b = qd[0], seq = qd[1];
+  if (kd[0] != b || vd[0] != b || kd[1] != seq || vd[1] != seq || qd[2] % hq != 0 ||
+      kd[2] != qd[2] / hq * hkv || vd[2] % hkv != 0)
+    return ctx.fail(shapes + " must be [b, T, " + str(hq) + " * dk], [b, T, " + str(hkv) +
+                    " * dk] and [b, T, " + str(hkv) + " * dv] (q_num_heads " + str(hq) +
+                    ", kv_num_heads " + str(hkv) + ")");
+  int64_t dk = qd[2] / hq, dv = vd[2] / hkv;
+  if (dk == 0 || dv == 0)
+    return ctx.fail(shapes + ": heads of size 0 (dk " + str(dk) + ", dv " + str(dv) +
+                    ") are not supported");
+  // decay: one gate per key feature or per head; beta: one rate per key head or one for all.
+  int64_t gateWidth = 0, betaHeads = 0;
+  if (decay) {
+    const Dims &gd = decay->dims();
+    if (decay->dtype() != t || gd.size() != 3 || gd[0] != b || gd[1] != seq ||
+        (gd[2] != hkv && gd[2] != hkv * dk))
+      return ctx.fail("decay " + toString(decay->type()) + " must be " + dtypeName(t) + "[" +
+                      str(b) + ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " +
+                      str(seq) + ", " + str(hkv * dk) + "]");
+    gateWidth = gd[2] / hkv;
+  }
+  if (beta) {
+    const Dims &bd = beta->dims();
+    if (beta->dtype() != t || bd.size() != 3 || bd[0] != b || bd[1] != seq ||
+        (bd[2] != hkv && bd[2] != 1))
+      return ctx.fail("beta " + toString(beta->type()) + " must be " + dtypeName(t) + "[" +
+                      str(b) + ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " +
+                      str(seq) + ", 1]");
+    betaHeads = bd[2];
+  }
+  Dims stateDims{b, hkv, dk, dv};
+  if (past && (!isLinearAttentionType(past->dtype()) || past->dims() != stateDims))
+    return ctx.fail("past_state " + toString(past->type()) + " must be [" + str(b) + ", " +
+                    str(hkv) + ", " + str(dk) + ", " + str(dv) +
+                    "] of float16, bfloat16 or float32");
+  double scale = ctx.attrFloat("scale", 0.0);
+  if (scale == 0.0)
+    scale = 1.0 / std::sqrt(static_cast<double>(dk));
+
+  Emitter em(ctx);
+  // [b, T, heads, size] in float32, read one token (axis 1) at a time.
+  auto tokens = [&](Value *x, int64_t heads, int64_t size, const char *tag) {
+    return em.reshape(em.cast(x, DType::F32, tag), {b, seq, heads, size}, tag);
+  };
+  Value *q4 = tokens(q, hq, dk, "q_tokens"), *k4 = tokens(k, hkv, dk, "k_tokens");
+  Value *v4 = tokens(v, hkv, dv, "v_tokens");
+  Value *gate = decay ? em.op("Exp", {tokens(decay, hkv, gateWidth, "decay_tokens")}, "gate")
+                      : nullptr;
+  Value *rate = beta ? tokens(beta, betaHeads, 1, "beta_tokens") : nullptr;
+  Value *state = past ? em.cast(past, DType::F32, "past_f32")
+                      : em.filled(DType::F32, 0.0, stateDims, "zero_state");
+  int64_t r = hq / hkv;
+  std::vector<Value *> outs;
+  for (int64_t i = 0; i < seq; ++i) {
+    auto at = [&](Value *x, const Dims &dims, const char *tag) {
+      return em.reshape(em.slice(x, 1, i, i + 1, 1, tag), dims, tag);
+    };
+    Value *kCol = at(k4, {b, hkv, dk, 1}, "k_t");
+    Value *vRow = at(v4, {b, hkv, 1, dv}, "v_t");
+    if (gate)
+      state = em.op("Mul", {state, at(gate, {b, hkv, gateWidth, 1}, "gate_t")}, "state_decayed");
+    if (rate) {
+      Value *retrieved = em.op("MatMul", {em.reshape(kCol, {b, hkv, 1, dk}, "k_row"), state},
+                               "retrieved");
+      vRow = em.op("Mul",
+                   {at(rate, {b, betaHeads, 1, 1}, "beta_t"),
+                    em.op("Sub", {vRow, retrieved}, "v_error")},
+                   "v_delta");
+    }
+    state = em.op("Add", {state, em.op("Mul", {kCol, vRow}, "write")}, "state");
+    Value *read = em.op("MatMul", {at(q4, {b, hkv, r, dk}, "q_t"), state}, "read");
+    outs.push_back(em.reshape(read, {b, 1, hq * dv}, "o_t"));
+  }
+  Dims outDims{b, seq, hq * dv};
+  Value *o = outs.empty()     ? em.filled(DType::F32, 0.0, outDims, "empty_output")
+             : outs.size() == 1 ? outs[0]
+                                : em.op("Concat", outs, {{"axis", int64_t{1}}}, "outputs");
+  Value *scaled = em.op("Mul", {o, em.filled(DType::F32, scale, {}, "scale")}, "scaled");
+  em.bind(0, em.cast(scaled, t, "output"));
+  em.bind(1, em.cast(state, past ? past->dtype() : t, "present_state"));
+  return em.status();
+}
+
 const std::vector<ImportRule> kRules = {
     {"Attention", 23, nullptr,
      reads({"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
@@ -550,6 +736,12 @@ const std::vector<ImportRule> kRules = {
     {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
      importRotaryEmbedding},
     {"TensorScatter", 24, nullptr, reads({"axis", "mode"}), importTensorScatter},
+    {"CausalConvWithState", 27, nullptr, reads({"activation"}), importCausalConvWithState},
+    {"LinearAttention", 27, nullptr,
+     reads({"kv_num_heads", "q_num_heads", "scale", "update_rule"},
+           {noEffect("chunk_size", "a tuning hint for chunk-parallel prefill, whose result is "
+                                   "the sequential recurrence's")}),
+     importLinearAttention},
 };
 
 } // namespace
