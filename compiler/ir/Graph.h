@@ -156,6 +156,12 @@ public:
                       std::vector<Value *> inputs, std::vector<Value *> outputs,
                       AttrMap attrs = {});
 
+  // Moves the nodes of `body` (a closed graph: see above) into this graph just before `pos`, or
+  // at the end when `pos` is nullptr, with body input i bound to `operands[i]`; nested bodies
+  // move along. Returns what the body's outputs became, in order. `body` is left gutted.
+  std::vector<Value *> inlineBody(Graph &body, const std::vector<Value *> &operands,
+                                  const Node *pos = nullptr);
+
   // Rewrites every use of `from` (operands and graph outputs) to `to`. A graph output keeps
   // its name: when `from` is one, `to` (which must be a node result and not already an
   // output) takes over its name, and `from` gets `to`'s old one.

@@ -404,6 +404,97 @@ Status importAttention(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- FlexAttention -----------------------------------------------------------------------
+
+// The graph attribute `attr` (FlexAttention's score_mod or prob_mod) applied to `x`: the body is
+// imported with `x`'s type for its one input and its nodes are inlined into the graph.
+Expected<Value *> applyModifier(ImportCtx &ctx, const char *attr, Value *x) {
+  auto body = ctx.importBody(attr, {x->type()});
+  if (!body)
+    return body.takeStatus();
+  const std::vector<Value *> &outs = body->graph->outputs();
+  if (outs.size() != 1 || outs[0]->type() != x->type())
+    return ctx.fail(std::string(attr) + " must return one tensor of its input's type " +
+                    toString(x->type()) + ", but returns " + str(static_cast<int64_t>(outs.size())) +
+                    (outs.size() == 1 ? " of type " + toString(outs[0]->type()) : ""));
+  std::vector<Value *> operands{x};
+  operands.insert(operands.end(), body->captures.begin(), body->captures.end());
+  return ctx.graph().inlineBody(*body->graph, operands)[0];
+}
+
+// FlexAttention-1 of ai.onnx.preview, as ONNX's reference computes it: Q and K each scaled by
+// sqrt(scale) (the root taken in float32) in the inputs' type, their product cast to
+// softmax_precision (float32, or double for double inputs, by default), score_mod applied,
+// Softmax over the keys, prob_mod applied, then the product with V cast to that precision, cast
+// back. Grouped-query attention stacks the query heads of a key head as Attention does.
+Status importFlexAttention(ImportCtx &ctx) {
+  Value *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2);
+  const Dims &qd = q->dims(), &kd = k->dims(), &vd = v->dims();
+  DType t = q->dtype();
+  std::string shapes =
+      "Q " + toString(q->type()) + ", K " + toString(k->type()) + ", V " + toString(v->type());
+  if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4 || k->dtype() != t || v->dtype() != t ||
+      !isFloat(t))
+    return ctx.fail(shapes + " must be 4-D tensors of one floating-point type");
+  int64_t b = qd[0], hq = qd[1], sq = qd[2], e = qd[3], hkv = kd[1], sk = kd[2], dv = vd[3];
+  if (kd[0] != b || vd[0] != b || vd[1] != hkv || vd[2] != sk || kd[3] != e)
+    return ctx.fail(shapes + " must be [batch, q_heads, Sq, E], [batch, kv_heads, Sk, E] and "
+                             "[batch, kv_heads, Sk, Ev]");
+  if (hkv == 0 || hq % hkv != 0)
+    return ctx.fail(shapes + ": the " + str(hq) + " query heads must be a multiple of the " +
+                    str(hkv) + " key/value heads");
+  if (sk == 0 || e == 0)
+    return ctx.fail(shapes + ": attention over " + str(sk) + " keys of size " + str(e) +
+                    " is not supported (every query row would attend nothing)");
+  double scale = ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0)
+                                      : 1.0 / std::sqrt(static_cast<double>(e));
+  if (!(scale > 0) || !std::isfinite(scale))
+    return ctx.fail("scale " + std::to_string(scale) +
+                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  DType precision = t == DType::F64 ? DType::F64 : DType::F32;
+  if (ctx.hasAttr("softmax_precision")) {
+    int64_t p = ctx.attrInt("softmax_precision", 0);
+    auto pt = dtypeFromOnnx(static_cast<int>(p));
+    if (!pt || !isFloat(*pt))
+      return ctx.fail("softmax_precision " + str(p) +
+                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
+    precision = *pt;
+  }
+
+  Emitter em(ctx);
+  int64_t r = hq / hkv;
+  Value *rootScale =
+      em.filled(t, static_cast<double>(std::sqrt(static_cast<float>(scale))), {}, "sqrt_scale");
+  Value *qs = em.reshape(em.op("Mul", {q, rootScale}, "q_scaled"), {b, hkv, r * sq, e}, "q_grouped");
+  Value *kt = em.transpose(em.op("Mul", {k, rootScale}, "k_scaled"), {0, 1, 3, 2}, "k_t");
+  Value *scores = em.cast(
+      em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), {b, hq, sq, sk}, "scores"),
+      precision, "scores_precise");
+  if (Status s = em.status())
+    return s;
+  if (ctx.hasAttr("score_mod")) {
+    auto modified = applyModifier(ctx, "score_mod", scores);
+    if (!modified)
+      return modified.takeStatus();
+    scores = *modified;
+  }
+  Value *probs = em.op("Softmax", {scores}, {{"axis", int64_t{3}}}, "probs");
+  if (Status s = em.status())
+    return s;
+  if (ctx.hasAttr("prob_mod")) {
+    auto modified = applyModifier(ctx, "prob_mod", probs);
+    if (!modified)
+      return modified.takeStatus();
+    probs = *modified;
+  }
+  Value *y = em.op("MatMul",
+                   {em.reshape(probs, {b, hkv, r * sq, sk}, "probs_grouped"),
+                    em.cast(v, precision, "v_precise")},
+                   "y_grouped");
+  em.bind(0, em.cast(em.reshape(y, {b, hq, sq, dv}, "y_heads"), t, "y"));
+  return em.status();
+}
+
 // ---- RotaryEmbedding ---------------------------------------------------------------------
 
 // The last axis of a rank-4 `x` from `start` to `end` in steps of `step`.
@@ -736,6 +827,8 @@ const std::vector<ImportRule> kRules = {
     {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
      importRotaryEmbedding},
     {"TensorScatter", 24, nullptr, reads({"axis", "mode"}), importTensorScatter},
+    {"FlexAttention", 1, nullptr, reads({"prob_mod", "scale", "score_mod", "softmax_precision"}),
+     importFlexAttention, nullptr, "ai.onnx.preview"},
     {"CausalConvWithState", 27, nullptr, reads({"activation"}), importCausalConvWithState},
     {"LinearAttention", 27, nullptr,
      reads({"kv_num_heads", "q_num_heads", "scale", "update_rule"},
