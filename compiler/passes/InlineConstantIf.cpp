@@ -5,8 +5,8 @@
 
 #include "ops/OpDef.h"
 
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 
 namespace odlac {
 namespace {
@@ -25,7 +25,8 @@ public:
       size_t thenInputs = n->subgraph("then_branch")->inputs().size();
       std::unique_ptr<Graph> branch = n->takeSubgraph(taken ? "then_branch" : "else_branch");
       auto first = n->inputs().begin() + (taken ? 1 : 1 + static_cast<std::ptrdiff_t>(thenInputs));
-      std::vector<Value *> operands(first, first + static_cast<std::ptrdiff_t>(branch->inputs().size()));
+      std::vector<Value *> operands(first,
+                                    first + static_cast<std::ptrdiff_t>(branch->inputs().size()));
       std::vector<Value *> results = g.inlineBody(*branch, operands, n);
       for (int i = 0; i < n->numOutputs(); ++i) {
         Value *result = results[static_cast<size_t>(i)];

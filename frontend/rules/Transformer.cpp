@@ -302,6 +302,36 @@ Expected<Value *> attentionBias(ImportCtx &ctx, Emitter &em, const AttentionDims
   return em.op("Select", {allowed, added ? added : em.filled(t, 0.0, {}, "zero"), blocked}, "bias");
 }
 
+// The scale of an attention node (the attribute, else 1/sqrt(d) for heads of size d) and its
+// softmax_precision (the attribute, else what `precision` holds), checked.
+Status scaleAndPrecision(ImportCtx &ctx, int64_t d, double &scale, DType &precision) {
+  scale =
+      ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(d));
+  if (!(scale > 0) || !std::isfinite(scale))
+    return ctx.fail("scale " + std::to_string(scale) +
+                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  if (ctx.hasAttr("softmax_precision")) {
+    int64_t p = ctx.attrInt("softmax_precision", 0);
+    auto pt = dtypeFromOnnx(static_cast<int>(p));
+    if (!pt || !isFloat(*pt))
+      return ctx.fail("softmax_precision " + str(p) +
+                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
+    precision = *pt;
+  }
+  return Status::ok();
+}
+
+// The scores (Q * rootScale) x (K * rootScale)^T of [b, hq, sq, d] Q and [b, hkv, sk, d] K as
+// [b, hq, sq, sk], in Q's type: the r = hq / hkv query heads of a key head stacked as
+// [b, hkv, r * sq, d], so that one product serves them.
+Value *scaledScores(Emitter &em, Value *q, Value *k, const AttentionDims &a, double rootScale) {
+  Value *root = em.filled(q->dtype(), rootScale, {}, "sqrt_scale");
+  Value *qs = em.reshape(em.op("Mul", {q, root}, "q_scaled"),
+                         {a.b, a.hkv, a.hq / a.hkv * a.sq, a.d}, "q_grouped");
+  Value *kt = em.transpose(em.op("Mul", {k, root}, "k_scaled"), {0, 1, 3, 2}, "k_t");
+  return em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), {a.b, a.hq, a.sq, a.sk}, "scores");
+}
+
 Status importAttention(ImportCtx &ctx) {
   AttentionDims a;
   if (Status s = attentionDims(ctx, a))
@@ -310,8 +340,6 @@ Status importAttention(ImportCtx &ctx) {
   int64_t causalAttr = ctx.attrInt("is_causal", 0), mode = ctx.attrInt("qk_matmul_output_mode", 0);
   int64_t left = ctx.attrInt("left_window_size", -1), right = ctx.attrInt("right_window_size", -1);
   double softcap = ctx.attrFloat("softcap", 0.0);
-  double scale = ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0)
-                                      : 1.0 / std::sqrt(static_cast<double>(a.d));
   if (causalAttr != 0 && causalAttr != 1)
     return ctx.fail("is_causal " + str(causalAttr) + " is not 0 or 1");
   if (mode < 0 || mode > 3)
@@ -321,18 +349,10 @@ Status importAttention(ImportCtx &ctx) {
                     " must be -1 (unbounded) or >= 0");
   if (!(softcap >= 0) || !std::isfinite(softcap))
     return ctx.fail("softcap " + std::to_string(softcap) + " must be finite and >= 0");
-  if (!(scale > 0) || !std::isfinite(scale))
-    return ctx.fail("scale " + std::to_string(scale) +
-                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  double scale = 0;
   DType precision = t;
-  if (ctx.hasAttr("softmax_precision")) {
-    int64_t p = ctx.attrInt("softmax_precision", 0);
-    auto pt = dtypeFromOnnx(static_cast<int>(p));
-    if (!pt || !isFloat(*pt))
-      return ctx.fail("softmax_precision " + str(p) +
-                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
-    precision = *pt;
-  }
+  if (Status s = scaleAndPrecision(ctx, a.d, scale, precision))
+    return s;
 
   Emitter em(ctx);
   Value *q = heads(em, ctx.input(0), a, a.hq, "q_heads");
@@ -350,12 +370,7 @@ Status importAttention(ImportCtx &ctx) {
   // Scores: (Q * sqrt(scale)) x (K * sqrt(scale))^T, the r = hq / hkv query heads of a key
   // head stacked as [b, hkv, r * sq, d].
   int64_t r = a.hq / a.hkv;
-  Value *rootScale = em.filled(t, std::sqrt(scale), {}, "sqrt_scale");
-  Value *qs = em.reshape(em.op("Mul", {q, rootScale}, "q_scaled"), {a.b, a.hkv, r * a.sq, a.d},
-                         "q_grouped");
-  Value *kt = em.transpose(em.op("Mul", {k, rootScale}, "k_scaled"), {0, 1, 3, 2}, "k_t");
-  Dims scoreDims{a.b, a.hq, a.sq, a.sk};
-  Value *raw = em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), scoreDims, "scores");
+  Value *raw = scaledScores(em, q, k, a, std::sqrt(scale));
   Value *capped = raw;
   if (softcap > 0) {
     Value *cap = em.filled(t, softcap, {}, "softcap");
@@ -406,16 +421,22 @@ Status importAttention(ImportCtx &ctx) {
 
 // ---- FlexAttention -----------------------------------------------------------------------
 
-// The graph attribute `attr` (FlexAttention's score_mod or prob_mod) applied to `x`: the body is
-// imported with `x`'s type for its one input and its nodes are inlined into the graph.
-Expected<Value *> applyModifier(ImportCtx &ctx, const char *attr, Value *x) {
+// `x` (emitted by `em`), with the graph attribute `attr` (FlexAttention's score_mod or
+// prob_mod) applied when the node has it: the body is imported with `x`'s type for its one
+// input and its nodes are inlined into the graph.
+Expected<Value *> applyModifier(ImportCtx &ctx, const Emitter &em, const char *attr, Value *x) {
+  if (!em.status().isOk())
+    return em.status();
+  if (!ctx.hasAttr(attr))
+    return x;
   auto body = ctx.importBody(attr, {x->type()});
   if (!body)
     return body.takeStatus();
   const std::vector<Value *> &outs = body->graph->outputs();
   if (outs.size() != 1 || outs[0]->type() != x->type())
     return ctx.fail(std::string(attr) + " must return one tensor of its input's type " +
-                    toString(x->type()) + ", but returns " + str(static_cast<int64_t>(outs.size())) +
+                    toString(x->type()) + ", but returns " +
+                    str(static_cast<int64_t>(outs.size())) +
                     (outs.size() == 1 ? " of type " + toString(outs[0]->type()) : ""));
   std::vector<Value *> operands{x};
   operands.insert(operands.end(), body->captures.begin(), body->captures.end());
@@ -446,49 +467,27 @@ Status importFlexAttention(ImportCtx &ctx) {
   if (sk == 0 || e == 0)
     return ctx.fail(shapes + ": attention over " + str(sk) + " keys of size " + str(e) +
                     " is not supported (every query row would attend nothing)");
-  double scale = ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0)
-                                      : 1.0 / std::sqrt(static_cast<double>(e));
-  if (!(scale > 0) || !std::isfinite(scale))
-    return ctx.fail("scale " + std::to_string(scale) +
-                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  double scale = 0;
   DType precision = t == DType::F64 ? DType::F64 : DType::F32;
-  if (ctx.hasAttr("softmax_precision")) {
-    int64_t p = ctx.attrInt("softmax_precision", 0);
-    auto pt = dtypeFromOnnx(static_cast<int>(p));
-    if (!pt || !isFloat(*pt))
-      return ctx.fail("softmax_precision " + str(p) +
-                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
-    precision = *pt;
-  }
+  if (Status s = scaleAndPrecision(ctx, e, scale, precision))
+    return s;
 
   Emitter em(ctx);
-  int64_t r = hq / hkv;
-  Value *rootScale =
-      em.filled(t, static_cast<double>(std::sqrt(static_cast<float>(scale))), {}, "sqrt_scale");
-  Value *qs = em.reshape(em.op("Mul", {q, rootScale}, "q_scaled"), {b, hkv, r * sq, e}, "q_grouped");
-  Value *kt = em.transpose(em.op("Mul", {k, rootScale}, "k_scaled"), {0, 1, 3, 2}, "k_t");
-  Value *scores = em.cast(
-      em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), {b, hq, sq, sk}, "scores"),
-      precision, "scores_precise");
-  if (Status s = em.status())
-    return s;
-  if (ctx.hasAttr("score_mod")) {
-    auto modified = applyModifier(ctx, "score_mod", scores);
-    if (!modified)
-      return modified.takeStatus();
-    scores = *modified;
-  }
-  Value *probs = em.op("Softmax", {scores}, {{"axis", int64_t{3}}}, "probs");
-  if (Status s = em.status())
-    return s;
-  if (ctx.hasAttr("prob_mod")) {
-    auto modified = applyModifier(ctx, "prob_mod", probs);
-    if (!modified)
-      return modified.takeStatus();
-    probs = *modified;
-  }
+  AttentionDims a;
+  a.b = b, a.hq = hq, a.hkv = hkv, a.sq = sq, a.d = e, a.dv = dv, a.sk = sk;
+  // The root is taken in float32, as the reference does.
+  auto scores = applyModifier(
+      ctx, em, "score_mod",
+      em.cast(scaledScores(em, q, k, a, static_cast<double>(std::sqrt(static_cast<float>(scale)))),
+              precision, "scores_precise"));
+  if (!scores)
+    return scores.takeStatus();
+  auto probs = applyModifier(ctx, em, "prob_mod",
+                             em.op("Softmax", {*scores}, {{"axis", int64_t{3}}}, "probs"));
+  if (!probs)
+    return probs.takeStatus();
   Value *y = em.op("MatMul",
-                   {em.reshape(probs, {b, hkv, r * sq, sk}, "probs_grouped"),
+                   {em.reshape(*probs, {b, hkv, hq / hkv * sq, sk}, "probs_grouped"),
                     em.cast(v, precision, "v_precise")},
                    "y_grouped");
   em.bind(0, em.cast(em.reshape(y, {b, hq, sq, dv}, "y_heads"), t, "y"));
@@ -695,7 +694,9 @@ Status importCausalConvWithState(ImportCtx &ctx) {
 // ---- LinearAttention ---------------------------------------------------------------------
 
 // Whether `t` is one of LinearAttention's element types (float16, bfloat16, float32).
-bool isLinearAttentionType(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
+bool isLinearAttentionType(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32;
+}
 
 // LinearAttention-27, ONNX's reference recurrence unrolled over the sequence (its length is
 // static), in float32 whatever the inputs' type: per token t, with the [b, hkv, dk, dv] state S,
@@ -757,9 +758,9 @@ Status importLinearAttention(ImportCtx &ctx) {
     const Dims &bd = beta->dims();
     if (beta->dtype() != t || bd.size() != 3 || bd[0] != b || bd[1] != seq ||
         (bd[2] != hkv && bd[2] != 1))
-      return ctx.fail("beta " + toString(beta->type()) + " must be " + dtypeName(t) + "[" +
-                      str(b) + ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " +
-                      str(seq) + ", 1]");
+      return ctx.fail("beta " + toString(beta->type()) + " must be " + dtypeName(t) + "[" + str(b) +
+                      ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " + str(seq) +
+                      ", 1]");
     betaHeads = bd[2];
   }
   Dims stateDims{b, hkv, dk, dv};
@@ -778,8 +779,8 @@ Status importLinearAttention(ImportCtx &ctx) {
   };
   Value *q4 = tokens(q, hq, dk, "q_tokens"), *k4 = tokens(k, hkv, dk, "k_tokens");
   Value *v4 = tokens(v, hkv, dv, "v_tokens");
-  Value *gate = decay ? em.op("Exp", {tokens(decay, hkv, gateWidth, "decay_tokens")}, "gate")
-                      : nullptr;
+  Value *gate =
+      decay ? em.op("Exp", {tokens(decay, hkv, gateWidth, "decay_tokens")}, "gate") : nullptr;
   Value *rate = beta ? tokens(beta, betaHeads, 1, "beta_tokens") : nullptr;
   Value *state = past ? em.cast(past, DType::F32, "past_f32")
                       : em.filled(DType::F32, 0.0, stateDims, "zero_state");
@@ -794,19 +795,19 @@ Status importLinearAttention(ImportCtx &ctx) {
     if (gate)
       state = em.op("Mul", {state, at(gate, {b, hkv, gateWidth, 1}, "gate_t")}, "state_decayed");
     if (rate) {
-      Value *retrieved = em.op("MatMul", {em.reshape(kCol, {b, hkv, 1, dk}, "k_row"), state},
-                               "retrieved");
-      vRow = em.op("Mul",
-                   {at(rate, {b, betaHeads, 1, 1}, "beta_t"),
-                    em.op("Sub", {vRow, retrieved}, "v_error")},
-                   "v_delta");
+      Value *retrieved =
+          em.op("MatMul", {em.reshape(kCol, {b, hkv, 1, dk}, "k_row"), state}, "retrieved");
+      vRow = em.op(
+          "Mul",
+          {at(rate, {b, betaHeads, 1, 1}, "beta_t"), em.op("Sub", {vRow, retrieved}, "v_error")},
+          "v_delta");
     }
     state = em.op("Add", {state, em.op("Mul", {kCol, vRow}, "write")}, "state");
     Value *read = em.op("MatMul", {at(q4, {b, hkv, r, dk}, "q_t"), state}, "read");
     outs.push_back(em.reshape(read, {b, 1, hq * dv}, "o_t"));
   }
   Dims outDims{b, seq, hq * dv};
-  Value *o = outs.empty()     ? em.filled(DType::F32, 0.0, outDims, "empty_output")
+  Value *o = outs.empty()       ? em.filled(DType::F32, 0.0, outDims, "empty_output")
              : outs.size() == 1 ? outs[0]
                                 : em.op("Concat", outs, {{"axis", int64_t{1}}}, "outputs");
   Value *scaled = em.op("Mul", {o, em.filled(DType::F32, scale, {}, "scale")}, "scaled");
