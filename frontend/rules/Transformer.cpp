@@ -1,8 +1,9 @@
-// Import rules for the transformer ops of ONNX's default domain: Attention (opsets 23, 24 and
-// 25), RotaryEmbedding (23) and TensorScatter (24, the KV-cache write), decomposed into IR ops that
-// every backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax,
-// IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the misc family's
-// (Misc.cpp).
+// Import rules for the transformer ops: Attention (opsets 23, 24 and 25), RotaryEmbedding (23),
+// TensorScatter (24, the KV-cache write), LinearAttention and CausalConvWithState (27) of ONNX's
+// default domain and FlexAttention (1) of ai.onnx.preview, decomposed into IR ops that every
+// backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, Exp, Sigmoid, Conv, comparisons,
+// Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the
+// misc family's (Misc.cpp).
 //
 // Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
 // by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
