@@ -156,9 +156,10 @@ public:
                       std::vector<Value *> inputs, std::vector<Value *> outputs,
                       AttrMap attrs = {});
 
-  // Moves the nodes of `body` (a closed graph: see above) into this graph just before `pos`, or
-  // at the end when `pos` is nullptr, with body input i bound to `operands[i]`; nested bodies
-  // move along. Returns what the body's outputs became, in order. `body` is left gutted.
+  // Copies the nodes of `body` (a closed graph: see above) into this graph just before `pos`,
+  // or at the end when `pos` is nullptr, with body input i bound to `operands[i]`; their own
+  // bodies move out of `body` into the copies, so `body` is spent. Returns what the body's
+  // outputs became, in order.
   std::vector<Value *> inlineBody(Graph &body, const std::vector<Value *> &operands,
                                   const Node *pos = nullptr);
 
