@@ -676,12 +676,14 @@ Status importCausalConvWithState(ImportCtx &ctx) {
     convIns.push_back(bias);
   bool silu = activation != "none";
   std::string yName = ctx.wantsOutput(0) ? ctx.outputName(0) : "";
-  Value *y = em.op("Conv", convIns,
-                   {{"group", c},
-                    {"strides", std::vector<int64_t>{1}},
-                    {"dilations", std::vector<int64_t>{1}},
-                    {"pads", std::vector<int64_t>{0, 0}}},
-                   "conv", silu ? "" : yName);
+  // An empty input has an empty output (no window of k positions fits the k - 1 carried).
+  Value *y = l == 0 ? em.filled(x->dtype(), 0.0, xd, "empty_output")
+                    : em.op("Conv", convIns,
+                            {{"group", c},
+                             {"strides", std::vector<int64_t>{1}},
+                             {"dilations", std::vector<int64_t>{1}},
+                             {"pads", std::vector<int64_t>{0, 0}}},
+                            "conv", silu ? "" : yName);
   if (silu) {
     Value *yf = em.cast(y, DType::F32, "conv_f32");
     y = em.cast(em.op("Mul", {yf, em.op("Sigmoid", {yf}, "sigmoid")}, "silu"), x->dtype(), "y");

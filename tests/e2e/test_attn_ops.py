@@ -3,7 +3,8 @@
 in the cases ONNX 1.23's node tests leave out: LinearAttention with a float32 state under
 float16 activations, per-head decay with grouped-query heads in gated_delta, one beta shared by
 every head, a negative scale, multi-query heads with a past state, chunk_size; CausalConvWithState
-decoding fewer positions than its carried state holds, with bias and SiLU; FlexAttention whose
+decoding fewer positions than its carried state holds, with bias and SiLU, and both ops over an
+empty sequence (the state passes through); FlexAttention whose
 score_mod reads a graph input of the enclosing graph (a captured value) and carries its own
 initializer, a prob_mod, softmax_precision double over float32 inputs, and double inputs with an
 explicit scale. Expected outputs come from float64 numpy transcriptions of the specs below (not
@@ -36,7 +37,8 @@ def linear_attention(q, k, v, q_heads, kv_heads, rule, past=None, decay=None, be
     """(output [b, T, hq * dv], present_state [b, hkv, dk, dv]) in float64, from the spec."""
     b, t, _ = q.shape
     dk, dv = q.shape[2] // q_heads, v.shape[2] // kv_heads
-    heads = lambda x, h: x.astype(F64).reshape(b, t, h, -1)  # noqa: E731
+    def heads(x, h):
+        return x.astype(F64).reshape(b, t, h, x.shape[2] // h)
     qh, kh, vh = heads(q, q_heads), heads(k, kv_heads), heads(v, kv_heads)
     state = np.zeros((b, kv_heads, dk, dv)) if past is None else past.astype(F64)
     scale = scale or 1 / np.sqrt(dk)
@@ -100,6 +102,10 @@ def linear_attention_cases():
         "value": RNG.standard_normal((2, 2, 2)).astype(F32),
         "past_state": RNG.standard_normal((2, 1, 3, 2)).astype(F32),
         "decay": (-RNG.random((2, 2, 3))).astype(F32)}, 3, 1, "gated")
+    yield la_case("empty_sequence_keeps_the_state", {
+        "query": np.zeros((1, 0, 4), F32), "key": np.zeros((1, 0, 4), F32),
+        "value": np.zeros((1, 0, 4), F32),
+        "past_state": RNG.standard_normal((1, 2, 2, 2)).astype(F32)}, 2, 2, "linear")
 
 
 # ---- CausalConvWithState --------------------------------------------------------------------
@@ -127,6 +133,11 @@ def causal_conv_cases():
     node = helper.make_node("CausalConvWithState", ["input", "weight", "bias", "past_state"],
                             ["output", "present_state"], activation="silu")
     yield model_of("causal_conv_with_state_decode_shorter_than_state", [node],
+                   [("input", x), ("weight", w), ("bias", bias), ("past_state", past)],
+                   [("output", y.astype(F32)), ("present_state", state.astype(F32))], [("", 27)])
+    x = np.zeros((1, 3, 0), F32)
+    y, state = causal_conv(x, w, bias, past, silu=True)
+    yield model_of("causal_conv_with_state_empty_input_keeps_the_state", [node],
                    [("input", x), ("weight", w), ("bias", bias), ("past_state", past)],
                    [("output", y.astype(F32)), ("present_state", state.astype(F32))], [("", 27)])
 
