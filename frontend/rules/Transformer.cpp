@@ -15,6 +15,7 @@
 // head, so one product serves them all.
 #include "Rules.h"
 
+#include "ir/Limits.h"
 #include "ops/InferUtil.h"
 
 #include <cmath>
@@ -771,6 +772,14 @@ Status importLinearAttention(ImportCtx &ctx) {
     return ctx.fail("past_state " + toString(past->type()) + " must be [" + str(b) + ", " +
                     str(hkv) + ", " + str(dk) + ", " + str(dv) +
                     "] of float16, bfloat16 or float32");
+  // The unrolled recurrence emits at most 19 nodes per token (gated_delta: 2 per slice of a
+  // token's q, k, v, decay and beta, 9 of arithmetic); the graph is bounded as inlined functions
+  // bound it.
+  constexpr int64_t kNodesPerToken = 20;
+  if (seq > kMaxInlinedNodes / kNodesPerToken)
+    return ctx.fail(shapes + ": the recurrence over " + str(seq) + " tokens would unroll into " +
+                    "more than " + str(kMaxInlinedNodes) + " nodes (at most " +
+                    str(kMaxInlinedNodes / kNodesPerToken) + " tokens)");
   double scale = ctx.attrFloat("scale", 0.0);
   if (scale == 0.0)
     scale = 1.0 / std::sqrt(static_cast<double>(dk));

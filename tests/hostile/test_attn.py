@@ -84,6 +84,12 @@ class LinearAttentionNodes(Case):
         self.refused(self.node(QKV + [("p", F, [2, 2, 3, 4])], {"update_rule": "linear"}),
                      "past_state f32[2,2,3,4] must be [2, 2, 4, 3]")
 
+    def test_sequence_too_long_to_unroll(self):
+        self.refused(self.node([("q", F, [1, 70000, 2]), ("k", F, [1, 70000, 2]),
+                                ("v", F, [1, 70000, 2])], {"update_rule": "linear"}),
+                     "the recurrence over 70000 tokens would unroll into more than 1048576 nodes "
+                     "(at most 52428 tokens)")
+
     def test_unknown_attribute(self):
         self.refused(self.node(QKV, {"update_rule": "linear", "causal": 1}),
                      "'causal'")
