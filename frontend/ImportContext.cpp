@@ -230,8 +230,11 @@ Expected<double> ImportCtx::constScalar(int i, const char *what) const {
 Expected<ImportedBody> ImportCtx::importBody(const char *attr,
                                              const std::vector<TensorType> &inputTypes) {
   const onnx::AttributeProto *a = findAttr(attr);
-  if (!a || !a->has_g())
+  if (!a)
     return fail(std::string("graph attribute '") + attr + "' is missing");
+  if (!a->has_g())
+    return fail(std::string("attribute '") + attr + "' must be a graph, but its type is " +
+                onnx::AttributeProto::AttributeType_Name(a->type()));
   if (!bodies_)
     return fail("internal: no body importer");
   return bodies_->importBody(a->g(), inputTypes);

@@ -9,6 +9,7 @@
 #include "Structure.h"
 #include "Tensor.h"
 #include "ir/Limits.h"
+#include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -99,6 +100,11 @@ struct Scope {
 std::string elementName(const std::string &name, size_t i) {
   return name + "." + std::to_string(i);
 }
+
+// The most elements of an outer value computed from constants that a body sees as a constant
+// (Importer::compileTimeData): shapes, axes and indices are this small; larger tensors would
+// be computed twice at compile time for nothing, since no rule needs their data.
+constexpr int64_t kMaxFoldedCaptureElements = 64;
 
 const char *nonTensorKind(const onnx::TypeProto &t) {
   if (t.has_sequence_type())
@@ -530,7 +536,23 @@ private:
     return Status::ok();
   }
 
-  // A name as seen from `scope`; an outer value is captured (see Scope). nullptr if unknown.
+  // The data a body sees for an outer value at compile time: a constant's, or that of a small
+  // integer tensor computed from constants alone (a shape assembled from Shape outputs, an axis,
+  // an index), which rules inside the body need as the outer graph's rules would get it
+  // (ImportCtx::constData). nullptr otherwise: the value is captured and known at run time.
+  static std::shared_ptr<const Buffer> compileTimeData(const Value &outer) {
+    if (outer.isConstant())
+      return outer.data();
+    if (!isInteger(outer.dtype()) || outer.type().numElements() > kMaxFoldedCaptureElements ||
+        !isComputableFromConstants(outer))
+      return nullptr;
+    auto data = evaluateValue(outer, kMaxCompileTimeBytes);
+    return data ? *data : nullptr;
+  }
+
+  // A name as seen from `scope`; an outer value is captured (see Scope), or seen as a constant
+  // when its data is known at compile time (then the hoisting in importBody binds the outer
+  // value itself). nullptr if unknown.
   Value *lookup(Scope &scope, const std::string &name) {
     auto it = scope.values.find(name);
     if (it != scope.values.end())
@@ -547,8 +569,8 @@ private:
   // capture input.
   Value *capture(Scope &scope, Value *outer, const std::string &name) {
     Value *local;
-    if (outer->isConstant()) {
-      local = scope.graph->addConstant(name, outer->type(), outer->data());
+    if (std::shared_ptr<const Buffer> data = compileTimeData(*outer)) {
+      local = scope.graph->addConstant(name, outer->type(), std::move(data));
       scope.constantOrigin[local] = outer;
     } else {
       local = scope.graph->addInput(name, outer->type());

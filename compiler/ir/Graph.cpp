@@ -216,6 +216,31 @@ std::vector<Node *> Graph::nodes() const {
   return all;
 }
 
+std::vector<Value *> Graph::inlineBody(Graph &body, const std::vector<Value *> &operands,
+                                       const Node *pos) {
+  assert(operands.size() == body.inputs().size());
+  std::map<const Value *, Value *> mapped;
+  for (size_t i = 0; i < operands.size(); ++i)
+    mapped[body.inputs()[i]] = operands[i];
+  for (Node *b : body.nodes()) {
+    std::vector<Value *> ins, outs;
+    for (const Value *in : b->inputs())
+      ins.push_back(in ? mapped.at(in) : nullptr);
+    for (const Value *out : b->outputs()) {
+      outs.push_back(addValue(out->name(), out->type()));
+      mapped[out] = outs.back();
+    }
+    Node *copy = pos ? addNodeBefore(pos, b->op(), b->name(), ins, outs, b->attrs())
+                     : addNode(b->op(), b->name(), ins, outs, b->attrs());
+    for (const auto &[name, sub] : b->subgraphs())
+      copy->setSubgraph(name, b->takeSubgraph(name));
+  }
+  std::vector<Value *> results;
+  for (const Value *o : body.outputs())
+    results.push_back(mapped.at(o));
+  return results;
+}
+
 Value *Graph::findValue(const std::string &name) const {
   auto it = valuesByName_.find(name);
   return it == valuesByName_.end() ? nullptr : it->second;

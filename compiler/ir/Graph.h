@@ -156,6 +156,13 @@ public:
                       std::vector<Value *> inputs, std::vector<Value *> outputs,
                       AttrMap attrs = {});
 
+  // Copies the nodes of `body` (a closed graph: see above) into this graph just before `pos`,
+  // or at the end when `pos` is nullptr, with body input i bound to `operands[i]`; their own
+  // bodies move out of `body` into the copies, so `body` is spent. Returns what the body's
+  // outputs became, in order.
+  std::vector<Value *> inlineBody(Graph &body, const std::vector<Value *> &operands,
+                                  const Node *pos = nullptr);
+
   // Rewrites every use of `from` (operands and graph outputs) to `to`. A graph output keeps
   // its name: when `from` is one, `to` (which must be a node result and not already an
   // output) takes over its name, and `from` gets `to`'s old one.

@@ -5,8 +5,8 @@
 
 #include "ops/OpDef.h"
 
+#include <cstddef>
 #include <cstring>
-#include <map>
 
 namespace odlac {
 namespace {
@@ -24,24 +24,12 @@ public:
       bool taken = *cond->data()->as<uint8_t>() != 0;
       size_t thenInputs = n->subgraph("then_branch")->inputs().size();
       std::unique_ptr<Graph> branch = n->takeSubgraph(taken ? "then_branch" : "else_branch");
-      std::map<const Value *, Value *> mapped;
-      int operand = taken ? 1 : 1 + static_cast<int>(thenInputs);
-      for (const Value *in : branch->inputs())
-        mapped[in] = n->input(operand++);
-      for (Node *b : branch->nodes()) {
-        std::vector<Value *> ins, outs;
-        for (const Value *in : b->inputs())
-          ins.push_back(in ? mapped.at(in) : nullptr);
-        for (const Value *out : b->outputs()) {
-          outs.push_back(g.addValue(out->name(), out->type()));
-          mapped[out] = outs.back();
-        }
-        Node *copy = g.addNodeBefore(n, b->op(), b->name(), ins, outs, b->attrs());
-        for (const auto &[name, body] : b->subgraphs())
-          copy->setSubgraph(name, b->takeSubgraph(name));
-      }
+      auto first = n->inputs().begin() + (taken ? 1 : 1 + static_cast<std::ptrdiff_t>(thenInputs));
+      std::vector<Value *> operands(first,
+                                    first + static_cast<std::ptrdiff_t>(branch->inputs().size()));
+      std::vector<Value *> results = g.inlineBody(*branch, operands, n);
       for (int i = 0; i < n->numOutputs(); ++i) {
-        Value *result = mapped.at(branch->outputs()[static_cast<size_t>(i)]);
+        Value *result = results[static_cast<size_t>(i)];
         if (g.isGraphOutput(n->output(i)) && (!result->producer() || g.isGraphOutput(result))) {
           // A graph output stays its own node result: copy what the branch passes through.
           Value *copy = g.addValue(n->output(i)->name() + "/taken", result->type());

@@ -572,8 +572,6 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniform", 1, kRandom),
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
-    rejected("CausalConvWithState", 27, kNotYet),
-    rejected("LinearAttention", 27, kNotYet),
     rejected("StringNormalizer", 10, kStrings),
     rejected("StringConcat", 20, kStrings),
     rejected("StringSplit", 20, kStrings),

@@ -1,8 +1,9 @@
-// Import rules for the transformer ops of ONNX's default domain: Attention (opsets 23, 24 and
-// 25), RotaryEmbedding (23) and TensorScatter (24, the KV-cache write), decomposed into IR ops that
-// every backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, comparisons, Select, ReduceMax,
-// IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the misc family's
-// (Misc.cpp).
+// Import rules for the transformer ops: Attention (opsets 23, 24 and 25), RotaryEmbedding (23),
+// TensorScatter (24, the KV-cache write), LinearAttention and CausalConvWithState (27) of ONNX's
+// default domain and FlexAttention (1) of ai.onnx.preview, decomposed into IR ops that every
+// backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, Exp, Sigmoid, Conv, comparisons,
+// Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the
+// misc family's (Misc.cpp).
 //
 // Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
 // by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
@@ -14,6 +15,7 @@
 // head, so one product serves them all.
 #include "Rules.h"
 
+#include "ir/Limits.h"
 #include "ops/InferUtil.h"
 
 #include <cmath>
@@ -62,6 +64,19 @@ public:
   }
   Value *transpose(Value *v, std::vector<int64_t> perm, const char *tag) {
     return op("Transpose", {v}, {{"perm", std::move(perm)}}, tag);
+  }
+  // Axis `axis` of `v` from `start` to `end` in steps of `step`; every other axis whole.
+  Value *slice(Value *v, size_t axis, int64_t start, int64_t end, int64_t step, const char *tag,
+               const std::string &name = "") {
+    if (!v)
+      return nullptr;
+    std::vector<int64_t> starts(v->dims().size(), 0), ends = v->dims(), steps(starts.size(), 1);
+    if (start == 0 && end == ends[axis] && step == 1 && name.empty())
+      return v;
+    starts[axis] = start;
+    ends[axis] = end;
+    steps[axis] = step;
+    return op("Slice", {v}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}, tag, name);
   }
   // A constant of `dims` elements of `t`, each `value`.
   Value *filled(DType t, double value, const Dims &dims, const char *tag) {
@@ -289,6 +304,36 @@ Expected<Value *> attentionBias(ImportCtx &ctx, Emitter &em, const AttentionDims
   return em.op("Select", {allowed, added ? added : em.filled(t, 0.0, {}, "zero"), blocked}, "bias");
 }
 
+// The scale of an attention node (the attribute, else 1/sqrt(d) for heads of size d) and its
+// softmax_precision (the attribute, else what `precision` holds), checked.
+Status scaleAndPrecision(ImportCtx &ctx, int64_t d, double &scale, DType &precision) {
+  scale =
+      ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(d));
+  if (!(scale > 0) || !std::isfinite(scale))
+    return ctx.fail("scale " + std::to_string(scale) +
+                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  if (ctx.hasAttr("softmax_precision")) {
+    int64_t p = ctx.attrInt("softmax_precision", 0);
+    auto pt = dtypeFromOnnx(static_cast<int>(p));
+    if (!pt || !isFloat(*pt))
+      return ctx.fail("softmax_precision " + str(p) +
+                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
+    precision = *pt;
+  }
+  return Status::ok();
+}
+
+// The scores (Q * rootScale) x (K * rootScale)^T of [b, hq, sq, d] Q and [b, hkv, sk, d] K as
+// [b, hq, sq, sk], in Q's type: the r = hq / hkv query heads of a key head stacked as
+// [b, hkv, r * sq, d], so that one product serves them.
+Value *scaledScores(Emitter &em, Value *q, Value *k, const AttentionDims &a, double rootScale) {
+  Value *root = em.filled(q->dtype(), rootScale, {}, "sqrt_scale");
+  Value *qs = em.reshape(em.op("Mul", {q, root}, "q_scaled"),
+                         {a.b, a.hkv, a.hq / a.hkv * a.sq, a.d}, "q_grouped");
+  Value *kt = em.transpose(em.op("Mul", {k, root}, "k_scaled"), {0, 1, 3, 2}, "k_t");
+  return em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), {a.b, a.hq, a.sq, a.sk}, "scores");
+}
+
 Status importAttention(ImportCtx &ctx) {
   AttentionDims a;
   if (Status s = attentionDims(ctx, a))
@@ -297,8 +342,6 @@ Status importAttention(ImportCtx &ctx) {
   int64_t causalAttr = ctx.attrInt("is_causal", 0), mode = ctx.attrInt("qk_matmul_output_mode", 0);
   int64_t left = ctx.attrInt("left_window_size", -1), right = ctx.attrInt("right_window_size", -1);
   double softcap = ctx.attrFloat("softcap", 0.0);
-  double scale = ctx.hasAttr("scale") ? ctx.attrFloat("scale", 0.0)
-                                      : 1.0 / std::sqrt(static_cast<double>(a.d));
   if (causalAttr != 0 && causalAttr != 1)
     return ctx.fail("is_causal " + str(causalAttr) + " is not 0 or 1");
   if (mode < 0 || mode > 3)
@@ -308,18 +351,10 @@ Status importAttention(ImportCtx &ctx) {
                     " must be -1 (unbounded) or >= 0");
   if (!(softcap >= 0) || !std::isfinite(softcap))
     return ctx.fail("softcap " + std::to_string(softcap) + " must be finite and >= 0");
-  if (!(scale > 0) || !std::isfinite(scale))
-    return ctx.fail("scale " + std::to_string(scale) +
-                    " must be finite and > 0: Q and K are each multiplied by sqrt(scale)");
+  double scale = 0;
   DType precision = t;
-  if (ctx.hasAttr("softmax_precision")) {
-    int64_t p = ctx.attrInt("softmax_precision", 0);
-    auto pt = dtypeFromOnnx(static_cast<int>(p));
-    if (!pt || !isFloat(*pt))
-      return ctx.fail("softmax_precision " + str(p) +
-                      " is not one of 1 (float), 10 (float16), 11 (double), 16 (bfloat16)");
-    precision = *pt;
-  }
+  if (Status s = scaleAndPrecision(ctx, a.d, scale, precision))
+    return s;
 
   Emitter em(ctx);
   Value *q = heads(em, ctx.input(0), a, a.hq, "q_heads");
@@ -337,12 +372,7 @@ Status importAttention(ImportCtx &ctx) {
   // Scores: (Q * sqrt(scale)) x (K * sqrt(scale))^T, the r = hq / hkv query heads of a key
   // head stacked as [b, hkv, r * sq, d].
   int64_t r = a.hq / a.hkv;
-  Value *rootScale = em.filled(t, std::sqrt(scale), {}, "sqrt_scale");
-  Value *qs = em.reshape(em.op("Mul", {q, rootScale}, "q_scaled"), {a.b, a.hkv, r * a.sq, a.d},
-                         "q_grouped");
-  Value *kt = em.transpose(em.op("Mul", {k, rootScale}, "k_scaled"), {0, 1, 3, 2}, "k_t");
-  Dims scoreDims{a.b, a.hq, a.sq, a.sk};
-  Value *raw = em.reshape(em.op("MatMul", {qs, kt}, "scores_grouped"), scoreDims, "scores");
+  Value *raw = scaledScores(em, q, k, a, std::sqrt(scale));
   Value *capped = raw;
   if (softcap > 0) {
     Value *cap = em.filled(t, softcap, {}, "softcap");
@@ -391,15 +421,86 @@ Status importAttention(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- FlexAttention -----------------------------------------------------------------------
+
+// `x` (emitted by `em`), with the graph attribute `attr` (FlexAttention's score_mod or
+// prob_mod) applied when the node has it: the body is imported with `x`'s type for its one
+// input and its nodes are inlined into the graph.
+Expected<Value *> applyModifier(ImportCtx &ctx, const Emitter &em, const char *attr, Value *x) {
+  if (!em.status().isOk())
+    return em.status();
+  if (!ctx.hasAttr(attr))
+    return x;
+  auto body = ctx.importBody(attr, {x->type()});
+  if (!body)
+    return body.takeStatus();
+  const std::vector<Value *> &outs = body->graph->outputs();
+  if (outs.size() != 1 || outs[0]->type() != x->type())
+    return ctx.fail(std::string(attr) + " must return one tensor of its input's type " +
+                    toString(x->type()) + ", but returns " +
+                    str(static_cast<int64_t>(outs.size())) +
+                    (outs.size() == 1 ? " of type " + toString(outs[0]->type()) : ""));
+  std::vector<Value *> operands{x};
+  operands.insert(operands.end(), body->captures.begin(), body->captures.end());
+  return ctx.graph().inlineBody(*body->graph, operands)[0];
+}
+
+// FlexAttention-1 of ai.onnx.preview, as ONNX's reference computes it: Q and K each scaled by
+// sqrt(scale) (the root taken in float32) in the inputs' type, their product cast to
+// softmax_precision (float32, or double for double inputs, by default), score_mod applied,
+// Softmax over the keys, prob_mod applied, then the product with V cast to that precision, cast
+// back. Grouped-query attention stacks the query heads of a key head as Attention does.
+Status importFlexAttention(ImportCtx &ctx) {
+  Value *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2);
+  const Dims &qd = q->dims(), &kd = k->dims(), &vd = v->dims();
+  DType t = q->dtype();
+  std::string shapes =
+      "Q " + toString(q->type()) + ", K " + toString(k->type()) + ", V " + toString(v->type());
+  if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4 || k->dtype() != t || v->dtype() != t ||
+      !isFloat(t))
+    return ctx.fail(shapes + " must be 4-D tensors of one floating-point type");
+  int64_t b = qd[0], hq = qd[1], sq = qd[2], e = qd[3], hkv = kd[1], sk = kd[2], dv = vd[3];
+  if (kd[0] != b || vd[0] != b || vd[1] != hkv || vd[2] != sk || kd[3] != e)
+    return ctx.fail(shapes + " must be [batch, q_heads, Sq, E], [batch, kv_heads, Sk, E] and "
+                             "[batch, kv_heads, Sk, Ev]");
+  if (hkv == 0 || hq % hkv != 0)
+    return ctx.fail(shapes + ": the " + str(hq) + " query heads must be a multiple of the " +
+                    str(hkv) + " key/value heads");
+  if (sk == 0 || e == 0)
+    return ctx.fail(shapes + ": attention over " + str(sk) + " keys of size " + str(e) +
+                    " is not supported (every query row would attend nothing)");
+  double scale = 0;
+  DType precision = t == DType::F64 ? DType::F64 : DType::F32;
+  if (Status s = scaleAndPrecision(ctx, e, scale, precision))
+    return s;
+
+  Emitter em(ctx);
+  AttentionDims a;
+  a.b = b, a.hq = hq, a.hkv = hkv, a.sq = sq, a.d = e, a.dv = dv, a.sk = sk;
+  // The root is taken in float32, as the reference does.
+  auto scores = applyModifier(
+      ctx, em, "score_mod",
+      em.cast(scaledScores(em, q, k, a, static_cast<double>(std::sqrt(static_cast<float>(scale)))),
+              precision, "scores_precise"));
+  if (!scores)
+    return scores.takeStatus();
+  auto probs = applyModifier(ctx, em, "prob_mod",
+                             em.op("Softmax", {*scores}, {{"axis", int64_t{3}}}, "probs"));
+  if (!probs)
+    return probs.takeStatus();
+  Value *y = em.op("MatMul",
+                   {em.reshape(*probs, {b, hkv, hq / hkv * sq, sk}, "probs_grouped"),
+                    em.cast(v, precision, "v_precise")},
+                   "y_grouped");
+  em.bind(0, em.cast(em.reshape(y, {b, hq, sq, dv}, "y_heads"), t, "y"));
+  return em.status();
+}
+
 // ---- RotaryEmbedding ---------------------------------------------------------------------
 
 // The last axis of a rank-4 `x` from `start` to `end` in steps of `step`.
 Value *lastAxis(Emitter &em, Value *x, int64_t start, int64_t end, int64_t step, const char *tag) {
-  return em.op("Slice", {x},
-               {{"starts", std::vector<int64_t>{0, 0, 0, start}},
-                {"ends", std::vector<int64_t>{x->dims()[0], x->dims()[1], x->dims()[2], end}},
-                {"steps", std::vector<int64_t>{1, 1, 1, step}}},
-               tag);
+  return em.slice(x, 3, start, end, step, tag);
 }
 
 // RotaryEmbedding-23, in the reference's [b, s, heads, d] layout: the first rotary_dim
@@ -538,6 +639,195 @@ Status importTensorScatter(ImportCtx &ctx) {
   return em.status();
 }
 
+// ---- CausalConvWithState -----------------------------------------------------------------
+
+// CausalConvWithState-27, as ONNX's reference computes it: the input [b, c, l] is prepended
+// with past_state [b, c, k - 1] (zeros without it), a depthwise Conv (group c, no padding)
+// with the optional bias runs over the result in the input's type, the optional SiLU (alias
+// swish) runs in float32, and present_state is the last k - 1 positions of the padded input.
+Status importCausalConvWithState(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.input(2), *past = ctx.input(3);
+  std::string activation = ctx.attrString("activation", "none");
+  if (activation != "none" && activation != "silu" && activation != "swish")
+    return ctx.fail("activation '" + activation + "' is not one of none, silu, swish");
+  const Dims &xd = x->dims(), &wd = w->dims();
+  if (xd.size() != 3 || wd.size() != 3 || w->dtype() != x->dtype())
+    return ctx.fail("input " + toString(x->type()) + " and weight " + toString(w->type()) +
+                    " must be [batch, channels, length] and [channels, 1, k] of one element type");
+  int64_t b = xd[0], c = xd[1], l = xd[2], k = wd[2];
+  if (c == 0 || wd[0] != c || wd[1] != 1 || k == 0)
+    return ctx.fail("weight " + toString(w->type()) + " must be [" + str(c) +
+                    ", 1, k] with k >= 1 for input " + toString(x->type()) +
+                    " (at least one channel)");
+  if (bias && (bias->dtype() != x->dtype() || bias->dims() != Dims{c}))
+    return ctx.fail("bias " + toString(bias->type()) + " must be " + dtypeName(x->dtype()) + "[" +
+                    str(c) + "]");
+  Dims stateDims{b, c, k - 1};
+  if (past && (past->dtype() != x->dtype() || past->dims() != stateDims))
+    return ctx.fail("past_state " + toString(past->type()) + " must be " +
+                    toString(TensorType{x->dtype(), stateDims}));
+  Emitter em(ctx);
+  Value *padded = x;
+  if (k > 1) {
+    Value *pad = past ? past : em.filled(x->dtype(), 0.0, stateDims, "zero_state");
+    padded = em.op("Concat", {pad, x}, {{"axis", int64_t{2}}}, "padded");
+  }
+  std::vector<Value *> convIns{padded, w};
+  if (bias)
+    convIns.push_back(bias);
+  bool silu = activation != "none";
+  std::string yName = ctx.wantsOutput(0) ? ctx.outputName(0) : "";
+  // An empty input has an empty output (no window of k positions fits the k - 1 carried).
+  Value *y = l == 0 ? em.filled(x->dtype(), 0.0, xd, "empty_output")
+                    : em.op("Conv", convIns,
+                            {{"group", c},
+                             {"strides", std::vector<int64_t>{1}},
+                             {"dilations", std::vector<int64_t>{1}},
+                             {"pads", std::vector<int64_t>{0, 0}}},
+                            "conv", silu ? "" : yName);
+  if (silu) {
+    Value *yf = em.cast(y, DType::F32, "conv_f32");
+    y = em.cast(em.op("Mul", {yf, em.op("Sigmoid", {yf}, "sigmoid")}, "silu"), x->dtype(), "y");
+  }
+  em.bind(0, y);
+  em.bind(1, em.slice(padded, 2, l, l + k - 1, 1, "present_state",
+                      ctx.wantsOutput(1) ? ctx.outputName(1) : ""));
+  return em.status();
+}
+
+// ---- LinearAttention ---------------------------------------------------------------------
+
+// Whether `t` is one of LinearAttention's element types (float16, bfloat16, float32).
+bool isLinearAttentionType(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32;
+}
+
+// LinearAttention-27, ONNX's reference recurrence unrolled over the sequence (its length is
+// static), in float32 whatever the inputs' type: per token t, with the [b, hkv, dk, dv] state S,
+//   S = exp(g_t) * S                          (gated, gated_delta)
+//   v_t = beta_t * (v_t - k_t^T S)            (delta, gated_delta)
+//   S = S + k_t (x) v_t;  o_t = scale * q_t^T S
+// The r = q_num_heads / kv_num_heads query heads that share a key head are stacked as one
+// [r, dk] matrix per key head, so one product reads the state for all of them. chunk_size
+// selects a chunk-parallel evaluation order for prefill, which gives the sequential result: it
+// cannot change the output.
+Status importLinearAttention(ImportCtx &ctx) {
+  Value *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *past = ctx.input(3);
+  Value *decay = ctx.input(4), *beta = ctx.input(5);
+  std::string rule = ctx.attrString("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+    return ctx.fail("update_rule '" + rule + "' is not one of linear, gated, delta, gated_delta");
+  int64_t hq = ctx.attrInt("q_num_heads", 0), hkv = ctx.attrInt("kv_num_heads", 0);
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return ctx.fail("q_num_heads " + str(hq) + " must be a positive multiple of kv_num_heads " +
+                    str(hkv));
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool correcting = rule == "delta" || rule == "gated_delta";
+  if (gating != (decay != nullptr))
+    return ctx.fail("update_rule '" + rule + "' " + (gating ? "requires" : "forbids") +
+                    " the decay input");
+  if (correcting != (beta != nullptr))
+    return ctx.fail("update_rule '" + rule + "' " + (correcting ? "requires" : "forbids") +
+                    " the beta input");
+  DType t = q->dtype();
+  const Dims &qd = q->dims(), &kd = k->dims(), &vd = v->dims();
+  std::string shapes = "query " + toString(q->type()) + ", key " + toString(k->type()) +
+                       ", value " + toString(v->type());
+  if (!isLinearAttentionType(t) || k->dtype() != t || v->dtype() != t || qd.size() != 3 ||
+      kd.size() != 3 || vd.size() != 3)
+    return ctx.fail(shapes + " must be 3-D [batch, seq, heads * size] of one element type, "
+                             "float16, bfloat16 or float32");
+  int64_t b = qd[0], seq = qd[1];
+  if (kd[0] != b || vd[0] != b || kd[1] != seq || vd[1] != seq || qd[2] % hq != 0 ||
+      kd[2] != qd[2] / hq * hkv || vd[2] % hkv != 0)
+    return ctx.fail(shapes + " must be [b, T, " + str(hq) + " * dk], [b, T, " + str(hkv) +
+                    " * dk] and [b, T, " + str(hkv) + " * dv] (q_num_heads " + str(hq) +
+                    ", kv_num_heads " + str(hkv) + ")");
+  int64_t dk = qd[2] / hq, dv = vd[2] / hkv;
+  if (dk == 0 || dv == 0)
+    return ctx.fail(shapes + ": heads of size 0 (dk " + str(dk) + ", dv " + str(dv) +
+                    ") are not supported");
+  // decay: one gate per key feature or per head; beta: one rate per key head or one for all.
+  int64_t gateWidth = 0, betaHeads = 0;
+  if (decay) {
+    const Dims &gd = decay->dims();
+    if (decay->dtype() != t || gd.size() != 3 || gd[0] != b || gd[1] != seq ||
+        (gd[2] != hkv && gd[2] != hkv * dk))
+      return ctx.fail("decay " + toString(decay->type()) + " must be " + dtypeName(t) + "[" +
+                      str(b) + ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " +
+                      str(seq) + ", " + str(hkv * dk) + "]");
+    gateWidth = gd[2] / hkv;
+  }
+  if (beta) {
+    const Dims &bd = beta->dims();
+    if (beta->dtype() != t || bd.size() != 3 || bd[0] != b || bd[1] != seq ||
+        (bd[2] != hkv && bd[2] != 1))
+      return ctx.fail("beta " + toString(beta->type()) + " must be " + dtypeName(t) + "[" + str(b) +
+                      ", " + str(seq) + ", " + str(hkv) + "] or [" + str(b) + ", " + str(seq) +
+                      ", 1]");
+    betaHeads = bd[2];
+  }
+  Dims stateDims{b, hkv, dk, dv};
+  if (past && (!isLinearAttentionType(past->dtype()) || past->dims() != stateDims))
+    return ctx.fail("past_state " + toString(past->type()) + " must be [" + str(b) + ", " +
+                    str(hkv) + ", " + str(dk) + ", " + str(dv) +
+                    "] of float16, bfloat16 or float32");
+  // The unrolled recurrence emits at most 19 nodes per token (gated_delta: 2 per slice of a
+  // token's q, k, v, decay and beta, 9 of arithmetic); the graph is bounded as inlined functions
+  // bound it.
+  constexpr int64_t kNodesPerToken = 20;
+  if (seq > kMaxInlinedNodes / kNodesPerToken)
+    return ctx.fail(shapes + ": the recurrence over " + str(seq) + " tokens would unroll into " +
+                    "more than " + str(kMaxInlinedNodes) + " nodes (at most " +
+                    str(kMaxInlinedNodes / kNodesPerToken) + " tokens)");
+  double scale = ctx.attrFloat("scale", 0.0);
+  if (scale == 0.0)
+    scale = 1.0 / std::sqrt(static_cast<double>(dk));
+
+  Emitter em(ctx);
+  // [b, T, heads, size] in float32, read one token (axis 1) at a time.
+  auto tokens = [&](Value *x, int64_t heads, int64_t size, const char *tag) {
+    return em.reshape(em.cast(x, DType::F32, tag), {b, seq, heads, size}, tag);
+  };
+  Value *q4 = tokens(q, hq, dk, "q_tokens"), *k4 = tokens(k, hkv, dk, "k_tokens");
+  Value *v4 = tokens(v, hkv, dv, "v_tokens");
+  Value *gate =
+      decay ? em.op("Exp", {tokens(decay, hkv, gateWidth, "decay_tokens")}, "gate") : nullptr;
+  Value *rate = beta ? tokens(beta, betaHeads, 1, "beta_tokens") : nullptr;
+  Value *state = past ? em.cast(past, DType::F32, "past_f32")
+                      : em.filled(DType::F32, 0.0, stateDims, "zero_state");
+  int64_t r = hq / hkv;
+  std::vector<Value *> outs;
+  for (int64_t i = 0; i < seq; ++i) {
+    auto at = [&](Value *x, const Dims &dims, const char *tag) {
+      return em.reshape(em.slice(x, 1, i, i + 1, 1, tag), dims, tag);
+    };
+    Value *kCol = at(k4, {b, hkv, dk, 1}, "k_t");
+    Value *vRow = at(v4, {b, hkv, 1, dv}, "v_t");
+    if (gate)
+      state = em.op("Mul", {state, at(gate, {b, hkv, gateWidth, 1}, "gate_t")}, "state_decayed");
+    if (rate) {
+      Value *retrieved =
+          em.op("MatMul", {em.reshape(kCol, {b, hkv, 1, dk}, "k_row"), state}, "retrieved");
+      vRow = em.op(
+          "Mul",
+          {at(rate, {b, betaHeads, 1, 1}, "beta_t"), em.op("Sub", {vRow, retrieved}, "v_error")},
+          "v_delta");
+    }
+    state = em.op("Add", {state, em.op("Mul", {kCol, vRow}, "write")}, "state");
+    Value *read = em.op("MatMul", {at(q4, {b, hkv, r, dk}, "q_t"), state}, "read");
+    outs.push_back(em.reshape(read, {b, 1, hq * dv}, "o_t"));
+  }
+  Dims outDims{b, seq, hq * dv};
+  Value *o = outs.empty()       ? em.filled(DType::F32, 0.0, outDims, "empty_output")
+             : outs.size() == 1 ? outs[0]
+                                : em.op("Concat", outs, {{"axis", int64_t{1}}}, "outputs");
+  Value *scaled = em.op("Mul", {o, em.filled(DType::F32, scale, {}, "scale")}, "scaled");
+  em.bind(0, em.cast(scaled, t, "output"));
+  em.bind(1, em.cast(state, past ? past->dtype() : t, "present_state"));
+  return em.status();
+}
+
 const std::vector<ImportRule> kRules = {
     {"Attention", 23, nullptr,
      reads({"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
@@ -550,6 +840,14 @@ const std::vector<ImportRule> kRules = {
     {"RotaryEmbedding", 23, nullptr, reads({"interleaved", "num_heads", "rotary_embedding_dim"}),
      importRotaryEmbedding},
     {"TensorScatter", 24, nullptr, reads({"axis", "mode"}), importTensorScatter},
+    {"FlexAttention", 1, nullptr, reads({"prob_mod", "scale", "score_mod", "softmax_precision"}),
+     importFlexAttention, nullptr, "ai.onnx.preview"},
+    {"CausalConvWithState", 27, nullptr, reads({"activation"}), importCausalConvWithState},
+    {"LinearAttention", 27, nullptr,
+     reads({"kv_num_heads", "q_num_heads", "scale", "update_rule"},
+           {noEffect("chunk_size", "a tuning hint for chunk-parallel prefill, whose result is "
+                                   "the sequential recurrence's")}),
+     importLinearAttention},
 };
 
 } // namespace

@@ -153,5 +153,32 @@ TEST(Graph, UseListsFollowOperandChanges) {
   EXPECT_EQ(g.uniqueName("a"), "a_1");
 }
 
+TEST(Graph, InlineBodyBindsInputsAndKeepsTheSchedule) {
+  Graph g;
+  Value *x = g.addInput("x", {DType::F32, {2}});
+  Value *y = g.addInput("y", {DType::F32, {2}});
+  Value *last = g.addValue("last", {DType::F32, {2}});
+  Node *tail = g.addNode(opNamed("Neg"), "tail", {x}, {last});
+  // body(a, b) = (a * b, b): one computed result, one passed through.
+  Graph body("body");
+  Value *a = body.addInput("a", {DType::F32, {2}});
+  Value *b = body.addInput("b", {DType::F32, {2}});
+  Value *prod = body.addValue("prod", {DType::F32, {2}});
+  body.addNode(opNamed("Mul"), "mul", {a, b}, {prod});
+  body.addOutput(prod);
+  body.addOutput(b);
+  std::vector<Value *> results = g.inlineBody(body, {x, y}, tail);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1], y);
+  Node *mul = results[0]->producer();
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->input(0), x);
+  EXPECT_EQ(mul->input(1), y);
+  std::vector<Node *> order = g.nodes();
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], mul); // before `tail`
+  EXPECT_EQ(order[1], tail);
+}
+
 } // namespace
 } // namespace odlac
