@@ -55,6 +55,16 @@ Expected<Dims> plannedDims(const ImportCtx &ctx, int i, const char *param, int i
                   "'; pin the inputs it depends on with --input-shape or make it a constant");
 }
 
+// plannedDims for an int64 parameter (shape, axes, repeats): its values are not read, so its
+// type is checked here.
+Expected<Dims> plannedInt64Dims(const ImportCtx &ctx, int i, const char *param, int input) {
+  if (ctx.input(input)->dtype() != DType::I64)
+    return ctx.fail(std::string(param) + " (input " + str(input) + ", '" +
+                    ctx.input(input)->name() + "') must be int64, got " +
+                    toString(ctx.input(input)->type()));
+  return plannedDims(ctx, i, param, input);
+}
+
 // A copy of `x` named after the ONNX output: for decompositions that end up with no work.
 Expected<Value *> passThrough(ImportCtx &ctx, Value *x) { return ctx.emit("Identity", {x}); }
 
@@ -111,7 +121,7 @@ Status importReshape(ImportCtx &ctx) {
   bool allowZero = ctx.attrInt("allowzero", 0) != 0;
   if (!isConstant(ctx, 1)) {
     // The shape ONNX's inference planned already applied allowzero.
-    auto planned = plannedDims(ctx, 0, "shape", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "shape", 1);
     if (!planned)
       return planned.takeStatus();
     return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
@@ -161,7 +171,7 @@ Status importSqueeze(ImportCtx &ctx) {
   if (!axes)
     return axes.takeStatus();
   if (!*axes) {
-    auto planned = plannedDims(ctx, 0, "axes", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "axes", 1);
     if (!planned)
       return planned.takeStatus();
     return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
@@ -189,7 +199,7 @@ Status importUnsqueeze(ImportCtx &ctx) {
   if (!axes)
     return axes.takeStatus();
   if (!*axes) {
-    auto planned = plannedDims(ctx, 0, "axes", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "axes", 1);
     if (!planned)
       return planned.takeStatus();
     return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *planned}}));
@@ -670,7 +680,7 @@ Status importCenterCropPad(ImportCtx &ctx) {
     for (size_t i = 0; i < axes.size(); ++i)
       target[axes[i]] = (*shape)[i];
   } else {
-    auto planned = plannedDims(ctx, 0, "shape", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "shape", 1);
     if (!planned)
       return planned.takeStatus();
     if (static_cast<int64_t>(planned->size()) != rank)
@@ -715,7 +725,7 @@ Status importCenterCropPad(ImportCtx &ctx) {
 Status importTile(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   if (!isConstant(ctx, 1)) {
-    auto planned = plannedDims(ctx, 0, "repeats", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "repeats", 1);
     if (!planned)
       return planned.takeStatus();
     if (ctx.input(1)->dims() != Dims{x->type().rank()})
@@ -736,7 +746,7 @@ Status importExpand(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   Dims out;
   if (!isConstant(ctx, 1)) {
-    auto planned = plannedDims(ctx, 0, "shape", 1);
+    auto planned = plannedInt64Dims(ctx, 0, "shape", 1);
     if (!planned)
       return planned.takeStatus();
     out = *planned;

@@ -48,6 +48,15 @@ class ModelImport(hostile.HostileCase):
                            "empty; every optimized tensor is required")
         self.assertNothingLeft(out)
 
+    def test_unsqueeze_float4_axes(self):
+        # Run-time axes of a 4-bit float type: the shape came from the declared output and the
+        # type went unchecked (found as UBSan's enum report on the extension type's code).
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", "unsqueeze-float4-axes"), "-o", out)
+        self.assertRefused(r, "node #0 (Unsqueeze, opset 13): axes (input 1, 'axes') must be "
+                           "int64, got f4e2m1[3]")
+        self.assertNothingLeft(out)
+
 
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""
