@@ -19,7 +19,8 @@ const std::vector<const ImportRule *> &allRules() {
     std::vector<const ImportRule *> v;
     for (const auto *family : {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(),
                                 &dataMovementRules(), &indexingRules(), &normalizationRules(),
-                                &recurrentRules(), &quantRules(), &miscRules(), &controlFlowRules()})
+                                &recurrentRules(), &quantRules(), &miscRules(), &controlFlowRules(),
+                                &textRules()})
       for (const ImportRule &r : *family)
         v.push_back(&r);
     return v;

@@ -1,8 +1,8 @@
 // Import rules for ops that fit no other family: signal windows and transforms (HannWindow,
 // HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix), detection (NonMaxSuppression,
 // RoiAlign, MaxRoiPool), sampling (GridSample, MaxUnpool), text features (TfIdfVectorizer),
-// and the precise rejections of what ODLA cannot represent: random draws, strings,
-// sequences and optionals.
+// and the precise rejections of what ODLA cannot represent: random draws, sequences and
+// optionals (strings are in Text.cpp).
 //
 // Result shapes that depend on the values of scalar operands are fixed at import: from the
 // operands when they are known at compile time, otherwise from the shape ONNX's shape
@@ -492,8 +492,6 @@ Status importTfIdfVectorizer(ImportCtx &ctx) {
 constexpr const char *kRandom =
     "it draws random numbers, which cannot be reproduced: its results could not match the "
     "model's reference outputs (ONNX's come from numpy's generator)";
-constexpr const char *kStrings =
-    "it works on strings, which cannot be represented: ODLA has no string element type";
 constexpr const char *kSequences =
     "it works on sequences, which cannot be represented: ODLA values are tensors only";
 constexpr const char *kImages =
@@ -550,10 +548,6 @@ const std::vector<ImportRule> kRules = {
     rejected("CausalConvWithState", 27, kNotYet),
     rejected("DeformConv", 19, kNotYet),
     rejected("LinearAttention", 27, kNotYet),
-    rejected("StringNormalizer", 10, kStrings),
-    rejected("StringConcat", 20, kStrings),
-    rejected("StringSplit", 20, kStrings),
-    rejected("RegexFullMatch", 20, kStrings),
     rejected("SequenceConstruct", 11, kSequences),
     rejected("SequenceEmpty", 11, kSequences),
     rejected("SequenceAt", 11, kSequences),

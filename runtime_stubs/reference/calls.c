@@ -42,7 +42,7 @@ static void ref_log_put(ref_rec *r, const void *data, size_t n) { ref_put(&r->lo
 static void ref_log_u32(ref_rec *r, uint32_t v) { ref_log_put(r, &v, sizeof v); }
 
 /* The log of a computation whose log could not be allocated: failed, never written to. */
-static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0};
+static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0, 0};
 
 int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
 #ifdef REF_NO_CALL_LOG
@@ -122,6 +122,7 @@ void ref_rec_bytes(ref_rec *r, const void *p, uint32_t n) {
 void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
   ref_call_log *l = r->log;
   uint64_t bytes = (uint64_t)ref_bytes(t);
+  l->has_strings |= t->element_type == ODLA_STRING;
   ref_rec_8(r, l->weights_bytes);
   ref_rec_8(r, bytes);
   if (l->w.failed)
