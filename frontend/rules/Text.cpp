@@ -1,5 +1,6 @@
 // Import rules for string tensors (StringConcat, StringNormalizer, StringSplit, RegexFullMatch)
-// and ai.onnx.ml's LabelEncoder (compiler/ops/Text.cpp).
+// and the ai.onnx.ml ops: LabelEncoder (compiler/ops/Text.cpp), and Binarizer and
+// ArrayFeatureExtractor, which decompose into core ops.
 //
 // StringNormalizer's element count and StringSplit's width depend on the data: the shape the
 // model declares for the result fixes them (the kernels check it when they run), and a model
@@ -219,6 +220,48 @@ Status importLabelEncoder(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// Binarizer: x > threshold as 1 or 0 of x's type.
+Status importBinarizer(ImportCtx &ctx) {
+  Value *x = ctx.input(0);
+  double threshold = ctx.attrFloat("threshold", 0.0);
+  std::vector<unsigned char> t = filledBytes(x->dtype(), threshold, 1);
+  auto above = ctx.emit("Greater", {x, ctx.constant(ctx.tempName("threshold"), {x->dtype(), {}},
+                                                    t.data())},
+                        {}, ctx.tempName("above"));
+  if (!above)
+    return above.takeStatus();
+  auto out = ctx.emit("Cast", {*above}, {{"to", std::string(dtypeName(x->dtype()))}});
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(0, *out);
+  return Status::ok();
+}
+
+// ArrayFeatureExtractor: the elements at indices y along x's last axis (a Gather); a rank-1 x
+// gives [1, k] (ONNX Runtime's shape, which the tests expect).
+Status importArrayFeatureExtractor(ImportCtx &ctx) {
+  Value *x = ctx.input(0), *y = ctx.input(1);
+  if (x->type().rank() < 1)
+    return ctx.fail("input " + toString(x->type()) + " must have rank 1 or more");
+  int64_t k = y->type().numElements();
+  auto flat = ctx.reshape(y, {k});
+  if (!flat)
+    return flat.takeStatus();
+  auto picked = ctx.emit("Gather", {x, *flat}, {{"axis", int64_t{x->type().rank() - 1}}},
+                         x->type().rank() > 1 ? "" : ctx.tempName("picked"));
+  if (!picked)
+    return picked.takeStatus();
+  Value *out = *picked;
+  if (x->type().rank() == 1) {
+    auto row = ctx.reshape(out, {1, k}, ctx.outputName(0));
+    if (!row)
+      return row.takeStatus();
+    out = *row;
+  }
+  ctx.setOutput(0, out);
+  return Status::ok();
+}
+
 constexpr char kMl[] = "ai.onnx.ml";
 
 ImportRule ml(ImportRule r) {
@@ -233,6 +276,8 @@ const std::vector<ImportRule> kRules = {
      importStringNormalizer},
     {"StringSplit", 20, nullptr, reads({"delimiter", "maxsplit"}), importStringSplit},
     rejected("RegexFullMatch", 20, "RE2 regular expressions are not implemented"),
+    ml({"Binarizer", 1, nullptr, reads({"threshold"}), importBinarizer}),
+    ml({"ArrayFeatureExtractor", 1, nullptr, {}, importArrayFeatureExtractor}),
     ml(rejected("LabelEncoder", 1,
                 "LabelEncoder-1 (classes_strings) is not supported; opset 2 and later are")),
     ml({"LabelEncoder", 2, nullptr,
