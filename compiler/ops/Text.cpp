@@ -1,5 +1,6 @@
-// Text: the ops on string tensors (StringConcat, StringNormalizer, StringSplit) and ai.onnx.ml's
-// LabelEncoder, lowered to the string extension ops (odla_ext_string.h). Strings are whole
+// Text: the ops on string tensors (StringConcat, StringNormalizer, StringSplit, RegexFullMatch)
+// and ai.onnx.ml's LabelEncoder, lowered to the string extension ops (odla_ext_string.h).
+// Strings are whole
 // elements (DType::Str); results whose size depends on the data (StringNormalizer's count,
 // StringSplit's width) carry it as an attribute taken from the model's declared shapes, and
 // the kernel checks it when it runs. String-list attributes arrive as constant operands
@@ -123,6 +124,19 @@ const std::vector<OpDef> kOps = {
            lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
        c.setOut(0, outs.at(0));
        c.setOut(1, outs.at(1));
+     }},
+    {"RegexFullMatch",
+     {kStrings},
+     1,
+     {{"pattern", AttrKind::String, std::nullopt}},
+     FusionClass::Elementwise,
+     kTraitNone,
+     [](InferCtx &c) {
+       c.setOut(0, TensorType{DType::Bool, c.in(0).dims});
+       return Status::ok();
+     },
+     [](LowerCtx &c) {
+       c.setOut(0, c.sink().ExtRegexFullMatch(c.in(0), {c.node().s("pattern")}, c.outId(0)));
      }},
     {"LabelEncoder",
      {{"x", OperandDef::Required, kLabelTypes},

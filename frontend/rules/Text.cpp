@@ -275,9 +275,13 @@ const std::vector<ImportRule> kRules = {
      reads({"case_change_action", "is_case_sensitive", "locale", "stopwords"}),
      importStringNormalizer},
     {"StringSplit", 20, nullptr, reads({"delimiter", "maxsplit"}), importStringSplit},
-    rejected("RegexFullMatch", 20, "RE2 regular expressions are not implemented"),
+    // The pattern's syntax is checked when odlac lowers the node through the reference
+    // backend's builder (odla_ExtRegexFullMatch), which names what it does not support.
+    {"RegexFullMatch", 20, "RegexFullMatch", {{"pattern", "pattern"}}, nullptr},
     ml({"Binarizer", 1, nullptr, reads({"threshold"}), importBinarizer}),
     ml({"ArrayFeatureExtractor", 1, nullptr, {}, importArrayFeatureExtractor}),
+    ml(rejected("TreeEnsemble", 5,
+                "TreeEnsemble-5 is not implemented yet (tree ensembles: a kernel of their own)")),
     ml(rejected("LabelEncoder", 1,
                 "LabelEncoder-1 (classes_strings) is not supported; opset 2 and later are")),
     ml({"LabelEncoder", 2, nullptr,

@@ -10,6 +10,7 @@
 #include "ref.h"
 #include "ref_types.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -487,4 +488,519 @@ odla_value odla_ExtLabelEncoder(odla_value input, odla_value keys, odla_value va
   out.element_type = values->type.element_type;
   out.shape = input->type.shape;
   return ref_add_op("ExtLabelEncoder", ref_label_run, 4, in, out, value_id, &p, sizeof p);
+}
+
+/* ---- ExtRegexFullMatch ----------------------------------------------------------------- */
+
+/* The pattern is parsed into a tree (RE2's syntax, the subset odla_ext_string.h lists), the
+ * tree compiled into a Thompson NFA program, and each element run through the program as a
+ * Pike VM over its code points: time linear in the element's length times the program's, so
+ * that no pattern and no string can make matching take exponential time. Full match: the
+ * program must reach MATCH exactly at the end of the element. */
+
+enum { REF_RX_MAX_NODES = 1024, REF_RX_MAX_PROG = 4096, REF_RX_MAX_CLASSES = 64,
+       REF_RX_MAX_DEPTH = 64, REF_RX_MAX_REPEAT = 1000 };
+
+/* Tree nodes and program instructions share the kinds of their leaves. */
+enum { RX_LIT, RX_ANY, RX_CLASS, RX_BOL, RX_EOL, RX_WORDB, RX_NWORDB, RX_EMPTY, RX_CAT, RX_ALT,
+       RX_REP, RX_SPLIT, RX_JMP, RX_MATCH };
+
+typedef struct {
+  int kind;
+  int32_t x;         /* LIT: the code point; CLASS: the class */
+  int left, right;   /* CAT, ALT: the parts; REP: left is the repeated node */
+  int min, max;      /* REP: max -1 is unbounded */
+} ref_rx_node;
+
+/* A class over code points: ASCII members as a bitmap; every code point above 127 is a member
+ * exactly when `high` is set (classes name no non-ASCII member one by one). */
+typedef struct {
+  uint32_t bits[4];
+  int high;
+} ref_rx_class;
+
+typedef struct {
+  uint8_t kind;
+  int32_t x, y; /* LIT: code point; CLASS: class; SPLIT: both targets; JMP: x */
+} ref_rx_inst;
+
+typedef struct {
+  int num_insts, num_classes;
+  ref_rx_class classes[REF_RX_MAX_CLASSES];
+  ref_rx_inst prog[REF_RX_MAX_PROG];
+} ref_rx_params;
+
+typedef struct {
+  const char *start, *p, *end; /* the pattern, and where parsing is */
+  ref_rx_node nodes[REF_RX_MAX_NODES];
+  int num_nodes, depth;
+  ref_rx_params *out;
+  char why[160]; /* the first problem */
+} ref_rx_parser;
+
+static int ref_rx_fail(ref_rx_parser *r, const char *why) {
+  if (!r->why[0])
+    snprintf(r->why, sizeof r->why, "%s (before offset %ld)", why, (long)(r->p - r->start));
+  return -1;
+}
+
+static int ref_rx_node_new(ref_rx_parser *r, int kind, int32_t x, int left, int right) {
+  ref_rx_node *n;
+  if (left < 0 || right < 0)
+    return -1; /* a part failed: its problem is recorded */
+  if (r->num_nodes == REF_RX_MAX_NODES)
+    return ref_rx_fail(r, "the pattern has too many parts");
+  n = &r->nodes[r->num_nodes];
+  n->kind = kind;
+  n->x = x;
+  n->left = left;
+  n->right = right;
+  n->min = n->max = 0;
+  return r->num_nodes++;
+}
+
+static int ref_rx_leaf(ref_rx_parser *r, int kind, int32_t x) {
+  return ref_rx_node_new(r, kind, x, 0, 0);
+}
+
+static int ref_rx_is_word(unsigned long c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+/* Adds \d \w \s (or their negations, with `negate`) to class c. */
+static void ref_rx_add_perl(ref_rx_class *c, char kind, int negate) {
+  unsigned long ch;
+  for (ch = 0; ch < 128; ++ch) {
+    int in = kind == 'd' ? (ch >= '0' && ch <= '9')
+             : kind == 'w' ? ref_rx_is_word(ch)
+                           : (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\f' || ch == '\r' ||
+                              ch == '\v');
+    if (in != negate)
+      c->bits[ch / 32] |= 1u << (ch % 32);
+  }
+  if (negate)
+    c->high = 1;
+}
+
+static int ref_rx_class_new(ref_rx_parser *r, ref_rx_class **c) {
+  if (r->out->num_classes == REF_RX_MAX_CLASSES)
+    return ref_rx_fail(r, "the pattern has too many character classes");
+  *c = &r->out->classes[r->out->num_classes];
+  memset(*c, 0, sizeof **c);
+  return r->out->num_classes++;
+}
+
+/* The next code point of the pattern (UTF-8). */
+static unsigned long ref_rx_next(ref_rx_parser *r) {
+  size_t len;
+  unsigned long c = ref_utf8_decode((const unsigned char *)r->p, (size_t)(r->end - r->p), &len);
+  r->p += len;
+  return c;
+}
+
+/* An escape after '\': a literal code point (*lit), or a Perl class ('d', 'w', 's', upper case
+ * negated) in *perl, or an assertion kind in *assert. Returns 0, or -1 for what RE2 has and
+ * odlac does not (or RE2 rejects). */
+static int ref_rx_escape(ref_rx_parser *r, unsigned long *lit, char *perl, int *assert_kind) {
+  unsigned long c;
+  *perl = 0;
+  *assert_kind = -1;
+  if (r->p == r->end)
+    return ref_rx_fail(r, "the pattern ends in a backslash");
+  c = ref_rx_next(r);
+  switch (c) {
+  case 'd': case 'D': case 'w': case 'W': case 's': case 'S': *perl = (char)c; return 0;
+  case 'b': *assert_kind = RX_WORDB; return 0;
+  case 'B': *assert_kind = RX_NWORDB; return 0;
+  case 'A': *assert_kind = RX_BOL; return 0;
+  case 'z': *assert_kind = RX_EOL; return 0;
+  case 'n': *lit = '\n'; return 0;
+  case 't': *lit = '\t'; return 0;
+  case 'r': *lit = '\r'; return 0;
+  case 'f': *lit = '\f'; return 0;
+  case 'v': *lit = '\v'; return 0;
+  case 'a': *lit = 7; return 0;
+  default: break;
+  }
+  if (c < 128 && !ref_rx_is_word(c)) { /* escaped punctuation stands for itself */
+    *lit = c;
+    return 0;
+  }
+  return ref_rx_fail(r, "this escape (\\p classes, \\x, \\Q, \\C, octal or backreferences) is "
+                        "not supported");
+}
+
+static int ref_rx_alt(ref_rx_parser *r);
+
+/* [...]: ASCII members, ranges, Perl classes; '^' negates. */
+static int ref_rx_bracket(ref_rx_parser *r) {
+  ref_rx_class *c;
+  int idx = ref_rx_class_new(r, &c), negate = 0, first = 1, k;
+  if (idx < 0)
+    return -1;
+  if (r->p < r->end && *r->p == '^') {
+    negate = 1;
+    ++r->p;
+  }
+  for (;;) {
+    unsigned long lo, hi;
+    char perl = 0;
+    int assert_kind;
+    if (r->p == r->end)
+      return ref_rx_fail(r, "a character class has no closing ']'");
+    if (*r->p == ']' && !first) {
+      ++r->p;
+      break;
+    }
+    first = 0;
+    if (r->p + 1 < r->end && r->p[0] == '[' && r->p[1] == ':')
+      return ref_rx_fail(r, "POSIX classes ([:alpha:]) are not supported");
+    lo = ref_rx_next(r);
+    if (lo == '\\') {
+      if (ref_rx_escape(r, &lo, &perl, &assert_kind) != 0)
+        return -1;
+      if (assert_kind >= 0)
+        return ref_rx_fail(r, "an assertion cannot be a class member");
+      if (perl) {
+        ref_rx_add_perl(c, (char)(perl | 0x20), perl < 'a');
+        continue;
+      }
+    }
+    hi = lo;
+    if (r->p + 1 < r->end && *r->p == '-' && r->p[1] != ']') {
+      ++r->p;
+      hi = ref_rx_next(r);
+      if (hi == '\\' && (ref_rx_escape(r, &hi, &perl, &assert_kind) != 0 || perl ||
+                         assert_kind >= 0))
+        return ref_rx_fail(r, "a class range must end in a character");
+      if (hi < lo)
+        return ref_rx_fail(r, "a class range ends before it starts");
+    }
+    if (hi >= 128)
+      return ref_rx_fail(r, "non-ASCII class members are not supported");
+    for (; lo <= hi; ++lo)
+      c->bits[lo / 32] |= 1u << (lo % 32);
+  }
+  if (negate) {
+    for (k = 0; k < 4; ++k)
+      c->bits[k] = ~c->bits[k];
+    c->high = !c->high;
+  }
+  return ref_rx_leaf(r, RX_CLASS, idx);
+}
+
+static int ref_rx_atom(ref_rx_parser *r) {
+  unsigned long c = ref_rx_next(r);
+  if (c == '(') {
+    int inner;
+    if (r->p < r->end && *r->p == '?') {
+      if (r->end - r->p >= 2 && r->p[1] == ':')
+        r->p += 2;
+      else
+        return ref_rx_fail(r, "flags and named groups ((?i), (?P<name>...)) are not supported");
+    }
+    if (++r->depth > REF_RX_MAX_DEPTH)
+      return ref_rx_fail(r, "groups nest too deeply");
+    inner = ref_rx_alt(r);
+    --r->depth;
+    if (inner < 0)
+      return -1;
+    if (r->p == r->end || *r->p != ')')
+      return ref_rx_fail(r, "a group has no closing ')'");
+    ++r->p;
+    return inner;
+  }
+  if (c == '[')
+    return ref_rx_bracket(r);
+  if (c == '.')
+    return ref_rx_leaf(r, RX_ANY, 0);
+  if (c == '^')
+    return ref_rx_leaf(r, RX_BOL, 0);
+  if (c == '$')
+    return ref_rx_leaf(r, RX_EOL, 0);
+  if (c == '*' || c == '+' || c == '?')
+    return ref_rx_fail(r, "a repetition operator has nothing to repeat");
+  if (c == '\\') {
+    char perl;
+    int assert_kind;
+    ref_rx_class *cls;
+    int idx;
+    if (ref_rx_escape(r, &c, &perl, &assert_kind) != 0)
+      return -1;
+    if (assert_kind >= 0)
+      return ref_rx_leaf(r, assert_kind, 0);
+    if (perl) {
+      if ((idx = ref_rx_class_new(r, &cls)) < 0)
+        return -1;
+      ref_rx_add_perl(cls, (char)(perl | 0x20), perl < 'a');
+      return ref_rx_leaf(r, RX_CLASS, idx);
+    }
+  }
+  return ref_rx_leaf(r, RX_LIT, (int32_t)c);
+}
+
+/* {n}, {n,} or {n,m} at r->p: sets *min, *max (-1: unbounded); 0 when it is not a repetition
+ * (RE2 then reads the brace literally). */
+static int ref_rx_braces(ref_rx_parser *r, int *min, int *max) {
+  const char *q = r->p + 1;
+  long a = 0, b;
+  if (q >= r->end || *q < '0' || *q > '9')
+    return 0;
+  for (; q < r->end && *q >= '0' && *q <= '9' && a <= REF_RX_MAX_REPEAT; ++q)
+    a = a * 10 + (*q - '0');
+  b = a;
+  if (q < r->end && *q == ',') {
+    ++q;
+    b = -1;
+    if (q < r->end && *q >= '0' && *q <= '9')
+      for (b = 0; q < r->end && *q >= '0' && *q <= '9' && b <= REF_RX_MAX_REPEAT; ++q)
+        b = b * 10 + (*q - '0');
+  }
+  if (q >= r->end || *q != '}')
+    return 0;
+  if (a > REF_RX_MAX_REPEAT || b > REF_RX_MAX_REPEAT || (b >= 0 && b < a))
+    return ref_rx_fail(r, "a counted repetition is out of order or above 1000");
+  r->p = q + 1;
+  *min = (int)a;
+  *max = (int)b;
+  return 1;
+}
+
+static int ref_rx_repeat(ref_rx_parser *r) {
+  int atom = ref_rx_atom(r);
+  while (atom >= 0 && r->p < r->end) {
+    int min, max, n, found;
+    char q = *r->p;
+    if (q == '*' || q == '+' || q == '?') {
+      ++r->p;
+      min = q == '+';
+      max = q == '?' ? 1 : -1;
+    } else if (q == '{') {
+      if ((found = ref_rx_braces(r, &min, &max)) <= 0)
+        return found < 0 ? -1 : atom;
+    } else {
+      break;
+    }
+    if (r->nodes[atom].kind == RX_REP)
+      return ref_rx_fail(r, "RE2 rejects a repetition of a repetition");
+    if (r->p < r->end && *r->p == '?')
+      ++r->p; /* lazy: the same set of full matches */
+    if (r->p < r->end && *r->p == '+')
+      return ref_rx_fail(r, "possessive repetitions are not RE2 syntax");
+    n = ref_rx_node_new(r, RX_REP, 0, atom, 0);
+    if (n < 0)
+      return -1;
+    r->nodes[n].min = min;
+    r->nodes[n].max = max;
+    atom = n;
+  }
+  return atom;
+}
+
+static int ref_rx_concat(ref_rx_parser *r) {
+  int left = -2;
+  while (r->p < r->end && *r->p != '|' && *r->p != ')') {
+    int part = ref_rx_repeat(r);
+    if (part < 0)
+      return -1;
+    left = left == -2 ? part : ref_rx_node_new(r, RX_CAT, 0, left, part);
+    if (left < 0)
+      return -1;
+  }
+  return left == -2 ? ref_rx_leaf(r, RX_EMPTY, 0) : left;
+}
+
+static int ref_rx_alt(ref_rx_parser *r) {
+  int left = ref_rx_concat(r);
+  while (left >= 0 && r->p < r->end && *r->p == '|') {
+    ++r->p;
+    left = ref_rx_node_new(r, RX_ALT, 0, left, ref_rx_concat(r));
+  }
+  return left;
+}
+
+static int ref_rx_emit(ref_rx_parser *r, int kind, int32_t x, int32_t y) {
+  ref_rx_params *o = r->out;
+  if (o->num_insts == REF_RX_MAX_PROG)
+    return ref_rx_fail(r, "the pattern's program is too large (counted repetitions expand)");
+  o->prog[o->num_insts].kind = (uint8_t)kind;
+  o->prog[o->num_insts].x = x;
+  o->prog[o->num_insts].y = y;
+  return o->num_insts++;
+}
+
+static int ref_rx_compile(ref_rx_parser *r, int node) {
+  const ref_rx_node *n = &r->nodes[node];
+  int k, split, jmp, start;
+  ref_rx_inst *prog = r->out->prog;
+  switch (n->kind) {
+  case RX_EMPTY: return 0;
+  case RX_CAT: return ref_rx_compile(r, n->left) < 0 ? -1 : ref_rx_compile(r, n->right);
+  case RX_ALT:
+    if ((split = ref_rx_emit(r, RX_SPLIT, 0, 0)) < 0)
+      return -1;
+    prog[split].x = split + 1;
+    if (ref_rx_compile(r, n->left) < 0 || (jmp = ref_rx_emit(r, RX_JMP, 0, 0)) < 0)
+      return -1;
+    prog[split].y = jmp + 1;
+    if (ref_rx_compile(r, n->right) < 0)
+      return -1;
+    prog[jmp].x = r->out->num_insts;
+    return 0;
+  case RX_REP:
+    for (k = 0; k < n->min; ++k)
+      if (ref_rx_compile(r, n->left) < 0)
+        return -1;
+    if (n->max < 0) { /* L: SPLIT body, out; body; JMP L */
+      if ((split = ref_rx_emit(r, RX_SPLIT, 0, 0)) < 0 || ref_rx_compile(r, n->left) < 0 ||
+          (jmp = ref_rx_emit(r, RX_JMP, split, 0)) < 0)
+        return -1;
+      prog[split].x = split + 1;
+      prog[split].y = r->out->num_insts;
+      return 0;
+    }
+    start = r->out->num_insts;
+    for (k = n->min; k < n->max; ++k) { /* each optional copy: SPLIT body, (the end) */
+      if ((split = ref_rx_emit(r, RX_SPLIT, 0, -1)) < 0 || ref_rx_compile(r, n->left) < 0)
+        return -1;
+      prog[split].x = split + 1;
+    }
+    for (k = start; k < r->out->num_insts; ++k)
+      if (prog[k].kind == RX_SPLIT && prog[k].y == -1)
+        prog[k].y = r->out->num_insts;
+    return 0;
+  default: return ref_rx_emit(r, n->kind, n->x, 0) < 0 ? -1 : 0;
+  }
+}
+
+/* Adds pc and what it reaches without consuming (JMP, SPLIT, assertions that hold between code
+ * points prev and cur; -1 is the edge of the text) to list, each pc once per step (mark). */
+static void ref_rx_add(const ref_rx_params *p, int *list, int *count, int *mark, int gen,
+                       int *stack, int pc, long prev, long cur) {
+  int top = 0;
+  stack[top++] = pc;
+  while (top > 0) {
+    const ref_rx_inst *in;
+    pc = stack[--top];
+    if (mark[pc] == gen)
+      continue;
+    mark[pc] = gen;
+    in = &p->prog[pc];
+    switch (in->kind) {
+    case RX_JMP: stack[top++] = in->x; break;
+    case RX_SPLIT:
+      stack[top++] = in->y;
+      stack[top++] = in->x;
+      break;
+    case RX_BOL: if (prev < 0) stack[top++] = pc + 1; break;
+    case RX_EOL: if (cur < 0) stack[top++] = pc + 1; break;
+    case RX_WORDB:
+    case RX_NWORDB: {
+      int edge = (prev >= 0 && ref_rx_is_word((unsigned long)prev)) !=
+                 (cur >= 0 && ref_rx_is_word((unsigned long)cur));
+      if (edge == (in->kind == RX_WORDB))
+        stack[top++] = pc + 1;
+      break;
+    }
+    default: list[(*count)++] = pc; break;
+    }
+  }
+}
+
+static int ref_rx_consumes(const ref_rx_params *p, const ref_rx_inst *in, unsigned long c) {
+  switch (in->kind) {
+  case RX_LIT: return c == (unsigned long)in->x;
+  case RX_ANY: return c != '\n';
+  case RX_CLASS: {
+    const ref_rx_class *k = &p->classes[in->x];
+    return c < 128 ? (int)((k->bits[c / 32] >> (c % 32)) & 1) : k->high;
+  }
+  default: return 0;
+  }
+}
+
+/* Whether s matches the program as a whole; scratch holds 4 * num_insts ints. */
+static int ref_rx_full_match(const ref_rx_params *p, const char *s, int *scratch) {
+  int n = p->num_insts, *clist = scratch, *nlist = scratch + n, *mark = scratch + 2 * n;
+  int *stack = scratch + 3 * n, nc = 0, gen = 1, i, matched = 0;
+  size_t left = strlen(s), len;
+  long prev = -1, cur;
+  memset(mark, 0, (size_t)n * sizeof *mark);
+  cur = left ? (long)ref_utf8_decode((const unsigned char *)s, left, &len) : -1;
+  ref_rx_add(p, clist, &nc, mark, gen, stack, 0, prev, cur);
+  while (nc > 0) {
+    int nn = 0, *t;
+    long next;
+    if (cur < 0) { /* the end: a thread at MATCH matches */
+      for (i = 0; i < nc && !matched; ++i)
+        matched = p->prog[clist[i]].kind == RX_MATCH;
+      return matched;
+    }
+    s += len;
+    left -= len;
+    next = left ? (long)ref_utf8_decode((const unsigned char *)s, left, &len) : -1;
+    ++gen;
+    for (i = 0; i < nc; ++i)
+      if (ref_rx_consumes(p, &p->prog[clist[i]], (unsigned long)cur))
+        ref_rx_add(p, nlist, &nn, mark, gen, stack, clist[i] + 1, cur, next);
+    prev = cur;
+    cur = next;
+    t = clist;
+    clist = nlist;
+    nlist = t;
+    nc = nn;
+  }
+  return 0;
+}
+
+static odla_status ref_regex_run(const ref_node *node, const ref_io *io) {
+  const ref_rx_params *p = (const ref_rx_params *)node->params;
+  const odla_string *x = (const odla_string *)io->in[0];
+  uint8_t *y = (uint8_t *)io->out[0];
+  int64_t i, n = ref_count(&node->inputs[0]->type.shape);
+  for (i = 0; i < n; ++i)
+    y[i] = (uint8_t)ref_rx_full_match(p, x[i], (int *)io->scratch);
+  return ODLA_SUCCESS;
+}
+
+odla_value odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern,
+                                  const odla_value_id value_id) {
+  ref_rx_parser *r;
+  odla_value_type out;
+  odla_value v = NULL;
+  int root;
+  if (!ref_check_operands("ExtRegexFullMatch", 1, &input))
+    return NULL;
+  if (!ref_is_string(input) || !pattern)
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtRegexFullMatch",
+                    "input must be a string tensor and pattern a string");
+  r = (ref_rx_parser *)calloc(1, sizeof *r);
+  if (r)
+    r->out = (ref_rx_params *)calloc(1, sizeof *r->out);
+  if (!r || !r->out) {
+    free(r);
+    return ref_fail(ODLA_MEM_ERROR, "ExtRegexFullMatch", "out of memory");
+  }
+  r->start = r->p = pattern;
+  r->end = pattern + strlen(pattern);
+  root = ref_rx_alt(r);
+  if (root >= 0 && r->p != r->end)
+    root = ref_rx_fail(r, "a ')' has no opening '('");
+  if (root >= 0 && ref_rx_compile(r, root) == 0 && ref_rx_emit(r, RX_MATCH, 0, 0) >= 0) {
+    ref_node *node;
+    out.element_type = ODLA_BOOL;
+    out.shape = input->type.shape;
+    node = ref_add_node("ExtRegexFullMatch", ref_regex_run, 1, &input, 1, &out, &value_id,
+                        r->out, sizeof *r->out);
+    if (node) {
+      node->scratch_bytes = (size_t)r->out->num_insts * 4 * sizeof(int);
+      v = node->outputs[0];
+    }
+  } else {
+    ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtRegexFullMatch", "pattern '%.64s': %s", pattern,
+             r->why);
+  }
+  free(r->out);
+  free(r);
+  return v;
 }

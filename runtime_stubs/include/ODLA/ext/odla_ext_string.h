@@ -57,6 +57,17 @@ extern ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtStringSplit(
     odla_value input, const odla_char *delimiter, odla_int64 maxsplit,
     odla_value_shape output_dims, const odla_value_ids value_ids);
 
+/* ONNX RegexFullMatch: whether each element of an ODLA_STRING input matches `pattern` as a
+ * whole (ODLA_BOOL result, input's shape), in time linear in the element's length. The pattern
+ * is RE2 syntax without flags: literals (UTF-8), '.', classes [...] of ASCII members and
+ * ranges, \d \D \w \W \s \S (ASCII, as RE2's), escaped punctuation, \n \t \r \f \v \a,
+ * groups (...) and (?:...), '|', the repetitions * + ? {n} {n,} {n,m} (up to 1000, lazy forms
+ * too), ^ \A $ \z (text start and end) and \b \B (ASCII word boundaries). The builder rejects
+ * anything else (flags, named groups, \p classes, \x, \Q, POSIX classes, non-ASCII class
+ * members) with ODLA_UNSUPPORTED_DATATYPE and a message naming the pattern and the problem. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtRegexFullMatch(
+    odla_value input, const odla_char *pattern, const odla_value_id value_id);
+
 /* ai.onnx.ml LabelEncoder: each element of input is looked up in `keys` (a rank-1 constant of
  * input's element type; strings compare byte for byte, floats by value with NaN matching NaN)
  * and replaced by the `values` element at the first matching position (a constant of keys'
