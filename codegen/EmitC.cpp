@@ -418,8 +418,9 @@ private:
       for (int64_t i = 0; i < n; ++i)
         elems += (i ? ", " : "") + cString(c.data()->as<const char *>()[i]);
       w.line("/* " + cComment(c.name()) + ": " + toString(c.type()) + " */");
-      w.line("static const odla_string " + s.symbol + "[" + std::to_string(std::max<int64_t>(1, n)) +
-             "] = {" + (n ? elems : std::string("\"\"")) + "};");
+      w.line("static const odla_string " + s.symbol + "[" +
+             std::to_string(std::max<int64_t>(1, n)) + "] = {" + (n ? elems : std::string("\"\"")) +
+             "};");
     }
     w.line();
   }
@@ -867,7 +868,8 @@ private:
         case DType::F16:
         case DType::BF16: appendInts<uint16_t>(arrays, d, n); break;
         case DType::U32: appendInts<uint32_t>(arrays, d, n); break;
-        case DType::Str: break; // never a weight slot: stringConstants writes them
+        case DType::Str:
+          break; // never a weight slot: stringConstants writes them
         case DType::U64: {
           const uint64_t *p = static_cast<const uint64_t *>(d);
           for (size_t i = 0; i < n; ++i)
@@ -1131,8 +1133,8 @@ static void checkCStringsIn(const Graph &g, Status &all) {
     check(v->name(), "constant");
     if (v->dtype() == DType::Str) // its elements are string literals in NAME.c
       for (int64_t i = 0; i < v->type().numElements(); ++i)
-        check(v->data()->as<const char *>()[i], "constant '" + v->name().substr(0, 32) + "'[" +
-                                                    std::to_string(i) + "]");
+        check(v->data()->as<const char *>()[i],
+              "constant '" + v->name().substr(0, 32) + "'[" + std::to_string(i) + "]");
   }
   for (const Node *n : g.nodes()) {
     std::string node = "node '" + n->name().substr(0, 32) + "' (" + n->op().name + ")";

@@ -221,16 +221,15 @@ Expected<Value *> ImportCtx::emit(const char *irOp, std::vector<Value *> operand
 }
 
 Expected<std::vector<Value *>> ImportCtx::emitResults(const char *irOp,
-                                                      std::vector<Value *> operands,
-                                                      AttrMap attrs, int numResults) {
+                                                      std::vector<Value *> operands, AttrMap attrs,
+                                                      int numResults) {
   const OpDef *op = findOp(irOp);
   if (!op)
     return fail(std::string("internal: no IR op ") + irOp);
   std::vector<Value *> outs;
   for (int i = 0; i < numResults; ++i)
-    outs.push_back(g_.addValue(wantsOutput(i) ? outputName(i)
-                                              : tempName("unused" + std::to_string(i)),
-                               TensorType{}));
+    outs.push_back(g_.addValue(
+        wantsOutput(i) ? outputName(i) : tempName("unused" + std::to_string(i)), TensorType{}));
   Node *n = g_.addNode(*op, node_.name(), std::move(operands), outs, std::move(attrs));
   if (Status s = verifyAndInfer(*n))
     return s;

@@ -391,9 +391,9 @@ private:
                                          Buffer::copyOf(v.data(), v.size() * 8));
     } else if (a.name() == "value_string" || a.name() == "value_strings") {
       bool one = a.name() == "value_string";
-      std::vector<std::string> v = one ? std::vector<std::string>{a.s()}
-                                       : std::vector<std::string>(a.strings().begin(),
-                                                                  a.strings().end());
+      std::vector<std::string> v =
+          one ? std::vector<std::string>{a.s()}
+              : std::vector<std::string>(a.strings().begin(), a.strings().end());
       for (const std::string &s : v)
         if (s.find('\0') != std::string::npos)
           return Status::error("attribute '" + a.name() +
@@ -401,8 +401,9 @@ private:
       TensorType type{DType::Str, one ? Dims{} : Dims{static_cast<int64_t>(v.size())}};
       scope.values[out] = scope.graph->addConstant(out, type, Buffer::ofStrings(std::move(v)));
     } else {
-      return Status::error("attribute '" + a.name() + "' is not supported (sparse constants "
-                                                      "have no ODLA counterpart)");
+      return Status::error("attribute '" + a.name() +
+                           "' is not supported (sparse constants "
+                           "have no ODLA counterpart)");
     }
     return Status::ok();
   }

@@ -368,11 +368,11 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   case DType::F8E8M0: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
   case DType::U32: have = t.uint64_data_size(); out.data = narrow<uint32_t>(t.uint64_data()); break;
   case DType::U64: have = t.uint64_data_size(); out.data = narrow<uint64_t>(t.uint64_data()); break;
+  case DType::Str: break; // decoded above
   case DType::F4E2M1:
   case DType::I4:
   case DType::U4:
   case DType::I2:
-  case DType::Str: break; // decoded above
   case DType::U2: { // each int32 holds 8 / bits elements in its low byte
     size_t perInt = 8 / dtypeInfo(dtype).bits;
     if (static_cast<size_t>(t.int32_data_size()) != (count + perInt - 1) / perInt)

@@ -341,8 +341,8 @@ ODLAC_HELPER int odlac_parse_strings(const unsigned char *p, const unsigned char
                                      odlac_tensor *t, const char *path, int64_t count,
                                      const int64_t *counts, int has_raw) {
   const unsigned char *q;
-  size_t text = 0, i = 0, at;
-  int f;
+  size_t i, at;
+  int f, pass;
   static const int kDataFields[5] = {4, 5, 7, 10, 11};
   for (f = 0; f < 5; ++f)
     if (counts[kDataFields[f]] != 0) {
@@ -361,55 +361,44 @@ ODLAC_HELPER int odlac_parse_strings(const unsigned char *p, const unsigned char
     fprintf(stderr, " need %lld\n", (long long)count);
     return -1;
   }
-  for (q = p; q < end;) { /* the framing was checked by pass 0 */
-    uint64_t key, v = 0;
-    odlac_varint(&q, end, &key);
-    if ((key & 7) == 0) {
+  t->bytes = (size_t)count * sizeof(const char *); /* count strings: fewer than the file's bytes */
+  /* Pass 0 checks the strings and sizes them, pass 1 copies them; the framing was checked by
+   * odlac_parse_tensor. */
+  for (pass = 0; pass < 2; ++pass) {
+    for (q = p, i = 0, at = t->bytes; q < end;) {
+      uint64_t key, v = 0;
+      odlac_varint(&q, end, &key);
+      if ((key & 7) == 0) {
+        odlac_varint(&q, end, &v);
+        continue;
+      }
+      if ((key & 7) != 2) {
+        q += (key & 7) == 1 ? 8 : 4;
+        continue;
+      }
       odlac_varint(&q, end, &v);
-      continue;
-    }
-    if ((key & 7) != 2) {
-      q += (key & 7) == 1 ? 8 : 4;
-      continue;
-    }
-    odlac_varint(&q, end, &v);
-    if ((key >> 3) == 6) {
-      if (memchr(q, 0, (size_t)v)) {
+      if ((key >> 3) == 6 && pass == 0 && memchr(q, 0, (size_t)v)) {
         fprintf(stderr, "%s: string_data[%lu] holds a NUL byte\n", path, (unsigned long)i);
         return -1;
+      } else if ((key >> 3) == 6 && pass == 1) {
+        char *dst = (char *)t->data + at;
+        memcpy(dst, q, (size_t)v);
+        dst[v] = 0;
+        ((const char **)(void *)t->data)[i] = dst;
       }
-      text += (size_t)v + 1; /* bounded by the file's size */
-      ++i;
+      if ((key >> 3) == 6) {
+        at += (size_t)v + 1; /* bounded by the file's size */
+        ++i;
+      }
+      q += v;
     }
-    q += v;
-  }
-  t->bytes = (size_t)count * sizeof(const char *);
-  t->data = (unsigned char *)malloc(t->bytes + text + 1);
-  if (!t->data) {
-    fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)(t->bytes + text));
-    return -1;
-  }
-  at = t->bytes;
-  for (q = p, i = 0; q < end;) {
-    uint64_t key, v = 0;
-    odlac_varint(&q, end, &key);
-    if ((key & 7) == 0) {
-      odlac_varint(&q, end, &v);
-      continue;
+    if (pass == 0) {
+      t->data = (unsigned char *)malloc(at + 1);
+      if (!t->data) {
+        fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)at);
+        return -1;
+      }
     }
-    if ((key & 7) != 2) {
-      q += (key & 7) == 1 ? 8 : 4;
-      continue;
-    }
-    odlac_varint(&q, end, &v);
-    if ((key >> 3) == 6) {
-      char *dst = (char *)t->data + at;
-      memcpy(dst, q, (size_t)v);
-      dst[v] = 0;
-      ((const char **)(void *)t->data)[i++] = dst;
-      at += (size_t)v + 1;
-    }
-    q += v;
   }
   return 0;
 }

@@ -51,9 +51,9 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
   if (!sink.firstError().empty() || s != ODLA_SUCCESS) {
     odla_DestroyComputation(comp);
     // A builder may refuse what only it checks (odla_ExtRegexFullMatch's pattern syntax).
-    return Status::error("the reference backend rejects the lowered graph: " +
-                         (sink.firstError().empty() ? "status " + std::to_string(s)
-                                                    : sink.firstError()));
+    return Status::error(
+        "the reference backend rejects the lowered graph: " +
+        (sink.firstError().empty() ? "status " + std::to_string(s) : sink.firstError()));
   }
   plan.arenaBytes = bytes;
   plan.numNodes = nodes;

@@ -6,9 +6,9 @@
 // the kernel checks it when it runs. String-list attributes arrive as constant operands
 // (stopwords, LabelEncoder's keys and values), so that they reach generated C as escaped
 // string constants like any other.
+#include "ir/Limits.h"
 #include "lower/Lowering.h"
 #include "ops/Families.h"
-#include "ir/Limits.h"
 #include "ops/InferUtil.h"
 
 namespace odlac {
@@ -88,9 +88,7 @@ const std::vector<OpDef> kOps = {
      FusionClass::Opaque,
      kTraitNone,
      inferStringConcat,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtStringConcat(c.in(0), c.in(1), c.outId(0)));
-     }},
+     [](LowerCtx &c) { c.setOut(0, c.sink().ExtStringConcat(c.in(0), c.in(1), c.outId(0))); }},
     {"StringNormalizer",
      {kStrings, {"stopwords", OperandDef::Optional, kStringTypes}},
      1,
@@ -103,10 +101,10 @@ const std::vector<OpDef> kOps = {
      inferStringNormalizer,
      [](LowerCtx &c) {
        const Node &n = c.node();
-       c.setOut(0, c.sink().ExtStringNormalizer(
-                       c.in(0), c.in(1), static_cast<odla_int32>(n.i("case_change_action")),
-                       {n.i("is_case_sensitive") != 0}, {n.s("locale")}, c.outShape(0),
-                       c.outId(0)));
+       c.setOut(0, c.sink().ExtStringNormalizer(c.in(0), c.in(1),
+                                                static_cast<odla_int32>(n.i("case_change_action")),
+                                                {n.i("is_case_sensitive") != 0}, {n.s("locale")},
+                                                c.outShape(0), c.outId(0)));
      }},
     {"StringSplit",
      {kStrings},
@@ -119,9 +117,9 @@ const std::vector<OpDef> kOps = {
      inferStringSplit,
      [](LowerCtx &c) {
        const Node &n = c.node();
-       auto outs = c.sink().ExtStringSplit(
-           c.in(0), {n.s("delimiter")}, n.i("maxsplit"), c.outShape(0),
-           lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
+       auto outs =
+           c.sink().ExtStringSplit(c.in(0), {n.s("delimiter")}, n.i("maxsplit"), c.outShape(0),
+                                   lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
        c.setOut(0, outs.at(0));
        c.setOut(1, outs.at(1));
      }},

@@ -298,11 +298,11 @@ Status importTopK(ImportCtx &ctx) {
     k = t->dims[*axis];
   }
   auto outs = ctx.emitResults("TopK", {x},
-                          {{"k", k},
-                           {"axis", *axis},
-                           {"largest", ctx.attrInt("largest", 1)},
-                           {"sorted", ctx.attrInt("sorted", 1)}},
-                          2);
+                              {{"k", k},
+                               {"axis", *axis},
+                               {"largest", ctx.attrInt("largest", 1)},
+                               {"sorted", ctx.attrInt("sorted", 1)}},
+                              2);
   if (!outs)
     return outs.takeStatus();
   ctx.setOutput(0, (*outs)[0]);

@@ -36,7 +36,7 @@ Status checkNoNul(ImportCtx &ctx, const char *attr, const std::vector<std::strin
 Status importStringNormalizer(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   std::string action = ctx.attrString("case_change_action", "NONE");
-  int64_t mode = action == "NONE" ? ODLA_EXT_CASE_NONE
+  int64_t mode = action == "NONE"    ? ODLA_EXT_CASE_NONE
                  : action == "LOWER" ? ODLA_EXT_CASE_LOWER
                  : action == "UPPER" ? ODLA_EXT_CASE_UPPER
                                      : -1;
@@ -63,8 +63,8 @@ Status importStringNormalizer(ImportCtx &ctx) {
     if (!t || t->rank() != static_cast<int>(dims.size()))
       return ctx.fail("the number of elements that are not stopwords is known only at run "
                       "time, and the model declares no static shape of rank " +
-                      str(static_cast<int64_t>(dims.size())) + " for output '" +
-                      ctx.outputName(0) + "'");
+                      str(static_cast<int64_t>(dims.size())) + " for output '" + ctx.outputName(0) +
+                      "'");
     count = t->dims.back();
   }
   std::vector<Value *> operands{x};
@@ -100,8 +100,7 @@ Status importStringSplit(ImportCtx &ctx) {
     width = t->dims.back();
   }
   auto outs = ctx.emitResults(
-      "StringSplit", {x},
-      {{"width", width}, {"delimiter", delimiter}, {"maxsplit", maxsplit}}, 2);
+      "StringSplit", {x}, {{"width", width}, {"delimiter", delimiter}, {"maxsplit", maxsplit}}, 2);
   if (!outs)
     return outs.takeStatus();
   ctx.setOutput(0, (*outs)[0]);
@@ -133,10 +132,10 @@ Expected<Mapping> mappingAttr(ImportCtx &ctx, const std::string &prefix, bool is
   }
   std::string i = prefix + (isDefault ? "_int64" : "_int64s");
   if (ctx.hasAttr(i.c_str())) {
-    std::vector<int64_t> v = isDefault ? std::vector<int64_t>{ctx.attrInt(i.c_str(), 0)}
-                                       : ctx.attrInts(i.c_str());
-    found.push_back({DType::I64, Buffer::copyOf(v.data(), v.size() * 8),
-                     static_cast<int64_t>(v.size())});
+    std::vector<int64_t> v =
+        isDefault ? std::vector<int64_t>{ctx.attrInt(i.c_str(), 0)} : ctx.attrInts(i.c_str());
+    found.push_back(
+        {DType::I64, Buffer::copyOf(v.data(), v.size() * 8), static_cast<int64_t>(v.size())});
     note(i);
   }
   std::string f = prefix + (isDefault ? "_float" : "_floats");
@@ -147,8 +146,8 @@ Expected<Mapping> mappingAttr(ImportCtx &ctx, const std::string &prefix, bool is
     else
       for (double d : ctx.attrFloats(f.c_str()))
         v.push_back(static_cast<float>(d));
-    found.push_back({DType::F32, Buffer::copyOf(v.data(), v.size() * 4),
-                     static_cast<int64_t>(v.size())});
+    found.push_back(
+        {DType::F32, Buffer::copyOf(v.data(), v.size() * 4), static_cast<int64_t>(v.size())});
     note(f);
   }
   std::string t = prefix + "_tensor";
@@ -195,8 +194,8 @@ Status importLabelEncoder(ImportCtx &ctx) {
   if (keys->count != values->count)
     return ctx.fail("has " + str(keys->count) + " keys and " + str(values->count) + " values");
   if (keys->dtype != x->dtype())
-    return ctx.fail("keys of type " + std::string(dtypeName(keys->dtype)) +
-                    " cannot match input " + toString(x->type()));
+    return ctx.fail("keys of type " + std::string(dtypeName(keys->dtype)) + " cannot match input " +
+                    toString(x->type()));
   auto dflt = mappingAttr(ctx, "default", true);
   if (!dflt)
     return dflt.takeStatus();
@@ -225,9 +224,9 @@ Status importBinarizer(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   double threshold = ctx.attrFloat("threshold", 0.0);
   std::vector<unsigned char> t = filledBytes(x->dtype(), threshold, 1);
-  auto above = ctx.emit("Greater", {x, ctx.constant(ctx.tempName("threshold"), {x->dtype(), {}},
-                                                    t.data())},
-                        {}, ctx.tempName("above"));
+  auto above =
+      ctx.emit("Greater", {x, ctx.constant(ctx.tempName("threshold"), {x->dtype(), {}}, t.data())},
+               {}, ctx.tempName("above"));
   if (!above)
     return above.takeStatus();
   auto out = ctx.emit("Cast", {*above}, {{"to", std::string(dtypeName(x->dtype()))}});
@@ -289,9 +288,9 @@ const std::vector<ImportRule> kRules = {
                "keys_strings", "values_floats", "values_int64s", "values_strings"}),
         importLabelEncoder}),
     ml({"LabelEncoder", 4, nullptr,
-        reads({"default_float", "default_int64", "default_string", "default_tensor",
-               "keys_floats", "keys_int64s", "keys_strings", "keys_tensor", "values_floats",
-               "values_int64s", "values_strings", "values_tensor"}),
+        reads({"default_float", "default_int64", "default_string", "default_tensor", "keys_floats",
+               "keys_int64s", "keys_strings", "keys_tensor", "values_floats", "values_int64s",
+               "values_strings", "values_tensor"}),
         importLabelEncoder}),
 };
 

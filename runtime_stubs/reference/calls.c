@@ -375,6 +375,10 @@ const void *ref_get_data(ref_replay *r, const odla_value_type *t) {
   uint64_t off = ref_get_8(r), bytes = ref_get_8(r), want;
   if (r->bad || !ref_type_bytes(t, &want))
     return NULL; /* the builder refuses the type, with its own message */
+  if (t->element_type == ODLA_STRING) { /* pointers: no file holds them (odlac never stores one) */
+    ref_replay_refuse(r, "a string constant: its elements would be pointers read from the file");
+    return NULL;
+  }
   if (bytes != want || off % REF_ALIGN != 0 || off > r->weights_len ||
       bytes > r->weights_len - off) {
     ref_replay_refuse(r,

@@ -263,7 +263,7 @@ odla_value odla_ExtStringNormalizer(odla_value input, odla_value stopwords,
   odla_value in[2];
   odla_value_type out;
   ref_normalizer_params p;
-  const odla_value_shape *s = &input->type.shape;
+  const odla_value_shape *s;
   int rank_ok;
   char s1[128], s2[128];
   in[0] = input;
@@ -276,6 +276,7 @@ odla_value odla_ExtStringNormalizer(odla_value input, odla_value stopwords,
                                               stopwords->type.shape.size != 1)))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtStringNormalizer",
                     "input must be a string tensor and stopwords a rank-1 string constant");
+  s = &input->type.shape;
   if (locale && locale[0] && strcmp(locale, "en_US") != 0 && strcmp(locale, "C") != 0 &&
       strcmp(locale, "en_US.UTF-8") != 0)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtStringNormalizer",
@@ -377,7 +378,7 @@ odla_values odla_ExtStringSplit(odla_value input, const odla_char *delimiter, od
   odla_values result;
   odla_value_type types[2];
   ref_split_params p;
-  const odla_value_shape *s = &input->type.shape;
+  const odla_value_shape *s;
   ref_node *n;
   int d, ok;
   char s1[128], s2[128];
@@ -389,6 +390,7 @@ odla_values odla_ExtStringSplit(odla_value input, const odla_char *delimiter, od
              ref_type_name(input->type.element_type));
     return result;
   }
+  s = &input->type.shape;
   ok = output_dims.size == s->size + 1 && s->size < ODLA_MAX_DIMENSION && value_ids.size == 2 &&
        output_dims.dims[s->size] >= 0;
   for (d = 0; ok && d < s->size; ++d)
