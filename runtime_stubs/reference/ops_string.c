@@ -769,7 +769,7 @@ static int ref_rx_braces(ref_rx_parser *r, int *min, int *max) {
 }
 
 static int ref_rx_repeat(ref_rx_parser *r) {
-  int atom = ref_rx_atom(r);
+  int atom = ref_rx_atom(r), repeated = 0;
   while (atom >= 0 && r->p < r->end) {
     int min, max, n, found;
     char q = *r->p;
@@ -783,7 +783,7 @@ static int ref_rx_repeat(ref_rx_parser *r) {
     } else {
       break;
     }
-    if (r->nodes[atom].kind == RX_REP)
+    if (repeated++) /* a** (a group of one, (a*)*, is fine) */
       return ref_rx_fail(r, "RE2 rejects a repetition of a repetition");
     if (r->p < r->end && *r->p == '?')
       ++r->p; /* lazy: the same set of full matches */
