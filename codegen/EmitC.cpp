@@ -61,6 +61,11 @@ public:
     for (const Value *c : g.constants()) {
       if (c->uses().empty())
         continue;
+      if (c->dtype() == DType::Str) {
+        // Pointers, not bytes: string literals in NAME.c whatever the weights mode.
+        strings_.push_back({c, symbols.unique(n_ + "_s_" + cIdentifier(c->name())), 0});
+        continue;
+      }
       WeightSlot slot{c, symbols.unique(n_ + "_w_" + cIdentifier(c->name())), 0};
       if (mode_ == WeightsMode::Bin) {
         blobBytes_ = (blobBytes_ + kBlobAlign - 1) / kBlobAlign * kBlobAlign;
@@ -302,9 +307,13 @@ private:
     std::map<const Value *, const WeightSlot *> slotOf;
     for (const WeightSlot &s : slots_)
       slotOf[s.value] = &s;
+    for (const WeightSlot &s : strings_)
+      slotOf[s.value] = &s;
     auto data = [&](const Value &c, size_t) {
       const WeightSlot &s = *slotOf.at(&c);
-      std::string expr = bin() ? "weights + " + std::to_string(kBlobHeader + s.offset) : s.symbol;
+      std::string expr = bin() && c.dtype() != DType::Str
+                             ? "weights + " + std::to_string(kBlobHeader + s.offset)
+                             : s.symbol;
       return lower::Data{c.data()->data, expr};
     };
     std::string weightsParam = bin() ? "const unsigned char *weights" : "";
@@ -392,6 +401,28 @@ private:
                std::to_string(std::max<int64_t>(1, s.value->type().numElements())) + "];");
       w.line();
     }
+    if (weights)
+      stringConstants(w);
+  }
+
+  // The string constants, as arrays of escaped string literals (cString: no model text
+  // reaches the C unescaped). Each element is an odla_string, as ODLA_STRING values hold.
+  void stringConstants(CWriter &w) const {
+    if (strings_.empty())
+      return;
+    w.line("/* String constants. */");
+    for (const WeightSlot &s : strings_) {
+      const Value &c = *s.value;
+      int64_t n = c.type().numElements();
+      std::string elems;
+      for (int64_t i = 0; i < n; ++i)
+        elems += (i ? ", " : "") + cString(c.data()->as<const char *>()[i]);
+      w.line("/* " + cComment(c.name()) + ": " + toString(c.type()) + " */");
+      w.line("static const odla_string " + s.symbol + "[" +
+             std::to_string(std::max<int64_t>(1, n)) + "] = {" + (n ? elems : std::string("\"\"")) +
+             "};");
+    }
+    w.line();
   }
 
   std::string source() const {
@@ -837,6 +868,8 @@ private:
         case DType::F16:
         case DType::BF16: appendInts<uint16_t>(arrays, d, n); break;
         case DType::U32: appendInts<uint32_t>(arrays, d, n); break;
+        case DType::Str:
+          break; // never a weight slot: stringConstants writes them
         case DType::U64: {
           const uint64_t *p = static_cast<const uint64_t *>(d);
           for (size_t i = 0; i < n; ++i)
@@ -1063,6 +1096,7 @@ private:
   std::string n_, N_;
   WeightsMode mode_;
   std::vector<WeightSlot> slots_;
+  std::vector<WeightSlot> strings_; // the string constants, defined in NAME.c
   std::vector<Port> inputs_, outputs_;
   uint64_t totalWeights_ = 0, blobBytes_ = 0, fingerprint_ = 1469598103934665603ull;
 };
@@ -1095,8 +1129,13 @@ static void checkCStringsIn(const Graph &g, Status &all) {
   };
   for (const Value *v : g.inputs())
     check(v->name(), "graph input");
-  for (const Value *v : g.constants())
+  for (const Value *v : g.constants()) {
     check(v->name(), "constant");
+    if (v->dtype() == DType::Str) // its elements are string literals in NAME.c
+      for (int64_t i = 0; i < v->type().numElements(); ++i)
+        check(v->data()->as<const char *>()[i],
+              "constant '" + v->name().substr(0, 32) + "'[" + std::to_string(i) + "]");
+  }
   for (const Node *n : g.nodes()) {
     std::string node = "node '" + n->name().substr(0, 32) + "' (" + n->op().name + ")";
     for (const Value *v : n->outputs())
@@ -1123,6 +1162,12 @@ Status checkCStrings(const Graph &g) {
 Status checkExecMode(const Graph &g, ExecMode mode) {
   // Interpret mode runs each op as it is built: a region's ops cannot run before its loop or
   // branch decides. Load mode replays the calls that built the graph, If and Loop included.
+  if (mode == ExecMode::Load)
+    for (const Value *c : g.constants())
+      if (c->dtype() == DType::Str && !c->uses().empty())
+        return Status::error("constant '" + c->name() +
+                             "' holds strings, whose elements are pointers: a stored executable "
+                             "cannot hold them; use --exec-mode=compile or interpret");
   if (mode != ExecMode::Interpret)
     return Status::ok();
   for (const Node *n : g.nodes())

@@ -145,6 +145,12 @@ std::vector<int64_t> ImportCtx::attrInts(const char *name, std::vector<int64_t> 
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
 }
 
+std::vector<std::string> ImportCtx::attrStrings(const char *name) const {
+  const auto *a = findAttrOfKind(name, onnx::AttributeProto::STRINGS);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end())
+           : std::vector<std::string>{};
+}
+
 std::vector<double> ImportCtx::attrFloats(const char *name, std::vector<double> dflt) const {
   const auto *a = findAttrOfKind(name, onnx::AttributeProto::FLOATS);
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : dflt;
@@ -296,6 +302,22 @@ Expected<Value *> ImportCtx::emit(const char *irOp, std::vector<Value *> operand
   if (Status s = verifyAndInfer(*n))
     return s;
   return out;
+}
+
+Expected<std::vector<Value *>> ImportCtx::emitResults(const char *irOp,
+                                                      std::vector<Value *> operands, AttrMap attrs,
+                                                      int numResults) {
+  const OpDef *op = findOp(irOp);
+  if (!op)
+    return fail(std::string("internal: no IR op ") + irOp);
+  std::vector<Value *> outs;
+  for (int i = 0; i < numResults; ++i)
+    outs.push_back(g_.addValue(
+        wantsOutput(i) ? outputName(i) : tempName("unused" + std::to_string(i)), TensorType{}));
+  Node *n = g_.addNode(*op, node_.name(), std::move(operands), outs, std::move(attrs));
+  if (Status s = verifyAndInfer(*n))
+    return s;
+  return outs;
 }
 
 Expected<Value *> ImportCtx::reshape(Value *v, const Dims &dims, const std::string &outName) {

@@ -113,6 +113,7 @@ public:
   std::string attrString(const char *name, const std::string &dflt) const;
   std::vector<int64_t> attrInts(const char *name, std::vector<int64_t> dflt = {}) const;
   std::vector<double> attrFloats(const char *name, std::vector<double> dflt = {}) const;
+  std::vector<std::string> attrStrings(const char *name) const;
   const onnx::AttributeProto *findAttr(const char *name) const;
   bool attrWasRead(int i) const { return read_[i]; }
   const Status &attrKindErrors() const { return kindErrors_; }
@@ -121,6 +122,10 @@ public:
   // node's output `result` (the usual case for the last IR node of a rule).
   Expected<Value *> emit(const char *irOp, std::vector<Value *> operands, AttrMap attrs = {},
                          const std::string &outName = "");
+  // Emits an IR node with several results, named after the ONNX node's outputs (a temporary
+  // name for an output the node does not want).
+  Expected<std::vector<Value *>> emitResults(const char *irOp, std::vector<Value *> operands,
+                                             AttrMap attrs, int numResults);
   // Emits a Reshape unless the shape already matches.
   Expected<Value *> reshape(Value *v, const Dims &dims, const std::string &outName = "");
   // Adds an IR constant.

@@ -528,10 +528,21 @@ private:
       scope.values[out] =
           scope.graph->addConstant(out, {DType::I64, {static_cast<int64_t>(v.size())}},
                                    Buffer::copyOf(v.data(), v.size() * 8));
+    } else if (a.name() == "value_string" || a.name() == "value_strings") {
+      bool one = a.name() == "value_string";
+      std::vector<std::string> v =
+          one ? std::vector<std::string>{a.s()}
+              : std::vector<std::string>(a.strings().begin(), a.strings().end());
+      for (const std::string &s : v)
+        if (s.find('\0') != std::string::npos)
+          return Status::error("attribute '" + a.name() +
+                               "' holds a NUL byte (odlac's strings are NUL-terminated)");
+      TensorType type{DType::Str, one ? Dims{} : Dims{static_cast<int64_t>(v.size())}};
+      scope.values[out] = scope.graph->addConstant(out, type, Buffer::ofStrings(std::move(v)));
     } else {
       return Status::error("attribute '" + a.name() +
-                           "' is not supported (string and sparse "
-                           "constants have no ODLA element type)");
+                           "' is not supported (sparse constants "
+                           "have no ODLA counterpart)");
     }
     return Status::ok();
   }

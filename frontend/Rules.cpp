@@ -20,7 +20,7 @@ const std::vector<const ImportRule *> &allRules() {
     for (const auto *family :
          {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(), &dataMovementRules(),
           &indexingRules(), &normalizationRules(), &recurrentRules(), &quantRules(), &miscRules(),
-          &controlFlowRules(), &sequenceRules()})
+          &controlFlowRules(), &sequenceRules(), &textRules()})
       for (const ImportRule &r : *family)
         v.push_back(&r);
     return v;
@@ -69,12 +69,18 @@ const AttrRule *findAttrRule(const ImportRule &rule, const std::string &name) {
 
 std::optional<AttrValue> fromProto(const onnx::AttributeProto &a) {
   switch (a.type()) {
-  case onnx::AttributeProto::INT: return AttrValue(static_cast<int64_t>(a.i()));
-  case onnx::AttributeProto::FLOAT: return AttrValue(static_cast<double>(a.f()));
-  case onnx::AttributeProto::STRING: return AttrValue(a.s());
-  case onnx::AttributeProto::INTS: return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-  case onnx::AttributeProto::FLOATS: return AttrValue(std::vector<double>(a.floats().begin(), a.floats().end()));
-  default: return std::nullopt;
+  case onnx::AttributeProto::INT:
+    return AttrValue(static_cast<int64_t>(a.i()));
+  case onnx::AttributeProto::FLOAT:
+    return AttrValue(static_cast<double>(a.f()));
+  case onnx::AttributeProto::STRING:
+    return AttrValue(a.s());
+  case onnx::AttributeProto::INTS:
+    return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+  case onnx::AttributeProto::FLOATS:
+    return AttrValue(std::vector<double>(a.floats().begin(), a.floats().end()));
+  default:
+    return std::nullopt;
   }
 }
 

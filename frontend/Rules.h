@@ -76,6 +76,7 @@ const std::vector<ImportRule> &quantRules();         // quantization
 const std::vector<ImportRule> &miscRules();          // signal, detection, training
 const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
 const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
+const std::vector<ImportRule> &textRules();          // string tensors, ai.onnx.ml's LabelEncoder
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

@@ -289,6 +289,24 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   out.type = *type;
   size_t count = static_cast<size_t>(out.type.numElements());
   DType dtype = out.type.dtype;
+  if (dtype == DType::Str) {
+    // ONNX keeps strings in string_data only (onnx.proto); odlac's string elements are
+    // NUL-terminated (docs/generated-code.md, "String tensors"), so a NUL byte is refused.
+    if (isExternal(t) || t.has_raw_data())
+      return Status::error(what + ": a string tensor keeps its elements in string_data, not " +
+                           (isExternal(t) ? "external data" : "raw_data"));
+    if (static_cast<size_t>(t.string_data_size()) != count)
+      return Status::error(what + ": holds " + std::to_string(t.string_data_size()) +
+                           " strings, its type " + toString(out.type) + " needs " +
+                           std::to_string(count));
+    std::vector<std::string> strings(t.string_data().begin(), t.string_data().end());
+    for (size_t i = 0; i < strings.size(); ++i)
+      if (strings[i].find('\0') != std::string::npos)
+        return Status::error(what + ": string_data[" + std::to_string(i) +
+                             "] holds a NUL byte (odlac's strings are NUL-terminated)");
+    out.data = Buffer::ofStrings(std::move(strings));
+    return out;
+  }
   size_t bytes = fileBytes(count, dtype);
   bool packed = dtypeInfo(dtype).bits < 8;
   if (isExternal(t)) {
@@ -350,6 +368,7 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   case DType::F8E8M0: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
   case DType::U32: have = t.uint64_data_size(); out.data = narrow<uint32_t>(t.uint64_data()); break;
   case DType::U64: have = t.uint64_data_size(); out.data = narrow<uint64_t>(t.uint64_data()); break;
+  case DType::Str: break; // decoded above
   case DType::F4E2M1:
   case DType::I4:
   case DType::U4:

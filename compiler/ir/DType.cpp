@@ -83,6 +83,10 @@ const DTypeInfo kTable[kNumDTypes] = {
     {DType::I2, "i2", kOnnxInt2, "ODLA_EXT_INT2", ODLA_EXT_INT2, "odla_int8", 1, false, true, 2},
     {DType::U2, "u2", kOnnxUint2, "ODLA_EXT_UINT2", ODLA_EXT_UINT2, "odla_uint8", 1, false, false,
      2},
+    // The element is a pointer: its size is the host's (odlac and the generated code agree on
+    // it only for targets with the host's pointer width; see docs/generated-code.md).
+    {DType::Str, "str", kOnnxString, "ODLA_STRING", ODLA_STRING, "odla_string",
+     sizeof(const char *), false, false, 8 * sizeof(const char *)},
 };
 
 } // namespace

@@ -34,8 +34,11 @@ enum class DType : uint8_t {
   U4,
   I2,
   U2,
+  // ONNX string tensors: ODLA 0.5's ODLA_STRING, one odla_string (a `const char *` to a
+  // NUL-terminated UTF-8 string) per element (docs/generated-code.md, "String tensors").
+  Str,
 };
-constexpr int kNumDTypes = 23;
+constexpr int kNumDTypes = 24;
 
 struct DTypeInfo {
   DType dtype;
@@ -54,7 +57,9 @@ const DTypeInfo &dtypeInfo(DType t);
 inline unsigned dtypeBytes(DType t) { return dtypeInfo(t).bytes; }
 inline const char *dtypeName(DType t) { return dtypeInfo(t).irName; }
 inline bool isFloat(DType t) { return dtypeInfo(t).isFloat; }
-inline bool isInteger(DType t) { return !dtypeInfo(t).isFloat && t != DType::Bool; }
+inline bool isInteger(DType t) {
+  return !dtypeInfo(t).isFloat && t != DType::Bool && t != DType::Str;
+}
 // An element type ODLA 0.5 has no value for (odla_ext_types.h).
 bool isExtensionType(DType t);
 
@@ -84,7 +89,9 @@ constexpr DTypeMask kNarrowIntTypes =
     maskOf(DType::I4) | maskOf(DType::U4) | maskOf(DType::I2) | maskOf(DType::U2);
 constexpr DTypeMask kLowPrecisionTypes =
     kFloat8Types | kNarrowIntTypes | maskOf(DType::F8E8M0) | maskOf(DType::F4E2M1);
-// Every element type: for ops that only move or reinterpret data.
+// Every element type but strings: for ops that only move or reinterpret data.
 constexpr DTypeMask kStorageTypes = kAllTypes | kLowPrecisionTypes;
+// String tensors: only the string ops, Equal, and ops that move whole elements take them.
+constexpr DTypeMask kStringTypes = maskOf(DType::Str);
 
 } // namespace odlac

@@ -28,6 +28,24 @@ const char *attrKindName(AttrKind k) {
   return "?";
 }
 
+std::shared_ptr<const Buffer> Buffer::ofStrings(std::vector<std::string> strings) {
+  struct Owned {
+    std::vector<std::string> strings;
+    std::vector<const char *> pointers;
+  };
+  auto owned = std::make_shared<Owned>();
+  owned->strings = std::move(strings);
+  for (const std::string &s : owned->strings)
+    owned->pointers.push_back(s.c_str());
+  auto buf = std::make_shared<Buffer>();
+  buf->data = owned->pointers.empty() ? nullptr : owned->pointers.data();
+  buf->size = owned->pointers.size() * sizeof(const char *);
+  buf->owner = owned;
+  if (!buf->data)
+    buf->data = "";
+  return buf;
+}
+
 std::shared_ptr<const Buffer> Buffer::copyOf(const void *data, size_t size) {
   auto bytes = std::make_shared<std::vector<unsigned char>>(size);
   if (size)

@@ -32,6 +32,10 @@ struct Buffer {
   std::shared_ptr<const void> owner;
 
   static std::shared_ptr<const Buffer> copyOf(const void *data, size_t size);
+  // A string tensor's buffer: `data` is an array of one `const char *` per element, each a
+  // NUL-terminated copy of a string, which the buffer owns (the ODLA_STRING layout, so that
+  // the reference backend reads it as it is).
+  static std::shared_ptr<const Buffer> ofStrings(std::vector<std::string> strings);
   template <class T> const T *as() const { return static_cast<const T *>(data); }
 };
 

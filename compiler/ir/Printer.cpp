@@ -86,6 +86,8 @@ template <class T> std::string elementsAs(const Buffer &b, size_t n, bool isFloa
 std::string constantText(const Value &c, size_t denseLimit) {
   const Buffer &b = *c.data();
   size_t n = static_cast<size_t>(c.type().numElements());
+  if (c.dtype() == DType::Str) // model text: never printed (the C gets it escaped)
+    return "<" + std::to_string(n) + " strings>";
   if (n > denseLimit || c.dtype() == DType::F16 || c.dtype() == DType::BF16 ||
       isExtensionType(c.dtype()))
     return "<" + std::to_string(b.size) + " bytes>";

@@ -1,6 +1,9 @@
 // Makes ODLA calls on the linked backend.
 #include "lower/DirectSink.h"
 
+#include <cstdio>
+#include <string>
+
 namespace odlac::lower {
 namespace {
 
@@ -48,6 +51,23 @@ odla_status applicationKernelOnly(const odla_ext_custom_call *, const odla_void 
   return ODLA_UNSUPPORTED_OP;
 }
 
+// The error the backend logs while a call runs (a builder's reason for refusing its operands,
+// such as odla_ExtRegexFullMatch's for a pattern): it becomes part of the sink's error
+// instead of a separate line on stderr. Other messages go where the backend sends them (its
+// own format on stderr: odlac links the reference backend).
+thread_local std::string builderError;
+thread_local odla_logging_func outerLogger = nullptr;
+
+void captureErrors(const char *file, int line, const char *func, odla_log_level level,
+                   const char *msg) {
+  if (level == ODLA_LOG_LEVEL_ERROR && builderError.empty())
+    builderError = msg ? msg : "";
+  else if (outerLogger)
+    outerLogger(file, line, func, level, msg);
+  else if (level != ODLA_LOG_LEVEL_ERROR)
+    std::fprintf(stderr, "odla_reference: %s: %s\n", func ? func : "", msg ? msg : "");
+}
+
 } // namespace
 
 std::vector<Val> DirectSink::emit(Call &call) {
@@ -55,11 +75,16 @@ std::vector<Val> DirectSink::emit(Call &call) {
     odla_ExtRegisterCustomOp(std::get<Str>(call.args[1]).s.c_str(), applicationKernelOnly,
                              declaredTypes, nullptr);
   DirectBinder binder(values_);
+  builderError.clear();
+  outerLogger = odla_GetLogger();
+  odla_SetLogger(captureErrors);
   call.invoke(binder);
+  odla_SetLogger(outerLogger);
   std::vector<Val> handles;
   for (odla_value v : binder.results) {
     if (!v && firstError_.empty())
-      firstError_ = std::string(call.function) + " for value '" + lastId(call) + "' failed";
+      firstError_ = std::string(call.function) + " for value '" + lastId(call) + "' failed" +
+                    (builderError.empty() ? "" : ": " + builderError);
     handles.push_back(Val{static_cast<int>(values_.size())});
     values_.push_back(v);
   }

@@ -61,8 +61,8 @@ bool boundedAtCompileTime(const Node &n, std::string *why) {
 }
 
 // Collects the nodes `v` depends on, inputs before users; false if a graph input, an
-// external node (a custom op, whose kernel only the application has) or a loop too long to
-// run at compile time is reached, with the reason in *why.
+// external node (a custom op, whose kernel only the application has), a string result or a
+// loop too long to run at compile time is reached, with the reason in *why.
 bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Node *> &order,
              std::string *why) {
   if (v.isConstant())
@@ -76,6 +76,14 @@ bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Nod
   }
   if (!seen.count(n) && n->hasSubgraphs() && !boundedAtCompileTime(*n, why))
     return false;
+  for (const Value *out : n->outputs())
+    if (out->dtype() == DType::Str) {
+      // A string result's bytes live in the backend context that computed it (its element
+      // pointers die with it): string results stay node results (odla_ext_string.h).
+      if (why)
+        *why = "the string result '" + out->name() + "'";
+      return false;
+    }
   if (seen.count(n))
     return true;
   seen.insert(n);

@@ -363,6 +363,13 @@ public:
   Val ExtScatterElements(Val data, Val indices, Val updates, odla_int32 axis, odla_int32 reduction, const Id &id) { return one(ODLA_CALL(ExtScatterElements, data, indices, updates, axis, reduction, id)); }
   Val ExtScatterND(Val data, Val indices, Val updates, odla_int32 reduction, const Id &id) { return one(ODLA_CALL(ExtScatterND, data, indices, updates, reduction, id)); }
   Val ExtNonZero(Val input, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtNonZero, input, output_dims, id)); }
+
+  // Extensions: string ops (odla_ext_string.h)
+  Val ExtStringConcat(Val lhs, Val rhs, const Id &id) { return one(ODLA_CALL(ExtStringConcat, lhs, rhs, id)); }
+  Val ExtStringNormalizer(Val input, Val stopwords, odla_int32 case_change_action, Flag is_case_sensitive, const Str &locale, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtStringNormalizer, input, stopwords, case_change_action, is_case_sensitive, locale, output_dims, id)); }
+  std::vector<Val> ExtStringSplit(Val input, const Str &delimiter, odla_int64 maxsplit, const lower::Shape &output_dims, const Ids &ids) { return ODLA_CALL(ExtStringSplit, input, delimiter, maxsplit, output_dims, ids); }
+  Val ExtRegexFullMatch(Val input, const Str &pattern, const Id &id) { return one(ODLA_CALL(ExtRegexFullMatch, input, pattern, id)); }
+  Val ExtLabelEncoder(Val input, Val keys, Val values, Val default_value, const Id &id) { return one(ODLA_CALL(ExtLabelEncoder, input, keys, values, default_value, id)); }
   Val ExtResize(Val input, Val roi, Val scales, Val sizes, odla_interpolation_mode interpolation, odla_int32 coordinate_mode, odla_int32 nearest_mode, odla_float32 cubic_coeff_a, Flag exclude_outside, odla_float32 extrapolation_value, Flag antialias, odla_int32 aspect_policy, odla_uint32 aspect_axes_mask, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtResize, input, roi, scales, sizes, interpolation, coordinate_mode, nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value, antialias, aspect_policy, aspect_axes_mask, output_dims, id)); }
   // Extensions: misc family.
   Val ExtNonMaxSuppression(Val boxes, Val scores, Val max_output_boxes_per_class, Val iou_threshold, Val score_threshold, odla_int32 box_encoding, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ExtNonMaxSuppression, boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold, box_encoding, output_value_type, id)); }

@@ -146,7 +146,8 @@ const std::vector<OpDef> kOps = {
      {{"x", OperandDef::Required, kNumericTypes}, {"slope", OperandDef::Required, kNumericTypes}},
      1, {}, kBcast, kLayoutAgnostic, inferPRelu, BINARY(PRelu)},
     // Comparisons (bool results).
-    {"Equal", ab(kAllTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Equal)},
+    {"Equal", ab(kAllTypes | kStringTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
+     BINARY(Equal)},
     {"NotEqual", ab(kAllTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
      BINARY(NotEqual)},
     {"Less", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>, BINARY(Less)},

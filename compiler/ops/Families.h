@@ -21,5 +21,6 @@ const std::vector<OpDef> &fusedOps();        // Fused.cpp: ops the optimizer for
 const std::vector<OpDef> &transformerOps();  // Transformer.cpp: layer norm, attention
 const std::vector<OpDef> &controlFlowOps();  // ControlFlow.cpp: If, Loop (bodies as subgraphs)
 const std::vector<OpDef> &customOps();       // Custom.cpp: kernels registered by the application
+const std::vector<OpDef> &textOps();         // Text.cpp: string tensors, LabelEncoder
 
 } // namespace odlac

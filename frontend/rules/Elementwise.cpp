@@ -308,6 +308,10 @@ Status emitCast(ImportCtx &ctx, int onnxType) {
   if (!to)
     return ctx.fail(std::string("cast to ") + onnxTypeName(onnxType) +
                     " is not supported (odlac has no " + onnxTypeName(onnxType) + " tensors)");
+  DType from = ctx.input(0)->dtype();
+  if ((from == DType::Str) != (*to == DType::Str))
+    return ctx.fail(std::string("cast from ") + dtypeName(from) + " to " + dtypeName(*to) +
+                    " is not supported (odlac does not format or parse numbers as text)");
   return finish(ctx, 0,
                 ctx.emit("Cast", {ctx.input(0)},
                          {{"to", std::string(dtypeName(*to))},

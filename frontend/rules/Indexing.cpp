@@ -123,25 +123,6 @@ Expected<int64_t> axisAttr(ImportCtx &ctx, const char *name, int64_t dflt, int64
   return normalizeAxis(ctx.attrInt(name, dflt), rank, name);
 }
 
-// Emits an IR node with several results, named after the ONNX node's outputs (a temporary
-// name for an output the node does not want).
-Expected<std::vector<Value *>> emitResults(ImportCtx &ctx, const char *irOp,
-                                           std::vector<Value *> operands, AttrMap attrs,
-                                           int numResults) {
-  const OpDef *op = findOp(irOp);
-  if (!op)
-    return ctx.fail(std::string("internal: no IR op ") + irOp);
-  std::vector<Value *> outs;
-  for (int i = 0; i < numResults; ++i)
-    outs.push_back(ctx.graph().addValue(
-        ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("unused" + str(i)), TensorType{}));
-  Node *n =
-      ctx.graph().addNode(*op, ctx.proto().name(), std::move(operands), outs, std::move(attrs));
-  if (Status s = verifyAndInfer(*n))
-    return s;
-  return outs;
-}
-
 Status importGather(ImportCtx &ctx) {
   Value *x = ctx.input(0), *idx = ctx.input(1);
   auto axis = axisAttr(ctx, "axis", 0, x->type().rank());
@@ -316,12 +297,12 @@ Status importTopK(ImportCtx &ctx) {
       return t.takeStatus();
     k = t->dims[*axis];
   }
-  auto outs = emitResults(ctx, "TopK", {x},
-                          {{"k", k},
-                           {"axis", *axis},
-                           {"largest", ctx.attrInt("largest", 1)},
-                           {"sorted", ctx.attrInt("sorted", 1)}},
-                          2);
+  auto outs = ctx.emitResults("TopK", {x},
+                              {{"k", k},
+                               {"axis", *axis},
+                               {"largest", ctx.attrInt("largest", 1)},
+                               {"sorted", ctx.attrInt("sorted", 1)}},
+                              2);
   if (!outs)
     return outs.takeStatus();
   ctx.setOutput(0, (*outs)[0]);

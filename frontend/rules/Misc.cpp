@@ -1,8 +1,8 @@
 // Import rules for ops that fit no other family: signal windows and transforms (HannWindow,
 // HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix), detection (NonMaxSuppression,
 // RoiAlign, MaxRoiPool), sampling (GridSample, MaxUnpool), text features (TfIdfVectorizer),
-// and the precise rejections of what ODLA cannot represent: random draws and strings.
-// (Sequences and optionals are resolved at compile time: rules/Sequence.cpp.)
+// and the precise rejections of what ODLA cannot represent: random draws. (Sequences and
+// optionals are resolved at compile time, rules/Sequence.cpp; strings are in rules/Text.cpp.)
 //
 // Result shapes that depend on the values of scalar operands are fixed at import: from the
 // operands when they are known at compile time, otherwise from the shape ONNX's shape
@@ -521,8 +521,6 @@ Status importTfIdfVectorizer(ImportCtx &ctx) {
 constexpr const char *kRandom =
     "it draws random numbers, which cannot be reproduced: its results could not match the "
     "model's reference outputs (ONNX's come from numpy's generator)";
-constexpr const char *kStrings =
-    "it works on strings, which cannot be represented: ODLA has no string element type";
 constexpr const char *kImages =
     "it decodes compressed image bytes (JPEG, PNG, WebP...), which needs image codecs: "
     "ODLA has none and odlac's generated C uses no library beyond its ODLA backend";
@@ -572,10 +570,6 @@ const std::vector<ImportRule> kRules = {
     rejected("RandomUniform", 1, kRandom),
     rejected("RandomUniformLike", 1, kRandom),
     rejected("ImageDecoder", 20, kImages),
-    rejected("StringNormalizer", 10, kStrings),
-    rejected("StringConcat", 20, kStrings),
-    rejected("StringSplit", 20, kStrings),
-    rejected("RegexFullMatch", 20, kStrings),
 };
 
 } // namespace

@@ -42,7 +42,7 @@ static void ref_log_put(ref_rec *r, const void *data, size_t n) { ref_put(&r->lo
 static void ref_log_u32(ref_rec *r, uint32_t v) { ref_log_put(r, &v, sizeof v); }
 
 /* The log of a computation whose log could not be allocated: failed, never written to. */
-static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0};
+static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0, 0};
 
 int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
 #ifdef REF_NO_CALL_LOG
@@ -122,6 +122,7 @@ void ref_rec_bytes(ref_rec *r, const void *p, uint32_t n) {
 void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
   ref_call_log *l = r->log;
   uint64_t bytes = (uint64_t)ref_bytes(t);
+  l->has_strings |= t->element_type == ODLA_STRING;
   ref_rec_8(r, l->weights_bytes);
   ref_rec_8(r, bytes);
   if (l->w.failed)
@@ -374,6 +375,10 @@ const void *ref_get_data(ref_replay *r, const odla_value_type *t) {
   uint64_t off = ref_get_8(r), bytes = ref_get_8(r), want;
   if (r->bad || !ref_type_bytes(t, &want))
     return NULL; /* the builder refuses the type, with its own message */
+  if (t->element_type == ODLA_STRING) { /* pointers: no file holds them (odlac never stores one) */
+    ref_replay_refuse(r, "a string constant: its elements would be pointers read from the file");
+    return NULL;
+  }
   if (bytes != want || off % REF_ALIGN != 0 || off > r->weights_len ||
       bytes > r->weights_len - off) {
     ref_replay_refuse(r,

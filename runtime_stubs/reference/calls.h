@@ -52,6 +52,7 @@ typedef struct ref_call_log {
   uint64_t *data_bytes;
   int num_data, cap_data;
   uint64_t weights_bytes; /* the weights section: each constant's data 64-byte aligned */
+  int has_strings; /* a string constant: its elements are pointers, which no file can hold */
 } ref_call_log;
 
 /* One call being recorded. */

@@ -89,6 +89,7 @@ size_t ref_elem_size(odla_element_type t) {
   if (ref_is_ext_type(t))
     return 1; /* odla_ext_types.h */
   switch (t) {
+  case ODLA_STRING: return sizeof(odla_string); /* odla_ext_string.h */
   case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL: return 1;
   case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16:
   case ODLA_FLOAT16: case ODLA_BFLOAT16: return 2;
@@ -209,6 +210,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   ref_free_regions(comp);
   ref_free_loaded_computation(comp);
   ref_profile_forget(comp);
+  ref_string_pool_free(&comp->strings);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   free(comp);
@@ -560,6 +562,7 @@ odla_status odla_DestroyContext(odla_context ctx) {
   free(ctx->arena_alloc);
   ref_free_shapes(ctx);
   ref_threads_free(ctx->pool);
+  ref_string_pool_free(&ctx->strings);
   free(ctx);
   return ODLA_SUCCESS;
 }
@@ -693,6 +696,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
   io.in = in;
   io.out = out;
   io.exec = x;
+  io.strings = &ctx->strings;
   for (i = first; i < last; ++i) {
     const ref_node *n = x->comp->nodes[i];
     odla_status s;
@@ -757,6 +761,7 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
     if ((s = ref_check_bound_value(ctx, v)) != ODLA_SUCCESS)
       return s;
   }
+  ref_string_pool_free(&ctx->strings); /* the last execution's string results */
   x.comp = comp;
   x.ctx = ctx;
   x.next = -1;

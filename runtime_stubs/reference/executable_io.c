@@ -201,6 +201,11 @@ static odla_status ref_serialize(const char *func, odla_computation comp, ref_wr
   }
   if (log && log->w.failed)
     return ODLA_MEM_ERROR;
+  if (log && log->has_strings) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, func, "the computation has a string constant, whose "
+               "elements are pointers: it cannot be stored");
+    return ODLA_UNSUPPORTED_DATATYPE;
+  }
   ref_start(w);
   ref_put_u32(w, log ? log->num_calls : 0);
   if (log)

@@ -3,7 +3,8 @@
  * extensions ExtBitwiseAnd, ExtBitwiseOr and ExtBitwiseXor.
  *
  * Operands broadcast numpy-style (ops_binary.h). Comparisons take two operands of one element
- * type, any type (float16 and bfloat16 compare as float; NaN compares unequal to everything,
+ * type, any type (strings by their bytes, Equal and NotEqual only; float16 and bfloat16
+ * compare as float; NaN compares unequal to everything,
  * itself included; false < true) and give ODLA_BOOL. Logic ops take ODLA_BOOL (any non-zero
  * byte is true) and give ODLA_BOOL; the bitwise ones take any integer type and give it. */
 #include "ops_binary.h"
@@ -72,11 +73,25 @@ REF_PICK(bitand, REF_FOR_INT_TYPES)
 REF_PICK(bitor, REF_FOR_INT_TYPES)
 REF_PICK(bitxor, REF_FOR_INT_TYPES)
 
+/* Strings (ODLA_STRING, odla_ext_string.h) are equal when their bytes are. */
+#define REF_LOAD_str(p, i) ((p)[i])
+REF_ROW2(ref_eq_str, odla_string, odla_string, uint8_t, REF_LOAD_str, REF_STORE_bool,
+         strcmp(x, z) == 0)
+REF_ROW2(ref_ne_str, odla_string, odla_string, uint8_t, REF_LOAD_str, REF_STORE_bool,
+         strcmp(x, z) != 0)
+static ref_row_fn ref_eq_or_str_pick(odla_element_type t) {
+  return t == ODLA_STRING ? ref_eq_str : ref_eq_pick(t);
+}
+static ref_row_fn ref_ne_or_str_pick(odla_element_type t) {
+  return t == ODLA_STRING ? ref_ne_str : ref_ne_pick(t);
+}
+
 odla_value odla_Equal(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
-  return ref_binary_build("Equal", ref_eq_pick, "every type", 1, 0, lhs, rhs, value_id);
+  return ref_binary_build("Equal", ref_eq_or_str_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
 odla_value odla_NotEqual(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
-  return ref_binary_build("NotEqual", ref_ne_pick, "every type", 1, 0, lhs, rhs, value_id);
+  return ref_binary_build("NotEqual", ref_ne_or_str_pick, "every type", 1, 0, lhs, rhs,
+                          value_id);
 }
 odla_value odla_Less(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("Less", ref_lt_pick, "every type", 1, 0, lhs, rhs, value_id);

@@ -40,12 +40,25 @@ typedef struct ref_exec {
   int profile; /* the device profiler times this execution's nodes (runtime_profiler.c) */
 } ref_exec;
 
+/* The bytes of the strings that string ops produce (odla_ext_string.h): blocks from the heap,
+ * the one thing the reference backend allocates while it executes (a computation without
+ * string results never does). A context's pool is emptied when an execution starts and freed
+ * with the context; interpret mode uses the computation's. */
+typedef struct ref_string_block ref_string_block;
+typedef struct {
+  ref_string_block *head;
+} ref_string_pool;
+/* Room for `bytes` bytes in `pool`, or NULL when the heap has none. */
+char *ref_string_alloc(ref_string_pool *pool, size_t bytes);
+void ref_string_pool_free(ref_string_pool *pool);
+
 /* Pointers to a node's operand and result data during one execution. */
 typedef struct {
   const void *const *in;
   void *const *out;
   void *scratch; /* the node's scratch_bytes of arena, 64-byte aligned */
   ref_exec *exec; /* compile mode only; control-flow kernels use it */
+  ref_string_pool *strings; /* where string results' bytes go */
 } ref_io;
 
 /* `offset` bytes into a node's scratch, or NULL where it has none (a kernel then reads none:
@@ -123,6 +136,7 @@ struct _odla_computation {
    * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
   int num_forward_nodes;
   int threads;   /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
+  ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
    * items; 0 where unset. */
   struct {
@@ -165,6 +179,7 @@ struct _odla_context {
   odla_int32 run_batch;
   struct ref_shapes *shapes;
   odla_computation last_comp;
+  ref_string_pool strings; /* string results' bytes of the last execution */
 };
 
 /* Builder support (computation.c). */

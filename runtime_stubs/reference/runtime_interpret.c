@@ -57,7 +57,7 @@ static int ref_is_control_flow(const ref_node *n) {
   return 0;
 }
 
-static odla_status ref_run_node(ref_node *n) {
+static odla_status ref_run_node(odla_computation comp, ref_node *n) {
   enum { kMaxIo = 2 * ODLA_MAX_OUTPUTS };
   const void *in[kMaxIo];
   void *out[kMaxIo];
@@ -93,6 +93,7 @@ static odla_status ref_run_node(ref_node *n) {
   io.in = in;
   io.out = out;
   io.exec = NULL;
+  io.strings = &comp->strings;
   io.scratch = n->scratch_bytes ? ref_aligned_alloc(n->scratch_bytes) : NULL;
   if (n->scratch_bytes && !io.scratch) {
     ref_fail(ODLA_MEM_ERROR, n->op, "out of memory for %lu bytes of scratch",
@@ -111,7 +112,7 @@ odla_status ref_interpret_pending(odla_computation comp) {
   if (comp->error != ODLA_SUCCESS)
     return comp->error;
   while (comp->num_run < comp->num_nodes) {
-    odla_status s = ref_run_node(comp->nodes[comp->num_run++]);
+    odla_status s = ref_run_node(comp, comp->nodes[comp->num_run++]);
     if (s != ODLA_SUCCESS)
       return s;
   }

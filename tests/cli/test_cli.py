@@ -34,12 +34,12 @@ class CliTest(unittest.TestCase):
     def test_three_unsupported_ops_are_all_reported_and_nothing_is_written(self):
         nodes = [helper.make_node(op, ["x"], [op.lower()], name=f"my_{op.lower()}",
                                   domain="ai.onnx.ml")
-                 for op in ("Binarizer", "Normalizer", "Scaler")]
+                 for op in ("Imputer", "Normalizer", "Scaler")]
         nodes.append(helper.make_node("Relu", ["x"], ["ok"], name="fine"))
         graph = helper.make_graph(
             nodes, "bad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
             [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4])
-             for n in ("binarizer", "normalizer", "scaler", "ok")])
+             for n in ("imputer", "normalizer", "scaler", "ok")])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
                                                         helper.make_opsetid("ai.onnx.ml", 3)])
         path = os.path.join(self.work, "bad.onnx")
@@ -49,7 +49,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         errors = [l for l in r.stderr.splitlines() if l.startswith("odlac: error:")]
         self.assertEqual(len(errors), 3, r.stderr)
-        for op in ("Binarizer", "Normalizer", "Scaler"):
+        for op in ("Imputer", "Normalizer", "Scaler"):
             self.assertTrue(any(f"node 'my_{op.lower()}' (ai.onnx.ml.{op}, opset 3)" in e
                                 for e in errors), r.stderr)
         self.assertFalse(os.path.exists(out))

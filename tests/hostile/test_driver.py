@@ -202,7 +202,11 @@ class BadTensors(DriverTest):
         self.bad_a(tensor([2, 3], TensorProto.UNDEFINED, raw_data=A.tobytes()),
                    "element type 0 is not supported by this driver")
         self.bad_a(tensor([2, 3], TensorProto.STRING, string_data=[b"x"] * 6),
-                   "string tensors are not supported by this driver")
+                   "input 'a' must have ONNX type 1 and shape [2,3], the file holds type 8")
+        self.bad_a(tensor([2, 3], TensorProto.STRING, string_data=[b"x"] * 5),
+                   "string_data holds 5 strings, dims [2,3] need 6")
+        self.bad_a(tensor([2, 3], TensorProto.STRING, raw_data=b"\0" * 48),
+                   "a string tensor keeps its elements in string_data only, not in raw_data")
         self.bad_a(field(2, 0, 2**40), "not a valid TensorProto")
 
     def test_values_must_fit_the_element_type(self):

@@ -2,6 +2,7 @@
 #include "Codegen.h"
 #include "CWriter.h"
 #include "Import.h"
+#include "OnnxBuilder.h"
 #include "Report.h"
 #include "support/Text.h"
 
@@ -175,6 +176,42 @@ TEST(Codegen, WeightsModeAutoSwitchesToBlobAboveTheThreshold) {
   EXPECT_EQ(blob.size(), 64u + payload);
   EXPECT_NE(files[1].contents.find("net_load_weights(weights_path, &inst->weights)"),
             std::string::npos);
+}
+
+// A string initializer reaches net.c as a string literal through cString: quotes, backslashes,
+// comment ends, trigraphs, newlines and non-ASCII bytes are escaped; the array's comment takes
+// the constant's name through cComment. Nothing goes to the weights (pointers are no bytes).
+TEST(Codegen, StringConstantsAreEscapedLiterals) {
+  using namespace test;
+  onnx::ModelProto m = model(20);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", onnx::TensorProto::STRING, {2});
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::STRING, {2});
+  onnx::TensorProto *c = g->add_initializer();
+  c->set_name("c */ evil");
+  c->set_data_type(onnx::TensorProto::STRING);
+  c->add_dims(2);
+  c->add_string_data("a\"b\\c*/?\?/\n");
+  c->add_string_data("\xc3\xa9%s");
+  *g->add_node() = node("StringConcat", {"x", "c */ evil"}, {"y"});
+  std::string bytes = m.SerializeAsString();
+  auto graph = importOnnxBytes(bytes.data(), bytes.size(), "m.onnx", {});
+  ASSERT_TRUE(graph) << graph.status().message();
+  CodegenOptions o;
+  auto files = generateC(**graph, o);
+  std::string netC;
+  for (const GeneratedFile &f : files)
+    if (f.name == "net.c")
+      netC = f.contents;
+  EXPECT_NE(netC.find("/* c *\\/ evil: str[2] */\nstatic const odla_string net_s_c_evil[2] = "
+                      "{\"a\\\"b\\\\c*/?\\?/\\012\", \"\\303\\251%s\"};"),
+            std::string::npos)
+      << netC;
+  for (const GeneratedFile &f : files) {
+    if (f.name == "net_weights.c") {
+      EXPECT_EQ(f.contents.find("net_s_c_evil"), std::string::npos);
+    }
+  }
 }
 
 } // namespace

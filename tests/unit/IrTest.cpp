@@ -17,7 +17,8 @@ TEST(DType, TableMatchesOnnxNumbering) {
   EXPECT_EQ(*dtypeFromOnnx(7), DType::I64);
   EXPECT_EQ(*dtypeFromOnnx(9), DType::Bool);
   EXPECT_EQ(*dtypeFromOnnx(16), DType::BF16);
-  EXPECT_FALSE(dtypeFromOnnx(8)); // string
+  EXPECT_EQ(*dtypeFromOnnx(8), DType::Str);
+  EXPECT_FALSE(dtypeFromOnnx(14)); // complex64
   for (int t = 0; t < kNumDTypes; ++t) {
     const DTypeInfo &info = dtypeInfo(static_cast<DType>(t));
     EXPECT_EQ(*dtypeFromName(info.irName), info.dtype);

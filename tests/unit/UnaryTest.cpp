@@ -217,8 +217,8 @@ TEST(UnaryImport, CastToStringIsRejected) {
   auto n = node("Cast", {"x"}, {"y"}, "cast");
   addIntAttr(n, "to", onnx::TensorProto::STRING);
   EXPECT_EQ(rejection(oneNode(13, n, kF32, {}, onnx::TensorProto::STRING)),
-            "node 'cast' (Cast, opset 13): cast to string is not supported (odlac has no string "
-            "tensors)");
+            "node 'cast' (Cast, opset 13): cast from f32 to str is not supported (odlac does "
+            "not format or parse numbers as text)");
 }
 
 TEST(UnaryImport, CastLikeTakesTheTargetTypeOfItsSecondOperand) {

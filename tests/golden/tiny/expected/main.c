@@ -45,8 +45,8 @@ typedef struct {
   size_t bytes;
 } odlac_tensor;
 
-/* Element size of an ONNX data type in memory; 0 for types test drivers cannot hold (string,
- * complex, the 6-bit floats). The 8-bit floats and the 4- and 2-bit types take one byte each
+/* Element size of an ONNX data type in memory; 0 for types test drivers cannot hold (complex,
+ * the 6-bit floats). The 8-bit floats and the 4- and 2-bit types take one byte each
  * (ODLA/ext/odla_ext_types.h); files pack the 4- and 2-bit ones (odlac_bits). */
 ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
   switch (t) {
@@ -56,6 +56,7 @@ ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
   case 7: case 11: case 13: return 8;  /* int64, double, uint64 */
   case 17: case 18: case 19: case 20: case 24: return 1; /* the 8-bit floats */
   case 21: case 22: case 23: case 25: case 26: return 1; /* uint4, int4, float4e2m1, uint2, int2 */
+  case 8: return sizeof(const char *); /* string: one pointer per element (odlac_parse_strings) */
   default: return 0;
   }
 }
@@ -340,6 +341,76 @@ ODLAC_HELPER int odlac_parse_packed(odlac_tensor *t, const unsigned char *raw,
   return 0;
 }
 
+/* A string tensor's elements (string_data, field 6; onnx.proto keeps strings nowhere else):
+ * t->data becomes one block holding `count` pointers and then the strings they point at, each
+ * NUL-terminated, so that free(t->data) frees them all. A string holding a NUL byte is
+ * refused: the model's API takes NUL-terminated strings (docs/generated-code.md). */
+ODLAC_HELPER int odlac_parse_strings(const unsigned char *p, const unsigned char *end,
+                                     odlac_tensor *t, const char *path, int64_t count,
+                                     const int64_t *counts, int has_raw) {
+  const unsigned char *q;
+  size_t i, at;
+  int f, pass;
+  static const int kDataFields[5] = {4, 5, 7, 10, 11};
+  for (f = 0; f < 5; ++f)
+    if (counts[kDataFields[f]] != 0) {
+      fprintf(stderr, "%s: a string tensor keeps its elements in string_data only, not in %s\n",
+              path, odlac_field_name(kDataFields[f]));
+      return -1;
+    }
+  if (has_raw) {
+    fprintf(stderr, "%s: a string tensor keeps its elements in string_data only, not in "
+                    "raw_data\n", path);
+    return -1;
+  }
+  if (counts[6] != count) {
+    fprintf(stderr, "%s: string_data holds %lld strings, dims ", path, (long long)counts[6]);
+    odlac_print_dims(stderr, t->rank, t->dims);
+    fprintf(stderr, " need %lld\n", (long long)count);
+    return -1;
+  }
+  t->bytes = (size_t)count * sizeof(const char *); /* count strings: fewer than the file's bytes */
+  /* Pass 0 checks the strings and sizes them, pass 1 copies them; the framing was checked by
+   * odlac_parse_tensor. */
+  for (pass = 0; pass < 2; ++pass) {
+    for (q = p, i = 0, at = t->bytes; q < end;) {
+      uint64_t key, v = 0;
+      odlac_varint(&q, end, &key);
+      if ((key & 7) == 0) {
+        odlac_varint(&q, end, &v);
+        continue;
+      }
+      if ((key & 7) != 2) {
+        q += (key & 7) == 1 ? 8 : 4;
+        continue;
+      }
+      odlac_varint(&q, end, &v);
+      if ((key >> 3) == 6 && pass == 0 && memchr(q, 0, (size_t)v)) {
+        fprintf(stderr, "%s: string_data[%lu] holds a NUL byte\n", path, (unsigned long)i);
+        return -1;
+      } else if ((key >> 3) == 6 && pass == 1) {
+        char *dst = (char *)t->data + at;
+        memcpy(dst, q, (size_t)v);
+        dst[v] = 0;
+        ((const char **)(void *)t->data)[i] = dst;
+      }
+      if ((key >> 3) == 6) {
+        at += (size_t)v + 1; /* bounded by the file's size */
+        ++i;
+      }
+      q += v;
+    }
+    if (pass == 0) {
+      t->data = (unsigned char *)malloc(at + 1);
+      if (!t->data) {
+        fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)at);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* Parses a serialized TensorProto. Returns 0 on success, else prints why and returns -1.
  * Pass 0 reads the dims, the type and where the data is, counting the elements of every
  * data field; only when those agree is the data allocated (never more than the file holds)
@@ -425,9 +496,9 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
         ++counts[field];
       }
       break;
-    case 6:
-      fprintf(stderr, "%s: string tensors are not supported by this driver\n", path);
-      return -1;
+    case 6: /* string_data: one string per entry */
+      ++counts[6];
+      break;
     case 8: {
       size_t n = v < sizeof t->name - 1 ? (size_t)v : sizeof t->name - 1;
       memcpy(t->name, s, n);
@@ -463,6 +534,13 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
     fprintf(stderr, "%s: dims ", path);
     odlac_print_dims(stderr, t->rank, t->dims);
     fprintf(stderr, " hold more elements than fit in memory\n");
+    return -1;
+  }
+  if (t->data_type == 8)
+    return odlac_parse_strings(p, end, t, path, count, counts, has_raw);
+  if (counts[6] != 0) {
+    fprintf(stderr, "%s: string_data holds %lld strings, but ONNX type %d is not string\n", path,
+            (long long)counts[6], (int)t->data_type);
     return -1;
   }
   typed = odlac_typed_field(t->data_type);
@@ -581,7 +659,8 @@ ODLAC_HELPER void odlac_put_varint(FILE *f, uint64_t v) {
 }
 
 /* Writes a TensorProto with dims, data_type, name and raw_data (`bytes` of data, one byte per
- * element for the types ONNX packs, which are packed here). */
+ * element for the types ONNX packs, which are packed here), or for a string tensor (type 8,
+ * `data` an array of NUL-terminated string pointers) string_data. */
 ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t data_type, int rank,
                                    const int64_t *dims, const void *data, size_t bytes) {
   unsigned bits = odlac_bits(data_type);
@@ -613,10 +692,20 @@ ODLAC_HELPER int odlac_save_tensor(const char *path, const char *name, int32_t d
   odlac_put_varint(f, (8 << 3) | 2);
   odlac_put_varint(f, strlen(name));
   fwrite(name, 1, strlen(name), f);
-  odlac_put_varint(f, (9 << 3) | 2);
-  odlac_put_varint(f, bytes);
-  if (bytes)
-    fwrite(data, 1, bytes, f);
+  if (data_type == 8) { /* strings: one string_data entry per element pointer */
+    size_t k;
+    for (k = 0; k < bytes / sizeof(const char *); ++k) {
+      const char *s = ((const char *const *)data)[k];
+      odlac_put_varint(f, (6 << 3) | 2);
+      odlac_put_varint(f, strlen(s));
+      fwrite(s, 1, strlen(s), f);
+    }
+  } else {
+    odlac_put_varint(f, (9 << 3) | 2);
+    odlac_put_varint(f, bytes);
+    if (bytes)
+      fwrite(data, 1, bytes, f);
+  }
   free(packed);
   failed = ferror(f);
   if (fclose(f) != 0 || failed) {
