@@ -263,9 +263,11 @@ def render(sets, sources):
       "and element types must match. Tests that cannot pass yet are listed with a reason in "
       "`tests/conformance/xfail_*.txt` (see `tests/conformance/README.md`). The ONNX Runtime "
       "column is the same runner on the same folders with ONNX Runtime (from PyPI, CPU, one "
-      "thread) in odlac's place: a model it refuses to load counts as rejected, and folders "
-      "whose inputs or outputs are not tensors (sequences, optionals, maps: the runner reads "
-      "and writes TensorProto files only) count as bad-test for every engine.")
+      "thread) in odlac's place: a model it refuses to load counts as rejected. For odlac the "
+      "runner flattens sequence and optional inputs and outputs of tensors into one tensor "
+      "file per element (--sequence-length, --optional-absent); for ONNX Runtime it runs "
+      "tensors only, so folders with sequences or optionals count as bad-test there, as do "
+      "maps for every engine.")
     w("")
     w("Statuses: pass; rejected: refused at compile (or load) time with an error (an "
       "unsupported op, type or attribute); crash: odlac died or hung; cc-error: the "
