@@ -524,7 +524,6 @@ constexpr const char *kRandom =
 constexpr const char *kImages =
     "it decodes compressed image bytes (JPEG, PNG, WebP...), which needs image codecs: "
     "ODLA has none and odlac's generated C uses no library beyond its ODLA backend";
-constexpr const char *kNotYet = "odlac does not implement this op yet";
 
 const AttrRule kScale{"spatial_scale", "spatial_scale", AttrValue(1.0)};
 
