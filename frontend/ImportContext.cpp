@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 
 namespace odlac {
 
@@ -18,6 +19,20 @@ Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what) {
                          std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }
+
+namespace {
+// `v` converted to the integer type T, saturating at its range (NaN gives 0): a plain cast of
+// an out-of-range double is undefined behaviour.
+template <class T> T saturated(double v) {
+  if (!(v == v))
+    return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+} // namespace
 
 std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count) {
   unsigned size = dtypeBytes(dtype);
@@ -66,28 +81,28 @@ std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count)
     put(toHalfBits(static_cast<float>(value), true));
     break;
   case DType::I8:
-    put(static_cast<int8_t>(value));
+    put(saturated<int8_t>(value));
     break;
   case DType::I16:
-    put(static_cast<int16_t>(value));
+    put(saturated<int16_t>(value));
     break;
   case DType::I32:
-    put(static_cast<int32_t>(value));
+    put(saturated<int32_t>(value));
     break;
   case DType::I64:
-    put(static_cast<int64_t>(value));
+    put(saturated<int64_t>(value));
     break;
   case DType::U8:
-    put(static_cast<uint8_t>(value));
+    put(saturated<uint8_t>(value));
     break;
   case DType::U16:
-    put(static_cast<uint16_t>(value));
+    put(saturated<uint16_t>(value));
     break;
   case DType::U32:
-    put(static_cast<uint32_t>(value));
+    put(saturated<uint32_t>(value));
     break;
   case DType::U64:
-    put(static_cast<uint64_t>(value));
+    put(saturated<uint64_t>(value));
     break;
   case DType::Bool:
     put(static_cast<uint8_t>(value != 0));

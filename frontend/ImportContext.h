@@ -169,7 +169,7 @@ private:
 };
 
 // `count` elements of `dtype` equal to `value` (a double, converted as a C cast would, with
-// float16/bfloat16 rounded to nearest even).
+// float16/bfloat16 rounded to nearest even and integers saturated at their type's range).
 std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count);
 
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).

@@ -210,13 +210,14 @@ Status inferSliceDynamic(InferCtx &c) {
 int64_t padMode(const std::string &mode) {
   return mode == "reflect" ? ODLA_EXT_PAD_REFLECT
          : mode == "edge"  ? ODLA_EXT_PAD_EDGE
+         : mode == "wrap"  ? ODLA_EXT_PAD_WRAP
                            : ODLA_EXT_PAD_CONSTANT;
 }
 
 Status inferPadDynamic(InferCtx &c) {
   const std::string &mode = c.node().s("mode");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return c.fail("mode '" + mode + "' is not constant, reflect or edge");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return c.fail("mode '" + mode + "' is not constant, reflect, edge or wrap");
   if (c.in(0).rank() < 1 || c.in(1).dims != Dims{2 * c.in(0).rank()})
     return c.fail("pads " + toString(c.in(1)) + " needs two entries per axis of " +
                   toString(c.in(0)));

@@ -10,8 +10,9 @@
 // case the loop is bounded by that length and also stops when the data's trip count is
 // reached (rows past the last iteration are zero). Without either, the node is rejected.
 //
-// A Loop that carries sequences or optionals, and an If whose branches return them, are
-// resolved at import instead (importUnrolledLoop, importInlinedIf).
+// A Loop that carries sequences or optionals, an If whose branches return them, and an If
+// whose condition is known at compile time are resolved at import instead
+// (importUnrolledLoop, importInlinedIf).
 //
 // Scan: an IR Loop over the scan axis: each scan input is sliced with Gather at the
 // iteration number (counted down for reverse directions), scan outputs are stacked forward
@@ -254,8 +255,8 @@ Expected<Operand> selectBranches(ImportCtx &ctx, Value *cond, const Operand &the
   return out;
 }
 
-// If whose branches return sequences or optionals, inlined: a condition known at compile time
-// imports only the branch it takes; otherwise both are, and selectBranches joins them.
+// If inlined: a condition known at compile time imports only the branch it takes; otherwise
+// (branches that return sequences or optionals) both are, and selectBranches joins them.
 Status importInlinedIf(ImportCtx &ctx, Value *cond) {
   auto returned = [&](const Expected<std::vector<Operand>> &outs, const char *branch) {
     if (outs && outs->size() != static_cast<size_t>(ctx.numOutputs()))
@@ -302,7 +303,10 @@ Status importIf(ImportCtx &ctx) {
   auto cond = scalarOperand(ctx, 0, DType::Bool, "cond");
   if (!cond)
     return cond.takeStatus();
-  if (returnsAggregates(ctx, "then_branch") || returnsAggregates(ctx, "else_branch"))
+  // A condition known at compile time imports only the branch taken: the other one may
+  // return other shapes (ONNX allows it), as in functions that branch on an input's rank.
+  if (isComputableFromConstants(**cond) || returnsAggregates(ctx, "then_branch") ||
+      returnsAggregates(ctx, "else_branch"))
     return importInlinedIf(ctx, *cond);
   auto then = ctx.importBody("then_branch", {});
   if (!then)

@@ -463,7 +463,8 @@ Status importSlice(ImportCtx &ctx) {
 // ---- Pad --------------------------------------------------------------------------------
 
 // Pads `x` along `axis` by `front` and `back` (non-negative) elements in `mode`, with a
-// constant of `value` (one element's bytes) in constant mode, by joining pieces with Concat.
+// constant of `value` (one element's bytes) in constant mode, by joining pieces with Concat
+// (wrap: one Gather).
 Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front, int64_t back,
                           const std::string &mode, const std::vector<unsigned char> &value,
                           const std::string &name) {
@@ -493,6 +494,18 @@ Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front,
     return atFront ? sliceAxis(ctx, x, axis, count, 0, -1, pieceName)
                    : sliceAxis(ctx, x, axis, n - 2, n - 2 - count, -1, pieceName);
   };
+  if (mode == "wrap") { // out[i] = x[(i - front) mod n]: any pad, repeating x as needed
+    if (n == 0)
+      return ctx.fail("wrap padding of axis " + str(axis) + ", which is empty");
+    int64_t total = n + front + back;
+    if (Status s = ctx.checkGenerated({DType::I64, {total}}, "the wrap indices of axis " + str(axis)))
+      return s;
+    std::vector<int64_t> at(static_cast<size_t>(total));
+    for (int64_t i = 0; i < total; ++i)
+      at[static_cast<size_t>(i)] = ((i - front) % n + n) % n;
+    Value *indices = ctx.constant(tag + "/wrap", {DType::I64, {total}}, at.data());
+    return ctx.emit("Gather", {x, indices}, {{"axis", axis}}, name);
+  }
   if (mode == "reflect" && (front >= n || back >= n))
     return ctx.fail("reflect pads " + str(front) + " and " + str(back) + " of axis " + str(axis) +
                     " must be smaller than its extent " + str(n));
@@ -515,39 +528,80 @@ Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front,
   return ctx.emit("Concat", parts, {{"axis", axis}}, name);
 }
 
+// Pad-18's pads for only the axes of `axes` (2 k entries: the k begins, then the k ends),
+// spread over all `rank` axes at run time: rows [begins; ends] scattered into a [2, rank]
+// zero matrix at columns `axes` (ScatterElements takes the negative axes ONNX allows and fails
+// the run on an axis out of range; ONNX leaves a repeated axis undefined: the last wins).
+Expected<Value *> spreadPads(ImportCtx &ctx, Value *pads, Value *axes, int64_t rank) {
+  int64_t k = axes->type().numElements();
+  if (axes->type().rank() != 1 || (axes->dtype() != DType::I64 && axes->dtype() != DType::I32))
+    return ctx.fail("axes " + toString(axes->type()) + " must be an int32 or int64 vector");
+  if (k > rank)
+    return ctx.fail("axes " + toString(axes->type()) + " names more axes than the rank " +
+                    str(rank) + " of the data");
+  if (pads->dtype() != DType::I64 || pads->type().dims != Dims{2 * k})
+    return ctx.fail("pads " + toString(pads->type()) + " must be int64 with two entries per "
+                    "axis of axes " + toString(axes->type()));
+  auto row = ctx.reshape(axes, {1, k});
+  if (!row)
+    return row;
+  auto columns = ctx.emit("Concat", {*row, *row}, {{"axis", int64_t{0}}}, ctx.tempName("columns"));
+  if (!columns)
+    return columns;
+  auto updates = ctx.reshape(pads, {2, k});
+  if (!updates)
+    return updates;
+  std::vector<int64_t> zeros(static_cast<size_t>(2 * rank), 0);
+  Value *none = ctx.constant(ctx.tempName("no_pads"), {DType::I64, {2, rank}}, zeros.data());
+  auto full = ctx.emit("ScatterElements", {none, *columns, *updates}, {{"axis", int64_t{1}}},
+                       ctx.tempName("full_pads"));
+  if (!full)
+    return full;
+  return ctx.reshape(*full, {2 * rank});
+}
+
 Status importPad(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   int64_t rank = x->type().rank();
   std::string mode = ctx.attrString("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return ctx.fail("attribute mode='" + mode + "' is not supported (constant, reflect, edge)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return ctx.fail("attribute mode='" + mode + "' is not a padding mode (constant, reflect, "
+                    "edge, wrap)");
+  if (mode == "wrap" && ctx.opset() < 19)
+    return ctx.fail("attribute mode='wrap' is defined from Pad-19; this node is Pad-" +
+                    str(ctx.opset()));
   std::vector<int64_t> pads;
   std::vector<unsigned char> value(dtypeBytes(x->dtype()), 0);
   if (ctx.opset() < 11) {
-    if (isExtensionType(x->dtype())) // Pad-2 takes float16, float and double
-      return ctx.fail(std::string("Pad before opset 11 does not take element type ") +
+    if (x->dtype() != DType::F16 && x->dtype() != DType::F32 && x->dtype() != DType::F64)
+      return ctx.fail(std::string("Pad before opset 11 takes float16, float and double, not ") +
                       dtypeName(x->dtype()));
     pads = ctx.attrInts("pads");
     value = filledBytes(x->dtype(), ctx.attrFloat("value", 0.0), 1);
   } else {
     std::vector<int64_t> axes;
-    if (ctx.hasInput(3)) {
+    bool dynamic = !isConstant(ctx, 1) || (ctx.hasInput(2) && !isConstant(ctx, 2)) ||
+                   (ctx.hasInput(3) && !isConstant(ctx, 3));
+    if (ctx.hasInput(3) && isConstant(ctx, 3)) {
       auto a = ctx.constInts(3, "axes");
       if (!a)
         return a.takeStatus();
       axes = *a;
     }
-    bool dynamic = !isConstant(ctx, 1) || (ctx.hasInput(2) && !isConstant(ctx, 2));
     if (dynamic) {
       bool allAxes = axes.empty() || static_cast<int64_t>(axes.size()) == rank;
       for (size_t i = 0; allAxes && i < axes.size(); ++i)
         allAxes = axes[i] == static_cast<int64_t>(i) || axes[i] == static_cast<int64_t>(i) - rank;
-      if (!allAxes)
-        return ctx.fail("axes " + dimsToString(axes) +
-                        " with pads or constant_value known only "
-                        "at run time is not supported (only all axes in order)");
-      auto planned = plannedDims(ctx, 0, isConstant(ctx, 1) ? "constant_value" : "pads",
-                                 isConstant(ctx, 1) ? 2 : 1);
+      Value *pads = ctx.input(1);
+      if (ctx.hasInput(3) && !(isConstant(ctx, 3) && allAxes)) {
+        auto spread = spreadPads(ctx, pads, ctx.input(3), rank);
+        if (!spread)
+          return spread.takeStatus();
+        pads = *spread;
+      }
+      const char *param = !isConstant(ctx, 1) ? "pads" : !isConstant(ctx, 3) ? "axes"
+                                                                            : "constant_value";
+      auto planned = plannedDims(ctx, 0, param, !isConstant(ctx, 1) ? 1 : !isConstant(ctx, 3) ? 3 : 2);
       if (!planned)
         return planned.takeStatus();
       Value *v = ctx.input(2);
@@ -559,7 +613,7 @@ Status importPad(ImportCtx &ctx) {
           return r.takeStatus();
         v = *r;
       }
-      return finish(ctx, ctx.emit("PadDynamic", {x, ctx.input(1), mode == "constant" ? v : nullptr},
+      return finish(ctx, ctx.emit("PadDynamic", {x, pads, mode == "constant" ? v : nullptr},
                                   {{"mode", mode}, {"shape", *planned}}));
     }
     auto p = ctx.constInts(1, "pads");

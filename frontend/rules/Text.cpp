@@ -14,6 +14,8 @@
 
 #include <ODLA/ext/odla_ext_string.h> // ODLA_EXT_CASE_*, the IR attribute's values
 
+#include <cmath>
+
 namespace odlac {
 namespace {
 
@@ -223,7 +225,9 @@ Status importLabelEncoder(ImportCtx &ctx) {
 Status importBinarizer(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   double threshold = ctx.attrFloat("threshold", 0.0);
-  std::vector<unsigned char> t = filledBytes(x->dtype(), threshold, 1);
+  // For integers x > threshold is x > floor(threshold) (truncation would move a negative one).
+  std::vector<unsigned char> t =
+      filledBytes(x->dtype(), isFloat(x->dtype()) ? threshold : std::floor(threshold), 1);
   auto above =
       ctx.emit("Greater", {x, ctx.constant(ctx.tempName("threshold"), {x->dtype(), {}}, t.data())},
                {}, ctx.tempName("above"));

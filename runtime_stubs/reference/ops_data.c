@@ -1183,10 +1183,17 @@ typedef struct {
   int64_t in_dims[ODLA_MAX_DIMENSION], out_dims[ODLA_MAX_DIMENSION];
 } ref_pad_dynamic_params;
 
-/* The input index that output index i (of an axis padded with `front`) reads; -1: the
- * constant. */
-static int64_t ref_pad_source(int mode, int64_t i, int64_t front, int64_t n) {
+/* The input index that output index i (of an axis of n elements padded with `front` and
+ * `back`) reads; -1: the constant. */
+static int64_t ref_pad_source(int mode, int64_t i, int64_t front, int64_t back, int64_t n) {
   int64_t j = i - front;
+  if (mode == ODLA_EXT_PAD_WRAP) { /* cyclic over [first, first + kept): what is not cropped */
+    int64_t first = front < 0 ? -front : 0;
+    int64_t kept = n - first - (back < 0 ? -back : 0); /* > 0: checked by the caller */
+    if (j >= first && j < first + kept)
+      return j;
+    return first + ((j - first) % kept + kept) % kept;
+  }
   if (j >= 0 && j < n)
     return j;
   if (mode == ODLA_EXT_PAD_CONSTANT)
@@ -1201,7 +1208,7 @@ static odla_status ref_pad_dynamic_run(const ref_node *node, const ref_io *io) {
   const unsigned char *x = (const unsigned char *)io->in[0];
   unsigned char *y = (unsigned char *)io->out[0];
   unsigned char value[8] = {0};
-  int64_t front[ODLA_MAX_DIMENSION], in_strides[ODLA_MAX_DIMENSION];
+  int64_t front[ODLA_MAX_DIMENSION], back[ODLA_MAX_DIMENSION], in_strides[ODLA_MAX_DIMENSION];
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, stride = 1, i, row, n_last;
   odla_element_type pt = node->inputs[1]->type.element_type;
   size_t e = p->elem;
@@ -1221,7 +1228,13 @@ static odla_status ref_pad_dynamic_run(const ref_node *node, const ref_io *io) {
                             (long long)n);
     if (p->mode == ODLA_EXT_PAD_EDGE && n == 0 && p->out_dims[d] > 0)
       return ref_data_error("ExtPadDynamic", "axis %d: edge padding of an empty axis", d);
+    if (p->mode == ODLA_EXT_PAD_WRAP && p->out_dims[d] > 0 &&
+        n - (b < 0 ? -b : 0) - (a < 0 ? -a : 0) <= 0)
+      return ref_data_error("ExtPadDynamic", "axis %d: wrap pads %lld and %lld leave none of "
+                            "its %lld elements to repeat", d, (long long)b, (long long)a,
+                            (long long)n);
     front[d] = b;
+    back[d] = a;
   }
   for (d = r - 1; d >= 0; --d) {
     in_strides[d] = stride;
@@ -1237,7 +1250,7 @@ static odla_status ref_pad_dynamic_run(const ref_node *node, const ref_io *io) {
     int64_t off = 0, lo, hi;
     int constant = 0;
     for (d = 0; d < r - 1; ++d) {
-      int64_t j = ref_pad_source(p->mode, idx[d], front[d], p->in_dims[d]);
+      int64_t j = ref_pad_source(p->mode, idx[d], front[d], back[d], p->in_dims[d]);
       if (j < 0)
         constant = 1;
       else
@@ -1261,7 +1274,7 @@ static odla_status ref_pad_dynamic_run(const ref_node *node, const ref_io *io) {
       int64_t j;
       if (i >= lo && i < hi)
         continue;
-      j = ref_pad_source(p->mode, i, front[r - 1], n_last);
+      j = ref_pad_source(p->mode, i, front[r - 1], back[r - 1], n_last);
       memcpy(y + i * e, j < 0 ? value : x + (off + j) * e, e);
     }
     y += row * e;
@@ -1292,7 +1305,8 @@ odla_value odla_ExtPadDynamic(odla_value input, odla_value pads, odla_value cons
       (constant_value && !ref_check_operands("ExtPadDynamic", 1, &in[2])))
     return NULL;
   xs = &input->type.shape;
-  if (mode != ODLA_EXT_PAD_CONSTANT && mode != ODLA_EXT_PAD_REFLECT && mode != ODLA_EXT_PAD_EDGE)
+  if (mode != ODLA_EXT_PAD_CONSTANT && mode != ODLA_EXT_PAD_REFLECT && mode != ODLA_EXT_PAD_EDGE &&
+      mode != ODLA_EXT_PAD_WRAP)
     return ref_fail(ODLA_INVALID_PARAM, "ExtPadDynamic", "mode %d is not a padding mode", mode);
   if (xs->size < 1)
     return ref_fail(ODLA_INVALID_PARAM, "ExtPadDynamic", "input must have rank 1 or more");

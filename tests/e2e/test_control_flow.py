@@ -8,7 +8,8 @@ expected-failure list: every model must pass.
 Covered: an If nested in a Loop body reading values two scopes out; a Loop whose condition
 stops it early; loop-carried values of several types (float32, float64, int32, int64, bool);
 a Loop with a scan output and a constant trip count; Scan with reverse input and output
-directions and non-zero input and output axes; an If whose branch returns an outer value.
+directions and non-zero input and output axes; an If whose branch returns an outer value; an
+If whose condition is known at compile time and whose other branch returns another shape.
 
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE (as for the other e2e tests)."""
 import os
@@ -173,6 +174,30 @@ def if_returns_outer(opset=13):
     return model, [([np.array([True]), x], [x]), ([np.array([False]), x], [x - 1])]
 
 
+def if_on_rank(opset=13):
+    """If(Size(s) == 4), as ONNX's AffineGrid function branches on an input's rank: s has a
+    static shape, so the condition is known at compile time, and the branch not taken returns
+    another shape (s split into 5 parts, the last empty), which ONNX allows."""
+    then_g = helper.make_graph(
+        [helper.make_node("Split", ["s", "four_ones"], ["a", "b", "c", "d"]),
+         helper.make_node("Concat", ["d", "c", "b", "a"], ["r_then"], axis=0)], "then", [],
+        [vi("r_then", I64, [4])])
+    else_g = helper.make_graph(
+        [helper.make_node("Split", ["s", "five_parts"], ["a2", "b2", "c2", "d2", "e2"]),
+         helper.make_node("Concat", ["a2", "e2"], ["r_else"], axis=0)], "else", [],
+        [vi("r_else", I64, [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Size", ["s"], ["n"]), const("four", np.array(4, np.int64)),
+         const("four_ones", np.ones(4, np.int64)),
+         const("five_parts", np.array([1, 1, 1, 1, 0], np.int64)),
+         helper.make_node("Equal", ["n", "four"], ["is4"]),
+         helper.make_node("If", ["is4"], ["r"], then_branch=then_g, else_branch=else_g)],
+        "if_on_rank", [vi("s", I64, [4])], [vi("r", I64, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    s = np.array([7, -2, 30, 5], np.int64)
+    return model, [([s], [s[::-1].copy()])]
+
+
 def check_load_mode(root, env):
     """Load mode replays the calls that built the graph, If and Loop included: each model,
     compiled with --exec-mode=load and stored once, must give its data sets' outputs."""
@@ -210,7 +235,8 @@ def main():
         for name, build in (("cf_nested_if_in_loop", nested_if_in_loop),
                             ("cf_loop_scan_types", loop_scan_types),
                             ("cf_scan_directions", scan_directions),
-                            ("cf_if_returns_outer", if_returns_outer)):
+                            ("cf_if_returns_outer", if_returns_outer),
+                            ("cf_if_on_rank", if_on_rank)):
             model, cases = build()
             odlactest.write_test_folder(root, name, model, cases)
         xfail = os.path.join(root, "xfail_none.txt")

@@ -7,7 +7,8 @@ build the C against the backend, run, compare) with an empty expected-failure li
 Covered: BitwiseAnd/Or/Xor/Not (broadcasting, signed and unsigned); Mish, Swish, Gelu (erf and
 tanh); GroupNormalization at opset 18 (per-group scale and bias) and 21 (per-channel);
 RMSNormalization; Col2Im with strides, pads and dilations; CenterCropPad with axes, the shape a
-constant and a graph input; LpPool with ceil_mode and dilations, AveragePool with dilations
+constant and a graph input; Pad's wrap mode (pads beyond the extent, negative pads) and
+Pad-18's axes known only at run time; LpPool with ceil_mode and dilations, AveragePool with dilations
 and count_include_pad; SpaceToDepth's CRD mode (opset 28); Resize with axes, with
 keep_aspect_ratio_policy, and with antialias.
 
@@ -190,6 +191,40 @@ def layout_cases():
                       [("x", s2d)], [("y", crd)])
 
 
+def wrap_pad(x, begins, ends):
+    """Pad-19's wrap mode: negative pads crop first, then np.pad repeats what is left."""
+    crop = tuple(slice(max(-b, 0), n - max(-e, 0)) for b, e, n in zip(begins, ends, x.shape))
+    return np.pad(x[crop], [(max(b, 0), max(e, 0)) for b, e in zip(begins, ends)], mode="wrap")
+
+
+def pad_cases():
+    x = RNG.integers(-100, 100, (2, 3, 4), dtype=np.int32)
+    begins, ends = [0, 4, -1], [1, -1, 7]  # pads beyond the extent repeat it; -1 crops
+    pads = np.array(begins + ends, np.int64)
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    yield single_node("new_pad_wrap", 19, node, [("x", x)], [("y", wrap_pad(x, begins, ends))],
+                      [("pads", pads)])
+    yield single_node("new_pad_wrap_runtime_pads", 19, node, [("x", x), ("pads", pads)],
+                      [("y", wrap_pad(x, begins, ends))])
+    # Pad-18's axes known only at run time (int32, one negative), and constant axes out of
+    # order with run-time pads: odlac spreads the pads over all axes when the graph runs.
+    f = floats(2, 3, 4, 5)
+    value = np.array(1.5, np.float32)
+    want = np.pad(f, [(0, 0), (0, 2), (0, 0), (1, 3)], constant_values=1.5)
+    node = helper.make_node("Pad", ["x", "pads", "value", "axes"], ["y"])
+    yield single_node("new_pad_runtime_axes", 19, node,
+                      [("x", f), ("pads", np.array([1, 0, 3, 2], np.int64)), ("value", value),
+                       ("axes", np.array([-1, 1], np.int32))], [("y", want)])
+    yield single_node("new_pad_constant_axes_runtime_pads", 19, node,
+                      [("x", f), ("pads", np.array([1, 0, 3, 2], np.int64)), ("value", value)],
+                      [("y", want)], [("axes", np.array([3, 1], np.int64))])
+    edge = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="edge")
+    yield single_node("new_pad_edge_runtime_axes", 19, edge,
+                      [("x", f), ("pads", np.array([2, 1, 0, 1], np.int64)),
+                       ("axes", np.array([0, -2], np.int64))],
+                      [("y", np.pad(f, [(2, 0), (0, 0), (1, 1), (0, 0)], mode="edge"))])
+
+
 # ---- Pooling ----------------------------------------------------------------------------
 
 
@@ -312,7 +347,7 @@ def run_cases(case_fns, what):
 
 
 def main():
-    run_cases((bitwise_cases, activation_cases, normalization_cases, layout_cases,
+    run_cases((bitwise_cases, activation_cases, normalization_cases, layout_cases, pad_cases,
                pooling_cases, resize_cases), "new-op")
 
 

@@ -1,7 +1,7 @@
 """String ops beyond what ONNX's backend tests hold, against independent references: Python's
 re.fullmatch (ASCII mode, which agrees with RE2 on the subset odla_ext_string.h lists) for
 RegexFullMatch, str.lower/str.upper for StringNormalizer's case mapping (the letters whose
-pair keeps its UTF-8 length), str.split for StringSplit, a dict for LabelEncoder. Each model
+pair keeps its UTF-8 length), str.split for StringSplit, a dict for LabelEncoder, numpy for Binarizer. Each model
 is compiled, built with -Werror and run through the generated driver on the reference
 backend."""
 import os
@@ -147,6 +147,20 @@ class StringOps(unittest.TestCase):
                              ml=True)
         self.assertEqual([s.decode() for s in got[0].string_data],
                          ["seven", "not a number", "zero", "?", "one and a half"])
+
+    def test_binarizer_integer_data_with_fractional_thresholds(self):
+        # For integer x, x > threshold is x > floor(threshold): -0.5 keeps 0 (truncating the
+        # threshold to 0 would drop it); numpy compares in double.
+        x = np.array([-3, -1, 0, 1, 2, 3], dtype=np.int64)
+        for threshold in (-0.5, 2.5, -1.0, 1e30):
+            node = helper.make_node("Binarizer", ["x"], ["y"], domain="ai.onnx.ml",
+                                    threshold=threshold)
+            got = self.run_model([node], [numpy_helper.from_array(x, "x")],
+                                 [helper.make_tensor_value_info("y", TensorProto.INT64, [6])],
+                                 ml=True)
+            np.testing.assert_array_equal(numpy_helper.to_array(got[0]),
+                                          (x.astype(np.float64) > threshold).astype(np.int64),
+                                          err_msg=f"threshold {threshold}")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,15 @@ class ModelImport(hostile.HostileCase):
                            "int64, got f4e2m1[3]")
         self.assertNothingLeft(out)
 
+    def test_pad2_int32_huge_value(self):
+        # Pad-6 of int32 data with value 3.7e19: Pad before opset 11 takes only float types,
+        # and the value went through a double-to-int32 cast out of range (UBSan).
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", "pad2-int32-huge-value"), "-o", out)
+        self.assertRefused(r, "node #0 (Pad, opset 6): Pad before opset 11 takes float16, float "
+                           "and double, not i32")
+        self.assertNothingLeft(out)
+
 
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""

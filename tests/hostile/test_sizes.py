@@ -268,6 +268,17 @@ class SizesTest(hostile.HostileCase):
                         "8796093022208 bytes (8 TiB) exceed the 1073741824 bytes (1 GiB) odlac "
                         "generates at compile time for one constant")
 
+    def test_wrap_padding_beyond_the_compile_time_budget(self):
+        m = model([h.make_node("Pad", ["x", "p"], ["y"], mode="wrap")], [vi("x", [2, 2])],
+                  inits=[i64("p", [TIB, 0, 0, 0])], opset=19)
+        self.refused(m, "the wrap indices of axis 0 would be a constant i64[1099511627778]")
+
+    def test_wrap_padding_before_pad_19(self):
+        m = model([h.make_node("Pad", ["x", "p"], ["y"], mode="wrap")], [vi("x", [2, 2])],
+                  inits=[i64("p", [1, 0, 0, 0])], opset=18)
+        self.refused(m, "(Pad, opset 18): attribute mode='wrap' is defined from Pad-19; this "
+                        "node is Pad-18")
+
     def test_generated_range_beyond_the_compile_time_budget(self):
         m = model([h.make_node("Range", ["a", "b", "c"], ["y"])], [], [vi("y", [], T.INT64)],
                   inits=[i64("a", 0), i64("b", TIB), i64("c", 1)])

@@ -192,13 +192,13 @@ TEST(DataMovement, RuntimeShapeWithoutShapeFactsIsRejected) {
 
 TEST(DataMovement, UnsupportedPadModeAndUnevenSplitAreRejected) {
   auto pad = node("Pad", {"x"}, {"y"}, "pad");
-  addStringAttr(pad, "mode", "wrap");
+  addStringAttr(pad, "mode", "circular");
   addIntsAttr(pad, "pads", {0, 1, 0, 1});
   auto imported = importModel(unaryOnConstant(10, {2, 3}, pad, {2, 5}));
   ASSERT_FALSE(imported);
   EXPECT_EQ(imported.status().message(),
-            "node 'pad' (Pad, opset 10): attribute mode='wrap' is not supported (constant, "
-            "reflect, edge)");
+            "node 'pad' (Pad, opset 10): attribute mode='circular' is not a padding mode "
+            "(constant, reflect, edge, wrap)");
 
   auto m = unaryOnConstant(13, {5}, node("Split", {"x"}, {"y", "z"}, "split"), {3});
   *m.mutable_graph()->add_output() = tensorInfo("z", onnx::TensorProto::FLOAT, {2});

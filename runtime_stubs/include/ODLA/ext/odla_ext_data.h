@@ -30,13 +30,15 @@ odla_ExtSliceDynamic(odla_value input, odla_value starts, odla_value ends, odla_
 #define ODLA_EXT_PAD_CONSTANT 0 /* pad with constant_value */
 #define ODLA_EXT_PAD_REFLECT 1  /* mirror without repeating the edge: 3 2 | 1 2 3 | 2 1 */
 #define ODLA_EXT_PAD_EDGE 2     /* repeat the edge element: 1 1 | 1 2 3 | 3 3 */
+#define ODLA_EXT_PAD_WRAP 3     /* repeat the axis cyclically: 2 3 | 1 2 3 | 1 2 */
 
 /* ONNX Pad (opset 11 and later) with pads read at run time: pads is an int32 or int64 vector
  * of 2 * rank entries, all begins then all ends; a negative entry removes elements.
  * constant_value is NULL (zero) or a one-element value of input's element type, read at run
  * time; it is used only in ODLA_EXT_PAD_CONSTANT mode. Reflect padding needs pads smaller
- * than the axis, edge padding a non-empty axis. output_dims must be defined; execution fails
- * when the pads give another shape. */
+ * than the axis, edge and wrap padding a non-empty axis (wrap repeats what is left after the
+ * negative pads remove elements, as often as the pads need). output_dims must be defined;
+ * execution fails when the pads give another shape. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL
 odla_ExtPadDynamic(odla_value input, odla_value pads, odla_value constant_value, odla_int32 mode,
                    odla_value_shape output_dims, const odla_value_id value_id);
