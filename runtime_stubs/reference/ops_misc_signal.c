@@ -462,15 +462,12 @@ static int ref_dft_fits(const ref_dft_params *p, const odla_value_shape *xs, int
 
 /* Completes the line (re, im) of length len, whose first nb bins hold a one-sided spectrum
  * and the rest zeros, into the Hermitian spectrum numpy's irfft transforms (nb <= len / 2 + 1,
- * so no mirrored bin lands on a given one). */
+ * so no mirrored bin lands on a given one). Bin 0 and, for an even len, bin len / 2 are their
+ * own mirrors: their imaginary parts reach only the imaginary part of the result, which is
+ * dropped, so they are ignored as numpy ignores them. */
 static void ref_dft_mirror(double *re, double *im, int64_t len, int64_t nb) {
   int64_t k;
-  im[0] = 0.0; /* bin 0 of a real signal is real */
-  for (k = 1; k < nb; ++k) {
-    if (2 * k == len) {
-      im[k] = 0.0; /* the Nyquist bin of an even length is real */
-      continue;
-    }
+  for (k = 1; k < nb && 2 * k != len; ++k) {
     re[len - k] = re[k];
     im[len - k] = -im[k];
   }
