@@ -420,9 +420,9 @@ const std::vector<OpDef> kOps = {
      inferDFT,
      [](LowerCtx &c) {
        const Node &n = c.node();
-       c.setOut(0, c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")),
-                                   {n.i("inverse") != 0}, {n.i("onesided") != 0}, c.outShape(0),
-                                   c.outId(0)));
+       c.setOut(0,
+                c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")), {n.i("inverse") != 0},
+                                {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
      }},
     {"STFT",
      {{"signal", kReq, kFloatTypes},

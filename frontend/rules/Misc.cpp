@@ -127,6 +127,9 @@ Status importDFT(ImportCtx &ctx) {
   int64_t rank = x->type().rank(), axis = ctx.attrInt("axis", 1);
   bool inverse = ctx.attrInt("inverse", 0) != 0, onesided = ctx.attrInt("onesided", 0) != 0;
   bool irfft = inverse && onesided;
+  if (rank < 2)
+    return ctx.fail("input " + toString(x->type()) +
+                    " must have a signal axis and a last dim of 1 (real) or 2 (complex)");
   std::string range = "[" + str(-rank) + ", -2] or [0, " + str(rank - 2) + "]";
   if (ctx.opset() >= 20) {
     axis = -2;
@@ -175,9 +178,8 @@ Status importDFT(ImportCtx &ctx) {
   if (!axisOperand && lengthAlong(axis)) {
     int64_t len = *lengthAlong(axis);
     if (len < 1)
-      return ctx.fail("the one-sided spectrum of " + str(x->dims()[axis]) +
-                      " bin(s) along axis " + str(axis) +
-                      " gives the default dft_length 2 * (bins - 1) = " + str(len) +
+      return ctx.fail("the one-sided spectrum of " + str(x->dims()[axis]) + " bin(s) along axis " +
+                      str(axis) + " gives the default dft_length 2 * (bins - 1) = " + str(len) +
                       ", which must be at least 1");
     bins = extentOf(len);
   } else if (!axisOperand) {
@@ -197,8 +199,8 @@ Status importDFT(ImportCtx &ctx) {
     std::string gives;
     for (int64_t a = 0; a + 1 < rank && !fit; ++a) {
       auto len = lengthAlong(a);
-      Dims want = resultAlong(
-          a, len ? extentOf(*len) : a < static_cast<int64_t>(dims->size()) ? (*dims)[a] : 0);
+      int64_t declared = a < static_cast<int64_t>(dims->size()) ? (*dims)[a] : 0;
+      Dims want = resultAlong(a, len ? extentOf(*len) : declared);
       if (want == *dims && want[a] >= 1 && (!len || *len >= 1)) {
         fit = a;
         continue;
@@ -212,8 +214,8 @@ Status importDFT(ImportCtx &ctx) {
     if (!fit)
       return ctx.fail("axis (input 2) is known only at run time, and no axis in " + range +
                       " of input " + toString(x->type()) + " gives the dims " +
-                      dimsToString(*dims) + " declared for output '" + ctx.outputName(0) +
-                      "' (" + gives + ")");
+                      dimsToString(*dims) + " declared for output '" + ctx.outputName(0) + "' (" +
+                      gives + ")");
     axis = *fit;
     bins = (*dims)[axis];
   }

@@ -453,8 +453,8 @@ static int ref_dft_fits(const ref_dft_params *p, const odla_value_shape *xs, int
                         int has_length, const odla_value_shape *dims) {
   odla_value_shape want;
   int64_t extent = dims->dims[axis];
-  if (extent < 1 || (!has_length && ref_dft_extent(p, ref_dft_default_len(p, xs->dims[axis])) !=
-                                        extent))
+  if (extent < 1 ||
+      (!has_length && ref_dft_extent(p, ref_dft_default_len(p, xs->dims[axis])) != extent))
     return 0;
   ref_dft_result(p, xs, axis, extent, &want);
   return !ref_shape_conflicts(dims, &want);
@@ -568,8 +568,7 @@ odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_value axis_
                       axis, ref_shape_str(xs, s1, sizeof s1));
     if (output_dims.dims[axis] < 1)
       return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s must be defined for input %s",
-                      ref_shape_str(&output_dims, s1, sizeof s1),
-                      ref_shape_str(xs, s2, sizeof s2));
+                      ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
     ref_dft_result(&p, xs, axis, output_dims.dims[axis], &want);
     if (ref_shape_conflicts(&output_dims, &want))
       return ref_signal_conflict(op, &output_dims, &want);
@@ -587,9 +586,9 @@ odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_value axis_
     int64_t bins = output_dims.dims[a], len;
     if ((p.axis >= 0 && a != p.axis) || !ref_dft_fits(&p, xs, a, dft_length != NULL, &output_dims))
       continue;
-    len = !dft_length                     ? ref_dft_default_len(&p, xs->dims[a])
-          : p.onesided && !p.inverse      ? 2 * bins - 1
-                                          : bins;
+    len = !dft_length                ? ref_dft_default_len(&p, xs->dims[a])
+          : p.onesided && !p.inverse ? 2 * bins - 1
+                                     : bins;
     fitting = 1;
     if (len > p.max_len)
       p.max_len = len;
@@ -597,8 +596,7 @@ odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_value axis_
       max_bins = bins;
   }
   if (!fitting)
-    return ref_fail(ODLA_INVALID_PARAM, op,
-                    "output_dims %s fit no axis from 0 to %d of input %s%s",
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s fit no axis from 0 to %d of input %s%s",
                     ref_shape_str(&output_dims, s1, sizeof s1), rank - 2,
                     ref_shape_str(xs, s2, sizeof s2),
                     dft_length ? "" : " with the default dft_length");

@@ -189,8 +189,7 @@ TEST(MiscImport, DftReadsItsAxisWhenItRuns) {
   // numpy.fft.fft(x, axis=0) and (axis=1), real and imaginary parts interleaved.
   const double h = std::sqrt(3.0) / 2;
   const std::vector<double> byColumns = {5, 0, 7, 0, 10, 0, -3, 0, -3, 0, -4, 0};
-  const std::vector<double> byRows = {6,  0, -1.5, h,     -1.5, -h,
-                                      16, 0, -2,   2 * h, -2,   -2 * h};
+  const std::vector<double> byRows = {6, 0, -1.5, h, -1.5, -h, 16, 0, -2, 2 * h, -2, -2 * h};
   for (auto [axis, want] : {std::pair{int64_t{0}, byColumns}, std::pair{int64_t{-3}, byColumns},
                             std::pair{int64_t{1}, byRows}, std::pair{int64_t{-2}, byRows}}) {
     auto out = executeGraph(**g, {x, bufferOf(std::vector<int64_t>{axis})});

@@ -8,9 +8,9 @@
  * otherwise.
  *
  * Ops whose result shape depends on the values of scalar operands (a window's size, a DFT's
- * length and axis, STFT's frame step) take those operands as values and the result shape as known in
- * advance (from ONNX's shape facts): execution fails (a non-success status) when the values
- * at run time imply another shape. */
+ * length and axis, STFT's frame step) take those operands as values and the result shape as known
+ * in advance (from ONNX's shape facts): execution fails (a non-success status) when the values at
+ * run time imply another shape. */
 #ifndef _ODLA_EXT_MISC_H_
 #define _ODLA_EXT_MISC_H_
 
@@ -137,10 +137,11 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtWindow(odla_value size, 
  * output_dims must be defined, and with axis_value some axis from 0 to rank - 2 must give
  * them; execution fails (ODLA_INVALID_PARAM) when the run-time axis is out of range or the
  * run-time axis or dft_length imply other dims. Computed in double. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL
-odla_ExtDFT(odla_value input, odla_value dft_length, odla_value axis_value, odla_int32 axis,
-            odla_bool inverse, odla_bool onesided, odla_value_shape output_dims,
-            const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDFT(odla_value input, odla_value dft_length,
+                                                            odla_value axis_value, odla_int32 axis,
+                                                            odla_bool inverse, odla_bool onesided,
+                                                            odla_value_shape output_dims,
+                                                            const odla_value_id value_id);
 
 /* ONNX STFT (opset 17). signal [batch, length, 1 or 2] of a float type; frame_step (int32 or
  * int64 scalar) is required; window [L] (signal's type) and frame_length (int32 or int64
