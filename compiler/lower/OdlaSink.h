@@ -377,7 +377,7 @@ public:
   Val ExtGridSample(Val input, Val grid, odla_int32 mode, odla_int32 padding_mode, Flag align_corners, const Id &id) { return one(ODLA_CALL(ExtGridSample, input, grid, mode, padding_mode, align_corners, id)); }
   Val ExtAffineGrid(Val theta, Val size, Flag align_corners, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtAffineGrid, theta, size, align_corners, output_dims, id)); }
   Val ExtWindow(Val size, odla_int32 window, Flag periodic, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ExtWindow, size, window, periodic, output_value_type, id)); }
-  Val ExtDFT(Val input, Val dft_length, odla_int32 axis, Flag inverse, Flag onesided, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtDFT, input, dft_length, axis, inverse, onesided, output_dims, id)); }
+  Val ExtDFT(Val input, Val dft_length, Val axis_value, odla_int32 axis, Flag inverse, Flag onesided, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtDFT, input, dft_length, axis_value, axis, inverse, onesided, output_dims, id)); }
   Val ExtSTFT(Val signal, Val frame_step, Val window, Val frame_length, Flag onesided, const lower::Shape &output_dims, const Id &id) { return one(ODLA_CALL(ExtSTFT, signal, frame_step, window, frame_length, onesided, output_dims, id)); }
   Val ExtMelWeightMatrix(Val num_mel_bins, Val dft_length, Val sample_rate, Val lower_edge_hertz, Val upper_edge_hertz, const VType &output_value_type, const Id &id) { return one(ODLA_CALL(ExtMelWeightMatrix, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, output_value_type, id)); }
   // Extensions: fused ops (odla_ext_fused.h), formed by the optimizer.

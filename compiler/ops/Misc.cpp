@@ -198,7 +198,8 @@ Status inferWindow(InferCtx &c) {
   return Status::ok();
 }
 
-// x [..., n, ..., 1 or 2]: the result has `bins` entries along axis and a last dim of 2.
+// x [..., n, ..., 1 or 2]: the result has `bins` entries along axis and a last dim of 2, or of
+// 1 for the inverse of a one-sided spectrum (real).
 Status inferDFT(InferCtx &c) {
   const TensorType &x = c.in(0);
   int64_t axis = c.i("axis"), bins = c.i("bins");
@@ -211,9 +212,11 @@ Status inferDFT(InferCtx &c) {
     return c.fail("bins " + str(bins) + " must be at least 1");
   if (Status s = checkScalar(c, 1, "dft_length"))
     return s;
+  if (Status s = checkScalar(c, 2, "axis"))
+    return s;
   Dims out = x.dims;
   out[axis] = bins;
-  out.back() = 2;
+  out.back() = c.i("inverse") != 0 && c.i("onesided") != 0 ? 1 : 2;
   c.setOut(0, TensorType{x.dtype, out});
   return Status::ok();
 }
@@ -402,9 +405,11 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtWindow(c.in(0), indexIn(kWindows, n.s("window")),
                                       {n.i("periodic") != 0}, vtypeOf(*n.output(0)), c.outId(0)));
      }},
-    // `bins`: the result's extent along axis (the length, or length / 2 + 1 when onesided).
+    // `bins`: the result's extent along axis (the length, or length / 2 + 1 for a one-sided
+    // forward transform). With the operand `axis` (DFT-20's, known only at run time), the
+    // attribute is one axis that gives the result shape; the kernel reads the operand.
     {"DFT",
-     {{"x", kReq, kFloatTypes}, {"dft_length", kOpt, kIndexTypes}},
+     {{"x", kReq, kFloatTypes}, {"dft_length", kOpt, kIndexTypes}, {"axis", kOpt, kIndexTypes}},
      1,
      {{"axis", AttrKind::Int, std::nullopt},
       {"inverse", AttrKind::Int, AttrValue(int64_t{0})},
@@ -415,8 +420,9 @@ const std::vector<OpDef> kOps = {
      inferDFT,
      [](LowerCtx &c) {
        const Node &n = c.node();
-       c.setOut(0, c.sink().ExtDFT(c.in(0), c.in(1), i32(n.i("axis")), {n.i("inverse") != 0},
-                                   {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
+       c.setOut(0,
+                c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")), {n.i("inverse") != 0},
+                                {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
      }},
     {"STFT",
      {{"signal", kReq, kFloatTypes},

@@ -117,48 +117,109 @@ Status importWindow(ImportCtx &ctx, const char *window) {
   return finish(ctx, foldWhenKnown(ctx, *out));
 }
 
-// DFT-17 takes axis as an attribute (default 1); DFT-20 as input 2 (default -2).
+// DFT-17 takes axis as an attribute (default 1); DFT-20 as input 2 (default -2), which may be
+// known only at run time: the result shape then comes from the model's declaration, some
+// legal axis must give it, and that axis becomes the attribute while the kernel reads input 2
+// and checks it. inverse with onesided is numpy's irfft: a one-sided spectrum of n bins in, a
+// real signal of dft_length (default 2 (n - 1)) out.
 Status importDFT(ImportCtx &ctx) {
-  Value *x = ctx.input(0);
+  Value *x = ctx.input(0), *axisOperand = nullptr;
   int64_t rank = x->type().rank(), axis = ctx.attrInt("axis", 1);
+  bool inverse = ctx.attrInt("inverse", 0) != 0, onesided = ctx.attrInt("onesided", 0) != 0;
+  bool irfft = inverse && onesided;
+  if (rank < 2)
+    return ctx.fail("input " + toString(x->type()) +
+                    " must have a signal axis and a last dim of 1 (real) or 2 (complex)");
+  std::string range = "[" + str(-rank) + ", -2] or [0, " + str(rank - 2) + "]";
   if (ctx.opset() >= 20) {
     axis = -2;
-    if (ctx.hasInput(2)) {
+    if (ctx.hasInput(2) && !known(ctx, 2)) {
+      axisOperand = ctx.input(2);
+    } else if (ctx.hasInput(2)) {
       auto a = constInt(ctx, 2, "axis");
       if (!a)
         return a.takeStatus();
       axis = *a;
     }
   }
-  bool inverse = ctx.attrInt("inverse", 0) != 0, onesided = ctx.attrInt("onesided", 0) != 0;
-  int64_t given = axis;
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis > rank - 2)
-    return ctx.fail("axis " + str(given) + " must be in [" + str(-rank) + ", -2] or [0, " +
-                    str(rank - 2) + "] for input " + toString(x->type()));
-  if (inverse && onesided)
-    return ctx.fail("onesided=1 with inverse=1 is not supported (an inverse transform of half a "
-                    "spectrum is not defined by DFT-17)");
+  if (!axisOperand) {
+    int64_t given = axis;
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis > rank - 2)
+      return ctx.fail("axis " + str(given) + " must be in " + range + " for input " +
+                      toString(x->type()));
+  }
+  // The transform's length along an axis when it is known at compile time.
+  std::optional<int64_t> length;
+  if (ctx.hasInput(1) && known(ctx, 1)) {
+    auto n = constInt(ctx, 1, "dft_length");
+    if (!n)
+      return n.takeStatus();
+    if (*n < 1)
+      return ctx.fail("dft_length " + str(*n) + " must be at least 1");
+    length = *n;
+  }
+  auto lengthAlong = [&](int64_t a) -> std::optional<int64_t> {
+    if (length || ctx.hasInput(1))
+      return length;
+    int64_t n = x->dims()[a];
+    return irfft ? 2 * (n - 1) : n;
+  };
+  auto extentOf = [&](int64_t len) { return onesided && !inverse ? len / 2 + 1 : len; };
+  // The result of the transform along axis a with `extent` entries there.
+  auto resultAlong = [&](int64_t a, int64_t extent) {
+    Dims d = x->dims();
+    d[a] = extent;
+    d.back() = irfft ? 1 : 2;
+    return d;
+  };
   int64_t bins;
-  if (!ctx.hasInput(1) || known(ctx, 1)) {
-    int64_t length = x->dims()[axis];
-    if (ctx.hasInput(1)) {
-      auto n = constInt(ctx, 1, "dft_length");
-      if (!n)
-        return n.takeStatus();
-      length = *n;
-    }
-    if (length < 1)
-      return ctx.fail("dft_length " + str(length) + " must be at least 1");
-    bins = onesided ? length / 2 + 1 : length;
-  } else {
+  if (!axisOperand && lengthAlong(axis)) {
+    int64_t len = *lengthAlong(axis);
+    if (len < 1)
+      return ctx.fail("the one-sided spectrum of " + str(x->dims()[axis]) + " bin(s) along axis " +
+                      str(axis) + " gives the default dft_length 2 * (bins - 1) = " + str(len) +
+                      ", which must be at least 1");
+    bins = extentOf(len);
+  } else if (!axisOperand) {
     auto t = declaredOutput(ctx, 0, rank, "dft_length is computed at run time");
     if (!t)
       return t.takeStatus();
     bins = t->dims[axis];
+  } else {
+    auto dims = ctx.declaredDims(0);
+    if (!dims)
+      return ctx.fail("axis (input 2) is known only at run time, and the model declares no "
+                      "static shape for output '" +
+                      ctx.outputName(0) + "'");
+    // The first legal axis that gives the declared dims, and what the others give instead
+    // (with a run-time dft_length, any extent along the axis: "n").
+    std::optional<int64_t> fit;
+    std::string gives;
+    for (int64_t a = 0; a + 1 < rank && !fit; ++a) {
+      auto len = lengthAlong(a);
+      int64_t declared = a < static_cast<int64_t>(dims->size()) ? (*dims)[a] : 0;
+      Dims want = resultAlong(a, len ? extentOf(*len) : declared);
+      if (want == *dims && want[a] >= 1 && (!len || *len >= 1)) {
+        fit = a;
+        continue;
+      }
+      std::string text = "[";
+      for (size_t d = 0; d < want.size(); ++d)
+        text += (d ? "," : "") + (!len && d == static_cast<size_t>(a) ? "n" : str(want[d]));
+      gives += (a ? ", axis " : "axis ") + str(a) + " gives " +
+               (len && *len < 1 ? "a default dft_length of " + str(*len) : text + "]");
+    }
+    if (!fit)
+      return ctx.fail("axis (input 2) is known only at run time, and no axis in " + range +
+                      " of input " + toString(x->type()) + " gives the dims " +
+                      dimsToString(*dims) + " declared for output '" + ctx.outputName(0) + "' (" +
+                      gives + ")");
+    axis = *fit;
+    bins = (*dims)[axis];
   }
-  return finish(ctx, ctx.emit("DFT", {x, ctx.input(1)},
+  return finish(ctx, ctx.emit("DFT", {x, ctx.input(1), axisOperand},
                               {{"axis", axis},
                                {"inverse", int64_t{inverse}},
                                {"onesided", int64_t{onesided}},

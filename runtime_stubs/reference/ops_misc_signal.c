@@ -416,56 +416,131 @@ static void ref_dft_line(const double *re, const double *im, int64_t len, const 
 /* ---- ExtDFT -----------------------------------------------------------------------------------
  */
 
+/* A run-time axis (axis_value) may be any axis that gives the result shape: the builder checks
+ * that one does and sizes the scratch for the longest; the kernel takes the geometry of the
+ * axis it reads from the operand and result shapes. */
 typedef struct {
-  int64_t outer, in_len, inner, bins, max_len;
+  int axis; /* the transform axis, from 0; -1: axis_value's when the kernel runs */
   int comps, inverse, onesided;
+  int64_t max_len; /* the longest transform the scratch holds */
   odla_element_type type;
 } ref_dft_params;
 
+/* The inverse of a one-sided spectrum (numpy's irfft): a real result of length L. */
+static int ref_dft_irfft(const ref_dft_params *p) { return p->inverse && p->onesided; }
+
+/* The length of the transform along an axis of extent n without dft_length. */
+static int64_t ref_dft_default_len(const ref_dft_params *p, int64_t n) {
+  return ref_dft_irfft(p) ? 2 * (n - 1) : n;
+}
+
+/* The result's extent along the axis for a transform of length len. */
+static int64_t ref_dft_extent(const ref_dft_params *p, int64_t len) {
+  return p->onesided && !p->inverse ? len / 2 + 1 : len;
+}
+
+/* The result of a transform of xs along `axis` (from 0) with `extent` entries there, in *out. */
+static void ref_dft_result(const ref_dft_params *p, const odla_value_shape *xs, int axis,
+                           int64_t extent, odla_value_shape *out) {
+  *out = *xs;
+  out->dims[axis] = extent;
+  out->dims[xs->size - 1] = ref_dft_irfft(p) ? 1 : 2;
+}
+
+/* Whether the transform along `axis` (from 0) gives `dims`, with a length of dft_length (then
+ * any extent of at least 1 along axis fits) or the default. */
+static int ref_dft_fits(const ref_dft_params *p, const odla_value_shape *xs, int axis,
+                        int has_length, const odla_value_shape *dims) {
+  odla_value_shape want;
+  int64_t extent = dims->dims[axis];
+  if (extent < 1 ||
+      (!has_length && ref_dft_extent(p, ref_dft_default_len(p, xs->dims[axis])) != extent))
+    return 0;
+  ref_dft_result(p, xs, axis, extent, &want);
+  return !ref_shape_conflicts(dims, &want);
+}
+
+/* Completes the line (re, im) of length len, whose first nb bins hold a one-sided spectrum
+ * and the rest zeros, into the Hermitian spectrum numpy's irfft transforms (nb <= len / 2 + 1,
+ * so no mirrored bin lands on a given one). Bin 0 and, for an even len, bin len / 2 are their
+ * own mirrors: their imaginary parts reach only the imaginary part of the result, which is
+ * dropped, so they are ignored as numpy ignores them. */
+static void ref_dft_mirror(double *re, double *im, int64_t len, int64_t nb) {
+  int64_t k;
+  for (k = 1; k < nb && 2 * k != len; ++k) {
+    re[len - k] = re[k];
+    im[len - k] = -im[k];
+  }
+}
+
 static odla_status ref_dft_run(const ref_node *node, const ref_io *io) {
   const ref_dft_params *p = (const ref_dft_params *)node->params;
-  int64_t len =
-      io->in[1] ? ref_get_int(node->inputs[1]->type.element_type, io->in[1], 0) : p->in_len;
+  const odla_value_shape *xs = &node->inputs[0]->type.shape, *ys = &node->outputs[0]->type.shape;
+  int irfft = ref_dft_irfft(p), rank = xs->size, axis = p->axis, d;
   double *tab = (double *)io->scratch, *re, *im, *ore, *oim;
-  int64_t o, i, n, k;
-  if (len < 1 || len > p->max_len || (p->onesided ? len / 2 + 1 : len) != p->bins)
+  int64_t len, in_len, bins, nb, outer = 1, inner = 1, o, i, n, k;
+  if (io->in[2]) {
+    int64_t a = ref_get_int(node->inputs[2]->type.element_type, io->in[2], 0);
+    if (a < 0)
+      a += rank;
+    if (a < 0 || a > rank - 2 || !ref_dft_fits(p, xs, (int)a, 1, ys))
+      return ODLA_INVALID_PARAM; /* the axis is out of range or gives another result shape */
+    axis = (int)a;
+  }
+  in_len = xs->dims[axis];
+  bins = ys->dims[axis];
+  len = io->in[1] ? ref_get_int(node->inputs[1]->type.element_type, io->in[1], 0)
+                  : ref_dft_default_len(p, in_len);
+  if (len < 1 || len > p->max_len || ref_dft_extent(p, len) != bins)
     return ODLA_INVALID_PARAM; /* dft_length differs from the length the result was built for */
+  for (d = 0; d < axis; ++d)
+    outer *= xs->dims[d];
+  for (d = axis + 1; d < rank - 1; ++d)
+    inner *= xs->dims[d];
+  /* The spectrum's bins an irfft reads; a forward transform reads the signal's first len. */
+  nb = irfft ? (in_len < len / 2 + 1 ? in_len : len / 2 + 1) : (in_len < len ? in_len : len);
   re = tab + 2 * len;
   im = re + len;
   ore = im + len;
-  oim = ore + p->bins;
+  oim = ore + bins;
   ref_roots(len, tab);
-  for (o = 0; o < p->outer; ++o)
-    for (i = 0; i < p->inner; ++i) {
+  for (o = 0; o < outer; ++o)
+    for (i = 0; i < inner; ++i) {
       for (n = 0; n < len; ++n) {
-        int64_t at = ((o * p->in_len + n) * p->inner + i) * p->comps;
-        re[n] = n < p->in_len ? ref_get(p->type, io->in[0], at) : 0.0;
-        im[n] = n < p->in_len && p->comps == 2 ? ref_get(p->type, io->in[0], at + 1) : 0.0;
+        int64_t at = ((o * in_len + n) * inner + i) * p->comps;
+        re[n] = n < nb ? ref_get(p->type, io->in[0], at) : 0.0;
+        im[n] = n < nb && p->comps == 2 ? ref_get(p->type, io->in[0], at + 1) : 0.0;
       }
-      ref_dft_line(re, im, len, tab, p->inverse ? 1.0 : -1.0, p->bins, ore, oim);
-      for (k = 0; k < p->bins; ++k) {
-        int64_t at = ((o * p->bins + k) * p->inner + i) * 2;
+      if (irfft)
+        ref_dft_mirror(re, im, len, nb);
+      ref_dft_line(re, im, len, tab, p->inverse ? 1.0 : -1.0, bins, ore, oim);
+      for (k = 0; k < bins; ++k) {
+        int64_t at = ((o * bins + k) * inner + i) * (irfft ? 1 : 2);
         double scale = p->inverse ? 1.0 / (double)len : 1.0;
         ref_set(p->type, io->out[0], at, ore[k] * scale);
-        ref_set(p->type, io->out[0], at + 1, oim[k] * scale);
+        if (!irfft) /* an irfft's imaginary parts are 0 up to round-off: the result is real */
+          ref_set(p->type, io->out[0], at + 1, oim[k] * scale);
       }
     }
   return ODLA_SUCCESS;
 }
 
-odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_int32 axis, odla_bool inverse,
-                       odla_bool onesided, odla_value_shape output_dims,
-                       const odla_value_id value_id) {
+odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_value axis_value,
+                       odla_int32 axis, odla_bool inverse, odla_bool onesided,
+                       odla_value_shape output_dims, const odla_value_id value_id) {
   const char *op = "ExtDFT";
   ref_dft_params p;
-  odla_value in[2];
+  odla_value in[3];
   odla_value_type out;
   const odla_value_shape *xs;
   char s1[128], s2[128];
-  int d, rank;
+  int a, rank, fitting = 0;
+  int64_t max_bins = 0;
   in[0] = input;
   in[1] = dft_length;
-  if (!ref_check_operands(op, 1, in) || !ref_signal_scalar(op, dft_length, "dft_length", 1))
+  in[2] = axis_value;
+  if (!ref_check_operands(op, 1, in) || !ref_signal_scalar(op, dft_length, "dft_length", 1) ||
+      !ref_signal_scalar(op, axis_value, "axis", 1))
     return NULL;
   xs = &input->type.shape;
   rank = xs->size;
@@ -475,43 +550,62 @@ odla_value odla_ExtDFT(odla_value input, odla_value dft_length, odla_int32 axis,
                     "input must be of a float type with a last dim of 1 "
                     "or 2, got %s %s",
                     ref_type_name(input->type.element_type), ref_shape_str(xs, s1, sizeof s1));
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank - 1)
-    return ref_fail(ODLA_INVALID_PARAM, op, "axis %d must be a signal axis of %s (not the last)",
-                    axis, ref_shape_str(xs, s1, sizeof s1));
-  if (output_dims.size != rank || output_dims.dims[axis] < 1)
+  if (output_dims.size != rank)
     return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s must be defined for input %s",
                     ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
   memset(&p, 0, sizeof p);
-  out.element_type = input->type.element_type;
-  out.shape = *xs;
-  out.shape.dims[axis] = output_dims.dims[axis];
-  out.shape.dims[rank - 1] = 2;
-  if (ref_shape_conflicts(&output_dims, &out.shape))
-    return ref_signal_conflict(op, &output_dims, &out.shape);
-  p.outer = p.inner = 1;
-  for (d = 0; d < axis; ++d)
-    p.outer *= xs->dims[d];
-  for (d = axis + 1; d < rank - 1; ++d)
-    p.inner *= xs->dims[d];
-  p.in_len = xs->dims[axis];
-  p.bins = out.shape.dims[axis];
   p.comps = (int)xs->dims[rank - 1];
   p.inverse = inverse != 0;
   p.onesided = onesided != 0;
   p.type = input->type.element_type;
-  /* Without dft_length the length is the axis' extent; otherwise at most 2 * bins - 1. */
-  p.max_len = dft_length ? (p.onesided ? 2 * p.bins - 1 : p.bins) : p.in_len;
-  if (!dft_length && (p.onesided ? p.in_len / 2 + 1 : p.in_len) != p.bins)
-    return ref_fail(ODLA_INVALID_PARAM, op,
-                    "output_dims %s do not fit a transform of length "
-                    "%lld",
-                    ref_shape_str(&output_dims, s1, sizeof s1), (long long)p.in_len);
+  p.axis = -1;
+  if (!axis_value) {
+    odla_value_shape want;
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank - 1)
+      return ref_fail(ODLA_INVALID_PARAM, op, "axis %d must be a signal axis of %s (not the last)",
+                      axis, ref_shape_str(xs, s1, sizeof s1));
+    if (output_dims.dims[axis] < 1)
+      return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s must be defined for input %s",
+                      ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
+    ref_dft_result(&p, xs, axis, output_dims.dims[axis], &want);
+    if (ref_shape_conflicts(&output_dims, &want))
+      return ref_signal_conflict(op, &output_dims, &want);
+    if (!ref_dft_fits(&p, xs, axis, dft_length != NULL, &output_dims))
+      return ref_fail(ODLA_INVALID_PARAM, op,
+                      "output_dims %s do not fit a transform of length "
+                      "%lld",
+                      ref_shape_str(&output_dims, s1, sizeof s1),
+                      (long long)ref_dft_default_len(&p, xs->dims[axis]));
+    p.axis = axis;
+  }
+  /* The longest transform an axis that fits can take: without dft_length its default, with
+   * it at most 2 * bins - 1 for a one-sided forward transform, else the result's extent. */
+  for (a = 0; a < rank - 1; ++a) {
+    int64_t bins = output_dims.dims[a], len;
+    if ((p.axis >= 0 && a != p.axis) || !ref_dft_fits(&p, xs, a, dft_length != NULL, &output_dims))
+      continue;
+    len = !dft_length                ? ref_dft_default_len(&p, xs->dims[a])
+          : p.onesided && !p.inverse ? 2 * bins - 1
+                                     : bins;
+    fitting = 1;
+    if (len > p.max_len)
+      p.max_len = len;
+    if (bins > max_bins)
+      max_bins = bins;
+  }
+  if (!fitting)
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s fit no axis from 0 to %d of input %s%s",
+                    ref_shape_str(&output_dims, s1, sizeof s1), rank - 2,
+                    ref_shape_str(xs, s2, sizeof s2),
+                    dft_length ? "" : " with the default dft_length");
+  out.element_type = input->type.element_type;
+  out.shape = output_dims;
   {
-    odla_value v = ref_add_op(op, ref_dft_run, 2, in, out, value_id, &p, sizeof p);
+    odla_value v = ref_add_op(op, ref_dft_run, 3, in, out, value_id, &p, sizeof p);
     if (v) /* roots (2 L), the line (2 L) and its bins (2 bins) */
-      v->node->scratch_bytes = (size_t)(4 * p.max_len + 2 * p.bins) * sizeof(double);
+      v->node->scratch_bytes = (size_t)(4 * p.max_len + 2 * max_bins) * sizeof(double);
     return v;
   }
 }

@@ -149,17 +149,66 @@ TEST(MiscImport, WindowOfARuntimeSizeChecksTheSizeWhenItRuns) {
             std::string::npos);
 }
 
-TEST(MiscImport, InverseOneSidedDftIsRejected) {
+// numpy's irfft of the one-sided spectrum [4+9i, 1+2i, 0+7i]: length 4, the imaginary parts of
+// bin 0 and of the Nyquist bin 2 ignored, gives [1.5, 0, 0.5, 2].
+TEST(MiscImport, InverseOneSidedDftIsNumpysIrfft) {
   auto m = model(17);
   auto *g = m.mutable_graph();
-  *g->add_input() = tensorInfo("x", kF32, {1, 8, 2});
+  *g->add_input() = tensorInfo("x", kF32, {1, 3, 2});
   auto n = node("DFT", {"x"}, {"y"});
   addIntAttr(n, "inverse", 1);
   addIntAttr(n, "onesided", 1);
   *g->add_node() = n;
-  *g->add_output() = tensorInfo("y", kF32, {1, 5, 2});
-  EXPECT_NE(rejection(m).find("onesided=1 with inverse=1 is not supported"), std::string::npos)
-      << rejection(m);
+  *g->add_output() = tensorInfo("y", kF32, {1, 4, 1});
+  auto imported = importModel(m);
+  ASSERT_TRUE(imported) << imported.status().message();
+  auto out = executeGraph(**imported, {bufferOf(std::vector<float>{4, 9, 1, 2, 0, 7})});
+  ASSERT_TRUE(out) << out.status().message();
+  auto y = valuesOf<float>(*(*out)[0]);
+  ASSERT_EQ(y.size(), 4u);
+  const float want[] = {1.5f, 0.0f, 0.5f, 2.0f};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-6) << i;
+}
+
+// DFT-20 of x [2, 3, 1] along an axis given when the model runs: both axes give [2, 3, 2].
+onnx::ModelProto runTimeAxisDft(const std::vector<int64_t> &declared) {
+  auto m = model(20);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("x", kF32, {2, 3, 1});
+  *g->add_input() = tensorInfo("axis", kI64, {});
+  *g->add_node() = node("DFT", {"x", "", "axis"}, {"y"});
+  *g->add_output() = tensorInfo("y", kF32, declared);
+  return m;
+}
+
+TEST(MiscImport, DftReadsItsAxisWhenItRuns) {
+  auto g = importModel(runTimeAxisDft({2, 3, 2}));
+  ASSERT_TRUE(g) << g.status().message();
+  auto x = bufferOf(std::vector<float>{1, 2, 3, 4, 5, 7});
+  // numpy.fft.fft(x, axis=0) and (axis=1), real and imaginary parts interleaved.
+  const double h = std::sqrt(3.0) / 2;
+  const std::vector<double> byColumns = {5, 0, 7, 0, 10, 0, -3, 0, -3, 0, -4, 0};
+  const std::vector<double> byRows = {6, 0, -1.5, h, -1.5, -h, 16, 0, -2, 2 * h, -2, -2 * h};
+  for (auto [axis, want] : {std::pair{int64_t{0}, byColumns}, std::pair{int64_t{-3}, byColumns},
+                            std::pair{int64_t{1}, byRows}, std::pair{int64_t{-2}, byRows}}) {
+    auto out = executeGraph(**g, {x, bufferOf(std::vector<int64_t>{axis})});
+    ASSERT_TRUE(out) << axis << ": " << out.status().message();
+    auto y = valuesOf<float>(*(*out)[0]);
+    ASSERT_EQ(y.size(), want.size());
+    for (size_t i = 0; i < y.size(); ++i)
+      EXPECT_NEAR(y[i], want[i], 1e-5) << "axis " << axis << ", element " << i;
+  }
+  for (int64_t axis : std::vector<int64_t>{2, -1, 3, -4, int64_t{1} << 40})
+    EXPECT_FALSE(executeGraph(**g, {x, bufferOf(std::vector<int64_t>{axis})})) << axis;
+}
+
+TEST(MiscImport, DftOfARunTimeAxisNeedsADeclaredShapeSomeAxisGives) {
+  EXPECT_NE(rejection(runTimeAxisDft({2, 4, 2}))
+                .find("no axis in [-3, -2] or [0, 1] of input f32[2,3,1] gives the dims [2,4,2] "
+                      "declared for output 'y' (axis 0 gives [2,3,2], axis 1 gives [2,3,2])"),
+            std::string::npos)
+      << rejection(runTimeAxisDft({2, 4, 2}));
 }
 
 // RoiAlign over the whole of [[1, 2], [3, 4]] into one bin of 2 x 2 samples at (0.5 | 1.5)^2:

@@ -8,9 +8,9 @@
  * otherwise.
  *
  * Ops whose result shape depends on the values of scalar operands (a window's size, a DFT's
- * length, STFT's frame step) take those operands as values and the result shape as known in
- * advance (from ONNX's shape facts): execution fails (a non-success status) when the values
- * at run time imply another shape. */
+ * length and axis, STFT's frame step) take those operands as values and the result shape as known
+ * in advance (from ONNX's shape facts): execution fails (a non-success status) when the values at
+ * run time imply another shape. */
 #ifndef _ODLA_EXT_MISC_H_
 #define _ODLA_EXT_MISC_H_
 
@@ -119,16 +119,27 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtWindow(odla_value size, 
                                                                odla_value_type output_value_type,
                                                                const odla_value_id value_id);
 
-/* ONNX DFT (opset 17). input has a last dim of 1 (real) or 2 (real, imaginary) and a float
- * type; the transform runs along `axis` (not the last dim; may be negative). Its length L is
- * the run-time value of dft_length (an int32 or int64 scalar) when given, else the extent of
- * axis: the signal is cut or padded with zeros to L. X[k] = sum_n x[n] e^(-2 pi i k n / L);
- * `inverse` uses e^(+...) and divides by L. output_dims must be defined: input's dims with
- * the last one 2 and axis' extent L, or L / 2 + 1 with onesided (the first half of the bins);
- * execution fails when dft_length implies other dims. Computed in double. */
+/* ONNX DFT (opsets 17 and 20). input has a last dim of 1 (real) or 2 (real, imaginary) and a
+ * float type; the transform runs along one axis of it, not the last. That axis is `axis`
+ * (from -rank to rank - 2; negative counts from the end), or, when axis_value is given (an
+ * int32 or int64 scalar: DFT-20's axis known only when the model runs), the value axis_value
+ * holds at run time, and `axis` is ignored. Its length L is the run-time value of dft_length
+ * (an int32 or int64 scalar) when given, else the extent n of the axis (2 (n - 1) with
+ * inverse and onesided).
+ * - Forward: the signal is cut or padded with zeros to L; X[k] = sum_n x[n] e^(-2 pi i k n / L).
+ *   The result: input's dims with the last one 2 and the axis' extent L, or L / 2 + 1 with
+ *   onesided (the first half of the bins).
+ * - inverse: e^(+...) and a division by L, the result as the forward one's (not onesided).
+ * - inverse with onesided (numpy's irfft): input holds a one-sided spectrum of n bins along
+ *   the axis; bins k < min(n, L / 2 + 1) are read (zeros beyond) and the rest of the L bins is
+ *   their Hermitian mirror, so the imaginary parts of bin 0 and, for an even L, of bin L / 2
+ *   are ignored. The result is real: input's dims with the last one 1 and the axis' extent L.
+ * output_dims must be defined, and with axis_value some axis from 0 to rank - 2 must give
+ * them; execution fails (ODLA_INVALID_PARAM) when the run-time axis is out of range or the
+ * run-time axis or dft_length imply other dims. Computed in double. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDFT(odla_value input, odla_value dft_length,
-                                                            odla_int32 axis, odla_bool inverse,
-                                                            odla_bool onesided,
+                                                            odla_value axis_value, odla_int32 axis,
+                                                            odla_bool inverse, odla_bool onesided,
                                                             odla_value_shape output_dims,
                                                             const odla_value_id value_id);
 
