@@ -240,6 +240,10 @@ Status importConcatFromSequence(ImportCtx &ctx) {
   std::vector<Value *> parts;
   for (size_t i = 0; i < elements.size(); ++i) {
     Value *v = elements[i];
+    if (v->type().rank() != rank)
+      return ctx.fail("element " + str(static_cast<int64_t>(i)) + " is " + toString(v->type()) +
+                      " but element 0 is " + toString(elements[0]->type()) +
+                      ": the elements joined must have one rank");
     if (newAxis) {
       Dims dims = v->dims();
       dims.insert(dims.begin() + *axis, 1);

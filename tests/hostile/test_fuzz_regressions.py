@@ -66,6 +66,16 @@ class ModelImport(hostile.HostileCase):
                            "and double, not i32")
         self.assertNothingLeft(out)
 
+    def test_concat_from_sequence_mixed_ranks(self):
+        # A sequence of f32[0,3,4] and f32[2,3]: new_axis inserted at an axis normalized for
+        # element 0's rank past the end of element 1's dims (ASan: heap-buffer-overflow).
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", "concat-from-sequence-mixed-ranks"),
+                       "-o", out)
+        self.assertRefused(r, "node #1 (ConcatFromSequence, opset 12): element 1 is f32[2,3] but "
+                           "element 0 is f32[0,3,4]: the elements joined must have one rank")
+        self.assertNothingLeft(out)
+
 
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""
