@@ -897,7 +897,8 @@ private:
       blob[16 + i] = static_cast<char>((fingerprint_ >> (8 * i)) & 0xff);
     }
     for (const WeightSlot &s : slots_)
-      std::memcpy(&blob[kBlobHeader + s.offset], s.value->data()->data, s.value->data()->size);
+      if (s.value->data()->size) // an empty constant may have no data pointer
+        std::memcpy(&blob[kBlobHeader + s.offset], s.value->data()->data, s.value->data()->size);
     return blob;
   }
 

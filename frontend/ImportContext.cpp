@@ -213,7 +213,8 @@ Expected<std::vector<int64_t>> ImportCtx::constInts(int i, const char *what) con
   const Buffer &b = **data;
   switch (v->dtype()) {
   case DType::I64:
-    std::memcpy(out.data(), b.data, n * 8);
+    if (n) // an empty constant may have no data pointer
+      std::memcpy(out.data(), b.data, n * 8);
     break;
   case DType::I32:
     for (size_t k = 0; k < n; ++k)

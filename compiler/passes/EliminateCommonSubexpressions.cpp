@@ -68,7 +68,8 @@ public:
       std::vector<Value *> &bucket = constants[{toString(c->type()), hash}];
       Value *same = nullptr;
       for (Value *other : bucket)
-        if (other->data()->size == size && !std::memcmp(other->data()->data, bytes, size))
+        if (other->data()->size == size &&
+            (size == 0 || !std::memcmp(other->data()->data, bytes, size))) // empty: no data
           same = other;
       if (!same) {
         bucket.push_back(c);

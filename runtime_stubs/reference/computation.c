@@ -680,7 +680,9 @@ void *ref_value_data(odla_context ctx, odla_value v) {
     return (void *)(uintptr_t)(ctx->constants && ctx->constants[v->index] ? ctx->constants[v->index]
                                                                           : v->data);
   default:
-    return v->is_output ? ref_lookup(ctx->outs, ctx->num_outs, v->id) : ctx->arena + v->offset;
+    if (v->is_output)
+      return ref_lookup(ctx->outs, ctx->num_outs, v->id);
+    return ctx->arena ? ctx->arena + v->offset : NULL; /* no arena: every value is empty */
   }
 }
 

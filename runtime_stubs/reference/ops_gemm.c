@@ -151,10 +151,10 @@ void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alph
                         int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
                         int64_t ldc, float *pack) {
   int64_t jc, pc, ic, jr, ir, block = ref_sgemm_nc(m, n, k);
-  float *pack_b_buf = pack;
-  float *pack_a = pack + ref_min(k, KC) * ref_round_up(ref_min(n, block), NR);
+  float *pack_b_buf = pack, *pack_a;
   if (k == 0 || alpha == 0.0f)
-    return;
+    return; /* before any use of pack: an empty product has no scratch */
+  pack_a = pack + ref_min(k, KC) * ref_round_up(ref_min(n, block), NR);
   for (jc = 0; jc < n; jc += block) {
     int64_t nc = ref_min(block, n - jc);
     for (pc = 0; pc < k; pc += KC) {

@@ -13,6 +13,7 @@ If whose condition is known at compile time and whose other branch returns anoth
 
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE (as for the other e2e tests)."""
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -211,7 +212,9 @@ def check_load_mode(root, env):
         exe = os.path.join(out, "run")
         sources = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".c"))
         # No -Werror: the generated code leaves a Loop's final condition value unused.
-        subprocess.run(["cc", "-std=c99", "-O1", "-I", env["ODLA_INCLUDE"], *sources,
+        # $CC: the sanitize build sets its instrumented compiler, which its library needs.
+        cc = shlex.split(os.environ.get("CC", "cc"))
+        subprocess.run([*cc, "-std=c99", "-O1", "-I", env["ODLA_INCLUDE"], *sources,
                         env["ODLA_LIB"], "-lm", "-o", exe], check=True)
         for k, ds in enumerate(odlactest.data_sets(folder)):
             if k == 0:  # --store writes net.odlx beside the program first
