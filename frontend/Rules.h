@@ -77,6 +77,7 @@ const std::vector<ImportRule> &miscRules();          // signal, detection, train
 const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
 const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
 const std::vector<ImportRule> &textRules();          // string tensors, ai.onnx.ml's LabelEncoder
+const std::vector<ImportRule> &treeRules();          // ai.onnx.ml's tree ensembles
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

@@ -279,8 +279,6 @@ const std::vector<ImportRule> kRules = {
     {"RegexFullMatch", 20, "RegexFullMatch", {{"pattern", "pattern"}}, nullptr},
     ml({"Binarizer", 1, nullptr, reads({"threshold"}), importBinarizer}),
     ml({"ArrayFeatureExtractor", 1, nullptr, {}, importArrayFeatureExtractor}),
-    ml(rejected("TreeEnsemble", 5,
-                "TreeEnsemble-5 is not implemented yet (tree ensembles: a kernel of their own)")),
     ml(rejected("LabelEncoder", 1,
                 "LabelEncoder-1 (classes_strings) is not supported; opset 2 and later are")),
     ml({"LabelEncoder", 2, nullptr,
