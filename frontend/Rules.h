@@ -63,6 +63,12 @@ inline ImportRule rejected(const char *onnxOp, int sinceOpset, const char *why) 
   return {onnxOp, sinceOpset, nullptr, {}, nullptr, why};
 }
 
+// `r` as a row of ai.onnx.ml, the traditional machine-learning domain.
+inline ImportRule ml(ImportRule r) {
+  r.domain = "ai.onnx.ml";
+  return r;
+}
+
 // Row families, one file each under frontend/rules/.
 const std::vector<ImportRule> &elementwiseRules();   // unary math, activations
 const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic, logic

@@ -28,15 +28,16 @@ Status inferTreeEnsemble(InferCtx &c) {
   if (x.rank() != 2)
     return c.fail("input " + toString(x) + " must be a matrix [N, F]");
   if (nodes.dtype != DType::I32 || nodes.rank() != 2 || nodes.dims[1] != ODLA_EXT_TREE_COLUMNS)
-    return c.fail("nodes " + toString(nodes) + " must be int32 [M, " +
-                  str(ODLA_EXT_TREE_COLUMNS) + "]");
+    return c.fail("nodes " + toString(nodes) + " must be int32 [M, " + str(ODLA_EXT_TREE_COLUMNS) +
+                  "]");
   if (!isVector(splits, x.dtype) || splits.dims[0] != nodes.dims[0])
-    return c.fail("splits " + toString(splits) + " must be one element of the input's type per "
-                  "node of " + toString(nodes));
+    return c.fail("splits " + toString(splits) +
+                  " must be one element of the input's type per "
+                  "node of " +
+                  toString(nodes));
   if (c.hasInput(3) && !isVector(c.in(3), x.dtype))
     return c.fail("members " + toString(c.in(3)) + " must be a vector of the input's type");
-  if (!isVector(targets, DType::I32) || !isVector(weights, x.dtype) ||
-      targets.dims != weights.dims)
+  if (!isVector(targets, DType::I32) || !isVector(weights, x.dtype) || targets.dims != weights.dims)
     return c.fail("leaf targets " + toString(targets) + " (int32) and weights " +
                   toString(weights) + " (the input's type) must be vectors of one length");
   if (!isVector(roots, DType::I32))
@@ -71,11 +72,11 @@ const std::vector<OpDef> kOps = {
      inferTreeEnsemble,
      [](LowerCtx &c) {
        const Node &n = c.node();
-       c.setOut(0, c.sink().ExtTreeEnsemble(
-                       c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5), c.in(6),
-                       static_cast<odla_int32>(n.i("aggregate_function")),
-                       static_cast<odla_int32>(n.i("post_transform")),
-                       static_cast<odla_int32>(n.i("n_targets")), c.outId(0)));
+       c.setOut(0, c.sink().ExtTreeEnsemble(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5),
+                                            c.in(6),
+                                            static_cast<odla_int32>(n.i("aggregate_function")),
+                                            static_cast<odla_int32>(n.i("post_transform")),
+                                            static_cast<odla_int32>(n.i("n_targets")), c.outId(0)));
      }},
 };
 

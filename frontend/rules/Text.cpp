@@ -261,13 +261,6 @@ Status importArrayFeatureExtractor(ImportCtx &ctx) {
   return Status::ok();
 }
 
-constexpr char kMl[] = "ai.onnx.ml";
-
-ImportRule ml(ImportRule r) {
-  r.domain = kMl;
-  return r;
-}
-
 const std::vector<ImportRule> kRules = {
     {"StringConcat", 20, "StringConcat", {}, nullptr},
     {"StringNormalizer", 10, nullptr,

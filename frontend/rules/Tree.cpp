@@ -29,9 +29,10 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// A tensor attribute decoded; `required` says whether its absence is an error.
-Expected<std::optional<DecodedTensor>> tensorAttr(ImportCtx &ctx, const char *name,
-                                                  bool required) {
+// A rank-1 tensor attribute decoded, of element type `type` where given; `required` says
+// whether its absence is an error.
+Expected<std::optional<DecodedTensor>> tensorAttr(ImportCtx &ctx, const char *name, bool required,
+                                                  std::optional<DType> type = std::nullopt) {
   const onnx::AttributeProto *a = ctx.findAttr(name);
   if (!a) {
     if (required)
@@ -46,6 +47,9 @@ Expected<std::optional<DecodedTensor>> tensorAttr(ImportCtx &ctx, const char *na
   if (t->type.rank() != 1)
     return ctx.fail(std::string("attribute ") + name + " " + toString(t->type) +
                     " must have rank 1");
+  if (type && t->type.dtype != *type)
+    return ctx.fail(std::string("attribute ") + name + " " + toString(t->type) +
+                    " must have the input's element type " + dtypeName(*type));
   return std::optional<DecodedTensor>(std::move(*t));
 }
 
@@ -77,8 +81,8 @@ struct Ensemble {
 };
 
 // nodes_* integer attributes: present (or absent and optional, then `dflt` each), numNodes long.
-Status nodeInts(ImportCtx &ctx, const Ensemble &e, const char *name, bool required,
-                int64_t dflt, std::vector<int64_t> &out) {
+Status nodeInts(ImportCtx &ctx, const Ensemble &e, const char *name, bool required, int64_t dflt,
+                std::vector<int64_t> &out) {
   if (!ctx.hasAttr(name)) {
     if (required)
       return ctx.fail(std::string("attribute ") + name + " is required");
@@ -103,13 +107,10 @@ Status inRange(ImportCtx &ctx, const char *attr, int64_t i, int64_t v, int64_t e
 }
 
 Status readNodes(ImportCtx &ctx, Ensemble &e, DType t, int64_t features) {
-  auto splits = tensorAttr(ctx, "nodes_splits", true);
+  auto splits = tensorAttr(ctx, "nodes_splits", true, t);
   if (!splits)
     return splits.takeStatus();
   e.splits = **splits;
-  if (e.splits.type.dtype != t)
-    return ctx.fail("attribute nodes_splits " + toString(e.splits.type) +
-                    " must have the input's element type " + dtypeName(t));
   e.numNodes = e.splits.type.numElements();
   if (e.numNodes > INT32_MAX)
     return ctx.fail("attribute nodes_splits has " + str(e.numNodes) + " nodes: at most 2^31 - 1");
@@ -155,13 +156,10 @@ Status readNodes(ImportCtx &ctx, Ensemble &e, DType t, int64_t features) {
 }
 
 Status readLeaves(ImportCtx &ctx, Ensemble &e, DType t) {
-  auto weights = tensorAttr(ctx, "leaf_weights", true);
+  auto weights = tensorAttr(ctx, "leaf_weights", true, t);
   if (!weights)
     return weights.takeStatus();
   e.weights = **weights;
-  if (e.weights.type.dtype != t)
-    return ctx.fail("attribute leaf_weights " + toString(e.weights.type) +
-                    " must have the input's element type " + dtypeName(t));
   if (!ctx.hasAttr("leaf_targetids"))
     return ctx.fail("attribute leaf_targetids is required");
   e.leafTargets = ctx.attrInts("leaf_targetids");
@@ -180,36 +178,33 @@ Status readLeaves(ImportCtx &ctx, Ensemble &e, DType t) {
     for (auto [name, id, leaf] : {std::tuple{"nodes_truenodeids", e.trueIds[i], e.trueLeaf[i]},
                                   std::tuple{"nodes_falsenodeids", e.falseIds[i], e.falseLeaf[i]}})
       if (Status s = inRange(ctx, name, i, id, leaf ? e.numLeaves : e.numNodes,
-                             leaf ? "a leaf (its nodes_*leafs entry is 1) of " +
-                                        str(e.numLeaves) + " in leaf_weights"
-                                  : "a node (its nodes_*leafs entry is 0) of " +
-                                        str(e.numNodes) + " in nodes_splits"))
+                             leaf ? "a leaf (its nodes_*leafs entry is 1) of " + str(e.numLeaves) +
+                                        " in leaf_weights"
+                                  : "a node (its nodes_*leafs entry is 0) of " + str(e.numNodes) +
+                                        " in nodes_splits"))
         return s;
   return Status::ok();
 }
 
 // membership_values: one NaN-ended set per BRANCH_MEMBER node, in node order.
 Status readMembers(ImportCtx &ctx, Ensemble &e, DType t) {
-  auto members = tensorAttr(ctx, "membership_values", false);
+  auto members = tensorAttr(ctx, "membership_values", false, t);
   if (!members)
     return members.takeStatus();
   e.members = std::move(*members);
   int64_t sets = 0, nans = 0;
   for (int64_t mode : e.modes)
     sets += mode == ODLA_EXT_TREE_BRANCH_MEMBER;
-  if (e.members && e.members->type.dtype != t)
-    return ctx.fail("attribute membership_values " + toString(e.members->type) +
-                    " must have the input's element type " + dtypeName(t));
   std::vector<int64_t> ends; // where each set's NaN is
   for (int64_t i = 0; e.members && i < e.members->type.numElements(); ++i)
     if (isNan(t, e.members->data->data, i))
       ends.push_back(i);
   nans = static_cast<int64_t>(ends.size());
   if (nans != sets)
-    return ctx.fail(str(sets) + " nodes are BRANCH_MEMBER and attribute membership_values " +
-                    (e.members ? "holds " + str(nans) + " NaN-ended sets"
-                               : std::string("is absent")) +
-                    ": one set per BRANCH_MEMBER node, in node order");
+    return ctx.fail(
+        str(sets) + " nodes are BRANCH_MEMBER and attribute membership_values " +
+        (e.members ? "holds " + str(nans) + " NaN-ended sets" : std::string("is absent")) +
+        ": one set per BRANCH_MEMBER node, in node order");
   e.setBegin.assign(static_cast<size_t>(e.numNodes), 0);
   int64_t begin = 0;
   for (int64_t i = 0, set = 0; i < e.numNodes; ++i)
@@ -281,7 +276,8 @@ Status importTreeEnsemble(ImportCtx &ctx) {
     auto declared = ctx.declaredType(0);
     if (!declared || declared->rank() != 2)
       return ctx.fail("attribute n_targets is absent and the model declares no static shape "
-                      "[N, n_targets] for output '" + ctx.outputName(0) + "'");
+                      "[N, n_targets] for output '" +
+                      ctx.outputName(0) + "'");
     e.numTargets = declared->dims[1];
   }
   if (e.numTargets < 0 || e.numTargets > INT32_MAX)
@@ -317,11 +313,10 @@ Status importTreeEnsemble(ImportCtx &ctx) {
       e.members ? static_cast<const unsigned char *>(e.members->data->data) : nullptr;
   std::vector<unsigned char> splits, members;
   for (int64_t old : *order) {
-    nodes.insert(nodes.end(), {static_cast<int32_t>(e.features[old]),
-                               static_cast<int32_t>(e.modes[old]),
-                               static_cast<int32_t>(e.missing[old]),
-                               branch(e.trueIds[old], e.trueLeaf[old]),
-                               branch(e.falseIds[old], e.falseLeaf[old])});
+    nodes.insert(nodes.end(),
+                 {static_cast<int32_t>(e.features[old]), static_cast<int32_t>(e.modes[old]),
+                  static_cast<int32_t>(e.missing[old]), branch(e.trueIds[old], e.trueLeaf[old]),
+                  branch(e.falseIds[old], e.falseLeaf[old])});
     splits.insert(splits.end(), splitBytes + old * elem, splitBytes + (old + 1) * elem);
     if (e.modes[old] != ODLA_EXT_TREE_BRANCH_MEMBER)
       continue;
@@ -344,30 +339,21 @@ Status importTreeEnsemble(ImportCtx &ctx) {
   Value *nodeTable = i32("nodes", nodes, {rows, ODLA_EXT_TREE_COLUMNS});
   Value *splitTable = g.addConstant(ctx.tempName("splits"), {t, {rows}},
                                     Buffer::copyOf(splits.data(), splits.size()));
-  Value *memberTable =
-      members.empty() ? nullptr
-                      : g.addConstant(ctx.tempName("members"),
-                                      {t, {static_cast<int64_t>(members.size() / elem)}},
-                                      Buffer::copyOf(members.data(), members.size()));
+  Value *memberTable = members.empty()
+                           ? nullptr
+                           : g.addConstant(ctx.tempName("members"),
+                                           {t, {static_cast<int64_t>(members.size() / elem)}},
+                                           Buffer::copyOf(members.data(), members.size()));
   Value *targets = i32("leaf_targets", leafTargets, {e.numLeaves});
   Value *weights = g.addConstant(ctx.tempName("leaf_weights"), e.weights.type, e.weights.data);
   Value *rootTable = i32("roots", roots, {static_cast<int64_t>(roots.size())});
-  auto out = ctx.emit("TreeEnsemble",
-                      {x, nodeTable, splitTable, memberTable, targets, weights, rootTable},
-                      {{"aggregate_function", aggregate},
-                       {"post_transform", post},
-                       {"n_targets", e.numTargets}});
+  auto out = ctx.emit(
+      "TreeEnsemble", {x, nodeTable, splitTable, memberTable, targets, weights, rootTable},
+      {{"aggregate_function", aggregate}, {"post_transform", post}, {"n_targets", e.numTargets}});
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);
   return Status::ok();
-}
-
-constexpr char kMl[] = "ai.onnx.ml";
-
-ImportRule ml(ImportRule r) {
-  r.domain = kMl;
-  return r;
 }
 
 const std::vector<ImportRule> kRules = {
