@@ -274,7 +274,7 @@ Status importTreeEnsemble(ImportCtx &ctx) {
     e.numTargets = ctx.attrInt("n_targets", 0);
   } else { // the result's width otherwise comes from the shape the model declares for it
     auto declared = ctx.declaredType(0);
-    if (!declared || declared->rank() != 2)
+    if (!declared || declared->rank() != 2 || declared->dims[1] < 0)
       return ctx.fail("attribute n_targets is absent and the model declares no static shape "
                       "[N, n_targets] for output '" +
                       ctx.outputName(0) + "'");
@@ -291,6 +291,8 @@ Status importTreeEnsemble(ImportCtx &ctx) {
   if (!ctx.hasAttr("tree_roots"))
     return ctx.fail("attribute tree_roots is required");
   e.roots = ctx.attrInts("tree_roots");
+  if (e.roots.empty()) // nothing to aggregate (and AVERAGE would divide by 0 trees)
+    return ctx.fail("attribute tree_roots is empty: an ensemble has at least one tree");
   for (size_t r = 0; r < e.roots.size(); ++r)
     if (Status s = inRange(ctx, "tree_roots", static_cast<int64_t>(r), e.roots[r], e.numNodes,
                            "a node of " + str(e.numNodes) + " in nodes_splits"))

@@ -77,6 +77,9 @@ class TreeEnsembleTest(hostile.HostileCase):
         self.refusedTree(edited(tree_roots=[0, 2]),
                          "attribute tree_roots[1] = 2 is not in [0, 2): a node of 2")
         self.refusedTree(edited(tree_roots=[-1]), "tree_roots[0] = -1")
+        m = edited()
+        next(a for a in m.graph.node[0].attribute if a.name == "tree_roots").ClearField("ints")
+        self.refusedTree(m, "attribute tree_roots is empty: an ensemble has at least one tree")
 
     def test_branches_that_form_a_cycle(self):
         # node 1's true branch back to node 0, and a node that is its own child
