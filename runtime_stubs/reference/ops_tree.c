@@ -186,10 +186,14 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     return snprintf(msg, cap, "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
                     "type [K] or NULL), leaf_targets (int32 [L]), leaf_weights (input's type "
                     "[L]) and roots (int32 [R]) must be constants", ODLA_EXT_TREE_COLUMNS);
-  if (aggregate < ODLA_EXT_TREE_AVERAGE || aggregate > ODLA_EXT_TREE_MAX ||
-      post < ODLA_EXT_TREE_POST_NONE || post > ODLA_EXT_TREE_POST_PROBIT || targets < 0)
-    return snprintf(msg, cap, "aggregate_function %d, post_transform %d or num_targets %d is "
-                    "out of range", (int)aggregate, (int)post, (int)targets);
+  if (aggregate < ODLA_EXT_TREE_AVERAGE || aggregate > ODLA_EXT_TREE_MAX)
+    return snprintf(msg, cap, "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
+                    (int)aggregate);
+  if (post < ODLA_EXT_TREE_POST_NONE || post > ODLA_EXT_TREE_POST_PROBIT)
+    return snprintf(msg, cap, "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
+                    "4)", (int)post);
+  if (targets < 0)
+    return snprintf(msg, cap, "num_targets %d is negative", (int)targets);
   m = nodes->type.shape.dims[0];
   num_leaves = leaf_targets->type.shape.dims[0];
   if (m > INT32_MAX || num_leaves > INT32_MAX)
@@ -202,11 +206,15 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
                                                             ODLA_EXT_TREE_COL_MODE);
     int64_t missing = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS +
                                                                ODLA_EXT_TREE_COL_MISSING);
-    if (feature < 0 || feature >= input->type.shape.dims[1] || mode < 0 ||
-        mode > ODLA_EXT_TREE_BRANCH_MEMBER || (missing != 0 && missing != 1))
-      return snprintf(msg, cap, "node %lld: feature %lld (input has %lld), mode %lld or missing "
-                      "%lld is out of range", (long long)r, (long long)feature,
-                      (long long)input->type.shape.dims[1], (long long)mode, (long long)missing);
+    if (feature < 0 || feature >= input->type.shape.dims[1])
+      return snprintf(msg, cap, "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
+                      (long long)r, (long long)feature, (long long)input->type.shape.dims[1]);
+    if (mode < 0 || mode > ODLA_EXT_TREE_BRANCH_MEMBER)
+      return snprintf(msg, cap, "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
+                      "(0 to 6)", (long long)r, (long long)mode);
+    if (missing != 0 && missing != 1)
+      return snprintf(msg, cap, "node %lld: missing %lld is not 0 or 1", (long long)r,
+                      (long long)missing);
     num_sets += mode == ODLA_EXT_TREE_BRANCH_MEMBER;
     for (c = ODLA_EXT_TREE_COL_TRUE; c <= ODLA_EXT_TREE_COL_FALSE; ++c) {
       int64_t b = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + c);
