@@ -1,8 +1,8 @@
 """Hostile ai.onnx.ml TreeEnsemble-5 nodes: every index in the attributes out of range (feature
 ids, node and leaf ids of the branches, target ids, tree roots), branches that form a cycle,
 nodes_* and leaf_* lists of different lengths, modes, flags, aggregate and post_transform
-codes outside the spec, member sets that do not match the BRANCH_MEMBER nodes, and the
-legacy TreeEnsembleRegressor: each refused at compile time with the node, the attribute and
+codes outside the spec, member sets that do not match the BRANCH_MEMBER nodes, an empty
+tree_roots, and the legacy TreeEnsembleRegressor and TreeEnsembleClassifier: each refused at compile time with the node, the attribute and
 the numbers, leaving nothing behind. A chain of 100,000 nodes and a ladder of nodes each reached
 from two parents (2^60 paths to walk for a naive evaluator) compile and run in linear time. A
 stored executable whose nodes table is edited to branch backwards is refused by the loader."""
@@ -131,16 +131,24 @@ class TreeEnsembleTest(hostile.HostileCase):
         self.refusedTree(edited(n_targets=None), "attribute n_targets is absent and the model "
                          "declares no static shape [N, n_targets] for output 'y'")
 
-    def test_legacy_regressor_refused(self):
-        node = h.make_node("TreeEnsembleRegressor", ["x"], ["y"], name="legacy",
-                           domain="ai.onnx.ml", nodes_treeids=[0], nodes_nodeids=[0],
-                           nodes_modes=["LEAF"], target_ids=[0], target_nodeids=[0],
-                           target_treeids=[0], target_weights=[1.0])
-        graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
-                             [h.make_tensor_value_info("y", T.FLOAT, None)])
-        self.refused(h.make_model(graph, ir_version=10, opset_imports=[
-            h.make_opsetid("", 21), h.make_opsetid("ai.onnx.ml", 3)]),
-            "TreeEnsembleRegressor is not supported (leaves with several targets, base_values)")
+    def test_legacy_regressor_and_classifier_refused(self):
+        for op, leaves, why in (
+                ("TreeEnsembleRegressor", dict(target_ids=[0], target_nodeids=[0],
+                                               target_treeids=[0], target_weights=[1.0]),
+                 "TreeEnsembleRegressor is not supported (leaves with several targets, "
+                 "base_values)"),
+                ("TreeEnsembleClassifier", dict(class_ids=[0], class_nodeids=[0],
+                                                class_treeids=[0], class_weights=[1.0],
+                                                classlabels_int64s=[7]),
+                 "TreeEnsembleClassifier is not supported (class labels, base_values)")):
+            node = h.make_node(op, ["x"], ["y"], name="legacy", domain="ai.onnx.ml",
+                               nodes_treeids=[0], nodes_nodeids=[0], nodes_modes=["LEAF"],
+                               **leaves)
+            graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                                 [h.make_tensor_value_info("y", T.FLOAT, None)])
+            self.refused(h.make_model(graph, ir_version=10, opset_imports=[
+                h.make_opsetid("", 21), h.make_opsetid("ai.onnx.ml", 3)]),
+                "node 'legacy' (ai.onnx.ml." + op, why)
 
     def run_model(self, m, x):
         out = self.path("out")
