@@ -4,8 +4,9 @@
  * The builder reads the constant tables once, checks every index in them and copies them into
  * the node's parameter block as one record per node (threshold and member range included),
  * one per leaf, the members of each MEMBER node sorted, and the roots; the kernel reads only
- * that block, so that a constants array given at launch cannot hand it an index it did not
- * check. A branch always leads to a later row (odla_ext_tree.h), hence every walk from a root
+ * that block and the input, so that nothing given at launch can hand it an index the builder
+ * did not check (the node's one operand is the input: a constants array that would replace a
+ * table is refused). A branch always leads to a later row (odla_ext_tree.h), hence every walk from a root
  * ends at a leaf after at most M steps.
  *
  * Each input row is widened to double once (exact for float16, float and double, so each
@@ -345,7 +346,10 @@ odla_value odla_ExtTreeEnsemble(odla_value input, odla_value nodes, odla_value s
   out.shape.dims[1] = num_targets;
   /* Scratch: one input row as doubles, the targets' sums and whether a tree reached each. */
   scratch = (size_t)(p->features + num_targets) * sizeof(double) + (size_t)num_targets + 1;
-  v = ref_add_op("ExtTreeEnsemble", ref_tree_run, 7, in, out, value_id, p, bytes);
+  /* The node reads input alone: the tables live in its parameter block, and a constants array
+   * that would replace one of them is refused (executable_io.c: a constant no node reads
+   * shaped the graph when it was built). */
+  v = ref_add_op("ExtTreeEnsemble", ref_tree_run, 1, in, out, value_id, p, bytes);
   free(p);
   if (v)
     v->node->scratch_bytes = scratch;

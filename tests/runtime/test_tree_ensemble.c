@@ -3,8 +3,8 @@
  * reaches, against answers worked out by hand (in the comments), with SUM and MAX; then every
  * check of the builder, each table broken one way, must refuse the call with
  * ODLA_INVALID_PARAM when the graph is built (what a caller of the API or a stored executable
- * could hand it, which odlac's importer never emits). Usage: test_tree_ensemble SCRATCH_DIR
- * (unused) */
+ * could hand it, which odlac's importer never emits), and a constants array that would replace
+ * a table is refused at launch. Usage: test_tree_ensemble SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -113,6 +113,37 @@ static void check_refused(const tables *t, const char *what) {
   odla_DestroyComputation(comp);
 }
 
+/* A constants array may not replace a table: the builder read them when the graph was built. */
+static void check_constants_array_refused(void) {
+  static const float x[ROWS][FEATURES] = {{0, 2}, {1, 3}, {NAN, 5}};
+  float y[ROWS][TARGETS];
+  tables t = good();
+  odla_computation comp, other;
+  odla_executable exe = NULL;
+  odla_constants_array array = NULL;
+  odla_context ctx;
+  odla_CreateComputation(&comp);
+  odla_SetValueAsOutput(build(&t));
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+  t.weights[0] = 99;
+  odla_CreateComputation(&other); /* the array takes the current computation's constants */
+  build(&t);
+  CHECK(odla_CreateConstantsArray(&array) == ODLA_SUCCESS, "CreateConstantsArray");
+  odla_CreateContext(&ctx);
+  odla_BindToArgumentById(ID("x"), x, ctx);
+  odla_BindToOutputById(ID("y"), y, ctx);
+  /* ODLA_INVALID_PARAM on the reference backend (the tables are constants no node reads);
+   * libodla_dnnl refuses every constants array. */
+  CHECK(odla_AsyncLaunchExecutable(exe, array, ctx, ODLA_COMPUTE_INFERENCE, NULL) !=
+            ODLA_SUCCESS,
+        "a constants array replacing the tables: launched");
+  odla_DestroyContext(ctx);
+  odla_DestroyConstantsArray(array);
+  odla_DestroyComputation(other);
+  odla_DestroyExecutable(exe);
+  odla_DestroyComputation(comp);
+}
+
 int main(void) {
   /* x = [0, 2]: A to row 1, 2 is a member: leaf 1; B: 2 != 3: leaf 3. x = [1, 3]: A leaf 0;
    * B: leaf 4. x = [NaN, 5]: A's NaN goes true, 5 is a member: leaf 1; B: leaf 3. */
@@ -121,6 +152,7 @@ int main(void) {
   tables t;
   check_answer(ODLA_EXT_TREE_SUM, sum);
   check_answer(ODLA_EXT_TREE_MAX, max);
+  check_constants_array_refused();
 
   t = good();
   t.nodes[1][ODLA_EXT_TREE_COL_TRUE] = 0;

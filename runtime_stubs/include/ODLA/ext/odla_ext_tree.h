@@ -4,8 +4,9 @@
  * An ensemble is a forest of binary decision trees held in tables: every interior node tests
  * one feature of an input row against its threshold (or its set of members) and goes on to
  * its true or its false branch, which is another node or a leaf; a leaf adds its weight to one
- * target. The tables are read when the computation is built (they must be constants, and a
- * constants array given at launch does not replace them). */
+ * target. The tables are read when the computation is built: they must be constants, and a
+ * constants array given at launch may not replace them (odla_AsyncLaunchExecutable refuses
+ * one that does with ODLA_INVALID_PARAM). */
 #ifndef _ODLA_EXT_TREE_H_
 #define _ODLA_EXT_TREE_H_
 
