@@ -20,7 +20,8 @@ const std::vector<const ImportRule *> &allRules() {
     for (const auto *family :
          {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(), &dataMovementRules(),
           &indexingRules(), &normalizationRules(), &recurrentRules(), &quantRules(), &miscRules(),
-          &controlFlowRules(), &sequenceRules(), &textRules()})
+          &controlFlowRules(), &sequenceRules(), &textRules(),
+          &treeRules()})
       for (const ImportRule &r : *family)
         v.push_back(&r);
     return v;

@@ -63,6 +63,12 @@ inline ImportRule rejected(const char *onnxOp, int sinceOpset, const char *why) 
   return {onnxOp, sinceOpset, nullptr, {}, nullptr, why};
 }
 
+// `r` as a row of ai.onnx.ml, the traditional machine-learning domain.
+inline ImportRule ml(ImportRule r) {
+  r.domain = "ai.onnx.ml";
+  return r;
+}
+
 // Row families, one file each under frontend/rules/.
 const std::vector<ImportRule> &elementwiseRules();   // unary math, activations
 const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic, logic
@@ -77,6 +83,7 @@ const std::vector<ImportRule> &miscRules();          // signal, detection, train
 const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
 const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
 const std::vector<ImportRule> &textRules();          // string tensors, ai.onnx.ml's LabelEncoder
+const std::vector<ImportRule> &treeRules();          // ai.onnx.ml's tree ensembles
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

@@ -22,5 +22,6 @@ const std::vector<OpDef> &transformerOps();  // Transformer.cpp: layer norm, att
 const std::vector<OpDef> &controlFlowOps();  // ControlFlow.cpp: If, Loop (bodies as subgraphs)
 const std::vector<OpDef> &customOps();       // Custom.cpp: kernels registered by the application
 const std::vector<OpDef> &textOps();         // Text.cpp: string tensors, LabelEncoder
+const std::vector<OpDef> &treeOps();         // Tree.cpp: ai.onnx.ml's tree ensembles
 
 } // namespace odlac

@@ -22,7 +22,8 @@ const std::vector<const OpDef *> &allOps() {
     for (const std::vector<OpDef> *family :
          {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
           &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps(),
-          &fusedOps(), &controlFlowOps(), &transformerOps(), &customOps(), &textOps()})
+          &fusedOps(), &controlFlowOps(), &transformerOps(), &customOps(), &textOps(),
+          &treeOps()})
       for (const OpDef &op : *family)
         ops.push_back(&op);
     return ops;

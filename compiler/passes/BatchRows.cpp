@@ -191,6 +191,7 @@ const std::map<std::string, RuleFn> &rules() {
       {"LpNormalize", rowsOfFirst},
       {"LayerNorm", rowsOfFirst},
       {"Softmax", rowsOfFirst},
+      {"TreeEnsemble", rowsOfFirst}, // each row walks the trees alone; the tables are constants
       {"LogSoftmax", rowsOfFirst},
       {"Hardmax", rowsOfFirst},
       {"Resize", rowsOfFirst},

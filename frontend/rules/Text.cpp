@@ -265,13 +265,6 @@ Status importArrayFeatureExtractor(ImportCtx &ctx) {
   return Status::ok();
 }
 
-constexpr char kMl[] = "ai.onnx.ml";
-
-ImportRule ml(ImportRule r) {
-  r.domain = kMl;
-  return r;
-}
-
 const std::vector<ImportRule> kRules = {
     {"StringConcat", 20, "StringConcat", {}, nullptr},
     {"StringNormalizer", 10, nullptr,
@@ -283,8 +276,6 @@ const std::vector<ImportRule> kRules = {
     {"RegexFullMatch", 20, "RegexFullMatch", {{"pattern", "pattern"}}, nullptr},
     ml({"Binarizer", 1, nullptr, reads({"threshold"}), importBinarizer}),
     ml({"ArrayFeatureExtractor", 1, nullptr, {}, importArrayFeatureExtractor}),
-    ml(rejected("TreeEnsemble", 5,
-                "TreeEnsemble-5 is not implemented yet (tree ensembles: a kernel of their own)")),
     ml(rejected("LabelEncoder", 1,
                 "LabelEncoder-1 (classes_strings) is not supported; opset 2 and later are")),
     ml({"LabelEncoder", 2, nullptr,

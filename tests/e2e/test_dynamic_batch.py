@@ -3,7 +3,8 @@ axis are compiled with --dynamic-batch (planned for 1 row, and for 3 rows so tha
 a padded last pass), built with -Werror together with a driver that calls NAME_run_batch, and
 run at batches 1, 3 and 8 against PyTorch on the same rows (relative 1e-4). Models whose ops
 mix rows (a reduction or softmax over the batch axis) or whose inputs have no symbolic batch
-are refused naming the node or input, with exit status 1 and nothing written."""
+are refused naming the node or input, with exit status 1 and nothing written. An ai.onnx.ml
+TreeEnsemble, built with onnx.helper, runs at the same batches against numpy."""
 import os
 import subprocess
 import sys
@@ -182,6 +183,39 @@ class DynamicBatchTest(unittest.TestCase):
     def test_shared_token(self):
         # Planned for 1 row only: at 3, the token's 3 rows are refused as not the batch's.
         self.check_model(SharedToken(), (6,), batch_sizes=((),))
+
+    def test_tree_ensemble(self):
+        # ai.onnx.ml TreeEnsemble over rows [x0, x1]: x0 <= 0 gives 1 to target 0, else
+        # x1 > 0.5 gives 2, else 4, to target 1; against numpy.
+        from onnx import TensorProto, helper, numpy_helper
+        f32 = TensorProto.FLOAT
+        node = helper.make_node(
+            "TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", n_targets=2, tree_roots=[0],
+            nodes_modes=numpy_helper.from_array(np.array([0, 3], np.uint8)),
+            nodes_featureids=[0, 1], nodes_splits=numpy_helper.from_array(
+                np.array([0, 0.5], np.float32)), nodes_truenodeids=[0, 1],
+            nodes_trueleafs=[1, 1], nodes_falsenodeids=[1, 2], nodes_falseleafs=[0, 1],
+            leaf_targetids=[0, 1, 1], leaf_weights=numpy_helper.from_array(
+                np.array([1, 2, 4], np.float32)))
+        graph = helper.make_graph([node], "trees", [helper.make_tensor_value_info(
+            "x", f32, ["batch", 2])], [helper.make_tensor_value_info("y", f32, ["batch", 2])])
+        model = helper.make_model(graph, ir_version=8, opset_imports=[
+            helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 5)])
+        rng = np.random.default_rng(4)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "model.onnx")
+            with open(path, "wb") as f:
+                f.write(model.SerializeToString())
+            for flags in ((), ("--batch-size=3",)):
+                exe = self.compile_and_build(work, path, *flags)
+                for n in BATCHES:
+                    with self.subTest(flags=flags, batch=n):
+                        x = rng.standard_normal((n, 2)).astype(np.float32)
+                        want = np.zeros((n, 2), np.float32)
+                        want[:, 0] = np.where(x[:, 0] <= 0, 1, 0)
+                        want[:, 1] = np.where(x[:, 0] <= 0, 0, np.where(x[:, 1] > 0.5, 2, 4))
+                        got = self.run_batch(exe, x).reshape(n, 2)
+                        np.testing.assert_array_equal(got, want)
 
     def refused(self, model, row_shape, expect, dynamic=True, flags=("--dynamic-batch",)):
         with tempfile.TemporaryDirectory() as work:

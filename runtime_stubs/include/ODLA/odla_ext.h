@@ -23,6 +23,7 @@
 #include <ODLA/ext/odla_ext_fused.h>
 #include <ODLA/ext/odla_ext_transformer.h>
 #include <ODLA/ext/odla_ext_string.h>
+#include <ODLA/ext/odla_ext_tree.h>
 #include <ODLA/ext/odla_ext_profiler.h> /* reading device traces */
 /* Custom ops: kernels the application registers, called through odla_CustomOp. */
 #include <ODLA/ext/odla_ext_custom.h>
