@@ -31,50 +31,47 @@ def tensor_proto(dims, data_type=1, raw=b""):
 class ModelImport(hostile.HostileCase):
     """Models that the fuzz target `import` found."""
 
+    def assertInputRefused(self, name, message):
+        """odlac on regressions/import/NAME: exit 1 with `message`, nothing written."""
+        out = self.path("out")
+        r = self.odlac(os.path.join(REGRESSIONS, "import", name), "-o", out)
+        self.assertRefused(r, message)
+        self.assertNothingLeft(out)
+
     def test_reshape_product_overflow(self):
         # A Reshape whose constant shape's dims multiply past int64_t (signed overflow, UBSan).
-        out = self.path("out")
-        r = self.odlac(os.path.join(REGRESSIONS, "import", "reshape-product-overflow"), "-o", out)
-        self.assertRefused(r, "node #4 (Reshape, opset 6): shape [11012708447027201,1,"
-                           "72057594037927948,12] has more than 2^63 elements")
-        self.assertNothingLeft(out)
+        self.assertInputRefused("reshape-product-overflow",
+                                "node #4 (Reshape, opset 6): shape [11012708447027201,1,"
+                                "72057594037927948,12] has more than 2^63 elements")
 
     def test_adam_empty_tensor_name(self):
         # Adam's optimized tensors are a variadic parameter, whose names the schema check lets
         # be empty: the rule read the absent operand's type (UBSan, null member call).
-        out = self.path("out")
-        r = self.odlac(os.path.join(REGRESSIONS, "import", "adam-empty-tensor-name"), "-o", out)
-        self.assertRefused(r, "node #0 (ai.onnx.preview.training.Adam, opset 1): input 3 is "
-                           "empty; every optimized tensor is required")
-        self.assertNothingLeft(out)
+        self.assertInputRefused("adam-empty-tensor-name",
+                                "node #0 (ai.onnx.preview.training.Adam, opset 1): input 3 is "
+                                "empty; every optimized tensor is required")
 
     def test_unsqueeze_float4_axes(self):
         # Run-time axes of a 4-bit float type: the shape came from the declared output and the
         # type went unchecked (found as UBSan's enum report on the extension type's code).
-        out = self.path("out")
-        r = self.odlac(os.path.join(REGRESSIONS, "import", "unsqueeze-float4-axes"), "-o", out)
-        self.assertRefused(r, "node #0 (Unsqueeze, opset 13): axes (input 1, 'axes') must be "
-                           "int64, got f4e2m1[3]")
-        self.assertNothingLeft(out)
+        self.assertInputRefused("unsqueeze-float4-axes",
+                                "node #0 (Unsqueeze, opset 13): axes (input 1, 'axes') must be "
+                                "int64, got f4e2m1[3]")
 
     def test_pad2_int32_huge_value(self):
         # Pad-6 of int32 data with value 3.7e19: Pad before opset 11 takes only float types,
         # and the value went through a double-to-int32 cast out of range (UBSan).
-        out = self.path("out")
-        r = self.odlac(os.path.join(REGRESSIONS, "import", "pad2-int32-huge-value"), "-o", out)
-        self.assertRefused(r, "node #0 (Pad, opset 6): Pad before opset 11 takes float16, float "
-                           "and double, not i32")
-        self.assertNothingLeft(out)
+        self.assertInputRefused("pad2-int32-huge-value",
+                                "node #0 (Pad, opset 6): Pad before opset 11 takes float16, "
+                                "float and double, not i32")
 
     def test_concat_from_sequence_mixed_ranks(self):
         # A sequence of f32[0,3,4] and f32[2,3]: new_axis inserted at an axis normalized for
         # element 0's rank past the end of element 1's dims (ASan: heap-buffer-overflow).
-        out = self.path("out")
-        r = self.odlac(os.path.join(REGRESSIONS, "import", "concat-from-sequence-mixed-ranks"),
-                       "-o", out)
-        self.assertRefused(r, "node #1 (ConcatFromSequence, opset 12): element 1 is f32[2,3] but "
-                           "element 0 is f32[0,3,4]: the elements joined must have one rank")
-        self.assertNothingLeft(out)
+        self.assertInputRefused("concat-from-sequence-mixed-ranks",
+                                "node #1 (ConcatFromSequence, opset 12): element 1 is f32[2,3] "
+                                "but element 0 is f32[0,3,4]: the elements joined must have one "
+                                "rank")
 
 
 class DriverTensorReader(hostile.HostileCase):
