@@ -1029,14 +1029,34 @@ static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
   };
   if (!invalid.isOk())
     return withDiagnostics(std::move(invalid));
+  // A model that libonnx's converter upgrades is kept as it was too: the converter's result can
+  // be wrong in ways that only importing shows (libonnx 1.12 makes Reshape-1's shape attribute
+  // a rank-0 constant of several values), and then odlac's own rules import the original.
+  int64_t opset = defaultOpset(model);
+  std::optional<onnx::ModelProto> original;
+  if (opset >= 0 && opset < kOldestUpgradedOpset && opts.libonnxSeconds > 0)
+    original = model;
   auto current = upgradeOldOpset(std::move(model), opts, limits, diagnostics);
   if (!current)
     return withDiagnostics(current.takeStatus());
-  if (Status s = inlineLocalFunctions(*current))
-    return withDiagnostics(Status::error(path + ": " + s.message()));
-  // The graph's constants reference the weights inside the parsed model, not copies of them.
-  auto owned = std::make_shared<const onnx::ModelProto>(std::move(*current));
-  auto graph = Importer(*owned, path, opts, owned).run();
+  if (defaultOpset(*current) == opset)
+    original.reset(); // not upgraded: nothing to fall back to
+  auto import = [&](onnx::ModelProto m) -> Expected<std::unique_ptr<Graph>> {
+    if (Status s = inlineLocalFunctions(m))
+      return Status::error(path + ": " + s.message());
+    // The graph's constants reference the weights inside the parsed model, not copies of them.
+    auto owned = std::make_shared<const onnx::ModelProto>(std::move(m));
+    return Importer(*owned, path, opts, owned).run();
+  };
+  auto graph = import(std::move(*current));
+  if (!graph && original) {
+    diagnostics.push_back("warning: the model " + libonnxName() +
+                          "'s version converter upgraded to opset " +
+                          std::to_string(kOldestUpgradedOpset) + " does not import (" +
+                          graph.status().messages()[0] + "); odlac imports it at opset " +
+                          std::to_string(opset) + " with its own rules");
+    graph = import(std::move(*original));
+  }
   if (!graph)
     return withDiagnostics(graph.takeStatus());
   ModelInfo &info = (*graph)->info();

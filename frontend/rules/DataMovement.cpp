@@ -119,6 +119,14 @@ Status importBitCast(ImportCtx &ctx) {
 Status importReshape(ImportCtx &ctx) {
   Value *x = ctx.input(0);
   bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+  if (ctx.opset() < 5) { // Reshape-1: the shape is an attribute
+    if (!ctx.hasAttr("shape"))
+      return ctx.fail("attribute 'shape' is required by Reshape-" + str(ctx.opset()));
+    auto resolved = resolveReshape(ctx, x, ctx.attrInts("shape"), false);
+    if (!resolved)
+      return resolved.takeStatus();
+    return finish(ctx, ctx.emit("Reshape", {x}, {{"shape", *resolved}}));
+  }
   if (!isConstant(ctx, 1)) {
     // The shape ONNX's inference planned already applied allowzero.
     auto planned = plannedInt64Dims(ctx, 0, "shape", 1);
@@ -931,7 +939,10 @@ Status importReverseSequence(ImportCtx &ctx) {
 const std::vector<ImportRule> kRules = {
     {"BitCast", 26, nullptr, reads({"to"}), importBitCast},
     {"Concat", 1, nullptr, reads({"axis"}), importConcat},
-    {"Reshape", 1, nullptr, reads({"allowzero"}), importReshape},
+    {"Reshape", 1, nullptr,
+     reads({"shape"}, {noEffect("consumed_inputs", "a memory-reuse hint of ONNX's first opsets")}),
+     importReshape},
+    {"Reshape", 5, nullptr, reads({"allowzero"}), importReshape},
     {"Flatten", 1, nullptr, reads({"axis"}), importFlatten},
     {"Squeeze", 1, nullptr, reads({"axes"}), importSqueeze},
     {"Unsqueeze", 1, nullptr, reads({"axes"}), importUnsqueeze},

@@ -73,6 +73,13 @@ class ModelImport(hostile.HostileCase):
                                 "but element 0 is f32[0,3,4]: the elements joined must have one "
                                 "rank")
 
+    def test_reshape1_without_shape(self):
+        # Reshape-4 (shape an attribute until Reshape-5) with one input: the rule read input 1
+        # (UBSan, null member call). Reshape-1 to -4 now take the attribute, which is required.
+        self.assertInputRefused("reshape1-without-shape",
+                                "node #1 (Reshape, opset 4): attribute 'shape' is required by "
+                                "Reshape-4")
+
 
 class DriverTensorReader(hostile.HostileCase):
     """The generated driver's TensorProto reader (fuzz target `tensor`)."""

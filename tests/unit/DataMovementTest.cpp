@@ -71,6 +71,23 @@ TEST(DataMovement, BitCastReinterpretsTheBitsOfOneWidth) {
                                         "reinterpret f32 (32 bits) as i64 (64 bits)");
 }
 
+TEST(DataMovement, Reshape1TakesItsShapeAttribute) {
+  // Reshape-1 to -4 (shape an attribute; 0 copies the input's dim, -1 is inferred), by
+  // odlac's own rule, with libonnx off and on: libonnx 1.12's version converter upgrades the
+  // model to a Reshape-5 whose shape constant is mistyped, which odlac then imports as it was.
+  auto reshape = node("Reshape", {"x"}, {"y"}, "reshape");
+  addIntsAttr(reshape, "shape", {2, -1, 0});
+  for (int seconds : {0, 20}) {
+    ImportOptions opts;
+    opts.libonnxSeconds = seconds;
+    auto imported = importOnnxFile(
+        save(unaryOnConstant(4, {3, 4, 5}, reshape, {2, 6, 5}), tempDir()), opts);
+    ASSERT_TRUE(imported) << imported.status().message();
+    EXPECT_EQ((*imported)->outputs()[0]->dims(), (Dims{2, 6, 5}));
+    EXPECT_EQ(evaluateOutput(**imported), iota(60));
+  }
+}
+
 TEST(DataMovement, ReflectAndEdgePadsDecomposeIntoSliceAndConcat) {
   // x = [[0 1 2] [3 4 5]]; pads: rows (1, 0), columns (2, 1).
   for (const char *mode : {"reflect", "edge"}) {
