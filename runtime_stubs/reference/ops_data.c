@@ -45,13 +45,31 @@ typedef struct {
   int64_t strides[REF_COPY_MAX_RANK]; /* input element stride of each output axis */
 } ref_copy_plan;
 
-/* Drops axes of extent 1 and merges neighbours that are contiguous in the input too. */
+/* Whether a * b == want, without forming a product that may overflow (strides come from a
+ * builder's arguments: a stored file can hold any). */
+static int ref_product_is(int64_t a, int64_t b, int64_t want) {
+  if (b == 0)
+    return want == 0;
+  if (b == -1)
+    return a != INT64_MIN && -a == want;
+  return want % b == 0 && want / b == a;
+}
+
+/* Drops axes of extent 1 and merges neighbours that are contiguous in the input too. The result
+ * type is valid (ref_type_bytes), so the product of non-zero dims fits. */
 static void ref_copy_simplify(ref_copy_plan *p) {
   int d, n = 0;
+  for (d = 0; d < p->rank; ++d)
+    if (p->dims[d] == 0) { /* empty: nothing to copy (the other dims may be anything) */
+      p->rank = 1;
+      p->dims[0] = 0;
+      p->strides[0] = 1;
+      return;
+    }
   for (d = 0; d < p->rank; ++d) {
     if (p->dims[d] == 1)
       continue;
-    if (n > 0 && p->strides[n - 1] == p->strides[d] * p->dims[d]) {
+    if (n > 0 && ref_product_is(p->strides[d], p->dims[d], p->strides[n - 1])) {
       p->dims[n - 1] *= p->dims[d];
       p->strides[n - 1] = p->strides[d];
       continue;
@@ -134,7 +152,9 @@ static void ref_strides_of(const odla_value_shape *s, int64_t *strides) {
 static odla_value ref_add_copy(const char *op, odla_value input, odla_value_type out,
                                ref_copy_plan *plan, const odla_value_id value_id) {
   plan->elem = ref_elem_size(input->type.element_type);
-  ref_copy_simplify(plan);
+  uint64_t bytes;
+  if (ref_type_bytes(&out, &bytes)) /* else ref_add_op refuses it: dims are multiplied here */
+    ref_copy_simplify(plan);
   return ref_add_op(op, ref_copy_run, 1, &input, out, value_id, plan, sizeof *plan);
 }
 
