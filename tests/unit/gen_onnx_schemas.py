@@ -3,9 +3,10 @@
 attributes, from the schemas of the installed onnx package. SchemaCoverageTest.cpp checks
 odlac's import rows against it, so that no attribute of any op version goes unhandled.
 
-Run with ONNX 1.23 (the project's yardstick), e.g. /work/venv123/bin/python, and check the
-table in:
-    python3 tests/unit/gen_onnx_schemas.py [-o tests/unit/data/onnx_schemas.txt]
+Run with ONNX 1.23 (the project's yardstick): the python of the project venv, whose folder
+`scripts/install-deps.sh venv-path` prints, and check the table in:
+    "$(scripts/install-deps.sh venv-path)/bin/python" tests/unit/gen_onnx_schemas.py \
+        [-o tests/unit/data/onnx_schemas.txt]
 """
 
 import argparse
