@@ -226,7 +226,7 @@ odla_value ref_conv_channels_last(odla_value input, odla_uint32 group, odla_valu
   v = ref_add_op("Conv", ref_conv_cl_run, 3, in, out, id, &p, sizeof p);
   if (v) {
     v->node->scratch_bytes = p.bytes;
-    v->node->flops = 2 * p.n * p.m * opix * p.kvol; /* a multiply-add per kernel tap */
+    v->node->flops = ref_mul_sat(2 * p.n * p.m * opix, p.kvol); /* a multiply-add per tap */
   }
   return v;
 }

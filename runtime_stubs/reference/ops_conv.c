@@ -441,6 +441,19 @@ static int ref_conv_operands(const char *op, odla_value *in, odla_memory_layout 
   return 1;
 }
 
+/* Whether a column matrix of rows x cols values of `type` (an im2col or col2im matrix, in
+ * float or double) stays within REF_MAX_VALUE_BYTES; reports it when not. Each factor is at
+ * most 2^48, their product may not be. */
+static int ref_conv_col_fits(const char *op, odla_element_type type, int64_t rows, int64_t cols) {
+  size_t elem = type == ODLA_FLOAT64 ? sizeof(double) : sizeof(float);
+  if (cols == 0 || rows <= (int64_t)(REF_MAX_VALUE_BYTES / elem) / cols)
+    return 1;
+  ref_fail(ODLA_INVALID_PARAM, op,
+           "its column matrix of %lld x %lld values would exceed 2^48 bytes of scratch",
+           (long long)rows, (long long)cols);
+  return 0;
+}
+
 /* Lays out the scratch of a Conv or DeConv node; `col_elems` is the im2col/col matrix size
  * and m x n x k the shape of its per-group GEMM. */
 static void ref_conv_scratch(ref_conv_params *p, const odla_value *in, const odla_value_type *out,
@@ -519,13 +532,16 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   p.direct = p.type != ODLA_FLOAT64 && p.c == (int64_t)group;
   if (p.direct)
     ref_conv_scratch(&p, in, &out, 0, 0, 0, 0);
-  else /* only the float64 GEMM reads a stored im2col matrix */
-    ref_conv_scratch(&p, in, &out, p.pointwise || p.type != ODLA_FLOAT64 ? 0 : p.kvol * opix,
-                     p.m / group, opix, p.kvol);
+  else if (p.pointwise || p.type != ODLA_FLOAT64)
+    ref_conv_scratch(&p, in, &out, 0, p.m / group, opix, p.kvol);
+  else if (!ref_conv_col_fits("Conv", p.type, p.kvol, opix)) /* only the float64 GEMM stores im2col */
+    return NULL;
+  else
+    ref_conv_scratch(&p, in, &out, p.kvol * opix, p.m / group, opix, p.kvol);
   v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
   if (v) {
     v->node->scratch_bytes = p.bytes;
-    v->node->flops = 2 * p.n * p.m * opix * p.kvol; /* a multiply-add per kernel tap */
+    v->node->flops = ref_mul_sat(2 * p.n * p.m * opix, p.kvol); /* a multiply-add per tap */
   }
   return v;
 }
@@ -548,6 +564,7 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
   odla_value in[3], v;
   odla_value_type out;
   const odla_value_shape *xs, *ws;
+  uint64_t bytes;
   int i, spatial;
   char s1[128], s2[128];
   in[0] = input;
@@ -596,8 +613,17 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
       return ref_fail(ODLA_INVALID_PARAM, "DeConv",
                       "spatial axis %d: kernel %lld, stride %lld and dilation %lld must be >= 1", j,
                       (long long)w->k[i], (long long)w->stride[i], (long long)w->dil[i]);
-    base =
-        (w->in[i] - 1) * w->stride[i] + (w->k[i] - 1) * w->dil[i] + 1 - w->pad[i] - w->pad_end[i];
+    /* in and k are at most 2^48, stride and dilation 32-bit: each product is formed only
+     * when it stays below 2^48 (a larger extent is no valid type). */
+    if ((w->in[i] > 1 && w->in[i] - 1 > (int64_t)REF_MAX_VALUE_BYTES / w->stride[i]) ||
+        w->k[i] - 1 > (int64_t)REF_MAX_VALUE_BYTES / w->dil[i])
+      return ref_fail(ODLA_INVALID_PARAM, "DeConv",
+                      "spatial axis %d: input extent %lld at stride %lld or kernel %lld at "
+                      "dilation %lld spans more than 2^48 output cells",
+                      j, (long long)w->in[i], (long long)w->stride[i], (long long)w->k[i],
+                      (long long)w->dil[i]);
+    base = (w->in[i] > 0 ? (w->in[i] - 1) * w->stride[i] : -w->stride[i]) +
+           (w->k[i] - 1) * w->dil[i] + 1 - w->pad[i] - w->pad_end[i];
     w->out[i] = j >= 0 && output_dims.size >= 0 ? output_dims.dims[2 + j] : base;
     if (base < 1 || w->out[i] < base)
       return ref_fail(ODLA_INVALID_PARAM, "DeConv",
@@ -609,7 +635,12 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
     if (j >= 0)
       out.shape.dims[2 + j] = w->out[i];
   }
+  if (!ref_type_bytes(&out, &bytes)) /* the scratch sizes below multiply its dims */
+    return ref_fail(ODLA_INVALID_PARAM, "DeConv", "the result %s %s holds more than 2^48 bytes",
+                    ref_type_name(p.type), ref_shape_str(&out.shape, s1, sizeof s1));
   p.kvol = ws->dims[1] * ref_window_k_count(&p.w);
+  if (!ref_conv_col_fits("DeConv", p.type, p.kvol, ref_window_in_count(&p.w)))
+    return NULL;
   ref_conv_scratch(&p, in, &out, p.kvol * ref_window_in_count(&p.w), p.kvol,
                    ref_window_in_count(&p.w), p.c / group);
   v = ref_add_op("DeConv", ref_deconv_run, 3, in, out, value_id, &p, sizeof p);

@@ -152,18 +152,19 @@ odla_value odla_ExtDeformConv(odla_value input, odla_value kernel, odla_value of
   if (!ref_window_result(op, xs, p.m, p.type, &p.w, &output_dims, &out))
     return NULL;
   want = out.shape; /* offset [N, offset_group * taps * r, out...], mask without the r */
-  want.dims[1] = (int64_t)offset_group * p.taps * p.sd;
+  want.dims[1] = ref_mul_sat(ref_mul_sat(offset_group, p.taps), p.sd); /* saturated: conflicts */
   if (ref_shape_conflicts(&offset->type.shape, &want))
     return ref_fail(ODLA_INVALID_PARAM, op, "offset %s must be %s",
                     ref_shape_str(&offset->type.shape, s1, sizeof s1),
                     ref_shape_str(&want, s2, sizeof s2));
-  want.dims[1] = (int64_t)offset_group * p.taps;
+  want.dims[1] = ref_mul_sat(offset_group, p.taps);
   if (mask && ref_shape_conflicts(&mask->type.shape, &want))
     return ref_fail(ODLA_INVALID_PARAM, op, "mask %s must be %s",
                     ref_shape_str(&mask->type.shape, s1, sizeof s1),
                     ref_shape_str(&want, s2, sizeof s2));
   v = ref_add_op(op, ref_deform_run, 5, in, out, value_id, &p, sizeof p);
   if (v) /* a multiply-add per tap, plus the interpolation's 2^r reads */
-    v->node->flops = 2 * p.n * p.m * ref_window_out_count(&p.w) * (p.c / p.group) * p.taps;
+    v->node->flops =
+        ref_mul_sat(2 * p.n * p.m * ref_window_out_count(&p.w), (p.c / p.group) * p.taps);
   return v;
 }

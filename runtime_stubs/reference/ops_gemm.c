@@ -591,7 +591,7 @@ odla_value odla_Gemm(odla_value A, odla_bool A_transpose, odla_value B, odla_boo
   v = ref_add_op("Gemm", ref_gemm_run, 3, in, out, value_id, &p, sizeof p);
   if (v) {
     v->node->scratch_bytes = p.mm.bytes;
-    v->node->flops = 2 * p.mm.m * p.mm.n * p.mm.k;
+    v->node->flops = ref_mul_sat(2 * p.mm.m * p.mm.n, p.mm.k);
   }
   return v;
 }
@@ -702,9 +702,9 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
   v = ref_add_op("BatchMatMul", ref_bmm_run, 2, in, out, value_id, &p, sizeof p);
   if (v) {
     v->node->scratch_bytes = p.mm.bytes;
-    v->node->flops = 2 * p.mm.m * p.mm.n * p.mm.k;
+    v->node->flops = ref_mul_sat(2 * p.mm.m * p.mm.n, p.mm.k);
     for (i = 0; i < p.batch_rank; ++i)
-      v->node->flops *= p.batch[i];
+      v->node->flops = ref_mul_sat(v->node->flops, p.batch[i]);
   }
   return v;
 }

@@ -7,9 +7,12 @@
 
 int64_t ref_window_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
                        int ceil_mode) {
-  int64_t span = (k - 1) * d + 1, room = in + pb + pe - span, out;
-  if (room < 0)
+  int64_t padded = in + pb + pe, room, out;
+  /* The span (k - 1) * d + 1 is formed only once it is known to fit the padded input: k and d
+   * may each be as large as their types allow. */
+  if (padded < 1 || k - 1 > (padded - 1) / d)
     return 0;
+  room = padded - ((k - 1) * d + 1);
   out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
   if (ceil_mode && (out - 1) * s >= in + pb)
     --out;
@@ -20,6 +23,7 @@ int ref_window_result(const char *op, const odla_value_shape *x, int64_t channel
                       odla_element_type type, const ref_window *w, const odla_value_shape *given,
                       odla_value_type *out) {
   char s1[128], s2[128];
+  uint64_t bytes;
   int i;
   out->element_type = type;
   out->shape.size = x->size;
@@ -27,10 +31,14 @@ int ref_window_result(const char *op, const odla_value_shape *x, int64_t channel
   out->shape.dims[1] = channels;
   for (i = 2; i < x->size; ++i)
     out->shape.dims[i] = w->out[REF_SPATIAL - (x->size - i)];
-  if (!ref_shape_conflicts(given, &out->shape))
+  if (ref_shape_conflicts(given, &out->shape))
+    ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
+             ref_shape_str(given, s1, sizeof s1), ref_shape_str(&out->shape, s2, sizeof s2));
+  else if (!ref_type_bytes(out, &bytes)) /* the builders' scratch sizes multiply its dims */
+    ref_fail(ODLA_INVALID_PARAM, op, "the result %s %s holds more than 2^48 bytes",
+             ref_type_name(type), ref_shape_str(&out->shape, s2, sizeof s2));
+  else
     return 1;
-  ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
-           ref_shape_str(given, s1, sizeof s1), ref_shape_str(&out->shape, s2, sizeof s2));
   return 0;
 }
 
@@ -47,7 +55,7 @@ int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *ke
                     const odla_uint32 *pad_front, const odla_uint32 *pad_back,
                     const odla_value_shape *given, ref_window *w) {
   int spatial = x->size - 2, i, ceil_ok = 1, floor_ok = 1;
-  int64_t floor_out[REF_SPATIAL], ceil_out[REF_SPATIAL];
+  int64_t floor_out[REF_SPATIAL], ceil_out[REF_SPATIAL], cells = 1;
   char s1[128];
   if (spatial < 1 || spatial > REF_SPATIAL) {
     ref_fail(ODLA_UNSUPPORTED_OP, op, "input %s: 1 to 3 spatial axes are supported",
@@ -96,6 +104,17 @@ int ref_make_window(const char *op, const odla_value_shape *x, const int64_t *ke
   }
   for (i = 0; i < REF_SPATIAL; ++i)
     w->out[i] = given && given->size >= 0 && !floor_ok ? ceil_out[i] : floor_out[i];
+  for (i = 0; i < REF_SPATIAL; ++i) {
+    /* Each extent is below 2^49 (the input's plus 32-bit pads); their product may not be. */
+    if (w->out[i] > (int64_t)REF_MAX_VALUE_BYTES / cells) {
+      ref_fail(ODLA_INVALID_PARAM, op,
+               "the output extents %lldx%lldx%lld of input %s exceed 2^48 positions",
+               (long long)w->out[0], (long long)w->out[1], (long long)w->out[2],
+               ref_shape_str(x, s1, sizeof s1));
+      return 0;
+    }
+    cells *= w->out[i];
+  }
   return 1;
 }
 

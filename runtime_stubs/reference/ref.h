@@ -262,6 +262,11 @@ size_t ref_bytes(const odla_value_type *t);
  * no product of its dims overflows); stores the bytes in *bytes. Products are overflow-checked:
  * a type from a file or a hostile caller may hold any numbers. */
 int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
+/* a * b for a, b >= 0, saturated at INT64_MAX: for counts such as a node's flops, whose
+ * factors a stored file may make as large as the value bounds allow. */
+static inline int64_t ref_mul_sat(int64_t a, int64_t b) {
+  return b > 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
 /* The same bound as odlac's kMaxTensorBytes (compiler/ir/Limits.h): the 48-bit address space
  * of the largest targets. odlac lowers every graph it compiles through this backend, so a
  * smaller bound here would refuse tensors that --size-limit allows. */

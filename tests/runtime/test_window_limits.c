@@ -1,0 +1,136 @@
+/* test_window_limits.c: the window builders (Conv, DeConv, MaxPool, AveragePool) given extents,
+ * kernels, strides, dilations and pads at the limits of their types, as a stored executable
+ * (replayed through the builders) or a hostile caller may pass them. Products of those numbers
+ * pass int64; each case must be refused when the graph is built, with the message that names
+ * the rule, and without forming the overflowing product (the sanitize build runs this under
+ * UBSan). The values' own types stay within 2^48 bytes, so only the window arithmetic is
+ * tested. Usage: test_window_limits SCRATCH_DIR (unused) */
+#include <ODLA/odla.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+#define ID(s) ((const odla_value_id)(s))
+#define U32MAX 4294967295u
+
+static char last_error[512];
+static void keep_error(const char *file, int line, const char *func, odla_log_level level,
+                       const char *msg) {
+  (void)file, (void)line, (void)level;
+  snprintf(last_error, sizeof last_error, "%s: %s", func, msg);
+}
+
+static odla_value_type vt(odla_element_type t, int rank, const int64_t *dims) {
+  odla_value_type v;
+  int i;
+  memset(&v, 0, sizeof v);
+  v.element_type = t;
+  v.shape.size = rank;
+  for (i = 0; i < rank; ++i)
+    v.shape.dims[i] = dims[i];
+  return v;
+}
+
+static odla_value_shape any_shape(void) {
+  odla_value_shape s;
+  memset(&s, 0, sizeof s);
+  s.size = -1;
+  return s;
+}
+
+/* The builder's result `v` must be NULL with a message containing `want`, and the computation
+ * must then refuse to compile. */
+static void check_refused(odla_computation comp, odla_value v, const char *want,
+                          const char *what) {
+  odla_executable exe = NULL;
+  CHECK(v == NULL, "%s: built although invalid", what);
+  CHECK(strstr(last_error, want) != NULL, "%s: message '%s' lacks '%s'", what, last_error, want);
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_INVALID_PARAM, "%s: compile status",
+        what);
+}
+
+/* One Conv or DeConv of input x_dims and kernel k_dims (rank `rank`) with the given window
+ * parameters, each array one entry per spatial axis. */
+static void conv_case(int deconv, odla_element_type t, int rank, const int64_t *x_dims,
+                      const int64_t *k_dims, const odla_uint32 *strides,
+                      const odla_uint32 *dilations, const odla_uint32 *pads, const char *want,
+                      const char *what) {
+  odla_computation comp;
+  odla_value x, k, y;
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(t, rank, x_dims), ID("x"));
+  k = odla_CreateArgument(vt(t, rank, k_dims), ID("k"));
+  CHECK(x && k, "%s: operands refused: %s", what, last_error);
+  y = (deconv ? odla_DeConv : odla_Conv)(x, ODLA_CHANNELS_FIRST, 1, k, deconv ? ODLA_IOS : ODLA_OIS,
+                                         strides,
+                                         dilations, pads, pads, NULL, any_shape(), ID("y"));
+  check_refused(comp, y, want, what);
+  odla_DestroyComputation(comp);
+}
+
+static void test_conv(void) {
+  const odla_uint32 one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+  const odla_uint32 max[3] = {U32MAX, U32MAX, U32MAX};
+  /* Pads of 2^32-1 on both sides of three unit axes: about 2^33 outputs each, 2^99 in all. */
+  conv_case(0, ODLA_FLOAT32, 5, (const int64_t[]){1, 1, 1, 1, 1}, (const int64_t[]){1, 1, 1, 1, 1},
+            one, one, max, "exceed 2^48 positions", "Conv with 2^32-1 pads on 3 axes");
+  /* A kernel of 2^40 at dilation 2^32-1 spans 2^72 cells: it cannot fit any input. */
+  conv_case(0, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 8}, (const int64_t[]){1, 1, 1LL << 40},
+            one, max, zero, "does not fit the input extent", "Conv kernel 2^40 at dilation 2^32-1");
+  /* float64 stores its im2col matrix: 72 taps x 2^40 pixels x 8 bytes passes 2^48. */
+  conv_case(0, ODLA_FLOAT64, 4, (const int64_t[]){1, 8, 1LL << 20, 1LL << 20},
+            (const int64_t[]){1, 8, 3, 3}, one, one, one, "column matrix of 72 x 1099511627776",
+            "float64 Conv with a 2^49-byte im2col");
+}
+
+static void test_deconv(void) {
+  const odla_uint32 one[1] = {1}, zero[1] = {0}, big[1] = {1u << 31};
+  /* An input extent of 2^40 at stride 2^31: 2^71 output cells. */
+  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1LL << 40}, (const int64_t[]){1, 1, 1},
+            big, one, zero, "spans more than 2^48 output cells", "DeConv extent 2^40 stride 2^31");
+  /* A kernel of 2^40 at dilation 2^31. */
+  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1}, (const int64_t[]){1, 1, 1LL << 40},
+            one, big, zero, "spans more than 2^48 output cells", "DeConv kernel 2^40 dilation 2^31");
+  /* 2^24 x 2^24 output cells of 2^8 channels in float32: 2^58 bytes, each factor valid. */
+  conv_case(1, ODLA_FLOAT32, 4, (const int64_t[]){1, 1, 1LL << 12, 1LL << 12},
+            (const int64_t[]){1, 256, 1, 1}, (const odla_uint32[]){4096, 4096},
+            (const odla_uint32[]){1, 1}, (const odla_uint32[]){0, 0}, "holds more than 2^48 bytes", "DeConv result of 2^58 bytes");
+}
+
+static void test_pool(void) {
+  const odla_uint32 max[3] = {U32MAX, U32MAX, U32MAX}, one[3] = {1, 1, 1};
+  odla_computation comp;
+  odla_value x, y;
+  int avg;
+  for (avg = 0; avg < 2; ++avg) {
+    const char *what = avg ? "AveragePool with 2^32-1 pads" : "MaxPool with 2^32-1 pads";
+    last_error[0] = '\0';
+    odla_CreateComputation(&comp);
+    x = odla_CreateArgument(vt(ODLA_FLOAT32, 5, (const int64_t[]){1, 1, 1, 1, 1}), ID("x"));
+    y = avg ? odla_AveragePool(x, ODLA_CHANNELS_FIRST, one, one, max, max, 0, any_shape(), ID("y"))
+            : odla_MaxPool(x, ODLA_CHANNELS_FIRST, one, one, max, max, any_shape(), ID("y"));
+    check_refused(comp, y, "exceed 2^48 positions", what);
+    odla_DestroyComputation(comp);
+  }
+  /* A window of 2^32-1 at the same pads fits once: the refusal above is about the count. */
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1}), ID("x"));
+  y = odla_MaxPool(x, ODLA_CHANNELS_FIRST, max, one, max, max, any_shape(), ID("y"));
+  CHECK(y != NULL, "MaxPool window 2^32-1 over 2^33 padded cells refused: %s", last_error);
+  odla_DestroyComputation(comp);
+}
+
+int main(void) {
+  odla_SetLogger(keep_error);
+  test_conv();
+  test_deconv();
+  test_pool();
+  if (!failures)
+    printf("test_window_limits: all checks passed\n");
+  return failures != 0;
+}
