@@ -2,7 +2,8 @@
  * One computation holds a convolution chain (3x3 Conv with bias, depthwise 3x3 Conv, 1x1
  * Conv) and a Gemm (B transposed, bias row), each large enough to be split. It runs at 1, 2
  * and 3 threads, set as a computation item and as a context item overriding it; every result
- * must equal the 1-thread result bit for bit, and the 1-thread result must match plain C
+ * must equal the 1-thread result (bit for bit on the reference backend, within float32
+ * rounding on others), and the 1-thread result must match plain C
  * loops in double written here. Then several contexts at different thread counts run the
  * computation at once from their own threads, a stored executable runs at 2 threads (where
  * the backend stores executables), and the item's error cases are refused. On the reference
@@ -173,9 +174,24 @@ static odla_context context(int threads, float *yc, float *yg) {
 }
 
 static float base_c[YC], base_g[YG];
+/* Whether other thread counts must give the 1-thread result bit for bit: the reference
+ * backend's promise (docs/backends.md). oneDNN chooses its kernels' reduction order by thread
+ * count and CPU (on a 2-core AMD EPYC its 3-thread results differ in the last bits), so
+ * another backend must agree within float32 rounding of the sums. */
+static int exact;
+
+static int agrees(const float *got, const float *base, int n) {
+  int i;
+  if (exact)
+    return memcmp(got, base, (size_t)n * sizeof *got) == 0;
+  for (i = 0; i < n; ++i)
+    if (!(fabsf(got[i] - base[i]) <= 1e-5f * (fabsf(base[i]) + 1.0f)))
+      return 0;
+  return 1;
+}
 
 static int same(const float *yc, const float *yg) {
-  return memcmp(yc, base_c, sizeof base_c) == 0 && memcmp(yg, base_g, sizeof base_g) == 0;
+  return agrees(yc, base_c, YC) && agrees(yg, base_g, YG);
 }
 
 typedef struct {
@@ -212,6 +228,7 @@ int main(void) {
   odla_status stored;
   int i, t, before;
   const int reference = strstr(odla_GetVersionString(), "odla_reference") != NULL;
+  exact = reference;
   for (i = 0; i < C0 * H * W; ++i)
     x[i] = (float)((i * 37) % 29) / 14.0f - 1.0f;
   for (i = 0; i < C1 * C0 * KS * KS; ++i)
@@ -351,8 +368,9 @@ int main(void) {
   odla_DestroyExecutable(exe);
   odla_DestroyComputation(comp);
   if (failures == 0)
-    printf("threads: 1, 2 and 3 threads (computation and context items) bit-identical, "
+    printf("threads: 1, 2 and 3 threads (computation and context items) %s, "
            "matching plain C; %d concurrent contexts%s\n",
-           RUNNERS, reference ? "; workers counted" : "");
+           exact ? "bit-identical" : "agreeing within rounding", RUNNERS,
+           reference ? "; workers counted" : "");
   return failures ? 1 : 0;
 }
