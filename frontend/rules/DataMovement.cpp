@@ -470,9 +470,9 @@ Status importSlice(ImportCtx &ctx) {
 
 // ---- Pad --------------------------------------------------------------------------------
 
-// Pads `x` along `axis` by `front` and `back` (non-negative) elements in `mode`, with a
-// constant of `value` (one element's bytes) in constant mode, by joining pieces with Concat
-// (wrap: one Gather).
+// Pads `x` along `axis` by `front` and `back` (non-negative) elements in `mode`, with `value`
+// (one element's bytes) broadcast in constant mode, by joining pieces with Concat (wrap: one
+// Gather).
 Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front, int64_t back,
                           const std::string &mode, const std::vector<unsigned char> &value,
                           const std::string &name) {
@@ -482,14 +482,9 @@ Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front,
     Dims dims = x->dims();
     dims[axis] = count;
     std::string pieceName = tag + (atFront ? "/front" : "/back");
-    if (mode == "constant") {
-      TensorType t{x->dtype(), dims};
-      if (Status s = ctx.checkGenerated(t, "the padding of axis " + str(axis)))
-        return s;
-      std::vector<unsigned char> bytes;
-      for (int64_t i = 0; i < t.numElements(); ++i)
-        bytes.insert(bytes.end(), value.begin(), value.end());
-      return ctx.constant(pieceName, t, bytes.data());
+    if (mode == "constant") { // the value broadcast: constant folding keeps small pieces only
+      Value *c = ctx.constant(pieceName + "/value", TensorType{x->dtype(), {}}, value.data());
+      return ctx.emit("Broadcast", {c}, {{"shape", dims}}, pieceName);
     }
     if (mode == "edge") {
       auto edge =

@@ -261,12 +261,22 @@ class SizesTest(hostile.HostileCase):
 
     # ---- bounded work at compile time --------------------------------------------------------
 
-    def test_generated_padding_beyond_the_compile_time_budget(self):
+    def test_padding_beyond_the_size_limit(self):
         m = model([h.make_node("Pad", ["x", "p", "v"], ["y"])], [vi("x", [2, 2])],
                   inits=[i64("p", [TIB, 0, 0, 0]), nh.from_array(np.array(1, np.float32), "v")])
-        self.refused(m, "the padding of axis 0 would be a constant f32[1099511627776,2]: its "
-                        "8796093022208 bytes (8 TiB) exceed the 1073741824 bytes (1 GiB) odlac "
-                        "generates at compile time for one constant")
+        self.refused(m, "node '' (Broadcast) result 'y/front' f32[1099511627776,2]: its "
+                        "8796093022208 bytes (8 TiB) exceed the size limit of 1099511627776 bytes")
+
+    def test_large_constant_padding_is_no_compile_time_constant(self):
+        # 4 GiB of padding by a non-zero value: broadcast when the graph runs, not written out
+        # as a constant when it compiles (fuzz_import once timed out on such a model).
+        m = model([h.make_node("Pad", ["x", "p", "v"], ["y"])], [vi("x", [2, 2])],
+                  inits=[i64("p", [2**29, 0, 0, 0]), nh.from_array(np.array(1, np.float32), "v")])
+        out = self.path("out")
+        r = self.odlac(self.save(m), "--emit=c", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+        self.assertLess(size, 1 << 20, "the padding was written out")
 
     def test_wrap_padding_beyond_the_compile_time_budget(self):
         m = model([h.make_node("Pad", ["x", "p"], ["y"], mode="wrap")], [vi("x", [2, 2])],
