@@ -144,12 +144,13 @@ ODLAC_HELPER void odlac_print_dims(FILE *f, int rank, const int64_t *dims) {
   fputc(']', f);
 }
 
-/* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t. */
+/* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t
+ * and an int64_t (the reader forms that product in both). */
 ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t, size_t elem_size) {
-  uint64_t n = 1, limit = (uint64_t)(SIZE_MAX / (elem_size ? elem_size : 1));
+  uint64_t n = 1, limit = (uint64_t)SIZE_MAX < (uint64_t)INT64_MAX ? (uint64_t)SIZE_MAX
+                                                                    : (uint64_t)INT64_MAX;
   int i;
-  if (limit > (uint64_t)INT64_MAX)
-    limit = (uint64_t)INT64_MAX;
+  limit /= elem_size ? elem_size : 1;
   for (i = 0; i < t->rank; ++i) {
     uint64_t d = (uint64_t)t->dims[i];
     if (d != 0 && n > limit / d)

@@ -120,6 +120,16 @@ class DriverTensorReader(hostile.HostileCase):
         r = self.run_driver(tensor_proto([2**32, 2**32, 2**32], raw=b"\0" * 4))
         self.assertRefused(r, "dims [4294967296,4294967296,4294967296] hold more elements than fit in memory")
 
+    def test_byte_count_beyond_int64(self):
+        # regressions/tensor/byte-count-beyond-int64: 4539628424389459967 float32 elements fit
+        # a size_t's bytes but not an int64_t's, in which the reader once formed their count
+        # (signed overflow, UBSan).
+        with open(os.path.join(REGRESSIONS, "tensor", "byte-count-beyond-int64"), "rb") as f:
+            data = f.read()
+        self.assertEqual(data, tensor_proto([4539628424389459967], raw=b"\0\0\0\x80"))
+        r = self.run_driver(data)
+        self.assertRefused(r, "dims [4539628424389459967] hold more elements than fit in memory")
+
     def test_negative_dim(self):
         r = self.run_driver(tensor_proto([1, -64]))
         self.assertRefused(r, "dim 1 is negative (-64)")
