@@ -63,7 +63,8 @@ ODLAC_HELPER unsigned odlac_bits(int32_t t) {
 /* Bytes (raw_data) or int32_data entries (one byte each) that hold n elements of type t. */
 ODLAC_HELPER size_t odlac_file_units(int32_t t, size_t n) {
   unsigned bits = odlac_bits(t);
-  return bits < 8 ? (n * bits + 7) / 8 : n;
+  /* n * bits is not formed: it may wrap for the element counts of a hostile file's dims */
+  return bits < 8 ? n / 8 * bits + (n % 8 * bits + 7) / 8 : n;
 }
 
 /* Packs n one-byte elements of `bits` bits into out, the first in the lowest bits (ONNX's

@@ -130,6 +130,18 @@ class DriverTensorReader(hostile.HostileCase):
         r = self.run_driver(data)
         self.assertRefused(r, "dims [4539628424389459967] hold more elements than fit in memory")
 
+    def test_packed_units_wrap(self):
+        # regressions/tensor/packed-units-wrap: 2^63-1 float4e2m1 elements. The bytes that hold
+        # them were once counted as (n * 4 + 7) / 8, which wraps to 0, matching the empty
+        # raw_data, so the driver asked malloc for 2^63-1 bytes.
+        with open(os.path.join(REGRESSIONS, "tensor", "packed-units-wrap"), "rb") as f:
+            data = f.read()
+        # (its dim is a 10-byte varint with a redundant last byte; the rest is tensor_proto's)
+        self.assertEqual(data[11:], tensor_proto([2**63 - 1], data_type=23)[10:])
+        r = self.run_driver(data)
+        self.assertRefused(r, "raw_data holds 0 bytes, dims [9223372036854775807] need "
+                              "4611686018427387904 (packed)")
+
     def test_negative_dim(self):
         r = self.run_driver(tensor_proto([1, -64]))
         self.assertRefused(r, "dim 1 is negative (-64)")
