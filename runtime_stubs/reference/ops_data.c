@@ -529,6 +529,7 @@ odla_value odla_TileDynamic(odla_value input, odla_value repeat, odla_value_shap
   odla_value in[2];
   odla_value_type out;
   const odla_value_shape *xs;
+  uint64_t bytes;
   int d;
   char s1[128], s2[128];
   in[0] = input;
@@ -543,6 +544,11 @@ odla_value odla_TileDynamic(odla_value input, odla_value repeat, odla_value_shap
     return ref_fail(ODLA_INVALID_PARAM, "TileDynamic",
                     "output_dims %s must be defined, with the rank of input %s",
                     ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
+  out.element_type = input->type.element_type;
+  out.shape = output_dims;
+  if (!ref_type_bytes(&out, &bytes)) /* the copy plan multiplies its dims */
+    return ref_fail(ODLA_INVALID_PARAM, "TileDynamic", "output_dims %s hold more than 2^48 bytes",
+                    ref_shape_str(&output_dims, s1, sizeof s1));
   memset(&p, 0, sizeof p);
   p.rank = xs->size;
   for (d = 0; d < xs->size; ++d) {
@@ -559,8 +565,6 @@ odla_value odla_TileDynamic(odla_value input, odla_value repeat, odla_value_shap
       p.plan.dims[2 * d] = 0; /* an empty axis: nothing to copy */
   p.plan.elem = ref_elem_size(input->type.element_type);
   ref_copy_simplify(&p.plan);
-  out.element_type = input->type.element_type;
-  out.shape = output_dims;
   return ref_add_op("TileDynamic", ref_tile_dynamic_run, 2, in, out, value_id, &p, sizeof p);
 }
 

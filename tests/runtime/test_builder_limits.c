@@ -1,10 +1,11 @@
-/* test_window_limits.c: the window builders (Conv, DeConv, MaxPool, AveragePool) given extents,
- * kernels, strides, dilations and pads at the limits of their types, as a stored executable
- * (replayed through the builders) or a hostile caller may pass them. Products of those numbers
- * pass int64; each case must be refused when the graph is built, with the message that names
- * the rule, and without forming the overflowing product (the sanitize build runs this under
- * UBSan). The values' own types stay within 2^48 bytes, so only the window arithmetic is
- * tested. Usage: test_window_limits SCRATCH_DIR (unused) */
+/* test_builder_limits.c: op builders given numbers at the limits of their types, as a stored
+ * executable (replayed through the builders) or a hostile caller may pass them: the window
+ * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
+ * pads, and TileDynamic with output_dims. Products of those numbers pass int64; each case must
+ * be refused when the graph is built, with the message that names the rule, and without
+ * forming the overflowing product (the sanitize build runs this under UBSan). The operands'
+ * own types stay within 2^48 bytes. Each case was found by fuzzing the loaders
+ * (tests/fuzz). Usage: test_builder_limits SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 
 #include <stdint.h>
@@ -125,12 +126,31 @@ static void test_pool(void) {
   odla_DestroyComputation(comp);
 }
 
+/* output_dims of 2^42 x 2^42 elements, each a multiple of the input's: a valid tiling whose
+ * result passes 2^48 bytes. */
+static void test_tile_dynamic(void) {
+  odla_computation comp;
+  odla_value x, r, y;
+  odla_value_shape dims = any_shape();
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_FLOAT32, 2, (const int64_t[]){1, 1}), ID("x"));
+  r = odla_CreateArgument(vt(ODLA_INT64, 1, (const int64_t[]){2}), ID("r"));
+  dims.size = 2;
+  dims.dims[0] = dims.dims[1] = 1LL << 42;
+  y = odla_TileDynamic(x, r, dims, ID("y"));
+  check_refused(comp, y, "output_dims [4398046511104,4398046511104] hold more than 2^48 bytes",
+                "TileDynamic to 2^84 elements");
+  odla_DestroyComputation(comp);
+}
+
 int main(void) {
   odla_SetLogger(keep_error);
   test_conv();
   test_deconv();
   test_pool();
+  test_tile_dynamic();
   if (!failures)
-    printf("test_window_limits: all checks passed\n");
+    printf("test_builder_limits: all checks passed\n");
   return failures != 0;
 }
