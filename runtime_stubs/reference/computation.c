@@ -171,6 +171,16 @@ int ref_type_bytes(const odla_value_type *t, uint64_t *bytes) {
   return 1;
 }
 
+int ref_result_fits(const char *op, const odla_value_type *out) {
+  uint64_t bytes;
+  char s[128];
+  if (ref_type_bytes(out, &bytes))
+    return 1;
+  ref_fail(ODLA_INVALID_PARAM, op, "the result %s %s holds more than 2^48 bytes",
+           ref_type_name(out->element_type), ref_shape_str(&out->shape, s, sizeof s));
+  return 0;
+}
+
 static int ref_valid_type(const odla_value_type *t) {
   uint64_t bytes;
   return ref_type_bytes(t, &bytes);

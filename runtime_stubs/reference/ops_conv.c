@@ -564,7 +564,6 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
   odla_value in[3], v;
   odla_value_type out;
   const odla_value_shape *xs, *ws;
-  uint64_t bytes;
   int i, spatial;
   char s1[128], s2[128];
   in[0] = input;
@@ -635,9 +634,8 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
     if (j >= 0)
       out.shape.dims[2 + j] = w->out[i];
   }
-  if (!ref_type_bytes(&out, &bytes)) /* the scratch sizes below multiply its dims */
-    return ref_fail(ODLA_INVALID_PARAM, "DeConv", "the result %s %s holds more than 2^48 bytes",
-                    ref_type_name(p.type), ref_shape_str(&out.shape, s1, sizeof s1));
+  if (!ref_result_fits("DeConv", &out)) /* the scratch sizes below multiply its dims */
+    return NULL;
   p.kvol = ws->dims[1] * ref_window_k_count(&p.w);
   if (!ref_conv_col_fits("DeConv", p.type, p.kvol, ref_window_in_count(&p.w)))
     return NULL;

@@ -529,7 +529,6 @@ odla_value odla_TileDynamic(odla_value input, odla_value repeat, odla_value_shap
   odla_value in[2];
   odla_value_type out;
   const odla_value_shape *xs;
-  uint64_t bytes;
   int d;
   char s1[128], s2[128];
   in[0] = input;
@@ -546,9 +545,8 @@ odla_value odla_TileDynamic(odla_value input, odla_value repeat, odla_value_shap
                     ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
   out.element_type = input->type.element_type;
   out.shape = output_dims;
-  if (!ref_type_bytes(&out, &bytes)) /* the copy plan multiplies its dims */
-    return ref_fail(ODLA_INVALID_PARAM, "TileDynamic", "output_dims %s hold more than 2^48 bytes",
-                    ref_shape_str(&output_dims, s1, sizeof s1));
+  if (!ref_result_fits("TileDynamic", &out)) /* the copy plan multiplies its dims */
+    return NULL;
   memset(&p, 0, sizeof p);
   p.rank = xs->size;
   for (d = 0; d < xs->size; ++d) {

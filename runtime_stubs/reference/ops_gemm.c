@@ -587,6 +587,8 @@ odla_value odla_Gemm(odla_value A, odla_bool A_transpose, odla_value B, odla_boo
     return ref_fail(ODLA_INVALID_PARAM, "Gemm", "output_dims %s differ from the computed %s",
                     ref_shape_str(&output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
+  if (!ref_result_fits("Gemm", &out)) /* the scratch layout multiplies m and n */
+    return NULL;
   ref_mm_layout(&p.mm);
   v = ref_add_op("Gemm", ref_gemm_run, 3, in, out, value_id, &p, sizeof p);
   if (v) {
@@ -694,6 +696,8 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
     return ref_fail(ODLA_INVALID_PARAM, "BatchMatMul", "output_dims %s differ from the computed %s",
                     ref_shape_str(&output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
+  if (!ref_result_fits("BatchMatMul", &out)) /* the scratch layout multiplies m and n */
+    return NULL;
   if (p.batch_rank == 0) { /* keep the batch loop uniform: one batch of extent 1 */
     p.batch_rank = 1;
     p.batch[0] = 1;

@@ -23,7 +23,6 @@ int ref_window_result(const char *op, const odla_value_shape *x, int64_t channel
                       odla_element_type type, const ref_window *w, const odla_value_shape *given,
                       odla_value_type *out) {
   char s1[128], s2[128];
-  uint64_t bytes;
   int i;
   out->element_type = type;
   out->shape.size = x->size;
@@ -34,10 +33,7 @@ int ref_window_result(const char *op, const odla_value_shape *x, int64_t channel
   if (ref_shape_conflicts(given, &out->shape))
     ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
              ref_shape_str(given, s1, sizeof s1), ref_shape_str(&out->shape, s2, sizeof s2));
-  else if (!ref_type_bytes(out, &bytes)) /* the builders' scratch sizes multiply its dims */
-    ref_fail(ODLA_INVALID_PARAM, op, "the result %s %s holds more than 2^48 bytes",
-             ref_type_name(type), ref_shape_str(&out->shape, s2, sizeof s2));
-  else
+  else if (ref_result_fits(op, out)) /* the builders' scratch sizes multiply its dims */
     return 1;
   return 0;
 }

@@ -262,6 +262,10 @@ size_t ref_bytes(const odla_value_type *t);
  * no product of its dims overflows); stores the bytes in *bytes. Products are overflow-checked:
  * a type from a file or a hostile caller may hold any numbers. */
 int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
+/* Whether a builder's computed result type is valid (ref_type_bytes); reports "the result T
+ * [dims] holds more than 2^48 bytes" for `op` when not. Builders call it before sizing scratch
+ * or plans from the result's dims, which may each be valid while their product is not. */
+int ref_result_fits(const char *op, const odla_value_type *out);
 /* a * b for a, b >= 0, saturated at INT64_MAX: for counts such as a node's flops, whose
  * factors a stored file may make as large as the value bounds allow. */
 static inline int64_t ref_mul_sat(int64_t a, int64_t b) {

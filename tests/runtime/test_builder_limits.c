@@ -1,7 +1,8 @@
 /* test_builder_limits.c: op builders given numbers at the limits of their types, as a stored
  * executable (replayed through the builders) or a hostile caller may pass them: the window
  * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
- * pads, and TileDynamic with output_dims. Products of those numbers pass int64; each case must
+ * pads, Gemm and BatchMatMul with an outer product too large, and TileDynamic with
+ * output_dims. Products of those numbers pass int64; each case must
  * be refused when the graph is built, with the message that names the rule, and without
  * forming the overflowing product (the sanitize build runs this under UBSan). The operands'
  * own types stay within 2^48 bytes. Each case was found by fuzzing the loaders
@@ -139,9 +140,29 @@ static void test_tile_dynamic(void) {
   dims.size = 2;
   dims.dims[0] = dims.dims[1] = 1LL << 42;
   y = odla_TileDynamic(x, r, dims, ID("y"));
-  check_refused(comp, y, "output_dims [4398046511104,4398046511104] hold more than 2^48 bytes",
+  check_refused(comp, y, "the result float32 [4398046511104,4398046511104] holds more than 2^48 bytes",
                 "TileDynamic to 2^84 elements");
   odla_DestroyComputation(comp);
+}
+
+/* [2^24, 1] x [1, 2^24] in float32: 2^50 bytes of result from two 64 MiB operands. */
+static void test_matmul(void) {
+  const int64_t col[2] = {1LL << 24, 1}, row[2] = {1, 1LL << 24};
+  odla_computation comp;
+  odla_value a, b, y;
+  int batched;
+  for (batched = 0; batched < 2; ++batched) {
+    const char *what = batched ? "BatchMatMul of a 2^50-byte result" : "Gemm of a 2^50-byte result";
+    last_error[0] = '\0';
+    odla_CreateComputation(&comp);
+    a = odla_CreateArgument(vt(ODLA_FLOAT32, 2, col), ID("a"));
+    b = odla_CreateArgument(vt(ODLA_FLOAT32, 2, row), ID("b"));
+    y = batched ? odla_BatchMatMul(a, 0, b, 0, any_shape(), ID("y"))
+                : odla_Gemm(a, 0, b, 0, 1.0f, 0.0f, NULL, any_shape(), ID("y"));
+    check_refused(comp, y, "the result float32 [16777216,16777216] holds more than 2^48 bytes",
+                  what);
+    odla_DestroyComputation(comp);
+  }
 }
 
 int main(void) {
@@ -149,6 +170,7 @@ int main(void) {
   test_conv();
   test_deconv();
   test_pool();
+  test_matmul();
   test_tile_dynamic();
   if (!failures)
     printf("test_builder_limits: all checks passed\n");
