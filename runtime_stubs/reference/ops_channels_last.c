@@ -180,7 +180,7 @@ odla_value ref_conv_channels_last(odla_value input, odla_uint32 group, odla_valu
   ws = &kernel->type.shape;
   r = xs->size;
   if (r < 3 || r > 2 + REF_SPATIAL || ws->size != r || group < 1 ||
-      xs->dims[r - 1] != ws->dims[r - 2] * group || ws->dims[r - 1] % group != 0)
+      !ref_product_is(ws->dims[r - 2], group, xs->dims[r - 1]) || ws->dims[r - 1] % group != 0)
     return ref_fail(ODLA_INVALID_PARAM, "Conv",
                     "channels-last input %s, SIO kernel %s and group %u do not fit: input "
                     "channels (last dim) must be kernel dim %d times group, kernel dim %d a "

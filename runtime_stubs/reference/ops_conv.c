@@ -505,7 +505,7 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   memset(&p, 0, sizeof p);
   p.group = group;
   p.type = input->type.element_type;
-  if (xs->size < 3 || ws->size != xs->size || group < 1 || xs->dims[1] != ws->dims[1] * group ||
+  if (xs->size < 3 || ws->size != xs->size || group < 1 || !ref_product_is(ws->dims[1], group, xs->dims[1]) ||
       ws->dims[0] % group != 0)
     return ref_fail(ODLA_INVALID_PARAM, "Conv",
                     "input %s, kernel %s and group %u do not fit: input channels must be kernel "
@@ -583,6 +583,10 @@ odla_value odla_DeConv(odla_value input, odla_memory_layout input_layout, odla_u
                     "input %s, kernel %s and group %u do not fit: kernel dim 0 must equal the "
                     "input channels and be a multiple of group; 1 to 3 spatial axes",
                     ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
+  if (ws->dims[1] > (int64_t)REF_MAX_VALUE_BYTES / (int64_t)group)
+    return ref_fail(ODLA_INVALID_PARAM, "DeConv",
+                    "kernel %s with group %u makes more than 2^48 output channels",
+                    ref_shape_str(ws, s1, sizeof s1), group);
   p.n = xs->dims[0];
   p.c = xs->dims[1];
   p.m = ws->dims[1] * group;

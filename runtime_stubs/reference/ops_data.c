@@ -45,16 +45,6 @@ typedef struct {
   int64_t strides[REF_COPY_MAX_RANK]; /* input element stride of each output axis */
 } ref_copy_plan;
 
-/* Whether a * b == want, without forming a product that may overflow (strides come from a
- * builder's arguments: a stored file can hold any). */
-static int ref_product_is(int64_t a, int64_t b, int64_t want) {
-  if (b == 0)
-    return want == 0;
-  if (b == -1)
-    return a != INT64_MIN && -a == want;
-  return want % b == 0 && want / b == a;
-}
-
 /* Drops axes of extent 1 and merges neighbours that are contiguous in the input too. The result
  * type is valid (ref_type_bytes), so the product of non-zero dims fits. */
 static void ref_copy_simplify(ref_copy_plan *p) {

@@ -266,6 +266,15 @@ int ref_type_bytes(const odla_value_type *t, uint64_t *bytes);
  * [dims] holds more than 2^48 bytes" for `op` when not. Builders call it before sizing scratch
  * or plans from the result's dims, which may each be valid while their product is not. */
 int ref_result_fits(const char *op, const odla_value_type *out);
+/* Whether a * b == want, without forming a product that may overflow (dims, strides and
+ * groups come from a builder's arguments: a stored file can hold any). */
+static inline int ref_product_is(int64_t a, int64_t b, int64_t want) {
+  if (b == 0)
+    return want == 0;
+  if (b == -1)
+    return a != INT64_MIN && -a == want;
+  return want % b == 0 && want / b == a;
+}
 /* a * b for a, b >= 0, saturated at INT64_MAX: for counts such as a node's flops, whose
  * factors a stored file may make as large as the value bounds allow. */
 static inline int64_t ref_mul_sat(int64_t a, int64_t b) {

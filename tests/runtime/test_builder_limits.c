@@ -56,10 +56,10 @@ static void check_refused(odla_computation comp, odla_value v, const char *want,
 
 /* One Conv or DeConv of input x_dims and kernel k_dims (rank `rank`) with the given window
  * parameters, each array one entry per spatial axis. */
-static void conv_case(int deconv, odla_element_type t, int rank, const int64_t *x_dims,
-                      const int64_t *k_dims, const odla_uint32 *strides,
-                      const odla_uint32 *dilations, const odla_uint32 *pads, const char *want,
-                      const char *what) {
+static void conv_case_grouped(int deconv, odla_uint32 group, odla_element_type t, int rank,
+                              const int64_t *x_dims, const int64_t *k_dims,
+                              const odla_uint32 *strides, const odla_uint32 *dilations,
+                              const odla_uint32 *pads, const char *want, const char *what) {
   odla_computation comp;
   odla_value x, k, y;
   last_error[0] = '\0';
@@ -67,11 +67,19 @@ static void conv_case(int deconv, odla_element_type t, int rank, const int64_t *
   x = odla_CreateArgument(vt(t, rank, x_dims), ID("x"));
   k = odla_CreateArgument(vt(t, rank, k_dims), ID("k"));
   CHECK(x && k, "%s: operands refused: %s", what, last_error);
-  y = (deconv ? odla_DeConv : odla_Conv)(x, ODLA_CHANNELS_FIRST, 1, k, deconv ? ODLA_IOS : ODLA_OIS,
+  y = (deconv ? odla_DeConv : odla_Conv)(x, ODLA_CHANNELS_FIRST, group, k,
+                                         deconv ? ODLA_IOS : ODLA_OIS,
                                          strides,
                                          dilations, pads, pads, NULL, any_shape(), ID("y"));
   check_refused(comp, y, want, what);
   odla_DestroyComputation(comp);
+}
+
+static void conv_case(int deconv, odla_element_type t, int rank, const int64_t *x_dims,
+                      const int64_t *k_dims, const odla_uint32 *strides,
+                      const odla_uint32 *dilations, const odla_uint32 *pads, const char *want,
+                      const char *what) {
+  conv_case_grouped(deconv, 1, t, rank, x_dims, k_dims, strides, dilations, pads, want, what);
 }
 
 static void test_conv(void) {
@@ -83,6 +91,10 @@ static void test_conv(void) {
   /* A kernel of 2^40 at dilation 2^32-1 spans 2^72 cells: it cannot fit any input. */
   conv_case(0, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 8}, (const int64_t[]){1, 1, 1LL << 40},
             one, max, zero, "does not fit the input extent", "Conv kernel 2^40 at dilation 2^32-1");
+  /* Kernel dim 1 of 2^40 times group 2^32-1 is no int64: it cannot equal the input's 8. */
+  conv_case_grouped(0, U32MAX, ODLA_FLOAT32, 3, (const int64_t[]){1, 8, 1},
+                    (const int64_t[]){0, 1LL << 40, 1}, one, one, zero, "do not fit",
+                    "Conv with kernel dim 1 2^40 and group 2^32-1");
   /* float64 stores its im2col matrix: 72 taps x 2^40 pixels x 8 bytes passes 2^48. */
   conv_case(0, ODLA_FLOAT64, 4, (const int64_t[]){1, 8, 1LL << 20, 1LL << 20},
             (const int64_t[]){1, 8, 3, 3}, one, one, one, "column matrix of 72 x 1099511627776",
@@ -97,6 +109,10 @@ static void test_deconv(void) {
   /* A kernel of 2^40 at dilation 2^31. */
   conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1}, (const int64_t[]){1, 1, 1LL << 40},
             one, big, zero, "spans more than 2^48 output cells", "DeConv kernel 2^40 dilation 2^31");
+  /* No input channels (so any group divides them) and 2^40 x (2^32-1) output channels. */
+  conv_case_grouped(1, U32MAX, ODLA_FLOAT32, 3, (const int64_t[]){1, 0, 1},
+                    (const int64_t[]){0, 1LL << 40, 1}, one, one, zero,
+                    "makes more than 2^48 output channels", "DeConv with 2^72 output channels");
   /* 2^24 x 2^24 output cells of 2^8 channels in float32: 2^58 bytes, each factor valid. */
   conv_case(1, ODLA_FLOAT32, 4, (const int64_t[]){1, 1, 1LL << 12, 1LL << 12},
             (const int64_t[]){1, 256, 1, 1}, (const odla_uint32[]){4096, 4096},
