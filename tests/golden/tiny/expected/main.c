@@ -71,7 +71,8 @@ ODLAC_HELPER unsigned odlac_bits(int32_t t) {
 /* Bytes (raw_data) or int32_data entries (one byte each) that hold n elements of type t. */
 ODLAC_HELPER size_t odlac_file_units(int32_t t, size_t n) {
   unsigned bits = odlac_bits(t);
-  return bits < 8 ? (n * bits + 7) / 8 : n;
+  /* n * bits is not formed: it may wrap for the element counts of a hostile file's dims */
+  return bits < 8 ? n / 8 * bits + (n % 8 * bits + 7) / 8 : n;
 }
 
 /* Packs n one-byte elements of `bits` bits into out, the first in the lowest bits (ONNX's
@@ -152,12 +153,13 @@ ODLAC_HELPER void odlac_print_dims(FILE *f, int rank, const int64_t *dims) {
   fputc(']', f);
 }
 
-/* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t. */
+/* The element count of the dims, or -1 when count * elem_size bytes would not fit a size_t
+ * and an int64_t (the reader forms that product in both). */
 ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t, size_t elem_size) {
-  uint64_t n = 1, limit = (uint64_t)(SIZE_MAX / (elem_size ? elem_size : 1));
+  uint64_t n = 1, limit = (uint64_t)SIZE_MAX < (uint64_t)INT64_MAX ? (uint64_t)SIZE_MAX
+                                                                    : (uint64_t)INT64_MAX;
   int i;
-  if (limit > (uint64_t)INT64_MAX)
-    limit = (uint64_t)INT64_MAX;
+  limit /= elem_size ? elem_size : 1;
   for (i = 0; i < t->rank; ++i) {
     uint64_t d = (uint64_t)t->dims[i];
     if (d != 0 && n > limit / d)
