@@ -11,27 +11,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-
-static odla_value_type vt(odla_element_type t, int rank, const int64_t *dims) {
-  odla_value_type v;
-  int i;
-  memset(&v, 0, sizeof v);
-  v.element_type = t;
-  v.shape.size = rank;
-  for (i = 0; i < rank; ++i)
-    v.shape.dims[i] = dims[i];
-  return v;
-}
-
-static odla_value_shape undefined_shape(void) {
-  odla_value_shape s;
-  memset(&s, 0, sizeof s);
-  s.size = -1;
-  return s;
-}
 
 /* Runs the current computation once with one argument bound and `n` outputs. */
 static odla_status run(odla_computation comp, const char *arg, const void *arg_data, int n,
@@ -229,7 +212,7 @@ static void test_expand_stack(void) {
       sprintf(id, "s%d", i);
       vals.values[i] = odla_CreateConstant(vt(ODLA_FLOAT32, 2, DIMS(2, 2)), ins[i], ID(id));
     }
-    r = odla_Stack(vals, k == 0 ? 1 : -1, undefined_shape(), ID("y"));
+    r = odla_Stack(vals, k == 0 ? 1 : -1, any_shape(), ID("y"));
     odla_SetValueAsOutput(r);
     odla_GetValueType(r, &t);
     CHECK(t.shape.size == 3 && t.shape.dims[0] == 2 && t.shape.dims[1] == (k ? 2 : 3) &&
@@ -248,7 +231,7 @@ static void test_expand_stack(void) {
   vals.size = 2;
   vals.values[0] = odla_CreateArgument(vt(ODLA_FLOAT32, 1, DIMS(2)), ID("a"));
   vals.values[1] = odla_CreateArgument(vt(ODLA_FLOAT32, 1, DIMS(3)), ID("b"));
-  check_refused(comp, odla_Stack(vals, 0, undefined_shape(), ID("y")), ODLA_INVALID_PARAM,
+  check_refused(comp, odla_Stack(vals, 0, any_shape(), ID("y")), ODLA_INVALID_PARAM,
                 "Stack of [2] and [3]");
   odla_DestroyComputation(comp);
 }
@@ -267,7 +250,7 @@ static void test_dims_expand_clone(void) {
   odla_CreateComputation(&comp);
   v = odla_CreateArgument(vt(ODLA_FLOAT32, 2, DIMS(3, 4)), ID("x"));
   r = odla_DimsExpand(v, NULL, odla_CreateConstant(vt(ODLA_INT64, 1, DIMS(2)), axes, ID("axes")),
-                      undefined_shape(), ID("y"));
+                      any_shape(), ID("y"));
   odla_GetValueType(r, &t);
   CHECK(t.shape.size == 4 && t.shape.dims[0] == 1 && t.shape.dims[1] == 3 && t.shape.dims[2] == 4 &&
             t.shape.dims[3] == 1,
@@ -286,7 +269,7 @@ static void test_dims_expand_clone(void) {
   odla_CreateComputation(&comp);
   o = odla_CreateArgument(vt(ODLA_FLOAT32, 3, DIMS(1, 3, 1)), ID("o"));
   v = odla_CreateArgument(vt(ODLA_FLOAT32, 1, DIMS(3)), ID("x"));
-  r = odla_DimsExpand(v, o, NULL, undefined_shape(), ID("y"));
+  r = odla_DimsExpand(v, o, NULL, any_shape(), ID("y"));
   odla_GetValueType(r, &t);
   CHECK(t.shape.size == 3 && t.shape.dims[1] == 3, "DimsExpand from original");
   odla_DestroyComputation(comp);
@@ -296,7 +279,7 @@ static void test_dims_expand_clone(void) {
   check_refused(comp,
                 odla_DimsExpand(v, NULL,
                                 odla_CreateConstant(vt(ODLA_INT64, 1, DIMS(2)), repeated, ID("a")),
-                                undefined_shape(), ID("y")),
+                                any_shape(), ID("y")),
                 ODLA_INVALID_PARAM, "DimsExpand with a repeated axis");
   odla_DestroyComputation(comp);
   odla_CreateComputation(&comp);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
 #define U32MAX 4294967295u
@@ -23,24 +24,6 @@ static void keep_error(const char *file, int line, const char *func, odla_log_le
                        const char *msg) {
   (void)file, (void)line, (void)level;
   snprintf(last_error, sizeof last_error, "%s: %s", func, msg);
-}
-
-static odla_value_type vt(odla_element_type t, int rank, const int64_t *dims) {
-  odla_value_type v;
-  int i;
-  memset(&v, 0, sizeof v);
-  v.element_type = t;
-  v.shape.size = rank;
-  for (i = 0; i < rank; ++i)
-    v.shape.dims[i] = dims[i];
-  return v;
-}
-
-static odla_value_shape any_shape(void) {
-  odla_value_shape s;
-  memset(&s, 0, sizeof s);
-  s.size = -1;
-  return s;
 }
 
 /* The builder's result `v` must be NULL with a message containing `want`, and the computation

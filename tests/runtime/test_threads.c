@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "value_types.h"
 
 enum { C0 = 16, C1 = 32, C2 = 48, H = 40, W = 40, KS = 3 }; /* the convolutions */
 enum { GM = 150, GK = 300, GN = 70 };                       /* the Gemm */
@@ -32,19 +33,8 @@ static float x[C0 * H * W], w1[C1 * C0 * KS * KS], b1[C1], w2[C1 * KS * KS], w3[
 static float a[GM * GK], bt[GN * GK], gc[GN];
 static double want_c[YC], want_g[YG];
 
-static odla_value_type type_of(int rank, const int64_t *dims) {
-  odla_value_type t;
-  int i;
-  memset(&t, 0, sizeof t);
-  t.element_type = ODLA_FLOAT32;
-  t.shape.size = rank;
-  for (i = 0; i < rank; ++i)
-    t.shape.dims[i] = dims[i];
-  return t;
-}
-
 static odla_value constant(int rank, const int64_t *dims, const float *data, const char *id) {
-  return odla_CreateConstant(type_of(rank, dims), data, (const odla_value_id)id);
+  return odla_CreateConstant(vt(ODLA_FLOAT32, rank, dims), data, (const odla_value_id)id);
 }
 
 static odla_computation build(void) {
@@ -58,16 +48,16 @@ static odla_computation build(void) {
   memset(&any, 0, sizeof any);
   any.size = -1;
   CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "CreateComputation");
-  h1 = odla_Conv(odla_CreateArgument(type_of(4, dx), (const odla_value_id) "x"),
+  h1 = odla_Conv(odla_CreateArgument(vt(ODLA_FLOAT32, 4, dx), (const odla_value_id) "x"),
                  ODLA_CHANNELS_FIRST, 1, constant(4, dw1, w1, "w1"), ODLA_OIS, one, one, one, one,
                  constant(1, db1, b1, "b1"), any, (const odla_value_id) "h1");
   h2 = odla_Conv(h1, ODLA_CHANNELS_FIRST, C1, constant(4, dw2, w2, "w2"), ODLA_OIS, one, one, one,
                  one, NULL, any, (const odla_value_id) "h2");
   yc = odla_Conv(h2, ODLA_CHANNELS_FIRST, 1, constant(4, dw3, w3, "w3"), ODLA_OIS, one, one, zero,
                  zero, NULL, any, (const odla_value_id) "yc");
-  yg = odla_Gemm(odla_CreateArgument(type_of(2, da), (const odla_value_id) "a"), 0,
+  yg = odla_Gemm(odla_CreateArgument(vt(ODLA_FLOAT32, 2, da), (const odla_value_id) "a"), 0,
                  constant(2, dbt, bt, "bt"), 1, 1.0f, 1.0f, constant(1, dc, gc, "c"),
-                 type_of(2, dy).shape, (const odla_value_id) "yg");
+                 vt(ODLA_FLOAT32, 2, dy).shape, (const odla_value_id) "yg");
   CHECK(yc && odla_SetValueAsOutput(yc) == ODLA_SUCCESS, "building the convolutions");
   CHECK(yg && odla_SetValueAsOutput(yg) == ODLA_SUCCESS, "building the Gemm");
   return comp;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
 
@@ -73,13 +74,6 @@ static int64_t count(const odla_value_shape *s) {
 }
 
 static const odla_uint32 both_axes[2] = {0, 1};
-
-static odla_value_shape any_shape(void) {
-  odla_value_shape s;
-  memset(&s, 0, sizeof s);
-  s.size = -1;
-  return s;
-}
 
 /* Deterministic data in [-1, 1). */
 static uint32_t rng = 12345;
