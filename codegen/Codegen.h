@@ -49,7 +49,7 @@ struct CodegenOptions {
   ExecMode execMode = ExecMode::Compile;
   std::string flags;   // the command-line flags, for the banner (no paths)
   uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
-  int64_t dynamicBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: off
+  int64_t plannedBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: fixed batch
   const Target *target = &referenceTarget(); // which extension calls the code may make
   CallSequence calls; // the calls around the op builders, from callSequence for the target
 };

@@ -78,7 +78,7 @@ public:
     }
     // NAME_run's and NAME_run_batch's other parameters; their locals end in '_', which no
     // tensor's identifier does.
-    CScope params(n_, o.dynamicBatch ? std::set<std::string>{"inst", "batch"}
+    CScope params(n_, o.plannedBatch ? std::set<std::string>{"inst", "batch"}
                                      : std::set<std::string>{"inst"});
     for (const Value *v : g.inputs())
       inputs_.push_back({v, params.add(v->name())});
@@ -222,11 +222,11 @@ private:
     w.line("/* Bytes of constant data (weights), and of the activation arena each instance uses. */");
     w.line("#define " + N_ + "_WEIGHTS_BYTES " + std::to_string(totalWeights_));
     w.line("#define " + N_ + "_ARENA_BYTES " + std::to_string(o_.arenaBytes));
-    if (o_.dynamicBatch) {
+    if (o_.plannedBatch) {
       w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
       w.line(" * shapes above hold the rows the code is planned for, " + n_ +
              "_run_batch runs any number. */");
-      w.line("#define " + N_ + "_BATCH_SIZE " + std::to_string(o_.dynamicBatch));
+      w.line("#define " + N_ + "_BATCH_SIZE " + std::to_string(o_.plannedBatch));
     }
     if (bin()) {
       w.line("/* The weights blob this code expects (" + n_ + ".weights.bin). */");
@@ -273,7 +273,7 @@ private:
     w.line(createSignature() + ";");
     w.line("/* Runs one inference: inputs and outputs are dense row-major arrays of the sizes above. */");
     w.line(runSignature() + ";");
-    if (o_.dynamicBatch) {
+    if (o_.plannedBatch) {
       w.line("/* Runs `batch` rows (1 or more): each input and output holds `batch` times the");
       w.line(" * elements of one row (the _COUNT above over " + N_ + "_BATCH_SIZE). Rows are computed");
       w.line(" * independently: row i of the outputs is what a run of row i alone gives. */");
@@ -456,7 +456,7 @@ private:
                      : "/* Records the model on the current computation, one ODLA call per line. */");
     w.line(fn.text);
     w.line();
-    if (o_.dynamicBatch)
+    if (o_.plannedBatch)
       batchItems(w);
     // create / destroy
     w.open(createSignature());
@@ -479,7 +479,7 @@ private:
     if (!interpret) {
       w.line("if (s == ODLA_SUCCESS)");
       w.line(std::string("  s = ") + n_ + "_build(" + (bin() ? "inst->weights" : "") + ");");
-      if (o_.dynamicBatch) {
+      if (o_.plannedBatch) {
         w.line("if (s == ODLA_SUCCESS)");
         w.line("  s = " + n_ + "_batch_items(inst->comp);");
       }
@@ -554,7 +554,7 @@ private:
         w.line("odla_DestroyComputation(comp_);");
         w.line("return status_;");
       }
-    } else if (o_.dynamicBatch) {
+    } else if (o_.plannedBatch) {
       w.line("return " + n_ + "_run_batch(inst, " + N_ + "_BATCH_SIZE" + portArgs() + ");");
       w.close();
       w.line();

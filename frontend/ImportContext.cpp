@@ -358,4 +358,26 @@ Value *ImportCtx::constant(const std::string &name, TensorType type, const void 
   return g_.addConstant(name, std::move(type), std::move(buf));
 }
 
+Status finish(ImportCtx &ctx, int i, Expected<Value *> out) {
+  if (!out)
+    return out.takeStatus();
+  ctx.setOutput(i, *out);
+  return Status::ok();
+}
+
+bool isConstant(const ImportCtx &ctx, int i) {
+  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
+}
+
+Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
+  auto t = ctx.declaredType(i);
+  if (!t)
+    return ctx.fail(why + ", and the model declares no static shape for output '" +
+                    ctx.outputName(i) + "'");
+  if (t->rank() != rank)
+    return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +
+                    ", but it must have rank " + str(rank));
+  return *t;
+}
+
 } // namespace odlac

@@ -175,4 +175,17 @@ std::vector<unsigned char> filledBytes(DType dtype, double value, int64_t count)
 // Axis normalization shared by rules: maps [-rank, rank) to [0, rank).
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, const char *what);
 
+// A rule's last step: its result `out` as output `i` of the node, or the error that made it.
+Status finish(ImportCtx &ctx, int i, Expected<Value *> out);
+inline Status finish(ImportCtx &ctx, Expected<Value *> out) {
+  return finish(ctx, 0, std::move(out));
+}
+
+// Whether operand `i` is present and computable from constants at compile time.
+bool isConstant(const ImportCtx &ctx, int i);
+
+// The static type the model declares for output `i` of the node, checked against the rank it
+// must have; `why` says what needs it.
+Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why);
+
 } // namespace odlac

@@ -19,9 +19,9 @@ const std::vector<const ImportRule *> &allRules() {
     std::vector<const ImportRule *> v;
     for (const auto *family :
          {&elementwiseRules(), &binaryRules(), &nnRules(), &reduceRules(), &dataMovementRules(),
-          &indexingRules(), &normalizationRules(), &recurrentRules(), &quantRules(), &miscRules(),
-          &controlFlowRules(), &sequenceRules(), &textRules(),
-          &treeRules()})
+          &shapeGeneratorRules(), &indexingRules(), &resizeRules(), &normalizationRules(),
+          &recurrentRules(), &quantRules(), &miscRules(), &trainingRules(), &transformerRules(),
+          &controlFlowRules(), &sequenceRules(), &textRules(), &treeRules()})
       for (const ImportRule &r : *family)
         v.push_back(&r);
     return v;

@@ -75,11 +75,15 @@ const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic,
 const std::vector<ImportRule> &nnRules();            // conv, pooling, matrix products
 const std::vector<ImportRule> &reduceRules();        // reductions, softmax family
 const std::vector<ImportRule> &dataMovementRules();  // reshape, slice, pad...
+const std::vector<ImportRule> &shapeGeneratorRules(); // shape, range, constant-of-shape...
 const std::vector<ImportRule> &indexingRules();      // gather, scatter, top-k...
+const std::vector<ImportRule> &resizeRules();        // resize, upsample
 const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, losses
 const std::vector<ImportRule> &recurrentRules();     // RNN, LSTM, GRU
 const std::vector<ImportRule> &quantRules();         // quantization
-const std::vector<ImportRule> &miscRules();          // signal, detection, training
+const std::vector<ImportRule> &miscRules();          // signal, detection, images
+const std::vector<ImportRule> &trainingRules();      // ai.onnx.preview.training optimizers
+const std::vector<ImportRule> &transformerRules();   // attention, rotary embedding, KV cache
 const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
 const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
 const std::vector<ImportRule> &textRules();          // string tensors, ai.onnx.ml's LabelEncoder

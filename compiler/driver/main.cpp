@@ -224,7 +224,7 @@ static int run(int argc, char **argv) {
       return fail(next.status());
     if (Status s = runPipeline(**next, quiet, passCtx))
       return fail(s);
-    if (Status s = checkBatchRows(**graph, **next, opts->codegen.dynamicBatch))
+    if (Status s = checkBatchRows(**graph, **next, opts->codegen.plannedBatch))
       return fail(s);
   }
   if (Status s = checkExecMode(**graph, opts->codegen.execMode))

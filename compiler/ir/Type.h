@@ -34,5 +34,7 @@ struct TensorType {
 std::string toString(const TensorType &t);
 // "[1,3,224,224]"
 std::string dimsToString(const Dims &dims);
+// A count, extent or index in a message.
+inline std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace odlac

@@ -1,5 +1,6 @@
 // The sink that makes each ODLA call on the backend linked into odlac (the reference
-// backend): constant folding, `odlac run` and exact memory figures use it.
+// backend): constant folding, the frontend's constant operands and the reference memory plan
+// (ReferencePlan.cpp) use it.
 #pragma once
 
 #include "lower/OdlaSink.h"

@@ -1,7 +1,7 @@
 // Computing values from constants with the reference backend's kernels: the frontend uses
 // it when an import rule needs the data of an operand computed from constants (a shape
-// built by Shape/Gather/Concat), and constant folding will use it. It makes the same ODLA
-// calls the generated code would, through the DirectSink.
+// built by Shape/Gather/Concat), and constant folding (passes/FoldConstants.cpp) uses it. It
+// makes the same ODLA calls the generated code would, through the DirectSink.
 #pragma once
 
 #include "ir/Graph.h"
@@ -29,8 +29,7 @@ std::string notConstantBecause(const Value &v);
 Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t maxBytes = INT64_MAX);
 
 // Runs the whole graph on the reference backend: one buffer per graph input, in order;
-// returns one buffer per graph output. Used by `odlac run`-style checks and by tests that
-// compare a graph before and after a rewrite.
+// returns one buffer per graph output. Used by the unit tests that run imported graphs.
 Expected<std::vector<std::shared_ptr<const Buffer>>>
 executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &inputs);
 

@@ -2,7 +2,7 @@
 // function. Op lowerings call these methods; a sink either prints the call as C
 // (codegen's PrintSink) or makes it on the linked ODLA backend (DirectSink). Both sinks see
 // the same calls with the same arguments, so what odlac computes itself (constant folding,
-// `odlac run`, memory figures) is what the printed C computes.
+// the frontend's constant operands, the reference memory plan) is what the printed C computes.
 //
 // The methods cover every op builder of ODLA 0.5; an extension function (odla_ext.h) is added
 // with one line in the same form: ODLA_CALL checks the argument types against the real

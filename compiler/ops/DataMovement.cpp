@@ -14,8 +14,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // BitCast: the same bits as another element type of the same width (attribute `to`).
 Status inferBitCast(InferCtx &c) {
   auto to = dtypeFromName(c.node().s("to"));

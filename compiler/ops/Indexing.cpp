@@ -13,8 +13,6 @@ const std::vector<OpDef> &resizeOps(); // Resize.cpp
 
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 Status checkAxis(InferCtx &c, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
     return c.fail("axis " + str(axis) + " out of range for rank " + str(rank));

@@ -33,8 +33,6 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   return out.get().value_or(0);
 }
 
-static std::string str(int64_t v) { return std::to_string(v); }
-
 std::string windowEntryProblem(const char *name, size_t index, int64_t value, int64_t least) {
   std::string what = std::string("attribute ") + name + "[" + str(static_cast<int64_t>(index)) +
                      "] is " + str(value) + "; " + name;

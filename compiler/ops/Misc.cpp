@@ -12,8 +12,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 int indexIn(const std::vector<std::string> &names, const std::string &name) {
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name)

@@ -19,8 +19,6 @@ constexpr DTypeMask kFloat = kFloatTypes;
 // 64-bit integers; the reference backend computes all widths).
 constexpr DTypeMask kMatrix = kFloatTypes | kIntTypes;
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // The per-spatial-axis list `name`, or `spatial` ones when it is absent or empty.
 std::vector<int64_t> onesOr(const InferCtx &c, const char *name, size_t spatial) {
   if (c.node().hasAttr(name) && !c.ints(name).empty())

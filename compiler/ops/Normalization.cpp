@@ -11,8 +11,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Scale and bias (when present): the input's element type and one element per channel.
 Status checkPerChannel(InferCtx &c, int operand, const char *what, int64_t channels) {
   if (!c.hasInput(operand))

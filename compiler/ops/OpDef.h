@@ -1,6 +1,6 @@
 // The op table's row type (DESIGN §3): everything every stage needs to know about one IR op.
 // Rows live in one file per family (Elementwise.cpp, Nn.cpp, ...) and are collected by the
-// registry in Registry.cpp. Passes ask rows about properties, never compare op names.
+// registry in OpDef.cpp (allOps). Passes ask rows about properties, never compare op names.
 #pragma once
 
 #include "ir/Attr.h"

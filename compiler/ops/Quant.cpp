@@ -8,8 +8,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Element types the reference backend quantizes to and dequantizes from: the integers of the
 // core ODLA ops, and the low-precision types but f8e8m0 (the extension ops).
 constexpr DTypeMask kQuantTypes = maskOf(DType::I8) | maskOf(DType::U8) | maskOf(DType::I16) |

@@ -12,8 +12,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 constexpr DTypeMask kRnnTypes = kFloatTypes;
 constexpr DTypeMask kSeqLenTypes = maskOf(DType::I32) | maskOf(DType::I64);
 

@@ -9,8 +9,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Reductions: `axes` lists the reduced axes, normalized at import (non-negative, strictly
 // increasing). An empty list reduces nothing: the op applies to each element alone (ReduceL1
 // gives |x|), which is also how a scalar reduces. ONNX's "no axes means all axes" and

@@ -18,8 +18,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // ONNX names, in the order of the ODLA_EXT_RESIZE_* and ODLA_EXT_NEAREST_* codes.
 const std::vector<std::string> kCoordinateModes = {
     "half_pixel",           "pytorch_half_pixel", "align_corners",       "asymmetric",

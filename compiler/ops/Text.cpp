@@ -14,8 +14,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 Status inferStringConcat(InferCtx &c) {
   auto dims = broadcastDims(c.in(0).dims, c.in(1).dims);
   if (!dims)

@@ -10,8 +10,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // ---- LayerNorm ---------------------------------------------------------------------------
 
 // Scale or bias: the input's element type and the normalized dims (the input's from `axis`).

@@ -15,8 +15,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // ONNX TreeEnsemble-5's input types.
 constexpr DTypeMask kTreeInputTypes = maskOf(DType::F32) | maskOf(DType::F64) | maskOf(DType::F16);
 

@@ -29,8 +29,6 @@ struct Site {
 // A rule returns why the node breaks it, or "" when the node keeps rows apart.
 using RuleFn = std::string (*)(const Site &);
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Operands other than those in `mayCarryRows` must not carry rows: they are weights or
 // parameters every row shares.
 std::string onlyRowsIn(const Site &s, std::set<int> mayCarryRows) {

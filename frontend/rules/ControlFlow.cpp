@@ -31,8 +31,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 Value *i64Scalar(ImportCtx &ctx, const std::string &name, int64_t v) {
   return ctx.constant(ctx.tempName(name), {DType::I64, {}}, &v);
 }

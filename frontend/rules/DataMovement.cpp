@@ -24,25 +24,10 @@
 
 namespace odlac {
 
-const std::vector<ImportRule> &shapeGeneratorRules(); // ShapeGenerators.cpp
-
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
 
 // odla_Concat joins at most this many inputs (ODLA_MAX_OUTPUTS).
 constexpr size_t kMaxConcatInputs = 64;
-
-Status finish(ImportCtx &ctx, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
-
-bool isConstant(const ImportCtx &ctx, int i) {
-  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
-}
 
 // The static result shape the model declares for output `i`, for an op whose result shape
 // depends on a parameter that is known only at run time.
@@ -975,14 +960,6 @@ Expected<Value *> concatValues(ImportCtx &ctx, std::vector<Value *> ins, int64_t
   return ctx.emit("Concat", ins, {{"axis", axis}});
 }
 
-const std::vector<ImportRule> &dataMovementRules() {
-  static const std::vector<ImportRule> all = [] {
-    std::vector<ImportRule> rules = kRules;
-    const auto &more = shapeGeneratorRules();
-    rules.insert(rules.end(), more.begin(), more.end());
-    return rules;
-  }();
-  return all;
-}
+const std::vector<ImportRule> &dataMovementRules() { return kRules; }
 
 } // namespace odlac

@@ -18,13 +18,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Status finish(ImportCtx &ctx, int i, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(i, *out);
-  return Status::ok();
-}
-
 // ---- Constant scalars of any element type, read exactly ----------------------------------
 
 float halfToFloat(uint16_t h) {

@@ -21,31 +21,7 @@
 
 namespace odlac {
 
-const std::vector<ImportRule> &resizeRules(); // Resize.cpp
-
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-Status finish(ImportCtx &ctx, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
-
-// The static type the model declares for output `i` of the node, checked against the rank it
-// must have; `why` says what needs it.
-Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
-  auto t = ctx.declaredType(i);
-  if (!t)
-    return ctx.fail(why + ", and the model declares no static shape for output '" +
-                    ctx.outputName(i) + "'");
-  if (t->rank() != rank)
-    return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +
-                    ", but it must have rank " + str(rank));
-  return *t;
-}
 
 float halfToFloat(uint16_t h) {
   int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -419,13 +395,6 @@ const std::vector<ImportRule> kRules = {
 
 } // namespace
 
-const std::vector<ImportRule> &indexingRules() {
-  static const std::vector<ImportRule> all = [] {
-    std::vector<ImportRule> rules = kRules;
-    rules.insert(rules.end(), resizeRules().begin(), resizeRules().end());
-    return rules;
-  }();
-  return all;
-}
+const std::vector<ImportRule> &indexingRules() { return kRules; }
 
 } // namespace odlac

@@ -22,36 +22,7 @@
 
 namespace odlac {
 
-const std::vector<ImportRule> &miscTrainingRules();    // MiscTraining.cpp
-const std::vector<ImportRule> &miscTransformerRules(); // Transformer.cpp
-
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-Status finish(ImportCtx &ctx, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
-
-// The static type the model declares for output `i`, checked against the rank it must have;
-// `why` says what needs it.
-Expected<TensorType> declaredOutput(ImportCtx &ctx, int i, int64_t rank, const std::string &why) {
-  auto t = ctx.declaredType(i);
-  if (!t)
-    return ctx.fail(why + ", and the model declares no static shape for output '" +
-                    ctx.outputName(i) + "'");
-  if (t->rank() != rank)
-    return ctx.fail("output '" + ctx.outputName(i) + "' is declared " + toString(*t) +
-                    ", but it must have rank " + str(rank));
-  return *t;
-}
-
-bool known(ImportCtx &ctx, int i) {
-  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
-}
 
 // A scalar integer operand known at compile time.
 Expected<int64_t> constInt(ImportCtx &ctx, int i, const char *what) {
@@ -77,7 +48,7 @@ Expected<DType> resultDType(ImportCtx &ctx, const char *attr) {
 // Replaces a generator's result by a constant when all its operands are known at compile time.
 Expected<Value *> foldWhenKnown(ImportCtx &ctx, Value *out) {
   for (int i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i) && !known(ctx, i))
+    if (ctx.hasInput(i) && !isConstant(ctx, i))
       return out;
   if (out->type().byteSize() > static_cast<uint64_t>(kMaxCompileTimeBytes))
     return out; // too large to hold at compile time: computed when the model runs
@@ -94,7 +65,7 @@ Status importWindow(ImportCtx &ctx, const char *window) {
   if (!to)
     return to.takeStatus();
   int64_t length;
-  if (known(ctx, 0)) {
+  if (isConstant(ctx, 0)) {
     auto n = constInt(ctx, 0, "size");
     if (!n)
       return n.takeStatus();
@@ -133,7 +104,7 @@ Status importDFT(ImportCtx &ctx) {
   std::string range = "[" + str(-rank) + ", -2] or [0, " + str(rank - 2) + "]";
   if (ctx.opset() >= 20) {
     axis = -2;
-    if (ctx.hasInput(2) && !known(ctx, 2)) {
+    if (ctx.hasInput(2) && !isConstant(ctx, 2)) {
       axisOperand = ctx.input(2);
     } else if (ctx.hasInput(2)) {
       auto a = constInt(ctx, 2, "axis");
@@ -152,7 +123,7 @@ Status importDFT(ImportCtx &ctx) {
   }
   // The transform's length along an axis when it is known at compile time.
   std::optional<int64_t> length;
-  if (ctx.hasInput(1) && known(ctx, 1)) {
+  if (ctx.hasInput(1) && isConstant(ctx, 1)) {
     auto n = constInt(ctx, 1, "dft_length");
     if (!n)
       return n.takeStatus();
@@ -236,7 +207,7 @@ Status importSTFT(ImportCtx &ctx) {
   int64_t length = window ? window->type().numElements() : -1, step = -1;
   if (window && window->type().rank() != 1)
     return ctx.fail("window " + toString(window->type()) + " must be a vector");
-  if (known(ctx, 3)) {
+  if (isConstant(ctx, 3)) {
     auto n = constInt(ctx, 3, "frame_length");
     if (!n)
       return n.takeStatus();
@@ -245,7 +216,7 @@ Status importSTFT(ImportCtx &ctx) {
                       str(length));
     length = *n;
   }
-  if (known(ctx, 1)) {
+  if (isConstant(ctx, 1)) {
     auto n = constInt(ctx, 1, "frame_step");
     if (!n)
       return n.takeStatus();
@@ -283,7 +254,7 @@ Status importMelWeightMatrix(ImportCtx &ctx) {
   if (!to)
     return to.takeStatus();
   int64_t bins, melBins;
-  if (known(ctx, 0) && known(ctx, 1)) {
+  if (isConstant(ctx, 0) && isConstant(ctx, 1)) {
     auto mel = constInt(ctx, 0, "num_mel_bins");
     if (!mel)
       return mel.takeStatus();
@@ -337,7 +308,7 @@ Status importAffineGrid(ImportCtx &ctx) {
     return ctx.fail("size " + toString(size) + " must hold " + str(r + 2) + " values (N, C and " +
                     str(r) + " dims) for theta " + toString(theta));
   Dims out;
-  if (known(ctx, 1)) {
+  if (isConstant(ctx, 1)) {
     auto v = ctx.constInts(1, "size");
     if (!v)
       return v.takeStatus();
@@ -376,7 +347,7 @@ Status importNonMaxSuppression(ImportCtx &ctx) {
   int64_t count = t->dims[0];
   bool constParams = centerPointBox == 0 && ctx.hasInput(4);
   for (int i = 2; i < 5; ++i)
-    constParams = constParams && (!ctx.hasInput(i) || known(ctx, i));
+    constParams = constParams && (!ctx.hasInput(i) || isConstant(ctx, i));
   if (!constParams)
     return finish(ctx,
                   ctx.emit("NonMaxSuppression",
@@ -475,7 +446,7 @@ Status importMaxUnpool(ImportCtx &ctx) {
                     " has more than 2^48 elements");
   Dims out = inferred;
   if (ctx.hasInput(2)) {
-    if (known(ctx, 2)) {
+    if (isConstant(ctx, 2)) {
       auto shape = ctx.constInts(2, "output_shape");
       if (!shape)
         return shape.takeStatus();
@@ -634,14 +605,6 @@ const std::vector<ImportRule> kRules = {
 
 } // namespace
 
-const std::vector<ImportRule> &miscRules() {
-  static const std::vector<ImportRule> all = [] {
-    std::vector<ImportRule> rules = kRules;
-    for (const auto *family : {&miscTrainingRules(), &miscTransformerRules()})
-      rules.insert(rules.end(), family->begin(), family->end());
-    return rules;
-  }();
-  return all;
-}
+const std::vector<ImportRule> &miscRules() { return kRules; }
 
 } // namespace odlac

@@ -1,7 +1,6 @@
 // Import rules for the training optimizers of ONNX's ai.onnx.preview.training domain
 // (version 1): Adagrad, Momentum and Adam, each decomposed into elementwise IR ops (Cast,
-// Add, Sub, Mul, Div, Pow, Sqrt, Greater, Select) applied to every optimized tensor. Their rows
-// join the misc family's (Misc.cpp).
+// Add, Sub, Mul, Div, Pow, Sqrt, Greater, Select) applied to every optimized tensor.
 #include "Rules.h"
 
 #include "ops/OpDef.h"
@@ -10,8 +9,6 @@
 
 namespace odlac {
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
 
 // Builds the elementwise arithmetic of one optimizer node: scalars in the element type of
 // the optimized tensors, binary ops with temporary names.
@@ -238,6 +235,6 @@ const std::vector<ImportRule> kRules = {
 
 } // namespace
 
-const std::vector<ImportRule> &miscTrainingRules() { return kRules; }
+const std::vector<ImportRule> &trainingRules() { return kRules; }
 
 } // namespace odlac

@@ -12,8 +12,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 using Ints = std::vector<int64_t>;
 
 Status bind(ImportCtx &ctx, Expected<Value *> out, int result = 0) {

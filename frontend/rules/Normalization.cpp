@@ -14,8 +14,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
   int64_t n = 1;
   for (auto it = begin; it != end; ++it)

@@ -20,15 +20,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
-Status finish(ImportCtx &ctx, int i, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(i, *out);
-  return Status::ok();
-}
-
 Value *scalarF32(ImportCtx &ctx, const std::string &name, float v) {
   return ctx.constant(ctx.tempName(name), TensorType{DType::F32, {}}, &v);
 }

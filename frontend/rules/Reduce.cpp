@@ -7,8 +7,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // A flag attribute: ONNX allows 0 and 1 only.
 Expected<int64_t> flagAttr(ImportCtx &ctx, const char *name, int64_t dflt) {
   int64_t v = ctx.attrInt(name, dflt);

@@ -1,5 +1,5 @@
 // Import rules for ONNX Resize (opsets 10 to 19) and Upsample (opsets 7 and 9), which become
-// the IR op Resize (compiler/ops/Resize.cpp). They join the indexing rows (Indexing.cpp).
+// the IR op Resize (compiler/ops/Resize.cpp).
 // Resize-18's axes attribute is expanded here: roi, scales and sizes become vectors over every
 // axis (runtime ones through a ScatterElements into the identity's values).
 //
@@ -20,8 +20,6 @@ namespace odlac {
 double indexingElementAt(DType t, const void *data, size_t i); // Indexing.cpp
 
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
 
 // A float vector operand known at compile time, as doubles.
 Expected<std::vector<double>> constFloats(ImportCtx &ctx, int i, const char *what) {

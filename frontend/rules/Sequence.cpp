@@ -13,8 +13,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Operand i as a sequence (an optional holding one is not: OptionalGetElement unwraps it).
 Expected<const Aggregate *> sequenceOperand(ImportCtx &ctx, int i, const char *what) {
   const Aggregate *a = ctx.aggregate(i);

@@ -1,6 +1,5 @@
 // Import rules for ONNX ops that produce shapes or generate tensors: Shape and Size (constants:
-// every shape is static after import), Range, ConstantOfShape, EyeLike and Trilu. Collected
-// into the data movement family's rows by DataMovement.cpp.
+// every shape is static after import), Range, ConstantOfShape, EyeLike and Trilu.
 #include "Rules.h"
 
 #include "Tensor.h"
@@ -12,19 +11,6 @@
 
 namespace odlac {
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
-
-Status finish(ImportCtx &ctx, Expected<Value *> out) {
-  if (!out)
-    return out.takeStatus();
-  ctx.setOutput(0, *out);
-  return Status::ok();
-}
-
-bool isConstant(const ImportCtx &ctx, int i) {
-  return ctx.hasInput(i) && isComputableFromConstants(*ctx.input(i));
-}
 
 // The static result shape the model declares for output 0 when `param` (input `input`) is
 // known only at run time.

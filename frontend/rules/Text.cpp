@@ -19,8 +19,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 Value *stringConstant(ImportCtx &ctx, const std::string &suffix, std::vector<std::string> v) {
   TensorType type{DType::Str, {static_cast<int64_t>(v.size())}};
   return ctx.graph().addConstant(ctx.tempName(suffix), type, Buffer::ofStrings(std::move(v)));

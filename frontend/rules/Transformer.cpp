@@ -2,8 +2,7 @@
 // TensorScatter (24, the KV-cache write), LinearAttention and CausalConvWithState (27) of ONNX's
 // default domain and FlexAttention (1) of ai.onnx.preview, decomposed into IR ops that every
 // backend has (Reshape, Transpose, Concat, Mul, MatMul, Tanh, Exp, Sigmoid, Conv, comparisons,
-// Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather, GatherElements). Their rows join the
-// misc family's (Misc.cpp).
+// Select, ReduceMax, IsInf, Softmax, Cast, Slice, Gather, GatherElements).
 //
 // Attention follows ONNX's reference implementation (onnx/reference/ops/op_attention.py) step
 // by step, so that rounding matches it: Q and K are each scaled by sqrt(scale) before their
@@ -23,8 +22,6 @@
 
 namespace odlac {
 namespace {
-
-std::string str(int64_t v) { return std::to_string(v); }
 
 // Emits the IR nodes of one decomposition. The first error sticks: from then on every call
 // returns nullptr and emits nothing, and status() reports it, so a rule reads as the
@@ -852,6 +849,6 @@ const std::vector<ImportRule> kRules = {
 
 } // namespace
 
-const std::vector<ImportRule> &miscTransformerRules() { return kRules; }
+const std::vector<ImportRule> &transformerRules() { return kRules; }
 
 } // namespace odlac

@@ -27,8 +27,6 @@
 namespace odlac {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // A rank-1 tensor attribute decoded, of element type `type` where given; `required` says
 // whether its absence is an error.
 Expected<std::optional<DecodedTensor>> tensorAttr(ImportCtx &ctx, const char *name, bool required,
