@@ -38,8 +38,9 @@ test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-lin
 # sanitizer and libFuzzer runtimes, only a Recommends of clang's.
 test+=(clang-14 libclang-rt-14-dev)
 # HALO's ODLA backends (tests/halo, label halo), built from ../shared/halo-odla: its Eigen
-# and XNNPACK platforms (its oneDNN ones use libdnnl-dev above).
-test+=(libeigen3-dev libxnnpack-dev)
+# and XNNPACK platforms (its oneDNN ones use libdnnl-dev above). xnnpack.h includes
+# pthreadpool.h, whose -dev package libxnnpack-dev does not pull in (a fresh machine lacked it).
+test+=(libeigen3-dev libxnnpack-dev libpthreadpool-dev)
 # The model-zoo tests (tests/zoo) export ResNet-50, MobileNetV2 and BERT with PyTorch;
 # torch calls the system BLAS, which is 4x faster as OpenBLAS with OpenMP.
 test+=(python3-torch python3-torchvision libopenblas0-openmp)
