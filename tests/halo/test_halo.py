@@ -15,7 +15,9 @@ cleanly; KNOWN_FAILURES lists the few a manifest cannot express, and tests the r
 backend fails too (tests/conformance/xfail_reference.txt) are odlac's, not the backend's.
 
 Skipped (exit 77) when HALO_ODLA_DIR is not set or holds no ODLA/platforms: a fresh clone
-without HALO's sources. Run under Debian's /usr/bin/python3 (onnx, numpy, torch)."""
+without HALO's sources; and --backend halo-dnnl and halo-dnnl-interpreter on a CPU without
+AVX-512 (F, BW, DQ, VL): HALO's oneDNN backend is built for it, as HALO builds it (its code
+without AVX-512 is the SYCL GPU build's, with assert(0) kernels), and would die of SIGILL. Run under Debian's /usr/bin/python3 (onnx, numpy, torch)."""
 import argparse
 import json
 import os
@@ -226,6 +228,21 @@ class HaloTest(unittest.TestCase):
         self.assertGreater(len(status.get("pass", [])), 0, "the manifest claims no node test")
 
 
+# What HALO's oneDNN backend is compiled for (tests/halo/backends/CMakeLists.txt, dnnl_flags).
+AVX512_FLAGS = ("avx512f", "avx512bw", "avx512dq", "avx512vl")
+
+
+def missing_cpu_flags(flags):
+    """The flags of `flags` that /proc/cpuinfo does not list for this CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            have = next((line.split(":", 1)[1].split() for line in f
+                         if line.startswith("flags")), [])
+    except OSError:
+        return list(flags)
+    return [f for f in flags if f not in have]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", action="store_true", help="build HALO's backends")
@@ -242,6 +259,12 @@ def main():
     if not os.path.exists(library(args.backend)):
         print("%s is missing: run the halo.build test first" % library(args.backend))
         return 1
+    missing = missing_cpu_flags(AVX512_FLAGS) if args.backend.startswith("halo-dnnl") else []
+    if missing:
+        print("skipped: %s is HALO's oneDNN backend, built for AVX-512 as HALO builds it, and "
+              "this CPU lacks %s: its programs would die of SIGILL" %
+              (library(args.backend), ", ".join(missing)))
+        return SKIP
     HaloTest.backend = args.backend
     HaloTest.tc = odlactest.Toolchain()
     prog = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False)
