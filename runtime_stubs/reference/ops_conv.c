@@ -505,8 +505,8 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   memset(&p, 0, sizeof p);
   p.group = group;
   p.type = input->type.element_type;
-  if (xs->size < 3 || ws->size != xs->size || group < 1 || !ref_product_is(ws->dims[1], group, xs->dims[1]) ||
-      ws->dims[0] % group != 0)
+  if (xs->size < 3 || ws->size != xs->size || group < 1 ||
+      !ref_product_is(ws->dims[1], group, xs->dims[1]) || ws->dims[0] % group != 0)
     return ref_fail(ODLA_INVALID_PARAM, "Conv",
                     "input %s, kernel %s and group %u do not fit: input channels must be kernel "
                     "dim 1 times group, and kernel dim 0 a multiple of group",
@@ -534,9 +534,9 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
     ref_conv_scratch(&p, in, &out, 0, 0, 0, 0);
   else if (p.pointwise || p.type != ODLA_FLOAT64)
     ref_conv_scratch(&p, in, &out, 0, p.m / group, opix, p.kvol);
-  else if (!ref_conv_col_fits("Conv", p.type, p.kvol, opix)) /* only the float64 GEMM stores im2col */
+  else if (!ref_conv_col_fits("Conv", p.type, p.kvol, opix))
     return NULL;
-  else
+  else /* only the float64 GEMM stores its im2col matrix */
     ref_conv_scratch(&p, in, &out, p.kvol * opix, p.m / group, opix, p.kvol);
   v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
   if (v) {

@@ -122,8 +122,8 @@ odla_value odla_ExtDeformConv(odla_value input, odla_value kernel, odla_value of
   xs = &input->type.shape;
   ws = &kernel->type.shape;
   if (xs->size < 3 || xs->size > 2 + REF_SPATIAL || ws->size != xs->size || group < 1 ||
-      !ref_product_is(ws->dims[1], group, xs->dims[1]) || ws->dims[0] % group != 0 || offset_group < 1 ||
-      xs->dims[1] % offset_group != 0)
+      !ref_product_is(ws->dims[1], group, xs->dims[1]) || ws->dims[0] % group != 0 ||
+      offset_group < 1 || xs->dims[1] % offset_group != 0)
     return ref_fail(ODLA_INVALID_PARAM, op,
                     "input %s, kernel %s, group %u and offset_group %u do not fit: 1 to 3 "
                     "spatial axes, input channels must be kernel dim 1 times group and a "

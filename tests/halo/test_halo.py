@@ -17,7 +17,8 @@ backend fails too (tests/conformance/xfail_reference.txt) are odlac's, not the b
 Skipped (exit 77) when HALO_ODLA_DIR is not set or holds no ODLA/platforms: a fresh clone
 without HALO's sources; and --backend halo-dnnl and halo-dnnl-interpreter on a CPU without
 AVX-512 (F, BW, DQ, VL): HALO's oneDNN backend is built for it, as HALO builds it (its code
-without AVX-512 is the SYCL GPU build's, with assert(0) kernels), and would die of SIGILL. Run under Debian's /usr/bin/python3 (onnx, numpy, torch)."""
+without AVX-512 is the SYCL GPU build's, with assert(0) kernels), and would die of SIGILL.
+Run under Debian's /usr/bin/python3 (onnx, numpy, torch)."""
 import argparse
 import json
 import os

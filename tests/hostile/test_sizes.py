@@ -5,6 +5,7 @@ data that names something other than a regular file inside the model's folder. E
 expects exit status 1 (or 0 where the input is valid), a message with the numbers, no output
 left behind, and an end within the time limit."""
 import os
+import shutil
 import socket
 import stat
 
@@ -277,6 +278,25 @@ class SizesTest(hostile.HostileCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
         self.assertLess(size, 1 << 20, "the padding was written out")
+
+    def test_constant_padding_broadcast_when_it_runs(self):
+        # 160 KB of padding by 1.5 and -2 on both sides of axis 0 and one side of axis 1: past
+        # constant folding's 64 KiB, so the pieces are Broadcasts that run; numpy.pad's answer.
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        for value in (1.5, -2.0):
+            m = model([h.make_node("Pad", ["x", "p", "v"], ["y"])], [vi("x", [2, 3])],
+                      inits=[i64("p", [7000, 0, 7000, 2]),
+                             nh.from_array(np.array(value, np.float32), "v")])
+            out = self.path("out")
+            r = self.odlac(self.save(m), "-o", out, "--emit-main", "--name", "net")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            exe = self.path("net")
+            self.tc.build(out, exe)
+            r, got = self.run_driver(exe, {"x": x})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            want = np.pad(x, ((7000, 7000), (0, 2)), constant_values=value)
+            np.testing.assert_array_equal(got[0], want)
+            shutil.rmtree(out)
 
     def test_wrap_padding_beyond_the_compile_time_budget(self):
         m = model([h.make_node("Pad", ["x", "p"], ["y"], mode="wrap")], [vi("x", [2, 2])],

@@ -28,8 +28,7 @@ static void keep_error(const char *file, int line, const char *func, odla_log_le
 
 /* The builder's result `v` must be NULL with a message containing `want`, and the computation
  * must then refuse to compile. */
-static void check_refused(odla_computation comp, odla_value v, const char *want,
-                          const char *what) {
+static void check_refused(odla_computation comp, odla_value v, const char *want, const char *what) {
   odla_executable exe = NULL;
   CHECK(v == NULL, "%s: built although invalid", what);
   CHECK(strstr(last_error, want) != NULL, "%s: message '%s' lacks '%s'", what, last_error, want);
@@ -51,9 +50,8 @@ static void conv_case_grouped(int deconv, odla_uint32 group, odla_element_type t
   k = odla_CreateArgument(vt(t, rank, k_dims), ID("k"));
   CHECK(x && k, "%s: operands refused: %s", what, last_error);
   y = (deconv ? odla_DeConv : odla_Conv)(x, ODLA_CHANNELS_FIRST, group, k,
-                                         deconv ? ODLA_IOS : ODLA_OIS,
-                                         strides,
-                                         dilations, pads, pads, NULL, any_shape(), ID("y"));
+                                         deconv ? ODLA_IOS : ODLA_OIS, strides, dilations, pads,
+                                         pads, NULL, any_shape(), ID("y"));
   check_refused(comp, y, want, what);
   odla_DestroyComputation(comp);
 }
@@ -72,8 +70,8 @@ static void test_conv(void) {
   conv_case(0, ODLA_FLOAT32, 5, (const int64_t[]){1, 1, 1, 1, 1}, (const int64_t[]){1, 1, 1, 1, 1},
             one, one, max, "exceed 2^48 positions", "Conv with 2^32-1 pads on 3 axes");
   /* A kernel of 2^40 at dilation 2^32-1 spans 2^72 cells: it cannot fit any input. */
-  conv_case(0, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 8}, (const int64_t[]){1, 1, 1LL << 40},
-            one, max, zero, "does not fit the input extent", "Conv kernel 2^40 at dilation 2^32-1");
+  conv_case(0, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 8}, (const int64_t[]){1, 1, 1LL << 40}, one,
+            max, zero, "does not fit the input extent", "Conv kernel 2^40 at dilation 2^32-1");
   /* Kernel dim 1 of 2^40 times group 2^32-1 is no int64: it cannot equal the input's 8. */
   conv_case_grouped(0, U32MAX, ODLA_FLOAT32, 3, (const int64_t[]){1, 8, 1},
                     (const int64_t[]){0, 1LL << 40, 1}, one, one, zero, "do not fit",
@@ -87,11 +85,11 @@ static void test_conv(void) {
 static void test_deconv(void) {
   const odla_uint32 one[1] = {1}, zero[1] = {0}, big[1] = {1u << 31};
   /* An input extent of 2^40 at stride 2^31: 2^71 output cells. */
-  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1LL << 40}, (const int64_t[]){1, 1, 1},
-            big, one, zero, "spans more than 2^48 output cells", "DeConv extent 2^40 stride 2^31");
+  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1LL << 40}, (const int64_t[]){1, 1, 1}, big,
+            one, zero, "spans more than 2^48 output cells", "DeConv extent 2^40 stride 2^31");
   /* A kernel of 2^40 at dilation 2^31. */
-  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1}, (const int64_t[]){1, 1, 1LL << 40},
-            one, big, zero, "spans more than 2^48 output cells", "DeConv kernel 2^40 dilation 2^31");
+  conv_case(1, ODLA_FLOAT32, 3, (const int64_t[]){1, 1, 1}, (const int64_t[]){1, 1, 1LL << 40}, one,
+            big, zero, "spans more than 2^48 output cells", "DeConv kernel 2^40 dilation 2^31");
   /* No input channels (so any group divides them) and 2^40 x (2^32-1) output channels. */
   conv_case_grouped(1, U32MAX, ODLA_FLOAT32, 3, (const int64_t[]){1, 0, 1},
                     (const int64_t[]){0, 1LL << 40, 1}, one, one, zero,
@@ -99,7 +97,8 @@ static void test_deconv(void) {
   /* 2^24 x 2^24 output cells of 2^8 channels in float32: 2^58 bytes, each factor valid. */
   conv_case(1, ODLA_FLOAT32, 4, (const int64_t[]){1, 1, 1LL << 12, 1LL << 12},
             (const int64_t[]){1, 256, 1, 1}, (const odla_uint32[]){4096, 4096},
-            (const odla_uint32[]){1, 1}, (const odla_uint32[]){0, 0}, "holds more than 2^48 bytes", "DeConv result of 2^58 bytes");
+            (const odla_uint32[]){1, 1}, (const odla_uint32[]){0, 0}, "holds more than 2^48 bytes",
+            "DeConv result of 2^58 bytes");
 }
 
 static void test_pool(void) {
@@ -139,7 +138,8 @@ static void test_tile_dynamic(void) {
   dims.size = 2;
   dims.dims[0] = dims.dims[1] = 1LL << 42;
   y = odla_TileDynamic(x, r, dims, ID("y"));
-  check_refused(comp, y, "the result float32 [4398046511104,4398046511104] holds more than 2^48 bytes",
+  check_refused(comp, y,
+                "the result float32 [4398046511104,4398046511104] holds more than 2^48 bytes",
                 "TileDynamic to 2^84 elements");
   odla_DestroyComputation(comp);
 }

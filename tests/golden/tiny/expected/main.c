@@ -157,7 +157,7 @@ ODLAC_HELPER void odlac_print_dims(FILE *f, int rank, const int64_t *dims) {
  * and an int64_t (the reader forms that product in both). */
 ODLAC_HELPER int64_t odlac_count(const odlac_tensor *t, size_t elem_size) {
   uint64_t n = 1, limit = (uint64_t)SIZE_MAX < (uint64_t)INT64_MAX ? (uint64_t)SIZE_MAX
-                                                                    : (uint64_t)INT64_MAX;
+                                                                   : (uint64_t)INT64_MAX;
   int i;
   limit /= elem_size ? elem_size : 1;
   for (i = 0; i < t->rank; ++i) {
