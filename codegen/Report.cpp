@@ -2,13 +2,12 @@
 #include "Report.h"
 
 #include "Codegen.h"
+#include "ops/Activation.h"
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
 #include "support/Text.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <set>
 
 namespace odlac {
@@ -20,21 +19,19 @@ OpCounts countOps(const Graph &g) {
   return counts;
 }
 
-// Products are counted exactly; other ops as one operation per element they produce (per
-// element read, for reductions); pure data movement as none. A fused op counts as its
-// product plus one operation per element for the residual addition and for the activation.
-// Counts saturate at 2^63 - 1 (each factor is below 2^48, a product of two may not be).
+// Counted as the op's row says (OpDef::flops). Counts saturate at 2^63 - 1 (each factor is
+// below 2^48, a product of two may not be).
 static uint64_t nodeFlops(const Node &n) {
-  const char *op = n.op().name;
   const Value *out = n.output(0);
   int64_t outs = out->type().numElements();
   auto saturated = [](CheckedInt v) { return static_cast<uint64_t>(v.get().value_or(INT64_MAX)); };
+  FlopRule rule = n.op().flops;
   CheckedInt epilogue = 0;
-  if (!std::strncmp(op, "Fused", 5)) {
-    epilogue = (n.input(3) ? outs : 0) + (n.s("activation") != "none" ? outs : 0);
-    op += 5;
-  }
-  if (!std::strcmp(op, "Conv")) {
+  if (rule == FlopRule::FusedConv || rule == FlopRule::FusedGemm)
+    epilogue = (n.input(3) ? outs : 0) + (activationOf(n).id != Activation::None ? outs : 0);
+  switch (rule) {
+  case FlopRule::Conv:
+  case FlopRule::FusedConv: {
     // (C / group) * kernel volume: the kernel's size over the output channels, its first
     // dim (OIS) or, channels-last, its last (SIO).
     const Dims &w = n.input(1)->dims();
@@ -42,11 +39,15 @@ static uint64_t nodeFlops(const Node &n) {
     int64_t perOut = m ? n.input(1)->type().numElements() / m : 0; // no output channels
     return saturated(CheckedInt(2) * outs * perOut + epilogue);
   }
-  if (!std::strcmp(op, "Gemm") || !std::strcmp(op, "MatMul")) {
+  case FlopRule::MatrixProduct:
+  case FlopRule::FusedGemm: {
     const Dims &a = n.input(0)->dims();
     bool transA = n.hasAttr("transA") && n.i("transA");
     int64_t k = transA ? a[a.size() - 2] : a.back();
     return saturated(CheckedInt(2) * outs * k + epilogue);
+  }
+  case FlopRule::ByFusionClass:
+    break;
   }
   switch (n.op().fusion) {
   case FusionClass::Injective: return 0;

@@ -1,8 +1,8 @@
 // ImportCtx: operands, attributes and IR emission for one ONNX node.
 #include "ImportContext.h"
 
+#include "evaluate/Evaluate.h"
 #include "ir/Limits.h"
-#include "lower/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <algorithm>

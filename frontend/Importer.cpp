@@ -8,9 +8,9 @@
 #include "Schema.h"
 #include "Structure.h"
 #include "Tensor.h"
+#include "evaluate/Evaluate.h"
 #include "ir/Limits.h"
-#include "lower/Evaluate.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -889,7 +889,7 @@ private:
     for (size_t i = 0; i < a.elements.size(); ++i) {
       std::string name = one ? vi.name() : elementName(vi.name(), i);
       Value *copy = graph_->addValue(name, a.elements[i]->type());
-      graph_->addNode(opNamed("Identity"), name, {a.elements[i]}, {copy});
+      graph_->addNode(ops::Identity, name, {a.elements[i]}, {copy});
       claimed.insert(copy);
       graph_->addOutput(copy);
     }
@@ -915,7 +915,7 @@ private:
       // Every output gets its own node result, so that it can be bound to its own buffer.
       if (!v->producer() || claimed.count(v)) {
         Value *copy = graph_->addValue(vi.name() + "/copy", v->type());
-        graph_->addNode(opNamed("Identity"), vi.name(), {v}, {copy});
+        graph_->addNode(ops::Identity, vi.name(), {v}, {copy});
         v = copy;
       }
       claimed.insert(v);

@@ -3,9 +3,9 @@
 
 #include "Codegen.h"
 #include "Import.h"
-#include "lower/Target.h"
 #include "passes/Pipeline.h"
 #include "support/Status.h"
+#include "target/Target.h"
 
 #include <cstdint>
 #include <string>

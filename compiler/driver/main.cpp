@@ -7,14 +7,14 @@
 #include "Options.h"
 #include "OutputDir.h"
 #include "Report.h"
+#include "evaluate/ReferencePlan.h"
 #include "ir/Limits.h"
 #include "ir/Printer.h"
-#include "lower/CheckTarget.h"
-#include "lower/ReferencePlan.h"
 #include "odlac_version.h"
 #include "passes/BatchRows.h"
 #include "passes/Pipeline.h"
 #include "support/Text.h"
+#include "target/CheckTarget.h"
 
 #include <cstdio>
 #include <cstring>

@@ -77,6 +77,8 @@ private:
 class Node {
 public:
   const OpDef &op() const { return *op_; }
+  // Whether the node applies `op`, a row of the op table (ops/Ops.h: n->is(ops::Conv)).
+  bool is(const OpDef &op) const { return op_ == &op; }
   const std::string &name() const { return name_; }
 
   int numInputs() const { return static_cast<int>(inputs_.size()); }

@@ -4,7 +4,7 @@
 
 #include "ir/Graph.h"
 #include "lower/OdlaSink.h"
-#include "lower/Target.h"
+#include "target/Target.h"
 
 #include <functional>
 #include <map>

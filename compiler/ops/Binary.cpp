@@ -5,8 +5,8 @@
 // (runtime_stubs/reference/ops_binary*.c) documents the semantics of edge cases: integer
 // overflow wraps, integer division and remainder by zero give 0, Max/Min propagate NaN.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
 #include "ops/InferUtil.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -117,72 +117,119 @@ std::vector<OperandDef> ab(DTypeMask types) {
 constexpr unsigned kCommutativeEw = kCommutative | kLayoutAgnostic;
 constexpr FusionClass kBcast = FusionClass::Broadcast;
 
-const std::vector<OpDef> kOps = {
-    // Arithmetic.
-    {"Add", ab(kNumericTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>, BINARY(Add)},
-    {"Sub", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<false>, BINARY(Sub)},
-    {"Mul", ab(kNumericTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>, BINARY(Mul)},
-    {"Div", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<false>, BINARY(Div)},
-    {"Pow",
-     {{"base", OperandDef::Required, kNumericTypes},
-      {"exponent", OperandDef::Required, kNumericTypes}},
-     1, {}, kBcast, kLayoutAgnostic, inferPow, BINARY(Pow)},
-    {"Mod", ab(kNumericTypes), 1, {{"fmod", AttrKind::Int, AttrValue(int64_t{0})}}, kBcast,
-     kLayoutAgnostic, inferMod,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Mod(c.in(0), c.in(1), c.node().i("fmod"), c.outId(0)));
-     }},
-    {"Max", ab(kNumericTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>, BINARY(Max)},
-    {"Min", ab(kNumericTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>, BINARY(Min)},
-    {"Mean", {{"x", OperandDef::Variadic, kFloatTypes}}, 1, {}, kBcast, kCommutativeEw, inferMean,
-     [](LowerCtx &c) { c.setOut(0, c.sink().Mean(c.ins(), c.outId(0))); }},
-    {"Shift", ab(kIntTypes), 1, {{"direction", AttrKind::String, std::nullopt}}, kBcast,
-     kLayoutAgnostic, inferShift,
-     [](LowerCtx &c) {
-       bool left = c.node().s("direction") == "LEFT";
-       c.setOut(0, c.sink().Shift(c.in(0), c.in(1), lower::Flag{left}, c.outId(0)));
-     }},
-    {"PRelu",
-     {{"x", OperandDef::Required, kNumericTypes}, {"slope", OperandDef::Required, kNumericTypes}},
-     1, {}, kBcast, kLayoutAgnostic, inferPRelu, BINARY(PRelu)},
-    // Comparisons (bool results).
-    {"Equal", ab(kAllTypes | kStringTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
-     BINARY(Equal)},
-    {"NotEqual", ab(kAllTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
-     BINARY(NotEqual)},
-    {"Less", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>, BINARY(Less)},
-    {"LessOrEqual", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>,
-     BINARY(LessOrEqual)},
-    {"Greater", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>,
-     BINARY(Greater)},
-    {"GreaterOrEqual", ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>,
-     BINARY(GreaterOrEqual)},
-    // Logic on bool.
-    {"And", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(And)},
-    {"Or", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Or)},
-    {"Xor", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Xor)},
-    // Bitwise on integers (extensions: ODLA's And, Or and Xor are logical).
-    {"BitwiseAnd", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
-     BINARY(ExtBitwiseAnd)},
-    {"BitwiseOr", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
-     BINARY(ExtBitwiseOr)},
-    {"BitwiseXor", ab(kIntTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<false>,
-     BINARY(ExtBitwiseXor)},
-    // Selection: condition ? a : b.
-    {"Select",
-     {{"condition", OperandDef::Required, kBool},
-      {"a", OperandDef::Required, kAllTypes},
-      {"b", OperandDef::Required, kAllTypes}},
-     1, {}, kBcast, kLayoutAgnostic, inferSelect,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Select(c.in(0), c.in(1), c.in(2), c.outShape(0), c.outId(0)));
-     }},
-};
+} // namespace
+
+namespace ops {
+
+// Arithmetic.
+const OpDef Add = {"Add",          ab(kNumericTypes),     1,          {}, kBcast,
+                   kCommutativeEw, inferBroadcast<false>, BINARY(Add)};
+const OpDef Sub = {"Sub",           ab(kNumericTypes),     1,          {}, kBcast,
+                   kLayoutAgnostic, inferBroadcast<false>, BINARY(Sub)};
+const OpDef Mul = {"Mul",          ab(kNumericTypes),     1,          {}, kBcast,
+                   kCommutativeEw, inferBroadcast<false>, BINARY(Mul)};
+const OpDef Div = {"Div",           ab(kNumericTypes),     1,          {}, kBcast,
+                   kLayoutAgnostic, inferBroadcast<false>, BINARY(Div)};
+const OpDef Pow = {"Pow",
+                   {{"base", OperandDef::Required, kNumericTypes},
+                    {"exponent", OperandDef::Required, kNumericTypes}},
+                   1,
+                   {},
+                   kBcast,
+                   kLayoutAgnostic,
+                   inferPow,
+                   BINARY(Pow)};
+const OpDef Mod = {"Mod",
+                   ab(kNumericTypes),
+                   1,
+                   {{"fmod", AttrKind::Int, AttrValue(int64_t{0})}},
+                   kBcast,
+                   kLayoutAgnostic,
+                   inferMod,
+                   [](LowerCtx &c) {
+                     c.setOut(0, c.sink().Mod(c.in(0), c.in(1), c.node().i("fmod"), c.outId(0)));
+                   }};
+const OpDef Max = {"Max",          ab(kNumericTypes),     1,          {}, kBcast,
+                   kCommutativeEw, inferBroadcast<false>, BINARY(Max)};
+const OpDef Min = {"Min",          ab(kNumericTypes),     1,          {}, kBcast,
+                   kCommutativeEw, inferBroadcast<false>, BINARY(Min)};
+const OpDef Mean = {
+    "Mean",    {{"x", OperandDef::Variadic, kFloatTypes}},
+    1,         {},
+    kBcast,    kCommutativeEw,
+    inferMean, [](LowerCtx &c) { c.setOut(0, c.sink().Mean(c.ins(), c.outId(0))); }};
+const OpDef Shift = {"Shift",
+                     ab(kIntTypes),
+                     1,
+                     {{"direction", AttrKind::String, std::nullopt}},
+                     kBcast,
+                     kLayoutAgnostic,
+                     inferShift,
+                     [](LowerCtx &c) {
+                       bool left = c.node().s("direction") == "LEFT";
+                       c.setOut(0, c.sink().Shift(c.in(0), c.in(1), lower::Flag{left}, c.outId(0)));
+                     }};
+const OpDef PRelu = {
+    "PRelu",
+    {{"x", OperandDef::Required, kNumericTypes}, {"slope", OperandDef::Required, kNumericTypes}},
+    1,
+    {},
+    kBcast,
+    kLayoutAgnostic,
+    inferPRelu,
+    BINARY(PRelu)};
+// Comparisons (bool results).
+const OpDef Equal = {
+    "Equal",      ab(kAllTypes | kStringTypes), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
+    BINARY(Equal)};
+const OpDef NotEqual = {"NotEqual",           ab(kAllTypes),   1, {}, kBcast, kCommutativeEw,
+                        inferBroadcast<true>, BINARY(NotEqual)};
+const OpDef Less = {"Less",          ab(kNumericTypes),    1,           {}, kBcast,
+                    kLayoutAgnostic, inferBroadcast<true>, BINARY(Less)};
+const OpDef LessOrEqual = {"LessOrEqual",        ab(kNumericTypes),  1, {}, kBcast, kLayoutAgnostic,
+                           inferBroadcast<true>, BINARY(LessOrEqual)};
+const OpDef Greater = {
+    "Greater",      ab(kNumericTypes), 1, {}, kBcast, kLayoutAgnostic, inferBroadcast<true>,
+    BINARY(Greater)};
+const OpDef GreaterOrEqual = {
+    "GreaterOrEqual",     ab(kNumericTypes),     1, {}, kBcast, kLayoutAgnostic,
+    inferBroadcast<true>, BINARY(GreaterOrEqual)};
+// Logic on bool.
+const OpDef And = {"And",      ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
+                   BINARY(And)};
+const OpDef Or = {"Or", ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>, BINARY(Or)};
+const OpDef Xor = {"Xor",      ab(kBool), 1, {}, kBcast, kCommutativeEw, inferBroadcast<true>,
+                   BINARY(Xor)};
+// Bitwise on integers (extensions: ODLA's And, Or and Xor are logical).
+const OpDef BitwiseAnd = {
+    "BitwiseAnd",          ab(kIntTypes),        1, {}, kBcast, kCommutativeEw,
+    inferBroadcast<false>, BINARY(ExtBitwiseAnd)};
+const OpDef BitwiseOr = {"BitwiseOr",           ab(kIntTypes),       1, {}, kBcast, kCommutativeEw,
+                         inferBroadcast<false>, BINARY(ExtBitwiseOr)};
+const OpDef BitwiseXor = {
+    "BitwiseXor",          ab(kIntTypes),        1, {}, kBcast, kCommutativeEw,
+    inferBroadcast<false>, BINARY(ExtBitwiseXor)};
+// Selection: condition ? a : b.
+const OpDef Select = {
+    "Select",
+    {{"condition", OperandDef::Required, kBool},
+     {"a", OperandDef::Required, kAllTypes},
+     {"b", OperandDef::Required, kAllTypes}},
+    1,
+    {},
+    kBcast,
+    kLayoutAgnostic,
+    inferSelect,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().Select(c.in(0), c.in(1), c.in(2), c.outShape(0), c.outId(0)));
+    }};
+
+} // namespace ops
+
+namespace {
 
 #undef BINARY
 
 } // namespace
-
-const std::vector<OpDef> &binaryOps() { return kOps; }
 
 } // namespace odlac

@@ -17,7 +17,7 @@
 //     A loop with scan values needs a constant trip count (static shapes); rows of
 //     iterations that the condition skipped are zero.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <cstring>
 
@@ -187,31 +187,31 @@ void lowerLoop(LowerCtx &c) {
     c.setOut(static_cast<int>(k), ends[1 + k]);
 }
 
-const std::vector<OpDef> kOps = {
-    {"If",
-     {{"cond", OperandDef::Required, maskOf(DType::Bool)},
-      {"inputs", OperandDef::Variadic, kStorageTypes}},
-     1, // results: as many as the branches return
-     {},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferIf,
-     lowerIf},
-    {"Loop",
-     {{"trip_count", OperandDef::Required, maskOf(DType::I64)},
-      {"cond", OperandDef::Required, maskOf(DType::Bool)},
-      {"inputs", OperandDef::Variadic, kStorageTypes}},
-     1, // results: the carried values, then the stacked scan values
-     {{"num_carried", AttrKind::Int, std::nullopt},
-      {"scan_reverse", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferLoop,
-     lowerLoop},
-};
-
 } // namespace
 
-const std::vector<OpDef> &controlFlowOps() { return kOps; }
+namespace ops {
+
+const OpDef If = {"If",
+                  {{"cond", OperandDef::Required, maskOf(DType::Bool)},
+                   {"inputs", OperandDef::Variadic, kStorageTypes}},
+                  1, // results: as many as the branches return
+                  {},
+                  FusionClass::Opaque,
+                  kTraitNone,
+                  inferIf,
+                  lowerIf};
+const OpDef Loop = {"Loop",
+                    {{"trip_count", OperandDef::Required, maskOf(DType::I64)},
+                     {"cond", OperandDef::Required, maskOf(DType::Bool)},
+                     {"inputs", OperandDef::Variadic, kStorageTypes}},
+                    1, // results: the carried values, then the stacked scan values
+                    {{"num_carried", AttrKind::Int, std::nullopt},
+                     {"scan_reverse", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},
+                    FusionClass::Opaque,
+                    kTraitNone,
+                    inferLoop,
+                    lowerLoop};
+
+} // namespace ops
 
 } // namespace odlac

@@ -11,7 +11,7 @@
 //     attr.<name>: the node's own attributes (int, float, string, ints, floats), passed to
 //       the kernel under <name>.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -119,22 +119,22 @@ void lowerCustomOp(LowerCtx &c) {
     c.setOut(i, results[static_cast<size_t>(i)]);
 }
 
-const std::vector<OpDef> kOps = {
-    {"CustomOp",
-     {{"inputs", OperandDef::Variadic}},
-     1, // results: as many as result_dtypes declares
-     {{"op_type", AttrKind::String, std::nullopt},
-      {"domain", AttrKind::String, std::nullopt},
-      {"result_dtypes", AttrKind::Strings, std::nullopt},
-      {"result_dims", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kExternal | kOpenAttributes,
-     inferCustomOp,
-     lowerCustomOp},
-};
-
 } // namespace
 
-const std::vector<OpDef> &customOps() { return kOps; }
+namespace ops {
+
+const OpDef CustomOp = {"CustomOp",
+                        {{"inputs", OperandDef::Variadic}},
+                        1, // results: as many as result_dtypes declares
+                        {{"op_type", AttrKind::String, std::nullopt},
+                         {"domain", AttrKind::String, std::nullopt},
+                         {"result_dtypes", AttrKind::Strings, std::nullopt},
+                         {"result_dims", AttrKind::Ints, std::nullopt}},
+                        FusionClass::Opaque,
+                        kExternal | kOpenAttributes,
+                        inferCustomOp,
+                        lowerCustomOp};
+
+} // namespace ops
 
 } // namespace odlac

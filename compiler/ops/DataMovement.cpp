@@ -7,7 +7,7 @@
 // ONNX's shape facts and passes it as the "shape" attribute; the kernel checks the run-time
 // parameters against it.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <algorithm>
 
@@ -280,110 +280,127 @@ Status inferReverseSequence(InferCtx &c) {
   return Status::ok();
 }
 
-const std::vector<OpDef> kOps = {
-    {"BitCast",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"to", AttrKind::String, std::nullopt}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferBitCast,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtBitCast(c.in(0), odlaType(c.node().output(0)->dtype()), c.outId(0)));
-     }},
-    {"Reshape",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferReshape,
-     [](LowerCtx &c) { c.setOut(0, c.sink().Reshape(c.in(0), c.outShape(0), c.outId(0))); }},
-    {"Transpose",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"perm", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferTranspose,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Transpose(c.in(0), shapeArg(c.node().ints("perm")), c.outShape(0),
-                                      c.outId(0)));
-     }},
-    {"Concat",
-     {{"inputs", OperandDef::Variadic, kStorageTypes}},
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferConcat,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Concat(c.ins(), static_cast<odla_int32>(c.node().i("axis")),
-                                   c.outShape(0), c.outId(0)));
-     }},
-    // Zero padding; other values and modes are decomposed at import.
-    {"Pad",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"pads", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferPad,
-     lowerPad},
-    {"Broadcast",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferBroadcast,
-     [](LowerCtx &c) { c.setOut(0, c.sink().Broadcast(c.in(0), c.outShape(0), c.outId(0))); }},
-    {"Tile",
-     {{"x"}},
-     1,
-     {{"repeats", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferTile,
-     [](LowerCtx &c) {
-       c.setOut(0,
-                c.sink().Tile(c.in(0), u32s(c.node().ints("repeats")), c.outShape(0), c.outId(0)));
-     }},
-    {"TileDynamic",
-     {{"x"}, {"repeats", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferTileDynamic,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().TileDynamic(c.in(0), c.in(1), c.outShape(0), c.outId(0)));
-     }},
-    {"Slice",
-     {{"x", OperandDef::Required, kStorageTypes}},
-     1,
-     {{"starts", AttrKind::Ints, std::nullopt},
-      {"ends", AttrKind::Ints, std::nullopt},
-      {"steps", AttrKind::Ints, std::nullopt}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferSlice,
-     lowerSlice},
-    {"SliceDynamic",
-     {{"x"},
-      {"starts", OperandDef::Required, kIndexTypes},
-      {"ends", OperandDef::Required, kIndexTypes},
-      {"axes", OperandDef::Optional, kIndexTypes},
-      {"steps", OperandDef::Optional, kIndexTypes}},
-     1,
-     {{"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferSliceDynamic,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtSliceDynamic(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
-                                            c.outShape(0), c.outId(0)));
-     }},
+} // namespace
+
+namespace ops {
+
+const OpDef BitCast = {
+    "BitCast",
+    {{"x", OperandDef::Required, kStorageTypes}},
+    1,
+    {{"to", AttrKind::String, std::nullopt}},
+    FusionClass::Opaque,
+    kShapeOnly,
+    inferBitCast,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtBitCast(c.in(0), odlaType(c.node().output(0)->dtype()), c.outId(0)));
+    }};
+const OpDef Reshape = {
+    "Reshape",
+    {{"x", OperandDef::Required, kStorageTypes}},
+    1,
+    {{"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Injective,
+    kShapeOnly,
+    inferReshape,
+    [](LowerCtx &c) { c.setOut(0, c.sink().Reshape(c.in(0), c.outShape(0), c.outId(0))); },
+    BatchRule::AlongAxis};
+const OpDef Transpose = {"Transpose",
+                         {{"x", OperandDef::Required, kStorageTypes}},
+                         1,
+                         {{"perm", AttrKind::Ints, std::nullopt}},
+                         FusionClass::Injective,
+                         kShapeOnly,
+                         inferTranspose,
+                         [](LowerCtx &c) {
+                           c.setOut(0, c.sink().Transpose(c.in(0), shapeArg(c.node().ints("perm")),
+                                                          c.outShape(0), c.outId(0)));
+                         },
+                         BatchRule::Transpose};
+const OpDef Concat = {"Concat",
+                      {{"inputs", OperandDef::Variadic, kStorageTypes}},
+                      1,
+                      {{"axis", AttrKind::Int, std::nullopt}},
+                      FusionClass::Injective,
+                      kShapeOnly,
+                      inferConcat,
+                      [](LowerCtx &c) {
+                        c.setOut(0, c.sink().Concat(c.ins(),
+                                                    static_cast<odla_int32>(c.node().i("axis")),
+                                                    c.outShape(0), c.outId(0)));
+                      },
+                      BatchRule::Concat};
+// Zero padding; other values and modes are decomposed at import.
+const OpDef Pad = {"Pad",
+                   {{"x", OperandDef::Required, kStorageTypes}},
+                   1,
+                   {{"pads", AttrKind::Ints, std::nullopt}},
+                   FusionClass::Injective,
+                   kShapeOnly,
+                   inferPad,
+                   lowerPad,
+                   BatchRule::Pad};
+const OpDef Broadcast = {
+    "Broadcast",
+    {{"x", OperandDef::Required, kStorageTypes}},
+    1,
+    {{"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Injective,
+    kShapeOnly,
+    inferBroadcast,
+    [](LowerCtx &c) { c.setOut(0, c.sink().Broadcast(c.in(0), c.outShape(0), c.outId(0))); },
+    BatchRule::Expand};
+const OpDef Tile = {"Tile",
+                    {{"x"}},
+                    1,
+                    {{"repeats", AttrKind::Ints, std::nullopt}},
+                    FusionClass::Injective,
+                    kShapeOnly,
+                    inferTile,
+                    [](LowerCtx &c) {
+                      c.setOut(0, c.sink().Tile(c.in(0), u32s(c.node().ints("repeats")),
+                                                c.outShape(0), c.outId(0)));
+                    },
+                    BatchRule::Tile};
+const OpDef TileDynamic = {
+    "TileDynamic",
+    {{"x"}, {"repeats", OperandDef::Required, kIndexTypes}},
+    1,
+    {{"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Opaque,
+    kShapeOnly,
+    inferTileDynamic,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().TileDynamic(c.in(0), c.in(1), c.outShape(0), c.outId(0)));
+    }};
+const OpDef Slice = {"Slice",
+                     {{"x", OperandDef::Required, kStorageTypes}},
+                     1,
+                     {{"starts", AttrKind::Ints, std::nullopt},
+                      {"ends", AttrKind::Ints, std::nullopt},
+                      {"steps", AttrKind::Ints, std::nullopt}},
+                     FusionClass::Injective,
+                     kShapeOnly,
+                     inferSlice,
+                     lowerSlice,
+                     BatchRule::Slice};
+const OpDef SliceDynamic = {"SliceDynamic",
+                            {{"x"},
+                             {"starts", OperandDef::Required, kIndexTypes},
+                             {"ends", OperandDef::Required, kIndexTypes},
+                             {"axes", OperandDef::Optional, kIndexTypes},
+                             {"steps", OperandDef::Optional, kIndexTypes}},
+                            1,
+                            {{"shape", AttrKind::Ints, std::nullopt}},
+                            FusionClass::Opaque,
+                            kShapeOnly,
+                            inferSliceDynamic,
+                            [](LowerCtx &c) {
+                              c.setOut(0, c.sink().ExtSliceDynamic(c.in(0), c.in(1), c.in(2),
+                                                                   c.in(3), c.in(4), c.outShape(0),
+                                                                   c.outId(0)));
+                            }};
+const OpDef PadDynamic =
     {"PadDynamic",
      {{"x"}, {"pads", OperandDef::Required, kIndexTypes}, {"value", OperandDef::Optional}},
      1,
@@ -396,28 +413,30 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtPadDynamic(c.in(0), c.in(1), c.in(2),
                                           static_cast<odla_int32>(padMode(c.node().s("mode"))),
                                           c.outShape(0), c.outId(0)));
-     }},
-    {"Compress",
-     {{"x"}, {"condition", OperandDef::Required, maskOf(DType::Bool)}},
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}, {"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferCompress,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Compress(c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("axis")),
-                                     c.outShape(0), c.outId(0)));
-     }},
-    {"EyeLike",
-     {},
-     1,
-     {{"dtype", AttrKind::String, std::nullopt},
-      {"shape", AttrKind::Ints, std::nullopt},
-      {"k", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferEyeLike,
-     lowerEyeLike},
+     }};
+const OpDef Compress = {
+    "Compress",
+    {{"x"}, {"condition", OperandDef::Required, maskOf(DType::Bool)}},
+    1,
+    {{"axis", AttrKind::Int, std::nullopt}, {"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Opaque,
+    kShapeOnly,
+    inferCompress,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().Compress(c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("axis")),
+                                    c.outShape(0), c.outId(0)));
+    }};
+const OpDef EyeLike = {"EyeLike",
+                       {},
+                       1,
+                       {{"dtype", AttrKind::String, std::nullopt},
+                        {"shape", AttrKind::Ints, std::nullopt},
+                        {"k", AttrKind::Int, AttrValue(int64_t{0})}},
+                       FusionClass::Opaque,
+                       kTraitNone,
+                       inferEyeLike,
+                       lowerEyeLike};
+const OpDef ReverseSequence =
     {"ReverseSequence",
      {{"x"}, {"sequence_lens", OperandDef::Required, kIndexTypes}},
      1,
@@ -430,11 +449,8 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtReverseSequence(
                        c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("batch_axis")),
                        static_cast<odla_int32>(c.node().i("time_axis")), c.outId(0)));
-     }},
-};
+     }};
 
-} // namespace
-
-const std::vector<OpDef> &dataMovementOps() { return kOps; }
+} // namespace ops
 
 } // namespace odlac

@@ -2,7 +2,7 @@
 // Identity. Each lowers to the one ODLA call of the same name (BitwiseNot: odla_ExtBitwiseNot); the reference backend's builders
 // (runtime_stubs/reference/ops_elementwise.c, ops_unary_cast.c) define their semantics.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <cmath>
 #include <cstdio>
@@ -100,82 +100,99 @@ AttrDef floatAttr(const char *name, double dflt) {
 #define ACTIVATION2(Name, a, b)                                                                   \
   [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), attrF(c, b), c.outId(0))); }
 
-const std::vector<OpDef> kOps = {
-    {"Identity", {{"x", OperandDef::Required, kStorageTypes}}, 1, {}, FusionClass::Injective,
-     kLayoutAgnostic | kShapeOnly, inferUnary,
-     [](LowerCtx &c) { c.setOut(0, c.sink().CloneValue(c.in(0), c.outId(0))); }},
-    // Math.
-    unary("Abs", kNumericTypes, UNARY(Abs)),
-    unary("Neg", kSigned, UNARY(Neg)),
-    unary("Sign", kNumericTypes, UNARY(Sign)),
-    unary("Exp", kFloatTypes, UNARY(Exp)),
-    unary("Log", kFloatTypes, UNARY(Log)),
-    unary("Sqrt", kFloatTypes, UNARY(Sqrt)),
-    unary("Reciprocal", kFloatTypes, UNARY(Reciprocal)),
-    unary("Floor", kFloatTypes, UNARY(Floor)),
-    unary("Ceil", kFloatTypes, UNARY(Ceil)),
-    unary("Round", kFloatTypes, UNARY(Round)), // half to even
-    unary("Sin", kFloatTypes, UNARY(Sin)),
-    unary("Cos", kFloatTypes, UNARY(Cos)),
-    unary("Tan", kFloatTypes, UNARY(Tan)),
-    unary("Asin", kFloatTypes, UNARY(ASin)),
-    unary("Acos", kFloatTypes, UNARY(ACos)),
-    unary("Atan", kFloatTypes, UNARY(ATan)),
-    unary("Sinh", kFloatTypes, UNARY(Sinh)),
-    unary("Cosh", kFloatTypes, UNARY(Cosh)),
-    unary("Asinh", kFloatTypes, UNARY(ASinh)),
-    unary("Acosh", kFloatTypes, UNARY(ACosh)),
-    unary("Atanh", kFloatTypes, UNARY(ATanh)),
-    unary("Erf", kNumericTypes, UNARY(Erf)), // integers: truncated toward zero
-    // Predicates (bool results) and logic.
-    unary("IsNaN", kFloatTypes, UNARY(IsNaN), {}, inferPredicate),
-    unary("IsInf", kFloatTypes,
-          [](LowerCtx &c) {
-            c.setOut(0, c.sink().IsInf(c.in(0), {c.node().i("detect_positive") != 0},
-                                       {c.node().i("detect_negative") != 0}, c.outId(0)));
-          },
-          {{"detect_positive", AttrKind::Int, AttrValue(int64_t{1})},
-           {"detect_negative", AttrKind::Int, AttrValue(int64_t{1})}},
-          inferPredicate),
-    unary("Not", kBool, UNARY(Not)),
-    unary("BitwiseNot", kIntTypes, UNARY(ExtBitwiseNot)),
-    // Activations.
-    unary("Relu", kSigned, UNARY(Relu)),
-    unary("Sigmoid", kFloatTypes, UNARY(Sigmoid)),
-    unary("Tanh", kFloatTypes, UNARY(Tanh)),
-    unary("Softplus", kFloatTypes, UNARY(Softplus)),
-    unary("Softsign", kFloatTypes, UNARY(Softsign)),
-    unary("LeakyRelu", kFloatTypes, ACTIVATION1(LeakyRelu, "alpha"), {floatAttr("alpha", 0.01)}),
-    unary("Elu", kFloatTypes, ACTIVATION1(Elu, "alpha"), {floatAttr("alpha", 1.0)}),
-    unary("Selu", kFloatTypes, ACTIVATION2(Selu, "alpha", "gamma"),
-          {floatAttr("alpha", 1.67326319217681884765625),
-           floatAttr("gamma", 1.05070102214813232421875)}),
-    unary("Celu", kFloatTypes, ACTIVATION1(Celu, "alpha"), {floatAttr("alpha", 1.0)}, inferCelu),
+} // namespace
+
+namespace ops {
+
+const OpDef Identity = {"Identity",
+                        {{"x", OperandDef::Required, kStorageTypes}},
+                        1,
+                        {},
+                        FusionClass::Injective,
+                        kLayoutAgnostic | kShapeOnly,
+                        inferUnary,
+                        [](LowerCtx &c) { c.setOut(0, c.sink().CloneValue(c.in(0), c.outId(0))); },
+                        BatchRule::AlongAxis};
+// Math.
+const OpDef Abs = unary("Abs", kNumericTypes, UNARY(Abs));
+const OpDef Neg = unary("Neg", kSigned, UNARY(Neg));
+const OpDef Sign = unary("Sign", kNumericTypes, UNARY(Sign));
+const OpDef Exp = unary("Exp", kFloatTypes, UNARY(Exp));
+const OpDef Log = unary("Log", kFloatTypes, UNARY(Log));
+const OpDef Sqrt = unary("Sqrt", kFloatTypes, UNARY(Sqrt));
+const OpDef Reciprocal = unary("Reciprocal", kFloatTypes, UNARY(Reciprocal));
+const OpDef Floor = unary("Floor", kFloatTypes, UNARY(Floor));
+const OpDef Ceil = unary("Ceil", kFloatTypes, UNARY(Ceil));
+// half to even
+const OpDef Round = unary("Round", kFloatTypes, UNARY(Round));
+const OpDef Sin = unary("Sin", kFloatTypes, UNARY(Sin));
+const OpDef Cos = unary("Cos", kFloatTypes, UNARY(Cos));
+const OpDef Tan = unary("Tan", kFloatTypes, UNARY(Tan));
+const OpDef Asin = unary("Asin", kFloatTypes, UNARY(ASin));
+const OpDef Acos = unary("Acos", kFloatTypes, UNARY(ACos));
+const OpDef Atan = unary("Atan", kFloatTypes, UNARY(ATan));
+const OpDef Sinh = unary("Sinh", kFloatTypes, UNARY(Sinh));
+const OpDef Cosh = unary("Cosh", kFloatTypes, UNARY(Cosh));
+const OpDef Asinh = unary("Asinh", kFloatTypes, UNARY(ASinh));
+const OpDef Acosh = unary("Acosh", kFloatTypes, UNARY(ACosh));
+const OpDef Atanh = unary("Atanh", kFloatTypes, UNARY(ATanh));
+// integers: truncated toward zero
+const OpDef Erf = unary("Erf", kNumericTypes, UNARY(Erf));
+// Predicates (bool results) and logic.
+const OpDef IsNaN = unary("IsNaN", kFloatTypes, UNARY(IsNaN), {}, inferPredicate);
+const OpDef IsInf = unary(
+    "IsInf", kFloatTypes,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().IsInf(c.in(0), {c.node().i("detect_positive") != 0},
+                                 {c.node().i("detect_negative") != 0}, c.outId(0)));
+    },
+    {{"detect_positive", AttrKind::Int, AttrValue(int64_t{1})},
+     {"detect_negative", AttrKind::Int, AttrValue(int64_t{1})}},
+    inferPredicate);
+const OpDef Not = unary("Not", kBool, UNARY(Not));
+const OpDef BitwiseNot = unary("BitwiseNot", kIntTypes, UNARY(ExtBitwiseNot));
+// Activations.
+const OpDef Relu = unary("Relu", kSigned, UNARY(Relu));
+const OpDef Sigmoid = unary("Sigmoid", kFloatTypes, UNARY(Sigmoid));
+const OpDef Tanh = unary("Tanh", kFloatTypes, UNARY(Tanh));
+const OpDef Softplus = unary("Softplus", kFloatTypes, UNARY(Softplus));
+const OpDef Softsign = unary("Softsign", kFloatTypes, UNARY(Softsign));
+const OpDef LeakyRelu =
+    unary("LeakyRelu", kFloatTypes, ACTIVATION1(LeakyRelu, "alpha"), {floatAttr("alpha", 0.01)});
+const OpDef Elu = unary("Elu", kFloatTypes, ACTIVATION1(Elu, "alpha"), {floatAttr("alpha", 1.0)});
+const OpDef Selu = unary(
+    "Selu", kFloatTypes, ACTIVATION2(Selu, "alpha", "gamma"),
+    {floatAttr("alpha", 1.67326319217681884765625), floatAttr("gamma", 1.05070102214813232421875)});
+const OpDef Celu =
+    unary("Celu", kFloatTypes, ACTIVATION1(Celu, "alpha"), {floatAttr("alpha", 1.0)}, inferCelu);
+const OpDef HardSigmoid =
     unary("HardSigmoid", kFloatTypes, ACTIVATION2(HardSigmoid, "alpha", "beta"),
-          {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)}),
+          {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)});
+const OpDef ThresholdedRelu =
     unary("ThresholdedRelu", kFloatTypes, ACTIVATION1(ThresholdedRelu, "alpha"),
-          {floatAttr("alpha", 1.0)}),
-    unary("Shrink", kNumericTypes, ACTIVATION2(Shrink, "bias", "lambd"),
-          {floatAttr("bias", 0.0), floatAttr("lambd", 0.5)}),
-    // min(max(x, min), max); integers exact (bounds rounded inward, saturated).
-    unary("Clamp", kNumericTypes, ACTIVATION2(Clamp, "min", "max"),
-          {{"min", AttrKind::Float, std::nullopt}, {"max", AttrKind::Float, std::nullopt}},
-          inferClamp),
-    // Conversion: `to` is an IR element type name (f32, i64, bool...); saturate and round_mode
-    // as ONNX Cast's (odla_ExtCast).
-    unary("Cast", kStorageTypes, lowerCast,
-          {{"to", AttrKind::String, std::nullopt},
-           {"saturate", AttrKind::Int, AttrValue(int64_t{1})},
-           {"round_mode", AttrKind::String, AttrValue(std::string("up"))}},
-          inferCast),
-};
+          {floatAttr("alpha", 1.0)});
+const OpDef Shrink = unary("Shrink", kNumericTypes, ACTIVATION2(Shrink, "bias", "lambd"),
+                           {floatAttr("bias", 0.0), floatAttr("lambd", 0.5)});
+// min(max(x, min), max); integers exact (bounds rounded inward, saturated).
+const OpDef Clamp = unary(
+    "Clamp", kNumericTypes, ACTIVATION2(Clamp, "min", "max"),
+    {{"min", AttrKind::Float, std::nullopt}, {"max", AttrKind::Float, std::nullopt}}, inferClamp);
+// Conversion: `to` is an IR element type name (f32, i64, bool...); saturate and round_mode
+// as ONNX Cast's (odla_ExtCast).
+const OpDef Cast = unary("Cast", kStorageTypes, lowerCast,
+                         {{"to", AttrKind::String, std::nullopt},
+                          {"saturate", AttrKind::Int, AttrValue(int64_t{1})},
+                          {"round_mode", AttrKind::String, AttrValue(std::string("up"))}},
+                         inferCast);
+
+} // namespace ops
+
+namespace {
 
 #undef UNARY
 #undef ACTIVATION1
 #undef ACTIVATION2
 
 } // namespace
-
-const std::vector<OpDef> &elementwiseOps() { return kOps; }
 
 } // namespace odlac

@@ -4,33 +4,15 @@
 // extensions when the backend has them, and to the same computation as separate core ODLA
 // calls when it does not.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Activation.h"
 #include "ops/InferUtil.h"
-
-#include <cstring>
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
 
-struct Activation {
-  const char *name;
-  odla_ext_fused_activation odla;
-};
-
-// The activations a fused op can end with, by their attribute spelling.
-const Activation kActivations[] = {
-    {"none", ODLA_EXT_FUSED_NONE},           {"relu", ODLA_EXT_FUSED_RELU},
-    {"clamp", ODLA_EXT_FUSED_CLAMP},         {"sigmoid", ODLA_EXT_FUSED_SIGMOID},
-    {"tanh", ODLA_EXT_FUSED_TANH},           {"leaky_relu", ODLA_EXT_FUSED_LEAKY_RELU},
-    {"hard_swish", ODLA_EXT_FUSED_HARD_SWISH}, {"swish", ODLA_EXT_FUSED_SWISH},
-    {"gelu", ODLA_EXT_FUSED_GELU},
-};
-
-const Activation *findActivation(const std::string &name) {
-  for (const Activation &a : kActivations)
-    if (name == a.name)
-      return &a;
-  return nullptr;
+odla_ext_fused_activation fusedEnum(const ActivationDef &a) {
+  return static_cast<odla_ext_fused_activation>(a.fused);
 }
 
 // Checks the epilogue operands and attributes shared by both fused ops; residual is the
@@ -65,36 +47,19 @@ Status inferFusedGemm(InferCtx &c) {
 
 // The epilogue as core ODLA calls: + residual, then the activation; the last call carries
 // the node's own id.
-lower::Val coreEpilogue(LowerCtx &c, lower::Val v, int residualIndex, const std::string &act,
-                        float alpha, float beta) {
+lower::Val coreEpilogue(LowerCtx &c, lower::Val v, int residualIndex, float alpha, float beta) {
   lower::OdlaSink &s = c.sink();
   const std::string out = c.outId(0).name;
-  bool last = act == "none";
+  const ActivationDef &act = activationOf(c.node());
   if (!c.in(residualIndex).isNull())
-    v = s.Add(v, c.in(residualIndex), {last ? out : out + "/sum"});
-  if (act == "relu")
-    return s.Relu(v, {out});
-  if (act == "clamp")
-    return s.Clamp(v, alpha, beta, {out});
-  if (act == "sigmoid")
-    return s.Sigmoid(v, {out});
-  if (act == "tanh")
-    return s.Tanh(v, {out});
-  if (act == "leaky_relu")
-    return s.LeakyRelu(v, alpha, {out});
-  if (act == "hard_swish")
-    return s.Mul(v, s.HardSigmoid(v, 1.0f / 6.0f, 0.5f, {out + "/gate"}), {out});
-  if (act == "swish")
-    return s.Mul(v, s.Sigmoid(v, {out + "/gate"}), {out});
-  if (act == "gelu")
-    return s.Gelu(v, {false}, {out});
-  return v;
+    v = s.Add(v, c.in(residualIndex), {act.decompose ? out + "/sum" : out});
+  return act.decompose ? act.decompose(s, v, alpha, beta, out) : v;
 }
 
 // The product's own id when an epilogue follows it.
 lower::Id productId(LowerCtx &c) {
   const Node &n = c.node();
-  bool epilogue = n.s("activation") != "none" || n.input(3);
+  bool epilogue = activationOf(n).id != Activation::None || n.input(3);
   return {epilogue ? c.outId(0).name + "/product" : c.outId(0).name};
 }
 
@@ -109,16 +74,16 @@ void lowerFusedConv(LowerCtx &c) {
   odla_memory_layout data = isChannelsLast(n) ? ODLA_CHANNELS_LAST : ODLA_CHANNELS_FIRST;
   odla_memory_layout kernel = isChannelsLast(n) ? ODLA_SIO : ODLA_OIS;
   if (c.hasExtension("ExtConv")) {
-    c.setOut(0, c.sink().ExtConv(c.in(0), data, group, c.in(1), kernel,
-                                 u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
-                                 c.in(2), c.in(3), findActivation(n.s("activation"))->odla,
-                                 alpha, beta, c.outShape(0), c.outId(0)));
+    c.setOut(0,
+             c.sink().ExtConv(c.in(0), data, group, c.in(1), kernel, u32s(n.ints("strides")),
+                              u32s(n.ints("dilations")), front, back, c.in(2), c.in(3),
+                              fusedEnum(activationOf(n)), alpha, beta, c.outShape(0), c.outId(0)));
     return;
   }
   lower::Val v = c.sink().Conv(c.in(0), data, group, c.in(1), kernel,
                                u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
                                c.in(2), c.outShape(0), productId(c));
-  c.setOut(0, coreEpilogue(c, v, 3, n.s("activation"), alpha, beta));
+  c.setOut(0, coreEpilogue(c, v, 3, alpha, beta));
 }
 
 void lowerFusedGemm(LowerCtx &c) {
@@ -129,13 +94,13 @@ void lowerFusedGemm(LowerCtx &c) {
   lower::Flag ta{n.i("transA") != 0}, tb{n.i("transB") != 0};
   if (c.hasExtension("ExtGemm")) {
     c.setOut(0, c.sink().ExtGemm(c.in(0), ta, c.in(1), tb, alpha, beta, c.in(2), c.in(3),
-                                 findActivation(n.s("activation"))->odla, actAlpha, actBeta,
-                                 c.outShape(0), c.outId(0)));
+                                 fusedEnum(activationOf(n)), actAlpha, actBeta, c.outShape(0),
+                                 c.outId(0)));
     return;
   }
   lower::Val v =
       c.sink().Gemm(c.in(0), ta, c.in(1), tb, alpha, beta, c.in(2), c.outShape(0), productId(c));
-  c.setOut(0, coreEpilogue(c, v, 3, n.s("activation"), actAlpha, actBeta));
+  c.setOut(0, coreEpilogue(c, v, 3, actAlpha, actBeta));
 }
 
 constexpr DTypeMask kFloats = maskOf(DType::F32) | maskOf(DType::F64) | maskOf(DType::F16);
@@ -147,48 +112,64 @@ Status inferGelu(InferCtx &c) {
   return Status::ok();
 }
 
-const std::vector<OpDef> kOps = {
-    // GELU, ONNX's Gelu (opset 20) or recognized from its decomposed form (RecognizeGelu); a
-    // core ODLA 0.5 op.
-    {"Gelu", {{"x", OperandDef::Required, kFloatTypes}}, 1,
-     {{"approximate", AttrKind::Int, AttrValue(int64_t{0})}}, FusionClass::Elementwise,
-     kLayoutAgnostic, inferGelu,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Gelu(c.in(0), {c.node().i("approximate") != 0}, c.outId(0)));
-     }},
-    {"FusedConv",
-     {{"x", OperandDef::Required, kFloats},
-      {"w", OperandDef::Required, kFloats},
-      {"b", OperandDef::Optional, kFloats},
-      {"residual", OperandDef::Optional, kFloats}},
-     1,
-     {{"group", AttrKind::Int, AttrValue(int64_t{1})},
-      {"strides", AttrKind::Ints, std::nullopt},
-      {"dilations", AttrKind::Ints, std::nullopt},
-      {"pads", AttrKind::Ints, std::nullopt},
-      {"activation", AttrKind::String, AttrValue(std::string("none"))},
-      {"alpha", AttrKind::Float, AttrValue(0.0)},
-      {"beta", AttrKind::Float, AttrValue(0.0)},
-      {kLayoutAttr, AttrKind::String, AttrValue(std::string("channels_first"))}},
-     FusionClass::Opaque, kTraitNone, inferFusedConv, lowerFusedConv},
-    {"FusedGemm",
-     {{"a", OperandDef::Required, kFloats},
-      {"b", OperandDef::Required, kFloats},
-      {"c", OperandDef::Optional, kFloats},
-      {"residual", OperandDef::Optional, kFloats}},
-     1,
-     {{"transA", AttrKind::Int, AttrValue(int64_t{0})},
-      {"transB", AttrKind::Int, AttrValue(int64_t{0})},
-      {"alpha", AttrKind::Float, AttrValue(1.0)},
-      {"beta", AttrKind::Float, AttrValue(1.0)},
-      {"activation", AttrKind::String, AttrValue(std::string("none"))},
-      {"act_alpha", AttrKind::Float, AttrValue(0.0)},
-      {"act_beta", AttrKind::Float, AttrValue(0.0)}},
-     FusionClass::Opaque, kTraitNone, inferFusedGemm, lowerFusedGemm},
-};
-
 } // namespace
 
-const std::vector<OpDef> &fusedOps() { return kOps; }
+namespace ops {
+
+// GELU, ONNX's Gelu (opset 20) or recognized from its decomposed form (RecognizeGelu); a
+// core ODLA 0.5 op.
+const OpDef Gelu = {"Gelu",
+                    {{"x", OperandDef::Required, kFloatTypes}},
+                    1,
+                    {{"approximate", AttrKind::Int, AttrValue(int64_t{0})}},
+                    FusionClass::Elementwise,
+                    kLayoutAgnostic,
+                    inferGelu,
+                    [](LowerCtx &c) {
+                      c.setOut(
+                          0, c.sink().Gelu(c.in(0), {c.node().i("approximate") != 0}, c.outId(0)));
+                    }};
+const OpDef FusedConv = {
+    "FusedConv",
+    {{"x", OperandDef::Required, kFloats},
+     {"w", OperandDef::Required, kFloats},
+     {"b", OperandDef::Optional, kFloats},
+     {"residual", OperandDef::Optional, kFloats}},
+    1,
+    {{"group", AttrKind::Int, AttrValue(int64_t{1})},
+     {"strides", AttrKind::Ints, std::nullopt},
+     {"dilations", AttrKind::Ints, std::nullopt},
+     {"pads", AttrKind::Ints, std::nullopt},
+     {"activation", AttrKind::String, AttrValue(std::string("none"))},
+     {"alpha", AttrKind::Float, AttrValue(0.0)},
+     {"beta", AttrKind::Float, AttrValue(0.0)},
+     {kLayoutAttr, AttrKind::String, AttrValue(std::string("channels_first"))}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferFusedConv,
+    lowerFusedConv,
+    BatchRule::FusedConv,
+    FlopRule::FusedConv};
+const OpDef FusedGemm = {"FusedGemm",
+                         {{"a", OperandDef::Required, kFloats},
+                          {"b", OperandDef::Required, kFloats},
+                          {"c", OperandDef::Optional, kFloats},
+                          {"residual", OperandDef::Optional, kFloats}},
+                         1,
+                         {{"transA", AttrKind::Int, AttrValue(int64_t{0})},
+                          {"transB", AttrKind::Int, AttrValue(int64_t{0})},
+                          {"alpha", AttrKind::Float, AttrValue(1.0)},
+                          {"beta", AttrKind::Float, AttrValue(1.0)},
+                          {"activation", AttrKind::String, AttrValue(std::string("none"))},
+                          {"act_alpha", AttrKind::Float, AttrValue(0.0)},
+                          {"act_beta", AttrKind::Float, AttrValue(0.0)}},
+                         FusionClass::Opaque,
+                         kTraitNone,
+                         inferFusedGemm,
+                         lowerFusedGemm,
+                         BatchRule::Gemm,
+                         FlopRule::FusedGemm};
+
+} // namespace ops
 
 } // namespace odlac

@@ -1,15 +1,13 @@
 // Indexing: ops that select or place elements by index tensors: Gather, GatherElements,
-// GatherND, ScatterElements, ScatterND, OneHot, TopK and NonZero (Resize is in Resize.cpp and
-// joins this family's rows). Index operands are int32 or int64; a negative index counts from
+// GatherND, ScatterElements, ScatterND, OneHot, TopK and NonZero (Resize has its own file,
+// Resize.cpp). Index operands are int32 or int64; a negative index counts from
 // the end of its axis, and an index out of range is an execution error of the kernel. Axes
 // are normalized (non-negative) at import. ODLA 0.5 has no scatter and no op with a
 // data-dependent result shape: those lower to extension ops (odla_ext_indexing.h).
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 namespace odlac {
-
-const std::vector<OpDef> &resizeOps(); // Resize.cpp
 
 namespace {
 
@@ -182,18 +180,24 @@ Status inferNonZero(InferCtx &c) {
   return Status::ok();
 }
 
-const std::vector<OpDef> kOps = {
-    {"Gather",
-     {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"axis", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferGather,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().Gather(c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("axis")),
-                                   c.outShape(0), c.outId(0)));
-     }},
+} // namespace
+
+namespace ops {
+
+const OpDef Gather = {"Gather",
+                      {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
+                      1,
+                      {{"axis", AttrKind::Int, AttrValue(int64_t{0})}},
+                      FusionClass::Injective,
+                      kShapeOnly,
+                      inferGather,
+                      [](LowerCtx &c) {
+                        c.setOut(0, c.sink().Gather(c.in(0), c.in(1),
+                                                    static_cast<odla_int32>(c.node().i("axis")),
+                                                    c.outShape(0), c.outId(0)));
+                      },
+                      BatchRule::AlongAxis};
+const OpDef GatherElements =
     {"GatherElements",
      {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
      1,
@@ -205,7 +209,9 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().GatherElements(c.in(0), c.in(1),
                                            static_cast<odla_int32>(c.node().i("axis")),
                                            c.outShape(0), c.outId(0)));
-     }},
+     },
+     BatchRule::GatherElements};
+const OpDef GatherND =
     {"GatherND",
      {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
      1,
@@ -217,9 +223,10 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().GatherND(c.in(0), c.in(1),
                                      static_cast<odla_int32>(c.node().i("batch_dims")),
                                      c.outShape(0), c.outId(0)));
-     }},
-    // Reductions apply in row-major order of the indices; with "none" the last update of a
-    // repeated index wins. bool combines as logic (add: or, mul: and).
+     }};
+// Reductions apply in row-major order of the indices; with "none" the last update of a
+// repeated index wins. bool combines as logic (add: or, mul: and).
+const OpDef ScatterElements =
     {"ScatterElements",
      {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
      1,
@@ -232,20 +239,21 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtScatterElements(c.in(0), c.in(1), c.in(2),
                                                static_cast<odla_int32>(c.node().i("axis")),
                                                reductionCode(c.node()), c.outId(0)));
-     }},
-    {"ScatterND",
-     {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
-     1,
-     {{"reduction", AttrKind::String, AttrValue(std::string("none"))}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferScatterND,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtScatterND(c.in(0), c.in(1), c.in(2), reductionCode(c.node()),
-                                         c.outId(0)));
-     }},
-    // indices of any numeric type (floats truncate toward zero); negative ones count from
-    // the end of depth; one outside [-depth, depth) gives a row of off values.
+     }};
+const OpDef ScatterND = {"ScatterND",
+                         {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
+                         1,
+                         {{"reduction", AttrKind::String, AttrValue(std::string("none"))}},
+                         FusionClass::Opaque,
+                         kTraitNone,
+                         inferScatterND,
+                         [](LowerCtx &c) {
+                           c.setOut(0, c.sink().ExtScatterND(c.in(0), c.in(1), c.in(2),
+                                                             reductionCode(c.node()), c.outId(0)));
+                         }};
+// indices of any numeric type (floats truncate toward zero); negative ones count from
+// the end of depth; one outside [-depth, depth) gives a row of off values.
+const OpDef OneHot =
     {"OneHot",
      {{"indices", OperandDef::Required, kNumericTypes}, {"values"}},
      1,
@@ -257,38 +265,29 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().OneHot(c.in(0), static_cast<odla_int32>(c.node().i("depth")), c.in(1),
                                    static_cast<odla_int32>(c.node().i("axis")), c.outShape(0),
                                    c.outId(0)));
-     }},
-    // Results: values and int64 positions, sorted best first, ties in order of position.
-    {"TopK",
-     {{"x", OperandDef::Required, kNumericTypes}},
-     2,
-     {{"k", AttrKind::Int, std::nullopt},
-      {"axis", AttrKind::Int, std::nullopt},
-      {"largest", AttrKind::Int, AttrValue(int64_t{1})},
-      {"sorted", AttrKind::Int, AttrValue(int64_t{1})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferTopK,
-     lowerTopK},
-    {"NonZero",
-     {{"x"}},
-     1,
-     {{"count", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferNonZero,
-     [](LowerCtx &c) { c.setOut(0, c.sink().ExtNonZero(c.in(0), c.outShape(0), c.outId(0))); }},
-};
+     }};
+// Results: values and int64 positions, sorted best first, ties in order of position.
+const OpDef TopK = {"TopK",
+                    {{"x", OperandDef::Required, kNumericTypes}},
+                    2,
+                    {{"k", AttrKind::Int, std::nullopt},
+                     {"axis", AttrKind::Int, std::nullopt},
+                     {"largest", AttrKind::Int, AttrValue(int64_t{1})},
+                     {"sorted", AttrKind::Int, AttrValue(int64_t{1})}},
+                    FusionClass::Opaque,
+                    kTraitNone,
+                    inferTopK,
+                    lowerTopK};
+const OpDef NonZero = {
+    "NonZero",
+    {{"x"}},
+    1,
+    {{"count", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferNonZero,
+    [](LowerCtx &c) { c.setOut(0, c.sink().ExtNonZero(c.in(0), c.outShape(0), c.outId(0))); }};
 
-} // namespace
-
-const std::vector<OpDef> &indexingOps() {
-  static const std::vector<OpDef> all = [] {
-    std::vector<OpDef> ops = kOps;
-    ops.insert(ops.end(), resizeOps().begin(), resizeOps().end());
-    return ops;
-  }();
-  return all;
-}
+} // namespace ops
 
 } // namespace odlac

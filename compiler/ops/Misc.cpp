@@ -7,7 +7,7 @@
 // result shape as attributes (fixed at import from constants or ONNX's shape facts) and keep
 // the scalar operands, which the kernels read at run time and check against that shape.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -284,9 +284,13 @@ constexpr DTypeMask kI64 = maskOf(DType::I64);
 constexpr OperandDef::Kind kOpt = OperandDef::Optional;
 constexpr OperandDef::Kind kReq = OperandDef::Required;
 
-const std::vector<OpDef> kOps = {
-    // NMS with its parameters fixed at import and corner boxes: ODLA's odla_NMS. Rows after
-    // the kept boxes hold -1 (see runtime_stubs/reference/ops_misc.c).
+} // namespace
+
+namespace ops {
+
+// NMS with its parameters fixed at import and corner boxes: ODLA's odla_NMS. Rows after
+// the kept boxes hold -1 (see runtime_stubs/reference/ops_misc.c).
+const OpDef NMS =
     {"NMS",
      {{"boxes", kReq, kFloatTypes}, {"scores", kReq, kFloatTypes}},
      1,
@@ -304,8 +308,9 @@ const std::vector<OpDef> kOps = {
                                 static_cast<float>(n.f("iou_threshold")),
                                 static_cast<float>(n.f("score_threshold")), vtypeOf(*n.output(0)),
                                 c.outId(0)));
-     }},
-    // ONNX NonMaxSuppression with its scalar operands read at run time.
+     }};
+// ONNX NonMaxSuppression with its scalar operands read at run time.
+const OpDef NonMaxSuppression =
     {"NonMaxSuppression",
      {{"boxes", kReq, kFloatTypes},
       {"scores", kReq, kFloatTypes},
@@ -323,7 +328,8 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtNonMaxSuppression(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
                                                  i32(n.i("center_point_box")),
                                                  vtypeOf(*n.output(0)), c.outId(0)));
-     }},
+     }};
+const OpDef RoiAlign =
     {"RoiAlign",
      {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}, {"batch_indices", kReq, kIndexTypes}},
      1,
@@ -343,8 +349,9 @@ const std::vector<OpDef> kOps = {
                                         i32(n.i("sampling_ratio")),
                                         static_cast<float>(n.f("spatial_scale")),
                                         {n.i("half_pixel") != 0}, c.outId(0)));
-     }},
-    // ONNX MaxRoiPool: rois are [R, 5] rows (batch index, x1, y1, x2, y2).
+     }};
+// ONNX MaxRoiPool: rois are [R, 5] rows (batch index, x1, y1, x2, y2).
+const OpDef MaxRoiPool =
     {"MaxRoiPool",
      {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}},
      1,
@@ -359,7 +366,8 @@ const std::vector<OpDef> kOps = {
                        c.in(0), ODLA_CHANNELS_FIRST, c.in(1), i32(n.ints("pooled_shape")[0]),
                        i32(n.ints("pooled_shape")[1]), static_cast<float>(n.f("spatial_scale")),
                        c.outShape(0), c.outId(0)));
-     }},
+     }};
+const OpDef GridSample =
     {"GridSample",
      {{"x", kReq, kAllTypes}, {"grid", kReq, kFloatTypes}},
      1,
@@ -374,38 +382,41 @@ const std::vector<OpDef> kOps = {
        c.setOut(0, c.sink().ExtGridSample(c.in(0), c.in(1), indexIn(kGridModes, n.s("mode")),
                                           indexIn(kGridPaddings, n.s("padding_mode")),
                                           {n.i("align_corners") != 0}, c.outId(0)));
-     }},
-    {"AffineGrid",
-     {{"theta", kReq, kFloatTypes}, {"size", kReq, kI64}},
-     1,
-     {{"align_corners", AttrKind::Int, AttrValue(int64_t{0})},
-      {"dims", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferAffineGrid,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtAffineGrid(c.in(0), c.in(1), {c.node().i("align_corners") != 0},
-                                          c.outShape(0), c.outId(0)));
-     }},
-    // A window of `length` elements; the kernel checks that size equals it.
-    {"Window",
-     {{"size", kReq, kIndexTypes}},
-     1,
-     {{"window", AttrKind::String, std::nullopt},
-      {"periodic", AttrKind::Int, AttrValue(int64_t{1})},
-      {"length", AttrKind::Int, std::nullopt},
-      {"to", AttrKind::String, AttrValue(std::string("f32"))}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferWindow,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtWindow(c.in(0), indexIn(kWindows, n.s("window")),
-                                      {n.i("periodic") != 0}, vtypeOf(*n.output(0)), c.outId(0)));
-     }},
-    // `bins`: the result's extent along axis (the length, or length / 2 + 1 for a one-sided
-    // forward transform). With the operand `axis` (DFT-20's, known only at run time), the
-    // attribute is one axis that gives the result shape; the kernel reads the operand.
+     }};
+const OpDef AffineGrid = {"AffineGrid",
+                          {{"theta", kReq, kFloatTypes}, {"size", kReq, kI64}},
+                          1,
+                          {{"align_corners", AttrKind::Int, AttrValue(int64_t{0})},
+                           {"dims", AttrKind::Ints, std::nullopt}},
+                          FusionClass::Opaque,
+                          kTraitNone,
+                          inferAffineGrid,
+                          [](LowerCtx &c) {
+                            c.setOut(0, c.sink().ExtAffineGrid(c.in(0), c.in(1),
+                                                               {c.node().i("align_corners") != 0},
+                                                               c.outShape(0), c.outId(0)));
+                          }};
+// A window of `length` elements; the kernel checks that size equals it.
+const OpDef Window = {"Window",
+                      {{"size", kReq, kIndexTypes}},
+                      1,
+                      {{"window", AttrKind::String, std::nullopt},
+                       {"periodic", AttrKind::Int, AttrValue(int64_t{1})},
+                       {"length", AttrKind::Int, std::nullopt},
+                       {"to", AttrKind::String, AttrValue(std::string("f32"))}},
+                      FusionClass::Opaque,
+                      kTraitNone,
+                      inferWindow,
+                      [](LowerCtx &c) {
+                        const Node &n = c.node();
+                        c.setOut(0, c.sink().ExtWindow(c.in(0), indexIn(kWindows, n.s("window")),
+                                                       {n.i("periodic") != 0},
+                                                       vtypeOf(*n.output(0)), c.outId(0)));
+                      }};
+// `bins`: the result's extent along axis (the length, or length / 2 + 1 for a one-sided
+// forward transform). With the operand `axis` (DFT-20's, known only at run time), the
+// attribute is one axis that gives the result shape; the kernel reads the operand.
+const OpDef DFT =
     {"DFT",
      {{"x", kReq, kFloatTypes}, {"dft_length", kOpt, kIndexTypes}, {"axis", kOpt, kIndexTypes}},
      1,
@@ -421,43 +432,46 @@ const std::vector<OpDef> kOps = {
        c.setOut(0,
                 c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")), {n.i("inverse") != 0},
                                 {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
-     }},
-    {"STFT",
-     {{"signal", kReq, kFloatTypes},
-      {"frame_step", kReq, kIndexTypes},
-      {"window", kOpt, kFloatTypes},
-      {"frame_length", kOpt, kIndexTypes}},
-     1,
-     {{"onesided", AttrKind::Int, AttrValue(int64_t{1})},
-      {"frames", AttrKind::Int, std::nullopt},
-      {"bins", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferSTFT,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtSTFT(c.in(0), c.in(1), c.in(2), c.in(3),
-                                    {c.node().i("onesided") != 0}, c.outShape(0), c.outId(0)));
-     }},
-    // A [bins, mel_bins] matrix; the kernel checks the operands against it.
-    {"MelWeightMatrix",
-     {{"num_mel_bins", kReq, kIntTypes},
-      {"dft_length", kReq, kIntTypes},
-      {"sample_rate", kReq, kIntTypes},
-      {"lower_edge_hertz", kReq, kFloatTypes},
-      {"upper_edge_hertz", kReq, kFloatTypes}},
-     1,
-     {{"bins", AttrKind::Int, std::nullopt},
-      {"mel_bins", AttrKind::Int, std::nullopt},
-      {"to", AttrKind::String, AttrValue(std::string("f32"))}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferMelWeightMatrix,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtMelWeightMatrix(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
-                                               vtypeOf(*c.node().output(0)), c.outId(0)));
-     }},
-    // ODLA's odla_TFIDFVectorize; pool, gram_counts and output_indices are int64 vectors and
-    // weights an optional float32 vector; `width` is the number of result columns.
+     }};
+const OpDef STFT = {"STFT",
+                    {{"signal", kReq, kFloatTypes},
+                     {"frame_step", kReq, kIndexTypes},
+                     {"window", kOpt, kFloatTypes},
+                     {"frame_length", kOpt, kIndexTypes}},
+                    1,
+                    {{"onesided", AttrKind::Int, AttrValue(int64_t{1})},
+                     {"frames", AttrKind::Int, std::nullopt},
+                     {"bins", AttrKind::Int, std::nullopt}},
+                    FusionClass::Opaque,
+                    kTraitNone,
+                    inferSTFT,
+                    [](LowerCtx &c) {
+                      c.setOut(0, c.sink().ExtSTFT(c.in(0), c.in(1), c.in(2), c.in(3),
+                                                   {c.node().i("onesided") != 0}, c.outShape(0),
+                                                   c.outId(0)));
+                    }};
+// A [bins, mel_bins] matrix; the kernel checks the operands against it.
+const OpDef MelWeightMatrix = {
+    "MelWeightMatrix",
+    {{"num_mel_bins", kReq, kIntTypes},
+     {"dft_length", kReq, kIntTypes},
+     {"sample_rate", kReq, kIntTypes},
+     {"lower_edge_hertz", kReq, kFloatTypes},
+     {"upper_edge_hertz", kReq, kFloatTypes}},
+    1,
+    {{"bins", AttrKind::Int, std::nullopt},
+     {"mel_bins", AttrKind::Int, std::nullopt},
+     {"to", AttrKind::String, AttrValue(std::string("f32"))}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferMelWeightMatrix,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtMelWeightMatrix(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
+                                              vtypeOf(*c.node().output(0)), c.outId(0)));
+    }};
+// ODLA's odla_TFIDFVectorize; pool, gram_counts and output_indices are int64 vectors and
+// weights an optional float32 vector; `width` is the number of result columns.
+const OpDef TfIdfVectorize =
     {"TfIdfVectorize",
      {{"x", kReq, kIndexTypes},
       {"pool", kReq, kI64},
@@ -480,11 +494,8 @@ const std::vector<OpDef> kOps = {
                        i32(n.i("max_skip_count")),
                        static_cast<odla_tf_idf_mode>(indexIn(kTfIdfModes, n.s("mode"))), c.in(1),
                        c.in(2), c.in(3), c.in(4), c.outShape(0), c.outId(0)));
-     }},
-};
+     }};
 
-} // namespace
-
-const std::vector<OpDef> &miscOps() { return kOps; }
+} // namespace ops
 
 } // namespace odlac

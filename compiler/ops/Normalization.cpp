@@ -3,7 +3,7 @@
 // entropy have no ODLA 0.5 function: their import rules decompose them into these ops and
 // core arithmetic (frontend/rules/Normalization.cpp). Tensors are channels-first.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <cstdint>
 #include <limits>
@@ -127,41 +127,63 @@ void lowerNll(LowerCtx &c) {
                                                  *mode, c.in(2), c.outShape(0), c.outId(0)));
 }
 
-const std::vector<OpDef> kOps = {
-    // y = (x - mean) / sqrt(var + epsilon) * scale[c] + bias[c], statistics per (n, c) over
-    // the spatial axes; scale and bias are optional (1 and 0).
-    {"InstanceNormalization",
-     {{"x", OperandDef::Required, kFloatTypes}, {"scale", OperandDef::Optional, kFloatTypes},
-      {"bias", OperandDef::Optional, kFloatTypes}},
-     1, {{"epsilon", AttrKind::Float, AttrValue(1e-5)}}, FusionClass::Opaque, kTraitNone,
-     inferInstanceNorm, lowerInstanceNorm},
-    // ONNX's LRN: alpha is divided by size inside.
-    {"LRN", {{"x", OperandDef::Required, kFloatTypes}}, 1,
-     {{"size", AttrKind::Int, std::nullopt},
-      {"alpha", AttrKind::Float, AttrValue(1e-4)},
-      {"beta", AttrKind::Float, AttrValue(0.75)},
-      {"bias", AttrKind::Float, AttrValue(1.0)}},
-     FusionClass::Opaque, kTraitNone, inferLrn, lowerLrn},
-    // y = x / max(||x||_p over axes, epsilon); 0 where the denominator is 0.
-    {"LpNormalize", {{"x", OperandDef::Required, kFloatTypes}}, 1,
-     {{"axes", AttrKind::Ints, std::nullopt},
-      {"p", AttrKind::Int, AttrValue(int64_t{2})},
-      {"epsilon", AttrKind::Float, AttrValue(0.0)}},
-     FusionClass::Opaque, kTraitNone, inferLpNorm, lowerLpNorm},
-    // ONNX's NegativeLogLikelihoodLoss; ignore_index -2^31 (the default) ignores no target
-    // (ODLA's int32 has no "none").
-    {"NegativeLogLikelihoodLoss",
-     {{"input", OperandDef::Required, kFloatTypes}, {"target", OperandDef::Required, kIndexTypes},
-      {"weight", OperandDef::Optional, kFloatTypes}},
-     1,
-     {{"reduction", AttrKind::String, AttrValue(std::string("mean"))},
-      {"ignore_index", AttrKind::Int,
-       AttrValue(int64_t{std::numeric_limits<int32_t>::min()})}},
-     FusionClass::Opaque, kTraitNone, inferNll, lowerNll},
-};
-
 } // namespace
 
-const std::vector<OpDef> &normalizationOps() { return kOps; }
+namespace ops {
+
+// y = (x - mean) / sqrt(var + epsilon) * scale[c] + bias[c], statistics per (n, c) over
+// the spatial axes; scale and bias are optional (1 and 0).
+const OpDef InstanceNormalization = {"InstanceNormalization",
+                                     {{"x", OperandDef::Required, kFloatTypes},
+                                      {"scale", OperandDef::Optional, kFloatTypes},
+                                      {"bias", OperandDef::Optional, kFloatTypes}},
+                                     1,
+                                     {{"epsilon", AttrKind::Float, AttrValue(1e-5)}},
+                                     FusionClass::Opaque,
+                                     kTraitNone,
+                                     inferInstanceNorm,
+                                     lowerInstanceNorm,
+                                     BatchRule::RowsOfFirst};
+// ONNX's LRN: alpha is divided by size inside.
+const OpDef LRN = {"LRN",
+                   {{"x", OperandDef::Required, kFloatTypes}},
+                   1,
+                   {{"size", AttrKind::Int, std::nullopt},
+                    {"alpha", AttrKind::Float, AttrValue(1e-4)},
+                    {"beta", AttrKind::Float, AttrValue(0.75)},
+                    {"bias", AttrKind::Float, AttrValue(1.0)}},
+                   FusionClass::Opaque,
+                   kTraitNone,
+                   inferLrn,
+                   lowerLrn,
+                   BatchRule::RowsOfFirst};
+// y = x / max(||x||_p over axes, epsilon); 0 where the denominator is 0.
+const OpDef LpNormalize = {"LpNormalize",
+                           {{"x", OperandDef::Required, kFloatTypes}},
+                           1,
+                           {{"axes", AttrKind::Ints, std::nullopt},
+                            {"p", AttrKind::Int, AttrValue(int64_t{2})},
+                            {"epsilon", AttrKind::Float, AttrValue(0.0)}},
+                           FusionClass::Opaque,
+                           kTraitNone,
+                           inferLpNorm,
+                           lowerLpNorm,
+                           BatchRule::RowsOfFirst};
+// ONNX's NegativeLogLikelihoodLoss; ignore_index -2^31 (the default) ignores no target
+// (ODLA's int32 has no "none").
+const OpDef NegativeLogLikelihoodLoss = {
+    "NegativeLogLikelihoodLoss",
+    {{"input", OperandDef::Required, kFloatTypes},
+     {"target", OperandDef::Required, kIndexTypes},
+     {"weight", OperandDef::Optional, kFloatTypes}},
+    1,
+    {{"reduction", AttrKind::String, AttrValue(std::string("mean"))},
+     {"ignore_index", AttrKind::Int, AttrValue(int64_t{std::numeric_limits<int32_t>::min()})}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferNll,
+    lowerNll};
+
+} // namespace ops
 
 } // namespace odlac

@@ -2,7 +2,7 @@
 #include "ops/OpDef.h"
 
 #include "ir/Limits.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <cassert>
 #include <map>
@@ -17,17 +17,9 @@ const AttrDef *OpDef::findAttr(const std::string &attrName) const {
 }
 
 const std::vector<const OpDef *> &allOps() {
-  static const std::vector<const OpDef *> all = [] {
-    std::vector<const OpDef *> ops;
-    for (const std::vector<OpDef> *family :
-         {&elementwiseOps(), &binaryOps(), &nnOps(), &reduceOps(), &dataMovementOps(),
-          &indexingOps(), &normalizationOps(), &recurrentOps(), &quantOps(), &miscOps(),
-          &fusedOps(), &controlFlowOps(), &transformerOps(), &customOps(), &textOps(),
-          &treeOps()})
-      for (const OpDef &op : *family)
-        ops.push_back(&op);
-    return ops;
-  }();
+#define ODLAC_OP_ROW(name) &ops::name,
+  static const std::vector<const OpDef *> all = {ODLAC_OP_TABLE(ODLAC_OP_ROW)};
+#undef ODLAC_OP_ROW
   return all;
 }
 
@@ -43,12 +35,6 @@ const OpDef *findOp(const std::string &name) {
   }();
   auto it = byName.find(name);
   return it == byName.end() ? nullptr : it->second;
-}
-
-const OpDef &opNamed(const char *name) {
-  const OpDef *op = findOp(name);
-  assert(op && "no op row with this name");
-  return *op;
 }
 
 Status InferCtx::fail(const std::string &message) const {

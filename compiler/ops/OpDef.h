@@ -1,6 +1,7 @@
 // The op table's row type (DESIGN §3): everything every stage needs to know about one IR op.
-// Rows live in one file per family (Elementwise.cpp, Nn.cpp, ...) and are collected by the
-// registry in OpDef.cpp (allOps). Passes ask rows about properties, never compare op names.
+// Each row is a named object (ops::Conv) in its family's file (Elementwise.cpp, Nn.cpp, ...),
+// declared and listed in registry order in ops/Ops.h. Passes ask rows about properties, or
+// compare a node's row with a handle (n->is(ops::Conv)), never op names.
 #pragma once
 
 #include "ir/Attr.h"
@@ -51,6 +52,32 @@ struct AttrDef {
   std::optional<AttrValue> defaultValue; // none: the attribute is required
 };
 
+// How a --dynamic-batch build checks that the op keeps the rows of the batch apart; each
+// rule is a function of passes/BatchRows.cpp, which says what it requires. None: elementwise
+// and broadcasting ops are checked by their operands' broadcast, any other op is refused.
+enum class BatchRule {
+  None,
+  RowsOfFirst,    // the first operand carries the rows, nothing else may
+  AlongAxis,      // rows kept unless the op works along axis 0
+  Reduce,         // reductions: not over axis 0
+  Gemm,           // row i of A (not transposed) times B
+  MatMul,         // rows of A, B shared
+  Transpose,      // axis 0 stays first
+  Concat,         // not along axis 0
+  Slice,          // axis 0 not sliced
+  Pad,            // axis 0 not padded
+  Tile,           // axis 0 not repeated
+  Expand,         // no leading axes added
+  GatherElements, // not along axis 0
+  FusedConv,      // a convolution's rows, and a residual's
+};
+
+// How the compile report counts the op's arithmetic (codegen/Report.cpp). ByFusionClass: one
+// operation per element produced (per element read, for reductions; none for data movement).
+// Conv and MatrixProduct: exactly; Fused*: that plus one per element for the residual
+// addition and one for the activation.
+enum class FlopRule { ByFusionClass, Conv, MatrixProduct, FusedConv, FusedGemm };
+
 using InferFn = Status (*)(InferCtx &);
 using LowerFn = void (*)(LowerCtx &);
 
@@ -63,6 +90,8 @@ struct OpDef {
   unsigned traits;
   InferFn infer; // checks operands and attributes, sets result types
   LowerFn lower; // emits the ODLA calls for one node through an OdlaSink
+  BatchRule batch = BatchRule::None;
+  FlopRule flops = FlopRule::ByFusionClass;
 
   bool has(OpTrait t) const { return (traits & t) != 0; }
   const AttrDef *findAttr(const std::string &attrName) const;
@@ -70,9 +99,8 @@ struct OpDef {
 
 // The registry of every IR op, in family order.
 const std::vector<const OpDef *> &allOps();
+// By name, for the import rules and the text IR; code that names one op uses ops/Ops.h.
 const OpDef *findOp(const std::string &name);
-// For code that must name one specific op (a rewrite's pattern); asserts it exists.
-const OpDef &opNamed(const char *name);
 
 // Context for shape and type inference of one node.
 class InferCtx {

@@ -3,7 +3,7 @@
 // op of their own: the frontend decomposes them into Dequantize to float64 (exact integers),
 // a float64 MatMul or Conv, and a requantizing Quantize (frontend/rules/Quant.cpp).
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -127,31 +127,31 @@ const std::vector<AttrDef> kQuantAttrs = {{"axis", AttrKind::Int, AttrValue(int6
 
 // Quantize: y = saturate(round_half_even(x / scale) + zero_point), zero_point 0 when absent
 // (the 8- and 4-bit floats: odla_ext_quant.h). Dequantize: y = (x - zero_point) * scale.
-const std::vector<OpDef> kOps = {
-    {"Quantize",
-     {{"x", OperandDef::Required, kQuantizeInputs},
-      {"scale", OperandDef::Required, kFloatTypes},
-      {"zero_point", OperandDef::Optional, kQuantTypes}},
-     1,
-     kQuantAttrs,
-     FusionClass::Broadcast,
-     kTraitNone,
-     inferQuantize,
-     lowerQuantize},
-    {"Dequantize",
-     {{"x", OperandDef::Required, kQuantTypes},
-      {"scale", OperandDef::Required, kFloatTypes},
-      {"zero_point", OperandDef::Optional, kQuantTypes}},
-     1,
-     kQuantAttrs,
-     FusionClass::Broadcast,
-     kTraitNone,
-     inferDequantize,
-     lowerDequantize},
-};
-
 } // namespace
 
-const std::vector<OpDef> &quantOps() { return kOps; }
+namespace ops {
+
+const OpDef Quantize = {"Quantize",
+                        {{"x", OperandDef::Required, kQuantizeInputs},
+                         {"scale", OperandDef::Required, kFloatTypes},
+                         {"zero_point", OperandDef::Optional, kQuantTypes}},
+                        1,
+                        kQuantAttrs,
+                        FusionClass::Broadcast,
+                        kTraitNone,
+                        inferQuantize,
+                        lowerQuantize};
+const OpDef Dequantize = {"Dequantize",
+                          {{"x", OperandDef::Required, kQuantTypes},
+                           {"scale", OperandDef::Required, kFloatTypes},
+                           {"zero_point", OperandDef::Optional, kQuantTypes}},
+                          1,
+                          kQuantAttrs,
+                          FusionClass::Broadcast,
+                          kTraitNone,
+                          inferDequantize,
+                          lowerDequantize};
+
+} // namespace ops
 
 } // namespace odlac

@@ -7,7 +7,7 @@
 // input_forget, it lowers to the odla_Ext variant instead (odla_ext_recurrent.h). The import
 // rules (frontend/rules/Recurrent.cpp) transpose around them for layout=1.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -24,8 +24,7 @@ int activationsOf(Kind k) { return k == Kind::Rnn ? 1 : k == Kind::Lstm ? 3 : 2;
 int paramsOperand(Kind k) { return k == Kind::Lstm ? 8 : 6; }
 
 Kind kindOf(const Node &n) {
-  std::string name = n.op().name;
-  return name == "LSTM" ? Kind::Lstm : name == "GRU" ? Kind::Gru : Kind::Rnn;
+  return n.is(ops::LSTM) ? Kind::Lstm : n.is(ops::GRU) ? Kind::Gru : Kind::Rnn;
 }
 
 Status expectDims(InferCtx &c, int operand, const char *what, const Dims &want) {
@@ -182,51 +181,51 @@ const AttrDef kDirection{"direction", AttrKind::String, AttrValue(std::string("f
 const AttrDef kActivations{"activations", AttrKind::Ints, AttrValue(std::vector<int64_t>{})};
 const AttrDef kClip{"clip", AttrKind::Float, AttrValue(0.0)};
 
-const std::vector<OpDef> kOps = {
-    {"RNN",
-     {kX, kW, kR, kB, kSeqLens, kInitialH, kActivationParams},
-     2,
-     {kHiddenSize, kDirection, kActivations, kClip},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferRecurrent,
-     lowerRnn},
-    {"LSTM",
-     {kX,
-      kW,
-      kR,
-      kB,
-      kSeqLens,
-      kInitialH,
-      {"initial_c", OperandDef::Optional, kRnnTypes},
-      {"p", OperandDef::Optional, kRnnTypes},
-      kActivationParams},
-     3,
-     {kHiddenSize,
-      kDirection,
-      kActivations,
-      kClip,
-      {"input_forget", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferRecurrent,
-     lowerLstm},
-    {"GRU",
-     {kX, kW, kR, kB, kSeqLens, kInitialH, kActivationParams},
-     2,
-     {kHiddenSize,
-      kDirection,
-      kActivations,
-      kClip,
-      {"linear_before_reset", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferRecurrent,
-     lowerGru},
-};
-
 } // namespace
 
-const std::vector<OpDef> &recurrentOps() { return kOps; }
+namespace ops {
+
+const OpDef RNN = {"RNN",
+                   {kX, kW, kR, kB, kSeqLens, kInitialH, kActivationParams},
+                   2,
+                   {kHiddenSize, kDirection, kActivations, kClip},
+                   FusionClass::Opaque,
+                   kTraitNone,
+                   inferRecurrent,
+                   lowerRnn};
+const OpDef LSTM = {"LSTM",
+                    {kX,
+                     kW,
+                     kR,
+                     kB,
+                     kSeqLens,
+                     kInitialH,
+                     {"initial_c", OperandDef::Optional, kRnnTypes},
+                     {"p", OperandDef::Optional, kRnnTypes},
+                     kActivationParams},
+                    3,
+                    {kHiddenSize,
+                     kDirection,
+                     kActivations,
+                     kClip,
+                     {"input_forget", AttrKind::Int, AttrValue(int64_t{0})}},
+                    FusionClass::Opaque,
+                    kTraitNone,
+                    inferRecurrent,
+                    lowerLstm};
+const OpDef GRU = {"GRU",
+                   {kX, kW, kR, kB, kSeqLens, kInitialH, kActivationParams},
+                   2,
+                   {kHiddenSize,
+                    kDirection,
+                    kActivations,
+                    kClip,
+                    {"linear_before_reset", AttrKind::Int, AttrValue(int64_t{0})}},
+                   FusionClass::Opaque,
+                   kTraitNone,
+                   inferRecurrent,
+                   lowerGru};
+
+} // namespace ops
 
 } // namespace odlac

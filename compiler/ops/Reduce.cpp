@@ -2,7 +2,7 @@
 // axis (softmax family) and the running sum and product (CumSum, CumProd); reductions over
 // axes known only at run time (ReduceDynamic).
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <iterator>
 
@@ -35,13 +35,14 @@ Status inferReduce(InferCtx &c) {
 
 // The reductions ReduceDynamic computes (attribute `reduction`: the IR reduce op it stands
 // for), in ODLA_EXT_REDUCE_* order.
-const char *const kDynamicReductions[] = {
-    "ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
-    "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+const OpDef *const kDynamicReductions[] = {
+    &ops::ReduceSum,       &ops::ReduceMean,     &ops::ReduceMax, &ops::ReduceMin,
+    &ops::ReduceProd,      &ops::ReduceL1,       &ops::ReduceL2,  &ops::ReduceLogSum,
+    &ops::ReduceLogSumExp, &ops::ReduceSumSquare};
 
 int dynamicReductionCode(const std::string &reduction) {
   for (int i = 0; i < static_cast<int>(std::size(kDynamicReductions)); ++i)
-    if (reduction == kDynamicReductions[i])
+    if (reduction == kDynamicReductions[i]->name)
       return i;
   return -1;
 }
@@ -167,28 +168,28 @@ lower::Flag flag(const LowerCtx &c, const char *attr) { return {c.node().i(attr)
    }  \
   }
 
-const std::vector<OpDef> kOps = {
-    {"ReduceSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceSum)},
-    {"ReduceMean", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceMean)},
-    {"ReduceMax", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceMax)},
-    {"ReduceMin", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceMin)},
-    {"ReduceProd", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceProd)},
-    {"ReduceSumSquare", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceSumSquare)},
-    {"ReduceLogSum", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceLogSum)},
-    {"ReduceLogSumExp", kNumericX, 1, kReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     REDUCE(ReduceLogSumExp)},
-    // epsilon: L1 = sum |x| + epsilon, L2 = sqrt(sum x^2 + epsilon); 0 for ONNX.
-    {"ReduceL1", kNumericX, 1, kNormReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     NORM_REDUCE(ReduceL1)},
-    {"ReduceL2", kNumericX, 1, kNormReduceAttrs, FusionClass::Reduction, kTraitNone, inferReduce,
-     NORM_REDUCE(ReduceL2)},
+// One row of a reduction over the `axes` attribute.
+OpDef reduction(const char *name, const std::vector<AttrDef> &attrs, LowerFn lower) {
+  return {name,  kNumericX,        1, attrs, FusionClass::Reduction, kTraitNone, inferReduce,
+          lower, BatchRule::Reduce};
+}
+
+} // namespace
+
+namespace ops {
+
+const OpDef ReduceSum = reduction("ReduceSum", kReduceAttrs, REDUCE(ReduceSum));
+const OpDef ReduceMean = reduction("ReduceMean", kReduceAttrs, REDUCE(ReduceMean));
+const OpDef ReduceMax = reduction("ReduceMax", kReduceAttrs, REDUCE(ReduceMax));
+const OpDef ReduceMin = reduction("ReduceMin", kReduceAttrs, REDUCE(ReduceMin));
+const OpDef ReduceProd = reduction("ReduceProd", kReduceAttrs, REDUCE(ReduceProd));
+const OpDef ReduceSumSquare = reduction("ReduceSumSquare", kReduceAttrs, REDUCE(ReduceSumSquare));
+const OpDef ReduceLogSum = reduction("ReduceLogSum", kReduceAttrs, REDUCE(ReduceLogSum));
+const OpDef ReduceLogSumExp = reduction("ReduceLogSumExp", kReduceAttrs, REDUCE(ReduceLogSumExp));
+// epsilon: L1 = sum |x| + epsilon, L2 = sqrt(sum x^2 + epsilon); 0 for ONNX.
+const OpDef ReduceL1 = reduction("ReduceL1", kNormReduceAttrs, NORM_REDUCE(ReduceL1));
+const OpDef ReduceL2 = reduction("ReduceL2", kNormReduceAttrs, NORM_REDUCE(ReduceL2));
+const OpDef ReduceDynamic =
     {"ReduceDynamic",
      {{"x", OperandDef::Required, kNumericTypes}, {"axes", OperandDef::Required, kIndexTypes}},
      1,
@@ -204,36 +205,46 @@ const std::vector<OpDef> kOps = {
                                              dynamicReductionCode(c.node().s("reduction")),
                                              flag(c, "keepdims"), flag(c, "noop_with_empty_axes"),
                                              c.outShape(0), c.outId(0)));
-     }},
-    {"ArgMax", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMax)},
-    {"ArgMin", kNumericX, 1, kArgAttrs, FusionClass::Reduction, kTraitNone, inferArg, ARG(ArgMin)},
-    {"Softmax",
-     kFloatX,
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferAlongAxis,
-     ALONG_AXIS(Softmax)},
-    {"LogSoftmax",
-     kFloatX,
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferAlongAxis,
-     ALONG_AXIS(LogSoftmax)},
-    {"Hardmax",
-     kFloatX,
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferAlongAxis,
-     ALONG_AXIS(Hardmax)},
-    CUMULATIVE(CumSum, kNumericTypes, CumSum),
-    CUMULATIVE(CumProd, kCumProdTypes, ExtCumProd),
-};
+     }};
+const OpDef ArgMax = {
+    "ArgMax",   kNumericX, 1,           kArgAttrs,           FusionClass::Reduction,
+    kTraitNone, inferArg,  ARG(ArgMax), BatchRule::AlongAxis};
+const OpDef ArgMin = {
+    "ArgMin",   kNumericX, 1,           kArgAttrs,           FusionClass::Reduction,
+    kTraitNone, inferArg,  ARG(ArgMin), BatchRule::AlongAxis};
+const OpDef Softmax = {"Softmax",
+                       kFloatX,
+                       1,
+                       {{"axis", AttrKind::Int, std::nullopt}},
+                       FusionClass::Opaque,
+                       kTraitNone,
+                       inferAlongAxis,
+                       ALONG_AXIS(Softmax),
+                       BatchRule::RowsOfFirst};
+const OpDef LogSoftmax = {"LogSoftmax",
+                          kFloatX,
+                          1,
+                          {{"axis", AttrKind::Int, std::nullopt}},
+                          FusionClass::Opaque,
+                          kTraitNone,
+                          inferAlongAxis,
+                          ALONG_AXIS(LogSoftmax),
+                          BatchRule::RowsOfFirst};
+const OpDef Hardmax = {"Hardmax",
+                       kFloatX,
+                       1,
+                       {{"axis", AttrKind::Int, std::nullopt}},
+                       FusionClass::Opaque,
+                       kTraitNone,
+                       inferAlongAxis,
+                       ALONG_AXIS(Hardmax),
+                       BatchRule::RowsOfFirst};
+const OpDef CumSum = CUMULATIVE(CumSum, kNumericTypes, CumSum);
+const OpDef CumProd = CUMULATIVE(CumProd, kCumProdTypes, ExtCumProd);
+
+} // namespace ops
+
+namespace {
 
 #undef REDUCE
 #undef CUMULATIVE
@@ -242,7 +253,5 @@ const std::vector<OpDef> kOps = {
 #undef ARG
 
 } // namespace
-
-const std::vector<OpDef> &reduceOps() { return kOps; }
 
 } // namespace odlac

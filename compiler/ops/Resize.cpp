@@ -11,7 +11,7 @@
 // extension odla_ExtResize otherwise (see runtime_stubs/reference/ops_resize.c for what the
 // core enums stand for).
 #include "lower/Lowering.h"
-#include "ops/Families.h"
+#include "ops/Ops.h"
 
 #include <optional>
 
@@ -156,33 +156,35 @@ void lowerResize(LowerCtx &c) {
                             c.outShape(0), c.outId(0)));
 }
 
-const std::vector<OpDef> kOps = {
-    {"Resize",
-     {{"x"},
-      {"roi", OperandDef::Optional, kFloatTypes},
-      {"scales", OperandDef::Optional, kFloatTypes},
-      {"sizes", OperandDef::Optional, kIndexTypes}},
-     1,
-     {{"shape", AttrKind::Ints, std::nullopt},
-      {"mode", AttrKind::String, AttrValue(std::string("nearest"))},
-      {"coordinate_transformation_mode", AttrKind::String, AttrValue(std::string("half_pixel"))},
-      {"nearest_mode", AttrKind::String, AttrValue(std::string("round_prefer_floor"))},
-      {"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75)},
-      {"exclude_outside", AttrKind::Int, AttrValue(int64_t{0})},
-      {"extrapolation_value", AttrKind::Float, AttrValue(0.0)},
-      // Linear and cubic downsampling stretch the filter by 1 / scale.
-      {"antialias", AttrKind::Int, AttrValue(int64_t{0})},
-      // With sizes: stretch, or one scale for the aspect axes (empty: all axes).
-      {"keep_aspect_ratio_policy", AttrKind::String, AttrValue(std::string("stretch"))},
-      {"aspect_axes", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferResize,
-     lowerResize},
-};
-
 } // namespace
 
-const std::vector<OpDef> &resizeOps() { return kOps; }
+namespace ops {
+
+const OpDef Resize = {
+    "Resize",
+    {{"x"},
+     {"roi", OperandDef::Optional, kFloatTypes},
+     {"scales", OperandDef::Optional, kFloatTypes},
+     {"sizes", OperandDef::Optional, kIndexTypes}},
+    1,
+    {{"shape", AttrKind::Ints, std::nullopt},
+     {"mode", AttrKind::String, AttrValue(std::string("nearest"))},
+     {"coordinate_transformation_mode", AttrKind::String, AttrValue(std::string("half_pixel"))},
+     {"nearest_mode", AttrKind::String, AttrValue(std::string("round_prefer_floor"))},
+     {"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75)},
+     {"exclude_outside", AttrKind::Int, AttrValue(int64_t{0})},
+     {"extrapolation_value", AttrKind::Float, AttrValue(0.0)},
+     // Linear and cubic downsampling stretch the filter by 1 / scale.
+     {"antialias", AttrKind::Int, AttrValue(int64_t{0})},
+     // With sizes: stretch, or one scale for the aspect axes (empty: all axes).
+     {"keep_aspect_ratio_policy", AttrKind::String, AttrValue(std::string("stretch"))},
+     {"aspect_axes", AttrKind::Ints, AttrValue(std::vector<int64_t>{})}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferResize,
+    lowerResize,
+    BatchRule::RowsOfFirst};
+
+} // namespace ops
 
 } // namespace odlac

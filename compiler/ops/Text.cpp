@@ -8,8 +8,8 @@
 // string constants like any other.
 #include "ir/Limits.h"
 #include "lower/Lowering.h"
-#include "ops/Families.h"
 #include "ops/InferUtil.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -78,15 +78,20 @@ const OperandDef kStrings{"x", OperandDef::Required, kStringTypes};
 constexpr DTypeMask kLabelTypes = kStringTypes | maskOf(DType::I64) | maskOf(DType::I16) |
                                   maskOf(DType::F32) | maskOf(DType::F64);
 
-const std::vector<OpDef> kOps = {
-    {"StringConcat",
-     {kStrings, {"y", OperandDef::Required, kStringTypes}},
-     1,
-     {},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferStringConcat,
-     [](LowerCtx &c) { c.setOut(0, c.sink().ExtStringConcat(c.in(0), c.in(1), c.outId(0))); }},
+} // namespace
+
+namespace ops {
+
+const OpDef StringConcat = {
+    "StringConcat",
+    {kStrings, {"y", OperandDef::Required, kStringTypes}},
+    1,
+    {},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferStringConcat,
+    [](LowerCtx &c) { c.setOut(0, c.sink().ExtStringConcat(c.in(0), c.in(1), c.outId(0))); }};
+const OpDef StringNormalizer =
     {"StringNormalizer",
      {kStrings, {"stopwords", OperandDef::Optional, kStringTypes}},
      1,
@@ -103,7 +108,8 @@ const std::vector<OpDef> kOps = {
                                                 static_cast<odla_int32>(n.i("case_change_action")),
                                                 {n.i("is_case_sensitive") != 0}, {n.s("locale")},
                                                 c.outShape(0), c.outId(0)));
-     }},
+     }};
+const OpDef StringSplit =
     {"StringSplit",
      {kStrings},
      2,
@@ -120,37 +126,36 @@ const std::vector<OpDef> kOps = {
                                    lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
        c.setOut(0, outs.at(0));
        c.setOut(1, outs.at(1));
-     }},
-    {"RegexFullMatch",
-     {kStrings},
-     1,
-     {{"pattern", AttrKind::String, std::nullopt}},
-     FusionClass::Elementwise,
-     kTraitNone,
-     [](InferCtx &c) {
-       c.setOut(0, TensorType{DType::Bool, c.in(0).dims});
-       return Status::ok();
-     },
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtRegexFullMatch(c.in(0), {c.node().s("pattern")}, c.outId(0)));
-     }},
-    {"LabelEncoder",
-     {{"x", OperandDef::Required, kLabelTypes},
-      {"keys", OperandDef::Required, kLabelTypes},
-      {"values", OperandDef::Required, kLabelTypes},
-      {"default", OperandDef::Required, kLabelTypes}},
-     1,
-     {},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferLabelEncoder,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtLabelEncoder(c.in(0), c.in(1), c.in(2), c.in(3), c.outId(0)));
-     }},
-};
+     }};
+const OpDef RegexFullMatch = {
+    "RegexFullMatch",
+    {kStrings},
+    1,
+    {{"pattern", AttrKind::String, std::nullopt}},
+    FusionClass::Elementwise,
+    kTraitNone,
+    [](InferCtx &c) {
+      c.setOut(0, TensorType{DType::Bool, c.in(0).dims});
+      return Status::ok();
+    },
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtRegexFullMatch(c.in(0), {c.node().s("pattern")}, c.outId(0)));
+    }};
+const OpDef LabelEncoder = {
+    "LabelEncoder",
+    {{"x", OperandDef::Required, kLabelTypes},
+     {"keys", OperandDef::Required, kLabelTypes},
+     {"values", OperandDef::Required, kLabelTypes},
+     {"default", OperandDef::Required, kLabelTypes}},
+    1,
+    {},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferLabelEncoder,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtLabelEncoder(c.in(0), c.in(1), c.in(2), c.in(3), c.outId(0)));
+    }};
 
-} // namespace
-
-const std::vector<OpDef> &textOps() { return kOps; }
+} // namespace ops
 
 } // namespace odlac

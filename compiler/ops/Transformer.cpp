@@ -4,8 +4,8 @@
 // odla_ExtLayerNorm and odla_ExtAttention extensions (odla_ext_transformer.h) when the
 // backend has them, and to the same computation in core ODLA calls when it does not.
 #include "lower/Lowering.h"
-#include "ops/Families.h"
 #include "ops/InferUtil.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -132,37 +132,39 @@ void lowerAttention(LowerCtx &c) {
   c.setOut(0, matMul(s, v, c.in(2), false, plain, c.outShape(0), c.outId(0)));
 }
 
-const std::vector<OpDef> kOps = {
-    // y = (x - mean) / sqrt(var + epsilon) * scale + bias, statistics over the axes from
-    // `axis` (normalized: 0 <= axis < rank) to the last; scale and bias optional.
-    {"LayerNorm",
-     {{"x", OperandDef::Required, kFloatTypes},
-      {"scale", OperandDef::Optional, kFloatTypes},
-      {"bias", OperandDef::Optional, kFloatTypes}},
-     1,
-     {{"axis", AttrKind::Int, std::nullopt}, {"epsilon", AttrKind::Float, AttrValue(1e-5)}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferLayerNorm,
-     lowerLayerNorm},
-    // y = Softmax(scale * q x k^T + mask, last axis) x v; q [..., Sq, D], k [..., Sk, D],
-    // v [..., Sk, Dv]; scale holds one element; mask optional, broadcast onto the scores.
-    {"Attention",
-     {{"q", OperandDef::Required, kAttentionTypes},
-      {"k", OperandDef::Required, kAttentionTypes},
-      {"v", OperandDef::Required, kAttentionTypes},
-      {"scale", OperandDef::Required, kAttentionTypes},
-      {"mask", OperandDef::Optional, kAttentionTypes}},
-     1,
-     {},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferAttention,
-     lowerAttention},
-};
-
 } // namespace
 
-const std::vector<OpDef> &transformerOps() { return kOps; }
+namespace ops {
+
+// y = (x - mean) / sqrt(var + epsilon) * scale + bias, statistics over the axes from
+// `axis` (normalized: 0 <= axis < rank) to the last; scale and bias optional.
+const OpDef LayerNorm = {
+    "LayerNorm",
+    {{"x", OperandDef::Required, kFloatTypes},
+     {"scale", OperandDef::Optional, kFloatTypes},
+     {"bias", OperandDef::Optional, kFloatTypes}},
+    1,
+    {{"axis", AttrKind::Int, std::nullopt}, {"epsilon", AttrKind::Float, AttrValue(1e-5)}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferLayerNorm,
+    lowerLayerNorm,
+    BatchRule::RowsOfFirst};
+// y = Softmax(scale * q x k^T + mask, last axis) x v; q [..., Sq, D], k [..., Sk, D],
+// v [..., Sk, Dv]; scale holds one element; mask optional, broadcast onto the scores.
+const OpDef Attention = {"Attention",
+                         {{"q", OperandDef::Required, kAttentionTypes},
+                          {"k", OperandDef::Required, kAttentionTypes},
+                          {"v", OperandDef::Required, kAttentionTypes},
+                          {"scale", OperandDef::Required, kAttentionTypes},
+                          {"mask", OperandDef::Optional, kAttentionTypes}},
+                         1,
+                         {},
+                         FusionClass::Opaque,
+                         kTraitNone,
+                         inferAttention,
+                         lowerAttention};
+
+} // namespace ops
 
 } // namespace odlac

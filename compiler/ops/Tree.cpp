@@ -7,8 +7,8 @@
 // reference builder checks their data again when it is called (a stored executable's file is
 // read by the same builder).
 #include "lower/Lowering.h"
-#include "ops/Families.h"
 #include "ops/InferUtil.h"
+#include "ops/Ops.h"
 
 #include <ODLA/ext/odla_ext_tree.h>
 
@@ -52,7 +52,11 @@ Status inferTreeEnsemble(InferCtx &c) {
   return Status::ok();
 }
 
-const std::vector<OpDef> kOps = {
+} // namespace
+
+namespace ops {
+
+const OpDef TreeEnsemble =
     {"TreeEnsemble",
      {{"x", OperandDef::Required, kTreeInputTypes},
       {"nodes", OperandDef::Required, maskOf(DType::I32)},
@@ -75,11 +79,9 @@ const std::vector<OpDef> kOps = {
                                             static_cast<odla_int32>(n.i("aggregate_function")),
                                             static_cast<odla_int32>(n.i("post_transform")),
                                             static_cast<odla_int32>(n.i("n_targets")), c.outId(0)));
-     }},
-};
+     },
+     BatchRule::RowsOfFirst};
 
-} // namespace
-
-const std::vector<OpDef> &treeOps() { return kOps; }
+} // namespace ops
 
 } // namespace odlac

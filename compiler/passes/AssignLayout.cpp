@@ -9,7 +9,7 @@
 #include "passes/Passes.h"
 
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <cstring>
 #include <map>
@@ -91,7 +91,7 @@ private:
   static Expected<Value *> transposeBefore(Graph &g, Node *pos, Value *v, const Perm &perm,
                                            const char *suffix) {
     Value *t = g.addValue(v->name() + suffix, {});
-    Node *n = g.addNodeBefore(pos, opNamed("Transpose"), t->name(), {v}, {t}, {{"perm", perm}});
+    Node *n = g.addNodeBefore(pos, ops::Transpose, t->name(), {v}, {t}, {{"perm", perm}});
     if (Status s = verifyAndInfer(*n))
       return s;
     return t;

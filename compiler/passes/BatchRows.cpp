@@ -1,10 +1,10 @@
-// The --dynamic-batch analysis (BatchRows.h): which ops keep batch rows apart, as data.
+// The --dynamic-batch analysis (BatchRows.h): whether each node keeps batch rows apart, by
+// the batch rule of its op's row (OpDef::batch).
 #include "passes/BatchRows.h"
 
 #include "ops/OpDef.h"
 
 #include <cstring>
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -170,56 +170,44 @@ std::string gatherElementsRows(const Site &s) {
   return why.empty() ? broadcastRows(s) : why;
 }
 
-// Ops beyond the elementwise and broadcasting fusion classes, which broadcastRows covers.
-// Why each keeps rows apart when its rule holds: convolutions and pooling windows are
-// spatial; instance, local-response, Lp and layer normalizations, softmaxes, arg- and
-// reductions work along non-batch axes; row i of a product is row i of A times B; Reshape
-// keeps row-major order, so each row's elements stay in its row; the data movers (Transpose,
+// The function of each op row's batch rule (OpDef::batch). Why each keeps rows apart when it
+// holds: convolutions and pooling windows are spatial; instance, local-response, Lp and layer
+// normalizations, softmaxes, arg- and reductions work along non-batch axes; a tree ensemble
+// walks the trees for each row alone; row i of a product is row i of A times B; Reshape keeps
+// row-major order, so each row's elements stay in its row; the data movers (Transpose,
 // Concat, Slice, Pad, Tile, Broadcast, Gather) move non-batch axes only.
-const std::map<std::string, RuleFn> &rules() {
-  static const std::map<std::string, RuleFn> kRules = {
-      {"Conv", rowsOfFirst},
-      {"ConvTranspose", rowsOfFirst},
-      {"FusedConv", fusedConvRows},
-      {"MaxPool", rowsOfFirst},
-      {"AveragePool", rowsOfFirst},
-      {"LpPool", rowsOfFirst},
-      {"InstanceNormalization", rowsOfFirst},
-      {"LRN", rowsOfFirst},
-      {"LpNormalize", rowsOfFirst},
-      {"LayerNorm", rowsOfFirst},
-      {"Softmax", rowsOfFirst},
-      {"TreeEnsemble", rowsOfFirst}, // each row walks the trees alone; the tables are constants
-      {"LogSoftmax", rowsOfFirst},
-      {"Hardmax", rowsOfFirst},
-      {"Resize", rowsOfFirst},
-      {"ArgMax", rowsAlongAxis},
-      {"ArgMin", rowsAlongAxis},
-      {"ReduceSum", reduceRows},
-      {"ReduceMean", reduceRows},
-      {"ReduceMax", reduceRows},
-      {"ReduceMin", reduceRows},
-      {"ReduceProd", reduceRows},
-      {"ReduceSumSquare", reduceRows},
-      {"ReduceLogSum", reduceRows},
-      {"ReduceLogSumExp", reduceRows},
-      {"ReduceL1", reduceRows},
-      {"ReduceL2", reduceRows},
-      {"Gemm", gemmRows},
-      {"FusedGemm", gemmRows},
-      {"MatMul", matMulRows},
-      {"Reshape", rowsAlongAxis},
-      {"Identity", rowsAlongAxis},
-      {"Transpose", transposeRows},
-      {"Concat", concatRows},
-      {"Slice", sliceRows},
-      {"Pad", padRows},
-      {"Tile", tileRows},
-      {"Broadcast", expandRows},
-      {"Gather", rowsAlongAxis},
-      {"GatherElements", gatherElementsRows},
-  };
-  return kRules;
+RuleFn ruleOf(BatchRule r) {
+  switch (r) {
+  case BatchRule::None:
+    return nullptr;
+  case BatchRule::RowsOfFirst:
+    return rowsOfFirst;
+  case BatchRule::AlongAxis:
+    return rowsAlongAxis;
+  case BatchRule::Reduce:
+    return reduceRows;
+  case BatchRule::Gemm:
+    return gemmRows;
+  case BatchRule::MatMul:
+    return matMulRows;
+  case BatchRule::Transpose:
+    return transposeRows;
+  case BatchRule::Concat:
+    return concatRows;
+  case BatchRule::Slice:
+    return sliceRows;
+  case BatchRule::Pad:
+    return padRows;
+  case BatchRule::Tile:
+    return tileRows;
+  case BatchRule::Expand:
+    return expandRows;
+  case BatchRule::GatherElements:
+    return gatherElementsRows;
+  case BatchRule::FusedConv:
+    return fusedConvRows;
+  }
+  return nullptr;
 }
 
 std::string nodeText(const Node &n) { return "node '" + n.name() + "' (" + n.op().name + ")"; }
@@ -257,8 +245,7 @@ Status compareWithNextBatch(const Graph &g, const Graph &next, int64_t batch,
                          ": the model computes with its batch size");
   for (size_t k = 0; k < a.size(); ++k) {
     const Node &x = *a[k], &y = *b[k];
-    if (std::string(x.op().name) != y.op().name || x.numInputs() != y.numInputs() ||
-        x.numOutputs() != y.numOutputs())
+    if (&x.op() != &y.op() || x.numInputs() != y.numInputs() || x.numOutputs() != y.numOutputs())
       return Status::error(head + nodeText(x) + " at batch " + str(batch) + " is " +
                            nodeText(y) + " at batch " + str(batch + 1) +
                            ": the model computes with its batch size");
@@ -309,13 +296,13 @@ Status checkBatchRows(const Graph &g, const Graph &next, int64_t batch) {
       continue;
     std::string why;
     const OpDef &op = n->op();
-    auto rule = rules().find(op.name);
+    RuleFn rule = ruleOf(op.batch);
     if (n->hasSubgraphs())
       why = "control flow: odlac does not check its bodies for batch rows";
     else if (op.fusion == FusionClass::Elementwise || op.fusion == FusionClass::Broadcast)
       why = broadcastRows(Site{*n, batched, batch});
-    else if (rule != rules().end())
-      why = rule->second(Site{*n, batched, batch});
+    else if (rule)
+      why = rule(Site{*n, batched, batch});
     else
       why = "odlac has no batch rule for " + std::string(op.name) +
             ", so it cannot tell whether the op keeps rows apart";

@@ -8,7 +8,7 @@
 #include "passes/Passes.h"
 
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <cmath>
 #include <cstring>
@@ -72,12 +72,12 @@ public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
     for (Node *bn : g.nodes()) {
-      if (std::strcmp(bn->op().name, "BatchNormalization") != 0)
+      if (!bn->is(ops::BatchNormalization))
         continue;
       Value *x = bn->input(0);
       Node *p = x->producer();
-      bool conv = p && !std::strcmp(p->op().name, "Conv");
-      bool gemm = p && !std::strcmp(p->op().name, "Gemm");
+      bool conv = p && p->is(ops::Conv);
+      bool gemm = p && p->is(ops::Gemm);
       if (!conv && !gemm)
         continue; // not fed by a convolution or a matrix product
       if (isChannelsLast(*bn) || isChannelsLast(*p))

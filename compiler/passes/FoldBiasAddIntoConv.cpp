@@ -2,7 +2,7 @@
 // to the Conv's bias.
 #include "passes/Passes.h"
 
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <cstring>
 #include <vector>
@@ -15,11 +15,11 @@ public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
     for (Node *add : g.nodes()) {
-      if (std::strcmp(add->op().name, "Add") != 0)
+      if (!add->is(ops::Add))
         continue;
       int side = -1;
       for (int i = 0; i < 2 && side < 0; ++i)
-        if (add->input(i)->producer() && !std::strcmp(add->input(i)->producer()->op().name, "Conv"))
+        if (add->input(i)->producer() && add->input(i)->producer()->is(ops::Conv))
           side = i;
       if (side < 0)
         continue; // not adding to a convolution

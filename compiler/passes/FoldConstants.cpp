@@ -4,7 +4,7 @@
 // chains) folds away this way, since import turns Shape into a constant.
 #include "passes/Passes.h"
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <algorithm>
@@ -32,7 +32,7 @@ public:
       if (!allConstant)
         continue; // depends on a graph input or a computed value
       if (!isComputableFromConstants(*n->output(0)))
-        continue; // a loop too long to run at compile time (lower/Evaluate.h)
+        continue; // a loop too long to run at compile time (evaluate/Evaluate.h)
       bool feedsOutput = false;
       for (const Value *out : n->outputs()) {
         outBytes += out->type().byteSize();

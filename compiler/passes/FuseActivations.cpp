@@ -3,30 +3,25 @@
 // batched product's dims) is computed as one fused op (FusedConv, FusedGemm):
 // the addition and activation run while the product is in cache, and no intermediate
 // tensor is stored. Activations: Relu, Clamp, Sigmoid, Tanh, LeakyRelu, Gelu, and the
-// HardSwish and Swish patterns x * HardSigmoid(x) and x * Sigmoid(x).
+// HardSwish and Swish patterns x * HardSigmoid(x) and x * Sigmoid(x) (the activation table,
+// ops/Activation.h, says which op is which activation).
 #include "passes/Passes.h"
 
-#include "ops/OpDef.h"
+#include "ops/Activation.h"
+#include "passes/PatternMatch.h"
 
 #include <cmath>
-#include <cstring>
 #include <set>
 
 namespace odlac {
 namespace {
 
-bool is(const Node *n, const char *op) { return n && !std::strcmp(n->op().name, op); }
-
-// The single user of `v`, or null when it has several or is a graph output.
-Node *onlyUser(const Graph &g, const Value *v) {
-  if (v->uses().size() != 1 || g.isGraphOutput(v))
-    return nullptr;
-  return v->uses()[0].node;
-}
+using match::is;
+using match::onlyUser;
 
 struct Epilogue {
   Value *residual = nullptr;
-  std::string activation = "none";
+  Activation activation = Activation::None;
   double alpha = 0, beta = 0;
   std::vector<Node *> absorbed; // in schedule order; the last one's result is the fused one
 };
@@ -37,17 +32,17 @@ void matchActivation(const Graph &g, Value *v, Epilogue &e) {
   if (v->uses().size() == 2 && !g.isGraphOutput(v)) {
     Node *gate = nullptr, *mul = nullptr;
     for (const Use &u : v->uses()) {
-      if (is(u.node, "Mul"))
+      if (is(u.node, ops::Mul))
         mul = u.node;
-      else if (is(u.node, "Sigmoid") || is(u.node, "HardSigmoid"))
+      else if (is(u.node, ops::Sigmoid) || is(u.node, ops::HardSigmoid))
         gate = u.node;
     }
     if (!gate || !mul || onlyUser(g, gate->output(0)) != mul)
       return;
-    bool hard = is(gate, "HardSigmoid");
+    bool hard = is(gate, ops::HardSigmoid);
     if (hard && (std::fabs(gate->f("alpha") - 1.0 / 6.0) > 1e-6 || std::fabs(gate->f("beta") - 0.5) > 1e-6))
       return; // not HardSwish's slope and offset
-    e.activation = hard ? "hard_swish" : "swish";
+    e.activation = hard ? Activation::HardSwish : Activation::Swish;
     e.absorbed.push_back(gate);
     e.absorbed.push_back(mul);
     return;
@@ -55,32 +50,24 @@ void matchActivation(const Graph &g, Value *v, Epilogue &e) {
   Node *act = onlyUser(g, v);
   if (!act || act->output(0)->type() != v->type())
     return;
-  if (is(act, "Relu"))
-    e.activation = "relu";
-  else if (is(act, "Sigmoid"))
-    e.activation = "sigmoid";
-  else if (is(act, "Tanh"))
-    e.activation = "tanh";
-  else if (is(act, "Gelu") && act->i("approximate") == 0)
-    e.activation = "gelu";
-  else if (is(act, "LeakyRelu")) {
-    e.activation = "leaky_relu";
-    e.alpha = act->f("alpha");
-  } else if (is(act, "Clamp")) {
-    e.activation = "clamp";
-    e.alpha = act->f("min");
-    e.beta = act->f("max");
-  } else {
+  for (const ActivationDef &a : activations()) {
+    if (!a.op || a.fused < 0 || !act->is(*a.op))
+      continue;
+    if (a.id == Activation::Gelu && act->i("approximate") != 0)
+      return; // the fused GELU is the erf form
+    e.activation = a.id;
+    e.alpha = a.alphaAttr ? act->f(a.alphaAttr) : 0;
+    e.beta = a.betaAttr ? act->f(a.betaAttr) : 0;
+    e.absorbed.push_back(act);
     return;
   }
-  e.absorbed.push_back(act);
 }
 
 Epilogue matchEpilogue(const Graph &g, Value *product) {
   Epilogue e;
   Value *v = product;
   Node *add = onlyUser(g, product);
-  if (is(add, "Add")) {
+  if (is(add, ops::Add)) {
     Value *other = add->input(0) == product ? add->input(1) : add->input(0);
     if (other != product && other->type() == product->type() &&
         add->output(0)->type() == product->type()) {
@@ -101,9 +88,9 @@ public:
     for (Node *p : g.nodes()) {
       if (erased.count(p))
         continue;
-      bool conv = is(p, "Conv"), gemm = is(p, "Gemm");
-      bool matmul = is(p, "MatMul") && p->input(0)->type().rank() == 2 &&
-                    p->input(1)->type().rank() == 2;
+      bool conv = is(p, ops::Conv), gemm = is(p, ops::Gemm);
+      bool matmul =
+          is(p, ops::MatMul) && p->input(0)->type().rank() == 2 && p->input(1)->type().rank() == 2;
       if (!conv && !gemm && !matmul)
         continue; // not a product
       if (!isFloat(p->output(0)->dtype()) || p->output(0)->dtype() == DType::BF16)
@@ -112,7 +99,7 @@ public:
       // fuse-matmul-add-into-gemm forms it): the epilogue is elementwise, so it fuses through
       // a Reshape that only restores the batch dims; the residual is viewed as 2-D too.
       Node *view = conv ? nullptr : onlyUser(g, p->output(0));
-      if (!is(view, "Reshape"))
+      if (!is(view, ops::Reshape))
         view = nullptr;
       Epilogue e = matchEpilogue(g, view ? view->output(0) : p->output(0));
       if (e.absorbed.empty())
@@ -122,7 +109,7 @@ public:
       Value *residual = e.residual;
       if (residual && view) {
         Value *flat = g.addValue(residual->name() + "/as_matrix", {});
-        Node *r = g.addNodeBefore(last, opNamed("Reshape"), flat->name(), {residual}, {flat},
+        Node *r = g.addNodeBefore(last, ops::Reshape, flat->name(), {residual}, {flat},
                                   {{"shape", p->output(0)->dims()}});
         if (Status s = verifyAndInfer(*r))
           return s;
@@ -131,18 +118,18 @@ public:
       Value *fused = g.addValue(result->name() + "/fused", {});
       AttrMap attrs = p->attrs();
       std::vector<Value *> operands{p->input(0), p->input(1), p->input(2), residual};
-      const char *op = conv ? "FusedConv" : "FusedGemm";
       if (matmul)
         attrs = {{"transA", int64_t{0}}, {"transB", int64_t{0}}, {"alpha", 1.0}, {"beta", 0.0}};
-      attrs["activation"] = e.activation;
+      attrs["activation"] = std::string(activationDef(e.activation).spelling);
       attrs[conv ? "alpha" : "act_alpha"] = e.alpha;
       attrs[conv ? "beta" : "act_beta"] = e.beta;
-      Node *f = g.addNodeBefore(last, opNamed(op), p->name(), operands, {fused}, attrs);
+      Node *f = g.addNodeBefore(last, conv ? ops::FusedConv : ops::FusedGemm, p->name(), operands,
+                                {fused}, attrs);
       if (Status s = verifyAndInfer(*f))
         return s;
       if (view) {
         Value *back = g.addValue(result->name() + "/fused_view", {});
-        Node *r = g.addNodeBefore(last, opNamed("Reshape"), view->name(), {fused}, {back},
+        Node *r = g.addNodeBefore(last, ops::Reshape, view->name(), {fused}, {back},
                                   {{"shape", view->output(0)->dims()}});
         if (Status s = verifyAndInfer(*r))
           return s;

@@ -5,25 +5,23 @@
 #include "passes/Passes.h"
 
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
-
-#include <cstring>
+#include "passes/PatternMatch.h"
 
 namespace odlac {
 namespace {
 
-bool is(const Node *n, const char *op) { return n && !std::strcmp(n->op().name, op); }
+using match::is;
 
 class FuseMatMulAddIntoGemm : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
     for (Node *add : g.nodes()) {
-      if (!is(add, "Add"))
+      if (!is(add, ops::Add))
         continue;
-      int side = is(add->input(0)->producer(), "MatMul") ? 0
-                 : is(add->input(1)->producer(), "MatMul") ? 1
-                                                           : -1;
+      int side = is(add->input(0)->producer(), ops::MatMul)   ? 0
+                 : is(add->input(1)->producer(), ops::MatMul) ? 1
+                                                              : -1;
       if (side < 0)
         continue; // no product to fuse into
       Value *prod = add->input(side), *c = add->input(1 - side);
@@ -44,23 +42,21 @@ public:
       Value *a2 = a;
       if (a->type().rank() != 2) {
         a2 = g.addValue(a->name() + "/rows", {});
-        Node *r = g.addNodeBefore(add, opNamed("Reshape"), mm->name() + "/rows", {a}, {a2},
+        Node *r = g.addNodeBefore(add, ops::Reshape, mm->name() + "/rows", {a}, {a2},
                                   {{"shape", Dims{rows, k}}});
         if (Status s = verifyAndInfer(*r))
           return s;
       }
       Value *y = g.addValue(add->output(0)->name() + "/gemm", {});
-      Node *gemm = g.addNodeBefore(add, opNamed("Gemm"), add->name(), {a2, b, c}, {y},
-                                   {{"transA", int64_t{0}},
-                                    {"transB", int64_t{0}},
-                                    {"alpha", 1.0},
-                                    {"beta", 1.0}});
+      Node *gemm = g.addNodeBefore(
+          add, ops::Gemm, add->name(), {a2, b, c}, {y},
+          {{"transA", int64_t{0}}, {"transB", int64_t{0}}, {"alpha", 1.0}, {"beta", 1.0}});
       if (Status s = verifyAndInfer(*gemm))
         return s;
       Value *result = y;
       if (a->type().rank() != 2) {
         result = g.addValue(add->output(0)->name() + "/unrows", {});
-        Node *r = g.addNodeBefore(add, opNamed("Reshape"), add->name() + "/unrows", {y}, {result},
+        Node *r = g.addNodeBefore(add, ops::Reshape, add->name() + "/unrows", {y}, {result},
                                   {{"shape", add->output(0)->dims()}});
         if (Status s = verifyAndInfer(*r))
           return s;

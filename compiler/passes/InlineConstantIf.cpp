@@ -3,7 +3,7 @@
 // bound to them), where the passes after this one see them.
 #include "passes/Passes.h"
 
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <cstddef>
 #include <cstring>
@@ -16,7 +16,7 @@ public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
     for (Node *n : g.nodes()) {
-      if (std::strcmp(n->op().name, "If") != 0)
+      if (!n->is(ops::If))
         continue;
       const Value *cond = n->input(0);
       if (!cond->isConstant())
@@ -33,7 +33,7 @@ public:
         if (g.isGraphOutput(n->output(i)) && (!result->producer() || g.isGraphOutput(result))) {
           // A graph output stays its own node result: copy what the branch passes through.
           Value *copy = g.addValue(n->output(i)->name() + "/taken", result->type());
-          g.addNodeBefore(n, opNamed("Identity"), n->name(), {result}, {copy});
+          g.addNodeBefore(n, ops::Identity, n->name(), {result}, {copy});
           result = copy;
         }
         g.replaceAllUses(n->output(i), result);

@@ -1,14 +1,14 @@
-// Small matchers shared by the recognition passes (RecognizeLayerNorm, RecognizeGelu,
-// RecognizeAttention), which walk decomposed forms node by node: is a node a given op, is a
-// value read by exactly one node, is an operand a one-element constant with a given value;
-// and the rewrite they share: one node in place of a matched pattern.
+// Small matchers shared by the passes that walk patterns node by node (the recognition,
+// fusion and transpose-sinking passes): is a node a given op, is a value read by exactly one
+// node, is an operand a one-element constant with a given value; and the rewrite the
+// recognizers share: one node in place of a matched pattern. Ops are named by their table
+// rows (ops/Ops.h).
 #pragma once
 
 #include "ir/Graph.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,10 +16,10 @@
 
 namespace odlac::match {
 
-inline bool is(const Node *n, const char *op) { return n && !std::strcmp(n->op().name, op); }
+inline bool is(const Node *n, const OpDef &op) { return n && n->is(op); }
 
 // The node that produces `v` when it is the op `op`, else null.
-inline Node *producedBy(const Value *v, const char *op) {
+inline Node *producedBy(const Value *v, const OpDef &op) {
   return v && is(v->producer(), op) ? v->producer() : nullptr;
 }
 
@@ -32,7 +32,7 @@ inline Node *onlyUser(const Graph &g, const Value *v) {
 }
 
 // The single node reading `v` when it is the op `op`.
-inline Node *onlyUserIs(const Graph &g, const Value *v, const char *op) {
+inline Node *onlyUserIs(const Graph &g, const Value *v, const OpDef &op) {
   Node *n = onlyUser(g, v);
   return is(n, op) ? n : nullptr;
 }
@@ -80,12 +80,12 @@ inline std::optional<double> constantOperand(const Node *n, Value **other) {
 // move to the new node's result, named `result` + `suffix`. The pattern's nodes are erased,
 // users before producers, and remembered in `erased`: the passes walk a copy of the schedule.
 inline Expected<Node *> replacePattern(Graph &g, Value *result, const std::vector<Node *> &nodes,
-                                       const char *op, const std::vector<Value *> &operands,
+                                       const OpDef &op, const std::vector<Value *> &operands,
                                        const AttrMap &attrs, const std::string &suffix,
                                        std::set<const Node *> &erased) {
   Node *last = result->producer();
   Value *y = g.addValue(result->name() + suffix, {});
-  Node *n = g.addNodeBefore(last, opNamed(op), last->name(), operands, {y}, attrs);
+  Node *n = g.addNodeBefore(last, op, last->name(), operands, {y}, attrs);
   if (Status s = verifyAndInfer(*n))
     return s;
   g.replaceAllUses(result, y);
@@ -105,7 +105,7 @@ inline Expected<Node *> replacePattern(Graph &g, Value *result, const std::vecto
       it = left.erase(it);
     }
     if (left.size() == before)
-      return Status::error(std::string("internal: a node of the ") + op +
+      return Status::error(std::string("internal: a node of the ") + op.name +
                            " pattern is still read outside it");
   }
   return n;

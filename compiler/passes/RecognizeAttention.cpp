@@ -34,19 +34,19 @@ bool isIdentity(const std::vector<int64_t> &perm) {
 // Whether `v` is [scale *] MatMul(q, Transpose(...)) read only by the pattern; fills q, the
 // keys and the scale.
 bool matchScores(const Graph &g, Value *v, AttentionMatch &m) {
-  if (Node *n = v->producer(); is(n, "Div") || is(n, "Mul")) {
+  if (Node *n = v->producer(); is(n, ops::Div) || is(n, ops::Mul)) {
     Value *product = nullptr;
     auto c = constantOperand(n, &product);
-    if (!c || *c == 0 || (is(n, "Div") && n->input(0) != product) || onlyUser(g, v) == nullptr)
+    if (!c || *c == 0 || (is(n, ops::Div) && n->input(0) != product) || onlyUser(g, v) == nullptr)
       return false; // not scores scaled by a one-element constant
-    m.scale = is(n, "Div") ? 1.0 / *c : *c;
+    m.scale = is(n, ops::Div) ? 1.0 / *c : *c;
     m.nodes.push_back(n);
     v = product;
   }
-  Node *mm = producedBy(v, "MatMul");
+  Node *mm = producedBy(v, ops::MatMul);
   if (!mm || !onlyUser(g, v))
     return false; // not a product, or the product is needed elsewhere
-  Node *kt = producedBy(mm->input(1), "Transpose");
+  Node *kt = producedBy(mm->input(1), ops::Transpose);
   if (!kt)
     return false; // the keys are not transposed in the graph
   m.q = mm->input(0);
@@ -60,7 +60,7 @@ bool matchScores(const Graph &g, Value *v, AttentionMatch &m) {
 }
 
 bool matchAttention(const Graph &g, Node *softmax, AttentionMatch &m) {
-  if (!is(softmax, "Softmax"))
+  if (!is(softmax, ops::Softmax))
     return false;
   Value *p = softmax->output(0);
   int64_t rank = p->type().rank();
@@ -68,14 +68,14 @@ bool matchAttention(const Graph &g, Node *softmax, AttentionMatch &m) {
     return false; // attention normalizes each query's scores along the keys
   if (p->dtype() != DType::F32 && p->dtype() != DType::F64)
     return false; // the types odla_ExtAttention and the scale constant support
-  Node *out = onlyUserIs(g, p, "MatMul");
+  Node *out = onlyUserIs(g, p, ops::MatMul);
   if (!out || out->input(0) != p)
     return false; // the probabilities are not applied to values
   m.v = out->input(1);
   m.nodes.push_back(out);
   m.nodes.push_back(softmax);
   Value *s = softmax->input(0);
-  Node *add = producedBy(s, "Add");
+  Node *add = producedBy(s, ops::Add);
   if (add && onlyUser(g, s) == softmax) {
     for (int side = 0; side < 2; ++side) {
       AttentionMatch scores = m;
@@ -125,8 +125,8 @@ public:
       Value *keys = m.keySource;
       if (!isIdentity(m.keyPerm)) {
         keys = g.addValue(result->name() + "/keys", {});
-        Node *tr = g.addNodeBefore(last, opNamed("Transpose"), last->name() + "/keys",
-                                   {m.keySource}, {keys}, {{"perm", m.keyPerm}});
+        Node *tr = g.addNodeBefore(last, ops::Transpose, last->name() + "/keys", {m.keySource},
+                                   {keys}, {{"perm", m.keyPerm}});
         if (Status s = verifyAndInfer(*tr))
           return s;
       }
@@ -138,8 +138,8 @@ public:
       std::vector<Value *> operands{m.q, keys, m.v, scale};
       if (m.mask)
         operands.push_back(m.mask);
-      auto att = replacePattern(g, result, m.nodes, "Attention", operands, {}, "/attention",
-                                erased);
+      auto att =
+          replacePattern(g, result, m.nodes, ops::Attention, operands, {}, "/attention", erased);
       if (!att)
         return att.takeStatus();
       changed = true;

@@ -34,8 +34,8 @@ Value *matchErfArgument(const Graph &g, Node *erf, GeluMatch &m) {
     return nullptr; // the argument is needed elsewhere
   Value *x = nullptr;
   auto c = constantOperand(scale, &x);
-  bool div = is(scale, "Div") && scale->input(1) != x && c && std::fabs(*c - kSqrt2) <= 1e-6;
-  bool mul = is(scale, "Mul") && c && std::fabs(*c - 1 / kSqrt2) <= 1e-6;
+  bool div = is(scale, ops::Div) && scale->input(1) != x && c && std::fabs(*c - kSqrt2) <= 1e-6;
+  bool mul = is(scale, ops::Mul) && c && std::fabs(*c - 1 / kSqrt2) <= 1e-6;
   if (!div && !mul)
     return nullptr; // not x scaled by 1/sqrt(2)
   m.nodes.push_back(scale);
@@ -47,14 +47,14 @@ bool matchCube(const Graph &g, Value *v, Value *x, GeluMatch &m) {
   Node *n = v->producer();
   if (onlyUser(g, v) == nullptr || !n)
     return false;
-  if (is(n, "Pow") && n->input(0) == x && isScalar(n->input(1), 3.0)) {
+  if (is(n, ops::Pow) && n->input(0) == x && isScalar(n->input(1), 3.0)) {
     m.nodes.push_back(n);
     return true;
   }
-  if (!is(n, "Mul") || !otherOperand(n, x))
+  if (!is(n, ops::Mul) || !otherOperand(n, x))
     return false;
   Value *sq = otherOperand(n, x);
-  Node *sqNode = producedBy(sq, "Mul");
+  Node *sqNode = producedBy(sq, ops::Mul);
   if (!sqNode || sqNode->input(0) != x || sqNode->input(1) != x || onlyUser(g, sq) != n)
     return false;
   m.nodes.push_back(n);
@@ -64,19 +64,19 @@ bool matchCube(const Graph &g, Value *v, Value *x, GeluMatch &m) {
 
 // x for the approximate form's Tanh argument: sqrt(2/pi) * (x + 0.044715 * x^3).
 Value *matchTanhArgument(const Graph &g, Node *tanh, GeluMatch &m) {
-  Node *outer = producedBy(tanh->input(0), "Mul");
+  Node *outer = producedBy(tanh->input(0), ops::Mul);
   Value *sum = nullptr;
   if (!outer || onlyUser(g, outer->output(0)) != tanh)
     return nullptr;
   auto beta = constantOperand(outer, &sum);
-  Node *add = producedBy(sum, "Add");
+  Node *add = producedBy(sum, ops::Add);
   if (!beta || std::fabs(*beta - kSqrt2OverPi) > 1e-6 || !add || onlyUser(g, sum) != outer)
     return nullptr; // not sqrt(2/pi) * (...)
   m.nodes.push_back(outer);
   m.nodes.push_back(add);
   for (int side = 0; side < 2; ++side) {
     Value *x = add->input(side);
-    Node *cubic = producedBy(add->input(1 - side), "Mul");
+    Node *cubic = producedBy(add->input(1 - side), ops::Mul);
     Value *cube = nullptr;
     auto kappa = cubic ? constantOperand(cubic, &cube) : std::nullopt;
     if (!kappa || std::fabs(*kappa - kTanhCubic) > 1e-6 || onlyUser(g, cubic->output(0)) != add)
@@ -91,14 +91,14 @@ Value *matchTanhArgument(const Graph &g, Node *tanh, GeluMatch &m) {
 
 // Matches the pattern around the Erf or Tanh node `core`.
 bool matchGelu(const Graph &g, Node *core, GeluMatch &m) {
-  bool erf = is(core, "Erf"), tanh = is(core, "Tanh");
+  bool erf = is(core, ops::Erf), tanh = is(core, ops::Tanh);
   if (!erf && !tanh)
     return false;
   DType t = core->output(0)->dtype();
   if (t != DType::F32 && t != DType::F64)
     return false; // the constants are read as float32 or float64
   // The gate: 1 + core(...).
-  Node *gate = onlyUserIs(g, core->output(0), "Add");
+  Node *gate = onlyUserIs(g, core->output(0), ops::Add);
   Value *coreOut = nullptr;
   auto one = gate ? constantOperand(gate, &coreOut) : std::nullopt;
   if (!one || *one != 1.0 || coreOut != core->output(0))
@@ -109,19 +109,19 @@ bool matchGelu(const Graph &g, Node *core, GeluMatch &m) {
     return false; // the argument is not x scaled as GELU scales it
   // The product x * gate * 0.5 in one of its associations.
   Value *a = gate->output(0);
-  Node *m1 = onlyUserIs(g, a, "Mul");
+  Node *m1 = onlyUserIs(g, a, ops::Mul);
   if (!m1)
     return false; // the gate is not multiplied
   Value *o = otherOperand(m1, a);
   Node *last = nullptr, *half = nullptr;
   if (o == x || isScalar(o, 0.5)) { // (x * g) * 0.5 or (g * 0.5) * x
-    Node *m2 = onlyUserIs(g, m1->output(0), "Mul");
+    Node *m2 = onlyUserIs(g, m1->output(0), ops::Mul);
     Value *o2 = m2 ? otherOperand(m2, m1->output(0)) : nullptr;
     if (!o2 || !(o == x ? isScalar(o2, 0.5) : o2 == x))
       return false; // the second factor is missing
     last = m2;
   } else { // (x * 0.5) * g
-    half = producedBy(o, "Mul");
+    half = producedBy(o, ops::Mul);
     if (!half || onlyUser(g, o) != m1 || otherOperand(half, x) == nullptr ||
         !isScalar(otherOperand(half, x), 0.5))
       return false; // not x * 0.5
@@ -153,7 +153,7 @@ public:
       GeluMatch m;
       if (erased.count(n) || !matchGelu(g, n, m))
         continue;
-      auto gelu = replacePattern(g, m.nodes.front()->output(0), m.nodes, "Gelu", {m.x},
+      auto gelu = replacePattern(g, m.nodes.front()->output(0), m.nodes, ops::Gelu, {m.x},
                                  {{"approximate", int64_t{m.approximate}}}, "/gelu", erased);
       if (!gelu)
         return gelu.takeStatus();

@@ -37,9 +37,9 @@ int64_t trailingAxis(const Node *n) {
 
 // Whether `sq` squares `d`: Pow(d, 2) or Mul(d, d).
 bool squares(const Node *sq, const Value *d) {
-  if (is(sq, "Pow"))
+  if (is(sq, ops::Pow))
     return sq->input(0) == d && isScalar(sq->input(1), 2.0);
-  return is(sq, "Mul") && sq->input(0) == d && sq->input(1) == d;
+  return is(sq, ops::Mul) && sq->input(0) == d && sq->input(1) == d;
 }
 
 // A parameter (gamma or beta) that LayerNorm can take: x's element type, the normalized dims.
@@ -50,46 +50,47 @@ bool isNormParam(const Value *p, const Value *x, int64_t axis) {
 
 // Matches the chain that starts at `mean`; false (m partly filled) when it is not there.
 bool matchLayerNorm(const Graph &g, Node *mean, LayerNormMatch &m) {
-  if (!is(mean, "ReduceMean") ||
+  if (!is(mean, ops::ReduceMean) ||
       (mean->output(0)->dtype() != DType::F32 && mean->output(0)->dtype() != DType::F64))
     return false; // the start of the chain, in a float type with one-element constants
   m.x = mean->input(0);
   m.axis = trailingAxis(mean);
   if (m.axis < 0)
     return false; // statistics over leading axes are not a layer norm
-  Node *sub = onlyUserIs(g, mean->output(0), "Sub");
+  Node *sub = onlyUserIs(g, mean->output(0), ops::Sub);
   if (!sub || sub->input(0) != m.x || sub->input(1) != mean->output(0))
     return false; // the mean is needed elsewhere, or is not subtracted from x
   Value *d = sub->output(0);
   // d has two readers: the square and the division (Mul(d, d) reads it twice).
   Node *sq = nullptr, *div = nullptr;
   for (const Use &u : d->uses()) {
-    bool square = is(u.node, "Pow") || (is(u.node, "Mul") && u.node->input(0) == u.node->input(1));
+    bool square =
+        is(u.node, ops::Pow) || (is(u.node, ops::Mul) && u.node->input(0) == u.node->input(1));
     (square ? sq : div) = u.node;
   }
-  size_t expectedUses = is(sq, "Mul") ? 3 : 2;
+  size_t expectedUses = is(sq, ops::Mul) ? 3 : 2;
   if (!sq || !div || d->uses().size() != expectedUses || g.isGraphOutput(d) || !squares(sq, d))
     return false; // the deviation feeds something besides the variance and the division
-  Node *var = onlyUserIs(g, sq->output(0), "ReduceMean");
+  Node *var = onlyUserIs(g, sq->output(0), ops::ReduceMean);
   if (!var || var->ints("axes") != mean->ints("axes") || var->i("keepdims") == 0)
     return false; // the variance is over other axes than the mean
-  Node *addEps = onlyUserIs(g, var->output(0), "Add");
+  Node *addEps = onlyUserIs(g, var->output(0), ops::Add);
   Value *varOperand = nullptr;
   auto eps = addEps ? constantOperand(addEps, &varOperand) : std::nullopt;
   if (!eps || varOperand != var->output(0) || *eps < 0)
     return false; // epsilon is not a non-negative one-element constant
   m.epsilon = *eps;
-  Node *sqrt = onlyUserIs(g, addEps->output(0), "Sqrt");
+  Node *sqrt = onlyUserIs(g, addEps->output(0), ops::Sqrt);
   if (!sqrt)
     return false; // not a standard deviation
   m.nodes = {mean, sub, sq, var, addEps, sqrt};
-  if (is(div, "Div")) {
+  if (is(div, ops::Div)) {
     if (div->input(0) != d || div->input(1) != sqrt->output(0) ||
         onlyUser(g, sqrt->output(0)) != div)
       return false; // not d / stddev
   } else {
-    Node *recip = onlyUserIs(g, sqrt->output(0), "Reciprocal");
-    if (!recip || !is(div, "Mul") || otherOperand(div, d) != recip->output(0) ||
+    Node *recip = onlyUserIs(g, sqrt->output(0), ops::Reciprocal);
+    if (!recip || !is(div, ops::Mul) || otherOperand(div, d) != recip->output(0) ||
         onlyUser(g, recip->output(0)) != div)
       return false; // not d * (1 / stddev)
     m.nodes.push_back(recip);
@@ -99,13 +100,13 @@ bool matchLayerNorm(const Graph &g, Node *mean, LayerNormMatch &m) {
     return false; // the division broadcasts to a larger shape
   // Optional affine part: * gamma, then + beta, each with the normalized dims.
   Value *y = div->output(0);
-  Node *mul = onlyUserIs(g, y, "Mul");
+  Node *mul = onlyUserIs(g, y, ops::Mul);
   if (mul && isNormParam(otherOperand(mul, y), m.x, m.axis)) {
     m.gamma = otherOperand(mul, y);
     m.nodes.push_back(mul);
     y = mul->output(0);
   }
-  Node *add = onlyUserIs(g, y, "Add");
+  Node *add = onlyUserIs(g, y, ops::Add);
   if (add && isNormParam(otherOperand(add, y), m.x, m.axis)) {
     m.beta = otherOperand(add, y);
     m.nodes.push_back(add);
@@ -129,7 +130,7 @@ public:
       std::vector<Value *> operands{m.x, m.gamma, m.beta};
       while (!operands.back())
         operands.pop_back(); // absent trailing operands are left out
-      auto ln = replacePattern(g, result, m.nodes, "LayerNorm", operands,
+      auto ln = replacePattern(g, result, m.nodes, ops::LayerNorm, operands,
                                {{"axis", m.axis}, {"epsilon", m.epsilon}}, "/layer_norm", erased);
       if (!ln)
         return ln.takeStatus();

@@ -2,9 +2,7 @@
 // their operand through: their users read the operand directly.
 #include "passes/Passes.h"
 
-#include "ops/OpDef.h"
-
-#include <cstring>
+#include "ops/Ops.h"
 
 namespace odlac {
 namespace {
@@ -18,13 +16,12 @@ bool isIdentityPermutation(const std::vector<int64_t> &perm) {
 
 // Whether `n` returns its first operand unchanged.
 bool isNoOp(const Node &n) {
-  const char *op = n.op().name;
   const Value *in = n.input(0), *out = n.output(0);
   if (!in || n.numOutputs() != 1 || in->type() != out->type())
     return false; // a changed type or shape is never a no-op
-  if (!std::strcmp(op, "Identity") || !std::strcmp(op, "Reshape") || !std::strcmp(op, "Cast"))
+  if (n.is(ops::Identity) || n.is(ops::Reshape) || n.is(ops::Cast))
     return true;
-  if (!std::strcmp(op, "Transpose"))
+  if (n.is(ops::Transpose))
     return isIdentityPermutation(n.ints("perm"));
   return false;
 }

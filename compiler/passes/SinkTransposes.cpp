@@ -11,18 +11,15 @@
 // spatial op.
 #include "passes/Passes.h"
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
-
-#include <cstring>
+#include "passes/PatternMatch.h"
 
 namespace odlac {
 namespace {
 
+using match::is;
 using Perm = std::vector<int64_t>;
-
-bool is(const Node *n, const char *op) { return n && !std::strcmp(n->op().name, op); }
 
 bool isIdentity(const Perm &p) {
   for (size_t i = 0; i < p.size(); ++i)
@@ -51,7 +48,7 @@ bool onlyFeeds(const Graph &g, const Value *v, const Node *n) {
 // The Transpose producing `v` when `v` is used by `n` alone, else null.
 Node *soleTranspose(const Graph &g, const Value *v, const Node *n) {
   Node *t = v ? v->producer() : nullptr;
-  return is(t, "Transpose") && onlyFeeds(g, v, n) ? t : nullptr;
+  return is(t, ops::Transpose) && onlyFeeds(g, v, n) ? t : nullptr;
 }
 
 // Whether the Transpose `n` keeps the order of the axes longer than 1: then it is a Reshape.
@@ -96,7 +93,7 @@ Expected<Value *> permutedConstant(Graph &g, Node *pos, Value *c, size_t rank, c
   if (dims != c->dims())
     full = g.addConstant(c->name() + "/rank" + std::to_string(rank), {c->dtype(), dims}, c->data());
   Value *t = g.addValue(c->name() + "/perm", {});
-  Node *tn = g.addNodeBefore(pos, opNamed("Transpose"), t->name(), {full}, {t}, {{"perm", perm}});
+  Node *tn = g.addNodeBefore(pos, ops::Transpose, t->name(), {full}, {t}, {{"perm", perm}});
   if (Status s = verifyAndInfer(*tn))
     return s;
   auto data = evaluateValue(*t);
@@ -113,9 +110,9 @@ public:
       again = false;
       // Each rewrite erases only the visited node and nodes before it in the schedule.
       for (Node *n : g.nodes()) {
-        auto done = is(n, "Transpose") ? cancel(g, n)
-                    : is(n, "Resize")  ? sinkThroughResize(g, n)
-                                       : sinkThrough(g, n);
+        auto done = is(n, ops::Transpose) ? cancel(g, n)
+                    : is(n, ops::Resize)  ? sinkThroughResize(g, n)
+                                          : sinkThrough(g, n);
         if (!done)
           return done.status();
         again |= *done;
@@ -123,9 +120,9 @@ public:
       changed |= again;
     }
     for (Node *n : g.nodes()) {
-      auto done = is(n, "Transpose") ? toReshape(g, n)
-                  : is(n, "Reshape") ? mergeReshapes(g, n)
-                                     : false;
+      auto done = is(n, ops::Transpose) ? toReshape(g, n)
+                  : is(n, ops::Reshape) ? mergeReshapes(g, n)
+                                        : false;
       if (!done)
         return done.status();
       changed |= *done;
@@ -148,7 +145,7 @@ private:
       return true;
     }
     Node *inner = in->producer();
-    if (is(inner, "Transpose")) {
+    if (is(inner, ops::Transpose)) {
       const Perm &p = inner->ints("perm"), &q = n->ints("perm");
       Perm composed(q.size());
       for (size_t i = 0; i < q.size(); ++i)
@@ -210,8 +207,8 @@ private:
     if (Status s = verifyAndInfer(*m))
       return s;
     Value *result = g.addValue(out->name() + "/perm", {});
-    Node *t = g.addNodeBefore(n, opNamed("Transpose"), first->name(), {moved}, {result},
-                              {{"perm", perm}});
+    Node *t =
+        g.addNodeBefore(n, ops::Transpose, first->name(), {moved}, {result}, {{"perm", perm}});
     if (Status s = verifyAndInfer(*t))
       return s;
     g.replaceAllUses(out, result);
@@ -242,8 +239,7 @@ private:
     if (Status s = verifyAndInfer(*m))
       return s;
     Value *result = g.addValue(out->name() + "/perm", {});
-    Node *back =
-        g.addNodeBefore(n, opNamed("Transpose"), t->name(), {moved}, {result}, {{"perm", perm}});
+    Node *back = g.addNodeBefore(n, ops::Transpose, t->name(), {moved}, {result}, {{"perm", perm}});
     if (Status s = verifyAndInfer(*back))
       return s;
     g.replaceAllUses(out, result);
@@ -258,8 +254,8 @@ private:
       return false; // it moves data
     Value *out = n->output(0);
     Value *r = g.addValue(out->name() + "/reshape", {});
-    Node *m = g.addNodeBefore(n, opNamed("Reshape"), n->name(), {n->input(0)}, {r},
-                              {{"shape", out->dims()}});
+    Node *m =
+        g.addNodeBefore(n, ops::Reshape, n->name(), {n->input(0)}, {r}, {{"shape", out->dims()}});
     if (Status s = verifyAndInfer(*m))
       return s;
     g.replaceAllUses(out, r);
@@ -271,7 +267,7 @@ private:
   Expected<bool> mergeReshapes(Graph &g, Node *n) {
     Node *inner = n->input(0)->producer();
     bool merged = false;
-    if (is(inner, "Reshape")) {
+    if (is(inner, ops::Reshape)) {
       n->setInput(0, inner->input(0));
       eraseIfUnused(g, inner);
       merged = true;

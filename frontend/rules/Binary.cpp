@@ -20,7 +20,7 @@ template <const char *IrOp> Status importVariadicChain(ImportCtx &ctx) {
   Value *acc = ctx.input(0);
   if (ctx.numInputs() == 1) {
     // One input is the identity, but its element type must still be one the op accepts.
-    const OperandDef &od = opNamed(IrOp).operands[0];
+    const OperandDef &od = findOp(IrOp)->operands[0];
     if (!(od.types & maskOf(acc->dtype())))
       return ctx.fail(std::string("input 0 has element type ") + dtypeName(acc->dtype()) +
                       ", which " + IrOp + " does not support");

@@ -20,8 +20,8 @@
 // form is supported for batch 1 without sequence_lens.
 #include "Import.h"
 #include "Rules.h"
-#include "lower/Evaluate.h"
-#include "ops/OpDef.h"
+#include "evaluate/Evaluate.h"
+#include "ops/Ops.h"
 
 #include <algorithm>
 
@@ -42,12 +42,11 @@ Value *boolScalar(ImportCtx &ctx, const std::string &name, bool v) {
 
 // Adds a node to a body, inserted before `pos` (appended when null); its one result is named
 // `name`.
-Expected<Value *> bodyNode(Graph &body, const Node *pos, const char *op,
+Expected<Value *> bodyNode(Graph &body, const Node *pos, const OpDef &op,
                            std::vector<Value *> operands, AttrMap attrs, const std::string &name) {
   Value *out = body.addValue(name, TensorType{});
-  Node *n = pos ? body.addNodeBefore(pos, opNamed(op), name, std::move(operands), {out},
-                                     std::move(attrs))
-                : body.addNode(opNamed(op), name, std::move(operands), {out}, std::move(attrs));
+  Node *n = pos ? body.addNodeBefore(pos, op, name, std::move(operands), {out}, std::move(attrs))
+                : body.addNode(op, name, std::move(operands), {out}, std::move(attrs));
   if (Status s = verifyAndInfer(*n))
     return s;
   return out;
@@ -64,15 +63,15 @@ Expected<Value *> scalarOperand(ImportCtx &ctx, int i, DType want, const char *w
 
 // Adds the IR node with its bodies and binds the ONNX outputs listed in `bind` (ONNX output i
 // -> IR result bind[i]).
-Expected<Node *> emitWithBodies(ImportCtx &ctx, const char *op, std::vector<Value *> operands,
-                                AttrMap attrs, int results,
-                                std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies) {
+Expected<Node *>
+emitWithBodies(ImportCtx &ctx, const OpDef &op, std::vector<Value *> operands, AttrMap attrs,
+               int results, std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies) {
   std::vector<Value *> outs;
   for (int i = 0; i < results; ++i)
     outs.push_back(ctx.graph().addValue(
         ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("result" + str(i)), TensorType{}));
-  Node *n = ctx.graph().addNode(opNamed(op), ctx.proto().name(), std::move(operands), outs,
-                                std::move(attrs));
+  Node *n =
+      ctx.graph().addNode(op, ctx.proto().name(), std::move(operands), outs, std::move(attrs));
   for (auto &[name, body] : bodies)
     n->setSubgraph(name, std::move(body));
   if (Status s = verifyAndInfer(*n))
@@ -321,7 +320,7 @@ Status importIf(ImportCtx &ctx) {
   std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies;
   bodies.emplace_back("then_branch", std::move(then->graph));
   bodies.emplace_back("else_branch", std::move(other->graph));
-  auto n = emitWithBodies(ctx, "If", operands, {}, ctx.numOutputs(), std::move(bodies));
+  auto n = emitWithBodies(ctx, ops::If, operands, {}, ctx.numOutputs(), std::move(bodies));
   if (!n)
     return n.takeStatus();
   for (int i = 0; i < ctx.numOutputs(); ++i)
@@ -336,8 +335,7 @@ Status importIf(ImportCtx &ctx) {
 bool alwaysTrue(const Graph &body, const std::vector<Value *> &captures, size_t formals,
                 const Value *v, const Value *condIn, bool initTrue) {
   while (v->producer() && v->producer()->numInputs() == 1 &&
-         (std::strcmp(v->producer()->op().name, "Identity") == 0 ||
-          std::strcmp(v->producer()->op().name, "Reshape") == 0))
+         (v->producer()->is(ops::Identity) || v->producer()->is(ops::Reshape)))
     v = v->producer()->input(0);
   if (v == condIn)
     return initTrue;
@@ -446,22 +444,23 @@ Status importLoop(ImportCtx &ctx) {
     mIn = body.addInput(trip->name(), trip->type());
     captures.push_back(trip);
   }
-  auto next = bodyNode(body, nullptr, "Add", {iterIn, oneIn}, {}, iterIn->name() + "/next");
+  auto next = bodyNode(body, nullptr, ops::Add, {iterIn, oneIn}, {}, iterIn->name() + "/next");
   if (!next)
     return next.takeStatus();
   Value *condNext = condOut;
   if (condNext->type().rank() != 0) {
-    auto r = bodyNode(body, nullptr, "Reshape", {condNext}, {{"shape", std::vector<int64_t>{}}},
+    auto r = bodyNode(body, nullptr, ops::Reshape, {condNext}, {{"shape", std::vector<int64_t>{}}},
                       condOut->name() + "/scalar");
     if (!r)
       return r.takeStatus();
     condNext = *r;
   }
   if (mIn) { // bounded: also stop when the data's trip count is reached
-    auto below = bodyNode(body, nullptr, "Less", {*next, mIn}, {}, iterIn->name() + "/below_m");
+    auto below = bodyNode(body, nullptr, ops::Less, {*next, mIn}, {}, iterIn->name() + "/below_m");
     if (!below)
       return below.takeStatus();
-    auto both = bodyNode(body, nullptr, "And", {condNext, *below}, {}, condOut->name() + "/and_m");
+    auto both =
+        bodyNode(body, nullptr, ops::And, {condNext, *below}, {}, condOut->name() + "/and_m");
     if (!both)
       return both.takeStatus();
     condNext = *both;
@@ -502,7 +501,7 @@ Status importLoop(ImportCtx &ctx) {
     results.push_back(ctx.graph().addValue(
         ctx.wantsOutput(i) ? ctx.outputName(i) : ctx.tempName("result" + str(i)), TensorType{}));
   results.insert(results.begin(), count);
-  Node *n = ctx.graph().addNode(opNamed("Loop"), ctx.proto().name(), operands, results,
+  Node *n = ctx.graph().addNode(ops::Loop, ctx.proto().name(), operands, results,
                                 {{"num_carried", int64_t{1 + carried}}});
   for (auto &[name, g] : bodies)
     n->setSubgraph(name, std::move(g));
@@ -613,19 +612,19 @@ Status importScan(ImportCtx &ctx) {
         lastIn = body.addInput(last->name(), last->type());
         captures.push_back(last);
       }
-      auto rev = bodyNode(body, front, "Sub", {lastIn, iterIn}, {}, "iter/reversed" + str(j));
+      auto rev = bodyNode(body, front, ops::Sub, {lastIn, iterIn}, {}, "iter/reversed" + str(j));
       if (!rev)
         return rev.takeStatus();
       index = *rev;
     }
     Value *formal = body.inputs()[states + j];
-    auto slice = bodyNode(body, front, "Gather", {full, index}, {{"axis", inAxes[j]}},
+    auto slice = bodyNode(body, front, ops::Gather, {full, index}, {{"axis", inAxes[j]}},
                           formal->name() + "/slice");
     if (!slice)
       return slice.takeStatus();
     body.replaceAllUses(formal, *slice);
   }
-  auto next = bodyNode(body, nullptr, "Add", {iterIn, oneIn}, {}, "iter/next");
+  auto next = bodyNode(body, nullptr, ops::Add, {iterIn, oneIn}, {}, "iter/next");
   if (!next)
     return next.takeStatus();
   std::vector<Value *> outs{condIn, *next};
@@ -649,9 +648,8 @@ Status importScan(ImportCtx &ctx) {
   std::vector<Value *> results{ctx.graph().addValue(ctx.tempName("iterations"), TensorType{})};
   for (int i = 0; i < ctx.numOutputs(); ++i)
     results.push_back(ctx.graph().addValue(ctx.tempName("loop" + str(i)), TensorType{}));
-  Node *n = ctx.graph().addNode(opNamed("Loop"), ctx.proto().name(), loopOperands, results,
-                                {{"num_carried", int64_t{1 + states}},
-                                 {"scan_reverse", outDirs}});
+  Node *n = ctx.graph().addNode(ops::Loop, ctx.proto().name(), loopOperands, results,
+                                {{"num_carried", int64_t{1 + states}}, {"scan_reverse", outDirs}});
   n->setSubgraph("body", std::move(imported->graph));
   if (Status s = verifyAndInfer(*n))
     return s;

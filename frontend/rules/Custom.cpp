@@ -5,7 +5,7 @@
 // guess.
 #include "Rules.h"
 
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 namespace odlac {
 
@@ -91,8 +91,8 @@ Status importCustomOp(ImportCtx &ctx) {
   std::vector<Value *> operands;
   for (int i = 0; i < ctx.numInputs(); ++i)
     operands.push_back(ctx.input(i));
-  Node *node = ctx.graph().addNode(opNamed("CustomOp"), n.name(), std::move(operands), outs,
-                                   std::move(attrs));
+  Node *node =
+      ctx.graph().addNode(ops::CustomOp, n.name(), std::move(operands), outs, std::move(attrs));
   if (Status s = verifyAndInfer(*node))
     return s;
   for (int i = 0; i < ctx.numOutputs(); ++i)

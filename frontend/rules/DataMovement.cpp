@@ -11,10 +11,10 @@
 // Tile, Compress) use an op that reads them at run time and checks them against the planned shape.
 #include "Rules.h"
 
+#include "evaluate/Evaluate.h"
 #include "ir/Limits.h"
-#include "lower/Evaluate.h"
 #include "ops/InferUtil.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -343,16 +343,14 @@ AxisSlice normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t n) {
 // For a slice that walks a tensor (a loop body's starts = f(i), ends = f(i + c), f a chain of
 // reshapes, c constant): the width c of each sliced axis; nullopt for any other form.
 std::optional<std::vector<int64_t>> constantWidths(const Value *starts, const Value *ends) {
-  auto isReshape = [](const Value *v) {
-    return v->producer() && std::strcmp(v->producer()->op().name, "Reshape") == 0;
-  };
+  auto isReshape = [](const Value *v) { return v->producer() && v->producer()->is(ops::Reshape); };
   while (isReshape(starts) && isReshape(ends) &&
          starts->producer()->attrs() == ends->producer()->attrs()) {
     starts = starts->producer()->input(0);
     ends = ends->producer()->input(0);
   }
   const Node *add = ends->producer();
-  if (!add || std::strcmp(add->op().name, "Add") != 0 || add->numInputs() != 2)
+  if (!add || !add->is(ops::Add) || add->numInputs() != 2)
     return std::nullopt;
   const Value *k = add->input(0) == starts ? add->input(1)
                    : add->input(1) == starts ? add->input(0)

@@ -3,7 +3,7 @@
 // IR op of the same name; HardSwish, Clip, Cast, CastLike, Dropout and SwiGLU are functions.
 #include "Rules.h"
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <cfloat>

@@ -11,7 +11,7 @@
 
 #include <cassert>
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <algorithm>

@@ -14,7 +14,7 @@
 
 #include "ir/Limits.h"
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <algorithm>

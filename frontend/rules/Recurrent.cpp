@@ -8,22 +8,15 @@
 // or not) leave the IR op on the core ODLA op.
 #include "Rules.h"
 
+#include "ops/Activation.h"
 #include "ops/OpDef.h"
 
 #include <ODLA/odla_ext.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cfloat>
 
 namespace odlac {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
-}
 
 std::string joined(const std::vector<std::string> &v) {
   std::string s;
@@ -33,34 +26,13 @@ std::string joined(const std::vector<std::string> &v) {
 }
 
 // ONNX's default activations of one direction.
-std::vector<std::string> defaultActivations(const std::string &op) {
+std::vector<Activation> defaultActivations(const std::string &op) {
   if (op == "LSTM")
-    return {"Sigmoid", "Tanh", "Tanh"};
+    return {Activation::Sigmoid, Activation::Tanh, Activation::Tanh};
   if (op == "GRU")
-    return {"Sigmoid", "Tanh"};
-  return {"Tanh"};
+    return {Activation::Sigmoid, Activation::Tanh};
+  return {Activation::Tanh};
 }
-
-struct ActivationDef {
-  const char *name; // lower case
-  odla_ext_rnn_activation code;
-  bool usesAlpha, usesBeta;
-  float alpha, beta; // the ONNX operator's defaults
-};
-
-const ActivationDef kActivationDefs[] = {
-    {"relu", ODLA_EXT_ACT_RELU, false, false, 0, 0},
-    {"tanh", ODLA_EXT_ACT_TANH, false, false, 0, 0},
-    {"sigmoid", ODLA_EXT_ACT_SIGMOID, false, false, 0, 0},
-    {"affine", ODLA_EXT_ACT_AFFINE, true, true, 1.0f, 0.0f},
-    {"leakyrelu", ODLA_EXT_ACT_LEAKY_RELU, true, false, 0.01f, 0},
-    {"thresholdedrelu", ODLA_EXT_ACT_THRESHOLDED_RELU, true, false, 1.0f, 0},
-    {"scaledtanh", ODLA_EXT_ACT_SCALED_TANH, true, true, 1.0f, 1.0f},
-    {"hardsigmoid", ODLA_EXT_ACT_HARD_SIGMOID, true, true, 0.2f, 0.5f},
-    {"elu", ODLA_EXT_ACT_ELU, true, false, 1.0f, 0},
-    {"softsign", ODLA_EXT_ACT_SOFTSIGN, false, false, 0, 0},
-    {"softplus", ODLA_EXT_ACT_SOFTPLUS, false, false, 0, 0},
-};
 
 // The node's activations: odla_ext_rnn_activation codes per direction and their alpha and
 // beta, or nothing when they are ONNX's defaults.
@@ -71,10 +43,10 @@ struct Activations {
 
 Expected<Activations> resolveActivations(ImportCtx &ctx, int64_t directions) {
   const std::string &op = ctx.proto().op_type();
-  std::vector<std::string> defaults;
+  std::vector<Activation> defaults;
   for (int64_t d = 0; d < directions; ++d)
-    for (const std::string &s : defaultActivations(op))
-      defaults.push_back(s);
+    for (Activation a : defaultActivations(op))
+      defaults.push_back(a);
   const onnx::AttributeProto *a = ctx.findAttr("activations");
   if (!a)
     return Activations{};
@@ -97,10 +69,7 @@ Expected<Activations> resolveActivations(ImportCtx &ctx, int64_t directions) {
   bool isDefault = true, takesParams = false;
   Activations r;
   for (size_t i = 0; i < names.size(); ++i) {
-    const ActivationDef *def = nullptr;
-    for (const ActivationDef &d : kActivationDefs)
-      if (lower(names[i]) == d.name)
-        def = &d;
+    const ActivationDef *def = findRecurrentActivation(names[i]);
     if (!def)
       return ctx.fail("activations[" + str(i) + "]='" + names[i] +
                       "' is not an activation function ONNX defines for " + op);
@@ -109,9 +78,9 @@ Expected<Activations> resolveActivations(ImportCtx &ctx, int64_t directions) {
       alpha = alphas[nextAlpha++];
     if (def->usesBeta && nextBeta < betas.size())
       beta = betas[nextBeta++];
-    isDefault &= lower(names[i]) == lower(defaults[i]);
+    isDefault &= def->id == defaults[i];
     takesParams |= def->usesAlpha || def->usesBeta;
-    r.codes.push_back(def->code);
+    r.codes.push_back(def->rnn);
     r.params.push_back(alpha);
     r.params.push_back(beta);
   }

@@ -10,7 +10,7 @@
 // scale 0.6 maps x to x / 0.6, not x / 0.5).
 #include "Rules.h"
 
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 
 #include <algorithm>
 #include <cmath>

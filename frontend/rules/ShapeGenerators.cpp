@@ -3,8 +3,8 @@
 #include "Rules.h"
 
 #include "Tensor.h"
+#include "evaluate/Evaluate.h"
 #include "ir/Limits.h"
-#include "lower/Evaluate.h"
 
 #include <cmath>
 #include <cstring>

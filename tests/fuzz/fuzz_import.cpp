@@ -8,10 +8,10 @@
 #include "Codegen.h"
 #include "Import.h"
 #include "Report.h"
-#include "lower/CheckTarget.h"
+#include "evaluate/ReferencePlan.h"
 #include "lower/Lowering.h"
-#include "lower/ReferencePlan.h"
 #include "passes/Pipeline.h"
+#include "target/CheckTarget.h"
 
 #include <ODLA/odla.h>
 

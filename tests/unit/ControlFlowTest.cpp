@@ -9,9 +9,9 @@ extern "C" {
 
 #include "Import.h"
 #include "OnnxBuilder.h"
+#include "evaluate/Evaluate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
-#include "lower/Evaluate.h"
 
 #include <gtest/gtest.h>
 

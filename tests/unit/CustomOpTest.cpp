@@ -5,7 +5,7 @@
 // pass tests of tests/passes that hold custom ops check their numbers with it too.
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <ODLA/odla_ext.h>

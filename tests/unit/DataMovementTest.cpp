@@ -2,7 +2,7 @@
 // and the precise rejections that ONNX's own tests do not reach.
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <ODLA/odla.h>

@@ -3,7 +3,8 @@
 #include "ir/Graph.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
-#include "ops/OpDef.h"
+#include "ops/Activation.h"
+#include "ops/Ops.h"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +40,49 @@ TEST(OpTable, EveryRowIsComplete) {
   EXPECT_EQ(findOp("NoSuchOp"), nullptr);
 }
 
+// Each handle of ops/Ops.h is the row that carries its name, and the registry holds them all.
+TEST(OpTable, HandlesAreTheirRows) {
+  size_t handles = 0;
+#define ODLAC_CHECK_HANDLE(op)                                                                     \
+  EXPECT_STREQ(ops::op.name, #op);                                                                 \
+  EXPECT_EQ(findOp(#op), &ops::op);                                                                \
+  ++handles;
+  ODLAC_OP_TABLE(ODLAC_CHECK_HANDLE)
+#undef ODLAC_CHECK_HANDLE
+  EXPECT_EQ(handles, allOps().size());
+}
+
+// The activation table: in enum order, spellings unique, an activation fused from an op names
+// an elementwise row with the attributes it reads, a recurrent one has its ODLA code.
+TEST(OpTable, ActivationTable) {
+  std::set<std::string> spellings, onnxNames;
+  for (size_t i = 0; i < activations().size(); ++i) {
+    const ActivationDef &a = activations()[i];
+    EXPECT_EQ(static_cast<size_t>(a.id), i) << a.spelling;
+    EXPECT_EQ(&activationDef(a.id), &a);
+    EXPECT_TRUE(spellings.insert(a.spelling).second) << a.spelling;
+    if (a.fused >= 0) {
+      EXPECT_EQ(findActivation(a.spelling), &a);
+      EXPECT_EQ(a.decompose == nullptr, a.id == Activation::None) << a.spelling;
+    } else {
+      EXPECT_EQ(findActivation(a.spelling), nullptr) << a.spelling;
+    }
+    if (a.op) {
+      EXPECT_GE(a.fused, 0) << a.spelling;
+      EXPECT_EQ(a.op->fusion, FusionClass::Elementwise) << a.spelling;
+      for (const char *attr : {a.alphaAttr, a.betaAttr})
+        EXPECT_TRUE(!attr || a.op->findAttr(attr)) << a.spelling << " reads " << attr;
+    }
+    if (a.onnxName) {
+      EXPECT_GE(a.rnn, 0) << a.spelling;
+      EXPECT_TRUE(onnxNames.insert(a.onnxName).second) << a.onnxName;
+      EXPECT_EQ(findRecurrentActivation(a.onnxName), &a);
+    }
+  }
+  EXPECT_EQ(findRecurrentActivation("LeakyRelu"), &activationDef(Activation::LeakyRelu));
+  EXPECT_EQ(findActivation("affine"), nullptr); // recurrent only
+}
+
 // y = Conv(x, w) with the given group; the graph reports verification errors.
 Status verifyConv(const Dims &x, const Dims &w, int64_t group) {
   Graph g;
@@ -47,7 +91,7 @@ Status verifyConv(const Dims &x, const Dims &w, int64_t group) {
   Value *wt = g.addConstant("w", {DType::F32, w}, Buffer::copyOf(zeros.data(), zeros.size() * 4));
   Value *out = g.addValue("y", {});
   size_t spatial = x.size() - 2;
-  Node *n = g.addNode(opNamed("Conv"), "conv", {in, wt, nullptr}, {out},
+  Node *n = g.addNode(ops::Conv, "conv", {in, wt, nullptr}, {out},
                       {{"group", group},
                        {"strides", std::vector<int64_t>(spatial, 1)},
                        {"dilations", std::vector<int64_t>(spatial, 1)},
@@ -67,14 +111,14 @@ TEST(OpTable, VerifyChecksOperandTypesAndAttributes) {
   Graph g;
   Value *a = g.addInput("a", {DType::I64, {2}});
   Value *out = g.addValue("r", {});
-  Node *exp = g.addNode(opNamed("Exp"), "exp", {a}, {out});
+  Node *exp = g.addNode(ops::Exp, "exp", {a}, {out});
   Status s = verifyAndInfer(*exp);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message(), "Exp: operand 'x' has element type i64; supported: f32, f64, f16, bf16");
 
   Value *b = g.addInput("b", {DType::F32, {2}});
   Value *out2 = g.addValue("s", {});
-  Node *soft = g.addNode(opNamed("Softmax"), "sm", {b}, {out2}, {{"axis", std::string("x")}});
+  Node *soft = g.addNode(ops::Softmax, "sm", {b}, {out2}, {{"axis", std::string("x")}});
   s = verifyAndInfer(*soft);
   ASSERT_FALSE(s.isOk());
   EXPECT_EQ(s.message(), "Softmax: attribute 'axis' must be int, got string");
@@ -85,12 +129,12 @@ TEST(OpTable, BroadcastInference) {
   Value *a = g.addInput("a", {DType::F32, {2, 1, 4}});
   Value *b = g.addInput("b", {DType::F32, {3, 1}});
   Value *out = g.addValue("c", {});
-  Node *n = g.addNode(opNamed("Add"), "add", {a, b}, {out});
+  Node *n = g.addNode(ops::Add, "add", {a, b}, {out});
   ASSERT_TRUE(verifyAndInfer(*n).isOk());
   EXPECT_EQ(out->dims(), (Dims{2, 3, 4}));
   Value *c = g.addInput("c2", {DType::F32, {3}});
   Value *out2 = g.addValue("d", {});
-  Node *bad = g.addNode(opNamed("Mul"), "mul", {a, c}, {out2});
+  Node *bad = g.addNode(ops::Mul, "mul", {a, c}, {out2});
   EXPECT_EQ(verifyAndInfer(*bad).message(), "Mul: shapes [2,1,4] and [3] do not broadcast");
 }
 
@@ -100,10 +144,10 @@ TEST(Printer, PrintsTheTextForm) {
   float half = 0.5f;
   Value *s = g.addConstant("scale", {DType::F32, {}}, Buffer::copyOf(&half, 4));
   Value *y = g.addValue("conv/out:0", {});
-  Node *n = g.addNode(opNamed("Mul"), "mul", {x, s}, {y});
+  Node *n = g.addNode(ops::Mul, "mul", {x, s}, {y});
   ASSERT_TRUE(verifyAndInfer(*n).isOk());
   Value *z = g.addValue("z", {});
-  Node *sm = g.addNode(opNamed("Softmax"), "sm", {y}, {z}, {{"axis", int64_t{1}}});
+  Node *sm = g.addNode(ops::Softmax, "sm", {y}, {z}, {{"axis", int64_t{1}}});
   ASSERT_TRUE(verifyAndInfer(*sm).isOk());
   g.addOutput(z);
   EXPECT_EQ(printGraph(g), "graph @tiny(%x: f32[1,4]) {\n"
@@ -121,7 +165,7 @@ TEST(Printer, HostileNamesStayOnTheirLineAndRoundTrip) {
   Graph g("g\nraph");
   Value *x = g.addInput(evil, {DType::F32, {2}});
   Value *y = g.addValue("y", {});
-  Node *n = g.addNode(opNamed("Einsum"), "e", {x}, {y}, {{"equation", std::string("i->i")}});
+  Node *n = g.addNode(ops::Einsum, "e", {x}, {y}, {{"equation", std::string("i->i")}});
   ASSERT_TRUE(verifyAndInfer(*n).isOk());
   g.addOutput(y);
   std::string text = printGraph(g);
@@ -144,7 +188,7 @@ TEST(Graph, UseListsFollowOperandChanges) {
   Value *a = g.addInput("a", {DType::F32, {2}});
   Value *b = g.addInput("b", {DType::F32, {2}});
   Value *out = g.addValue("c", {});
-  Node *n = g.addNode(opNamed("Add"), "add", {a, a}, {out});
+  Node *n = g.addNode(ops::Add, "add", {a, a}, {out});
   EXPECT_EQ(a->uses().size(), 2u);
   n->setInput(1, b);
   EXPECT_EQ(a->uses().size(), 1u);
@@ -159,13 +203,13 @@ TEST(Graph, InlineBodyBindsInputsAndKeepsTheSchedule) {
   Value *x = g.addInput("x", {DType::F32, {2}});
   Value *y = g.addInput("y", {DType::F32, {2}});
   Value *last = g.addValue("last", {DType::F32, {2}});
-  Node *tail = g.addNode(opNamed("Neg"), "tail", {x}, {last});
+  Node *tail = g.addNode(ops::Neg, "tail", {x}, {last});
   // body(a, b) = (a * b, b): one computed result, one passed through.
   Graph body("body");
   Value *a = body.addInput("a", {DType::F32, {2}});
   Value *b = body.addInput("b", {DType::F32, {2}});
   Value *prod = body.addValue("prod", {DType::F32, {2}});
-  body.addNode(opNamed("Mul"), "mul", {a, b}, {prod});
+  body.addNode(ops::Mul, "mul", {a, b}, {prod});
   body.addOutput(prod);
   body.addOutput(b);
   std::vector<Value *> results = g.inlineBody(body, {x, y}, tail);

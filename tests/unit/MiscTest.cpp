@@ -3,7 +3,7 @@
 // into constants, RoiAlign's max mode, MaxRoiPool, and the precise rejections.
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // reference backend, and the precise rejections ONNX's own tests do not reach.
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // the reference backend (zero norms, every target ignored).
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <gtest/gtest.h>

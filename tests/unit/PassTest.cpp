@@ -5,9 +5,9 @@
 // agree. Every rewrite has a case where it must not fire (EXPECT equals the input).
 // A line "// LAYOUT: channels_last" before RUN makes the passes see a target whose manifest
 // prefers that layout.
+#include "evaluate/Evaluate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
-#include "lower/Evaluate.h"
 #include "passes/Pipeline.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // flattened graph inputs and outputs, and the numbers against hand-computed references.
 #include "Import.h"
 #include "OnnxBuilder.h"
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // Evaluates constant subgraphs on the linked reference backend.
-#include "lower/Evaluate.h"
+#include "evaluate/Evaluate.h"
 
+#include "evaluate/DirectSink.h"
 #include "ir/Limits.h"
-#include "lower/DirectSink.h"
 #include "lower/Lowering.h"
-#include "ops/OpDef.h"
+#include "ops/Ops.h"
 
 #include <algorithm>
 #include <map>
@@ -19,7 +19,7 @@ bool collect(const Value &v, std::set<const Node *> &seen, std::vector<const Nod
 
 bool holdsLoop(const Graph &g) {
   for (const Node *n : g.nodes()) {
-    if (&n->op() == &opNamed("Loop"))
+    if (n->is(ops::Loop))
       return true;
     for (const auto &[name, body] : n->subgraphs())
       if (holdsLoop(*body))
@@ -41,7 +41,7 @@ bool boundedAtCompileTime(const Node &n, std::string *why) {
         *why = what + ", whose body holds a loop (odlac runs no nested loop at compile time)";
       return false;
     }
-  if (&n.op() != &opNamed("Loop"))
+  if (!n.is(ops::Loop))
     return true;
   const Value &trip = *n.input(0);
   std::set<const Node *> seen;
@@ -144,7 +144,8 @@ Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t ma
     n->op().lower(ctx);
   }
   sink.SetValueAsOutput(vals.at(&v));
-  auto bytes = std::make_shared<std::vector<unsigned char>>(std::max<uint64_t>(1, v.type().byteSize()));
+  auto bytes =
+      std::make_shared<std::vector<unsigned char>>(std::max<uint64_t>(1, v.type().byteSize()));
   odla_context ctx = nullptr;
   odla_status s = odla_CreateContext(&ctx);
   if (s == ODLA_SUCCESS)
@@ -188,8 +189,8 @@ executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &i
                                   ctx);
   }
   for (const Value *out : g.outputs()) {
-    storage.push_back(
-        std::make_shared<std::vector<unsigned char>>(std::max<uint64_t>(1, out->type().byteSize())));
+    storage.push_back(std::make_shared<std::vector<unsigned char>>(
+        std::max<uint64_t>(1, out->type().byteSize())));
     if (s == ODLA_SUCCESS)
       s = odla_BindToOutputById((odla_value_id)out->name().c_str(), storage.back()->data(), ctx);
   }

@@ -41,7 +41,7 @@ struct Target {
   std::string library = "odla_reference";
   std::string layout = "channels_first";
   std::set<std::string> modes;
-  std::set<std::string> features; // runtime interfaces beyond the modes: "async", ...
+  std::set<std::string> features;   // runtime interfaces beyond the modes: "async", ...
   std::set<std::string> extensions; // "ExtConv", without "odla_"
   bool allExtensions = false;       // "extensions *": every function of odla_ext.h
   bool allOps = true;               // "ops *"

@@ -1,7 +1,7 @@
 // Builds a graph on the linked reference backend to read its memory plan.
-#include "lower/ReferencePlan.h"
+#include "evaluate/ReferencePlan.h"
 
-#include "lower/DirectSink.h"
+#include "evaluate/DirectSink.h"
 #include "lower/Lowering.h"
 #include "support/Text.h"
 
@@ -40,8 +40,12 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
   lower::DirectSink sink;
-  lowerGraph(g, sink, [](const Value &c, size_t) { return lower::Data{c.data()->data, ""}; },
-             target);
+  lowerGraph(
+      g, sink,
+      [](const Value &c, size_t) {
+        return lower::Data{c.data()->data, ""};
+      },
+      target);
   MemoryPlan plan;
   odla_size_t bytes = 0;
   odla_int32 nodes = 0;
@@ -75,8 +79,8 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
       continue;
     if (first)
       odla_GetValueId(first, &id);
-    plan.entries.push_back({std::string(op) + " scratch (" + (id ? (const char *)id : "") + ")",
-                            offset, size, n, n});
+    plan.entries.push_back(
+        {std::string(op) + " scratch (" + (id ? (const char *)id : "") + ")", offset, size, n, n});
   }
   odla_DestroyComputation(comp);
   std::sort(plan.entries.begin(), plan.entries.end(), [](const auto &a, const auto &b) {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "ir/Graph.h"
-#include "lower/Target.h"
 #include "support/Status.h"
+#include "target/Target.h"
 
 namespace odlac {
 

@@ -1,5 +1,5 @@
 // Reading capability manifests.
-#include "lower/Target.h"
+#include "target/Target.h"
 
 #include "lower/OdlaSink.h"
 

@@ -1,7 +1,7 @@
 // Checks a lowered graph call by call against a backend's manifest (see CheckTarget.h).
-#include "lower/CheckTarget.h"
+#include "target/CheckTarget.h"
 
-#include "lower/DirectSink.h"
+#include "evaluate/DirectSink.h"
 #include "lower/Lowering.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Makes ODLA calls on the linked backend.
-#include "lower/DirectSink.h"
+#include "evaluate/DirectSink.h"
 
 #include <cstdio>
 #include <string>
