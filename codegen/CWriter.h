@@ -31,6 +31,8 @@ public:
     line(tail);
   }
   const std::string &str() const { return out_; }
+  // The columns line() puts before a line's text.
+  size_t indent() const { return static_cast<size_t>(depth_) * 2; }
 
 private:
   std::string out_;

@@ -143,6 +143,44 @@ void PrintSink::line(const std::string &text) {
   w_.line(std::string(static_cast<size_t>(depth_) * 2, ' ') + text);
 }
 
+// A literal says nothing by itself: a flag, a number, an array of numbers, an absent operand
+// print with the name of their parameter, as in odla_Gemm(a, /*A_transpose=*/0, ...).
+static bool isBareLiteral(const Arg &a) {
+  if (const Val *v = std::get_if<Val>(&a))
+    return v->isNull();
+  return std::holds_alternative<Flag>(a) || std::holds_alternative<int64_t>(a) ||
+         std::holds_alternative<uint64_t>(a) || std::holds_alternative<float>(a) ||
+         std::holds_alternative<U32s>(a) || std::holds_alternative<I32s>(a);
+}
+
+// `head` + `function(args)` + `tail` on one line when it fits in kLineWidth columns, else the
+// arguments packed onto continuation lines indented four more.
+void PrintSink::callLine(const std::string &head, const std::string &function,
+                         const std::vector<std::string> &args, const std::string &tail) {
+  constexpr size_t kLineWidth = 100;
+  size_t indent = w_.indent() + static_cast<size_t>(depth_) * 2;
+  std::string one = head + function + "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    one += (i ? ", " : "") + args[i];
+  one += ")" + tail;
+  if (indent + one.size() <= kLineWidth) {
+    line(one);
+    return;
+  }
+  line(head + function + "(");
+  const std::string pad(4, ' ');
+  std::string cur;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string piece = args[i] + (i + 1 < args.size() ? "," : ")" + tail);
+    if (!cur.empty() && indent + pad.size() + cur.size() + 1 + piece.size() > kLineWidth) {
+      line(pad + cur);
+      cur.clear();
+    }
+    cur += (cur.empty() ? "" : " ") + piece;
+  }
+  line(pad + cur);
+}
+
 std::vector<Val> PrintSink::emit(Call &call) {
   std::string fn = call.function;
   usesExtensions_ |= fn.rfind("odla_Ext", 0) == 0;
@@ -151,32 +189,33 @@ std::vector<Val> PrintSink::emit(Call &call) {
   // and odla_EndLoop; the ops in between are indented.
   if (fn == "odla_EnterBranchBody" || fn == "odla_EndIf" || fn == "odla_EndLoop")
     --depth_;
-  std::string args;
+  std::vector<std::string> args, params = call.paramNames();
   std::vector<std::string> resultIds;
-  for (const Arg &a : call.args) {
-    args += (args.empty() ? "" : ", ") + arg(a);
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Arg &a = call.args[i];
+    bool named = isBareLiteral(a) && params.size() == call.args.size();
+    args.push_back((named ? "/*" + params[i] + "=*/" : std::string()) + arg(a));
     if (const Id *id = std::get_if<Id>(&a))
       resultIds = {id->name};
     else if (const Ids *ids = std::get_if<Ids>(&a))
       resultIds = ids->names;
   }
-  std::string expr = std::string(call.function) + "(" + args + ")";
   std::vector<Val> results;
   switch (call.returns) {
   case Returns::Status:
-    line(checkMacro_ + "(" + expr + ");");
+    callLine(checkMacro_ + "(", fn, args, ");");
     break;
   case Returns::Value: {
     assert(resultIds.size() == 1);
     std::string var = variables_.add(resultIds[0]);
-    line("odla_value " + var + " = " + expr + ";");
+    callLine("odla_value " + var + " = ", fn, args, ";");
     results.push_back(Val{static_cast<int>(vars_.size())});
     vars_.push_back(var);
     break;
   }
   case Returns::Values: {
     std::string group = variables_.add(resultIds.empty() ? "results" : resultIds[0] + "_all");
-    line("odla_values " + group + " = " + expr + ";");
+    callLine("odla_values " + group + " = ", fn, args, ";");
     for (size_t i = 0; i < resultIds.size(); ++i) {
       std::string var = variables_.add(resultIds[i]);
       line("odla_value " + var + " = " + group + ".values[" + std::to_string(i) + "];");

@@ -55,6 +55,8 @@ private:
   std::string customParams(const lower::CustomParams &p);
   // Prints one line, indented by how deep it sits in if/loop regions.
   void line(const std::string &text);
+  void callLine(const std::string &head, const std::string &function,
+                const std::vector<std::string> &args, const std::string &tail);
 
   CWriter &w_;
   std::string checkMacro_;

@@ -60,6 +60,17 @@ ODLAC_ENUM_NAMES(odla_ext_fused_activation, ODLA_EXT_FUSED_GELU, "ODLA_EXT_FUSED
                  "ODLA_EXT_FUSED_GELU")
 #undef ODLAC_ENUM_NAMES
 
+std::vector<std::string> Call::paramNames() const {
+  std::vector<std::string> names(1);
+  for (const char *p = params; *p; ++p) {
+    if (*p == ',')
+      names.emplace_back();
+    else if (*p != ' ')
+      names.back() += *p;
+  }
+  return names;
+}
+
 odla_value_ids Binder::conv(const Ids &ids) {
   assert(ids.names.size() <= ODLA_MAX_OUTPUTS);
   odla_value_ids r{};

@@ -161,6 +161,9 @@ struct Call {
   Returns returns;
   std::vector<Arg> args;
   std::function<void(Binder &)> invoke; // makes the real call through a Binder
+
+  // The parameters' names, one per argument.
+  std::vector<std::string> paramNames() const;
 };
 
 class OdlaSink {

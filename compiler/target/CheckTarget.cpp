@@ -91,16 +91,6 @@ private:
   std::set<int> constants_; // the values odla_CreateConstant made (property "constant")
 };
 
-std::vector<std::string> splitParams(const char *params) {
-  std::vector<std::string> names;
-  std::istringstream in(params);
-  for (std::string p; std::getline(in, p, ',');) {
-    size_t b = p.find_first_not_of(' ');
-    names.push_back(b == std::string::npos ? "" : p.substr(b));
-  }
-  return names;
-}
-
 std::vector<std::string> splitDots(const std::string &s) {
   std::vector<std::string> parts;
   std::istringstream in(s);
@@ -188,7 +178,7 @@ Expected<Facts> CheckingSink::facts(const std::string &subject, const Call &call
                                     const std::vector<Val> &results) const {
   std::vector<std::string> parts = splitDots(subject);
   std::vector<std::string> props(parts.begin() + 1, parts.end());
-  std::vector<std::string> params = splitParams(call.params);
+  std::vector<std::string> params = call.paramNames();
   if (parts[0] == "rounding" && props.empty())
     return rounding(call, params);
   if (parts[0] == "result") {
@@ -280,7 +270,7 @@ Expected<std::string> CheckingSink::failing(const Condition &c, const Call &call
   if (!got)
     return got.takeStatus();
   // An alternative naming a parameter, the result or the rounding is another subject.
-  std::vector<std::string> params = splitParams(call.params);
+  std::vector<std::string> params = call.paramNames();
   auto isSubject = [&](const std::string &a) {
     std::string base = a.substr(0, a.find('.'));
     return base == "result" || base == "rounding" ||

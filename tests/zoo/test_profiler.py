@@ -27,8 +27,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 import odlactest  # noqa: E402
 from test_zoo import TORCH_ATOL, TORCH_RTOL, ensure_exported  # noqa: E402
 
-# A call `odla_X(..., (const odla_value_id)"id")` in the generated C, one per line.
+# A call `odla_X(..., (const odla_value_id)"id")` in the generated C, one per statement (a
+# long call continues on lines indented below it, after its '(' or a ',').
 CALL = re.compile(r'odla_(\w+)\(.*\(const odla_value_id\)\s*"((?:[^"\\]|\\.)*)"\)')
+CONTINUATION = re.compile(r'([(,])\n\s+')
 
 
 def results_of_generated_c(folder):
@@ -37,7 +39,9 @@ def results_of_generated_c(folder):
     for name in sorted(os.listdir(folder)):
         if name.endswith(".c") and name != "main.c":
             with open(os.path.join(folder, name), errors="replace") as f:
-                for line in f:
+                text = CONTINUATION.sub(lambda m: m.group(1) + ("" if m.group(1) == "(" else " "),
+                                        f.read())
+                for line in text.splitlines():
                     m = CALL.search(line)
                     if m and not m.group(1).startswith(("Create", "BindTo", "SetValue")):
                         found.append((m.group(1), m.group(2), "RELU" in line))
