@@ -3,6 +3,8 @@
 
 #include "support/Text.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -17,9 +19,7 @@ std::string cString(const std::string &s) {
       r += '\\';
       r += static_cast<char>(ch);
     } else if (ch < 0x20 || ch >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", ch);
-      r += buf;
+      fmt::format_to(std::back_inserter(r), "\\{:03o}", ch);
     } else {
       r += static_cast<char>(ch);
     }
@@ -147,8 +147,7 @@ std::string CScope::unique(const std::string &id) {
   return name;
 }
 
-static std::string withPoint(const char *text) {
-  std::string s = text;
+static std::string withPoint(std::string s) {
   if (s.find_first_of(".eE") == std::string::npos)
     s += ".0";
   return s;
@@ -159,9 +158,7 @@ std::string cFloat(float f) {
     return "NAN";
   if (std::isinf(f))
     return f > 0 ? "HUGE_VALF" : "-HUGE_VALF";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
-  return withPoint(buf) + "f";
+  return withPoint(fmt::format("{:.9g}", static_cast<double>(f))) + "f";
 }
 
 std::string cDouble(double d) {
@@ -169,9 +166,7 @@ std::string cDouble(double d) {
     return "NAN";
   if (std::isinf(d))
     return d > 0 ? "HUGE_VAL" : "-HUGE_VAL";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  return withPoint(buf);
+  return withPoint(fmt::format("{:.17g}", d));
 }
 
 } // namespace odlac

@@ -6,6 +6,8 @@
 #include "ops/InferUtil.h"
 #include "support/Text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -99,9 +101,7 @@ static std::string jsonString(const std::string &s) {
     } else if (c.codePoint < 0) {
       r += "\\ufffd";
     } else if (!isShowable(c.codePoint)) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c.codePoint));
-      r += buf;
+      fmt::format_to(std::back_inserter(r), "\\u{:04x}", static_cast<unsigned>(c.codePoint));
     } else {
       r.append(s, pos, c.length);
     }
@@ -133,9 +133,7 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   r += "  \"weights_bytes\": " + std::to_string(weightBytes(g)) + ",\n";
   r += "  \"arena_bytes\": " + std::to_string(f.arenaBytes) + ",\n";
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";
-  char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.4f", arenaRatio(g, f));
-  r += "  \"arena_over_bound\": " + std::string(ratio) + ",\n";
+  r += fmt::format("  \"arena_over_bound\": {:.4f},\n", arenaRatio(g, f));
   r += "  \"nodes_before\": " + std::to_string([&] {
     int n = 0;
     for (const auto &kv : f.opsBefore)
@@ -156,24 +154,20 @@ std::string reportText(const Graph &g, const ReportFacts &f) {
     ops.insert(kv.first);
   for (const auto &kv : after)
     ops.insert(kv.first);
-  char line[256];
-  std::string r;
-  // The file and backend names are anyone's text, and any length: not through the buffer.
-  std::snprintf(line, sizeof line, ": %.3f GFLOP, weights %.2f MB, arena %.2f MB (-O%d, ",
-                estimateFlops(g) / 1e9, weightBytes(g) / 1e6, f.arenaBytes / 1e6, f.optLevel);
-  r += printable(g.info().fileName) + line + printable(f.backend) + ")\n";
-  std::snprintf(line, sizeof line,
-                "  arena lower bound %.2f MB (the most one op reads and writes); arena / bound "
-                "%.3f\n",
-                arenaLowerBound(g) / 1e6, arenaRatio(g, f));
-  r += line;
+  // The file and backend names are anyone's text.
+  std::string r =
+      fmt::format("{}: {:.3f} GFLOP, weights {:.2f} MB, arena {:.2f} MB (-O{}, {})\n",
+                  printable(g.info().fileName), estimateFlops(g) / 1e9, weightBytes(g) / 1e6,
+                  f.arenaBytes / 1e6, f.optLevel, printable(f.backend));
+  r += fmt::format("  arena lower bound {:.2f} MB (the most one op reads and writes); arena / "
+                   "bound {:.3f}\n",
+                   arenaLowerBound(g) / 1e6, arenaRatio(g, f));
   r += "  op                        before   after\n";
   for (const std::string &op : ops) {
     auto b = f.opsBefore.find(op);
     auto a = after.find(op);
-    std::snprintf(line, sizeof line, "  %-24s %7d %7d\n", op.c_str(),
-                  b == f.opsBefore.end() ? 0 : b->second, a == after.end() ? 0 : a->second);
-    r += line;
+    r += fmt::format("  {:<24} {:7} {:7}\n", op, b == f.opsBefore.end() ? 0 : b->second,
+                     a == after.end() ? 0 : a->second);
   }
   return r;
 }

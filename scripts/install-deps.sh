@@ -22,7 +22,7 @@ if [ "$profile" = venv-path ]; then
   exit 0
 fi
 
-build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev
+build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev libfmt-dev
        llvm-14-dev) # llvm-14-dev: --weights=obj writes objects through LLVM's MC layer
 # clang and libclang-rt-14-dev (its sanitizer runtimes): the AddressSanitizer and
 # UndefinedBehaviorSanitizer build of the reference backend that hostile.loader_edits runs.

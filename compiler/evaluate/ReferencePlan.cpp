@@ -5,6 +5,8 @@
 #include "lower/Lowering.h"
 #include "support/Text.h"
 
+#include <fmt/format.h>
+
 #include <ODLA/odla_ext.h>
 
 #include <algorithm>
@@ -99,22 +101,17 @@ Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target) {
 std::string printMemoryPlan(const MemoryPlan &plan) {
   constexpr int kBar = 60;
   int nodes = std::max(plan.numNodes, 1);
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "memory plan: arena %llu bytes, %zu buffers over %d nodes (bar: node 0 .. %d)\n",
-                static_cast<unsigned long long>(plan.arenaBytes), plan.entries.size(),
-                plan.numNodes, plan.numNodes - 1);
-  std::string out = line;
-  out += "      offset       bytes  lifetime" + std::string(kBar - 8, ' ') + "  value\n";
+  std::string out =
+      fmt::format("memory plan: arena {} bytes, {} buffers over {} nodes (bar: node 0 .. {})\n",
+                  plan.arenaBytes, plan.entries.size(), plan.numNodes, plan.numNodes - 1);
+  out += fmt::format("{:>12} {:>11}  {:<{}}  value\n", "offset", "bytes", "lifetime", kBar);
   for (const MemoryPlanEntry &e : plan.entries) {
     std::string bar(kBar, '.');
     int from = e.firstNode * kBar / nodes, to = e.lastNode * kBar / nodes;
     for (int i = from; i <= to && i < kBar; ++i)
       bar[i] = '#';
-    std::snprintf(line, sizeof line, "%12llu %11llu  %s  ",
-                  static_cast<unsigned long long>(e.offset),
-                  static_cast<unsigned long long>(e.bytes), bar.c_str());
-    out += line + printable(e.name) + "\n"; // a value's name is the model's text
+    // A value's name is the model's text.
+    out += fmt::format("{:12} {:11}  {}  {}\n", e.offset, e.bytes, bar, printable(e.name));
   }
   return out;
 }

@@ -4,6 +4,8 @@
 #include "ops/OpDef.h"
 #include "support/Text.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
@@ -42,11 +44,10 @@ std::string nameText(const std::string &n) {
 std::string valueName(const Value *v) { return v ? "%" + nameText(v->name()) : "none"; }
 
 std::string floatText(double d) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", d);
-  if (!std::strpbrk(buf, ".eEn")) // keep floats distinguishable from ints ("inf", "nan" stay)
-    std::strcat(buf, ".0");
-  return buf;
+  std::string text = fmt::format("{:.9g}", d);
+  if (text.find_first_of(".eEn") == std::string::npos) // floats stay distinguishable from ints
+    text += ".0";                                      // ("inf", "nan" stay)
+  return text;
 }
 
 std::string attrText(const AttrValue &v) {

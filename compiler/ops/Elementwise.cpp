@@ -4,6 +4,8 @@
 #include "lower/Lowering.h"
 #include "ops/Ops.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -32,10 +34,9 @@ Status inferClamp(InferCtx &c) {
     if (std::isnan(v))
       return c.fail(std::string(bound) + " is NaN");
     if (static_cast<double>(static_cast<float>(v)) != v && !std::isinf(v)) {
-      char text[32];
-      std::snprintf(text, sizeof text, "%.17g", v);
-      return c.fail(std::string(bound) + " " + text +
-                    " is not exactly representable as float32 (odla_Clamp's bound type)");
+      return c.fail(fmt::format(
+          "{} {:.17g} is not exactly representable as float32 (odla_Clamp's bound type)", bound,
+          v));
     }
   }
   return inferUnary(c);

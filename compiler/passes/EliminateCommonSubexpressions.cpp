@@ -5,42 +5,47 @@
 
 #include "ops/OpDef.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-#include <vector>
 #include <map>
-#include <sstream>
+#include <vector>
 
 namespace odlac {
 namespace {
 
-std::string attrKey(const AttrValue &v) {
-  std::ostringstream os;
-  os.precision(17);
+// Numbers as their shortest round-trip text: equal keys, equal attributes.
+void appendAttrKey(fmt::memory_buffer &key, const AttrValue &v) {
+  auto out = std::back_inserter(key);
+  fmt::format_to(out, "{}:", v.index());
   std::visit(
       [&](const auto &x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
                       std::is_same_v<T, std::string>)
-          os << x;
+          fmt::format_to(out, "{}", x);
         else
           for (const auto &e : x)
-            os << e << ',';
+            fmt::format_to(out, "{},", e);
       },
       v);
-  return std::to_string(v.index()) + ":" + os.str();
 }
 
 std::string nodeKey(const Node &n) {
-  std::ostringstream os;
-  os << n.op().name << '(';
+  fmt::memory_buffer key;
+  auto out = std::back_inserter(key);
+  fmt::format_to(out, "{}(", n.op().name);
   for (const Value *in : n.inputs())
-    os << static_cast<const void *>(in) << ',';
-  os << "){";
-  for (const auto &[name, value] : n.attrs())
-    os << name << '=' << attrKey(value) << ';';
-  os << '}';
-  return os.str();
+    fmt::format_to(out, "{},", static_cast<const void *>(in));
+  fmt::format_to(out, "){{");
+  for (const auto &[name, value] : n.attrs()) {
+    fmt::format_to(out, "{}=", name);
+    appendAttrKey(key, value);
+    fmt::format_to(out, ";");
+  }
+  fmt::format_to(out, "}}");
+  return fmt::to_string(key);
 }
 
 class EliminateCommonSubexpressions : public Pass {

@@ -1,6 +1,8 @@
 // UTF-8 decoding and the showable-character rule (see Text.h).
 #include "support/Text.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace odlac {
@@ -34,9 +36,7 @@ bool isShowable(int32_t cp) {
 
 void appendHexBytes(std::string &out, const char *p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(p[i]));
-    out += buf;
+    fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(p[i]));
   }
 }
 

@@ -4,6 +4,8 @@
 #include "evaluate/DirectSink.h"
 #include "lower/Lowering.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -30,9 +32,7 @@ std::string typeName(odla_element_type t) {
 std::string number(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
     return std::to_string(static_cast<long long>(v));
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", v);
-  return text;
+  return fmt::format("{:.9g}", v);
 }
 
 template <class T> std::string joined(const std::vector<T> &v) {

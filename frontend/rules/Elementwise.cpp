@@ -6,6 +6,8 @@
 #include "evaluate/Evaluate.h"
 #include "ops/OpDef.h"
 
+#include <fmt/format.h>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -38,13 +40,13 @@ float bf16ToFloat(uint16_t b) {
 
 // The shortest decimal that reads back as v, for messages.
 std::string shortest(double v) {
-  char buf[32];
+  std::string text;
   for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v)
+    text = fmt::format("{:.{}g}", v, precision);
+    if (std::strtod(text.c_str(), nullptr) == v)
       break;
   }
-  return buf;
+  return text;
 }
 
 // One element of a numeric or bool constant: floats as double, integers exactly.
