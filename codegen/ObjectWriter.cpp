@@ -106,7 +106,8 @@ void releasePages(const void *p, size_t n) {
   uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
   uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
   if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);
+    madvise(reinterpret_cast<void *>(begin), // NOLINT(performance-no-int-to-ptr): a page address
+            end - begin, MADV_PAGEOUT);
 #else
   (void)p;
   (void)n;

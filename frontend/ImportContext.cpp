@@ -157,7 +157,7 @@ std::string ImportCtx::attrString(const char *name, const std::string &dflt) con
 
 std::vector<int64_t> ImportCtx::attrInts(const char *name, std::vector<int64_t> dflt) const {
   const auto *a = findAttrOfKind(name, onnx::AttributeProto::INTS);
-  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::move(dflt);
 }
 
 std::vector<std::string> ImportCtx::attrStrings(const char *name) const {
@@ -168,7 +168,7 @@ std::vector<std::string> ImportCtx::attrStrings(const char *name) const {
 
 std::vector<double> ImportCtx::attrFloats(const char *name, std::vector<double> dflt) const {
   const auto *a = findAttrOfKind(name, onnx::AttributeProto::FLOATS);
-  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : dflt;
+  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::move(dflt);
 }
 
 Expected<std::shared_ptr<const Buffer>> ImportCtx::constData(int i, const char *what) const {

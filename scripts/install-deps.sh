@@ -37,6 +37,8 @@ test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-lin
 # The sanitize build (ASan+UBSan, label sanitize) and the fuzz targets: clang-14 and its
 # sanitizer and libFuzzer runtimes, only a Recommends of clang's.
 test+=(clang-14 libclang-rt-14-dev)
+# The tree's style checks (tests/house/check_style.sh, label house).
+test+=(clang-format-14 clang-tidy-14)
 # HALO's ODLA backends (tests/halo, label halo), built from ../shared/halo-odla: its Eigen
 # and XNNPACK platforms (its oneDNN ones use libdnnl-dev above). xnnpack.h includes
 # pthreadpool.h, whose -dev package libxnnpack-dev does not pull in (a fresh machine lacked it).

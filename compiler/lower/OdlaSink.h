@@ -170,7 +170,7 @@ class OdlaSink {
 public:
   virtual ~OdlaSink() = default;
 
-#define ODLA_CALL(fn, ...) call<&odla_##fn>("odla_" #fn, #__VA_ARGS__, __VA_ARGS__)
+#define ODLA_CALL(fn, ...) (call<&odla_##fn>("odla_" #fn, #__VA_ARGS__, __VA_ARGS__))
   // Every op builder of ODLA 0.5, in the order of the headers, with the headers' parameter
   // names; argument types are checked against the real prototypes by ODLA_CALL.
   void SetValueAsOutput(Val value) { ODLA_CALL(SetValueAsOutput, value); }

@@ -31,7 +31,7 @@ using RuleFn = std::string (*)(const Site &);
 
 // Operands other than those in `mayCarryRows` must not carry rows: they are weights or
 // parameters every row shares.
-std::string onlyRowsIn(const Site &s, std::set<int> mayCarryRows) {
+std::string onlyRowsIn(const Site &s, const std::set<int> &mayCarryRows) {
   for (int i = 0; i < s.node.numInputs(); ++i)
     if (s.in(i) && !mayCarryRows.count(i))
       return "operand " + str(i) + " carries batch rows, but this op shares it across rows";

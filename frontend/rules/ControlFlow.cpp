@@ -65,7 +65,9 @@ Expected<Value *> scalarOperand(ImportCtx &ctx, int i, DType want, const char *w
 // -> IR result bind[i]).
 Expected<Node *>
 emitWithBodies(ImportCtx &ctx, const OpDef &op, std::vector<Value *> operands, AttrMap attrs,
-               int results, std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies) {
+               int results,
+               // NOLINTNEXTLINE(performance-unnecessary-value-param): its bodies move out
+               std::vector<std::pair<std::string, std::unique_ptr<Graph>>> bodies) {
   std::vector<Value *> outs;
   for (int i = 0; i < results; ++i)
     outs.push_back(ctx.graph().addValue(
@@ -139,12 +141,12 @@ Status importUnrolledLoop(ImportCtx &ctx, int carried, int scans) {
     auto outs = ctx.inlineBody("body", formals, "Loop iteration " + str(i) + ": ");
     if (!outs)
       return outs.takeStatus();
-    if (outs->size() != static_cast<size_t>(1 + carried + scans))
+    if (outs->size() != 1 + static_cast<size_t>(carried) + static_cast<size_t>(scans))
       return ctx.fail("body returns " + str(static_cast<int64_t>(outs->size())) +
                       " values; the node needs " + str(1 + carried + scans) +
                       " (cond, loop-carried values, scan outputs)");
     for (int k = 0; k < scans; ++k) {
-      const Operand &v = (*outs)[static_cast<size_t>(1 + carried + k)];
+      const Operand &v = (*outs)[1 + static_cast<size_t>(carried) + static_cast<size_t>(k)];
       std::vector<Value *> &rows = scanned[static_cast<size_t>(k)];
       if (!v.tensor || (!rows.empty() && v.tensor->type() != rows[0]->type()))
         return ctx.fail(
@@ -390,7 +392,7 @@ Status importLoop(ImportCtx &ctx) {
   Graph &body = *imported->graph;
   std::vector<Value *> captures = std::move(imported->captures);
   const size_t formals = types.size();
-  if (body.outputs().size() != static_cast<size_t>(1 + carried + scans))
+  if (body.outputs().size() != 1 + static_cast<size_t>(carried) + static_cast<size_t>(scans))
     return ctx.fail("body returns " + str(static_cast<int64_t>(body.outputs().size())) +
                     " values; the node needs " + str(1 + carried + scans) +
                     " (cond, loop-carried values, scan outputs)");
@@ -584,7 +586,7 @@ Status importScan(ImportCtx &ctx) {
     return imported.takeStatus();
   Graph &body = *imported->graph;
   std::vector<Value *> captures = std::move(imported->captures);
-  if (body.outputs().size() != static_cast<size_t>(states + scanOuts))
+  if (body.outputs().size() != static_cast<size_t>(states) + static_cast<size_t>(scanOuts))
     return ctx.fail("body returns " + str(static_cast<int64_t>(body.outputs().size())) +
                     " values for " + str(states + scanOuts) + " outputs");
   for (int k = 0; k < states; ++k)

@@ -79,7 +79,7 @@ namespace {
 // every number and equals NaN.
 int compareElements(DType t, const void *data, size_t i, size_t j) {
   auto cmp = [](auto a, auto b) {
-    bool na = a != a, nb = b != b; // NaN (floats only)
+    bool na = a != a, nb = b != b; // NOLINT(misc-redundant-expression): NaN (floats only)
     if (na || nb)
       return na == nb ? 0 : (na ? 1 : -1);
     return a < b ? -1 : (b < a ? 1 : 0);

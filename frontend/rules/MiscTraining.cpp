@@ -48,7 +48,7 @@ private:
   auto var##_e = (expr);                                                                           \
   if (!var##_e)                                                                                    \
     return var##_e.takeStatus();                                                                   \
-  Value *var = *var##_e
+  Value *var = *var##_e // NOLINT(bugprone-macro-parentheses): `var` names the variable
 
 // The optimized tensors: inputs R, T, then `groups` groups of n tensors each; outputs
 // `groups - 1` groups (the updated X and states). Checks the counts and types.

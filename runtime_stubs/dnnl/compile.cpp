@@ -372,13 +372,14 @@ private:
   }
 
   void attach(ref_node *n, std::unique_ptr<Step> step) {
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): the params hold a pointer to the step
     auto *slot = static_cast<Step **>(std::malloc(sizeof(Step *)));
     if (!slot)
       throw std::bad_alloc();
     *slot = step.get();
     std::free(n->params);
     n->params = slot;
-    n->params_size = sizeof *slot;
+    n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
     n->run = nodeRun;
     n->engine = "dnnl"; /* the device profiler reports "Conv(dnnl)", "Reorder(dnnl)" */
     n->scratch_bytes = step->scratchpad.get_size();

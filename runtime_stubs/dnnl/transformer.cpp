@@ -31,13 +31,14 @@ template <class K> const K &kernelOf(const ref_node *n) {
 }
 
 void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
+  // NOLINTNEXTLINE(bugprone-sizeof-expression): the params hold a pointer to the kernel
   auto *slot = static_cast<NodeKernel **>(std::malloc(sizeof(NodeKernel *)));
   if (!slot)
     throw std::bad_alloc();
   *slot = k;
   std::free(n->params);
   n->params = slot;
-  n->params_size = sizeof *slot;
+  n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
   n->run = run;
   n->engine = "dnnl";
   n->scratch_bytes = scratch;
@@ -248,7 +249,8 @@ std::unique_ptr<NodeKernel> lowerAttention(ref_node *n, Graph &g) {
     /* Right-aligned onto the scores, as numpy broadcasts. */
     memory::dims mdims(static_cast<size_t>(rank), 1);
     for (int i = 0; i < mask->type.shape.size; ++i)
-      mdims[static_cast<size_t>(rank - mask->type.shape.size + i)] = mask->type.shape.dims[i];
+      mdims[static_cast<size_t>(rank) - static_cast<size_t>(mask->type.shape.size) +
+            static_cast<size_t>(i)] = mask->type.shape.dims[i];
     k->mask = Desc(mdims, f32, rowMajor(mdims));
     k->has_mask = true;
     dnnl::post_ops ops;

@@ -21,7 +21,8 @@ std::string tempDir() {
 
 namespace {
 
-Expected<std::unique_ptr<Graph>> importModel(const onnx::ModelProto &m, ImportOptions opts = {}) {
+Expected<std::unique_ptr<Graph>> importModel(const onnx::ModelProto &m,
+                                             const ImportOptions &opts = {}) {
   return importOnnxFile(save(m, tempDir()), opts);
 }
 

@@ -260,7 +260,7 @@ TEST(MiscImport, MaxRoiPoolIsOdlaRoiMaxPool) {
 }
 
 TEST(MiscImport, RandomOpsAndSequencesAsTensorsAreRejectedPrecisely) {
-  auto oneNode = [](int opset, const char *op, std::vector<std::string> ins) {
+  auto oneNode = [](int opset, const char *op, const std::vector<std::string> &ins) {
     auto m = model(opset);
     auto *g = m.mutable_graph();
     *g->add_input() = tensorInfo("x", kF32, {4});
