@@ -1,5 +1,5 @@
 // Codegen.h's entry points that write nothing: the checks a graph passes before any file is
-// written, and the weights mode Auto resolves to.
+// written, and resolveCodegen, which makes each choice the options leave open.
 #include "Codegen.h"
 
 #include "CWriter.h"
@@ -18,10 +18,13 @@ uint64_t weightBytes(const Graph &g) {
   return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
 }
 
-WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts) {
-  if (opts.weights != WeightsMode::Auto)
-    return opts.weights;
-  return weightBytes(g) > opts.binThreshold ? WeightsMode::Bin : WeightsMode::C;
+CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
+                             const CodegenFacts &facts) {
+  CodegenConfig config{options, facts};
+  if (options.weights == WeightsMode::Auto)
+    config.options.weights =
+        weightBytes(g) > options.binThreshold ? WeightsMode::Bin : WeightsMode::C;
+  return config;
 }
 
 static void checkCStringsIn(const Graph &g, Status &all) {

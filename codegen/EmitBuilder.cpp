@@ -24,18 +24,18 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
   };
   std::string weightsParam = e.bin() ? "const unsigned char *weights" : "";
   CWriter body;
-  GraphFunction fn{"", false, false, ValueIds(e.options.target->integerIds)};
+  GraphFunction fn{"", false, false, ValueIds(e.config.facts.target->integerIds)};
   if (!interpret) {
     body.open("static odla_status " + e.n + "_build(" +
               (weightsParam.empty() ? "void" : weightsParam) + ")");
     PrintSink sink(body, e.N + "_CHECK", e.n, fn.ids);
-    lowerGraph(e.graph, sink, data, *e.options.target);
+    lowerGraph(e.graph, sink, data, *e.config.facts.target);
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
   } else {
     // Buffers arrive as arrays: parameters named after tensors would clash with the values'
     // variables, and locals ending in '_' never do (cIdentifier trims trailing '_').
-    bool byContext = e.options.calls.outputsByContext;
+    bool byContext = e.config.facts.calls.outputsByContext;
     body.open("static odla_status " + e.n + "_interpret(" +
               (weightsParam.empty() ? "" : weightsParam + ", ") +
               "const void *const *inputs_, void *const *outputs_" +
@@ -46,14 +46,14 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
     for (size_t i = 0; i < e.outputs.size(); ++i)
       outs[e.outputs[i].value->name()] = "outputs_[" + std::to_string(i) + "]";
     CWriter scratch;
-    ValueIds firstIds(e.options.target->integerIds);
-    const std::set<std::string> &views = e.options.target->views;
+    ValueIds firstIds(e.config.facts.target->integerIds);
+    const std::set<std::string> &views = e.config.facts.target->views;
     InterpretSink firstPass(scratch, e.N + "_CHECK", e.n, firstIds, ins, outs, nullptr,
-                            e.options.calls, views);
-    lowerGraph(e.graph, firstPass, data, *e.options.target);
-    InterpretSink sink(body, e.N + "_CHECK", e.n, fn.ids, ins, outs, &firstPass, e.options.calls,
-                       views);
-    lowerGraph(e.graph, sink, data, *e.options.target);
+                            e.config.facts.calls, views);
+    lowerGraph(e.graph, firstPass, data, *e.config.facts.target);
+    InterpretSink sink(body, e.N + "_CHECK", e.n, fn.ids, ins, outs, &firstPass,
+                       e.config.facts.calls, views);
+    lowerGraph(e.graph, sink, data, *e.config.facts.target);
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
     if (byContext) {
@@ -68,7 +68,7 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
   }
   if (e.bin() && e.slots.empty())
     body.line("(void)weights; /* a model without weights: the blob holds only its header */");
-  if (!interpret || !e.options.calls.outputsByContext)
+  if (!interpret || !e.config.facts.calls.outputsByContext)
     body.line("return ODLA_SUCCESS;");
   body.close();
   fn.text = body.str().substr(0, body.str().size() - 1);

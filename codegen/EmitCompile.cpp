@@ -36,7 +36,7 @@ void batchItems(CWriter &w, const Emitter &e) {
 
 void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   const std::string &n = e.n, &N = e.N;
-  bool batch = e.options.plannedBatch != 0, compileStep = e.options.calls.compileStep;
+  bool batch = e.config.facts.plannedBatch != 0, compileStep = e.config.facts.calls.compileStep;
   GraphFunction fn = graphFunction(e, false);
   CWriter w;
   e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn);

@@ -25,7 +25,7 @@ void portMacros(CWriter &w, const Emitter &e, const char *kind, size_t i, const 
 
 std::string header(const Emitter &e) {
   const std::string &n = e.n, &N = e.N;
-  int64_t plannedBatch = e.options.plannedBatch;
+  int64_t plannedBatch = e.config.facts.plannedBatch;
   CWriter w;
   std::string guard = N + "_H_";
   w.line(e.banner(n + ".h", "the C API of the compiled model.") + "#ifndef " + guard);
@@ -45,7 +45,7 @@ std::string header(const Emitter &e) {
     portMacros(w, e, "OUTPUT", i, e.outputs[i].value);
   w.line("/* Bytes of constant data (weights), and of the activation arena each instance uses. */");
   w.line("#define " + N + "_WEIGHTS_BYTES " + std::to_string(e.totalWeights));
-  w.line("#define " + N + "_ARENA_BYTES " + std::to_string(e.options.arenaBytes));
+  w.line("#define " + N + "_ARENA_BYTES " + std::to_string(e.config.facts.arenaBytes));
   if (plannedBatch) {
     w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
     w.line(" * shapes above hold the rows the code is planned for, " + n +
@@ -56,7 +56,7 @@ std::string header(const Emitter &e) {
     w.line("/* The weights blob this code expects (" + n + ".weights.bin). */");
     w.line("#define " + N + "_WEIGHTS_FILE " + cString(n + ".weights.bin"));
   }
-  if (e.options.execMode == ExecMode::Load) {
+  if (e.config.options.execMode == ExecMode::Load) {
     w.line("/* The stored executable load mode's " + n + "_create loads, as " + n +
            "_store writes it. */");
     w.line("#define " + N + "_EXECUTABLE_FILE " + cString(n + ".odlx"));

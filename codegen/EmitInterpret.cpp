@@ -16,7 +16,7 @@ void declare(CWriter &w, const Emitter &e) {
 // NAME_run: the buffers as arrays, around NAME_interpret in the computation (and context) the
 // backend needs.
 void run(CWriter &w, const Emitter &e) {
-  const CallSequence &seq = e.options.calls;
+  const CallSequence &seq = e.config.facts.calls;
   std::string ins, outs;
   for (const Port &p : e.inputs)
     ins += (ins.empty() ? "" : ", ") + p.param;

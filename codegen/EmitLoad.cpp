@@ -44,7 +44,7 @@ std::string loadSource(const Emitter &e) {
   e.writeCreateDestroy(w, parts);
   w.open(e.runSignature());
   // Integer ids are numbered as NAME_store.c's build function writes them.
-  ValueIds ids = e.options.target->integerIds ? graphFunction(e, false).ids : ValueIds(false);
+  ValueIds ids = e.config.facts.target->integerIds ? graphFunction(e, false).ids : ValueIds(false);
   e.bindPorts(w, ids);
   w.line("return odla_LaunchExecutable(inst->exec, inst->ctx);");
   w.close();

@@ -23,7 +23,7 @@ std::string mainC(const Emitter &e) {
   std::string ins;
   for (size_t i = 0; i < e.inputs.size(); ++i)
     ins += " input_" + std::to_string(i) + ".pb";
-  bool load = e.options.execMode == ExecMode::Load;
+  bool load = e.config.options.execMode == ExecMode::Load;
   w.line("fprintf(stderr, \"usage: %s [--repeat N]" + std::string(load ? " [--store]" : "") + ins +
          " [-o OUTDIR]\\n\"");
   if (load)

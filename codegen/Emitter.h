@@ -1,4 +1,4 @@
-// What the parts of the C emitter share (internal to codegen): the graph and the options, where
+// What the parts of the C emitter share (internal to codegen): the graph and its config, where
 // each weight lives, the ports, and the text that several generated files have in common
 // (banner, signatures, prelude, an instance's lifecycle, the one-call API). Each Emit*.cpp
 // writes one kind of file from an Emitter; generateC (Emitter.cpp) puts them together.
@@ -62,11 +62,10 @@ extern const ExecModeParts kCompileParts, kInterpretParts, kLoadParts;
 
 class Emitter {
 public:
-  Emitter(const Graph &g, const CodegenOptions &o);
+  Emitter(const Graph &g, const CodegenConfig &c);
 
   const Graph &graph;
-  const CodegenOptions &options;
-  WeightsMode weights; // options.weights, Auto resolved
+  const CodegenConfig &config;
   const ExecModeParts &mode;
   std::string n, N; // the name, and in upper case for macros
   std::vector<WeightSlot> slots;
@@ -74,7 +73,7 @@ public:
   std::vector<Port> inputs, outputs;
   uint64_t totalWeights = 0, blobBytes = 0, fingerprint = 1469598103934665603ull;
 
-  bool bin() const { return weights == WeightsMode::Bin; }
+  bool bin() const { return config.options.weights == WeightsMode::Bin; }
   std::string weightsDefinedIn() const;
   std::string banner(const std::string &file, const std::string &purpose) const;
   std::string ctype(const Value *v) const { return dtypeInfo(v->dtype()).cType; }
