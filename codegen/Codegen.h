@@ -1,5 +1,6 @@
 // Codegen: IR -> the files of DESIGN §6 (net.h, net.c, weights, optional main.c).
-// Codegen only prints: every fact it needs (arena size) is computed before and passed in.
+// Codegen only prints: every fact it needs (arena size) is computed before and passed in
+// (CodegenFacts).
 #pragma once
 
 #include "ir/Graph.h"
@@ -41,6 +42,7 @@ struct CallSequence {
 // manifest lacks.
 Expected<CallSequence> callSequence(const Target &target, ExecMode mode, bool dynamicBatch);
 
+// What the command line asks of codegen.
 struct CodegenOptions {
   std::string name = "net";    // prefix of every symbol; a C identifier
   WeightsMode weights = WeightsMode::Auto;
@@ -48,19 +50,30 @@ struct CodegenOptions {
   bool emitMain = false;
   ExecMode execMode = ExecMode::Compile;
   std::string flags;   // the command-line flags, for the banner (no paths)
-  uint64_t arenaBytes = 0; // activation arena per instance, as the reference backend plans it
-  int64_t plannedBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: fixed batch
+};
+
+// What codegen states about the graph and the backend, computed before it runs.
+struct CodegenFacts {
   const Target *target = &referenceTarget(); // which extension calls the code may make
   CallSequence calls; // the calls around the op builders, from callSequence for the target
+  uint64_t arenaBytes = 0;  // activation arena per instance, as the reference backend plans it
+  int64_t plannedBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: fixed batch
 };
+
+// What generateC reads: the options with each choice made, and the facts. resolveCodegen is
+// the one place the weights mode Auto is decided.
+struct CodegenConfig {
+  CodegenOptions options; // options.weights is C, Bin or Obj, never Auto
+  CodegenFacts facts;
+};
+CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
+                             const CodegenFacts &facts);
 
 struct GeneratedFile {
   std::string name; // relative to the output folder
   std::string contents;
 };
 
-// The weights mode Auto resolves to for this graph.
-WeightsMode resolveWeightsMode(const Graph &g, const CodegenOptions &opts);
 uint64_t weightBytes(const Graph &g);
 
 // Whether every string that the generated C holds as a string literal (value names, which are
@@ -71,13 +84,13 @@ Status checkCStrings(const Graph &g);
 // Whether code for `mode` can run the graph: control flow runs in compile and load mode.
 Status checkExecMode(const Graph &g, ExecMode mode);
 
-std::vector<GeneratedFile> generateC(const Graph &g, const CodegenOptions &opts);
+std::vector<GeneratedFile> generateC(const Graph &g, const CodegenConfig &config);
 // The weights in the order and under the symbols the generated C declares them (for
 // writing them as an object file).
 struct WeightSymbol {
   std::string symbol;
   const Value *value;
 };
-std::vector<WeightSymbol> weightSymbols(const Graph &g, const CodegenOptions &opts);
+std::vector<WeightSymbol> weightSymbols(const Graph &g, const CodegenConfig &config);
 
 } // namespace odlac

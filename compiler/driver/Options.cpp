@@ -445,12 +445,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
       return Status::error("--dynamic-batch: backend '" + o.target.backend +
                            "' does not run batches other than the compiled one (its manifest "
                            "lacks the feature runtime_shapes)");
-    o.import.batchSize = o.codegen.plannedBatch = o.batchSize ? o.batchSize : 1;
+    o.import.batchSize = o.batchSize ? o.batchSize : 1;
   }
-  auto calls = callSequence(o.target, o.codegen.execMode, o.dynamicBatch);
-  if (!calls)
-    return calls.takeStatus();
-  o.codegen.calls = *calls;
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&

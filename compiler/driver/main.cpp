@@ -46,22 +46,21 @@ static uint64_t estimatedCodeBytes(const Graph &g) {
 
 // --ram-budget, --flash-budget and the size limit on weights plus arena, checked before
 // anything is written.
-static Status checkBudgets(const Graph &g, const Options &o) {
-  const CodegenOptions &c = o.codegen;
-  uint64_t weights = weightBytes(g);
-  bool blob = resolveWeightsMode(g, c) == WeightsMode::Bin; // loaded into RAM at run time
+static Status checkBudgets(const Graph &g, const Options &o, const CodegenConfig &c) {
+  uint64_t weights = weightBytes(g), arena = c.facts.arenaBytes;
+  bool blob = c.options.weights == WeightsMode::Bin; // loaded into RAM at run time
   Status all;
-  uint64_t ram = c.arenaBytes + (blob ? weights : 0);
+  uint64_t ram = arena + (blob ? weights : 0);
   if (o.ramBudget && ram > o.ramBudget)
     all.append(Status::error("--ram-budget=" + std::to_string(o.ramBudget) + ": the model needs " +
                              std::to_string(ram) + " bytes of RAM per instance (activation arena " +
-                             std::to_string(c.arenaBytes) +
+                             std::to_string(arena) +
                              (blob ? " + weights blob " + std::to_string(weights) : std::string()) +
                              "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
   const SizeLimits &limits = o.import.limits;
-  if (weights + c.arenaBytes > static_cast<uint64_t>(limits.maxBytes))
+  if (weights + arena > static_cast<uint64_t>(limits.maxBytes))
     all.append(Status::error("the weights (" + bytesText(weights) + ") and the activation arena (" +
-                             bytesText(c.arenaBytes) + ") together exceed " + limits.describe()));
+                             bytesText(arena) + ") together exceed " + limits.describe()));
   uint64_t code = estimatedCodeBytes(g);
   if (o.flashBudget && weights + code > o.flashBudget)
     all.append(Status::error(
@@ -133,7 +132,7 @@ static Expected<std::string> depfileText(const Graph &g, const Options &o,
 
 // Writes the outputs atomically: the generated files, the weights object, what --emit
 // builds from them, then the depfile.
-static Status writeOutputs(const Graph &g, const Options &o,
+static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig &config,
                            const std::vector<GeneratedFile> &files) {
   auto staging = Staging::create(o.outDir);
   if (!staging)
@@ -150,9 +149,9 @@ static Status writeOutputs(const Graph &g, const Options &o,
     if (compiled)
       sources.push_back(f.name);
   }
-  if (resolveWeightsMode(g, o.codegen) == WeightsMode::Obj) {
+  if (config.options.weights == WeightsMode::Obj) {
     std::vector<ObjectSymbol> symbols;
-    for (const WeightSymbol &w : weightSymbols(g, o.codegen))
+    for (const WeightSymbol &w : weightSymbols(g, config))
       symbols.push_back({w.symbol, w.value->data()->data, w.value->data()->size});
     std::string object = name + "_weights.o";
     if (Status s =
@@ -182,7 +181,7 @@ static Status writeOutputs(const Graph &g, const Options &o,
 }
 
 static int run(int argc, char **argv) {
-  auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
+  const auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!opts)
     return fail(opts.status());
   if (opts->help) {
@@ -193,6 +192,14 @@ static int run(int argc, char **argv) {
     std::printf("odlac %s (ODLA 0.5)\n", ODLAC_VERSION_STRING);
     return 0;
   }
+  // What the generated code states beyond the options, each fact computed once, here.
+  CodegenFacts codegenFacts;
+  codegenFacts.target = &opts->target;
+  auto calls = callSequence(opts->target, opts->codegen.execMode, opts->dynamicBatch);
+  if (!calls)
+    return fail(calls.status());
+  codegenFacts.calls = *calls;
+  codegenFacts.plannedBatch = opts->dynamicBatch ? opts->import.batchSize : 0;
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
@@ -224,7 +231,7 @@ static int run(int argc, char **argv) {
       return fail(next.status());
     if (Status s = runPipeline(**next, quiet, passCtx))
       return fail(s);
-    if (Status s = checkBatchRows(**graph, **next, opts->codegen.plannedBatch))
+    if (Status s = checkBatchRows(**graph, **next, codegenFacts.plannedBatch))
       return fail(s);
   }
   if (Status s = checkExecMode(**graph, opts->codegen.execMode))
@@ -243,15 +250,15 @@ static int run(int argc, char **argv) {
     std::fputs(reportText(**graph, facts).c_str(), stdout);
   if (opts->outDir.empty())
     return 0;
-  opts->codegen.arenaBytes = plan->arenaBytes;
-  opts->codegen.target = &target;
-  if (Status s = checkBudgets(**graph, *opts))
+  codegenFacts.arenaBytes = plan->arenaBytes;
+  const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
+  if (Status s = checkBudgets(**graph, *opts, config))
     return fail(s);
   if (Status s = checkCStrings(**graph))
     return fail(s);
-  std::vector<GeneratedFile> files = generateC(**graph, opts->codegen);
+  std::vector<GeneratedFile> files = generateC(**graph, config);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
-  if (Status s = writeOutputs(**graph, *opts, files))
+  if (Status s = writeOutputs(**graph, *opts, config, files))
     return fail(s);
   return 0;
 }

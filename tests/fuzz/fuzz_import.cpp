@@ -60,14 +60,15 @@ void compile(const uint8_t *data, size_t size) {
   CodegenOptions codegen;
   codegen.execMode = static_cast<ExecMode>(size / 3 % 3);
   codegen.emitMain = true;
-  codegen.target = &target;
   if (checkExecMode(**graph, codegen.execMode))
     return;
   auto plan = referenceMemoryPlan(**graph, target);
   if (!plan)
     return;
-  codegen.arenaBytes = facts.arenaBytes = plan->arenaBytes;
-  generateC(**graph, codegen);
+  CodegenFacts known;
+  known.target = &target;
+  known.arenaBytes = facts.arenaBytes = plan->arenaBytes;
+  generateC(**graph, resolveCodegen(**graph, codegen, known));
   reportJson(**graph, facts);
 }
 

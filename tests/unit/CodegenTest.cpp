@@ -114,7 +114,7 @@ TEST(Codegen, BannerAndReportTakeAnyProducer) {
   g->info().fileName = "m\x1b.onnx";
   CodegenOptions o;
   o.flags = "--input-shape=a*/b:1";
-  auto files = generateC(*g, o);
+  auto files = generateC(*g, resolveCodegen(*g, o, {}));
   EXPECT_NE(files[0].contents.find("from model 'm\\x1b.onnx' (producer p *\\/ int pwned; /\\*"
                                    "\\x0a\\xff\\x01\""),
             std::string::npos)
@@ -132,7 +132,8 @@ TEST(Codegen, OutputIsByteIdenticalAcrossRuns) {
   ASSERT_TRUE(g1 && g2);
   CodegenOptions o;
   o.emitMain = true;
-  auto a = generateC(*g1, o), b = generateC(*g2, o);
+  auto a = generateC(*g1, resolveCodegen(*g1, o, {})),
+       b = generateC(*g2, resolveCodegen(*g2, o, {}));
   ASSERT_EQ(a.size(), 4u);
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
@@ -148,7 +149,7 @@ TEST(Codegen, EverySymbolCarriesTheModelPrefix) {
   ASSERT_TRUE(g);
   CodegenOptions o;
   o.name = "mlp";
-  auto files = generateC(*g, o);
+  auto files = generateC(*g, resolveCodegen(*g, o, {}));
   const std::string &h = files[0].contents;
   EXPECT_NE(h.find("int mlp_create(mlp_instance **out);"), std::string::npos) << h;
   EXPECT_NE(h.find("int mlp_run(mlp_instance *inst, const float *input, float *output);"),
@@ -162,10 +163,11 @@ TEST(Codegen, WeightsModeAutoSwitchesToBlobAboveTheThreshold) {
   auto g = mlp();
   ASSERT_TRUE(g);
   CodegenOptions o;
-  EXPECT_EQ(resolveWeightsMode(*g, o), WeightsMode::C);
+  EXPECT_EQ(resolveCodegen(*g, o, {}).options.weights, WeightsMode::C);
   o.binThreshold = 1000;
-  EXPECT_EQ(resolveWeightsMode(*g, o), WeightsMode::Bin);
-  auto files = generateC(*g, o);
+  CodegenConfig config = resolveCodegen(*g, o, {});
+  EXPECT_EQ(config.options.weights, WeightsMode::Bin);
+  auto files = generateC(*g, config);
   ASSERT_EQ(files[2].name, "net.weights.bin");
   const std::string &blob = files[2].contents;
   ASSERT_GE(blob.size(), 64u);
@@ -198,7 +200,7 @@ TEST(Codegen, StringConstantsAreEscapedLiterals) {
   auto graph = importOnnxBytes(bytes.data(), bytes.size(), "m.onnx", {});
   ASSERT_TRUE(graph) << graph.status().message();
   CodegenOptions o;
-  auto files = generateC(**graph, o);
+  auto files = generateC(**graph, resolveCodegen(**graph, o, {}));
   std::string netC;
   for (const GeneratedFile &f : files)
     if (f.name == "net.c")

@@ -1,0 +1,89 @@
+// Codegen.h's entry points that write nothing: the checks a graph passes before any file is
+// written, and resolveCodegen, which makes each choice the options leave open.
+#include "Codegen.h"
+
+#include "CWriter.h"
+#include "ops/OpDef.h"
+#include "support/Checked.h"
+
+namespace odlac {
+
+uint64_t weightBytes(const Graph &g) {
+  // Each constant is within the size limit, but many of them (mapping one file again and
+  // again) could still wrap a sum: it saturates at 2^63 - 1, beyond every limit.
+  CheckedInt total = 0;
+  for (const Value *c : g.constants())
+    if (!c->uses().empty())
+      total += static_cast<int64_t>(c->data()->size);
+  return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
+}
+
+CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
+                             const CodegenFacts &facts) {
+  CodegenConfig config{options, facts};
+  if (options.weights == WeightsMode::Auto)
+    config.options.weights =
+        weightBytes(g) > options.binThreshold ? WeightsMode::Bin : WeightsMode::C;
+  return config;
+}
+
+static void checkCStringsIn(const Graph &g, Status &all) {
+  auto check = [&](const std::string &text, const std::string &what) {
+    size_t length = cStringLength(text);
+    if (length > kMaxCStringLength)
+      all.append(Status::error(what + " '" + text.substr(0, 32) + "...' needs " +
+                               std::to_string(length) + " characters as a C string literal; " +
+                               "C99 compilers accept " + std::to_string(kMaxCStringLength)));
+  };
+  for (const Value *v : g.inputs())
+    check(v->name(), "graph input");
+  for (const Value *v : g.constants()) {
+    check(v->name(), "constant");
+    if (v->dtype() == DType::Str) // its elements are string literals in NAME.c
+      for (int64_t i = 0; i < v->type().numElements(); ++i)
+        check(v->data()->as<const char *>()[i],
+              "constant '" + v->name().substr(0, 32) + "'[" + std::to_string(i) + "]");
+  }
+  for (const Node *n : g.nodes()) {
+    std::string node = "node '" + n->name().substr(0, 32) + "' (" + n->op().name + ")";
+    for (const Value *v : n->outputs())
+      check(v->name(), node + ": result");
+    for (const auto &[name, value] : n->attrs()) {
+      check(name, node + ": attribute name");
+      if (const std::string *text = std::get_if<std::string>(&value))
+        check(*text, node + ": attribute " + name.substr(0, 32));
+      else if (const auto *texts = std::get_if<std::vector<std::string>>(&value))
+        for (const std::string &t : *texts)
+          check(t, node + ": attribute " + name.substr(0, 32));
+    }
+    for (const auto &[name, body] : n->subgraphs())
+      checkCStringsIn(*body, all);
+  }
+}
+
+Status checkCStrings(const Graph &g) {
+  Status all;
+  checkCStringsIn(g, all);
+  return all;
+}
+
+Status checkExecMode(const Graph &g, ExecMode mode) {
+  // Interpret mode runs each op as it is built: a region's ops cannot run before its loop or
+  // branch decides. Load mode replays the calls that built the graph, If and Loop included.
+  if (mode == ExecMode::Load)
+    for (const Value *c : g.constants())
+      if (c->dtype() == DType::Str && !c->uses().empty())
+        return Status::error("constant '" + c->name() +
+                             "' holds strings, whose elements are pointers: a stored executable "
+                             "cannot hold them; use --exec-mode=compile or interpret");
+  if (mode != ExecMode::Interpret)
+    return Status::ok();
+  for (const Node *n : g.nodes())
+    if (n->hasSubgraphs())
+      return Status::error("node '" + n->name() + "' (" + n->op().name +
+                           "): control flow runs in compile and load mode only; use "
+                           "--exec-mode=compile");
+  return Status::ok();
+}
+
+} // namespace odlac

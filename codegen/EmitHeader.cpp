@@ -1,0 +1,100 @@
+// Writes NAME.h: the C API of the compiled model, and macros for every input and output (name,
+// type, shape, sizes) and for memory (weights and arena bytes).
+#include "Emitter.h"
+
+namespace odlac::emit {
+
+namespace {
+
+void portMacros(CWriter &w, const Emitter &e, const char *kind, size_t i, const Value *v) {
+  std::string p = e.N + "_" + kind + "_" + std::to_string(i) + "_";
+  std::string dims;
+  for (size_t d = 0; d < v->dims().size(); ++d)
+    dims += (d ? ", " : "") + std::to_string(v->dims()[d]);
+  w.line("#define " + p + "NAME " + cString(v->name()));
+  w.line("#define " + p + "ONNX_TYPE " + std::to_string(dtypeInfo(v->dtype()).onnxType) + " /* " +
+         dtypeName(v->dtype()) + " */");
+  w.line("#define " + p + "RANK " + std::to_string(v->type().rank()));
+  w.line("#define " + p + "SHAPE {" + (dims.empty() ? "1" : dims) + "}" +
+         (dims.empty() ? " /* scalar */" : ""));
+  w.line("#define " + p + "COUNT " + std::to_string(v->type().numElements()));
+  w.line("#define " + p + "BYTES " + std::to_string(v->type().byteSize()));
+}
+
+} // namespace
+
+std::string header(const Emitter &e) {
+  const std::string &n = e.n, &N = e.N;
+  int64_t plannedBatch = e.config.facts.plannedBatch;
+  CWriter w;
+  std::string guard = N + "_H_";
+  w.line(e.banner(n + ".h", "the C API of the compiled model.") + "#ifndef " + guard);
+  w.line("#define " + guard);
+  w.line();
+  w.line("#include <ODLA/odla_common.h>");
+  w.line();
+  w.line("#ifdef __cplusplus");
+  w.line("extern \"C\" {");
+  w.line("#endif");
+  w.line();
+  w.line("#define " + N + "_NUM_INPUTS " + std::to_string(e.inputs.size()));
+  w.line("#define " + N + "_NUM_OUTPUTS " + std::to_string(e.outputs.size()));
+  for (size_t i = 0; i < e.inputs.size(); ++i)
+    portMacros(w, e, "INPUT", i, e.inputs[i].value);
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    portMacros(w, e, "OUTPUT", i, e.outputs[i].value);
+  w.line("/* Bytes of constant data (weights), and of the activation arena each instance uses. */");
+  w.line("#define " + N + "_WEIGHTS_BYTES " + std::to_string(e.totalWeights));
+  w.line("#define " + N + "_ARENA_BYTES " + std::to_string(e.config.facts.arenaBytes));
+  if (plannedBatch) {
+    w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
+    w.line(" * shapes above hold the rows the code is planned for, " + n +
+           "_run_batch runs any number. */");
+    w.line("#define " + N + "_BATCH_SIZE " + std::to_string(plannedBatch));
+  }
+  if (e.bin()) {
+    w.line("/* The weights blob this code expects (" + n + ".weights.bin). */");
+    w.line("#define " + N + "_WEIGHTS_FILE " + cString(n + ".weights.bin"));
+  }
+  if (e.config.options.execMode == ExecMode::Load) {
+    w.line("/* The stored executable load mode's " + n + "_create loads, as " + n +
+           "_store writes it. */");
+    w.line("#define " + N + "_EXECUTABLE_FILE " + cString(n + ".odlx"));
+  }
+  w.line();
+  w.line("/* An instance owns its ODLA computation and context. Instances are independent;");
+  w.line(" * one instance runs one inference at a time. Functions return an odla_status:");
+  w.line(" * 0 (ODLA_SUCCESS) on success. Build instances one at a time per thread, since ODLA");
+  w.line(" * op builders act on the thread's current computation. */");
+  w.line("typedef struct " + n + "_instance " + n + "_instance;");
+  w.line();
+  e.mode.declare(w, e);
+  w.line(e.createSignature() + ";");
+  w.line("/* Runs one inference: inputs and outputs are dense row-major arrays of the sizes "
+         "above. */");
+  w.line(e.runSignature() + ";");
+  if (plannedBatch) {
+    w.line("/* Runs `batch` rows (1 or more): each input and output holds `batch` times the");
+    w.line(" * elements of one row (the _COUNT above over " + N +
+           "_BATCH_SIZE). Rows are computed");
+    w.line(" * independently: row i of the outputs is what a run of row i alone gives. */");
+    w.line(e.runSignature(true) + ";");
+  }
+  w.line("void " + n + "_destroy(" + n + "_instance *inst);");
+  w.line();
+  w.line("/* One-call convenience API over a process-wide instance (not thread-safe). */");
+  std::string path = e.pathParam();
+  w.line("int " + n + "_init(" + (path.empty() ? std::string("void") : "const char *" + path) +
+         ");");
+  w.line(e.oneCallSignature() + ";");
+  w.line("void " + n + "_fini(void);");
+  w.line();
+  w.line("#ifdef __cplusplus");
+  w.line("}");
+  w.line("#endif");
+  w.line();
+  w.line("#endif /* " + guard + " */");
+  return w.str();
+}
+
+} // namespace odlac::emit

@@ -1,0 +1,121 @@
+// What the parts of the C emitter share (internal to codegen): the graph and its config, where
+// each weight lives, the ports, and the text that several generated files have in common
+// (banner, signatures, prelude, an instance's lifecycle, the one-call API). Each Emit*.cpp
+// writes one kind of file from an Emitter; generateC (Emitter.cpp) puts them together.
+#pragma once
+
+#include "CWriter.h"
+#include "Codegen.h"
+#include "PrintSink.h"
+
+#include <string>
+#include <vector>
+
+namespace odlac::emit {
+
+constexpr uint64_t kBlobHeader = 64; // bytes before the first tensor in a weights blob
+constexpr uint64_t kBlobAlign = 64;
+
+// Where each constant lives: a C array symbol, or an offset in the blob.
+struct WeightSlot {
+  const Value *value;
+  std::string symbol;  // C mode: the array's name
+  uint64_t offset = 0; // Bin mode: from the start of the payload
+};
+
+struct Port { // a graph input or output as the API exposes it
+  const Value *value;
+  std::string param; // C parameter name
+};
+
+// The function that records the model on the current computation (EmitBuilder.cpp), with what
+// its text needs included.
+struct GraphFunction {
+  std::string text;
+  bool usesMath = false, usesExtensions = false;
+  ValueIds ids; // how the function wrote each value id, for the calls that bind them
+};
+
+// What an exec mode's instance holds, and how NAME_create makes it: writeInstanceStruct and
+// writeCreateDestroy write every mode's struct, NAME_create and NAME_destroy from it.
+struct InstanceParts {
+  struct Handle {
+    std::string type, field, destroy; // e.g. odla_context, ctx, odla_DestroyContext
+  };
+  std::vector<Handle> handles;     // in the struct's order; NAME_destroy releases them in reverse
+  bool weights = false;            // holds the weights blob, freed last
+  std::vector<std::string> locals; // NAME_create's locals beside inst and s
+  std::vector<std::string> setup;  // its lines after the allocation
+  std::vector<std::string> steps;  // its calls, each assigned to s while all before succeeded
+};
+
+class Emitter;
+
+// One exec mode's instance API (EmitCompile.cpp, EmitInterpret.cpp, EmitLoad.cpp).
+struct ExecModeParts {
+  // NAME.h's declarations of the mode, up to the comment of NAME_create.
+  void (*declare)(CWriter &w, const Emitter &e);
+  // NAME.c, and the mode's other source files.
+  void (*sources)(const Emitter &e, std::vector<GeneratedFile> &files);
+};
+extern const ExecModeParts kCompileParts, kInterpretParts, kLoadParts;
+
+class Emitter {
+public:
+  Emitter(const Graph &g, const CodegenConfig &c);
+
+  const Graph &graph;
+  const CodegenConfig &config;
+  const ExecModeParts &mode;
+  std::string n, N; // the name, and in upper case for macros
+  std::vector<WeightSlot> slots;
+  std::vector<WeightSlot> strings; // the string constants, defined in NAME.c
+  std::vector<Port> inputs, outputs;
+  uint64_t totalWeights = 0, blobBytes = 0, fingerprint = 1469598103934665603ull;
+
+  bool bin() const { return config.options.weights == WeightsMode::Bin; }
+  std::string weightsDefinedIn() const;
+  std::string banner(const std::string &file, const std::string &purpose) const;
+  std::string ctype(const Value *v) const { return dtypeInfo(v->dtype()).cType; }
+
+  // NAME_run, or with `batch` NAME_run_batch (--dynamic-batch), which takes the row count.
+  std::string runSignature(bool batch = false) const;
+  std::string oneCallSignature() const;
+  // What NAME_create and NAME_init take: the stored executable (load mode), the weights blob,
+  // or nothing.
+  std::string pathParam() const;
+  std::string createSignature() const;
+  // Load mode's key (odla_ExtSetExecutableKey), where the backend claims the extension.
+  bool keyed() const;
+  std::string keySignature() const;
+  std::string storeSignature() const;
+  // ", input, output": the run function's buffers, as arguments of a call.
+  std::string portArgs() const;
+
+  // Banner, includes, the CHECK macro and the weights' declarations of a source file; `fn`
+  // is the graph function of a file that records the graph, which alone reads weights.
+  void prelude(CWriter &w, const std::string &file, const std::string &purpose,
+               const GraphFunction *fn, bool extensions = false) const;
+  // Binds the run function's buffers to the context; `ids` wrote the graph function's ids.
+  void bindPorts(CWriter &w, ValueIds &ids) const;
+  void writeInstanceStruct(CWriter &w, const InstanceParts &parts) const;
+  void writeCreateDestroy(CWriter &w, const InstanceParts &parts) const;
+  // NAME_init, NAME and NAME_fini over a process-wide instance.
+  void writeOneCallApi(CWriter &w) const;
+
+private:
+  void stringConstants(CWriter &w) const;
+};
+
+// The files, in EmitHeader.cpp, EmitBuilder.cpp, EmitWeights.cpp and EmitMain.cpp.
+std::string header(const Emitter &e);
+// NAME_build (compile mode, and the store tool of load mode) or, with `interpret`,
+// NAME_interpret (interpret mode, which runs each op as it is recorded).
+GraphFunction graphFunction(const Emitter &e, bool interpret);
+// The blob loader of NAME.c and NAME_store.c: checks the file before trusting it.
+void writeBlobLoader(CWriter &w, const Emitter &e);
+std::string weightsC(const Emitter &e);
+std::string weightsBlob(const Emitter &e);
+std::string mainC(const Emitter &e);
+
+} // namespace odlac::emit
