@@ -9,8 +9,59 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace odlac {
+
+void CWriter::line(const std::string &text) {
+  std::string indent(static_cast<size_t>(depth_) * 2, ' ');
+  if (text.empty() || indent.size() + text.size() <= kWidth || text[0] == '#' ||
+      text.find('\n') != std::string::npos || text.back() == '\\') {
+    out_ += text.empty() ? text : indent + text;
+    out_ += '\n';
+    return;
+  }
+  // Pieces end after each ", " or before each " || " / " && " outside string and character
+  // literals and comments (a // comment runs to the end: nothing after it moves).
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (text.compare(i, 2, "//") == 0) {
+      pieces.back() += text.substr(i);
+      break;
+    }
+    if (text.compare(i, 2, "/*") == 0) {
+      size_t end = text.find("*/", i + 2);
+      end = end == std::string::npos ? text.size() : end + 2;
+      pieces.back() += text.substr(i, end - i);
+      i = end - 1;
+    } else if (ch == '"' || ch == '\'') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != ch)
+        j += text[j] == '\\' ? 2 : 1;
+      pieces.back() += text.substr(i, j + 1 - i);
+      i = j;
+    } else if (ch == ',' && text.compare(i, 2, ", ") == 0) {
+      pieces.back() += ',';
+      pieces.emplace_back();
+      ++i;
+    } else if (text.compare(i, 4, " || ") == 0 || text.compare(i, 4, " && ") == 0) {
+      pieces.emplace_back(text.substr(i + 1, 3));
+      i += 3;
+    } else {
+      pieces.back() += ch;
+    }
+  }
+  std::string cur = indent;
+  for (const std::string &piece : pieces) {
+    if (cur.size() > indent.size() + 4 && cur.size() + 1 + piece.size() > kWidth) {
+      out_ += cur + '\n';
+      cur = indent + "    ";
+    }
+    cur += (cur.size() > indent.size() && cur.back() != ' ' ? " " : "") + piece;
+  }
+  out_ += cur + '\n';
+}
 
 std::string cString(const std::string &s) {
   std::string r = "\"";

@@ -9,12 +9,11 @@ namespace odlac {
 
 class CWriter {
 public:
-  void line(const std::string &text = "") {
-    if (!text.empty())
-      out_.append(static_cast<size_t>(depth_) * 2, ' ');
-    out_ += text;
-    out_ += '\n';
-  }
+  static constexpr size_t kWidth = 100; // columns a generated line should fit in
+  // One line at the current indentation. Past kWidth columns, a statement continues on lines
+  // indented four more, broken after a ", ", before a " || " or " && " outside literals and
+  // comments (preprocessor lines, macro continuations and text of several lines stay whole).
+  void line(const std::string &text = "");
   // "head {" then an indented body until close().
   void open(const std::string &head) {
     line(head.empty() ? "{" : head + " {");

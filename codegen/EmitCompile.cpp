@@ -58,7 +58,7 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   e.writeInstanceStruct(w, parts);
   if (e.bin())
     writeBlobLoader(w, e);
-  w.line("/* Records the model on the current computation, one ODLA call per line. */");
+  w.line("/* Records the model on the current computation, one ODLA call per statement. */");
   w.line(fn.text);
   w.line();
   if (batch)

@@ -9,8 +9,9 @@ namespace {
 
 void declare(CWriter &w, const Emitter &e) {
   w.line("/* Interpret mode: an instance only " +
-         std::string(e.bin() ? "holds the weights from `weights_path`" : "exists") +
-         "; each run executes the ops as it\n * calls them. */");
+         std::string(e.bin() ? "holds the weights from `weights_path`;\n * each run"
+                             : "exists; each run") +
+         " executes the ops as it calls them. */");
 }
 
 // NAME_run: the buffers as arrays, around NAME_interpret in the computation (and context) the
@@ -65,7 +66,7 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   e.writeInstanceStruct(w, parts);
   if (e.bin())
     writeBlobLoader(w, e);
-  w.line("/* Runs the model on the current computation, one ODLA call per line: each op runs "
+  w.line("/* Runs the model on the current computation, one ODLA call per statement: each op runs "
          "when it\n * is called, and values are released after their last use. */");
   w.line(fn.text);
   w.line();

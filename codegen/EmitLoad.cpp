@@ -71,7 +71,7 @@ std::string storeSource(const Emitter &e) {
             &fn);
   if (e.bin())
     writeBlobLoader(w, e);
-  w.line("/* Records the model on the current computation, one ODLA call per line. */");
+  w.line("/* Records the model on the current computation, one ODLA call per statement. */");
   w.line(fn.text);
   w.line();
   w.open(e.storeSignature());

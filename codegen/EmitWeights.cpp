@@ -3,34 +3,43 @@
 // (ObjectWriter.h).
 #include "Emitter.h"
 
+#include <fmt/format.h>
+
 #include <cassert>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 namespace odlac::emit {
 
 namespace {
 
-// n literals, `perLine` to a line: literal(i) for element i.
-template <class F> std::string join(size_t n, size_t perLine, F literal) {
+// n literals (literal(i) for element i), as many to a line of an array's initializer as fit
+// in 100 columns after its indentation of 4.
+template <class F> std::string join(size_t n, F literal) {
+  constexpr size_t kWidth = 100 - 4;
   std::string out;
-  for (size_t i = 0; i < n; ++i)
-    out += literal(i) + ((i + 1 == n) ? "" : (i % perLine == perLine - 1 ? ",\n    " : ", "));
+  size_t column = 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::string item = literal(i) + (i + 1 == n ? "" : ",");
+    if (column && column + 1 + item.size() > kWidth) {
+      out += "\n    ";
+      column = 0;
+    }
+    out += (column ? " " : "") + item;
+    column += (column ? 1 : 0) + item.size();
+  }
   return out;
 }
 
 template <class T> std::string ints(const void *data, size_t n) {
   const T *p = static_cast<const T *>(data);
-  return join(n, 16, [&](size_t i) { return std::to_string(p[i]); });
+  return join(n, [&](size_t i) { return std::to_string(p[i]); });
 }
 
 // Infinities and NaN are written as HUGE_VALF, HUGE_VAL and NAN, which need <math.h>.
 template <class T>
-std::string floats(const void *data, size_t n, size_t perLine, std::string (*literal)(T),
-                   bool &needMath) {
+std::string floats(const void *data, size_t n, std::string (*literal)(T), bool &needMath) {
   const T *p = static_cast<const T *>(data);
-  return join(n, perLine, [&](size_t i) {
+  return join(n, [&](size_t i) {
     std::string f = literal(p[i]);
     needMath |= f.find_first_of("HN") != std::string::npos;
     return f;
@@ -45,19 +54,19 @@ std::string elements(const Value &c, bool &needMath) {
   size_t n = static_cast<size_t>(c.type().numElements());
   switch (c.dtype()) {
   case DType::F32:
-    return floats<float>(d, n, 8, cFloat, needMath);
+    return floats<float>(d, n, cFloat, needMath);
   case DType::F64:
-    return floats<double>(d, n, 4, cDouble, needMath);
+    return floats<double>(d, n, cDouble, needMath);
   case DType::I64: {
     const int64_t *p = static_cast<const int64_t *>(d);
-    return join(n, 8, [&](size_t i) {
+    return join(n, [&](size_t i) {
       return p[i] == INT64_MIN ? std::string("(-9223372036854775807LL - 1)")
                                : std::to_string(p[i]) + "LL";
     });
   }
   case DType::U64: {
     const uint64_t *p = static_cast<const uint64_t *>(d);
-    return join(n, 8, [&](size_t i) { return std::to_string(p[i]) + "ULL"; });
+    return join(n, [&](size_t i) { return std::to_string(p[i]) + "ULL"; });
   }
   default:
     break; // the rest by storage type, below; strings are never weights (NAME.c holds them)
@@ -79,8 +88,7 @@ std::string elements(const Value &c, bool &needMath) {
 
 // The blob loader: checks magic, version, size and fingerprint before trusting the file.
 void writeBlobLoader(CWriter &w, const Emitter &e) {
-  char fp[32];
-  std::snprintf(fp, sizeof fp, "0x%016" PRIx64 "ull", e.fingerprint);
+  std::string fp = fmt::format("{:#018x}ull", e.fingerprint);
   w.line("/* Weights blob layout: bytes 0-7 \"ODLACWB1\", 8-15 payload size, 16-23 fingerprint");
   w.line(" * (FNV-1a of the tensors), little-endian; tensors start at byte " +
          std::to_string(kBlobHeader) + ", each " + std::to_string(kBlobAlign) +

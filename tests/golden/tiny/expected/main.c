@@ -832,7 +832,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "-o") == 0) {
       outdir = argv[++i];
     } else if (argv[i][0] == '-' || n_paths == 1) {
-      fprintf(stderr, argv[i][0] == '-' ? "unknown option '%s'\n" : "'%s': the model takes 1 input file\n", argv[i]);
+      fprintf(stderr,
+          argv[i][0] == '-' ? "unknown option '%s'\n" : "'%s': the model takes 1 input file\n",
+          argv[i]);
       usage(argv[0]);
       return 2;
     } else {
@@ -847,7 +849,8 @@ int main(int argc, char **argv) {
   {
     static const int64_t dims[] = TINY_INPUT_0_SHAPE;
     if (odlac_load_tensor(paths[0], &in[0]) != 0 ||
-        odlac_check_input(&in[0], paths[0], TINY_INPUT_0_NAME, TINY_INPUT_0_ONNX_TYPE, TINY_INPUT_0_RANK, dims) != 0)
+        odlac_check_input(&in[0], paths[0], TINY_INPUT_0_NAME, TINY_INPUT_0_ONNX_TYPE,
+        TINY_INPUT_0_RANK, dims) != 0)
       goto fail;
   }
   if (!(out[0] = calloc(1, TINY_OUTPUT_0_BYTES ? TINY_OUTPUT_0_BYTES : 1))) {
@@ -878,7 +881,8 @@ int main(int argc, char **argv) {
     }
     if (status == 0) {
       qsort(ms, (size_t)repeat, sizeof *ms, odlac_cmp_double);
-      printf("latency_ms median=%.4f min=%.4f\n", repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0]);
+      printf("latency_ms median=%.4f min=%.4f\n",
+          repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2, ms[0]);
       printf("startup_ms create=%.4f first_run=%.4f\n", startup_ms, first_run_ms);
     }
     free(ms);
@@ -898,7 +902,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: output folder path too long\n", outdir);
         status = 1;
       }
-      if (status != 0 || odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES) != 0)
+      if (status != 0 || odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE,
+          TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES) != 0)
         status = 1;
     }
   }

@@ -29,40 +29,40 @@ struct tiny_instance {
   odla_context ctx;
 };
 
-/* Records the model on the current computation, one ODLA call per line. */
+/* Records the model on the current computation, one ODLA call per statement. */
 static odla_status tiny_build(void) {
   odla_value x = odla_CreateArgument(
       (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 4, .dims = {1, 2, 4, 4}}},
-      (const odla_value_id) "x");
+      (const odla_value_id)"x");
   odla_value conv_w = odla_CreateConstant(
       (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 4, .dims = {3, 2, 3, 3}}},
-      tiny_w_conv_w, (const odla_value_id) "conv.w");
+      tiny_w_conv_w, (const odla_value_id)"conv.w");
   odla_value conv_b = odla_CreateConstant(
       (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {3}}},
-      tiny_w_conv_b, (const odla_value_id) "conv.b");
+      tiny_w_conv_b, (const odla_value_id)"conv.b");
   odla_value fc_w = odla_CreateConstant(
       (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 2, .dims = {4, 12}}},
-      tiny_w_fc_w, (const odla_value_id) "fc.w");
+      tiny_w_fc_w, (const odla_value_id)"fc.w");
   odla_value fc_b = odla_CreateConstant(
       (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {4}}},
-      tiny_w_fc_b, (const odla_value_id) "fc.b");
+      tiny_w_fc_b, (const odla_value_id)"fc.b");
   odla_value relu_fused = odla_ExtConv(
       x, ODLA_CHANNELS_FIRST, /*group=*/1, conv_w, ODLA_OIS,
       /*strides=*/(const odla_uint32[]){1, 1}, /*dilations=*/(const odla_uint32[]){1, 1},
       /*paddings_front=*/(const odla_uint32[]){1, 1}, /*paddings_back=*/(const odla_uint32[]){1, 1},
       conv_b, /*residual=*/NULL, ODLA_EXT_FUSED_RELU, /*alpha=*/0.0f, /*beta=*/0.0f,
-      (odla_value_shape){.size = 4, .dims = {1, 3, 4, 4}}, (const odla_value_id) "relu/fused");
+      (odla_value_shape){.size = 4, .dims = {1, 3, 4, 4}}, (const odla_value_id)"relu/fused");
   odla_value pool = odla_MaxPool(
       relu_fused, ODLA_CHANNELS_FIRST, /*window_dims=*/(const odla_uint32[]){2, 2},
       /*strides=*/(const odla_uint32[]){2, 2}, /*paddings_front=*/(const odla_uint32[]){0, 0},
       /*paddings_back=*/(const odla_uint32[]){0, 0},
-      (odla_value_shape){.size = 4, .dims = {1, 3, 2, 2}}, (const odla_value_id) "pool");
-  odla_value flat = odla_Reshape(pool, (odla_value_shape){.size = 2, .dims = {1, 12}},
-                                 (const odla_value_id) "flat");
-  odla_value fc =
-      odla_Gemm(flat, /*A_transpose=*/0, fc_w, /*B_transpose=*/1, /*alpha=*/1.0f, /*beta=*/1.0f,
-                fc_b, (odla_value_shape){.size = 2, .dims = {1, 4}}, (const odla_value_id) "fc");
-  odla_value probs = odla_Softmax(fc, /*axis=*/1, (const odla_value_id) "probs");
+      (odla_value_shape){.size = 4, .dims = {1, 3, 2, 2}}, (const odla_value_id)"pool");
+  odla_value flat = odla_Reshape(
+      pool, (odla_value_shape){.size = 2, .dims = {1, 12}}, (const odla_value_id)"flat");
+  odla_value fc = odla_Gemm(
+      flat, /*A_transpose=*/0, fc_w, /*B_transpose=*/1, /*alpha=*/1.0f, /*beta=*/1.0f, fc_b,
+      (odla_value_shape){.size = 2, .dims = {1, 4}}, (const odla_value_id)"fc");
+  odla_value probs = odla_Softmax(fc, /*axis=*/1, (const odla_value_id)"probs");
   TINY_CHECK(odla_SetValueAsOutput(probs));
   return ODLA_SUCCESS;
 }
