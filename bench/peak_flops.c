@@ -30,10 +30,13 @@ static double now(void) {
 /* INNER rounds of one multiply-add on each of the CHAINS accumulators. */
 static void kernel(vf acc[CHAINS], vf m, vf c) {
   vf a[CHAINS];
-  for (int k = 0; k < CHAINS; ++k) a[k] = acc[k];
+  for (int k = 0; k < CHAINS; ++k)
+    a[k] = acc[k];
   for (int i = 0; i < INNER; ++i)
-    for (int k = 0; k < CHAINS; ++k) a[k] = a[k] * m + c;
-  for (int k = 0; k < CHAINS; ++k) acc[k] = a[k];
+    for (int k = 0; k < CHAINS; ++k)
+      a[k] = a[k] * m + c;
+  for (int k = 0; k < CHAINS; ++k)
+    acc[k] = a[k];
 }
 
 int main(void) {
@@ -43,20 +46,24 @@ int main(void) {
     c[l] = 1e-7f;
   }
   for (int k = 0; k < CHAINS; ++k)
-    for (int l = 0; l < LANES; ++l) acc[k][l] = (float)(k + l);
+    for (int l = 0; l < LANES; ++l)
+      acc[k][l] = (float)(k + l);
   double best = 0.0;
   double end = now() + 0.2;
   /* The best of many short bursts: another process taking the core lowers only some. */
   while (now() < end) {
     double t0 = now();
-    for (int r = 0; r < 16; ++r) kernel(acc, m, c);
+    for (int r = 0; r < 16; ++r)
+      kernel(acc, m, c);
     double dt = now() - t0;
     double rate = 16.0 * INNER * CHAINS * LANES * 2.0 / dt;
-    if (rate > best) best = rate;
+    if (rate > best)
+      best = rate;
   }
   float sum = 0.0f; /* keeps the chains live */
   for (int k = 0; k < CHAINS; ++k)
-    for (int l = 0; l < LANES; ++l) sum += acc[k][l];
+    for (int l = 0; l < LANES; ++l)
+      sum += acc[k][l];
   printf("peak_gflops=%.1f vector_bits=%d checksum=%g\n", best / 1e9, VBYTES * 8, (double)sum);
   return 0;
 }

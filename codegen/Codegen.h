@@ -44,18 +44,18 @@ Expected<CallSequence> callSequence(const Target &target, ExecMode mode, bool dy
 
 // What the command line asks of codegen.
 struct CodegenOptions {
-  std::string name = "net";    // prefix of every symbol; a C identifier
+  std::string name = "net"; // prefix of every symbol; a C identifier
   WeightsMode weights = WeightsMode::Auto;
   uint64_t binThreshold = 1u << 20; // Auto picks Bin above this many weight bytes
   bool emitMain = false;
   ExecMode execMode = ExecMode::Compile;
-  std::string flags;   // the command-line flags, for the banner (no paths)
+  std::string flags; // the command-line flags, for the banner (no paths)
 };
 
 // What codegen states about the graph and the backend, computed before it runs.
 struct CodegenFacts {
   const Target *target = &referenceTarget(); // which extension calls the code may make
-  CallSequence calls; // the calls around the op builders, from callSequence for the target
+  CallSequence calls;       // the calls around the op builders, from callSequence for the target
   uint64_t arenaBytes = 0;  // activation arena per instance, as the reference backend plans it
   int64_t plannedBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: fixed batch
 };

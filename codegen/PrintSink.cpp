@@ -47,13 +47,14 @@ std::string PrintSink::arg(const Arg &a) {
         else if constexpr (std::is_same_v<T, Id>)
           return ids_.literal(v.name);
         else if constexpr (std::is_same_v<T, Ids>) {
-          std::string r = "(odla_value_ids){.size = " + std::to_string(v.names.size()) +
-                          ", .value_ids = {";
+          std::string r =
+              "(odla_value_ids){.size = " + std::to_string(v.names.size()) + ", .value_ids = {";
           for (size_t i = 0; i < v.names.size(); ++i)
             r += (i ? ", " : "") + ids_.literal(v.names[i]);
           return r + "}}";
         } else if constexpr (std::is_same_v<T, Vals>) {
-          std::string r = "(odla_values){.size = " + std::to_string(v.vals.size()) + ", .values = {";
+          std::string r =
+              "(odla_values){.size = " + std::to_string(v.vals.size()) + ", .values = {";
           for (size_t i = 0; i < v.vals.size(); ++i)
             r += (i ? ", " : "") + arg(v.vals[i]);
           return r + "}}";
@@ -75,14 +76,12 @@ std::string PrintSink::arg(const Arg &a) {
         else if constexpr (std::is_same_v<T, EnumArg>) {
           usesExtensions_ |= v.name.rfind("ODLA_EXT_", 0) == 0; // odla_ext_types.h
           return v.name;
-        }
-        else if constexpr (std::is_same_v<T, LoopModes>) {
+        } else if constexpr (std::is_same_v<T, LoopModes>) {
           std::string r = "(const odla_loop_output_mode[]){";
           for (size_t i = 0; i < v.v.size(); ++i)
             r += (i ? ", " : "") + std::string(enumName(v.v[i]));
           return v.v.empty() ? "NULL" : r + "}";
-        }
-        else if constexpr (std::is_same_v<T, CustomParams>)
+        } else if constexpr (std::is_same_v<T, CustomParams>)
           return customParams(v);
         else if constexpr (std::is_same_v<T, float>) {
           std::string f = cFloat(v);

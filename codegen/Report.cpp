@@ -52,9 +52,12 @@ static uint64_t nodeFlops(const Node &n) {
     break;
   }
   switch (n.op().fusion) {
-  case FusionClass::Injective: return 0;
-  case FusionClass::Reduction: return static_cast<uint64_t>(n.input(0)->type().numElements());
-  default: return static_cast<uint64_t>(outs);
+  case FusionClass::Injective:
+    return 0;
+  case FusionClass::Reduction:
+    return static_cast<uint64_t>(n.input(0)->type().numElements());
+  default:
+    return static_cast<uint64_t>(outs);
   }
 }
 
@@ -135,11 +138,12 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";
   r += fmt::format("  \"arena_over_bound\": {:.4f},\n", arenaRatio(g, f));
   r += "  \"nodes_before\": " + std::to_string([&] {
-    int n = 0;
-    for (const auto &kv : f.opsBefore)
-      n += kv.second;
-    return n;
-  }()) + ",\n";
+         int n = 0;
+         for (const auto &kv : f.opsBefore)
+           n += kv.second;
+         return n;
+       }()) +
+       ",\n";
   r += "  \"nodes_after\": " + std::to_string(g.numNodes()) + ",\n";
   r += "  \"ops_before\": " + countsJson(f.opsBefore) + ",\n";
   r += "  \"ops_after\": " + countsJson(after) + "\n";

@@ -50,9 +50,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path, const I
 // The same for a serialized model in memory (`name` labels it in messages): nothing is read
 // from files, so a model whose tensors keep their data in external files is refused. The
 // graph's constants reference `data`'s bytes only through copies: the buffer may go away.
-Expected<std::unique_ptr<Graph>> importOnnxBytes(const void *data, size_t size,
-                                                 const std::string &name,
-                                                 const ImportOptions &opts);
+Expected<std::unique_ptr<Graph>>
+importOnnxBytes(const void *data, size_t size, const std::string &name, const ImportOptions &opts);
 
 // The most elements of a sequence odlac resolves at compile time (each one is a value of its
 // own: an input, a SequenceMap body, a Loop iteration unrolled).

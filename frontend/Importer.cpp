@@ -88,8 +88,8 @@ struct Scope {
   std::map<std::string, Value *> values;
   std::map<std::string, Aggregate> aggregates; // sequences and optionals (Aggregate.h)
   std::set<std::string> poisoned;
-  std::vector<Value *> captures;              // outer values bound to the capture inputs
-  std::map<Value *, Value *> constantOrigin;  // body constant -> the outer value it copies
+  std::vector<Value *> captures;             // outer values bound to the capture inputs
+  std::map<Value *, Value *> constantOrigin; // body constant -> the outer value it copies
   // An inlined body (ImportCtx::inlineBody) imports into its enclosing graph: outer values
   // are used as they are, never captured.
   bool inlined() const { return outer && outer->graph == graph; }
@@ -1050,11 +1050,10 @@ static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
   };
   auto graph = import(std::move(*current));
   if (!graph && original) {
-    diagnostics.push_back("warning: the model " + libonnxName() +
-                          "'s version converter upgraded to opset " +
-                          std::to_string(kOldestUpgradedOpset) + " does not import (" +
-                          graph.status().messages()[0] + "); odlac imports it at opset " +
-                          std::to_string(opset) + " with its own rules");
+    diagnostics.push_back(
+        "warning: the model " + libonnxName() + "'s version converter upgraded to opset " +
+        std::to_string(kOldestUpgradedOpset) + " does not import (" + graph.status().messages()[0] +
+        "); odlac imports it at opset " + std::to_string(opset) + " with its own rules");
     graph = import(std::move(*original));
   }
   if (!graph)

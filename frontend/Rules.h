@@ -70,24 +70,24 @@ inline ImportRule ml(ImportRule r) {
 }
 
 // Row families, one file each under frontend/rules/.
-const std::vector<ImportRule> &elementwiseRules();   // unary math, activations
-const std::vector<ImportRule> &binaryRules();        // broadcasting arithmetic, logic
-const std::vector<ImportRule> &nnRules();            // conv, pooling, matrix products
-const std::vector<ImportRule> &reduceRules();        // reductions, softmax family
-const std::vector<ImportRule> &dataMovementRules();  // reshape, slice, pad...
+const std::vector<ImportRule> &elementwiseRules();    // unary math, activations
+const std::vector<ImportRule> &binaryRules();         // broadcasting arithmetic, logic
+const std::vector<ImportRule> &nnRules();             // conv, pooling, matrix products
+const std::vector<ImportRule> &reduceRules();         // reductions, softmax family
+const std::vector<ImportRule> &dataMovementRules();   // reshape, slice, pad...
 const std::vector<ImportRule> &shapeGeneratorRules(); // shape, range, constant-of-shape...
-const std::vector<ImportRule> &indexingRules();      // gather, scatter, top-k...
-const std::vector<ImportRule> &resizeRules();        // resize, upsample
-const std::vector<ImportRule> &normalizationRules(); // layer/instance norm, losses
-const std::vector<ImportRule> &recurrentRules();     // RNN, LSTM, GRU
-const std::vector<ImportRule> &quantRules();         // quantization
-const std::vector<ImportRule> &miscRules();          // signal, detection, images
-const std::vector<ImportRule> &trainingRules();      // ai.onnx.preview.training optimizers
-const std::vector<ImportRule> &transformerRules();   // attention, rotary embedding, KV cache
-const std::vector<ImportRule> &controlFlowRules();   // If, Loop, Scan
-const std::vector<ImportRule> &sequenceRules();      // sequences and optionals
-const std::vector<ImportRule> &textRules();          // string tensors, ai.onnx.ml's LabelEncoder
-const std::vector<ImportRule> &treeRules();          // ai.onnx.ml's tree ensembles
+const std::vector<ImportRule> &indexingRules();       // gather, scatter, top-k...
+const std::vector<ImportRule> &resizeRules();         // resize, upsample
+const std::vector<ImportRule> &normalizationRules();  // layer/instance norm, losses
+const std::vector<ImportRule> &recurrentRules();      // RNN, LSTM, GRU
+const std::vector<ImportRule> &quantRules();          // quantization
+const std::vector<ImportRule> &miscRules();           // signal, detection, images
+const std::vector<ImportRule> &trainingRules();       // ai.onnx.preview.training optimizers
+const std::vector<ImportRule> &transformerRules();    // attention, rotary embedding, KV cache
+const std::vector<ImportRule> &controlFlowRules();    // If, Loop, Scan
+const std::vector<ImportRule> &sequenceRules();       // sequences and optionals
+const std::vector<ImportRule> &textRules();           // string tensors, ai.onnx.ml's LabelEncoder
+const std::vector<ImportRule> &treeRules();           // ai.onnx.ml's tree ensembles
 
 // Every row of every family.
 const std::vector<const ImportRule *> &allRules();

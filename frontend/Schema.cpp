@@ -185,9 +185,7 @@ Status checkArity(const google::protobuf::RepeatedPtrField<std::string> &names, 
 
 const char *onnxRelease() { return kOnnxRelease; }
 
-std::string canonicalDomain(const std::string &domain) {
-  return domain == "ai.onnx" ? "" : domain;
-}
+std::string canonicalDomain(const std::string &domain) { return domain == "ai.onnx" ? "" : domain; }
 
 Status checkVersions(const onnx::ModelProto &m) {
   Status all;

@@ -217,9 +217,8 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
     return Status::error("tensor '" + printable(t.name()) + "': external data '" +
                          printable(ref->location) + "' cannot be mapped: " + std::strerror(errno));
   buf->data = static_cast<const char *>(m) + (ref->offset - start);
-  buf->owner = std::shared_ptr<const void>(m, [mapLen](const void *p) {
-    munmap(const_cast<void *>(p), mapLen);
-  });
+  buf->owner = std::shared_ptr<const void>(
+      m, [mapLen](const void *p) { munmap(const_cast<void *>(p), mapLen); });
   return std::shared_ptr<const Buffer>(buf);
 }
 
@@ -321,8 +320,8 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
       return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
                            " bytes, its type " + toString(out.type) + " needs " +
                            std::to_string(bytes) + " (packed)");
-    out.data = unpackNarrow(reinterpret_cast<const unsigned char *>(t.raw_data().data()), count,
-                            dtype);
+    out.data =
+        unpackNarrow(reinterpret_cast<const unsigned char *>(t.raw_data().data()), count, dtype);
     return out;
   }
   if (t.has_raw_data()) {
@@ -345,30 +344,61 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   if (isExtensionType(dtype))
     for (int i = 0; i < t.int32_data_size(); ++i)
       if (t.int32_data(i) < 0 || t.int32_data(i) > 255)
-        return Status::error(what + ": int32_data[" + std::to_string(i) + "] = " +
-                             std::to_string(t.int32_data(i)) + " does not fit a byte of " +
+        return Status::error(what + ": int32_data[" + std::to_string(i) +
+                             "] = " + std::to_string(t.int32_data(i)) + " does not fit a byte of " +
                              toString(out.type) + " (0 to 255)");
   size_t have = 0;
   switch (out.type.dtype) {
-  case DType::F32: have = t.float_data_size(); out.data = narrow<float>(t.float_data()); break;
-  case DType::F64: have = t.double_data_size(); out.data = narrow<double>(t.double_data()); break;
-  case DType::I64: have = t.int64_data_size(); out.data = narrow<int64_t>(t.int64_data()); break;
-  case DType::I32: have = t.int32_data_size(); out.data = narrow<int32_t>(t.int32_data()); break;
-  case DType::I16: have = t.int32_data_size(); out.data = narrow<int16_t>(t.int32_data()); break;
-  case DType::I8: have = t.int32_data_size(); out.data = narrow<int8_t>(t.int32_data()); break;
+  case DType::F32:
+    have = t.float_data_size();
+    out.data = narrow<float>(t.float_data());
+    break;
+  case DType::F64:
+    have = t.double_data_size();
+    out.data = narrow<double>(t.double_data());
+    break;
+  case DType::I64:
+    have = t.int64_data_size();
+    out.data = narrow<int64_t>(t.int64_data());
+    break;
+  case DType::I32:
+    have = t.int32_data_size();
+    out.data = narrow<int32_t>(t.int32_data());
+    break;
+  case DType::I16:
+    have = t.int32_data_size();
+    out.data = narrow<int16_t>(t.int32_data());
+    break;
+  case DType::I8:
+    have = t.int32_data_size();
+    out.data = narrow<int8_t>(t.int32_data());
+    break;
   case DType::U16:
   case DType::F16:
-  case DType::BF16: have = t.int32_data_size(); out.data = narrow<uint16_t>(t.int32_data()); break;
+  case DType::BF16:
+    have = t.int32_data_size();
+    out.data = narrow<uint16_t>(t.int32_data());
+    break;
   case DType::U8:
   case DType::Bool:
   case DType::F8E4M3FN:
   case DType::F8E4M3FNUZ:
   case DType::F8E5M2:
   case DType::F8E5M2FNUZ:
-  case DType::F8E8M0: have = t.int32_data_size(); out.data = narrow<uint8_t>(t.int32_data()); break;
-  case DType::U32: have = t.uint64_data_size(); out.data = narrow<uint32_t>(t.uint64_data()); break;
-  case DType::U64: have = t.uint64_data_size(); out.data = narrow<uint64_t>(t.uint64_data()); break;
-  case DType::Str: break; // decoded above
+  case DType::F8E8M0:
+    have = t.int32_data_size();
+    out.data = narrow<uint8_t>(t.int32_data());
+    break;
+  case DType::U32:
+    have = t.uint64_data_size();
+    out.data = narrow<uint32_t>(t.uint64_data());
+    break;
+  case DType::U64:
+    have = t.uint64_data_size();
+    out.data = narrow<uint64_t>(t.uint64_data());
+    break;
+  case DType::Str:
+    break; // decoded above
   case DType::F4E2M1:
   case DType::I4:
   case DType::U4:

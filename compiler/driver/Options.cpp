@@ -37,7 +37,8 @@ bool isCIdentifier(const std::string &s) {
 // "4096", "64K", "2M", "1G", "1T" (powers of 1024), at most 2^63 - 1.
 Status parseBytes(const char *flag, const std::string &v, uint64_t &out) {
   size_t digits = v.find_first_not_of("0123456789");
-  std::string num = v.substr(0, digits), suffix = digits == std::string::npos ? "" : v.substr(digits);
+  std::string num = v.substr(0, digits),
+              suffix = digits == std::string::npos ? "" : v.substr(digits);
   static const std::map<std::string, int> kShift = {
       {"", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
   auto shift = kShift.find(suffix);
@@ -67,7 +68,8 @@ const std::vector<Flag> &flags() {
          // The one-call function is named NAME itself; C reserves file-scope names with a
          // leading '_'.
          if (cIdentifierIsReserved(v) || v[0] == '_')
-           return Status::error("--name '" + v + "' is reserved in generated C (a C or C++ "
+           return Status::error("--name '" + v +
+                                "' is reserved in generated C (a C or C++ "
                                 "keyword, a C library macro, an ODLA name or a leading '_')");
          o.codegen.name = v;
          return Status::ok();
@@ -94,7 +96,8 @@ const std::vector<Flag> &flags() {
        "model must declare its outputs' types (value_info); repeatable",
        [](Options &o, const std::string &v) {
          if (v.empty() || v == "ai.onnx")
-           return Status::error("--custom-op-domain '" + v + "': the default ONNX domain's "
+           return Status::error("--custom-op-domain '" + v +
+                                "': the default ONNX domain's "
                                 "ops are odlac's own; name a custom domain such as com.example");
          o.import.customOpDomains.insert(v);
          return Status::ok();
@@ -329,12 +332,14 @@ bool isBuildOnlyFlag(const std::string &name) {
 
 const char *helpText() {
   static const std::string text = [] {
-    std::string t = "usage: odlac [options] model.onnx -o DIR\n\n"
-                    "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
-                    "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
-                    "options:\n";
+    std::string t =
+        "usage: odlac [options] model.onnx -o DIR\n\n"
+        "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
+        "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
+        "options:\n";
     for (const Flag &f : flags()) {
-      std::string head = std::string("  ") + f.name + (f.valueName ? std::string(" ") + f.valueName : "");
+      std::string head =
+          std::string("  ") + f.name + (f.valueName ? std::string(" ") + f.valueName : "");
       head.resize(std::max<size_t>(head.size() + 2, 30), ' ');
       t += head + f.help + "\n";
     }
@@ -377,7 +382,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
       return Status::error("unknown option '" + a + "' (see odlac --help)");
     if (match->valueName && !inlineValue) {
       if (i + 1 >= args.size())
-        return Status::error(std::string(match->name) + " needs a value (" + match->valueName + ")");
+        return Status::error(std::string(match->name) + " needs a value (" + match->valueName +
+                             ")");
       value = args[++i];
     }
     if (Status s = match->apply(o, value))
@@ -436,7 +442,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     o.import.limits.fromFlag = true;
   }
   if (o.batchSize && !o.dynamicBatch)
-    return Status::error("--batch-size needs --dynamic-batch (pin fixed shapes with --input-shape)");
+    return Status::error(
+        "--batch-size needs --dynamic-batch (pin fixed shapes with --input-shape)");
   if (o.dynamicBatch) {
     if (o.codegen.execMode != ExecMode::Compile)
       return Status::error("--dynamic-batch needs --exec-mode=compile: the batch is a property "

@@ -26,17 +26,17 @@ struct Options {
   Target target;                     // resolved from the three above
   // Build outputs (docs/cli.md "Building libraries"): what --emit produces beyond C.
   enum class Emit { C, Obj, Static, Shared } emit = Emit::C;
-  std::string triple;          // --target; empty: the host
-  std::string weightsSection;  // --weights-section; empty: the target's read-only data
-  std::string linkBackend;     // --link-backend: the libodla_<name> a shared library links
-  std::string odlaPrefix;      // where include/ODLA and lib/libodla_* are; empty: odlac's own
-  std::string depfile;         // -MD (DIR/NAME.d) or -MF FILE; empty: none
-  bool writeDepfile = false;   // -MD
-  uint64_t ramBudget = 0;      // --ram-budget; 0: none
-  uint64_t flashBudget = 0;    // --flash-budget; 0: none
-  uint64_t sizeLimit = 0;      // --size-limit; 0: the target's default (import.limits)
-  bool dynamicBatch = false;   // --dynamic-batch
-  int64_t batchSize = 0;       // --batch-size; 0: 1
+  std::string triple;         // --target; empty: the host
+  std::string weightsSection; // --weights-section; empty: the target's read-only data
+  std::string linkBackend;    // --link-backend: the libodla_<name> a shared library links
+  std::string odlaPrefix;     // where include/ODLA and lib/libodla_* are; empty: odlac's own
+  std::string depfile;        // -MD (DIR/NAME.d) or -MF FILE; empty: none
+  bool writeDepfile = false;  // -MD
+  uint64_t ramBudget = 0;     // --ram-budget; 0: none
+  uint64_t flashBudget = 0;   // --flash-budget; 0: none
+  uint64_t sizeLimit = 0;     // --size-limit; 0: the target's default (import.limits)
+  bool dynamicBatch = false;  // --dynamic-batch
+  int64_t batchSize = 0;      // --batch-size; 0: 1
   bool printIr = false;
   bool printMemoryPlan = false;
   bool report = false;

@@ -65,8 +65,8 @@ const DTypeInfo kTable[kNumDTypes] = {
     {DType::U64, "u64", kOnnxUint64, "ODLA_UINT64", ODLA_UINT64, "odla_uint64", 8, false, false,
      64},
     {DType::Bool, "bool", kOnnxBool, "ODLA_BOOL", ODLA_BOOL, "odla_uint8", 1, false, false, 8},
-    {DType::F8E4M3FN, "f8e4m3fn", kOnnxFloat8E4M3FN, "ODLA_EXT_FLOAT8E4M3FN",
-     ODLA_EXT_FLOAT8E4M3FN, "odla_uint8", 1, true, true, 8},
+    {DType::F8E4M3FN, "f8e4m3fn", kOnnxFloat8E4M3FN, "ODLA_EXT_FLOAT8E4M3FN", ODLA_EXT_FLOAT8E4M3FN,
+     "odla_uint8", 1, true, true, 8},
     {DType::F8E4M3FNUZ, "f8e4m3fnuz", kOnnxFloat8E4M3FNUZ, "ODLA_EXT_FLOAT8E4M3FNUZ",
      ODLA_EXT_FLOAT8E4M3FNUZ, "odla_uint8", 1, true, true, 8},
     {DType::F8E5M2, "f8e5m2", kOnnxFloat8E5M2, "ODLA_EXT_FLOAT8E5M2", ODLA_EXT_FLOAT8E5M2,
@@ -115,35 +115,64 @@ std::optional<DType> dtypeFromName(std::string_view irName) {
 
 const char *onnxTypeName(int onnxType) {
   switch (onnxType) {
-  case kOnnxFloat: return "float";
-  case kOnnxUint8: return "uint8";
-  case kOnnxInt8: return "int8";
-  case kOnnxUint16: return "uint16";
-  case kOnnxInt16: return "int16";
-  case kOnnxInt32: return "int32";
-  case kOnnxInt64: return "int64";
-  case kOnnxString: return "string";
-  case kOnnxBool: return "bool";
-  case kOnnxFloat16: return "float16";
-  case kOnnxDouble: return "double";
-  case kOnnxUint32: return "uint32";
-  case kOnnxUint64: return "uint64";
-  case kOnnxComplex64: return "complex64";
-  case kOnnxComplex128: return "complex128";
-  case kOnnxBfloat16: return "bfloat16";
-  case kOnnxFloat8E4M3FN: return "float8e4m3fn";
-  case kOnnxFloat8E4M3FNUZ: return "float8e4m3fnuz";
-  case kOnnxFloat8E5M2: return "float8e5m2";
-  case kOnnxFloat8E5M2FNUZ: return "float8e5m2fnuz";
-  case kOnnxUint4: return "uint4";
-  case kOnnxInt4: return "int4";
-  case kOnnxFloat4E2M1: return "float4e2m1";
-  case kOnnxFloat8E8M0: return "float8e8m0";
-  case kOnnxUint2: return "uint2";
-  case kOnnxInt2: return "int2";
-  case kOnnxFloat6E2M3: return "float6e2m3";
-  case kOnnxFloat6E3M2: return "float6e3m2";
-  default: return "undefined";
+  case kOnnxFloat:
+    return "float";
+  case kOnnxUint8:
+    return "uint8";
+  case kOnnxInt8:
+    return "int8";
+  case kOnnxUint16:
+    return "uint16";
+  case kOnnxInt16:
+    return "int16";
+  case kOnnxInt32:
+    return "int32";
+  case kOnnxInt64:
+    return "int64";
+  case kOnnxString:
+    return "string";
+  case kOnnxBool:
+    return "bool";
+  case kOnnxFloat16:
+    return "float16";
+  case kOnnxDouble:
+    return "double";
+  case kOnnxUint32:
+    return "uint32";
+  case kOnnxUint64:
+    return "uint64";
+  case kOnnxComplex64:
+    return "complex64";
+  case kOnnxComplex128:
+    return "complex128";
+  case kOnnxBfloat16:
+    return "bfloat16";
+  case kOnnxFloat8E4M3FN:
+    return "float8e4m3fn";
+  case kOnnxFloat8E4M3FNUZ:
+    return "float8e4m3fnuz";
+  case kOnnxFloat8E5M2:
+    return "float8e5m2";
+  case kOnnxFloat8E5M2FNUZ:
+    return "float8e5m2fnuz";
+  case kOnnxUint4:
+    return "uint4";
+  case kOnnxInt4:
+    return "int4";
+  case kOnnxFloat4E2M1:
+    return "float4e2m1";
+  case kOnnxFloat8E8M0:
+    return "float8e8m0";
+  case kOnnxUint2:
+    return "uint2";
+  case kOnnxInt2:
+    return "int2";
+  case kOnnxFloat6E2M3:
+    return "float6e2m3";
+  case kOnnxFloat6E3M2:
+    return "float6e3m2";
+  default:
+    return "undefined";
   }
 }
 

@@ -42,12 +42,12 @@ constexpr int kNumDTypes = 24;
 
 struct DTypeInfo {
   DType dtype;
-  const char *irName;    // f32, i64, bool ...
-  int onnxType;          // onnx::TensorProto_DataType value
-  const char *odlaEnum;  // ODLA_FLOAT32 ...
-  int odlaType;          // numeric odla_element_type value
-  const char *cType;     // C type used in generated code
-  unsigned bytes;        // storage size of one element
+  const char *irName;   // f32, i64, bool ...
+  int onnxType;         // onnx::TensorProto_DataType value
+  const char *odlaEnum; // ODLA_FLOAT32 ...
+  int odlaType;         // numeric odla_element_type value
+  const char *cType;    // C type used in generated code
+  unsigned bytes;       // storage size of one element
   bool isFloat;
   bool isSigned;
   unsigned bits; // bits of one value: 8 * bytes, or 4 and 2 for the types ONNX packs
@@ -71,8 +71,8 @@ const char *onnxTypeName(int onnxType);
 // A bit set of element types, used by op type constraints.
 using DTypeMask = uint32_t;
 constexpr DTypeMask maskOf(DType t) { return 1u << static_cast<unsigned>(t); }
-constexpr DTypeMask kFloatTypes = maskOf(DType::F32) | maskOf(DType::F64) |
-                                  maskOf(DType::F16) | maskOf(DType::BF16);
+constexpr DTypeMask kFloatTypes =
+    maskOf(DType::F32) | maskOf(DType::F64) | maskOf(DType::F16) | maskOf(DType::BF16);
 constexpr DTypeMask kSignedIntTypes =
     maskOf(DType::I8) | maskOf(DType::I16) | maskOf(DType::I32) | maskOf(DType::I64);
 constexpr DTypeMask kUnsignedIntTypes =

@@ -18,12 +18,18 @@ std::string toString(const TensorType &t) { return dtypeName(t.dtype) + dimsToSt
 
 const char *attrKindName(AttrKind k) {
   switch (k) {
-  case AttrKind::Int: return "int";
-  case AttrKind::Float: return "float";
-  case AttrKind::String: return "string";
-  case AttrKind::Ints: return "ints";
-  case AttrKind::Floats: return "floats";
-  case AttrKind::Strings: return "strings";
+  case AttrKind::Int:
+    return "int";
+  case AttrKind::Float:
+    return "float";
+  case AttrKind::String:
+    return "string";
+  case AttrKind::Ints:
+    return "ints";
+  case AttrKind::Floats:
+    return "floats";
+  case AttrKind::Strings:
+    return "strings";
   }
   return "?";
 }
@@ -208,9 +214,10 @@ void Graph::eraseNode(Node *n) {
 
 size_t Graph::eraseUnusedConstants() {
   size_t before = constants_.size();
-  constants_.erase(std::remove_if(constants_.begin(), constants_.end(),
-                                  [this](Value *c) { return c->uses_.empty() && !isGraphOutput(c); }),
-                   constants_.end());
+  constants_.erase(
+      std::remove_if(constants_.begin(), constants_.end(),
+                     [this](Value *c) { return c->uses_.empty() && !isGraphOutput(c); }),
+      constants_.end());
   return before - constants_.size();
 }
 

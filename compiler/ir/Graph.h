@@ -128,7 +128,8 @@ struct ModelInfo {
   std::string producerVersion;
   int64_t irVersion = 0;
   std::map<std::string, int64_t> opsets; // domain ("" = ai.onnx) -> version
-  std::vector<std::string> externalDataFiles; // as the model's folder + location, sorted (for depfiles)
+  std::vector<std::string>
+      externalDataFiles; // as the model's folder + location, sorted (for depfiles)
   // What the frontend tells the user besides errors, each "warning: ..." or "note: ...".
   std::vector<std::string> diagnostics;
 };

@@ -78,8 +78,8 @@ private:
   std::string identifier() {
     skipSpace();
     size_t start = pos_;
-    while (pos_ < s_.size() &&
-           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                                s_[pos_] == '_' || s_[pos_] == '.'))
       ++pos_;
     if (start == pos_)
       fail("expected an identifier");
@@ -169,9 +169,9 @@ private:
       pos_ += 3;
       return std::strtod(s_.substr(start, pos_ - start).c_str(), nullptr);
     }
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                s_[pos_] == '.' || ((s_[pos_] == '-' || s_[pos_] == '+') &&
-                                                    (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E'))))
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.' ||
+            ((s_[pos_] == '-' || s_[pos_] == '+') && (s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E'))))
       ++pos_;
     std::string text = s_.substr(start, pos_ - start);
     if (text.empty() || text == "-" || text == "+")
@@ -222,7 +222,7 @@ private:
       std::vector<double> v;
       for (const AttrValue &i : items)
         v.push_back(attrKind(i) == AttrKind::Int ? static_cast<double>(std::get<int64_t>(i))
-                                                  : std::get<double>(i));
+                                                 : std::get<double>(i));
       return v;
     }
     default: {
@@ -258,22 +258,41 @@ private:
                                                 : std::get<double>(n);
         int64_t iv = attrKind(n) == AttrKind::Int ? std::get<int64_t>(n) : static_cast<int64_t>(v);
         switch (t.dtype) {
-        case DType::F32: appendAs<float>(bytes, v); break;
-        case DType::F64: appendAs<double>(bytes, v); break;
-        case DType::I8: appendAs<int8_t>(bytes, static_cast<double>(iv)); break;
-        case DType::I16: appendAs<int16_t>(bytes, static_cast<double>(iv)); break;
-        case DType::I32: appendAs<int32_t>(bytes, static_cast<double>(iv)); break;
+        case DType::F32:
+          appendAs<float>(bytes, v);
+          break;
+        case DType::F64:
+          appendAs<double>(bytes, v);
+          break;
+        case DType::I8:
+          appendAs<int8_t>(bytes, static_cast<double>(iv));
+          break;
+        case DType::I16:
+          appendAs<int16_t>(bytes, static_cast<double>(iv));
+          break;
+        case DType::I32:
+          appendAs<int32_t>(bytes, static_cast<double>(iv));
+          break;
         case DType::I64: {
           const unsigned char *p = reinterpret_cast<const unsigned char *>(&iv);
           bytes.insert(bytes.end(), p, p + 8);
           break;
         }
         case DType::U8:
-        case DType::Bool: appendAs<uint8_t>(bytes, static_cast<double>(iv)); break;
-        case DType::U16: appendAs<uint16_t>(bytes, static_cast<double>(iv)); break;
-        case DType::U32: appendAs<uint32_t>(bytes, static_cast<double>(iv)); break;
-        case DType::U64: appendAs<uint64_t>(bytes, static_cast<double>(iv)); break;
-        default: fail(std::string("dense values of ") + dtypeName(t.dtype) + " are not supported");
+        case DType::Bool:
+          appendAs<uint8_t>(bytes, static_cast<double>(iv));
+          break;
+        case DType::U16:
+          appendAs<uint16_t>(bytes, static_cast<double>(iv));
+          break;
+        case DType::U32:
+          appendAs<uint32_t>(bytes, static_cast<double>(iv));
+          break;
+        case DType::U64:
+          appendAs<uint64_t>(bytes, static_cast<double>(iv));
+          break;
+        default:
+          fail(std::string("dense values of ") + dtypeName(t.dtype) + " are not supported");
         }
         ++count;
       } while (accept(","));
@@ -403,8 +422,8 @@ private:
     }
     for (size_t i = 0; i < names.size(); ++i) {
       if (results[i]->type() != types[i])
-        fail("%" + names[i] + " is annotated " + toString(types[i]) + " but " + opName +
-             " gives " + toString(results[i]->type()));
+        fail("%" + names[i] + " is annotated " + toString(types[i]) + " but " + opName + " gives " +
+             toString(results[i]->type()));
       define(names[i], results[i]);
     }
   }

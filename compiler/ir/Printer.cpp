@@ -52,11 +52,14 @@ std::string floatText(double d) {
 
 std::string attrText(const AttrValue &v) {
   switch (attrKind(v)) {
-  case AttrKind::Int: return std::to_string(std::get<int64_t>(v));
-  case AttrKind::Float: return floatText(std::get<double>(v));
+  case AttrKind::Int:
+    return std::to_string(std::get<int64_t>(v));
+  case AttrKind::Float:
+    return floatText(std::get<double>(v));
   case AttrKind::String:
     return quoted(std::get<std::string>(v));
-  case AttrKind::Ints: return dimsToString(std::get<std::vector<int64_t>>(v));
+  case AttrKind::Ints:
+    return dimsToString(std::get<std::vector<int64_t>>(v));
   case AttrKind::Floats: {
     std::string s = "[";
     for (double d : std::get<std::vector<double>>(v))
@@ -94,18 +97,39 @@ std::string constantText(const Value &c, size_t denseLimit) {
     return "<" + std::to_string(b.size) + " bytes>";
   std::string body;
   switch (c.dtype()) {
-  case DType::F32: body = elementsAs<float>(b, n, true); break;
-  case DType::F64: body = elementsAs<double>(b, n, true); break;
-  case DType::I8: body = elementsAs<int8_t>(b, n, false); break;
-  case DType::I16: body = elementsAs<int16_t>(b, n, false); break;
-  case DType::I32: body = elementsAs<int32_t>(b, n, false); break;
-  case DType::I64: body = elementsAs<int64_t>(b, n, false); break;
+  case DType::F32:
+    body = elementsAs<float>(b, n, true);
+    break;
+  case DType::F64:
+    body = elementsAs<double>(b, n, true);
+    break;
+  case DType::I8:
+    body = elementsAs<int8_t>(b, n, false);
+    break;
+  case DType::I16:
+    body = elementsAs<int16_t>(b, n, false);
+    break;
+  case DType::I32:
+    body = elementsAs<int32_t>(b, n, false);
+    break;
+  case DType::I64:
+    body = elementsAs<int64_t>(b, n, false);
+    break;
   case DType::U8:
-  case DType::Bool: body = elementsAs<uint8_t>(b, n, false); break;
-  case DType::U16: body = elementsAs<uint16_t>(b, n, false); break;
-  case DType::U32: body = elementsAs<uint32_t>(b, n, false); break;
-  case DType::U64: body = elementsAs<uint64_t>(b, n, false); break;
-  default: break;
+  case DType::Bool:
+    body = elementsAs<uint8_t>(b, n, false);
+    break;
+  case DType::U16:
+    body = elementsAs<uint16_t>(b, n, false);
+    break;
+  case DType::U32:
+    body = elementsAs<uint32_t>(b, n, false);
+    break;
+  case DType::U64:
+    body = elementsAs<uint64_t>(b, n, false);
+    break;
+  default:
+    break;
   }
   return "dense<[" + body + "]>";
 }

@@ -3,8 +3,8 @@
 //   graph @digits(%input: f32[1,1,8,8]) {
 //     const %w: f32[8,1,3,3] = <288 bytes>
 //     const %s: f32[] = dense<[0.0625]>
-//     %c = Conv(%input, %w, none) {dilations = [1,1], group = 1, pads = [1,1,1,1], strides = [1,1]} : f32[1,8,8,8]
-//     return %out
+//     %c = Conv(%input, %w, none) {dilations = [1,1], group = 1, pads = [1,1,1,1], strides = [1,1]}
+//     : f32[1,8,8,8] return %out
 //   }
 //
 // A node with subgraphs (If, Loop) prints each after its result types, indented, as

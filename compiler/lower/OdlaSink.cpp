@@ -9,37 +9,36 @@ namespace odlac::lower {
 
 const char *enumName(odla_element_type v) {
   for (int t = 0; t < kNumDTypes; ++t) // the extension types (odla_ext_types.h)
-    if (dtypeInfo(static_cast<DType>(t)).odlaType == static_cast<int>(v) &&
-        v >= ODLA_EXT_TYPE_BASE)
+    if (dtypeInfo(static_cast<DType>(t)).odlaType == static_cast<int>(v) && v >= ODLA_EXT_TYPE_BASE)
       return dtypeInfo(static_cast<DType>(t)).odlaEnum;
   static const char *const names[] = {
-      "ODLA_INT8",    "ODLA_INT16",    "ODLA_INT32",   "ODLA_INT64",   "ODLA_UINT8",
-      "ODLA_UINT16",  "ODLA_UINT32",   "ODLA_UINT64",  "ODLA_QINT8",   "ODLA_QINT16",
-      "ODLA_QINT32",  "ODLA_QINT64",   "ODLA_QUINT8",  "ODLA_QUINT16", "ODLA_QUINT32",
-      "ODLA_QUINT64", "ODLA_FLOAT16",  "ODLA_BFLOAT16", "ODLA_FLOAT32", "ODLA_FLOAT64",
+      "ODLA_INT8",    "ODLA_INT16",   "ODLA_INT32",    "ODLA_INT64",   "ODLA_UINT8",
+      "ODLA_UINT16",  "ODLA_UINT32",  "ODLA_UINT64",   "ODLA_QINT8",   "ODLA_QINT16",
+      "ODLA_QINT32",  "ODLA_QINT64",  "ODLA_QUINT8",   "ODLA_QUINT16", "ODLA_QUINT32",
+      "ODLA_QUINT64", "ODLA_FLOAT16", "ODLA_BFLOAT16", "ODLA_FLOAT32", "ODLA_FLOAT64",
       "ODLA_BOOL",    "ODLA_STRING"};
   static_assert(sizeof names / sizeof *names == ODLA_STRING + 1, "odla_element_type names");
   return names[v];
 }
 
 const char *enumName(odla_memory_layout v) {
-  static const char *const names[] = {"ODLA_CHANNELS_FIRST", "ODLA_CHANNELS_LAST", "ODLA_SIO",
-                                      "ODLA_SOI",            "ODLA_OIS",           "ODLA_IOS"};
+  static const char *const names[] = {
+      "ODLA_CHANNELS_FIRST", "ODLA_CHANNELS_LAST", "ODLA_SIO", "ODLA_SOI", "ODLA_OIS", "ODLA_IOS"};
   static_assert(sizeof names / sizeof *names == ODLA_IOS + 1, "odla_memory_layout names");
   return names[v];
 }
 
-#define ODLAC_ENUM_NAMES(Type, Last, ...)                                                   \
-  const char *enumName(Type v) {                                                             \
-    static const char *const names[] = {__VA_ARGS__};                                        \
-    static_assert(sizeof names / sizeof *names == (Last) + 1, #Type " names");               \
-    return names[v];                                                                         \
+#define ODLAC_ENUM_NAMES(Type, Last, ...)                                                          \
+  const char *enumName(Type v) {                                                                   \
+    static const char *const names[] = {__VA_ARGS__};                                              \
+    static_assert(sizeof names / sizeof *names == (Last) + 1, #Type " names");                     \
+    return names[v];                                                                               \
   }
 ODLAC_ENUM_NAMES(odla_rnn_weight_format, ODLA_RNN_LDIGO, "ODLA_RNN_LDGOI", "ODLA_RNN_LDIGO")
 ODLAC_ENUM_NAMES(odla_rnn_gate_order, ODLA_RNN_URO, "ODLA_RNN_IOFC", "ODLA_RNN_IFCO",
                  "ODLA_RNN_IFOC", "ODLA_RNN_ICOF", "ODLA_RNN_URO")
-ODLAC_ENUM_NAMES(odla_rnn_direction, ODLA_RNN_BIDIRECTIONAL, "ODLA_RNN_FORWARD",
-                 "ODLA_RNN_REVERSE", "ODLA_RNN_BIDIRECTIONAL")
+ODLAC_ENUM_NAMES(odla_rnn_direction, ODLA_RNN_BIDIRECTIONAL, "ODLA_RNN_FORWARD", "ODLA_RNN_REVERSE",
+                 "ODLA_RNN_BIDIRECTIONAL")
 ODLAC_ENUM_NAMES(odla_rnn_outputs, ODLA_RNN_HIDDEN_CELL_STATE, "ODLA_RNN_NO_STATE",
                  "ODLA_RNN_HIDDEN_STATE", "ODLA_RNN_CELL_STATE", "ODLA_RNN_HIDDEN_CELL_STATE")
 ODLAC_ENUM_NAMES(odla_reduction_mode, ODLA_REDUCE_SUM, "ODLA_REDUCE_NONE", "ODLA_REDUCE_MEAN",
@@ -54,10 +53,10 @@ ODLAC_ENUM_NAMES(odla_fill_method, ODLA_RandomUniform, "ODLA_EyeLike", "ODLA_Ran
 ODLAC_ENUM_NAMES(odla_loop_output_mode, ODLA_LOOP_REV_AFTER, "ODLA_LOOP_LAST_VALUE",
                  "ODLA_LOOP_FWD_BEFORE", "ODLA_LOOP_FWD_AFTER", "ODLA_LOOP_REV_BEFORE",
                  "ODLA_LOOP_REV_AFTER")
-ODLAC_ENUM_NAMES(odla_ext_fused_activation, ODLA_EXT_FUSED_GELU, "ODLA_EXT_FUSED_NONE", "ODLA_EXT_FUSED_RELU",
-                 "ODLA_EXT_FUSED_CLAMP", "ODLA_EXT_FUSED_SIGMOID", "ODLA_EXT_FUSED_TANH",
-                 "ODLA_EXT_FUSED_LEAKY_RELU", "ODLA_EXT_FUSED_HARD_SWISH", "ODLA_EXT_FUSED_SWISH",
-                 "ODLA_EXT_FUSED_GELU")
+ODLAC_ENUM_NAMES(odla_ext_fused_activation, ODLA_EXT_FUSED_GELU, "ODLA_EXT_FUSED_NONE",
+                 "ODLA_EXT_FUSED_RELU", "ODLA_EXT_FUSED_CLAMP", "ODLA_EXT_FUSED_SIGMOID",
+                 "ODLA_EXT_FUSED_TANH", "ODLA_EXT_FUSED_LEAKY_RELU", "ODLA_EXT_FUSED_HARD_SWISH",
+                 "ODLA_EXT_FUSED_SWISH", "ODLA_EXT_FUSED_GELU")
 #undef ODLAC_ENUM_NAMES
 
 std::vector<std::string> Call::paramNames() const {

@@ -42,8 +42,8 @@ Status checkBound(InferCtx &c, const char *name, const Graph &body, size_t first
     const TensorType &want = c.in(operand + static_cast<int>(k));
     const Value *in = body.inputs()[first + k];
     if (in->type() != want)
-      return c.fail(std::string(name) + " input " + str(first + k) + " ('" + in->name() +
-                    "') is " + toString(in->type()) + " but its operand is " + toString(want));
+      return c.fail(std::string(name) + " input " + str(first + k) + " ('" + in->name() + "') is " +
+                    toString(in->type()) + " but its operand is " + toString(want));
   }
   return Status::ok();
 }
@@ -126,8 +126,7 @@ Status inferLoop(InferCtx &c) {
   if (Status s = checkBound(c, "body", *body, 0, 1, operands - 1))
     return s;
   if (body->outputs()[0]->type() != TensorType{DType::Bool, {}})
-    return c.fail("body's cond result must be bool[], got " +
-                  toString(body->outputs()[0]->type()));
+    return c.fail("body's cond result must be bool[], got " + toString(body->outputs()[0]->type()));
   for (size_t k = 0; k < n; ++k) {
     const TensorType &next = body->outputs()[1 + k]->type(), &init = c.in(2 + static_cast<int>(k));
     if (next != init)

@@ -20,7 +20,8 @@ constexpr const char *kAttrPrefix = "attr.";
 
 // The result types the attributes declare; an error when they do not fit the node.
 Expected<std::vector<TensorType>> declaredResults(const Node &n) {
-  const std::vector<std::string> &dtypes = std::get<std::vector<std::string>>(n.attrs().at("result_dtypes"));
+  const std::vector<std::string> &dtypes =
+      std::get<std::vector<std::string>>(n.attrs().at("result_dtypes"));
   const std::vector<int64_t> &dims = n.ints("result_dims");
   std::vector<TensorType> types;
   size_t at = 0;
@@ -52,7 +53,8 @@ Status inferCustomOp(InferCtx &c) {
                   std::to_string(ODLA_MAX_OUTPUTS) + " of each");
   for (int i = 0; i < c.numInputs(); ++i)
     if (!c.hasInput(i))
-      return c.fail("operand " + std::to_string(i) + " is absent; custom ops take no absent operands");
+      return c.fail("operand " + std::to_string(i) +
+                    " is absent; custom ops take no absent operands");
   for (const auto &[name, value] : n.attrs()) {
     if (name.rfind(kAttrPrefix, 0) == 0 || n.op().findAttr(name))
       continue;
@@ -61,7 +63,8 @@ Status inferCustomOp(InferCtx &c) {
   }
   for (const auto &[name, value] : n.attrs())
     if (attrKind(value) == AttrKind::Strings && name.rfind(kAttrPrefix, 0) == 0)
-      return c.fail("attribute '" + name.substr(5) + "' is a list of strings; custom ops take "
+      return c.fail("attribute '" + name.substr(5) +
+                    "' is a list of strings; custom ops take "
                     "int, float, string, ints and floats attributes");
   auto types = declaredResults(n);
   if (!types)
@@ -113,8 +116,8 @@ void lowerCustomOp(LowerCtx &c) {
     ids.names.push_back(n.output(i)->name());
     params.resultTypes.push_back({odlaType(n.output(i)->dtype()), c.outShape(i)});
   }
-  std::vector<lower::Val> results = c.sink().CustomOp(
-      c.ins(), lower::Str{n.s("op_type")}, lower::Str{n.s("domain")}, ids, params);
+  std::vector<lower::Val> results = c.sink().CustomOp(c.ins(), lower::Str{n.s("op_type")},
+                                                      lower::Str{n.s("domain")}, ids, params);
   for (int i = 0; i < n.numOutputs(); ++i)
     c.setOut(i, results[static_cast<size_t>(i)]);
 }

@@ -400,20 +400,20 @@ const OpDef SliceDynamic = {"SliceDynamic",
                                                                    c.in(3), c.in(4), c.outShape(0),
                                                                    c.outId(0)));
                             }};
-const OpDef PadDynamic =
-    {"PadDynamic",
-     {{"x"}, {"pads", OperandDef::Required, kIndexTypes}, {"value", OperandDef::Optional}},
-     1,
-     {{"mode", AttrKind::String, AttrValue(std::string("constant"))},
-      {"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferPadDynamic,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtPadDynamic(c.in(0), c.in(1), c.in(2),
-                                          static_cast<odla_int32>(padMode(c.node().s("mode"))),
-                                          c.outShape(0), c.outId(0)));
-     }};
+const OpDef PadDynamic = {
+    "PadDynamic",
+    {{"x"}, {"pads", OperandDef::Required, kIndexTypes}, {"value", OperandDef::Optional}},
+    1,
+    {{"mode", AttrKind::String, AttrValue(std::string("constant"))},
+     {"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Opaque,
+    kShapeOnly,
+    inferPadDynamic,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtPadDynamic(c.in(0), c.in(1), c.in(2),
+                                         static_cast<odla_int32>(padMode(c.node().s("mode"))),
+                                         c.outShape(0), c.outId(0)));
+    }};
 const OpDef Compress = {
     "Compress",
     {{"x"}, {"condition", OperandDef::Required, maskOf(DType::Bool)}},
@@ -436,20 +436,20 @@ const OpDef EyeLike = {"EyeLike",
                        kTraitNone,
                        inferEyeLike,
                        lowerEyeLike};
-const OpDef ReverseSequence =
-    {"ReverseSequence",
-     {{"x"}, {"sequence_lens", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"batch_axis", AttrKind::Int, AttrValue(int64_t{1})},
-      {"time_axis", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kShapeOnly,
-     inferReverseSequence,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtReverseSequence(
-                       c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("batch_axis")),
-                       static_cast<odla_int32>(c.node().i("time_axis")), c.outId(0)));
-     }};
+const OpDef ReverseSequence = {
+    "ReverseSequence",
+    {{"x"}, {"sequence_lens", OperandDef::Required, kIndexTypes}},
+    1,
+    {{"batch_axis", AttrKind::Int, AttrValue(int64_t{1})},
+     {"time_axis", AttrKind::Int, AttrValue(int64_t{0})}},
+    FusionClass::Opaque,
+    kShapeOnly,
+    inferReverseSequence,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtReverseSequence(
+                      c.in(0), c.in(1), static_cast<odla_int32>(c.node().i("batch_axis")),
+                      static_cast<odla_int32>(c.node().i("time_axis")), c.outId(0)));
+    }};
 
 } // namespace ops
 

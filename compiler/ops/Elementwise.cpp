@@ -1,6 +1,7 @@
 // Elementwise unary ops: math, activations, predicates, Clamp, Cast, Not, BitwiseNot and
-// Identity. Each lowers to the one ODLA call of the same name (BitwiseNot: odla_ExtBitwiseNot); the reference backend's builders
-// (runtime_stubs/reference/ops_elementwise.c, ops_unary_cast.c) define their semantics.
+// Identity. Each lowers to the one ODLA call of the same name (BitwiseNot: odla_ExtBitwiseNot); the
+// reference backend's builders (runtime_stubs/reference/ops_elementwise.c, ops_unary_cast.c) define
+// their semantics.
 #include "lower/Lowering.h"
 #include "ops/Ops.h"
 
@@ -87,8 +88,14 @@ float attrF(const LowerCtx &c, const char *name) { return static_cast<float>(c.n
 // One row of a unary op on operand `x` of the given element types.
 OpDef unary(const char *name, DTypeMask types, LowerFn lower, std::vector<AttrDef> attrs = {},
             InferFn infer = inferUnary) {
-  return {name, {{"x", OperandDef::Required, types}}, 1, std::move(attrs),
-          FusionClass::Elementwise, kLayoutAgnostic, infer, lower};
+  return {name,
+          {{"x", OperandDef::Required, types}},
+          1,
+          std::move(attrs),
+          FusionClass::Elementwise,
+          kLayoutAgnostic,
+          infer,
+          lower};
 }
 
 AttrDef floatAttr(const char *name, double dflt) {
@@ -96,9 +103,9 @@ AttrDef floatAttr(const char *name, double dflt) {
 }
 
 #define UNARY(Name) [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), c.outId(0))); }
-#define ACTIVATION1(Name, a)                                                                      \
+#define ACTIVATION1(Name, a)                                                                       \
   [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), c.outId(0))); }
-#define ACTIVATION2(Name, a, b)                                                                   \
+#define ACTIVATION2(Name, a, b)                                                                    \
   [](LowerCtx &c) { c.setOut(0, c.sink().Name(c.in(0), attrF(c, a), attrF(c, b), c.outId(0))); }
 
 } // namespace

@@ -80,9 +80,9 @@ void lowerFusedConv(LowerCtx &c) {
                               fusedEnum(activationOf(n)), alpha, beta, c.outShape(0), c.outId(0)));
     return;
   }
-  lower::Val v = c.sink().Conv(c.in(0), data, group, c.in(1), kernel,
-                               u32s(n.ints("strides")), u32s(n.ints("dilations")), front, back,
-                               c.in(2), c.outShape(0), productId(c));
+  lower::Val v =
+      c.sink().Conv(c.in(0), data, group, c.in(1), kernel, u32s(n.ints("strides")),
+                    u32s(n.ints("dilations")), front, back, c.in(2), c.outShape(0), productId(c));
   c.setOut(0, coreEpilogue(c, v, 3, alpha, beta));
 }
 

@@ -197,49 +197,49 @@ const OpDef Gather = {"Gather",
                                                     c.outShape(0), c.outId(0)));
                       },
                       BatchRule::AlongAxis};
-const OpDef GatherElements =
-    {"GatherElements",
-     {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"axis", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferGatherElements,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().GatherElements(c.in(0), c.in(1),
-                                           static_cast<odla_int32>(c.node().i("axis")),
-                                           c.outShape(0), c.outId(0)));
-     },
-     BatchRule::GatherElements};
-const OpDef GatherND =
-    {"GatherND",
-     {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"batch_dims", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Injective,
-     kShapeOnly,
-     inferGatherND,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().GatherND(c.in(0), c.in(1),
-                                     static_cast<odla_int32>(c.node().i("batch_dims")),
-                                     c.outShape(0), c.outId(0)));
-     }};
+const OpDef GatherElements = {
+    "GatherElements",
+    {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
+    1,
+    {{"axis", AttrKind::Int, AttrValue(int64_t{0})}},
+    FusionClass::Injective,
+    kShapeOnly,
+    inferGatherElements,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().GatherElements(c.in(0), c.in(1),
+                                          static_cast<odla_int32>(c.node().i("axis")),
+                                          c.outShape(0), c.outId(0)));
+    },
+    BatchRule::GatherElements};
+const OpDef GatherND = {
+    "GatherND",
+    {{"x"}, {"indices", OperandDef::Required, kIndexTypes}},
+    1,
+    {{"batch_dims", AttrKind::Int, AttrValue(int64_t{0})}},
+    FusionClass::Injective,
+    kShapeOnly,
+    inferGatherND,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().GatherND(c.in(0), c.in(1),
+                                    static_cast<odla_int32>(c.node().i("batch_dims")),
+                                    c.outShape(0), c.outId(0)));
+    }};
 // Reductions apply in row-major order of the indices; with "none" the last update of a
 // repeated index wins. bool combines as logic (add: or, mul: and).
-const OpDef ScatterElements =
-    {"ScatterElements",
-     {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
-     1,
-     {{"axis", AttrKind::Int, AttrValue(int64_t{0})},
-      {"reduction", AttrKind::String, AttrValue(std::string("none"))}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferScatterElements,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtScatterElements(c.in(0), c.in(1), c.in(2),
-                                               static_cast<odla_int32>(c.node().i("axis")),
-                                               reductionCode(c.node()), c.outId(0)));
-     }};
+const OpDef ScatterElements = {
+    "ScatterElements",
+    {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
+    1,
+    {{"axis", AttrKind::Int, AttrValue(int64_t{0})},
+     {"reduction", AttrKind::String, AttrValue(std::string("none"))}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferScatterElements,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtScatterElements(c.in(0), c.in(1), c.in(2),
+                                              static_cast<odla_int32>(c.node().i("axis")),
+                                              reductionCode(c.node()), c.outId(0)));
+    }};
 const OpDef ScatterND = {"ScatterND",
                          {{"data"}, {"indices", OperandDef::Required, kIndexTypes}, {"updates"}},
                          1,
@@ -253,19 +253,19 @@ const OpDef ScatterND = {"ScatterND",
                          }};
 // indices of any numeric type (floats truncate toward zero); negative ones count from
 // the end of depth; one outside [-depth, depth) gives a row of off values.
-const OpDef OneHot =
-    {"OneHot",
-     {{"indices", OperandDef::Required, kNumericTypes}, {"values"}},
-     1,
-     {{"depth", AttrKind::Int, std::nullopt}, {"axis", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferOneHot,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().OneHot(c.in(0), static_cast<odla_int32>(c.node().i("depth")), c.in(1),
-                                   static_cast<odla_int32>(c.node().i("axis")), c.outShape(0),
-                                   c.outId(0)));
-     }};
+const OpDef OneHot = {
+    "OneHot",
+    {{"indices", OperandDef::Required, kNumericTypes}, {"values"}},
+    1,
+    {{"depth", AttrKind::Int, std::nullopt}, {"axis", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferOneHot,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().OneHot(c.in(0), static_cast<odla_int32>(c.node().i("depth")), c.in(1),
+                                  static_cast<odla_int32>(c.node().i("axis")), c.outShape(0),
+                                  c.outId(0)));
+    }};
 // Results: values and int64 positions, sorted best first, ties in order of position.
 const OpDef TopK = {"TopK",
                     {{"x", OperandDef::Required, kNumericTypes}},

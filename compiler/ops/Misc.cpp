@@ -290,99 +290,99 @@ namespace ops {
 
 // NMS with its parameters fixed at import and corner boxes: ODLA's odla_NMS. Rows after
 // the kept boxes hold -1 (see runtime_stubs/reference/ops_misc.c).
-const OpDef NMS =
-    {"NMS",
-     {{"boxes", kReq, kFloatTypes}, {"scores", kReq, kFloatTypes}},
-     1,
-     {{"max_output_boxes_per_class", AttrKind::Int, std::nullopt},
-      {"iou_threshold", AttrKind::Float, std::nullopt},
-      {"score_threshold", AttrKind::Float, std::nullopt},
-      {"count", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferNMS,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().NMS(c.in(0), c.in(1),
-                                static_cast<odla_uint32>(n.i("max_output_boxes_per_class")),
-                                static_cast<float>(n.f("iou_threshold")),
-                                static_cast<float>(n.f("score_threshold")), vtypeOf(*n.output(0)),
-                                c.outId(0)));
-     }};
+const OpDef NMS = {
+    "NMS",
+    {{"boxes", kReq, kFloatTypes}, {"scores", kReq, kFloatTypes}},
+    1,
+    {{"max_output_boxes_per_class", AttrKind::Int, std::nullopt},
+     {"iou_threshold", AttrKind::Float, std::nullopt},
+     {"score_threshold", AttrKind::Float, std::nullopt},
+     {"count", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferNMS,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().NMS(c.in(0), c.in(1),
+                               static_cast<odla_uint32>(n.i("max_output_boxes_per_class")),
+                               static_cast<float>(n.f("iou_threshold")),
+                               static_cast<float>(n.f("score_threshold")), vtypeOf(*n.output(0)),
+                               c.outId(0)));
+    }};
 // ONNX NonMaxSuppression with its scalar operands read at run time.
-const OpDef NonMaxSuppression =
-    {"NonMaxSuppression",
-     {{"boxes", kReq, kFloatTypes},
-      {"scores", kReq, kFloatTypes},
-      {"max_output_boxes_per_class", kOpt, kIntTypes},
-      {"iou_threshold", kOpt, kFloatTypes},
-      {"score_threshold", kOpt, kFloatTypes}},
-     1,
-     {{"center_point_box", AttrKind::Int, AttrValue(int64_t{0})},
-      {"count", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferNonMaxSuppression,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtNonMaxSuppression(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
-                                                 i32(n.i("center_point_box")),
-                                                 vtypeOf(*n.output(0)), c.outId(0)));
-     }};
-const OpDef RoiAlign =
-    {"RoiAlign",
-     {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}, {"batch_indices", kReq, kIndexTypes}},
-     1,
-     {{"mode", AttrKind::String, AttrValue(std::string("avg"))},
-      {"output_height", AttrKind::Int, AttrValue(int64_t{1})},
-      {"output_width", AttrKind::Int, AttrValue(int64_t{1})},
-      {"sampling_ratio", AttrKind::Int, AttrValue(int64_t{0})},
-      {"spatial_scale", AttrKind::Float, AttrValue(1.0)},
-      {"half_pixel", AttrKind::Int, AttrValue(int64_t{1})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferRoiAlign,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtRoiAlign(c.in(0), c.in(1), c.in(2), indexIn(kRoiModes, n.s("mode")),
-                                        i32(n.i("output_height")), i32(n.i("output_width")),
-                                        i32(n.i("sampling_ratio")),
-                                        static_cast<float>(n.f("spatial_scale")),
-                                        {n.i("half_pixel") != 0}, c.outId(0)));
-     }};
+const OpDef NonMaxSuppression = {
+    "NonMaxSuppression",
+    {{"boxes", kReq, kFloatTypes},
+     {"scores", kReq, kFloatTypes},
+     {"max_output_boxes_per_class", kOpt, kIntTypes},
+     {"iou_threshold", kOpt, kFloatTypes},
+     {"score_threshold", kOpt, kFloatTypes}},
+    1,
+    {{"center_point_box", AttrKind::Int, AttrValue(int64_t{0})},
+     {"count", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferNonMaxSuppression,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().ExtNonMaxSuppression(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
+                                                i32(n.i("center_point_box")), vtypeOf(*n.output(0)),
+                                                c.outId(0)));
+    }};
+const OpDef RoiAlign = {
+    "RoiAlign",
+    {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}, {"batch_indices", kReq, kIndexTypes}},
+    1,
+    {{"mode", AttrKind::String, AttrValue(std::string("avg"))},
+     {"output_height", AttrKind::Int, AttrValue(int64_t{1})},
+     {"output_width", AttrKind::Int, AttrValue(int64_t{1})},
+     {"sampling_ratio", AttrKind::Int, AttrValue(int64_t{0})},
+     {"spatial_scale", AttrKind::Float, AttrValue(1.0)},
+     {"half_pixel", AttrKind::Int, AttrValue(int64_t{1})}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferRoiAlign,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().ExtRoiAlign(c.in(0), c.in(1), c.in(2), indexIn(kRoiModes, n.s("mode")),
+                                       i32(n.i("output_height")), i32(n.i("output_width")),
+                                       i32(n.i("sampling_ratio")),
+                                       static_cast<float>(n.f("spatial_scale")),
+                                       {n.i("half_pixel") != 0}, c.outId(0)));
+    }};
 // ONNX MaxRoiPool: rois are [R, 5] rows (batch index, x1, y1, x2, y2).
-const OpDef MaxRoiPool =
-    {"MaxRoiPool",
-     {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}},
-     1,
-     {{"pooled_shape", AttrKind::Ints, std::nullopt},
-      {"spatial_scale", AttrKind::Float, AttrValue(1.0)}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferMaxRoiPool,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ROIMaxPool(
-                       c.in(0), ODLA_CHANNELS_FIRST, c.in(1), i32(n.ints("pooled_shape")[0]),
-                       i32(n.ints("pooled_shape")[1]), static_cast<float>(n.f("spatial_scale")),
-                       c.outShape(0), c.outId(0)));
-     }};
-const OpDef GridSample =
-    {"GridSample",
-     {{"x", kReq, kAllTypes}, {"grid", kReq, kFloatTypes}},
-     1,
-     {{"mode", AttrKind::String, AttrValue(std::string("bilinear"))},
-      {"padding_mode", AttrKind::String, AttrValue(std::string("zeros"))},
-      {"align_corners", AttrKind::Int, AttrValue(int64_t{0})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferGridSample,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtGridSample(c.in(0), c.in(1), indexIn(kGridModes, n.s("mode")),
-                                          indexIn(kGridPaddings, n.s("padding_mode")),
-                                          {n.i("align_corners") != 0}, c.outId(0)));
-     }};
+const OpDef MaxRoiPool = {
+    "MaxRoiPool",
+    {{"x", kReq, kFloatTypes}, {"rois", kReq, kFloatTypes}},
+    1,
+    {{"pooled_shape", AttrKind::Ints, std::nullopt},
+     {"spatial_scale", AttrKind::Float, AttrValue(1.0)}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferMaxRoiPool,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().ROIMaxPool(
+                      c.in(0), ODLA_CHANNELS_FIRST, c.in(1), i32(n.ints("pooled_shape")[0]),
+                      i32(n.ints("pooled_shape")[1]), static_cast<float>(n.f("spatial_scale")),
+                      c.outShape(0), c.outId(0)));
+    }};
+const OpDef GridSample = {
+    "GridSample",
+    {{"x", kReq, kAllTypes}, {"grid", kReq, kFloatTypes}},
+    1,
+    {{"mode", AttrKind::String, AttrValue(std::string("bilinear"))},
+     {"padding_mode", AttrKind::String, AttrValue(std::string("zeros"))},
+     {"align_corners", AttrKind::Int, AttrValue(int64_t{0})}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferGridSample,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().ExtGridSample(c.in(0), c.in(1), indexIn(kGridModes, n.s("mode")),
+                                         indexIn(kGridPaddings, n.s("padding_mode")),
+                                         {n.i("align_corners") != 0}, c.outId(0)));
+    }};
 const OpDef AffineGrid = {"AffineGrid",
                           {{"theta", kReq, kFloatTypes}, {"size", kReq, kI64}},
                           1,
@@ -416,23 +416,23 @@ const OpDef Window = {"Window",
 // `bins`: the result's extent along axis (the length, or length / 2 + 1 for a one-sided
 // forward transform). With the operand `axis` (DFT-20's, known only at run time), the
 // attribute is one axis that gives the result shape; the kernel reads the operand.
-const OpDef DFT =
-    {"DFT",
-     {{"x", kReq, kFloatTypes}, {"dft_length", kOpt, kIndexTypes}, {"axis", kOpt, kIndexTypes}},
-     1,
-     {{"axis", AttrKind::Int, std::nullopt},
-      {"inverse", AttrKind::Int, AttrValue(int64_t{0})},
-      {"onesided", AttrKind::Int, AttrValue(int64_t{0})},
-      {"bins", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferDFT,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0,
-                c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")), {n.i("inverse") != 0},
-                                {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
-     }};
+const OpDef DFT = {
+    "DFT",
+    {{"x", kReq, kFloatTypes}, {"dft_length", kOpt, kIndexTypes}, {"axis", kOpt, kIndexTypes}},
+    1,
+    {{"axis", AttrKind::Int, std::nullopt},
+     {"inverse", AttrKind::Int, AttrValue(int64_t{0})},
+     {"onesided", AttrKind::Int, AttrValue(int64_t{0})},
+     {"bins", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferDFT,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0,
+               c.sink().ExtDFT(c.in(0), c.in(1), c.in(2), i32(n.i("axis")), {n.i("inverse") != 0},
+                               {n.i("onesided") != 0}, c.outShape(0), c.outId(0)));
+    }};
 const OpDef STFT = {"STFT",
                     {{"signal", kReq, kFloatTypes},
                      {"frame_step", kReq, kIndexTypes},
@@ -471,30 +471,30 @@ const OpDef MelWeightMatrix = {
     }};
 // ODLA's odla_TFIDFVectorize; pool, gram_counts and output_indices are int64 vectors and
 // weights an optional float32 vector; `width` is the number of result columns.
-const OpDef TfIdfVectorize =
-    {"TfIdfVectorize",
-     {{"x", kReq, kIndexTypes},
-      {"pool", kReq, kI64},
-      {"gram_counts", kReq, kI64},
-      {"output_indices", kReq, kI64},
-      {"weights", kOpt, kF32}},
-     1,
-     {{"min_gram_length", AttrKind::Int, std::nullopt},
-      {"max_gram_length", AttrKind::Int, std::nullopt},
-      {"max_skip_count", AttrKind::Int, std::nullopt},
-      {"mode", AttrKind::String, std::nullopt},
-      {"width", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferTfIdf,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().TFIDFVectorize(
-                       c.in(0), i32(n.i("min_gram_length")), i32(n.i("max_gram_length")),
-                       i32(n.i("max_skip_count")),
-                       static_cast<odla_tf_idf_mode>(indexIn(kTfIdfModes, n.s("mode"))), c.in(1),
-                       c.in(2), c.in(3), c.in(4), c.outShape(0), c.outId(0)));
-     }};
+const OpDef TfIdfVectorize = {
+    "TfIdfVectorize",
+    {{"x", kReq, kIndexTypes},
+     {"pool", kReq, kI64},
+     {"gram_counts", kReq, kI64},
+     {"output_indices", kReq, kI64},
+     {"weights", kOpt, kF32}},
+    1,
+    {{"min_gram_length", AttrKind::Int, std::nullopt},
+     {"max_gram_length", AttrKind::Int, std::nullopt},
+     {"max_skip_count", AttrKind::Int, std::nullopt},
+     {"mode", AttrKind::String, std::nullopt},
+     {"width", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferTfIdf,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().TFIDFVectorize(
+                      c.in(0), i32(n.i("min_gram_length")), i32(n.i("max_gram_length")),
+                      i32(n.i("max_skip_count")),
+                      static_cast<odla_tf_idf_mode>(indexIn(kTfIdfModes, n.s("mode"))), c.in(1),
+                      c.in(2), c.in(3), c.in(4), c.outShape(0), c.outId(0)));
+    }};
 
 } // namespace ops
 

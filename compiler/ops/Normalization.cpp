@@ -17,9 +17,8 @@ Status checkPerChannel(InferCtx &c, int operand, const char *what, int64_t chann
     return Status::ok();
   const TensorType &t = c.in(operand);
   if (t.dtype != c.in(0).dtype || t.dims != Dims{channels})
-    return c.fail(std::string(what) + " must be " + dtypeName(c.in(0).dtype) + "[" +
-                  str(channels) + "] (one per channel of input " + toString(c.in(0)) + "), got " +
-                  toString(t));
+    return c.fail(std::string(what) + " must be " + dtypeName(c.in(0).dtype) + "[" + str(channels) +
+                  "] (one per channel of input " + toString(c.in(0)) + "), got " + toString(t));
   return Status::ok();
 }
 
@@ -103,8 +102,10 @@ Status inferNll(InferCtx &c) {
   if (x.rank() >= 2)
     expected.erase(expected.begin() + 1);
   if (x.rank() < 2 || t.dims != expected)
-    return c.fail("input " + dimsToString(x.dims) + " must have rank >= 2 (N, C, D1, ...) and "
-                  "target " + dimsToString(t.dims) + " its shape without axis 1");
+    return c.fail("input " + dimsToString(x.dims) +
+                  " must have rank >= 2 (N, C, D1, ...) and "
+                  "target " +
+                  dimsToString(t.dims) + " its shape without axis 1");
   if (c.hasInput(2) && (c.in(2).dtype != x.dtype || c.in(2).dims != Dims{x.dims[1]}))
     return c.fail("weight must be " + std::string(dtypeName(x.dtype)) + "[" + str(x.dims[1]) +
                   "] (one per class), got " + toString(c.in(2)));

@@ -14,8 +14,8 @@ constexpr DTypeMask kQuantTypes = maskOf(DType::I8) | maskOf(DType::U8) | maskOf
                                   maskOf(DType::U16) | maskOf(DType::I32) | maskOf(DType::U32) |
                                   (kLowPrecisionTypes & ~maskOf(DType::F8E8M0));
 constexpr DTypeMask kQuantizeInputs = kFloatTypes | maskOf(DType::I32) | maskOf(DType::U32) |
-                                      maskOf(DType::I8) | maskOf(DType::U8) |
-                                      maskOf(DType::I16) | maskOf(DType::U16);
+                                      maskOf(DType::I8) | maskOf(DType::U8) | maskOf(DType::I16) |
+                                      maskOf(DType::U16);
 
 // The result type named by the "to" attribute (an IR type name such as "u8").
 Expected<DType> targetType(const InferCtx &c, DTypeMask allowed) {
@@ -48,8 +48,8 @@ Status checkQuantParams(InferCtx &c, DType zeroPointType) {
       want[axis] = (want[axis] + block - 1) / block;
       if (p.dims != want)
         return c.fail(std::string("blocked ") + what + " " + toString(p) + " must be " +
-                      dimsToString(want) + " (input " + toString(x) + ", blocks of " +
-                      str(block) + " along axis " + str(axis) + ")");
+                      dimsToString(want) + " (input " + toString(x) + ", blocks of " + str(block) +
+                      " along axis " + str(axis) + ")");
       continue;
     }
     if (p.numElements() == 1)
@@ -112,8 +112,7 @@ void lowerDequantize(LowerCtx &c) {
   odla_element_type to = odlaType(n.output(0)->dtype());
   if (needsExtension(n, n.input(0)->dtype()))
     c.setOut(0, c.sink().ExtDequantize(c.in(0), c.in(1), c.in(2), axis,
-                                       static_cast<odla_int32>(n.i("block_size")), to,
-                                       c.outId(0)));
+                                       static_cast<odla_int32>(n.i("block_size")), to, c.outId(0)));
   else
     c.setOut(0, c.sink().Dequantize(c.in(0), c.in(1), c.in(2), axis, to, c.outId(0)));
 }

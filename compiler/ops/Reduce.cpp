@@ -189,23 +189,23 @@ const OpDef ReduceLogSumExp = reduction("ReduceLogSumExp", kReduceAttrs, REDUCE(
 // epsilon: L1 = sum |x| + epsilon, L2 = sqrt(sum x^2 + epsilon); 0 for ONNX.
 const OpDef ReduceL1 = reduction("ReduceL1", kNormReduceAttrs, NORM_REDUCE(ReduceL1));
 const OpDef ReduceL2 = reduction("ReduceL2", kNormReduceAttrs, NORM_REDUCE(ReduceL2));
-const OpDef ReduceDynamic =
-    {"ReduceDynamic",
-     {{"x", OperandDef::Required, kNumericTypes}, {"axes", OperandDef::Required, kIndexTypes}},
-     1,
-     {{"reduction", AttrKind::String, std::nullopt},
-      {"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
-      {"noop_with_empty_axes", AttrKind::Int, AttrValue(int64_t{0})},
-      {"shape", AttrKind::Ints, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferReduceDynamic,
-     [](LowerCtx &c) {
-       c.setOut(0, c.sink().ExtReduceDynamic(c.in(0), c.in(1),
-                                             dynamicReductionCode(c.node().s("reduction")),
-                                             flag(c, "keepdims"), flag(c, "noop_with_empty_axes"),
-                                             c.outShape(0), c.outId(0)));
-     }};
+const OpDef ReduceDynamic = {
+    "ReduceDynamic",
+    {{"x", OperandDef::Required, kNumericTypes}, {"axes", OperandDef::Required, kIndexTypes}},
+    1,
+    {{"reduction", AttrKind::String, std::nullopt},
+     {"keepdims", AttrKind::Int, AttrValue(int64_t{1})},
+     {"noop_with_empty_axes", AttrKind::Int, AttrValue(int64_t{0})},
+     {"shape", AttrKind::Ints, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferReduceDynamic,
+    [](LowerCtx &c) {
+      c.setOut(0, c.sink().ExtReduceDynamic(c.in(0), c.in(1),
+                                            dynamicReductionCode(c.node().s("reduction")),
+                                            flag(c, "keepdims"), flag(c, "noop_with_empty_axes"),
+                                            c.outShape(0), c.outId(0)));
+    }};
 const OpDef ArgMax = {
     "ArgMax",   kNumericX, 1,           kArgAttrs,           FusionClass::Reduction,
     kTraitNone, inferArg,  ARG(ArgMax), BatchRule::AlongAxis};

@@ -91,42 +91,40 @@ const OpDef StringConcat = {
     kTraitNone,
     inferStringConcat,
     [](LowerCtx &c) { c.setOut(0, c.sink().ExtStringConcat(c.in(0), c.in(1), c.outId(0))); }};
-const OpDef StringNormalizer =
-    {"StringNormalizer",
-     {kStrings, {"stopwords", OperandDef::Optional, kStringTypes}},
-     1,
-     {{"count", AttrKind::Int, std::nullopt},
-      {"case_change_action", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_CASE_NONE})},
-      {"is_case_sensitive", AttrKind::Int, AttrValue(int64_t{0})},
-      {"locale", AttrKind::String, AttrValue(std::string())}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferStringNormalizer,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtStringNormalizer(c.in(0), c.in(1),
-                                                static_cast<odla_int32>(n.i("case_change_action")),
-                                                {n.i("is_case_sensitive") != 0}, {n.s("locale")},
-                                                c.outShape(0), c.outId(0)));
-     }};
-const OpDef StringSplit =
-    {"StringSplit",
-     {kStrings},
-     2,
-     {{"width", AttrKind::Int, std::nullopt},
-      {"delimiter", AttrKind::String, AttrValue(std::string())},
-      {"maxsplit", AttrKind::Int, AttrValue(int64_t{-1})}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferStringSplit,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       auto outs =
-           c.sink().ExtStringSplit(c.in(0), {n.s("delimiter")}, n.i("maxsplit"), c.outShape(0),
-                                   lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
-       c.setOut(0, outs.at(0));
-       c.setOut(1, outs.at(1));
-     }};
+const OpDef StringNormalizer = {
+    "StringNormalizer",
+    {kStrings, {"stopwords", OperandDef::Optional, kStringTypes}},
+    1,
+    {{"count", AttrKind::Int, std::nullopt},
+     {"case_change_action", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_CASE_NONE})},
+     {"is_case_sensitive", AttrKind::Int, AttrValue(int64_t{0})},
+     {"locale", AttrKind::String, AttrValue(std::string())}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferStringNormalizer,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0, c.sink().ExtStringNormalizer(
+                      c.in(0), c.in(1), static_cast<odla_int32>(n.i("case_change_action")),
+                      {n.i("is_case_sensitive") != 0}, {n.s("locale")}, c.outShape(0), c.outId(0)));
+    }};
+const OpDef StringSplit = {"StringSplit",
+                           {kStrings},
+                           2,
+                           {{"width", AttrKind::Int, std::nullopt},
+                            {"delimiter", AttrKind::String, AttrValue(std::string())},
+                            {"maxsplit", AttrKind::Int, AttrValue(int64_t{-1})}},
+                           FusionClass::Opaque,
+                           kTraitNone,
+                           inferStringSplit,
+                           [](LowerCtx &c) {
+                             const Node &n = c.node();
+                             auto outs = c.sink().ExtStringSplit(
+                                 c.in(0), {n.s("delimiter")}, n.i("maxsplit"), c.outShape(0),
+                                 lower::Ids{{n.output(0)->name(), n.output(1)->name()}});
+                             c.setOut(0, outs.at(0));
+                             c.setOut(1, outs.at(1));
+                           }};
 const OpDef RegexFullMatch = {
     "RegexFullMatch",
     {kStrings},

@@ -56,31 +56,31 @@ Status inferTreeEnsemble(InferCtx &c) {
 
 namespace ops {
 
-const OpDef TreeEnsemble =
-    {"TreeEnsemble",
-     {{"x", OperandDef::Required, kTreeInputTypes},
-      {"nodes", OperandDef::Required, maskOf(DType::I32)},
-      {"splits", OperandDef::Required, kTreeInputTypes},
-      {"members", OperandDef::Optional, kTreeInputTypes},
-      {"leaf_targets", OperandDef::Required, maskOf(DType::I32)},
-      {"leaf_weights", OperandDef::Required, kTreeInputTypes},
-      {"roots", OperandDef::Required, maskOf(DType::I32)}},
-     1,
-     {{"aggregate_function", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_TREE_SUM})},
-      {"post_transform", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_TREE_POST_NONE})},
-      {"n_targets", AttrKind::Int, std::nullopt}},
-     FusionClass::Opaque,
-     kTraitNone,
-     inferTreeEnsemble,
-     [](LowerCtx &c) {
-       const Node &n = c.node();
-       c.setOut(0, c.sink().ExtTreeEnsemble(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5),
-                                            c.in(6),
-                                            static_cast<odla_int32>(n.i("aggregate_function")),
-                                            static_cast<odla_int32>(n.i("post_transform")),
-                                            static_cast<odla_int32>(n.i("n_targets")), c.outId(0)));
-     },
-     BatchRule::RowsOfFirst};
+const OpDef TreeEnsemble = {
+    "TreeEnsemble",
+    {{"x", OperandDef::Required, kTreeInputTypes},
+     {"nodes", OperandDef::Required, maskOf(DType::I32)},
+     {"splits", OperandDef::Required, kTreeInputTypes},
+     {"members", OperandDef::Optional, kTreeInputTypes},
+     {"leaf_targets", OperandDef::Required, maskOf(DType::I32)},
+     {"leaf_weights", OperandDef::Required, kTreeInputTypes},
+     {"roots", OperandDef::Required, maskOf(DType::I32)}},
+    1,
+    {{"aggregate_function", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_TREE_SUM})},
+     {"post_transform", AttrKind::Int, AttrValue(int64_t{ODLA_EXT_TREE_POST_NONE})},
+     {"n_targets", AttrKind::Int, std::nullopt}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferTreeEnsemble,
+    [](LowerCtx &c) {
+      const Node &n = c.node();
+      c.setOut(0,
+               c.sink().ExtTreeEnsemble(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4), c.in(5),
+                                        c.in(6), static_cast<odla_int32>(n.i("aggregate_function")),
+                                        static_cast<odla_int32>(n.i("post_transform")),
+                                        static_cast<odla_int32>(n.i("n_targets")), c.outId(0)));
+    },
+    BatchRule::RowsOfFirst};
 
 } // namespace ops
 

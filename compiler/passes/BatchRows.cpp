@@ -88,7 +88,9 @@ std::string rowsAlongAxis(const Site &s) {
 // The fused convolution also adds a residual of the result's shape.
 std::string fusedConvRows(const Site &s) {
   std::string why = onlyRowsIn(s, {0, 3});
-  return !why.empty() ? why : !s.in(0) ? "operand 0 (the data) does not carry the rows" : broadcastRows(s, 3);
+  return !why.empty() ? why
+         : !s.in(0)   ? "operand 0 (the data) does not carry the rows"
+                      : broadcastRows(s, 3);
 }
 
 std::string reduceRows(const Site &s) {
@@ -246,8 +248,8 @@ Status compareWithNextBatch(const Graph &g, const Graph &next, int64_t batch,
   for (size_t k = 0; k < a.size(); ++k) {
     const Node &x = *a[k], &y = *b[k];
     if (&x.op() != &y.op() || x.numInputs() != y.numInputs() || x.numOutputs() != y.numOutputs())
-      return Status::error(head + nodeText(x) + " at batch " + str(batch) + " is " +
-                           nodeText(y) + " at batch " + str(batch + 1) +
+      return Status::error(head + nodeText(x) + " at batch " + str(batch) + " is " + nodeText(y) +
+                           " at batch " + str(batch + 1) +
                            ": the model computes with its batch size");
     for (int i = 0; i < x.numInputs(); ++i) {
       const Value *u = x.input(i), *v = y.input(i);
@@ -257,9 +259,9 @@ Status compareWithNextBatch(const Graph &g, const Graph &next, int64_t batch,
         return Status::error(
             head + nodeText(x) + ": operand " + str(i) + " is a constant '" + u->name() +
             "' that folding computed from the batch size (" +
-            (u->dims() == v->dims() ? "its value differs"
-                                    : dimsToString(u->dims()) + " rows differ from " +
-                                          dimsToString(v->dims())) +
+            (u->dims() == v->dims()
+                 ? "its value differs"
+                 : dimsToString(u->dims()) + " rows differ from " + dimsToString(v->dims())) +
             " between batch " + str(batch) + " and batch " + str(batch + 1) +
             "): it would be wrong at any other batch");
     }
@@ -268,10 +270,10 @@ Status compareWithNextBatch(const Graph &g, const Graph &next, int64_t batch,
       if (rows.count(x.output(i)) && !want.empty())
         want[0] = batch + 1;
       if (y.output(i)->dims() != want)
-        return Status::error(head + nodeText(x) + ": result '" + x.output(i)->name() +
-                             "' is " + dimsToString(x.output(i)->dims()) + " at batch " +
-                             str(batch) + " but " + dimsToString(y.output(i)->dims()) +
-                             " at batch " + str(batch + 1) +
+        return Status::error(head + nodeText(x) + ": result '" + x.output(i)->name() + "' is " +
+                             dimsToString(x.output(i)->dims()) + " at batch " + str(batch) +
+                             " but " + dimsToString(y.output(i)->dims()) + " at batch " +
+                             str(batch + 1) +
                              ": a shape other than the batch follows the batch size");
     }
   }
@@ -311,8 +313,8 @@ Status checkBatchRows(const Graph &g, const Graph &next, int64_t batch) {
         why = "result '" + out->name() + "' of shape " + dimsToString(out->dims()) +
               " does not keep the batch " + str(batch) + " as its leading dim";
     if (!why.empty())
-      all.append(Status::error("--dynamic-batch: node '" + n->name() + "' (" + op.name +
-                               "): " + why));
+      all.append(
+          Status::error("--dynamic-batch: node '" + n->name() + "' (" + op.name + "): " + why));
     // A refused node's results still count as batched: each cause is reported once.
     for (const Value *out : n->outputs())
       rows.insert(out);

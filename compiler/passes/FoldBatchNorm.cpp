@@ -59,8 +59,8 @@ bool foldIntoGemm(Graph &g, Node *gemm, const std::vector<double> &a,
     }
   Value *wc = g.addConstant(w->name() + "/bn_folded", w->type(), toBuffer(newW));
   Dims cDims = rows == 1 ? Dims{m} : Dims{rows, m};
-  Value *cc = g.addConstant(gemm->output(0)->name() + "/bn_bias", {DType::F32, cDims},
-                            toBuffer(newC));
+  Value *cc =
+      g.addConstant(gemm->output(0)->name() + "/bn_bias", {DType::F32, cDims}, toBuffer(newC));
   gemm->setInput(1, wc);
   gemm->setInput(2, cc);
   gemm->setAttr("beta", 1.0);
@@ -120,8 +120,8 @@ public:
           newB[o] = static_cast<float>(oldBias[o] * a[o] + b[o]);
         }
         Value *wc = g.addConstant(w->name() + "/bn_folded", w->type(), toBuffer(newW));
-        Value *bc = g.addConstant(p->output(0)->name() + "/bn_bias", {DType::F32, {m}},
-                                  toBuffer(newB));
+        Value *bc =
+            g.addConstant(p->output(0)->name() + "/bn_bias", {DType::F32, {m}}, toBuffer(newB));
         if (p->numInputs() < 3)
           return Status::error("Conv row without a bias operand slot");
         p->setInput(1, wc);

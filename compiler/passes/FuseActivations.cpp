@@ -40,7 +40,8 @@ void matchActivation(const Graph &g, Value *v, Epilogue &e) {
     if (!gate || !mul || onlyUser(g, gate->output(0)) != mul)
       return;
     bool hard = is(gate, ops::HardSigmoid);
-    if (hard && (std::fabs(gate->f("alpha") - 1.0 / 6.0) > 1e-6 || std::fabs(gate->f("beta") - 0.5) > 1e-6))
+    if (hard &&
+        (std::fabs(gate->f("alpha") - 1.0 / 6.0) > 1e-6 || std::fabs(gate->f("beta") - 0.5) > 1e-6))
       return; // not HardSwish's slope and offset
     e.activation = hard ? Activation::HardSwish : Activation::Swish;
     e.absorbed.push_back(gate);

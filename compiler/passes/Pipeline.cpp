@@ -93,8 +93,8 @@ Status runPipeline(Graph &g, const PipelineOptions &opts, const PassContext &ctx
       continue;
     auto changed = e.make()->run(g, ctx);
     if (!changed)
-      return Status::error("internal: pass " + std::string(e.name) + " failed: " +
-                           changed.status().message());
+      return Status::error("internal: pass " + std::string(e.name) +
+                           " failed: " + changed.status().message());
     if (opts.printTo && (opts.printAfter.count("*") || opts.printAfter.count(e.name)))
       *opts.printTo << "// IR after " << e.name << "\n" << printGraph(g);
   }

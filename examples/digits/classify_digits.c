@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("Classifying %d held-out digits with the compiled model (%d bytes of weights, "
-         "%d-byte arena):\n\n", n, DIGITS_WEIGHTS_BYTES, DIGITS_ARENA_BYTES);
+         "%d-byte arena):\n\n",
+         n, DIGITS_WEIGHTS_BYTES, DIGITS_ARENA_BYTES);
   for (i = 0; i < n; ++i) {
     int best = 0;
     double t0 = now_ms();

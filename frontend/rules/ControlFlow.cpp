@@ -314,8 +314,9 @@ Status importIf(ImportCtx &ctx) {
   if (!other)
     return other.takeStatus();
   if (then->graph->outputs().size() != static_cast<size_t>(ctx.numOutputs()))
-    return ctx.fail("then_branch returns " + str(static_cast<int64_t>(then->graph->outputs().size())) +
-                    " values for " + str(ctx.numOutputs()) + " outputs");
+    return ctx.fail("then_branch returns " +
+                    str(static_cast<int64_t>(then->graph->outputs().size())) + " values for " +
+                    str(ctx.numOutputs()) + " outputs");
   std::vector<Value *> operands{*cond};
   operands.insert(operands.end(), then->captures.begin(), then->captures.end());
   operands.insert(operands.end(), other->captures.begin(), other->captures.end());
@@ -359,7 +360,8 @@ Status importLoop(ImportCtx &ctx) {
     return ctx.fail("needs the M and cond inputs (either may be empty)");
   int scans = ctx.numOutputs() - carried;
   if (scans < 0)
-    return ctx.fail(str(ctx.numOutputs()) + " outputs for " + str(carried) + " loop-carried values");
+    return ctx.fail(str(ctx.numOutputs()) + " outputs for " + str(carried) +
+                    " loop-carried values");
   for (int k = 0; k < carried; ++k)
     if (ctx.aggregate(2 + k))
       return importUnrolledLoop(ctx, carried, scans);
@@ -428,8 +430,8 @@ Status importLoop(ImportCtx &ctx) {
                           "') has a length that depends on data (the trip count or the "
                           "condition), and the model gives no static bound for it");
         if (length >= 0 && declared->dims[0] != length)
-          return ctx.fail("scan outputs have different declared lengths (" + str(length) +
-                          " and " + str(declared->dims[0]) + ")");
+          return ctx.fail("scan outputs have different declared lengths (" + str(length) + " and " +
+                          str(declared->dims[0]) + ")");
         length = declared->dims[0];
       }
       bounded = true;
@@ -482,7 +484,8 @@ Status importLoop(ImportCtx &ctx) {
   else if (!trip)
     tripOperand = i64Scalar(ctx, "unbounded", std::numeric_limits<int64_t>::max());
   if (bounded && trip) { // the first iteration runs only if 0 < M too
-    auto positive = ctx.emit("Less", {i64Scalar(ctx, "zero", 0), trip}, {}, ctx.tempName("m_positive"));
+    auto positive =
+        ctx.emit("Less", {i64Scalar(ctx, "zero", 0), trip}, {}, ctx.tempName("m_positive"));
     if (!positive)
       return positive.takeStatus();
     auto both = ctx.emit("And", {condOperand, *positive}, {}, ctx.tempName("cond_and_m"));
@@ -533,13 +536,14 @@ Status importScan(ImportCtx &ctx) {
     std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(static_cast<size_t>(n), 0));
     return v;
   };
-  std::vector<int64_t> inAxes = batched ? std::vector<int64_t>(numScanInputs, 0)
-                                        : ins("scan_input_axes", numScanInputs);
-  std::vector<int64_t> inDirs = ins(batched ? "directions" : "scan_input_directions", numScanInputs);
-  std::vector<int64_t> outAxes = batched ? std::vector<int64_t>(scanOuts, 0)
-                                         : ins("scan_output_axes", scanOuts);
-  std::vector<int64_t> outDirs = batched ? std::vector<int64_t>(scanOuts, 0)
-                                         : ins("scan_output_directions", scanOuts);
+  std::vector<int64_t> inAxes =
+      batched ? std::vector<int64_t>(numScanInputs, 0) : ins("scan_input_axes", numScanInputs);
+  std::vector<int64_t> inDirs =
+      ins(batched ? "directions" : "scan_input_directions", numScanInputs);
+  std::vector<int64_t> outAxes =
+      batched ? std::vector<int64_t>(scanOuts, 0) : ins("scan_output_axes", scanOuts);
+  std::vector<int64_t> outDirs =
+      batched ? std::vector<int64_t>(scanOuts, 0) : ins("scan_output_directions", scanOuts);
   if (static_cast<int64_t>(inAxes.size()) != numScanInputs ||
       static_cast<int64_t>(inDirs.size()) != numScanInputs ||
       static_cast<int>(outAxes.size()) != scanOuts || static_cast<int>(outDirs.size()) != scanOuts)
@@ -575,7 +579,8 @@ Status importScan(ImportCtx &ctx) {
     inAxes[j] = *axis;
     int64_t len = x->dims()[*axis];
     if (length >= 0 && len != length)
-      return ctx.fail("scan inputs have different lengths (" + str(length) + " and " + str(len) + ")");
+      return ctx.fail("scan inputs have different lengths (" + str(length) + " and " + str(len) +
+                      ")");
     length = len;
     TensorType slice = x->type();
     slice.dims.erase(slice.dims.begin() + *axis);

@@ -13,14 +13,22 @@ namespace {
 
 const char *attrTypeName(int type) {
   switch (type) {
-  case onnx::AttributeProto::TENSOR: return "a tensor";
-  case onnx::AttributeProto::GRAPH: return "a graph";
-  case onnx::AttributeProto::STRINGS: return "a list of strings";
-  case onnx::AttributeProto::TENSORS: return "a list of tensors";
-  case onnx::AttributeProto::GRAPHS: return "a list of graphs";
-  case onnx::AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
-  case onnx::AttributeProto::TYPE_PROTO: return "a type";
-  default: return "of an unsupported kind";
+  case onnx::AttributeProto::TENSOR:
+    return "a tensor";
+  case onnx::AttributeProto::GRAPH:
+    return "a graph";
+  case onnx::AttributeProto::STRINGS:
+    return "a list of strings";
+  case onnx::AttributeProto::TENSORS:
+    return "a list of tensors";
+  case onnx::AttributeProto::GRAPHS:
+    return "a list of graphs";
+  case onnx::AttributeProto::SPARSE_TENSOR:
+    return "a sparse tensor";
+  case onnx::AttributeProto::TYPE_PROTO:
+    return "a type";
+  default:
+    return "of an unsupported kind";
   }
 }
 
@@ -33,19 +41,24 @@ Status importCustomOp(ImportCtx &ctx) {
     errors.append(ctx.fail("a custom op needs at least one input"));
   for (int i = 0; i < ctx.numInputs(); ++i)
     if (!ctx.hasInput(i))
-      errors.append(ctx.fail("input " + std::to_string(i) +
-                             " is empty; custom ops take no absent inputs"));
+      errors.append(
+          ctx.fail("input " + std::to_string(i) + " is empty; custom ops take no absent inputs"));
   AttrMap attrs;
   attrs["op_type"] = n.op_type();
   attrs["domain"] = n.domain();
   for (const onnx::AttributeProto &a : n.attribute()) {
     std::string name = "attr." + a.name();
     switch (a.type()) {
-    case onnx::AttributeProto::INT: attrs[name] = static_cast<int64_t>(a.i()); break;
-    case onnx::AttributeProto::FLOAT: attrs[name] = static_cast<double>(a.f()); break;
+    case onnx::AttributeProto::INT:
+      attrs[name] = static_cast<int64_t>(a.i());
+      break;
+    case onnx::AttributeProto::FLOAT:
+      attrs[name] = static_cast<double>(a.f());
+      break;
     case onnx::AttributeProto::STRING:
       if (a.s().find('\0') != std::string::npos)
-        errors.append(ctx.fail("attribute '" + a.name() + "' holds a NUL byte; custom ops' "
+        errors.append(ctx.fail("attribute '" + a.name() +
+                               "' holds a NUL byte; custom ops' "
                                "strings are C strings"));
       attrs[name] = a.s();
       break;

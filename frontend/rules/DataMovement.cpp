@@ -283,7 +283,7 @@ Status importSplit(ImportCtx &ctx) {
     }
     if (unknownAt >= 0)
       sizes[unknownAt] = rest.get().value_or(-1); // an overflow is no valid size
-  } else if (ctx.hasAttr("num_outputs")) { // opset 18: the last chunk may be smaller
+  } else if (ctx.hasAttr("num_outputs")) {        // opset 18: the last chunk may be smaller
     int64_t k = ctx.attrInt("num_outputs", 0);
     if (k != outputs || k < 1)
       return ctx.fail("num_outputs " + str(k) + " differs from the " + str(outputs) + " outputs");
@@ -352,7 +352,7 @@ std::optional<std::vector<int64_t>> constantWidths(const Value *starts, const Va
   const Node *add = ends->producer();
   if (!add || !add->is(ops::Add) || add->numInputs() != 2)
     return std::nullopt;
-  const Value *k = add->input(0) == starts ? add->input(1)
+  const Value *k = add->input(0) == starts   ? add->input(1)
                    : add->input(1) == starts ? add->input(0)
                                              : nullptr;
   if (!k || k->type().numElements() != 1 || !isComputableFromConstants(*k) ||
@@ -389,8 +389,8 @@ Status importSlice(ImportCtx &ctx) {
                         ? constantWidths(ctx.input(1), ctx.input(2))
                         : std::nullopt;
       if (widths) {
-        auto axes = ctx.hasInput(3) ? ctx.constInts(3, "axes") : Expected<std::vector<int64_t>>(
-                                                                    std::vector<int64_t>{});
+        auto axes = ctx.hasInput(3) ? ctx.constInts(3, "axes")
+                                    : Expected<std::vector<int64_t>>(std::vector<int64_t>{});
         auto steps = ctx.hasInput(4) ? ctx.constInts(4, "steps")
                                      : Expected<std::vector<int64_t>>(std::vector<int64_t>{});
         if (axes && !ctx.hasInput(3))
@@ -484,7 +484,8 @@ Expected<Value *> padAxis(ImportCtx &ctx, Value *x, int64_t axis, int64_t front,
     if (n == 0)
       return ctx.fail("wrap padding of axis " + str(axis) + ", which is empty");
     int64_t total = n + front + back;
-    if (Status s = ctx.checkGenerated({DType::I64, {total}}, "the wrap indices of axis " + str(axis)))
+    if (Status s =
+            ctx.checkGenerated({DType::I64, {total}}, "the wrap indices of axis " + str(axis)))
       return s;
     std::vector<int64_t> at(static_cast<size_t>(total));
     for (int64_t i = 0; i < total; ++i)
@@ -526,8 +527,10 @@ Expected<Value *> spreadPads(ImportCtx &ctx, Value *pads, Value *axes, int64_t r
     return ctx.fail("axes " + toString(axes->type()) + " names more axes than the rank " +
                     str(rank) + " of the data");
   if (pads->dtype() != DType::I64 || pads->type().dims != Dims{2 * k})
-    return ctx.fail("pads " + toString(pads->type()) + " must be int64 with two entries per "
-                    "axis of axes " + toString(axes->type()));
+    return ctx.fail("pads " + toString(pads->type()) +
+                    " must be int64 with two entries per "
+                    "axis of axes " +
+                    toString(axes->type()));
   auto row = ctx.reshape(axes, {1, k});
   if (!row)
     return row;
@@ -551,7 +554,8 @@ Status importPad(ImportCtx &ctx) {
   int64_t rank = x->type().rank();
   std::string mode = ctx.attrString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
-    return ctx.fail("attribute mode='" + mode + "' is not a padding mode (constant, reflect, "
+    return ctx.fail("attribute mode='" + mode +
+                    "' is not a padding mode (constant, reflect, "
                     "edge, wrap)");
   if (mode == "wrap" && ctx.opset() < 19)
     return ctx.fail("attribute mode='wrap' is defined from Pad-19; this node is Pad-" +
@@ -585,9 +589,13 @@ Status importPad(ImportCtx &ctx) {
           return spread.takeStatus();
         pads = *spread;
       }
-      const char *param = !isConstant(ctx, 1) ? "pads" : !isConstant(ctx, 3) ? "axes"
-                                                                            : "constant_value";
-      auto planned = plannedDims(ctx, 0, param, !isConstant(ctx, 1) ? 1 : !isConstant(ctx, 3) ? 3 : 2);
+      const char *param = !isConstant(ctx, 1)   ? "pads"
+                          : !isConstant(ctx, 3) ? "axes"
+                                                : "constant_value";
+      auto planned = plannedDims(ctx, 0, param,
+                                 !isConstant(ctx, 1)   ? 1
+                                 : !isConstant(ctx, 3) ? 3
+                                                       : 2);
       if (!planned)
         return planned.takeStatus();
       Value *v = ctx.input(2);

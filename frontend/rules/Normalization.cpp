@@ -174,8 +174,7 @@ Expected<Value *> layerNormParam(ImportCtx &ctx, Value *v, const char *what, con
 Expected<Value *> stashAsF32(ImportCtx &ctx, Value *x) {
   if (x->dtype() == DType::F32)
     return x;
-  return ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}},
-                  ctx.tempName("stash"));
+  return ctx.emit("Cast", {x}, {{"to", std::string(dtypeName(DType::F32))}}, ctx.tempName("stash"));
 }
 
 // LayerNormalization-17. Y: the IR's LayerNorm (ops/Transformer.cpp), which PyTorch's
@@ -396,8 +395,8 @@ Status importNegativeLogLikelihoodLoss(ImportCtx &ctx) {
   auto attrs = lossAttrs(ctx);
   if (!attrs)
     return attrs.takeStatus();
-  auto out = ctx.emit("NegativeLogLikelihoodLoss", {ctx.input(0), ctx.input(1), ctx.input(2)},
-                      *attrs);
+  auto out =
+      ctx.emit("NegativeLogLikelihoodLoss", {ctx.input(0), ctx.input(1), ctx.input(2)}, *attrs);
   if (!out)
     return out.takeStatus();
   ctx.setOutput(0, *out);

@@ -108,7 +108,8 @@ odla_status odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node,
 odla_status odla_StoreExecutable(odla_resource_location location, odla_executable executable) {
   (void)location;
   (void)executable;
-  odla_dnnl::logError("StoreExecutable", "odla_dnnl does not store executables (compile mode only)");
+  odla_dnnl::logError("StoreExecutable",
+                      "odla_dnnl does not store executables (compile mode only)");
   return ODLA_UNSUPPORTED_OP;
 }
 
@@ -166,7 +167,8 @@ odla_status odla_AsyncLaunchExecutable(const odla_executable executable,
 odla_status odla_StoreComputation(odla_resource_location location, odla_computation computation) {
   (void)location;
   (void)computation;
-  odla_dnnl::logError("StoreComputation", "odla_dnnl does not store computations (compile mode only)");
+  odla_dnnl::logError("StoreComputation",
+                      "odla_dnnl does not store computations (compile mode only)");
   return ODLA_UNSUPPORTED_OP;
 }
 
@@ -174,7 +176,8 @@ odla_status odla_LoadComputation(odla_resource_location location, odla_computati
   (void)location;
   if (computation)
     *computation = nullptr;
-  odla_dnnl::logError("LoadComputation", "odla_dnnl does not load computations (compile mode only)");
+  odla_dnnl::logError("LoadComputation",
+                      "odla_dnnl does not load computations (compile mode only)");
   return ODLA_UNSUPPORTED_OP;
 }
 

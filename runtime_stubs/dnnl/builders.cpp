@@ -18,10 +18,9 @@ std::vector<int64_t> axes(const odla_uint32 *v, int n, int64_t absent) {
 int spatialRank(odla_value input) { return input ? input->type.shape.size - 2 : 0; }
 
 OpRecord convRecord(odla_value input, odla_memory_layout input_layout, odla_uint32 group,
-                    odla_value kernel, odla_memory_layout kernel_layout,
-                    const odla_uint32 *strides, const odla_uint32 *dilations,
-                    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
-                    odla_value bias) {
+                    odla_value kernel, odla_memory_layout kernel_layout, const odla_uint32 *strides,
+                    const odla_uint32 *dilations, const odla_uint32 *paddings_front,
+                    const odla_uint32 *paddings_back, odla_value bias) {
   OpRecord r;
   int s = spatialRank(input);
   r.kind = OpKind::Conv;
@@ -99,9 +98,9 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
                      const odla_uint32 *strides, const odla_uint32 *dilations,
                      const odla_uint32 *paddings_front, const odla_uint32 *paddings_back,
                      odla_value bias, odla_value_shape output_dims, const odla_value_id value_id) {
-  odla_value v = odla_ref_Conv(input, input_layout, group, kernel, kernel_layout, strides,
-                               dilations, paddings_front, paddings_back, bias, output_dims,
-                               value_id);
+  odla_value v =
+      odla_ref_Conv(input, input_layout, group, kernel, kernel_layout, strides, dilations,
+                    paddings_front, paddings_back, bias, output_dims, value_id);
   odla_dnnl::recordOp(v,
                       convRecord(input, input_layout, group, kernel, kernel_layout, strides,
                                  dilations, paddings_front, paddings_back, bias),

@@ -98,7 +98,7 @@ struct Step {
 struct CompState {
   std::unordered_map<ref_node *, OpRecord> records;
   std::vector<std::unique_ptr<Step>> steps;
-  std::vector<void *> owned; /* constants reordered into oneDNN layouts */
+  std::vector<void *> owned;                        /* constants reordered into oneDNN layouts */
   std::vector<std::unique_ptr<NodeKernel>> kernels; /* transformer.cpp's */
   int threads = 0;
   bool compiled = false;
@@ -183,15 +183,28 @@ Desc plainDesc(odla_value v) { return plainDesc(dimsOf(v->type.shape)); }
 dnnl::algorithm activationAlg(odla_ext_fused_activation act, float &alpha, float &beta) {
   using A = dnnl::algorithm;
   switch (act) {
-  case ODLA_EXT_FUSED_RELU: alpha = 0.0f; beta = 0.0f; return A::eltwise_relu;
-  case ODLA_EXT_FUSED_LEAKY_RELU: beta = 0.0f; return A::eltwise_relu;
-  case ODLA_EXT_FUSED_CLAMP: return A::eltwise_clip;
-  case ODLA_EXT_FUSED_SIGMOID: return A::eltwise_logistic;
-  case ODLA_EXT_FUSED_TANH: return A::eltwise_tanh;
-  case ODLA_EXT_FUSED_HARD_SWISH: return A::eltwise_hardswish;
-  case ODLA_EXT_FUSED_SWISH: alpha = 1.0f; return A::eltwise_swish;
-  case ODLA_EXT_FUSED_GELU: return A::eltwise_gelu_erf;
-  default: return A::undef;
+  case ODLA_EXT_FUSED_RELU:
+    alpha = 0.0f;
+    beta = 0.0f;
+    return A::eltwise_relu;
+  case ODLA_EXT_FUSED_LEAKY_RELU:
+    beta = 0.0f;
+    return A::eltwise_relu;
+  case ODLA_EXT_FUSED_CLAMP:
+    return A::eltwise_clip;
+  case ODLA_EXT_FUSED_SIGMOID:
+    return A::eltwise_logistic;
+  case ODLA_EXT_FUSED_TANH:
+    return A::eltwise_tanh;
+  case ODLA_EXT_FUSED_HARD_SWISH:
+    return A::eltwise_hardswish;
+  case ODLA_EXT_FUSED_SWISH:
+    alpha = 1.0f;
+    return A::eltwise_swish;
+  case ODLA_EXT_FUSED_GELU:
+    return A::eltwise_gelu_erf;
+  default:
+    return A::undef;
   }
 }
 
@@ -345,8 +358,8 @@ private:
   /* Replaces a node's operand and result lists (one allocation, as ref_add_node makes). */
   static void setOperands(ref_node *n, const std::vector<odla_value> &ins,
                           const std::vector<odla_value> &outs) {
-    auto *list = static_cast<odla_value *>(std::calloc(ins.size() + outs.size() + 1,
-                                                       sizeof(odla_value)));
+    auto *list =
+        static_cast<odla_value *>(std::calloc(ins.size() + outs.size() + 1, sizeof(odla_value)));
     if (!list)
       throw std::bad_alloc();
     std::copy(ins.begin(), ins.end(), list);
@@ -454,21 +467,28 @@ private:
 
   bool lower(ref_node *n, const OpRecord &r) {
     odla_value y = r.epilogue ? r.epilogue->outputs[0] : n->outputs[0];
-    if (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) || !isF32(r.residual) ||
-        !isF32(y) || hasZeroDim(r.input) || hasZeroDim(r.weights) || hasZeroDim(y))
+    if (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) || !isF32(r.residual) || !isF32(y) ||
+        hasZeroDim(r.input) || hasZeroDim(r.weights) || hasZeroDim(y))
       return false;
     try {
       switch (r.kind) {
-      case OpKind::Conv: return lowerConv(n, r, y);
-      case OpKind::Gemm: return lowerGemm(n, r, y);
+      case OpKind::Conv:
+        return lowerConv(n, r, y);
+      case OpKind::Gemm:
+        return lowerGemm(n, r, y);
       case OpKind::MaxPool:
-      case OpKind::AvgPool: return lowerPool(n, r, y);
-      case OpKind::Eltwise: return lowerEltwise(n, r, y);
-      case OpKind::Binary: return lowerBinary(n, r, y);
-      case OpKind::Concat: return lowerConcat(n, r, y);
+      case OpKind::AvgPool:
+        return lowerPool(n, r, y);
+      case OpKind::Eltwise:
+        return lowerEltwise(n, r, y);
+      case OpKind::Binary:
+        return lowerBinary(n, r, y);
+      case OpKind::Concat:
+        return lowerConcat(n, r, y);
       case OpKind::LayerNorm:
       case OpKind::Attention:
-      case OpKind::Transpose: return false; /* plain operands: lowerTransformerOps */
+      case OpKind::Transpose:
+        return false; /* plain operands: lowerTransformerOps */
       }
     } catch (const dnnl::error &e) {
       if (e.status != dnnl_unimplemented)
@@ -524,8 +544,8 @@ private:
         dst_any(dimsOf(y->type.shape), f32, act);
     Desc bias_md = r.bias ? plainDesc(memory::dims{o}) : Desc();
     auto conv_pd = [&](dnnl::algorithm alg) {
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_any,
-                                        wei_any, bias_md, dst_any, strides, dil, pl, pr);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src_any, wei_any,
+                                        bias_md, dst_any, strides, dil, pl, pr);
       return dnnl::convolution_forward::primitive_desc(d, attr, cpuEngine());
     };
     dnnl::convolution_forward::primitive_desc pd;
@@ -592,10 +612,9 @@ private:
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::matmul(pd);
     step->scratchpad = pd.scratchpad_desc();
-    std::vector<odla_value> ins = {
-        convert(r.input, plainDesc(r.input)),
-        const_b ? convert(r.weights, pd.weights_desc(), &wview)
-                : convert(r.weights, plainDesc(r.weights))};
+    std::vector<odla_value> ins = {convert(r.input, plainDesc(r.input)),
+                                   const_b ? convert(r.weights, pd.weights_desc(), &wview)
+                                           : convert(r.weights, plainDesc(r.weights))};
     step->args = {{DNNL_ARG_SRC, false, 0, src_md},
                   {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
     if (r.bias) {
@@ -646,8 +665,7 @@ private:
     step->pool_blocks = static_cast<size_t>(xs.dims[0] * ((xs.dims[1] + 15) / 16));
     step->pool_hw = static_cast<size_t>(xs.dims[2] * xs.dims[3]);
     outs.push_back(y);
-    setOperands(conv, std::vector<odla_value>(conv->inputs, conv->inputs + conv->num_inputs),
-                outs);
+    setOperands(conv, std::vector<odla_value>(conv->inputs, conv->inputs + conv->num_inputs), outs);
     layout_[y] = Desc(dimsOf(ys), f32, blocked);
     dropped_.push_back(n);
     return true;
@@ -660,8 +678,8 @@ private:
     if (fusePool(n, r, y))
       return true;
     memory::dims kernel(r.window.begin(), r.window.end()),
-        strides(r.strides.begin(), r.strides.end()),
-        pl(r.pad_front.begin(), r.pad_front.end()), pr(kernel.size());
+        strides(r.strides.begin(), r.strides.end()), pl(r.pad_front.begin(), r.pad_front.end()),
+        pr(kernel.size());
     for (size_t i = 0; i < kernel.size(); ++i) {
       /* The back padding that gives the result's extent (ceil rounding may need more). */
       pr[i] = (ys.dims[i + 2] - 1) * strides[i] + kernel[i] - xs.dims[i + 2] - pl[i];
@@ -669,8 +687,8 @@ private:
         return false;
     }
     dnnl::algorithm alg = r.kind == OpKind::MaxPool ? dnnl::algorithm::pooling_max
-                          : r.include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+                          : r.include_pad           ? dnnl::algorithm::pooling_avg_include_padding
+                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
     Desc src = descOf(r.input);
     Desc dst_any(dimsOf(ys), memory::data_type::f32, memory::format_tag::any);
     dnnl::primitive_attr attr;
@@ -728,7 +746,7 @@ private:
     }
     bool same = ref_same_shape(&as, &bs);
     if (!same && layout_.count(rhs) && bs.size != as.size)
-      return false; /* a blocked rhs of another rank */
+      return false;                   /* a blocked rhs of another rank */
     Desc rhs_view = plainDesc(bdims); /* plain rhs data under lhs's rank */
     const auto blocked = memory::format_tag::nChw16c;
     Desc src0 = descOf(lhs), src1 = same ? src0 : plainDesc(bdims);
@@ -916,7 +934,8 @@ private:
  * this backend leaves computations that hold them to the reference planner and kernels. */
 bool hasControlFlow(odla_computation comp) {
   for (int i = 0; i < comp->num_nodes; ++i)
-    if (!std::strcmp(comp->nodes[i]->op, "BeginIf") || !std::strcmp(comp->nodes[i]->op, "BeginLoop"))
+    if (!std::strcmp(comp->nodes[i]->op, "BeginIf") ||
+        !std::strcmp(comp->nodes[i]->op, "BeginLoop"))
       return true;
   return false;
 }

@@ -43,8 +43,8 @@ extern "C" {
 }
 #include "ref_api.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -54,9 +54,16 @@ extern "C" {
 namespace odla_dnnl {
 
 enum class OpKind {
-  Conv, Gemm, MaxPool, AvgPool, Eltwise, Binary,
+  Conv,
+  Gemm,
+  MaxPool,
+  AvgPool,
+  Eltwise,
+  Binary,
   Concat,
-  LayerNorm, Attention, Transpose /* transformer.cpp */
+  LayerNorm,
+  Attention,
+  Transpose /* transformer.cpp */
 };
 
 /* The attributes of one op a oneDNN primitive may run, recorded by its builder. */
@@ -99,8 +106,7 @@ struct NodeKernel {
  * ExtAttention nodes oneDNN kernels over plain row-major operands (so compile.cpp treats
  * them as reference nodes), an attention reading and writing through the Transposes around
  * it, which are removed from the node list (and from `records`). */
-void lowerTransformerOps(odla_computation comp,
-                         std::unordered_map<ref_node *, OpRecord> &records,
+void lowerTransformerOps(odla_computation comp, std::unordered_map<ref_node *, OpRecord> &records,
                          std::vector<std::unique_ptr<NodeKernel>> &kernels);
 
 /* Compiles `comp` (once); returns the status (the first builder error, if any). */

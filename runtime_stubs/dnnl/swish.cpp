@@ -92,8 +92,8 @@ __attribute__((target("avx512f"))) void swishPoolAvx512(float *x, float *mean, s
       _mm512_storeu_ps(p, v);
       acc[i & 3] = _mm512_add_ps(acc[i & 3], v);
     }
-    _mm512_storeu_ps(sums + item * 16, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
-                                                     _mm512_add_ps(acc[2], acc[3])));
+    _mm512_storeu_ps(sums + item * 16,
+                     _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
   }
   const __m512 scale = _mm512_set1_ps(1.0f / static_cast<float>(hw));
   for (size_t b = 0; b < blocks; ++b) {
@@ -111,9 +111,7 @@ bool fastSwish() {
   return have;
 }
 
-void swishInPlace(float *x, size_t n) {
-  swishAvx512(x, n, omp_get_max_threads());
-}
+void swishInPlace(float *x, size_t n) { swishAvx512(x, n, omp_get_max_threads()); }
 
 void swishPoolInPlace(float *x, float *mean, size_t blocks, size_t hw) {
   swishPoolAvx512(x, mean, blocks, hw, omp_get_max_threads());

@@ -84,8 +84,7 @@ odla_status layerNormRun(const ref_node *node, const ref_io *io) {
 /* x viewed as [rows, D] (D: the normalized dims), scale and bias as [D]. */
 std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
   odla_value x = n->inputs[0];
-  if (!isF32(x) || !isF32(r.weights) || !isF32(r.bias) || hasZeroDim(x) ||
-      x->type.shape.size == 0)
+  if (!isF32(x) || !isF32(r.weights) || !isF32(r.bias) || hasZeroDim(x) || x->type.shape.size == 0)
     return nullptr;
   memory::dim cols = 1;
   for (int d = r.axis; d < x->type.shape.size; ++d)
@@ -104,8 +103,8 @@ std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
     flags |= dnnl::normalization_flags::use_shift;
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, k->data,
-                                            r.epsilon, flags);
+  dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, k->data, r.epsilon,
+                                            flags);
   dnnl::layer_normalization_forward::primitive_desc pd(d, attr, cpuEngine());
   k->prim = dnnl::layer_normalization_forward(pd);
   k->stats = pd.mean_desc();
@@ -271,8 +270,8 @@ std::unique_ptr<NodeKernel> lowerAttention(ref_node *n, Graph &g) {
   k->softmax_pad = sm.scratchpad_desc();
   k->pv_pad = pv.scratchpad_desc();
   k->scores_bytes = alignUp(k->scores.get_size());
-  size_t pad = std::max(k->qk_pad.get_size(),
-                        std::max(k->softmax_pad.get_size(), k->pv_pad.get_size()));
+  size_t pad =
+      std::max(k->qk_pad.get_size(), std::max(k->softmax_pad.get_size(), k->pv_pad.get_size()));
 
   /* Lowered: read and write through the Transposes, which are then gone. */
   n->inputs[0] = vq.source;

@@ -24,8 +24,8 @@
  * so times taken with ranges on are not the model's: take times and ranges in two runs.
  * Asynchronous executions are timed but give no ranges. */
 #define _GNU_SOURCE /* RTLD_DEEPBIND */
-#include "json_string.h"
 #include "profiler.h"
+#include "json_string.h"
 #include "prof_forward.h"
 
 #include <dlfcn.h>
@@ -93,8 +93,8 @@ static struct {
   prof_comp *comps, **last;
   int num_comps;
   prof_ctx *ctxs;
-} prof = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, 0, NULL, NULL, 0,
-          NULL};
+} prof = {
+    PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, NULL};
 
 static __thread prof_comp *prof_current; /* the thread's current computation */
 
@@ -138,9 +138,11 @@ static void prof_load(void) {
                       prof_real_odla_ExtGetDeviceTraceEntry &&
                       prof_real_odla_StartDeviceProfiler(NULL) == ODLA_SUCCESS;
   if (!prof.device_trace)
-    fprintf(stderr, "odla_profiler: warning: %s has no device profiler (odla_StartDeviceProfiler "
-                    "and the odla_ext_profiler.h readers): recording whole-execution times "
-                    "only\n", prof.backend);
+    fprintf(stderr,
+            "odla_profiler: warning: %s has no device profiler (odla_StartDeviceProfiler "
+            "and the odla_ext_profiler.h readers): recording whole-execution times "
+            "only\n",
+            prof.backend);
   atexit(prof_write_report); /* registered after the backend loaded: runs before its handlers */
 }
 
@@ -225,14 +227,33 @@ static prof_value *prof_value_by_id(prof_comp *c, const char *id) {
 
 static size_t prof_elem_bytes(odla_element_type t) {
   switch (t) {
-  case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL: return 1;
-  case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16: case ODLA_FLOAT16:
-  case ODLA_BFLOAT16: return 2;
-  case ODLA_INT32: case ODLA_UINT32: case ODLA_QINT32: case ODLA_QUINT32: case ODLA_FLOAT32:
+  case ODLA_INT8:
+  case ODLA_UINT8:
+  case ODLA_QINT8:
+  case ODLA_QUINT8:
+  case ODLA_BOOL:
+    return 1;
+  case ODLA_INT16:
+  case ODLA_UINT16:
+  case ODLA_QINT16:
+  case ODLA_QUINT16:
+  case ODLA_FLOAT16:
+  case ODLA_BFLOAT16:
+    return 2;
+  case ODLA_INT32:
+  case ODLA_UINT32:
+  case ODLA_QINT32:
+  case ODLA_QUINT32:
+  case ODLA_FLOAT32:
     return 4;
-  case ODLA_INT64: case ODLA_UINT64: case ODLA_QINT64: case ODLA_QUINT64: case ODLA_FLOAT64:
+  case ODLA_INT64:
+  case ODLA_UINT64:
+  case ODLA_QINT64:
+  case ODLA_QUINT64:
+  case ODLA_FLOAT64:
     return 8;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -246,8 +267,8 @@ static size_t prof_count(const odla_value_type *t) {
 
 static const char *prof_type_name(odla_element_type t) {
   static const char *const names[] = {
-      "int8",   "int16",   "int32",   "int64",   "uint8",   "uint16",  "uint32",  "uint64",
-      "qint8",  "qint16",  "qint32",  "qint64",  "quint8",  "quint16", "quint32", "quint64",
+      "int8",    "int16",    "int32",   "int64",   "uint8",  "uint16",  "uint32",  "uint64",
+      "qint8",   "qint16",   "qint32",  "qint64",  "quint8", "quint16", "quint32", "quint64",
       "float16", "bfloat16", "float32", "float64", "bool",   "string"};
   return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
@@ -255,17 +276,47 @@ static const char *prof_type_name(odla_element_type t) {
 /* Element i of `data` (type t) as a double; returns 0 for types without a range here. */
 static int prof_load_elem(odla_element_type t, const void *data, size_t i, double *x) {
   switch (t) {
-  case ODLA_FLOAT32: *x = ((const float *)data)[i]; return 1;
-  case ODLA_FLOAT64: *x = ((const double *)data)[i]; return 1;
-  case ODLA_INT8: case ODLA_QINT8: *x = ((const int8_t *)data)[i]; return 1;
-  case ODLA_UINT8: case ODLA_QUINT8: case ODLA_BOOL: *x = ((const uint8_t *)data)[i]; return 1;
-  case ODLA_INT16: case ODLA_QINT16: *x = ((const int16_t *)data)[i]; return 1;
-  case ODLA_UINT16: case ODLA_QUINT16: *x = ((const uint16_t *)data)[i]; return 1;
-  case ODLA_INT32: case ODLA_QINT32: *x = ((const int32_t *)data)[i]; return 1;
-  case ODLA_UINT32: case ODLA_QUINT32: *x = ((const uint32_t *)data)[i]; return 1;
-  case ODLA_INT64: case ODLA_QINT64: *x = (double)((const int64_t *)data)[i]; return 1;
-  case ODLA_UINT64: case ODLA_QUINT64: *x = (double)((const uint64_t *)data)[i]; return 1;
-  default: return 0;
+  case ODLA_FLOAT32:
+    *x = ((const float *)data)[i];
+    return 1;
+  case ODLA_FLOAT64:
+    *x = ((const double *)data)[i];
+    return 1;
+  case ODLA_INT8:
+  case ODLA_QINT8:
+    *x = ((const int8_t *)data)[i];
+    return 1;
+  case ODLA_UINT8:
+  case ODLA_QUINT8:
+  case ODLA_BOOL:
+    *x = ((const uint8_t *)data)[i];
+    return 1;
+  case ODLA_INT16:
+  case ODLA_QINT16:
+    *x = ((const int16_t *)data)[i];
+    return 1;
+  case ODLA_UINT16:
+  case ODLA_QUINT16:
+    *x = ((const uint16_t *)data)[i];
+    return 1;
+  case ODLA_INT32:
+  case ODLA_QINT32:
+    *x = ((const int32_t *)data)[i];
+    return 1;
+  case ODLA_UINT32:
+  case ODLA_QUINT32:
+    *x = ((const uint32_t *)data)[i];
+    return 1;
+  case ODLA_INT64:
+  case ODLA_QINT64:
+    *x = (double)((const int64_t *)data)[i];
+    return 1;
+  case ODLA_UINT64:
+  case ODLA_QUINT64:
+    *x = (double)((const uint64_t *)data)[i];
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -302,7 +353,8 @@ static odla_status prof_bind_extra(prof_comp *c, odla_context ctx) {
     pc->for_comp = c;
     for (i = 0; i < c->num_values; ++i)
       if (c->values[i].extra) {
-        size_t bytes = prof_count(&c->values[i].type) * prof_elem_bytes(c->values[i].type.element_type);
+        size_t bytes =
+            prof_count(&c->values[i].type) * prof_elem_bytes(c->values[i].type.element_type);
         if (!(pc->extra[i] = malloc(bytes ? bytes : 1)))
           return ODLA_MEM_ERROR;
       }
@@ -384,8 +436,10 @@ static void prof_write_comp(FILE *f, const prof_comp *c) {
       fprintf(f, k ? ", " : "");
       odla_json_string(f, n->results[k]);
     }
-    fprintf(f, "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
-               "\"flops\": %llu}", n->node, n->calls, n->total_ns, n->min_ns, n->flops);
+    fprintf(f,
+            "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
+            "\"flops\": %llu}",
+            n->node, n->calls, n->total_ns, n->min_ns, n->flops);
   }
   fprintf(f, "],\n   \"values\": [");
   for (i = 0; i < c->num_values; ++i) {
@@ -393,7 +447,9 @@ static void prof_write_comp(FILE *f, const prof_comp *c) {
     fprintf(f, "%s\n    {\"id\": ", i ? "," : "");
     odla_json_string(f, v->id);
     fprintf(f, ", \"kind\": \"%s\", \"type\": \"%s\", \"shape\": [",
-            v->kind == PROF_ARGUMENT ? "argument" : v->user_output ? "output" : "result",
+            v->kind == PROF_ARGUMENT ? "argument"
+            : v->user_output         ? "output"
+                                     : "result",
             prof_type_name(v->type.element_type));
     for (k = 0; k < v->type.shape.size; ++k)
       fprintf(f, "%s%lld", k ? ", " : "", (long long)v->type.shape.dims[k]);
@@ -785,8 +841,7 @@ PROF_EXPORT odla_status odla_BeginLoop(odla_value trip_count, odla_value_id valu
 }
 
 PROF_EXPORT odla_values odla_EndLoop(odla_value condition, odla_values output_values,
-                                     const odla_loop_output_mode *flags,
-                                     odla_value_ids value_ids) {
+                                     const odla_loop_output_mode *flags, odla_value_ids value_ids) {
   odla_values r;
   if (!PROF_READY(odla_EndLoop)) {
     memset(&r, 0, sizeof r);
@@ -833,8 +888,7 @@ PROF_EXPORT odla_status odla_SetDeviceTraceItem(odla_device_trace device_trace,
 }
 
 PROF_EXPORT odla_status odla_SetDeviceConfigItem(odla_device_config device_config,
-                                                 odla_device_config_item device_config_item,
-                                                 ...) {
+                                                 odla_device_config_item device_config_item, ...) {
   va_list ap;
   void *arg;
   if (!PROF_READY(odla_SetDeviceConfigItem))

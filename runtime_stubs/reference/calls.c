@@ -157,9 +157,7 @@ void ref_free_call_log(odla_computation comp) {
   comp->calls = NULL;
 }
 
-int ref_call_rank(odla_value v) {
-  return v && v->type.shape.size > 0 ? v->type.shape.size : 0;
-}
+int ref_call_rank(odla_value v) { return v && v->type.shape.size > 0 ? v->type.shape.size : 0; }
 
 int64_t ref_call_length(odla_value v) {
   return ref_call_rank(v) == 1 && v->type.shape.dims[0] > 0 ? v->type.shape.dims[0] : 0;
@@ -186,7 +184,8 @@ void *ref_replay_alloc(ref_replay *r, size_t n) {
   ref_scratch *s;
   if (r->bad)
     return NULL;
-  if (n > ((size_t)-1) / 2 || !(s = (ref_scratch *)calloc(1, sizeof(ref_scratch) + REF_ALIGN + n))) {
+  if (n > ((size_t)-1) / 2 ||
+      !(s = (ref_scratch *)calloc(1, sizeof(ref_scratch) + REF_ALIGN + n))) {
     ref_replay_refuse(r, "out of memory");
     r->status = ODLA_MEM_ERROR;
     return NULL;
@@ -374,18 +373,19 @@ const void *ref_get_bytes(ref_replay *r, uint64_t expected) {
 const void *ref_get_data(ref_replay *r, const odla_value_type *t) {
   uint64_t off = ref_get_8(r), bytes = ref_get_8(r), want;
   if (r->bad || !ref_type_bytes(t, &want))
-    return NULL; /* the builder refuses the type, with its own message */
+    return NULL;                        /* the builder refuses the type, with its own message */
   if (t->element_type == ODLA_STRING) { /* pointers: no file holds them (odlac never stores one) */
     ref_replay_refuse(r, "a string constant: its elements would be pointers read from the file");
     return NULL;
   }
   if (bytes != want || off % REF_ALIGN != 0 || off > r->weights_len ||
       bytes > r->weights_len - off) {
-    ref_replay_refuse(r,
-                      "a constant of %llu bytes at offset %llu of the weights (the type makes %llu; "
-                      "the weights hold %llu, each constant 64-byte aligned)",
-                      (unsigned long long)bytes, (unsigned long long)off,
-                      (unsigned long long)want, (unsigned long long)r->weights_len);
+    ref_replay_refuse(
+        r,
+        "a constant of %llu bytes at offset %llu of the weights (the type makes %llu; "
+        "the weights hold %llu, each constant 64-byte aligned)",
+        (unsigned long long)bytes, (unsigned long long)off, (unsigned long long)want,
+        (unsigned long long)r->weights_len);
     return NULL;
   }
   return r->weights + off;
@@ -438,8 +438,8 @@ odla_status ref_replay_calls(ref_replay *r) {
   r->call = 0;
   r->call_index = 0;
   if (r->bad || n > (r->len - r->at) / 4) {
-    ref_report(ODLA_LOG_LEVEL_ERROR, r->func, "%s: corrupt call count (%lu in %lu bytes)",
-               r->what, (unsigned long)n, (unsigned long)(r->len - r->at));
+    ref_report(ODLA_LOG_LEVEL_ERROR, r->func, "%s: corrupt call count (%lu in %lu bytes)", r->what,
+               (unsigned long)n, (unsigned long)(r->len - r->at));
     return ODLA_INVALID_PARAM;
   }
   r->num_calls = n;
@@ -464,10 +464,10 @@ odla_status ref_replay_calls(ref_replay *r) {
   }
   /* The log ends with zeros up to the weights' 64-byte alignment. */
   if (r->len - r->at >= REF_ALIGN ||
-      (r->len > r->at && (r->p[r->at] != 0 || memcmp(r->p + r->at, r->p + r->at + 1,
-                                                      r->len - r->at - 1) != 0))) {
-    ref_report(ODLA_LOG_LEVEL_ERROR, r->func, "%s: %lu bytes after the last of %lu calls",
-               r->what, (unsigned long)(r->len - r->at), (unsigned long)n);
+      (r->len > r->at &&
+       (r->p[r->at] != 0 || memcmp(r->p + r->at, r->p + r->at + 1, r->len - r->at - 1) != 0))) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, r->func, "%s: %lu bytes after the last of %lu calls", r->what,
+               (unsigned long)(r->len - r->at), (unsigned long)n);
     return ODLA_INVALID_PARAM;
   }
   return ODLA_SUCCESS;

@@ -52,7 +52,7 @@ typedef struct ref_call_log {
   uint64_t *data_bytes;
   int num_data, cap_data;
   uint64_t weights_bytes; /* the weights section: each constant's data 64-byte aligned */
-  int has_strings; /* a string constant: its elements are pointers, which no file can hold */
+  int has_strings;        /* a string constant: its elements are pointers, which no file can hold */
 } ref_call_log;
 
 /* One call being recorded. */
@@ -90,7 +90,7 @@ typedef struct ref_replay {
   const unsigned char *weights; /* the file's weights section */
   uint64_t weights_len;
   odla_computation comp;
-  const char *func, *what; /* for messages: "LoadExecutable", "executable" */
+  const char *func, *what;  /* for messages: "LoadExecutable", "executable" */
   uint32_t call, num_calls; /* the call being replayed (from 0) */
   int call_index;           /* its index in ref_call_table */
   int bad;                  /* an argument was refused: why says why, status how */

@@ -89,27 +89,46 @@ size_t ref_elem_size(odla_element_type t) {
   if (ref_is_ext_type(t))
     return 1; /* odla_ext_types.h */
   switch (t) {
-  case ODLA_STRING: return sizeof(odla_string); /* odla_ext_string.h */
-  case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL: return 1;
-  case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16:
-  case ODLA_FLOAT16: case ODLA_BFLOAT16: return 2;
-  case ODLA_INT32: case ODLA_UINT32: case ODLA_QINT32: case ODLA_QUINT32: case ODLA_FLOAT32:
+  case ODLA_STRING:
+    return sizeof(odla_string); /* odla_ext_string.h */
+  case ODLA_INT8:
+  case ODLA_UINT8:
+  case ODLA_QINT8:
+  case ODLA_QUINT8:
+  case ODLA_BOOL:
+    return 1;
+  case ODLA_INT16:
+  case ODLA_UINT16:
+  case ODLA_QINT16:
+  case ODLA_QUINT16:
+  case ODLA_FLOAT16:
+  case ODLA_BFLOAT16:
+    return 2;
+  case ODLA_INT32:
+  case ODLA_UINT32:
+  case ODLA_QINT32:
+  case ODLA_QUINT32:
+  case ODLA_FLOAT32:
     return 4;
-  case ODLA_INT64: case ODLA_UINT64: case ODLA_QINT64: case ODLA_QUINT64: case ODLA_FLOAT64:
+  case ODLA_INT64:
+  case ODLA_UINT64:
+  case ODLA_QINT64:
+  case ODLA_QUINT64:
+  case ODLA_FLOAT64:
     return 8;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
 const char *ref_type_name(odla_element_type t) {
   static const char *const names[] = {
-      "int8",   "int16",   "int32",   "int64",   "uint8",   "uint16",   "uint32",   "uint64",
-      "qint8",  "qint16",  "qint32",  "qint64",  "quint8",  "quint16",  "quint32",  "quint64",
-      "float16", "bfloat16", "float32", "float64", "bool", "string"};
-  static const char *const ext[] = {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                                    "float8e5m2fnuz", "float8e8m0",     "float4e2m1",
-                                    "int4",         "uint4",          "int2",
-                                    "uint2"};
+      "int8",    "int16",    "int32",   "int64",   "uint8",  "uint16",  "uint32",  "uint64",
+      "qint8",   "qint16",   "qint32",  "qint64",  "quint8", "quint16", "quint32", "quint64",
+      "float16", "bfloat16", "float32", "float64", "bool",   "string"};
+  static const char *const ext[] = {
+      "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float8e8m0",
+      "float4e2m1",   "int4",           "uint4",      "int2",           "uint2"};
   if (ref_is_ext_type(t))
     return ext[t - ODLA_EXT_TYPE_BASE];
   return (unsigned)t <= ODLA_STRING ? names[t] : "?";
@@ -369,8 +388,8 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
 odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
                       odla_value_type out_type, odla_value_id out_id, const void *params,
                       size_t params_size) {
-  ref_node *n = ref_add_node(op, run, num_inputs, inputs, 1, &out_type, &out_id, params,
-                             params_size);
+  ref_node *n =
+      ref_add_node(op, run, num_inputs, inputs, 1, &out_type, &out_id, params, params_size);
   return n ? n->outputs[0] : NULL;
 }
 
@@ -404,8 +423,8 @@ odla_status odla_GetValueId(const odla_value value, odla_value_id *value_id) {
   return ODLA_SUCCESS;
 }
 
-static odla_status ref_nth(odla_computation comp, int want_output, odla_uint32 idx,
-                           odla_value *out, odla_uint32 *count) {
+static odla_status ref_nth(odla_computation comp, int want_output, odla_uint32 idx, odla_value *out,
+                           odla_uint32 *count) {
   int i;
   odla_uint32 k = 0;
   if (!comp)
@@ -685,7 +704,8 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
 /* Where a value's data lives during an execution of `comp` on `ctx`. */
 void *ref_value_data(odla_context ctx, odla_value v) {
   switch (v->kind) {
-  case REF_ARGUMENT: return ref_lookup(ctx->args, ctx->num_args, v->id);
+  case REF_ARGUMENT:
+    return ref_lookup(ctx->args, ctx->num_args, v->id);
   case REF_CONSTANT:
     return (void *)(uintptr_t)(ctx->constants && ctx->constants[v->index] ? ctx->constants[v->index]
                                                                           : v->data);
@@ -766,7 +786,8 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
     if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 &&
         !ref_value_data(ctx, v)) {
       char msg[300];
-      snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument", v->id);
+      snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument",
+               v->id);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;
     }
@@ -794,7 +815,8 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   if (!computation || !context)
     return ODLA_INVALID_PARAM;
   if (mode == ODLA_COMPUTE_TRAINING && !computation->num_forward_nodes) {
-    ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", "ODLA_COMPUTE_TRAINING needs a "
+    ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
+            "ODLA_COMPUTE_TRAINING needs a "
             "computation that odla_DifferentiateComputation has differentiated");
     return ODLA_INVALID_PARAM;
   }

@@ -65,13 +65,20 @@
 #define REF_EXE_VERSION 2u
 #define REF_EXE_BOM 0x01020304u
 #define REF_EXE_HEADER 64u
-#define REF_EXE_SIGNED 1u            /* header flag: a MAC ends the file */
+#define REF_EXE_SIGNED 1u               /* header flag: a MAC ends the file */
 #define REF_EXE_MAX ((uint64_t)1 << 46) /* file bytes */
-#define REF_KEY_MIN 16               /* key bytes: at least 128 bits */
+#define REF_KEY_MIN 16                  /* key bytes: at least 128 bits */
 
 /* Header fields (byte offsets). */
-enum { REF_AT_VERSION = 8, REF_AT_BOM = 12, REF_AT_TABLE = 16, REF_AT_FLAGS = 24,
-       REF_AT_TOTAL = 32, REF_AT_SUM = 40, REF_AT_DATA = 48 };
+enum {
+  REF_AT_VERSION = 8,
+  REF_AT_BOM = 12,
+  REF_AT_TABLE = 16,
+  REF_AT_FLAGS = 24,
+  REF_AT_TOTAL = 32,
+  REF_AT_SUM = 40,
+  REF_AT_DATA = 48
+};
 
 /* FNV-1a, 64-bit (offset basis 14695981039346656037, prime 1099511628211). */
 static uint64_t ref_fnv1a(const unsigned char *p, size_t n) {
@@ -190,7 +197,8 @@ static odla_status ref_serialize(const char *func, odla_computation comp, ref_wr
   int i;
 #ifdef REF_NO_CALL_LOG
   (void)log, (void)weights, (void)i, (void)w, (void)magic, (void)comp;
-  ref_report(ODLA_LOG_LEVEL_ERROR, func, "this build of the reference backend does not record "
+  ref_report(ODLA_LOG_LEVEL_ERROR, func,
+             "this build of the reference backend does not record "
              "the calls that build a computation, so it cannot store one");
   return ODLA_UNSUPPORTED_OP;
 #else
@@ -202,7 +210,8 @@ static odla_status ref_serialize(const char *func, odla_computation comp, ref_wr
   if (log && log->w.failed)
     return ODLA_MEM_ERROR;
   if (log && log->has_strings) {
-    ref_report(ODLA_LOG_LEVEL_ERROR, func, "the computation has a string constant, whose "
+    ref_report(ODLA_LOG_LEVEL_ERROR, func,
+               "the computation has a string constant, whose "
                "elements are pointers: it cannot be stored");
     return ODLA_UNSUPPORTED_DATATYPE;
   }
@@ -370,11 +379,11 @@ static odla_status ref_check_image(const ref_format *fmt, const unsigned char *p
   if (bom != REF_EXE_BOM)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "stored on a machine of another byte order");
   if (version != REF_EXE_VERSION) {
-    snprintf(msg, sizeof msg,
-             "format version %lu; this backend reads version %u%s: store it again",
+    snprintf(msg, sizeof msg, "format version %lu; this backend reads version %u%s: store it again",
              (unsigned long)version, REF_EXE_VERSION,
              version == 1 ? " (version 1 held nodes and code positions, which could not be "
-                            "checked)" : "");
+                            "checked)"
+                          : "");
     return ref_refuse(fmt, ODLA_INVALID_PARAM, msg);
   }
   if (ref_header_u64(p, REF_AT_TABLE) != fmt->table)
@@ -386,8 +395,7 @@ static odla_status ref_check_image(const ref_format *fmt, const unsigned char *p
   if (ref_header_u64(p, REF_AT_TOTAL) != (uint64_t)len || (uint64_t)len > REF_EXE_MAX)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "truncated or overlong");
   *end = (uint64_t)len - (flags & REF_EXE_SIGNED ? REF_SHA256_BYTES : 0);
-  if (*data < REF_EXE_HEADER || *data > *end || *data % REF_ALIGN != 0 ||
-      *end < REF_EXE_HEADER)
+  if (*data < REF_EXE_HEADER || *data > *end || *data % REF_ALIGN != 0 || *end < REF_EXE_HEADER)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "corrupt header (data offset)");
   if (ref_fnv1a(p + REF_EXE_HEADER, (size_t)*data - REF_EXE_HEADER) !=
       ref_header_u64(p, REF_AT_SUM))
@@ -428,9 +436,9 @@ static odla_status ref_read_file(const ref_format *fmt, const char *path, ref_im
   }
   if ((uint64_t)st.st_size < REF_EXE_HEADER || (uint64_t)st.st_size > REF_EXE_MAX) {
     close(fd);
-    return ref_refuse(fmt, ODLA_INVALID_PARAM, st.st_size < (off_t)REF_EXE_HEADER
-                                                   ? "truncated (no header)"
-                                                   : "overlong file");
+    return ref_refuse(fmt, ODLA_INVALID_PARAM,
+                      st.st_size < (off_t)REF_EXE_HEADER ? "truncated (no header)"
+                                                         : "overlong file");
   }
   p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
@@ -460,7 +468,8 @@ static odla_status ref_read_file(const ref_format *fmt, const char *path, ref_im
     fclose(f);
     return ODLA_MEM_ERROR;
   }
-  im->bytes = (unsigned char *)im->alloc + (REF_ALIGN - (uintptr_t)im->alloc % REF_ALIGN) % REF_ALIGN;
+  im->bytes =
+      (unsigned char *)im->alloc + (REF_ALIGN - (uintptr_t)im->alloc % REF_ALIGN) % REF_ALIGN;
   im->len = (size_t)size;
   if (fread(im->bytes, 1, im->len, f) != im->len || fgetc(f) != EOF) {
     fclose(f);
@@ -486,8 +495,8 @@ static odla_status ref_load_image(const ref_format *fmt, odla_resource_location 
     if ((uintptr_t)im->bytes % REF_ALIGN != 0) {
       if (!(im->alloc = malloc(im->len + REF_ALIGN)))
         return ODLA_MEM_ERROR;
-      im->bytes = (unsigned char *)im->alloc +
-                  (REF_ALIGN - (uintptr_t)im->alloc % REF_ALIGN) % REF_ALIGN;
+      im->bytes =
+          (unsigned char *)im->alloc + (REF_ALIGN - (uintptr_t)im->alloc % REF_ALIGN) % REF_ALIGN;
       memcpy(im->bytes, location.location, im->len);
     }
   } else {
@@ -627,9 +636,8 @@ odla_status odla_GetNumOfOutputsFromExecutable(const odla_executable executable,
 odla_status odla_GetOutputFromExecutableByIdx(const odla_executable executable,
                                               const odla_uint32 output_idx,
                                               odla_value *output_value) {
-  return executable
-             ? odla_GetOutputFromComputationByIdx(executable->comp, output_idx, output_value)
-             : ODLA_INVALID_PARAM;
+  return executable ? odla_GetOutputFromComputationByIdx(executable->comp, output_idx, output_value)
+                    : ODLA_INVALID_PARAM;
 }
 
 /* ---- Constants arrays ------------------------------------------------------------------ */
@@ -801,8 +809,8 @@ static odla_status ref_parse_constants(const unsigned char *p, uint64_t data, ui
     if (!(e->id = ref_take_str(p, &at, data, 1u << 16)))
       return ref_refuse(fmt, ODLA_INVALID_PARAM, "corrupt entry (id)");
     ++a->num;
-    if (!ref_take_bytes(p, &at, data, &type, 4) || !ref_take_bytes(p, &at, data, &rank, 4) || rank < 0 ||
-        rank > ODLA_MAX_DIMENSION ||
+    if (!ref_take_bytes(p, &at, data, &type, 4) || !ref_take_bytes(p, &at, data, &rank, 4) ||
+        rank < 0 || rank > ODLA_MAX_DIMENSION ||
         !ref_take_bytes(p, &at, data, e->type.shape.dims, (size_t)rank * sizeof(int64_t)) ||
         !ref_take_bytes(p, &at, data, &off, 8) || !ref_take_bytes(p, &at, data, &bytes, 8))
       return ref_refuse(fmt, ODLA_INVALID_PARAM, "corrupt or truncated entry");
@@ -872,20 +880,21 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
     for (k = 0; k < comp->num_values && !v; ++k)
       if (strcmp(comp->values[k]->id, e->id) == 0)
         v = comp->values[k];
-    if (!v || v->kind != REF_CONSTANT || !read[v->index] || v->type.element_type !=
-        e->type.element_type || !ref_same_shape(&v->type.shape, &e->type.shape)) {
+    if (!v || v->kind != REF_CONSTANT || !read[v->index] ||
+        v->type.element_type != e->type.element_type ||
+        !ref_same_shape(&v->type.shape, &e->type.shape)) {
       if (!v || v->kind != REF_CONSTANT)
         ref_report(ODLA_LOG_LEVEL_ERROR, func, "the executable has no constant '%s'", e->id);
       else if (!read[v->index])
         ref_report(ODLA_LOG_LEVEL_ERROR, func,
                    "constant '%s' is not read when the executable runs (its data shaped the "
-                   "graph when it was built): it cannot be replaced", e->id);
+                   "graph when it was built): it cannot be replaced",
+                   e->id);
       else
-        ref_report(ODLA_LOG_LEVEL_ERROR, func, "constant '%s' is %s%s; the array holds %s%s",
-                   e->id, ref_type_name(v->type.element_type),
-                   ref_shape_str(&v->type.shape, s1, sizeof s1),
-                   ref_type_name(e->type.element_type),
-                   ref_shape_str(&e->type.shape, s2, sizeof s2));
+        ref_report(
+            ODLA_LOG_LEVEL_ERROR, func, "constant '%s' is %s%s; the array holds %s%s", e->id,
+            ref_type_name(v->type.element_type), ref_shape_str(&v->type.shape, s1, sizeof s1),
+            ref_type_name(e->type.element_type), ref_shape_str(&e->type.shape, s2, sizeof s2));
       free(read);
       free(t);
       return ODLA_INVALID_PARAM;
@@ -896,8 +905,8 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
         memcmp(e->data, v->data, ref_bytes(&e->type)) != 0) {
       ref_report(ODLA_LOG_LEVEL_ERROR, func,
                  "constant '%s' (%s) differs from the executable's: only float constants may "
-                 "change (integer ones may have shaped the plan)", e->id,
-                 ref_type_name(e->type.element_type));
+                 "change (integer ones may have shaped the plan)",
+                 e->id, ref_type_name(e->type.element_type));
       free(read);
       free(t);
       return ODLA_INVALID_PARAM;

@@ -85,8 +85,8 @@ void ref_bcast_init(ref_bcast *bc, int num, const odla_value_shape *const *shape
   bc->rank = r;
 }
 
-void ref_bcast_run(const ref_bcast *bc, ref_row_fn fn, void *y, size_t ey,
-                   const void *const *in, const size_t *esize, const void *ctx) {
+void ref_bcast_run(const ref_bcast *bc, ref_row_fn fn, void *y, size_t ey, const void *const *in,
+                   const size_t *esize, const void *ctx) {
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, off[REF_BCAST_MAX_OPERANDS] = {0};
   int64_t inner_strides[REF_BCAST_MAX_OPERANDS];
   const void *row[REF_BCAST_MAX_OPERANDS];
@@ -203,14 +203,15 @@ odla_value ref_binary_build(const char *op, ref_row_fn (*pick)(odla_element_type
 
 /* Rows are defined per type with the X-macros of ref_types.h: a callback per op and type
  * class defines ref_<op>_<suffix>, and REF_CASE_<op> maps the ODLA type to it. */
-#define REF_ROW(op, E, S, C, SFX, EXPR)                                                          \
+#define REF_ROW(op, E, S, C, SFX, EXPR)                                                            \
   REF_ROW2(ref_##op##_##SFX, S, C, S, REF_LOAD_##SFX, REF_STORE_##SFX, EXPR)
-#define REF_PICK(op, FOR_TYPES)                                                                  \
-  static ref_row_fn ref_##op##_pick(odla_element_type t) {                                      \
-    switch (t) {                                                                                \
-      FOR_TYPES(REF_CASE_##op)                                                                  \
-    default: return NULL;                                                                       \
-    }                                                                                           \
+#define REF_PICK(op, FOR_TYPES)                                                                    \
+  static ref_row_fn ref_##op##_pick(odla_element_type t) {                                         \
+    switch (t) {                                                                                   \
+      FOR_TYPES(REF_CASE_##op)                                                                     \
+    default:                                                                                       \
+      return NULL;                                                                                 \
+    }                                                                                              \
   }
 
 /* libm by compute type: float for f32, f16 and bf16, double for f64. */
@@ -267,8 +268,9 @@ static uint64_t ref_ipow_s(int64_t x, int64_t e) {
   return 0;
 }
 
-#define REF_CASE(op, E, SFX)                                                                     \
-  case E: return ref_##op##_##SFX;
+#define REF_CASE(op, E, SFX)                                                                       \
+  case E:                                                                                          \
+    return ref_##op##_##SFX;
 
 #define REF_ADD_F(E, S, C, SFX) REF_ROW(add, E, S, C, SFX, x + z)
 #define REF_ADD_I(E, S, C, SFX) REF_ROW(add, E, S, C, SFX, REF_WRAP(+))
@@ -284,7 +286,7 @@ REF_FOR_FLOAT_TYPES(REF_SUB_F)
 REF_FOR_INT_TYPES(REF_SUB_I)
 REF_PICK(sub, REF_FOR_NUMERIC_TYPES)
 
-#define REF_MUL_F(E, S, C, SFX) REF_ROW(mul, E, S, C, SFX, x * z)
+#define REF_MUL_F(E, S, C, SFX) REF_ROW(mul, E, S, C, SFX, x *z)
 #define REF_MUL_I(E, S, C, SFX) REF_ROW(mul, E, S, C, SFX, REF_WRAP(*))
 #define REF_CASE_mul(E, S, C, SFX) REF_CASE(mul, E, SFX)
 REF_FOR_FLOAT_TYPES(REF_MUL_F)
@@ -293,9 +295,8 @@ REF_PICK(mul, REF_FOR_NUMERIC_TYPES)
 
 /* The quotient goes through uint64_t as well: INT_MIN / -1 is computed as 0 - INT_MIN. */
 #define REF_DIV_F(E, S, C, SFX) REF_ROW(div, E, S, C, SFX, x / z)
-#define REF_DIV_S(E, S, C, SFX)                                                                  \
-  REF_ROW(div, E, S, C, SFX,                                                                    \
-          z == 0 ? (uint64_t)0 : (z == -1 ? 0 - (uint64_t)x : (uint64_t)(x / z)))
+#define REF_DIV_S(E, S, C, SFX)                                                                    \
+  REF_ROW(div, E, S, C, SFX, z == 0 ? (uint64_t)0 : (z == -1 ? 0 - (uint64_t)x : (uint64_t)(x / z)))
 #define REF_DIV_U(E, S, C, SFX) REF_ROW(div, E, S, C, SFX, z == 0 ? 0 : x / z)
 #define REF_CASE_div(E, S, C, SFX) REF_CASE(div, E, SFX)
 REF_FOR_FLOAT_TYPES(REF_DIV_F)
@@ -328,14 +329,14 @@ REF_PICK(min, REF_FOR_NUMERIC_TYPES)
 
 /* Remainder with the sign of the dividend (C's fmod and %): truncmod; with the sign of the
  * divisor (Python's %): floormod. Both are x % z for unsigned types. */
-#define REF_MOD_F(E, S, C, SFX)                                                                  \
-  REF_ROW(truncmod, E, S, C, SFX, REF_MATH_##SFX(fmod)(x, z))                                    \
+#define REF_MOD_F(E, S, C, SFX)                                                                    \
+  REF_ROW(truncmod, E, S, C, SFX, REF_MATH_##SFX(fmod)(x, z))                                      \
   REF_ROW(floormod, E, S, C, SFX, REF_MATH_##SFX(ref_floormod)(x, z))
-#define REF_MOD_S(E, S, C, SFX)                                                                  \
-  REF_ROW(truncmod, E, S, C, SFX, z == 0 || z == -1 ? 0 : x % z)                                 \
+#define REF_MOD_S(E, S, C, SFX)                                                                    \
+  REF_ROW(truncmod, E, S, C, SFX, z == 0 || z == -1 ? 0 : x % z)                                   \
   REF_ROW(floormod, E, S, C, SFX, ref_ifloormod(x, z))
-#define REF_MOD_U(E, S, C, SFX)                                                                  \
-  REF_ROW(truncmod, E, S, C, SFX, z == 0 ? 0 : x % z)                                            \
+#define REF_MOD_U(E, S, C, SFX)                                                                    \
+  REF_ROW(truncmod, E, S, C, SFX, z == 0 ? 0 : x % z)                                              \
   REF_ROW(floormod, E, S, C, SFX, z == 0 ? 0 : x % z)
 #define REF_CASE_truncmod(E, S, C, SFX) REF_CASE(truncmod, E, SFX)
 #define REF_CASE_floormod(E, S, C, SFX) REF_CASE(floormod, E, SFX)
@@ -360,15 +361,14 @@ REF_PICK(pow, REF_FOR_NUMERIC_TYPES)
  * the width or more gives what the sign extension alone gives: -1 shifting a negative x
  * right, else 0. */
 #define REF_SHIFT_OUT(S, z) ((z) < 0 || (uint64_t)(z) >= 8 * sizeof(S))
-#define REF_SHL_U(E, S, C, SFX)                                                                  \
+#define REF_SHL_U(E, S, C, SFX)                                                                    \
   REF_ROW(shl, E, S, C, SFX, (uint64_t)z >= 8 * sizeof(S) ? 0 : (uint64_t)x << z)
-#define REF_SHR_U(E, S, C, SFX)                                                                  \
+#define REF_SHR_U(E, S, C, SFX)                                                                    \
   REF_ROW(shr, E, S, C, SFX, (uint64_t)z >= 8 * sizeof(S) ? 0 : (uint64_t)x >> z)
-#define REF_SHL_S(E, S, C, SFX)                                                                  \
+#define REF_SHL_S(E, S, C, SFX)                                                                    \
   REF_ROW(shl, E, S, C, SFX, REF_SHIFT_OUT(S, z) ? 0 : (C)((uint64_t)x << z))
-#define REF_SHR_S(E, S, C, SFX)                                                                  \
-  REF_ROW(shr, E, S, C, SFX,                                                                    \
-          REF_SHIFT_OUT(S, z) ? (x < 0 ? -1 : 0) : (x < 0 ? ~(~x >> z) : x >> z))
+#define REF_SHR_S(E, S, C, SFX)                                                                    \
+  REF_ROW(shr, E, S, C, SFX, REF_SHIFT_OUT(S, z) ? (x < 0 ? -1 : 0) : (x < 0 ? ~(~x >> z) : x >> z))
 #define REF_CASE_shl(E, S, C, SFX) REF_CASE(shl, E, SFX)
 #define REF_CASE_shr(E, S, C, SFX) REF_CASE(shr, E, SFX)
 REF_FOR_UNSIGNED_INT_TYPES(REF_SHL_U)
@@ -380,8 +380,7 @@ REF_PICK(shr, REF_FOR_INT_TYPES)
 
 /* PRelu: slope * x where x < 0; unsigned inputs are never negative (0 * z keeps z used). */
 #define REF_PRELU_F(E, S, C, SFX) REF_ROW(prelu, E, S, C, SFX, x < 0 ? x * z : x)
-#define REF_PRELU_S(E, S, C, SFX)                                                                \
-  REF_ROW(prelu, E, S, C, SFX, x < 0 ? REF_WRAP(*) : (uint64_t)x)
+#define REF_PRELU_S(E, S, C, SFX) REF_ROW(prelu, E, S, C, SFX, x < 0 ? REF_WRAP(*) : (uint64_t)x)
 #define REF_PRELU_U(E, S, C, SFX) REF_ROW(prelu, E, S, C, SFX, x + 0 * z)
 #define REF_CASE_prelu(E, S, C, SFX) REF_CASE(prelu, E, SFX)
 REF_FOR_FLOAT_TYPES(REF_PRELU_F)
@@ -399,15 +398,32 @@ static int ref_is_unsigned(odla_element_type t) {
 
 static void ref_store_wrapped(odla_element_type t, void *y, int64_t i, uint64_t v) {
   switch (t) {
-  case ODLA_INT8: ((int8_t *)y)[i] = (int8_t)v; break;
-  case ODLA_INT16: ((int16_t *)y)[i] = (int16_t)v; break;
-  case ODLA_INT32: ((int32_t *)y)[i] = (int32_t)v; break;
-  case ODLA_INT64: ((int64_t *)y)[i] = (int64_t)v; break;
-  case ODLA_UINT8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-  case ODLA_UINT16: ((uint16_t *)y)[i] = (uint16_t)v; break;
-  case ODLA_UINT32: ((uint32_t *)y)[i] = (uint32_t)v; break;
-  case ODLA_UINT64: ((uint64_t *)y)[i] = v; break;
-  default: break;
+  case ODLA_INT8:
+    ((int8_t *)y)[i] = (int8_t)v;
+    break;
+  case ODLA_INT16:
+    ((int16_t *)y)[i] = (int16_t)v;
+    break;
+  case ODLA_INT32:
+    ((int32_t *)y)[i] = (int32_t)v;
+    break;
+  case ODLA_INT64:
+    ((int64_t *)y)[i] = (int64_t)v;
+    break;
+  case ODLA_UINT8:
+    ((uint8_t *)y)[i] = (uint8_t)v;
+    break;
+  case ODLA_UINT16:
+    ((uint16_t *)y)[i] = (uint16_t)v;
+    break;
+  case ODLA_UINT32:
+    ((uint32_t *)y)[i] = (uint32_t)v;
+    break;
+  case ODLA_UINT64:
+    ((uint64_t *)y)[i] = v;
+    break;
+  default:
+    break;
   }
 }
 
@@ -423,9 +439,8 @@ static void ref_pow_mixed(void *y, const void *const *in, const int64_t *s, int6
   }
   for (i = 0; i < n; ++i) {
     const int64_t x = ref_get_int(tb, in[0], i * s[0]), e = ref_get_int(te, in[1], i * s[1]);
-    ref_store_wrapped(tb, y, i,
-                      ref_is_unsigned(te) ? ref_ipow_u((uint64_t)x, (uint64_t)e)
-                                          : ref_ipow_s(x, e));
+    ref_store_wrapped(
+        tb, y, i, ref_is_unsigned(te) ? ref_ipow_u((uint64_t)x, (uint64_t)e) : ref_ipow_s(x, e));
   }
 }
 
@@ -435,35 +450,35 @@ static void ref_pow_mixed(void *y, const void *const *in, const int64_t *s, int6
  * float scratch for float16 and bfloat16), then divides by their number once. */
 typedef void (*ref_mean_finish_fn)(const void *acc, void *y, int64_t n, int64_t count);
 
-#define REF_MEAN_ROWS(E, S, C, SFX)                                                              \
-  static void ref_mean_set_##SFX(void *vy, const void *const *in, const int64_t *s, int64_t n,  \
-                                 const void *ctx) {                                            \
-    const S *x = (const S *)in[0];                                                             \
-    C *acc = (C *)vy;                                                                          \
-    int64_t i;                                                                                 \
-    (void)ctx;                                                                                 \
-    for (i = 0; i < n; ++i)                                                                    \
-      acc[i] = REF_LOAD_##SFX(x, i * s[0]);                                                    \
-  }                                                                                            \
-  static void ref_mean_add_##SFX(void *vy, const void *const *in, const int64_t *s, int64_t n,  \
-                                 const void *ctx) {                                            \
-    const S *x = (const S *)in[0];                                                             \
-    C *acc = (C *)vy;                                                                          \
-    int64_t i;                                                                                 \
-    (void)ctx;                                                                                 \
-    if (s[0] == 1)                                                                             \
-      for (i = 0; i < n; ++i)                                                                  \
-        acc[i] += REF_LOAD_##SFX(x, i);                                                        \
-    else                                                                                       \
-      for (i = 0; i < n; ++i)                                                                  \
-        acc[i] += REF_LOAD_##SFX(x, i * s[0]);                                                 \
-  }                                                                                            \
-  static void ref_mean_finish_##SFX(const void *vacc, void *vy, int64_t n, int64_t count) {     \
-    const C *acc = (const C *)vacc;                                                            \
-    S *y = (S *)vy;                                                                            \
-    int64_t i;                                                                                 \
-    for (i = 0; i < n; ++i)                                                                    \
-      REF_STORE_##SFX(y, i, acc[i] / (C)count);                                                \
+#define REF_MEAN_ROWS(E, S, C, SFX)                                                                \
+  static void ref_mean_set_##SFX(void *vy, const void *const *in, const int64_t *s, int64_t n,     \
+                                 const void *ctx) {                                                \
+    const S *x = (const S *)in[0];                                                                 \
+    C *acc = (C *)vy;                                                                              \
+    int64_t i;                                                                                     \
+    (void)ctx;                                                                                     \
+    for (i = 0; i < n; ++i)                                                                        \
+      acc[i] = REF_LOAD_##SFX(x, i * s[0]);                                                        \
+  }                                                                                                \
+  static void ref_mean_add_##SFX(void *vy, const void *const *in, const int64_t *s, int64_t n,     \
+                                 const void *ctx) {                                                \
+    const S *x = (const S *)in[0];                                                                 \
+    C *acc = (C *)vy;                                                                              \
+    int64_t i;                                                                                     \
+    (void)ctx;                                                                                     \
+    if (s[0] == 1)                                                                                 \
+      for (i = 0; i < n; ++i)                                                                      \
+        acc[i] += REF_LOAD_##SFX(x, i);                                                            \
+    else                                                                                           \
+      for (i = 0; i < n; ++i)                                                                      \
+        acc[i] += REF_LOAD_##SFX(x, i * s[0]);                                                     \
+  }                                                                                                \
+  static void ref_mean_finish_##SFX(const void *vacc, void *vy, int64_t n, int64_t count) {        \
+    const C *acc = (const C *)vacc;                                                                \
+    S *y = (S *)vy;                                                                                \
+    int64_t i;                                                                                     \
+    for (i = 0; i < n; ++i)                                                                        \
+      REF_STORE_##SFX(y, i, acc[i] / (C)count);                                                    \
   }
 REF_FOR_FLOAT_TYPES(REF_MEAN_ROWS)
 
@@ -523,24 +538,22 @@ odla_value odla_Min(odla_value lhs, odla_value rhs, const odla_value_id value_id
 /* fmod != 0: the remainder has the dividend's sign (C's fmod and %); fmod == 0: the
  * divisor's sign (floored, Python's %), for floats too. Unsigned types: both are x % z.
  * A zero integer divisor gives 0; a zero float divisor gives NaN. */
-odla_value odla_Mod(odla_value lhs, odla_value rhs, odla_int64 fmod,
-                    const odla_value_id value_id) {
-  return ref_binary_build("Mod", fmod ? ref_truncmod_pick : ref_floormod_pick, "numeric types",
-                          0, 0, lhs, rhs, value_id);
+odla_value odla_Mod(odla_value lhs, odla_value rhs, odla_int64 fmod, const odla_value_id value_id) {
+  return ref_binary_build("Mod", fmod ? ref_truncmod_pick : ref_floormod_pick, "numeric types", 0,
+                          0, lhs, rhs, value_id);
 }
 
 /* Integer types; shift_amount has the input's type and broadcasts with it (REF_SHL_S and
  * REF_SHR_S say what signed types and out-of-range amounts give). */
 odla_value odla_Shift(odla_value input, odla_value shift_amount, odla_bool is_left_shift,
                       const odla_value_id value_id) {
-  return ref_binary_build("Shift", is_left_shift ? ref_shl_pick : ref_shr_pick,
-                          "integer types", 0, 0, input, shift_amount, value_id);
+  return ref_binary_build("Shift", is_left_shift ? ref_shl_pick : ref_shr_pick, "integer types", 0,
+                          0, input, shift_amount, value_id);
 }
 
 /* The slope broadcasts to the input (unidirectionally); y = x < 0 ? slope * x : x. */
 odla_value odla_PRelu(odla_value input, odla_value slope, const odla_value_id value_id) {
-  return ref_binary_build("PRelu", ref_prelu_pick, "numeric types", 0, 1, input, slope,
-                          value_id);
+  return ref_binary_build("PRelu", ref_prelu_pick, "numeric types", 0, 1, input, slope, value_id);
 }
 
 /* The exponent may have another numeric type than the base; the result has the base's type.
@@ -557,15 +570,13 @@ odla_value odla_Pow(odla_value base, odla_value exponent, const odla_value_id va
   tb = base->type.element_type;
   te = exponent->type.element_type;
   if (tb == te)
-    return ref_binary_build("Pow", ref_pow_pick, "numeric types", 0, 0, base, exponent,
-                            value_id);
+    return ref_binary_build("Pow", ref_pow_pick, "numeric types", 0, 0, base, exponent, value_id);
   if (!ref_is_float(tb) && !ref_is_int(tb))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Pow",
                     "base element type %s is not supported (numeric types)", ref_type_name(tb));
   if (!ref_is_float(te) && !ref_is_int(te))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Pow",
-                    "exponent element type %s is not supported (numeric types)",
-                    ref_type_name(te));
+                    "exponent element type %s is not supported (numeric types)", ref_type_name(te));
   return ref_bcast_node("Pow", ref_pow_mixed, 2, in, tb, 0, NULL, value_id);
 }
 
@@ -579,8 +590,8 @@ odla_value odla_Mean(odla_values inputs, const odla_value_id value_id) {
   odla_element_type t;
   size_t k;
   if (inputs.size < 1 || inputs.size > ODLA_MAX_OUTPUTS)
-    return ref_fail(ODLA_INVALID_PARAM, "Mean", "takes 1 to %d inputs, got %lu",
-                    ODLA_MAX_OUTPUTS, (unsigned long)inputs.size);
+    return ref_fail(ODLA_INVALID_PARAM, "Mean", "takes 1 to %d inputs, got %lu", ODLA_MAX_OUTPUTS,
+                    (unsigned long)inputs.size);
   if (!ref_check_operands("Mean", (int)inputs.size, inputs.values))
     return NULL;
   t = inputs.values[0]->type.element_type;
@@ -593,13 +604,13 @@ odla_value odla_Mean(odla_values inputs, const odla_value_id value_id) {
   }
   memset(&p, 0, sizeof p);
   switch (t) {
-#define REF_MEAN_CASE(E, S, C, SFX)                                                              \
-  case E:                                                                                       \
-    p.set = ref_mean_set_##SFX;                                                                 \
-    p.add = ref_mean_add_##SFX;                                                                 \
-    p.finish = ref_mean_finish_##SFX;                                                           \
-    p.acc_size = sizeof(C);                                                                     \
-    p.in_scratch = sizeof(C) != sizeof(S);                                                      \
+#define REF_MEAN_CASE(E, S, C, SFX)                                                                \
+  case E:                                                                                          \
+    p.set = ref_mean_set_##SFX;                                                                    \
+    p.add = ref_mean_add_##SFX;                                                                    \
+    p.finish = ref_mean_finish_##SFX;                                                              \
+    p.acc_size = sizeof(C);                                                                        \
+    p.in_scratch = sizeof(C) != sizeof(S);                                                         \
     break;
     REF_FOR_FLOAT_TYPES(REF_MEAN_CASE)
 #undef REF_MEAN_CASE

@@ -33,8 +33,8 @@ void ref_bcast_init(ref_bcast *bc, int num, const odla_value_shape *const *shape
                     const odla_value_shape *out);
 /* Runs `fn` over every row of the output `y` (element size ey); operand k has element size
  * esize[k]. The output must hold at least one element. */
-void ref_bcast_run(const ref_bcast *bc, ref_row_fn fn, void *y, size_t ey,
-                   const void *const *in, const size_t *esize, const void *ctx);
+void ref_bcast_run(const ref_bcast *bc, ref_row_fn fn, void *y, size_t ey, const void *const *in,
+                   const size_t *esize, const void *ctx);
 
 /* The parameter block of a broadcasting op node (the row functions' ctx). */
 typedef struct {
@@ -64,36 +64,35 @@ odla_value ref_binary_build(const char *op, ref_row_fn (*pick)(odla_element_type
  * C: x and z are the operands' elements (LOAD converts them to C), EXPR the result, which
  * STORE writes into the output of storage type O. One loop per stride pattern, so that the
  * compiler vectorizes the contiguous and scalar-operand cases. */
-#define REF_ROW2(fn, S, C, O, LOAD, STORE, EXPR)                                                 \
-  static void fn(void *vy, const void *const *in, const int64_t *s, int64_t n,                 \
-                 const void *ctx) {                                                            \
-    const S *a = (const S *)in[0], *b = (const S *)in[1];                                      \
-    O *y = (O *)vy;                                                                            \
-    int64_t i;                                                                                 \
-    (void)ctx;                                                                                 \
-    if (s[0] == 1 && s[1] == 1) {                                                              \
-      for (i = 0; i < n; ++i) {                                                                \
-        const C x = LOAD(a, i), z = LOAD(b, i);                                                \
-        STORE(y, i, EXPR);                                                                     \
-      }                                                                                        \
-    } else if (s[0] == 1 && s[1] == 0) {                                                       \
-      const C z = LOAD(b, 0);                                                                  \
-      for (i = 0; i < n; ++i) {                                                                \
-        const C x = LOAD(a, i);                                                                \
-        STORE(y, i, EXPR);                                                                     \
-      }                                                                                        \
-    } else if (s[0] == 0 && s[1] == 1) {                                                       \
-      const C x = LOAD(a, 0);                                                                  \
-      for (i = 0; i < n; ++i) {                                                                \
-        const C z = LOAD(b, i);                                                                \
-        STORE(y, i, EXPR);                                                                     \
-      }                                                                                        \
-    } else {                                                                                   \
-      for (i = 0; i < n; ++i) {                                                                \
-        const C x = LOAD(a, i * s[0]), z = LOAD(b, i * s[1]);                                  \
-        STORE(y, i, EXPR);                                                                     \
-      }                                                                                        \
-    }                                                                                          \
+#define REF_ROW2(fn, S, C, O, LOAD, STORE, EXPR)                                                   \
+  static void fn(void *vy, const void *const *in, const int64_t *s, int64_t n, const void *ctx) {  \
+    const S *a = (const S *)in[0], *b = (const S *)in[1];                                          \
+    O *y = (O *)vy;                                                                                \
+    int64_t i;                                                                                     \
+    (void)ctx;                                                                                     \
+    if (s[0] == 1 && s[1] == 1) {                                                                  \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const C x = LOAD(a, i), z = LOAD(b, i);                                                    \
+        STORE(y, i, EXPR);                                                                         \
+      }                                                                                            \
+    } else if (s[0] == 1 && s[1] == 0) {                                                           \
+      const C z = LOAD(b, 0);                                                                      \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const C x = LOAD(a, i);                                                                    \
+        STORE(y, i, EXPR);                                                                         \
+      }                                                                                            \
+    } else if (s[0] == 0 && s[1] == 1) {                                                           \
+      const C x = LOAD(a, 0);                                                                      \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const C z = LOAD(b, i);                                                                    \
+        STORE(y, i, EXPR);                                                                         \
+      }                                                                                            \
+    } else {                                                                                       \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const C x = LOAD(a, i * s[0]), z = LOAD(b, i * s[1]);                                      \
+        STORE(y, i, EXPR);                                                                         \
+      }                                                                                            \
+    }                                                                                              \
   }
 
 #endif /* ODLA_REFERENCE_OPS_BINARY_H_ */

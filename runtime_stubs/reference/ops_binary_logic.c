@@ -14,24 +14,26 @@
 
 /* ---- Comparisons and logic ------------------------------------------------------------ */
 
-#define REF_CMP_ROW(op, E, S, C, SFX, EXPR)                                                      \
+#define REF_CMP_ROW(op, E, S, C, SFX, EXPR)                                                        \
   REF_ROW2(ref_##op##_##SFX, S, C, uint8_t, REF_LOAD_##SFX, REF_STORE_bool, EXPR)
-#define REF_CASE(op, E, SFX)                                                                     \
-  case E: return ref_##op##_##SFX;
-#define REF_PICK(op, FOR_TYPES)                                                                  \
-  static ref_row_fn ref_##op##_pick(odla_element_type t) {                                      \
-    switch (t) {                                                                                \
-      FOR_TYPES(REF_CASE_##op)                                                                  \
-    default: return NULL;                                                                       \
-    }                                                                                           \
+#define REF_CASE(op, E, SFX)                                                                       \
+  case E:                                                                                          \
+    return ref_##op##_##SFX;
+#define REF_PICK(op, FOR_TYPES)                                                                    \
+  static ref_row_fn ref_##op##_pick(odla_element_type t) {                                         \
+    switch (t) {                                                                                   \
+      FOR_TYPES(REF_CASE_##op)                                                                     \
+    default:                                                                                       \
+      return NULL;                                                                                 \
+    }                                                                                              \
   }
 
-#define REF_COMPARE(E, S, C, SFX)                                                                \
-  REF_CMP_ROW(eq, E, S, C, SFX, x == z)                                                         \
-  REF_CMP_ROW(ne, E, S, C, SFX, x != z)                                                         \
-  REF_CMP_ROW(lt, E, S, C, SFX, x < z)                                                          \
-  REF_CMP_ROW(le, E, S, C, SFX, x <= z)                                                         \
-  REF_CMP_ROW(gt, E, S, C, SFX, x > z)                                                          \
+#define REF_COMPARE(E, S, C, SFX)                                                                  \
+  REF_CMP_ROW(eq, E, S, C, SFX, x == z)                                                            \
+  REF_CMP_ROW(ne, E, S, C, SFX, x != z)                                                            \
+  REF_CMP_ROW(lt, E, S, C, SFX, x < z)                                                             \
+  REF_CMP_ROW(le, E, S, C, SFX, x <= z)                                                            \
+  REF_CMP_ROW(gt, E, S, C, SFX, x > z)                                                             \
   REF_CMP_ROW(ge, E, S, C, SFX, x >= z)
 REF_FOR_ALL_TYPES(REF_COMPARE)
 #define REF_CASE_eq(E, S, C, SFX) REF_CASE(eq, E, SFX)
@@ -47,9 +49,9 @@ REF_PICK(le, REF_FOR_ALL_TYPES)
 REF_PICK(gt, REF_FOR_ALL_TYPES)
 REF_PICK(ge, REF_FOR_ALL_TYPES)
 
-#define REF_LOGIC(E, S, C, SFX)                                                                  \
-  REF_CMP_ROW(and, E, S, C, SFX, (x != 0) & (z != 0))                                           \
-  REF_CMP_ROW(or, E, S, C, SFX, (x != 0) | (z != 0))                                            \
+#define REF_LOGIC(E, S, C, SFX)                                                                    \
+  REF_CMP_ROW(and, E, S, C, SFX, (x != 0) & (z != 0))                                              \
+  REF_CMP_ROW(or, E, S, C, SFX, (x != 0) | (z != 0))                                               \
   REF_CMP_ROW(xor, E, S, C, SFX, (x != 0) ^ (z != 0))
 REF_FOR_BOOL_TYPE(REF_LOGIC)
 #define REF_CASE_and(E, S, C, SFX) REF_CASE(and, E, SFX)
@@ -59,11 +61,11 @@ REF_PICK(and, REF_FOR_BOOL_TYPE)
 REF_PICK(or, REF_FOR_BOOL_TYPE)
 REF_PICK(xor, REF_FOR_BOOL_TYPE)
 
-#define REF_BITWISE_ROW(op, E, S, C, SFX, EXPR)                                                  \
+#define REF_BITWISE_ROW(op, E, S, C, SFX, EXPR)                                                    \
   REF_ROW2(ref_##op##_##SFX, S, C, S, REF_LOAD_##SFX, REF_STORE_##SFX, EXPR)
-#define REF_BITWISE(E, S, C, SFX)                                                                \
-  REF_BITWISE_ROW(bitand, E, S, C, SFX, (C)(x & z))                                             \
-  REF_BITWISE_ROW(bitor, E, S, C, SFX, (C)(x | z))                                              \
+#define REF_BITWISE(E, S, C, SFX)                                                                  \
+  REF_BITWISE_ROW(bitand, E, S, C, SFX, (C)(x & z))                                                \
+  REF_BITWISE_ROW(bitor, E, S, C, SFX, (C)(x | z))                                                 \
   REF_BITWISE_ROW(bitxor, E, S, C, SFX, (C)(x ^ z))
 REF_FOR_INT_TYPES(REF_BITWISE)
 #define REF_CASE_bitand(E, S, C, SFX) REF_CASE(bitand, E, SFX)
@@ -90,8 +92,7 @@ odla_value odla_Equal(odla_value lhs, odla_value rhs, const odla_value_id value_
   return ref_binary_build("Equal", ref_eq_or_str_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
 odla_value odla_NotEqual(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
-  return ref_binary_build("NotEqual", ref_ne_or_str_pick, "every type", 1, 0, lhs, rhs,
-                          value_id);
+  return ref_binary_build("NotEqual", ref_ne_or_str_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
 odla_value odla_Less(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("Less", ref_lt_pick, "every type", 1, 0, lhs, rhs, value_id);
@@ -103,8 +104,7 @@ odla_value odla_Greater(odla_value lhs, odla_value rhs, const odla_value_id valu
   return ref_binary_build("Greater", ref_gt_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
 odla_value odla_GreaterOrEqual(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
-  return ref_binary_build("GreaterOrEqual", ref_ge_pick, "every type", 1, 0, lhs, rhs,
-                          value_id);
+  return ref_binary_build("GreaterOrEqual", ref_ge_pick, "every type", 1, 0, lhs, rhs, value_id);
 }
 odla_value odla_And(odla_value lhs, odla_value rhs, const odla_value_id value_id) {
   return ref_binary_build("And", ref_and_pick, "bool only", 1, 0, lhs, rhs, value_id);
@@ -131,21 +131,21 @@ odla_value odla_ExtBitwiseXor(odla_value lhs, odla_value rhs, const odla_value_i
 /* ---- Select --------------------------------------------------------------------------- */
 
 /* One row of Select per element size: the element type does not matter to a copy. */
-#define REF_SELECT_ROW(T)                                                                        \
-  static void ref_select_##T(void *vy, const void *const *in, const int64_t *s, int64_t n,      \
-                             const void *ctx) {                                                \
-    const uint8_t *c = (const uint8_t *)in[0];                                                 \
-    const T *a = (const T *)in[1], *b = (const T *)in[2];                                      \
-    T *y = (T *)vy;                                                                            \
-    int64_t i;                                                                                 \
-    (void)ctx;                                                                                 \
-    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                                                 \
-      for (i = 0; i < n; ++i)                                                                  \
-        y[i] = c[i] ? a[i] : b[i];                                                             \
-    } else {                                                                                   \
-      for (i = 0; i < n; ++i)                                                                  \
-        y[i] = c[i * s[0]] ? a[i * s[1]] : b[i * s[2]];                                        \
-    }                                                                                          \
+#define REF_SELECT_ROW(T)                                                                          \
+  static void ref_select_##T(void *vy, const void *const *in, const int64_t *s, int64_t n,         \
+                             const void *ctx) {                                                    \
+    const uint8_t *c = (const uint8_t *)in[0];                                                     \
+    const T *a = (const T *)in[1], *b = (const T *)in[2];                                          \
+    T *y = (T *)vy;                                                                                \
+    int64_t i;                                                                                     \
+    (void)ctx;                                                                                     \
+    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {                                                     \
+      for (i = 0; i < n; ++i)                                                                      \
+        y[i] = c[i] ? a[i] : b[i];                                                                 \
+    } else {                                                                                       \
+      for (i = 0; i < n; ++i)                                                                      \
+        y[i] = c[i * s[0]] ? a[i * s[1]] : b[i * s[2]];                                            \
+    }                                                                                              \
   }
 REF_SELECT_ROW(uint8_t)
 REF_SELECT_ROW(uint16_t)
@@ -173,10 +173,18 @@ odla_value odla_Select(odla_value condition, odla_value a, odla_value b,
     return ref_fail(ODLA_INVALID_PARAM, "Select", "operand element types differ: %s and %s",
                     ref_type_name(t), ref_type_name(b->type.element_type));
   switch (ref_elem_size(t)) {
-  case 1: fn = ref_select_uint8_t; break;
-  case 2: fn = ref_select_uint16_t; break;
-  case 4: fn = ref_select_uint32_t; break;
-  case 8: fn = ref_select_uint64_t; break;
+  case 1:
+    fn = ref_select_uint8_t;
+    break;
+  case 2:
+    fn = ref_select_uint16_t;
+    break;
+  case 4:
+    fn = ref_select_uint32_t;
+    break;
+  case 8:
+    fn = ref_select_uint64_t;
+    break;
   default:
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Select", "element type %s is not supported",
                     ref_type_name(t));

@@ -119,7 +119,8 @@ static odla_status ref_conv_cl_run(const ref_node *node, const ref_io *io) {
   const float *bias = (const float *)io->in[2];
   float *y = (float *)io->out[0];
   unsigned char *scratch = (unsigned char *)io->scratch;
-  float *col = (float *)ref_scratch_at(scratch, p->col_at), *pack = (float *)ref_scratch_at(scratch, p->pack_at);
+  float *col = (float *)ref_scratch_at(scratch, p->col_at),
+        *pack = (float *)ref_scratch_at(scratch, p->pack_at);
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
   const int64_t cpg = p->c / p->group, mpg = p->m / p->group;
   int64_t n, g, o, j, r;
@@ -142,8 +143,8 @@ static odla_status ref_conv_cl_run(const ref_node *node, const ref_io *io) {
       for (o = 0; o < opix; o += p->rows) {
         r = opix - o < p->rows ? opix - o : p->rows;
         ref_conv_cl_im2col(p, xn + g * cpg, o, o + r, col);
-        ref_sgemm_mt(io, 0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, k + g * mpg, p->m, 1.0f,
-                     NULL, yn + o * p->m + g * mpg, p->m, pack);
+        ref_sgemm_mt(io, 0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, k + g * mpg, p->m, 1.0f, NULL,
+                     yn + o * p->m + g * mpg, p->m, pack);
       }
     }
   }

@@ -52,9 +52,9 @@ typedef struct {
 } ref_if_params;
 
 typedef struct {
-  int end;        /* index of the EndLoop node */
-  int num_vars;   /* LoopVariable nodes follow the BeginLoop node */
-  int cond_var;   /* the variable that is the condition, or -1 */
+  int end;      /* index of the EndLoop node */
+  int num_vars; /* LoopVariable nodes follow the BeginLoop node */
+  int cond_var; /* the variable that is the condition, or -1 */
   int num_outputs;
   int64_t length; /* stacked results' length: the constant trip count, or -1 */
   odla_loop_output_mode modes[ODLA_MAX_OUTPUTS];
@@ -141,8 +141,8 @@ static odla_status ref_run_loop(const ref_node *node, const ref_io *io) {
   for (i = 0; i < trip; ++i) {
     odla_status s;
     size_t at = 0;
-    if (p->cond_var >= 0 &&
-        !*(const uint8_t *)ref_value_data(x->ctx, comp->nodes[node->index + 1 + p->cond_var]->outputs[0]))
+    if (p->cond_var >= 0 && !*(const uint8_t *)ref_value_data(
+                                x->ctx, comp->nodes[node->index + 1 + p->cond_var]->outputs[0]))
       break;
     for (j = 0; j < p->num_vars; ++j)
       if (ref_is_before(p->modes[j]))
@@ -168,7 +168,8 @@ static odla_status ref_run_loop(const ref_node *node, const ref_io *io) {
     for (j = 0, at = 0; j < p->num_vars; ++j) {
       size_t n = ref_bytes(&end->inputs[j]->type);
       if (n)
-        memcpy(ref_value_data(x->ctx, comp->nodes[node->index + 1 + j]->outputs[0]), staging + at, n);
+        memcpy(ref_value_data(x->ctx, comp->nodes[node->index + 1 + j]->outputs[0]), staging + at,
+               n);
       at += (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN;
     }
   }
@@ -187,8 +188,9 @@ static odla_computation ref_region_comp(const char *op) {
   if (!ref_check_operands(op, 0, NULL))
     return NULL;
   if (comp->interpret) {
-    ref_fail(ODLA_UNSUPPORTED_OP, op, "control flow needs compile mode (ops of a body run "
-                                      "conditionally or repeatedly)");
+    ref_fail(ODLA_UNSUPPORTED_OP, op,
+             "control flow needs compile mode (ops of a body run "
+             "conditionally or repeatedly)");
     return NULL;
   }
   return comp;
@@ -314,8 +316,8 @@ odla_values odla_EndIf(odla_value_ids value_ids) {
       r->first[b] = r->last[b] = comp->num_nodes;
   n = r->num_results[1];
   if (r->num_results[0] != n) {
-    ref_fail(ODLA_INVALID_PARAM, "EndIf", "the then branch has %d results, the else branch %d",
-             n, r->num_results[0]);
+    ref_fail(ODLA_INVALID_PARAM, "EndIf", "the then branch has %d results, the else branch %d", n,
+             r->num_results[0]);
     return res;
   }
   if (value_ids.size != (odla_size_t)n) {
@@ -324,12 +326,14 @@ odla_values odla_EndIf(odla_value_ids value_ids) {
   }
   for (k = 0; k < n; ++k) {
     odla_value t = r->results[1][k], e = r->results[0][k];
-    if (t->type.element_type != e->type.element_type || !ref_same_shape(&t->type.shape, &e->type.shape)) {
+    if (t->type.element_type != e->type.element_type ||
+        !ref_same_shape(&t->type.shape, &e->type.shape)) {
       char a[128], c[128];
-      ref_fail(ODLA_INVALID_PARAM, "EndIf", "result %d is %s%s in the then branch but %s%s in "
-               "the else branch", k, ref_type_name(t->type.element_type),
-               ref_shape_str(&t->type.shape, a, sizeof a), ref_type_name(e->type.element_type),
-               ref_shape_str(&e->type.shape, c, sizeof c));
+      ref_fail(ODLA_INVALID_PARAM, "EndIf",
+               "result %d is %s%s in the then branch but %s%s in "
+               "the else branch",
+               k, ref_type_name(t->type.element_type), ref_shape_str(&t->type.shape, a, sizeof a),
+               ref_type_name(e->type.element_type), ref_shape_str(&e->type.shape, c, sizeof c));
       return res;
     }
     ins[k] = t;
@@ -360,8 +364,10 @@ odla_status odla_BeginLoop(odla_value trip_count, odla_value_id value_id) {
   if (!comp || (trip_count && !ref_check_operands("BeginLoop", 1, &trip_count)))
     return comp && comp->error ? comp->error : ODLA_INVALID_PARAM;
   if (trip_count && !ref_one_element(trip_count, 0)) {
-    ref_fail(ODLA_INVALID_PARAM, "BeginLoop", "trip count '%s' must be an integer with one "
-             "element", trip_count->id);
+    ref_fail(ODLA_INVALID_PARAM, "BeginLoop",
+             "trip count '%s' must be an integer with one "
+             "element",
+             trip_count->id);
     return ODLA_INVALID_PARAM;
   }
   memset(&params, 0, sizeof params);
@@ -414,8 +420,10 @@ odla_values odla_EndLoop(odla_value condition, odla_values output_values,
   }
   begin = comp->nodes[r->begin];
   if (n > ODLA_MAX_OUTPUTS || n < r->num_vars || value_ids.size != output_values.size) {
-    ref_fail(ODLA_INVALID_PARAM, "EndLoop", "%d output values and %d value ids for a loop with "
-             "%d variables", n, (int)value_ids.size, r->num_vars);
+    ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+             "%d output values and %d value ids for a loop with "
+             "%d variables",
+             n, (int)value_ids.size, r->num_vars);
     return res;
   }
   if (!ref_check_operands("EndLoop", n, output_values.values))
@@ -427,13 +435,16 @@ odla_values odla_EndLoop(odla_value condition, odla_values output_values,
       ;
     if (k == r->num_vars || condition->type.element_type != ODLA_BOOL ||
         ref_count(&condition->type.shape) != 1) {
-      ref_fail(ODLA_INVALID_PARAM, "EndLoop", "condition '%s' must be a bool loop variable "
-               "with one element of this loop", condition->id);
+      ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+               "condition '%s' must be a bool loop variable "
+               "with one element of this loop",
+               condition->id);
       return res;
     }
     p->cond_var = k;
   } else if (begin->num_inputs == 0) {
-    ref_fail(ODLA_INVALID_PARAM, "EndLoop", "a loop with neither trip count nor condition "
+    ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+             "a loop with neither trip count nor condition "
              "never ends");
     return res;
   }
@@ -445,21 +456,27 @@ odla_values odla_EndLoop(odla_value condition, odla_values output_values,
     odla_value v = output_values.values[j];
     odla_loop_output_mode mode = flags ? flags[j] : ODLA_LOOP_LAST_VALUE;
     if ((unsigned)mode > ODLA_LOOP_REV_AFTER) {
-      ref_fail(ODLA_INVALID_PARAM, "EndLoop", "flag %d of output %d is not an "
-               "odla_loop_output_mode", (int)mode, j);
+      ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+               "flag %d of output %d is not an "
+               "odla_loop_output_mode",
+               (int)mode, j);
       return res;
     }
     if (j < r->num_vars && (v->type.element_type != r->vars[j]->type.element_type ||
                             !ref_same_shape(&v->type.shape, &r->vars[j]->type.shape))) {
-      ref_fail(ODLA_INVALID_PARAM, "EndLoop", "output %d ('%s') updates loop variable '%s' but "
-               "their types differ", j, v->id, r->vars[j]->id);
+      ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+               "output %d ('%s') updates loop variable '%s' but "
+               "their types differ",
+               j, v->id, r->vars[j]->id);
       return res;
     }
     types[j] = v->type;
     if (mode != ODLA_LOOP_LAST_VALUE) {
       if (length < 0) {
-        ref_fail(ODLA_INVALID_PARAM, "EndLoop", "output %d ('%s') is stacked, which needs a "
-                 "constant trip count (the stacked length)", j, v->id);
+        ref_fail(ODLA_INVALID_PARAM, "EndLoop",
+                 "output %d ('%s') is stacked, which needs a "
+                 "constant trip count (the stacked length)",
+                 j, v->id);
         return res;
       }
       if (v->type.shape.size >= ODLA_MAX_DIMENSION) {
@@ -476,8 +493,8 @@ odla_values odla_EndLoop(odla_value condition, odla_values output_values,
     if (j < r->num_vars)
       staging += (ref_bytes(&v->type) + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN;
   }
-  end = ref_add_node("EndLoop", ref_marker, n, output_values.values, n, types,
-                     value_ids.value_ids, NULL, 0);
+  end = ref_add_node("EndLoop", ref_marker, n, output_values.values, n, types, value_ids.value_ids,
+                     NULL, 0);
   if (!end)
     return res;
   end->scratch_bytes = staging;

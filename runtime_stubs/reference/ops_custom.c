@@ -80,8 +80,7 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
   }
   if (ref_custom_num == ref_custom_cap) {
     int cap = ref_custom_cap ? 2 * ref_custom_cap : 16;
-    ref_custom_entry *ops =
-        (ref_custom_entry *)realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
+    ref_custom_entry *ops = (ref_custom_entry *)realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
     if (!ops) {
       pthread_mutex_unlock(&ref_custom_lock);
       return ODLA_MEM_ERROR;
@@ -115,12 +114,18 @@ typedef struct {
 /* Bytes of one attribute's data (0 for an empty list), or (size_t)-1 for a bad kind. */
 static size_t ref_attr_bytes(int32_t kind, int32_t count) {
   switch (kind) {
-  case ODLA_EXT_ATTR_INT: return sizeof(odla_int64);
-  case ODLA_EXT_ATTR_FLOAT: return sizeof(odla_float32);
-  case ODLA_EXT_ATTR_STRING: return (size_t)count + 1;
-  case ODLA_EXT_ATTR_INTS: return (size_t)count * sizeof(odla_int64);
-  case ODLA_EXT_ATTR_FLOATS: return (size_t)count * sizeof(odla_float32);
-  default: return (size_t)-1;
+  case ODLA_EXT_ATTR_INT:
+    return sizeof(odla_int64);
+  case ODLA_EXT_ATTR_FLOAT:
+    return sizeof(odla_float32);
+  case ODLA_EXT_ATTR_STRING:
+    return (size_t)count + 1;
+  case ODLA_EXT_ATTR_INTS:
+    return (size_t)count * sizeof(odla_int64);
+  case ODLA_EXT_ATTR_FLOATS:
+    return (size_t)count * sizeof(odla_float32);
+  default:
+    return (size_t)-1;
   }
 }
 
@@ -201,8 +206,8 @@ static odla_status ref_custom_bind(unsigned char *b, size_t size) {
 }
 
 /* Checks the caller's attribute description; returns the block's size, or 0 (recorded). */
-static size_t ref_custom_check(const odla_ext_custom_params *cp, int num_inputs,
-                               int num_outputs, size_t name_bytes, size_t function_bytes) {
+static size_t ref_custom_check(const odla_ext_custom_params *cp, int num_inputs, int num_outputs,
+                               size_t name_bytes, size_t function_bytes) {
   size_t size = ref_up8(sizeof(ref_custom_params));
   int32_t i, j;
   size += ref_up8((size_t)num_inputs * sizeof(odla_value_type));
@@ -239,8 +244,8 @@ static size_t ref_custom_check(const odla_ext_custom_params *cp, int num_inputs,
     if (n == (size_t)-1 || a->count < 0 ||
         ((a->kind == ODLA_EXT_ATTR_INT || a->kind == ODLA_EXT_ATTR_FLOAT) && a->count != 1) ||
         (n > 0 && !a->data) ||
-        (a->kind == ODLA_EXT_ATTR_STRING && (!a->data || strlen((const char *)a->data) !=
-                                                             (size_t)a->count))) {
+        (a->kind == ODLA_EXT_ATTR_STRING &&
+         (!a->data || strlen((const char *)a->data) != (size_t)a->count))) {
       ref_fail(ODLA_INVALID_PARAM, "CustomOp",
                "attribute '%s': kind %d with count %d and %s data does not follow "
                "odla_ext_custom.h",
@@ -275,8 +280,8 @@ static int ref_custom_type_ok(const odla_value_type *t) {
 
 static odla_status ref_custom_run(const ref_node *node, const ref_io *io) {
   const ref_custom_params *p = (const ref_custom_params *)node->params;
-  odla_status s = p->kernel(&p->call, (const odla_void *const *)io->in,
-                            (odla_void *const *)io->out);
+  odla_status s =
+      p->kernel(&p->call, (const odla_void *const *)io->in, (odla_void *const *)io->out);
   if (s != ODLA_SUCCESS)
     ref_report(ODLA_LOG_LEVEL_ERROR, "CustomOp", "the kernel of '%s' returned status %d",
                p->call.op_name, (int)s);

@@ -1,8 +1,8 @@
 /* ops_data.c: data movement in the reference backend: Reshape (and ReshapeDynamic, Squeeze,
  * DimsExpand), Shape, Transpose, Broadcast (and ExpandDims), Tile, Slice (and SliceDynamic),
  * Split, Concat (and Stack), Pad, Compress and Fill, and the data family's extension ops
- * (odla_ExtSliceDynamic, odla_ExtPadDynamic, odla_ExtReverseSequence, odla_ExtBitCast). They move bytes, so
- * they accept every element type.
+ * (odla_ExtSliceDynamic, odla_ExtPadDynamic, odla_ExtReverseSequence, odla_ExtBitCast). They move
+ * bytes, so they accept every element type.
  *
  * Transpose, Broadcast, Tile and Slice are one kernel: each output element is the input
  * element at base + sum(index[d] * stride[d]) for per-axis input strides that may be zero
@@ -76,34 +76,34 @@ static void ref_copy_simplify(ref_copy_plan *p) {
   p->rank = n;
 }
 
-#define REF_COPY_KERNEL(T)                                                                      \
-  static void ref_copy_##T(const ref_copy_plan *p, const T *x, T *y) {                         \
-    int64_t idx[REF_COPY_MAX_RANK] = {0}, off = p->base, i;                                     \
-    int64_t inner = p->dims[p->rank - 1], s = p->strides[p->rank - 1];                          \
-    int d;                                                                                      \
-    for (;;) {                                                                                  \
-      const T *src = x + off;                                                                   \
-      if (s == 1) {                                                                             \
-        memcpy(y, src, (size_t)inner * sizeof(T));                                              \
-      } else if (s == 0) {                                                                      \
-        T v = *src;                                                                             \
-        for (i = 0; i < inner; ++i)                                                             \
-          y[i] = v;                                                                             \
-      } else {                                                                                  \
-        for (i = 0; i < inner; ++i)                                                             \
-          y[i] = src[i * s];                                                                    \
-      }                                                                                         \
-      y += inner;                                                                               \
-      for (d = p->rank - 2; d >= 0; --d) {                                                      \
-        off += p->strides[d];                                                                   \
-        if (++idx[d] < p->dims[d])                                                              \
-          break;                                                                                \
-        off -= p->strides[d] * p->dims[d];                                                      \
-        idx[d] = 0;                                                                             \
-      }                                                                                         \
-      if (d < 0)                                                                                \
-        return;                                                                                 \
-    }                                                                                           \
+#define REF_COPY_KERNEL(T)                                                                         \
+  static void ref_copy_##T(const ref_copy_plan *p, const T *x, T *y) {                             \
+    int64_t idx[REF_COPY_MAX_RANK] = {0}, off = p->base, i;                                        \
+    int64_t inner = p->dims[p->rank - 1], s = p->strides[p->rank - 1];                             \
+    int d;                                                                                         \
+    for (;;) {                                                                                     \
+      const T *src = x + off;                                                                      \
+      if (s == 1) {                                                                                \
+        memcpy(y, src, (size_t)inner * sizeof(T));                                                 \
+      } else if (s == 0) {                                                                         \
+        T v = *src;                                                                                \
+        for (i = 0; i < inner; ++i)                                                                \
+          y[i] = v;                                                                                \
+      } else {                                                                                     \
+        for (i = 0; i < inner; ++i)                                                                \
+          y[i] = src[i * s];                                                                       \
+      }                                                                                            \
+      y += inner;                                                                                  \
+      for (d = p->rank - 2; d >= 0; --d) {                                                         \
+        off += p->strides[d];                                                                      \
+        if (++idx[d] < p->dims[d])                                                                 \
+          break;                                                                                   \
+        off -= p->strides[d] * p->dims[d];                                                         \
+        idx[d] = 0;                                                                                \
+      }                                                                                            \
+      if (d < 0)                                                                                   \
+        return;                                                                                    \
+    }                                                                                              \
   }
 REF_COPY_KERNEL(uint8_t)
 REF_COPY_KERNEL(uint16_t)
@@ -116,10 +116,18 @@ static void ref_copy(const ref_copy_plan *p, const void *x, void *y) {
     if (p->dims[d] == 0)
       return;
   switch (p->elem) {
-  case 1: ref_copy_uint8_t(p, (const uint8_t *)x, (uint8_t *)y); break;
-  case 2: ref_copy_uint16_t(p, (const uint16_t *)x, (uint16_t *)y); break;
-  case 4: ref_copy_uint32_t(p, (const uint32_t *)x, (uint32_t *)y); break;
-  default: ref_copy_uint64_t(p, (const uint64_t *)x, (uint64_t *)y); break;
+  case 1:
+    ref_copy_uint8_t(p, (const uint8_t *)x, (uint8_t *)y);
+    break;
+  case 2:
+    ref_copy_uint16_t(p, (const uint16_t *)x, (uint16_t *)y);
+    break;
+  case 4:
+    ref_copy_uint32_t(p, (const uint32_t *)x, (uint32_t *)y);
+    break;
+  default:
+    ref_copy_uint64_t(p, (const uint64_t *)x, (uint64_t *)y);
+    break;
   }
 }
 
@@ -224,8 +232,8 @@ odla_value odla_ReshapeDynamic(odla_value input, odla_value output_shape,
   if (output_shape->kind != REF_CONSTANT)
     return ref_fail(ODLA_UNSUPPORTED_OP, "ReshapeDynamic",
                     "output_shape must be a constant: this backend plans shapes at build time");
-  if (!ref_is_index_type(output_shape->type.element_type) ||
-      output_shape->type.shape.size != 1 || output_shape->type.shape.dims[0] > ODLA_MAX_DIMENSION)
+  if (!ref_is_index_type(output_shape->type.element_type) || output_shape->type.shape.size != 1 ||
+      output_shape->type.shape.dims[0] > ODLA_MAX_DIMENSION)
     return ref_fail(ODLA_INVALID_PARAM, "ReshapeDynamic",
                     "output_shape must be an int32 or int64 vector of at most %d entries",
                     ODLA_MAX_DIMENSION);
@@ -429,10 +437,9 @@ odla_value odla_DimsExpand(odla_value input, odla_value original, odla_value axe
     for (d = 0, k = 0; d < rank; ++d)
       dims.dims[d] = insert[d] ? 1 : input->type.shape.dims[k++];
     if (original && !ref_same_shape(&dims, &original->type.shape))
-      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
-                      "the result %s differs from original's shape %s",
-                      ref_shape_str(&dims, s1, sizeof s1),
-                      ref_shape_str(&original->type.shape, s2, sizeof s2));
+      return ref_fail(
+          ODLA_INVALID_PARAM, "DimsExpand", "the result %s differs from original's shape %s",
+          ref_shape_str(&dims, s1, sizeof s1), ref_shape_str(&original->type.shape, s2, sizeof s2));
   } else {
     /* Input's dims, in order, must be original's with some extent-1 axes left out. */
     const odla_value_shape *os = &original->type.shape;
@@ -442,10 +449,9 @@ odla_value odla_DimsExpand(odla_value input, odla_value original, odla_value axe
       else if (os->dims[d] != 1)
         break;
     if (d < os->size || k < input->type.shape.size)
-      return ref_fail(ODLA_INVALID_PARAM, "DimsExpand",
-                      "%s is not %s with axes of extent 1 removed",
-                      ref_shape_str(&input->type.shape, s1, sizeof s1),
-                      ref_shape_str(os, s2, sizeof s2));
+      return ref_fail(
+          ODLA_INVALID_PARAM, "DimsExpand", "%s is not %s with axes of extent 1 removed",
+          ref_shape_str(&input->type.shape, s1, sizeof s1), ref_shape_str(os, s2, sizeof s2));
     dims = *os;
   }
   if (ref_shape_conflicts(&output_dims, &dims))
@@ -621,11 +627,13 @@ static odla_status ref_slice_runtime_run(const ref_node *node, const ref_io *io)
     int64_t s = ref_get_int(node->inputs[3]->type.element_type, io->in[3], d);
     if (b < 0)
       b += n;
-    if (c != m || s == 0 || (m > 0 && (b < 0 || b >= n || b + (m - 1) * s < 0 ||
-                                       b + (m - 1) * s >= n)))
-      return ref_data_error("SliceDynamic", "axis %d: start %lld, size %lld, stride %lld do not "
-                            "take the planned %lld of its %lld elements", d, (long long)b,
-                            (long long)c, (long long)s, (long long)m, (long long)n);
+    if (c != m || s == 0 ||
+        (m > 0 && (b < 0 || b >= n || b + (m - 1) * s < 0 || b + (m - 1) * s >= n)))
+      return ref_data_error("SliceDynamic",
+                            "axis %d: start %lld, size %lld, stride %lld do not "
+                            "take the planned %lld of its %lld elements",
+                            d, (long long)b, (long long)c, (long long)s, (long long)m,
+                            (long long)n);
     plan.dims[d] = m;
     plan.strides[d] = s * stride;
     if (m > 0)
@@ -646,9 +654,8 @@ static odla_status ref_slice_runtime_run(const ref_node *node, const ref_io *io)
  * run time: the result takes size[d] elements start[d], start[d] + stride[d], ... along axis d
  * (a negative start counts from the end). output_dims must be defined; execution fails when
  * size differs from it or an element lies outside the axis. */
-odla_value odla_SliceDynamic(odla_value input, odla_value start, odla_value size,
-                             odla_value stride, odla_value_shape output_dims,
-                             const odla_value_id value_id) {
+odla_value odla_SliceDynamic(odla_value input, odla_value start, odla_value size, odla_value stride,
+                             odla_value_shape output_dims, const odla_value_id value_id) {
   ref_slice_runtime_params p;
   odla_value in[4];
   odla_value_type out;
@@ -713,8 +720,7 @@ odla_values odla_Split(odla_value input, odla_value split_dim, odla_int32 num_sp
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank || num_split < 1 || num_split > ODLA_MAX_OUTPUTS ||
-      (odla_size_t)num_split != value_ids.size ||
-      input->type.shape.dims[axis] % num_split != 0) {
+      (odla_size_t)num_split != value_ids.size || input->type.shape.dims[axis] % num_split != 0) {
     ref_fail(ODLA_INVALID_PARAM, "Split",
              "cannot split axis %lld of a rank-%d value into %d equal parts with %d ids",
              (long long)axis, rank, num_split, (int)value_ids.size);
@@ -743,7 +749,7 @@ odla_values odla_Split(odla_value input, odla_value split_dim, odla_int32 num_sp
 /* ---- Concat ------------------------------------------------------------------------- */
 
 typedef struct {
-  int64_t outer;  /* product of dims before the axis */
+  int64_t outer;                 /* product of dims before the axis */
   size_t rows[ODLA_MAX_OUTPUTS]; /* bytes of each input's row (from the axis on) */
 } ref_concat_params;
 
@@ -830,20 +836,20 @@ odla_value odla_Stack(odla_values inputs, odla_int32 axis, odla_value_shape outp
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank)
-    return ref_fail(ODLA_INVALID_PARAM, "Stack", "axis %d out of range for result rank %d",
-                    given, rank);
+    return ref_fail(ODLA_INVALID_PARAM, "Stack", "axis %d out of range for result rank %d", given,
+                    rank);
   for (i = 1; i < (int)inputs.size; ++i) {
     const odla_value_type *t = &inputs.values[i]->type;
     if (t->element_type != t0->element_type || !ref_same_shape(&t->shape, &t0->shape))
-      return ref_fail(ODLA_INVALID_PARAM, "Stack", "input %d %s %s differs from input 0 %s %s",
-                      i, ref_type_name(t->element_type), ref_shape_str(&t->shape, s1, sizeof s1),
+      return ref_fail(ODLA_INVALID_PARAM, "Stack", "input %d %s %s differs from input 0 %s %s", i,
+                      ref_type_name(t->element_type), ref_shape_str(&t->shape, s1, sizeof s1),
                       ref_type_name(t0->element_type), ref_shape_str(&t0->shape, s2, sizeof s2));
   }
   out.element_type = t0->element_type;
   out.shape.size = rank;
   for (d = 0; d < rank; ++d)
-    out.shape.dims[d] = d < axis ? t0->shape.dims[d]
-                                 : (d == axis ? (int64_t)inputs.size : t0->shape.dims[d - 1]);
+    out.shape.dims[d] =
+        d < axis ? t0->shape.dims[d] : (d == axis ? (int64_t)inputs.size : t0->shape.dims[d - 1]);
   if (ref_shape_conflicts(&output_shape, &out.shape))
     return ref_conflict("Stack", &output_shape, &out.shape);
   memset(&p, 0, sizeof p);
@@ -1121,8 +1127,10 @@ static odla_status ref_slice_dynamic_run(const ref_node *node, const ref_io *io)
   memset(&plan, 0, sizeof plan);
   for (d = 0; d < p->rank; ++d) {
     if (!seen[d] && p->out_dims[d] != p->in_dims[d])
-      return ref_data_error("ExtSliceDynamic", "axis %d is not sliced but the planned shape "
-                            "changes it", d);
+      return ref_data_error("ExtSliceDynamic",
+                            "axis %d is not sliced but the planned shape "
+                            "changes it",
+                            d);
     plan.dims[d] = p->out_dims[d];
     plan.strides[d] = step[d] * strides[d];
     if (p->out_dims[d] > 0)
@@ -1165,7 +1173,8 @@ odla_value odla_ExtSliceDynamic(odla_value input, odla_value starts, odla_value 
                   in[i]->type.shape.dims[0] != p.count || p.count > xs->size))
       return ref_fail(ODLA_INVALID_PARAM, "ExtSliceDynamic",
                       "starts, ends, axes and steps must be int32 or int64 vectors of the same "
-                      "length, at most the rank %d of input", xs->size);
+                      "length, at most the rank %d of input",
+                      xs->size);
   if (output_dims.size != xs->size)
     return ref_fail(ODLA_INVALID_PARAM, "ExtSliceDynamic",
                     "output_dims %s must be defined, with the rank of input %s",
@@ -1175,8 +1184,7 @@ odla_value odla_ExtSliceDynamic(odla_value input, odla_value starts, odla_value 
     if (output_dims.dims[d] < 0 || output_dims.dims[d] > xs->dims[d])
       return ref_fail(ODLA_INVALID_PARAM, "ExtSliceDynamic",
                       "output_dims %s do not fit in input %s",
-                      ref_shape_str(&output_dims, s1, sizeof s1),
-                      ref_shape_str(xs, s2, sizeof s2));
+                      ref_shape_str(&output_dims, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
     p.in_dims[d] = xs->dims[d];
     p.out_dims[d] = output_dims.dims[d];
   }
@@ -1231,20 +1239,24 @@ static odla_status ref_pad_dynamic_run(const ref_node *node, const ref_io *io) {
     int64_t b = ref_get_int(pt, io->in[1], d), a = ref_get_int(pt, io->in[1], d + r);
     int64_t n = p->in_dims[d];
     if (n + b + a != p->out_dims[d])
-      return ref_data_error("ExtPadDynamic", "axis %d: pads %lld and %lld give %lld elements; "
-                            "the planned shape has %lld", d, (long long)b, (long long)a,
-                            (long long)(n + b + a), (long long)p->out_dims[d]);
+      return ref_data_error("ExtPadDynamic",
+                            "axis %d: pads %lld and %lld give %lld elements; "
+                            "the planned shape has %lld",
+                            d, (long long)b, (long long)a, (long long)(n + b + a),
+                            (long long)p->out_dims[d]);
     if (p->mode == ODLA_EXT_PAD_REFLECT && p->out_dims[d] > 0 && (b >= n || a >= n))
-      return ref_data_error("ExtPadDynamic", "axis %d: reflect pads %lld and %lld must be "
-                            "smaller than the extent %lld", d, (long long)b, (long long)a,
-                            (long long)n);
+      return ref_data_error("ExtPadDynamic",
+                            "axis %d: reflect pads %lld and %lld must be "
+                            "smaller than the extent %lld",
+                            d, (long long)b, (long long)a, (long long)n);
     if (p->mode == ODLA_EXT_PAD_EDGE && n == 0 && p->out_dims[d] > 0)
       return ref_data_error("ExtPadDynamic", "axis %d: edge padding of an empty axis", d);
     if (p->mode == ODLA_EXT_PAD_WRAP && p->out_dims[d] > 0 &&
         n - (b < 0 ? -b : 0) - (a < 0 ? -a : 0) <= 0)
-      return ref_data_error("ExtPadDynamic", "axis %d: wrap pads %lld and %lld leave none of "
-                            "its %lld elements to repeat", d, (long long)b, (long long)a,
-                            (long long)n);
+      return ref_data_error("ExtPadDynamic",
+                            "axis %d: wrap pads %lld and %lld leave none of "
+                            "its %lld elements to repeat",
+                            d, (long long)b, (long long)a, (long long)n);
     front[d] = b;
     back[d] = a;
   }
@@ -1352,8 +1364,8 @@ odla_value odla_ExtPadDynamic(odla_value input, odla_value pads, odla_value cons
 /* ---- odla_ExtReverseSequence --------------------------------------------------------------- */
 
 typedef struct {
-  int64_t d0, d1;  /* extents of axes 0 and 1 */
-  size_t row;      /* bytes of one [i0, i1] block (the axes after 1) */
+  int64_t d0, d1; /* extents of axes 0 and 1 */
+  size_t row;     /* bytes of one [i0, i1] block (the axes after 1) */
   int batch_axis;
 } ref_reverse_sequence_params;
 
@@ -1398,8 +1410,7 @@ odla_value odla_ExtReverseSequence(odla_value input, odla_value sequence_lens,
   if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
     return ref_fail(ODLA_INVALID_PARAM, "ExtReverseSequence",
                     "batch_axis %d and time_axis %d must be 0 and 1", batch_axis, time_axis);
-  if (!ref_is_index_type(sequence_lens->type.element_type) ||
-      sequence_lens->type.shape.size != 1 ||
+  if (!ref_is_index_type(sequence_lens->type.element_type) || sequence_lens->type.shape.size != 1 ||
       sequence_lens->type.shape.dims[0] != xs->dims[batch_axis])
     return ref_fail(ODLA_INVALID_PARAM, "ExtReverseSequence",
                     "sequence_lens must be an int32 or int64 vector of %lld entries",

@@ -32,16 +32,15 @@ struct ref_unary_params {
    * gamma (beta). HardSigmoid: alpha, beta. Shrink: bias (alpha), lambd (beta). Clamp on
    * floats: lo (alpha), hi (beta). */
   float alpha, beta;
-  int64_t lo_s, hi_s; /* Clamp on signed integers: the bounds in the element type's range */
-  uint64_t lo_u, hi_u; /* Clamp on unsigned integers */
+  int64_t lo_s, hi_s;         /* Clamp on signed integers: the bounds in the element type's range */
+  uint64_t lo_u, hi_u;        /* Clamp on unsigned integers */
   int detect_pos, detect_neg; /* IsInf */
 };
 
 /* ref_<name>_<SFX>: y[i] = EXPR for v = x[i] in the compute type C (floats: alpha and beta
  * converted to C). */
 #define REF_UNARY_FN_F(name, SFX, S, C, EXPR)                                                      \
-  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n,                              \
-                                 const ref_unary_params *p) {                                      \
+  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
     const S *x = (const S *)vx;                                                                    \
     S *y = (S *)vy;                                                                                \
     const C alpha = (C)p->alpha, beta = (C)p->beta;                                                \
@@ -57,8 +56,7 @@ struct ref_unary_params {
 /* The integer form: lo and hi are Clamp's bounds (p->lo_s/hi_s for signed types, SGN = s;
  * p->lo_u/hi_u for unsigned ones, SGN = u), already within the type's range. */
 #define REF_UNARY_FN_I(name, SFX, C, SGN, EXPR)                                                    \
-  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n,                              \
-                                 const ref_unary_params *p) {                                      \
+  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
     const C *x = (const C *)vx;                                                                    \
     C *y = (C *)vy;                                                                                \
     const C lo = (C)p->lo_##SGN, hi = (C)p->hi_##SGN;                                              \
@@ -73,8 +71,7 @@ struct ref_unary_params {
 
 /* A float predicate: bool y[i] = EXPR. */
 #define REF_PREDICATE_FN(name, SFX, S, C, EXPR)                                                    \
-  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n,                              \
-                                 const ref_unary_params *p) {                                      \
+  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
     const S *x = (const S *)vx;                                                                    \
     uint8_t *y = (uint8_t *)vy;                                                                    \
     int64_t i;                                                                                     \
@@ -102,20 +99,32 @@ struct ref_unary_params {
   REF_UNARY_FN_I(name, u64, uint64_t, u, EXPR)
 
 #define REF_PICK_FLOAT(name)                                                                       \
-  case ODLA_FLOAT32: return ref_##name##_f32;                                                      \
-  case ODLA_FLOAT64: return ref_##name##_f64;                                                      \
-  case ODLA_FLOAT16: return ref_##name##_f16;                                                      \
-  case ODLA_BFLOAT16: return ref_##name##_bf16;
+  case ODLA_FLOAT32:                                                                               \
+    return ref_##name##_f32;                                                                       \
+  case ODLA_FLOAT64:                                                                               \
+    return ref_##name##_f64;                                                                       \
+  case ODLA_FLOAT16:                                                                               \
+    return ref_##name##_f16;                                                                       \
+  case ODLA_BFLOAT16:                                                                              \
+    return ref_##name##_bf16;
 #define REF_PICK_SIGNED_INT(name)                                                                  \
-  case ODLA_INT8: return ref_##name##_i8;                                                          \
-  case ODLA_INT16: return ref_##name##_i16;                                                        \
-  case ODLA_INT32: return ref_##name##_i32;                                                        \
-  case ODLA_INT64: return ref_##name##_i64;
+  case ODLA_INT8:                                                                                  \
+    return ref_##name##_i8;                                                                        \
+  case ODLA_INT16:                                                                                 \
+    return ref_##name##_i16;                                                                       \
+  case ODLA_INT32:                                                                                 \
+    return ref_##name##_i32;                                                                       \
+  case ODLA_INT64:                                                                                 \
+    return ref_##name##_i64;
 #define REF_PICK_UNSIGNED_INT(name)                                                                \
-  case ODLA_UINT8: return ref_##name##_u8;                                                         \
-  case ODLA_UINT16: return ref_##name##_u16;                                                       \
-  case ODLA_UINT32: return ref_##name##_u32;                                                       \
-  case ODLA_UINT64: return ref_##name##_u64;
+  case ODLA_UINT8:                                                                                 \
+    return ref_##name##_u8;                                                                        \
+  case ODLA_UINT16:                                                                                \
+    return ref_##name##_u16;                                                                       \
+  case ODLA_UINT32:                                                                                \
+    return ref_##name##_u32;                                                                       \
+  case ODLA_UINT64:                                                                                \
+    return ref_##name##_u64;
 
 /* Defines ref_<name>_for(type): the kernel for an element type, or NULL. One macro per set
  * of element types an op accepts. */
@@ -124,7 +133,8 @@ struct ref_unary_params {
   static ref_unary_fn ref_##name##_for(odla_element_type t) {                                      \
     switch (t) {                                                                                   \
       REF_PICK_FLOAT(name)                                                                         \
-    default: return NULL;                                                                          \
+    default:                                                                                       \
+      return NULL;                                                                                 \
     }                                                                                              \
   }
 #define REF_UNARY_SIGNED(name, FEXPR, IEXPR)                                                       \
@@ -134,7 +144,8 @@ struct ref_unary_params {
     switch (t) {                                                                                   \
       REF_PICK_FLOAT(name)                                                                         \
       REF_PICK_SIGNED_INT(name)                                                                    \
-    default: return NULL;                                                                          \
+    default:                                                                                       \
+      return NULL;                                                                                 \
     }                                                                                              \
   }
 #define REF_UNARY_NUMERIC(name, FEXPR, IEXPR, UEXPR)                                               \
@@ -146,7 +157,8 @@ struct ref_unary_params {
       REF_PICK_FLOAT(name)                                                                         \
       REF_PICK_SIGNED_INT(name)                                                                    \
       REF_PICK_UNSIGNED_INT(name)                                                                  \
-    default: return NULL;                                                                          \
+    default:                                                                                       \
+      return NULL;                                                                                 \
     }                                                                                              \
   }
 #define REF_PREDICATE(name, EXPR)                                                                  \
@@ -154,7 +166,8 @@ struct ref_unary_params {
   static ref_unary_fn ref_##name##_for(odla_element_type t) {                                      \
     switch (t) {                                                                                   \
       REF_PICK_FLOAT(name)                                                                         \
-    default: return NULL;                                                                          \
+    default:                                                                                       \
+      return NULL;                                                                                 \
     }                                                                                              \
   }
 
@@ -204,14 +217,14 @@ REF_UNARY_FLOAT(selu, v > 0 ? beta * v : beta * alpha * expm1(v))
 REF_UNARY_FLOAT(celu, v > 0 ? v : alpha * expm1(v / alpha))
 REF_UNARY_FLOAT(sigmoid, v >= 0 ? 1 / (1 + exp(-v)) : exp(v) / (1 + exp(v)))
 #define REF_HARD_SIGMOID(t) ((t) < 0 ? 0 : ((t) > 1 ? 1 : (t)))
-REF_UNARY_FLOAT(hard_sigmoid, REF_HARD_SIGMOID(alpha * v + beta))
+REF_UNARY_FLOAT(hard_sigmoid, REF_HARD_SIGMOID(alpha *v + beta))
 REF_UNARY_FLOAT(softplus, v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)))
 REF_UNARY_FLOAT(softsign, v / (1 + fabs(v)))
 REF_UNARY_FLOAT(tanh, tanh(v))
 REF_UNARY_FLOAT(thresholded_relu, v > alpha ? v : 0)
 REF_UNARY_FLOAT(shrink, v < -beta ? v + alpha : (v > beta ? v - alpha : 0))
 /* Integer Shrink with bias 0 is exact: x or 0. */
-REF_SIGNED_INT_FNS(shrink0, (double)v < -(double)p->beta || (double)v > (double)p->beta ? v : 0)
+REF_SIGNED_INT_FNS(shrink0, (double)v<-(double)p->beta || (double)v>(double) p->beta ? v : 0)
 REF_UNSIGNED_INT_FNS(shrink0, (double)v > (double)p->beta ? v : 0)
 
 /* Integer Shrink with a nonzero bias computes in float64 (as ONNX's reference implementation
@@ -240,13 +253,15 @@ static ref_unary_fn ref_shrink_int_for(odla_element_type t, float bias) {
     switch (t) {
       REF_PICK_SIGNED_INT(shrink0)
       REF_PICK_UNSIGNED_INT(shrink0)
-    default: return NULL;
+    default:
+      return NULL;
     }
   }
   switch (t) {
     REF_PICK_SIGNED_INT(shrink_int)
     REF_PICK_UNSIGNED_INT(shrink_int)
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 
@@ -283,9 +298,8 @@ static odla_status ref_unary_run(const ref_node *node, const ref_io *io) {
 
 /* Appends the node of a unary op on x with kernel `fn` (NULL: x's element type is not one of
  * `types`, which the error lists). The result has x's type, or bool for predicates. */
-static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *types,
-                                  odla_value x, int bool_result, ref_unary_params *p,
-                                  odla_value_id id) {
+static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *types, odla_value x,
+                                  int bool_result, ref_unary_params *p, odla_value_id id) {
   odla_value_type out;
   if (!fn)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "element type %s is not supported (%s)",
@@ -387,8 +401,8 @@ odla_value odla_IsInf(odla_value input, odla_bool detect_pos, odla_bool detect_n
     return NULL;
   p.detect_pos = detect_pos != 0;
   p.detect_neg = detect_neg != 0;
-  return ref_unary_build("IsInf", ref_isinf_for(input->type.element_type), REF_FLOATS, input, 1,
-                         &p, value_id);
+  return ref_unary_build("IsInf", ref_isinf_for(input->type.element_type), REF_FLOATS, input, 1, &p,
+                         value_id);
 }
 
 /* Builders of float activations with parameters. */

@@ -17,57 +17,64 @@ typedef struct {
 
 static float ref_activate(odla_ext_fused_activation act, float v, float alpha, float beta) {
   switch (act) {
-  case ODLA_EXT_FUSED_RELU: return v > 0.0f ? v : 0.0f;
-  case ODLA_EXT_FUSED_CLAMP: return v < alpha ? alpha : (v > beta ? beta : v);
+  case ODLA_EXT_FUSED_RELU:
+    return v > 0.0f ? v : 0.0f;
+  case ODLA_EXT_FUSED_CLAMP:
+    return v < alpha ? alpha : (v > beta ? beta : v);
   case ODLA_EXT_FUSED_SIGMOID:
     return v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-  case ODLA_EXT_FUSED_TANH: return tanhf(v);
-  case ODLA_EXT_FUSED_LEAKY_RELU: return v >= 0.0f ? v : alpha * v;
+  case ODLA_EXT_FUSED_TANH:
+    return tanhf(v);
+  case ODLA_EXT_FUSED_LEAKY_RELU:
+    return v >= 0.0f ? v : alpha * v;
   case ODLA_EXT_FUSED_HARD_SWISH: {
     float g = v / 6.0f + 0.5f;
     return v * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
   }
   case ODLA_EXT_FUSED_SWISH:
     return v * (v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
-  case ODLA_EXT_FUSED_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-  default: return v;
+  case ODLA_EXT_FUSED_GELU:
+    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  default:
+    return v;
   }
 }
 
-#define REF_EPILOGUE(E, S, C, SFX)                                                              \
-  static void ref_epilogue_##SFX(const ref_epilogue_params *p, const S *x, const S *r, S *y) {  \
-    int64_t i;                                                                                  \
-    if (p->act == ODLA_EXT_FUSED_RELU && !r) { /* the common case, kept vectorizable */          \
-      for (i = 0; i < p->n; ++i) {                                                              \
-        C v = REF_LOAD_##SFX(x, i);                                                             \
-        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                   \
-      }                                                                                         \
-      return;                                                                                   \
-    }                                                                                           \
-    if (p->act == ODLA_EXT_FUSED_RELU) { /* ResNet's residual block, vectorizable too */         \
-      for (i = 0; i < p->n; ++i) {                                                              \
-        C v = REF_LOAD_##SFX(x, i) + REF_LOAD_##SFX(r, i);                                      \
-        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                   \
-      }                                                                                         \
-      return;                                                                                   \
-    }                                                                                           \
-    for (i = 0; i < p->n; ++i) {                                                                \
-      float v = (float)REF_LOAD_##SFX(x, i) + (r ? (float)REF_LOAD_##SFX(r, i) : 0.0f);         \
-      REF_STORE_##SFX(y, i, ref_activate(p->act, v, p->alpha, p->beta));                        \
-    }                                                                                           \
+#define REF_EPILOGUE(E, S, C, SFX)                                                                 \
+  static void ref_epilogue_##SFX(const ref_epilogue_params *p, const S *x, const S *r, S *y) {     \
+    int64_t i;                                                                                     \
+    if (p->act == ODLA_EXT_FUSED_RELU && !r) { /* the common case, kept vectorizable */            \
+      for (i = 0; i < p->n; ++i) {                                                                 \
+        C v = REF_LOAD_##SFX(x, i);                                                                \
+        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                      \
+      }                                                                                            \
+      return;                                                                                      \
+    }                                                                                              \
+    if (p->act == ODLA_EXT_FUSED_RELU) { /* ResNet's residual block, vectorizable too */           \
+      for (i = 0; i < p->n; ++i) {                                                                 \
+        C v = REF_LOAD_##SFX(x, i) + REF_LOAD_##SFX(r, i);                                         \
+        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                      \
+      }                                                                                            \
+      return;                                                                                      \
+    }                                                                                              \
+    for (i = 0; i < p->n; ++i) {                                                                   \
+      float v = (float)REF_LOAD_##SFX(x, i) + (r ? (float)REF_LOAD_##SFX(r, i) : 0.0f);            \
+      REF_STORE_##SFX(y, i, ref_activate(p->act, v, p->alpha, p->beta));                           \
+    }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_EPILOGUE)
 
 static odla_status ref_epilogue_run(const ref_node *node, const ref_io *io) {
   const ref_epilogue_params *p = (const ref_epilogue_params *)node->params;
   switch (node->outputs[0]->type.element_type) {
-#define REF_EPILOGUE_CASE(E, S, C, SFX)                                                         \
-  case E:                                                                                       \
-    ref_epilogue_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (S *)io->out[0]);         \
+#define REF_EPILOGUE_CASE(E, S, C, SFX)                                                            \
+  case E:                                                                                          \
+    ref_epilogue_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (S *)io->out[0]);            \
     break;
     REF_FOR_FLOAT_TYPES(REF_EPILOGUE_CASE)
 #undef REF_EPILOGUE_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE;
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE;
   }
   return ODLA_SUCCESS;
 }
@@ -120,8 +127,8 @@ odla_value odla_ExtConv(odla_value input, odla_memory_layout input_layout, odla_
                         odla_float32 alpha, odla_float32 beta, odla_value_shape output_dims,
                         const odla_value_id value_id) {
   char buf[512];
-  odla_value conv = odla_Conv(input, input_layout, group, kernel, kernel_layout, strides,
-                              dilations, paddings_front, paddings_back, bias, output_dims,
+  odla_value conv = odla_Conv(input, input_layout, group, kernel, kernel_layout, strides, dilations,
+                              paddings_front, paddings_back, bias, output_dims,
                               ref_product_id(value_id, buf, sizeof buf));
   return ref_epilogue("ExtConv", conv, residual, activation, alpha, beta, value_id);
 }
@@ -144,28 +151,29 @@ typedef struct {
   int approx; /* tanh approximation instead of erf */
 } ref_gelu_params;
 
-#define REF_GELU(E, S, C, SFX)                                                                  \
-  static void ref_gelu_##SFX(const ref_gelu_params *p, const S *x, S *y) {                      \
-    int64_t i;                                                                                  \
-    for (i = 0; i < p->n; ++i) {                                                                \
-      double v = (double)REF_LOAD_##SFX(x, i);                                                  \
-      double g = p->approx ? 0.5 * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))  \
-                           : 0.5 * (1.0 + erf(v * 0.7071067811865476));                          \
-      REF_STORE_##SFX(y, i, v * g);                                                             \
-    }                                                                                           \
+#define REF_GELU(E, S, C, SFX)                                                                     \
+  static void ref_gelu_##SFX(const ref_gelu_params *p, const S *x, S *y) {                         \
+    int64_t i;                                                                                     \
+    for (i = 0; i < p->n; ++i) {                                                                   \
+      double v = (double)REF_LOAD_##SFX(x, i);                                                     \
+      double g = p->approx ? 0.5 * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))   \
+                           : 0.5 * (1.0 + erf(v * 0.7071067811865476));                            \
+      REF_STORE_##SFX(y, i, v *g);                                                                 \
+    }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_GELU)
 
 static odla_status ref_gelu_run(const ref_node *node, const ref_io *io) {
   const ref_gelu_params *p = (const ref_gelu_params *)node->params;
   switch (node->outputs[0]->type.element_type) {
-#define REF_GELU_CASE(E, S, C, SFX)                                                             \
-  case E:                                                                                       \
-    ref_gelu_##SFX(p, (const S *)io->in[0], (S *)io->out[0]);                                  \
+#define REF_GELU_CASE(E, S, C, SFX)                                                                \
+  case E:                                                                                          \
+    ref_gelu_##SFX(p, (const S *)io->in[0], (S *)io->out[0]);                                      \
     break;
     REF_FOR_FLOAT_TYPES(REF_GELU_CASE)
 #undef REF_GELU_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE;
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE;
   }
   return ODLA_SUCCESS;
 }

@@ -27,7 +27,8 @@ enum { MR = 4 };
  * it links, and generated code may run on a build of it for another machine. Scratch is
  * sized for the largest MR, MR_MAX, and MC is a multiple of every MR. */
 enum { MR_MAX = 12, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512, NC_MIN = 128 };
-typedef char ref_mc_fits_every_mr[MC % MR == 0 && MC % MR_MAX == 0 && (int)MR <= (int)MR_MAX ? 1 : -1];
+typedef char
+    ref_mc_fits_every_mr[MC % MR == 0 && MC % MR_MAX == 0 && (int)MR <= (int)MR_MAX ? 1 : -1];
 
 static int64_t ref_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
@@ -120,8 +121,7 @@ static void ref_pack_dense_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0
 /* C[0:mr, 0:nr] += alpha * (packed A panel) x (packed B panel). The full MR x NR tile is
  * always computed (packing zero-pads the edges); only its mr x nr corner is stored. */
 static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *restrict b,
-                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
-                             float alpha) {
+                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
   float acc[MR][NR];
   int64_t p, i, j;
   for (i = 0; i < MR; ++i)
@@ -148,8 +148,8 @@ static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *r
 }
 
 void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
-                        int64_t ldc, float *pack) {
+                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c, int64_t ldc,
+                        float *pack) {
   int64_t jc, pc, ic, jr, ir, block = ref_sgemm_nc(m, n, k);
   float *pack_b_buf = pack, *pack_a;
   if (k == 0 || alpha == 0.0f)
@@ -249,8 +249,8 @@ static void ref_sgemm_part(void *arg, int index, int parts, unsigned char *scrat
     b.ctx = g->b_ctx;
     b.j0 = lo;
     ref_init_c(g->beta, g->row_bias, g->m, hi - lo, g->c + lo, g->ldc);
-    ref_sgemm_packed_b(g->trans_a, g->m, hi - lo, g->k, g->alpha, g->a, g->lda,
-                       ref_pack_shifted_b, &b, g->c + lo, g->ldc, pack);
+    ref_sgemm_packed_b(g->trans_a, g->m, hi - lo, g->k, g->alpha, g->a, g->lda, ref_pack_shifted_b,
+                       &b, g->c + lo, g->ldc, pack);
     return;
   }
   ref_split(g->m, MR, index, parts, &lo, &hi);
@@ -298,8 +298,8 @@ static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t 
 }
 
 void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float beta, const float *row_bias, float *c, int64_t ldc, float *pack) {
+                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                  const float *row_bias, float *c, int64_t ldc, float *pack) {
   ref_dense_b dense;
   dense.trans = trans_b;
   dense.b = b;
@@ -312,8 +312,8 @@ void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, 
                            float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
                            const void *b_ctx, float beta, const float *row_bias, float *c,
                            int64_t ldc, float *pack) {
-  if (ref_sgemm_parallel(io, trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, beta, row_bias, c,
-                         ldc, pack))
+  if (ref_sgemm_parallel(io, trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, beta, row_bias, c, ldc,
+                         pack))
     return;
   ref_init_c(beta, row_bias, m, n, c, ldc);
   ref_sgemm_packed_b(trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, c, ldc, pack);
@@ -450,8 +450,8 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
   float *pack = (float *)ref_scratch_at(scratch, s->pack_at);
   switch (s->type) {
   case ODLA_FLOAT32:
-    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a,
-                 lda, (const float *)b, ldb, 0.0f, NULL, (float *)y, s->n, pack);
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a, lda,
+                 (const float *)b, ldb, 0.0f, NULL, (float *)y, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, (float *)y);
     break;
@@ -467,8 +467,8 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
     float *yf = (float *)(scratch + s->yf_at);
     ref_nn_to_float(s->type, (const uint16_t *)a, af, s->m * s->k);
     ref_nn_to_float(s->type, (const uint16_t *)b, bf, s->k * s->n);
-    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb,
-                 0.0f, NULL, yf, s->n, pack);
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb, 0.0f,
+                 NULL, yf, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, yf);
     ref_nn_from_float(s->type, yf, (uint16_t *)y, s->m * s->n);
@@ -511,8 +511,8 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
       beta = 1.0f;
     }
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
-                 s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n,
-                 beta, NULL, y, s->n, (float *)ref_scratch_at(io->scratch, s->pack_at));
+                 s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n, beta,
+                 NULL, y, s->n, (float *)ref_scratch_at(io->scratch, s->pack_at));
     return ODLA_SUCCESS;
   }
   {
@@ -618,8 +618,8 @@ static odla_status ref_bmm_run(const ref_node *node, const ref_io *io) {
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
   for (;;) {
-    ref_mm(io, s, 1.0, a + (size_t)(oa * s->m * s->k) * elem,
-           b + (size_t)(ob * s->k * s->n) * elem, NULL, y);
+    ref_mm(io, s, 1.0, a + (size_t)(oa * s->m * s->k) * elem, b + (size_t)(ob * s->k * s->n) * elem,
+           NULL, y);
     y += (size_t)(s->m * s->n) * elem;
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
@@ -715,8 +715,7 @@ odla_value odla_BatchMatMul(odla_value A, odla_bool A_transpose, odla_value B,
 
 /* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
 
-int ref_gemm_describe(const ref_node *node, int *trans_a, int *trans_b, float *alpha,
-                      float *beta) {
+int ref_gemm_describe(const ref_node *node, int *trans_a, int *trans_b, float *alpha, float *beta) {
   const ref_gemm_params *p = (const ref_gemm_params *)node->params;
   if (node->run != ref_gemm_run)
     return 0;

@@ -16,32 +16,32 @@ typedef struct {
 
 /* Per (n, k): loss = -input[n, t, k] * weight[t] with t = gt[n, k]; 0 (with weight 0) when
  * t == ignored. Returns 0 when a target is out of range. */
-#define REF_DEFINE_NLL(E, S, C, SFX)                                                            \
-  static int ref_nll_##SFX(const ref_nll_params *p, const S *x, const void *gt, const S *w,    \
-                           S *y) {                                                              \
-    int64_t n, k;                                                                               \
-    double sum = 0.0, weights = 0.0;                                                            \
-    for (n = 0; n < p->n; ++n)                                                                  \
-      for (k = 0; k < p->d; ++k) {                                                              \
-        const int64_t j = n * p->d + k;                                                         \
-        const int64_t t = p->index64 ? ((const int64_t *)gt)[j] : ((const int32_t *)gt)[j];     \
-        double loss = 0.0, weight = 0.0;                                                        \
-        if (t != p->ignored) {                                                                  \
-          if (t < 0 || t >= p->c)                                                               \
-            return 0;                                                                           \
-          weight = w ? (double)REF_LOAD_##SFX(w, t) : 1.0;                                      \
-          loss = -(double)REF_LOAD_##SFX(x, (n * p->c + t) * p->d + k) * weight;                \
-        }                                                                                       \
-        if (p->reduction == ODLA_REDUCE_NONE)                                                   \
-          REF_STORE_##SFX(y, j, loss);                                                          \
-        sum += loss;                                                                            \
-        weights += weight;                                                                      \
-      }                                                                                         \
-    if (p->reduction == ODLA_REDUCE_SUM)                                                        \
-      REF_STORE_##SFX(y, 0, sum);                                                               \
-    else if (p->reduction == ODLA_REDUCE_MEAN)                                                  \
-      REF_STORE_##SFX(y, 0, sum / weights); /* 0/0 (every target ignored) is NaN, as in ONNX */ \
-    return 1;                                                                                   \
+#define REF_DEFINE_NLL(E, S, C, SFX)                                                               \
+  static int ref_nll_##SFX(const ref_nll_params *p, const S *x, const void *gt, const S *w,        \
+                           S *y) {                                                                 \
+    int64_t n, k;                                                                                  \
+    double sum = 0.0, weights = 0.0;                                                               \
+    for (n = 0; n < p->n; ++n)                                                                     \
+      for (k = 0; k < p->d; ++k) {                                                                 \
+        const int64_t j = n * p->d + k;                                                            \
+        const int64_t t = p->index64 ? ((const int64_t *)gt)[j] : ((const int32_t *)gt)[j];        \
+        double loss = 0.0, weight = 0.0;                                                           \
+        if (t != p->ignored) {                                                                     \
+          if (t < 0 || t >= p->c)                                                                  \
+            return 0;                                                                              \
+          weight = w ? (double)REF_LOAD_##SFX(w, t) : 1.0;                                         \
+          loss = -(double)REF_LOAD_##SFX(x, (n * p->c + t) * p->d + k) * weight;                   \
+        }                                                                                          \
+        if (p->reduction == ODLA_REDUCE_NONE)                                                      \
+          REF_STORE_##SFX(y, j, loss);                                                             \
+        sum += loss;                                                                               \
+        weights += weight;                                                                         \
+      }                                                                                            \
+    if (p->reduction == ODLA_REDUCE_SUM)                                                           \
+      REF_STORE_##SFX(y, 0, sum);                                                                  \
+    else if (p->reduction == ODLA_REDUCE_MEAN)                                                     \
+      REF_STORE_##SFX(y, 0, sum / weights); /* 0/0 (every target ignored) is NaN, as in ONNX */    \
+    return 1;                                                                                      \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_NLL)
 #undef REF_DEFINE_NLL
@@ -50,14 +50,14 @@ static odla_status ref_nll_run(const ref_node *node, const ref_io *io) {
   const ref_nll_params *p = (const ref_nll_params *)node->params;
   int ok = 0;
   switch (node->inputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E:                                                                                       \
-    ok = ref_nll_##SFX(p, (const S *)io->in[0], io->in[1], (const S *)io->in[2],                \
-                       (S *)io->out[0]);                                                        \
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ok = ref_nll_##SFX(p, (const S *)io->in[0], io->in[1], (const S *)io->in[2], (S *)io->out[0]); \
     break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ok ? ODLA_SUCCESS : ODLA_INVALID_PARAM; /* a target out of [0, C) */
 }
@@ -88,8 +88,10 @@ odla_value odla_NegativeLogLikeliHoodLoss(odla_value input, odla_value gt, odla_
     return NULL;
   t = input->type.element_type;
   if (t != ODLA_FLOAT32 && t != ODLA_FLOAT64 && t != ODLA_FLOAT16 && t != ODLA_BFLOAT16)
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "NegativeLogLikeliHoodLoss", "element type %s is "
-                    "not supported (float32, float64, float16, bfloat16)", ref_type_name(t));
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "NegativeLogLikeliHoodLoss",
+                    "element type %s is "
+                    "not supported (float32, float64, float16, bfloat16)",
+                    ref_type_name(t));
   if (gt->type.element_type != ODLA_INT32 && gt->type.element_type != ODLA_INT64)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "NegativeLogLikeliHoodLoss",
                     "gt must be int32 or int64, got %s", ref_type_name(gt->type.element_type));
@@ -101,24 +103,28 @@ odla_value odla_NegativeLogLikeliHoodLoss(odla_value input, odla_value gt, odla_
   ts = &gt->type.shape;
   memset(&p, 0, sizeof p);
   if (xs->size < 2 || ts->size != xs->size - 1)
-    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss", "input %s needs rank >= 2 "
-                    "and gt %s one axis less", ref_shape_str(xs, s1, sizeof s1),
-                    ref_shape_str(ts, s2, sizeof s2));
+    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss",
+                    "input %s needs rank >= 2 "
+                    "and gt %s one axis less",
+                    ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ts, s2, sizeof s2));
   p.n = xs->dims[0];
   p.c = xs->dims[1];
   p.d = 1;
   for (i = 0; i < ts->size; ++i) {
     if (ts->dims[i] != xs->dims[i == 0 ? 0 : i + 1])
-      return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss", "gt %s must be the input "
-                      "%s without axis 1", ref_shape_str(ts, s1, sizeof s1),
-                      ref_shape_str(xs, s2, sizeof s2));
+      return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss",
+                      "gt %s must be the input "
+                      "%s without axis 1",
+                      ref_shape_str(ts, s1, sizeof s1), ref_shape_str(xs, s2, sizeof s2));
     if (i > 0)
       p.d *= ts->dims[i];
   }
   if (weight && (weight->type.element_type != t || weight->type.shape.size != 1 ||
                  weight->type.shape.dims[0] != p.c))
-    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss", "weight %s %s must be %s "
-                    "[%lld]", ref_type_name(weight->type.element_type),
+    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss",
+                    "weight %s %s must be %s "
+                    "[%lld]",
+                    ref_type_name(weight->type.element_type),
                     ref_shape_str(&weight->type.shape, s1, sizeof s1), ref_type_name(t),
                     (long long)p.c);
   p.ignored = ignored;
@@ -131,8 +137,10 @@ odla_value odla_NegativeLogLikeliHoodLoss(odla_value input, odla_value gt, odla_
   else
     out.shape.size = 0;
   if (ref_shape_conflicts(&output_shape, &out.shape))
-    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss", "output_shape %s differs "
-                    "from the computed %s", ref_shape_str(&output_shape, s1, sizeof s1),
+    return ref_fail(ODLA_INVALID_PARAM, "NegativeLogLikeliHoodLoss",
+                    "output_shape %s differs "
+                    "from the computed %s",
+                    ref_shape_str(&output_shape, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
   return ref_add_op("NegativeLogLikeliHoodLoss", ref_nll_run, 3, in, out, value_id, &p, sizeof p);
 }

@@ -89,36 +89,36 @@ typedef struct {
 
 /* Per (n, group): mean and variance over the group's channels and spatial elements (two
  * passes), then y = (x - mean) / sqrt(var + epsilon) * scale[c] + offset[c]. */
-#define REF_DEFINE_GROUPNORM(E, S, C, SFX)                                                      \
-  static void ref_groupnorm_##SFX(const ref_groupnorm_params *p, const S *x, const S *scale,    \
-                                  const S *offset, S *y) {                                      \
-    const ref_channels *g = &p->g;                                                              \
-    int64_t cpg = g->c / p->groups, count = cpg * g->s, n, grp, c, s;                           \
-    for (n = 0; n < g->n; ++n)                                                                  \
-      for (grp = 0; grp < p->groups; ++grp) {                                                   \
-        const int64_t base = n * g->c * g->s;                                                   \
-        double sum = 0.0, sq = 0.0, mean, inv;                                                  \
-        for (c = grp * cpg; c < (grp + 1) * cpg; ++c)                                           \
-          for (s = 0; s < g->s; ++s)                                                            \
-            sum += REF_LOAD_##SFX(x, base + c * g->c_stride + s * g->s_stride);                 \
-        mean = count > 0 ? sum / (double)count : 0.0;                                           \
-        for (c = grp * cpg; c < (grp + 1) * cpg; ++c)                                           \
-          for (s = 0; s < g->s; ++s) {                                                          \
-            const double d = REF_LOAD_##SFX(x, base + c * g->c_stride + s * g->s_stride) - mean; \
-            sq += d * d;                                                                        \
-          }                                                                                     \
-        inv = 1.0 / sqrt((count > 0 ? sq / (double)count : 0.0) + p->epsilon);                  \
-        for (c = grp * cpg; c < (grp + 1) * cpg; ++c) {                                         \
-          const int64_t k = p->per_group ? grp : c;                                             \
-          const C a = (C)((scale ? (double)REF_LOAD_##SFX(scale, k) : p->scalar_scale) * inv);  \
-          const C b = (C)(offset ? (double)REF_LOAD_##SFX(offset, k) : p->scalar_offset);       \
-          const C m = (C)mean;                                                                  \
-          for (s = 0; s < g->s; ++s) {                                                          \
-            const int64_t i = base + c * g->c_stride + s * g->s_stride;                         \
-            REF_STORE_##SFX(y, i, (REF_LOAD_##SFX(x, i) - m) * a + b);                          \
-          }                                                                                     \
-        }                                                                                       \
-      }                                                                                         \
+#define REF_DEFINE_GROUPNORM(E, S, C, SFX)                                                         \
+  static void ref_groupnorm_##SFX(const ref_groupnorm_params *p, const S *x, const S *scale,       \
+                                  const S *offset, S *y) {                                         \
+    const ref_channels *g = &p->g;                                                                 \
+    int64_t cpg = g->c / p->groups, count = cpg * g->s, n, grp, c, s;                              \
+    for (n = 0; n < g->n; ++n)                                                                     \
+      for (grp = 0; grp < p->groups; ++grp) {                                                      \
+        const int64_t base = n * g->c * g->s;                                                      \
+        double sum = 0.0, sq = 0.0, mean, inv;                                                     \
+        for (c = grp * cpg; c < (grp + 1) * cpg; ++c)                                              \
+          for (s = 0; s < g->s; ++s)                                                               \
+            sum += REF_LOAD_##SFX(x, base + c * g->c_stride + s * g->s_stride);                    \
+        mean = count > 0 ? sum / (double)count : 0.0;                                              \
+        for (c = grp * cpg; c < (grp + 1) * cpg; ++c)                                              \
+          for (s = 0; s < g->s; ++s) {                                                             \
+            const double d = REF_LOAD_##SFX(x, base + c * g->c_stride + s * g->s_stride) - mean;   \
+            sq += d * d;                                                                           \
+          }                                                                                        \
+        inv = 1.0 / sqrt((count > 0 ? sq / (double)count : 0.0) + p->epsilon);                     \
+        for (c = grp * cpg; c < (grp + 1) * cpg; ++c) {                                            \
+          const int64_t k = p->per_group ? grp : c;                                                \
+          const C a = (C)((scale ? (double)REF_LOAD_##SFX(scale, k) : p->scalar_scale) * inv);     \
+          const C b = (C)(offset ? (double)REF_LOAD_##SFX(offset, k) : p->scalar_offset);          \
+          const C m = (C)mean;                                                                     \
+          for (s = 0; s < g->s; ++s) {                                                             \
+            const int64_t i = base + c * g->c_stride + s * g->s_stride;                            \
+            REF_STORE_##SFX(y, i, (REF_LOAD_##SFX(x, i) - m) * a + b);                             \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_GROUPNORM)
 #undef REF_DEFINE_GROUPNORM
@@ -126,14 +126,15 @@ REF_FOR_FLOAT_TYPES(REF_DEFINE_GROUPNORM)
 static odla_status ref_groupnorm_run(const ref_node *node, const ref_io *io) {
   const ref_groupnorm_params *p = (const ref_groupnorm_params *)node->params;
   switch (node->inputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E:                                                                                       \
-    ref_groupnorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],    \
-                        (S *)io->out[0]);                                                       \
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ref_groupnorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],       \
+                        (S *)io->out[0]);                                                          \
     break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ODLA_SUCCESS;
 }
@@ -154,8 +155,10 @@ static odla_value ref_groupnorm(const char *op, odla_value input, odla_memory_la
     return NULL;
   t = input->type.element_type;
   if (!ref_is_float_type(t))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op, "element type %s is not supported (float32, "
-                    "float64, float16, bfloat16)", ref_type_name(t));
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "element type %s is not supported (float32, "
+                    "float64, float16, bfloat16)",
+                    ref_type_name(t));
   memset(&p, 0, sizeof p);
   if (!ref_channel_geometry(op, &input->type.shape, layout, 2, &p.g))
     return NULL;
@@ -163,8 +166,8 @@ static odla_value ref_groupnorm(const char *op, odla_value input, odla_memory_la
   if (p.g.c == 0)
     p.groups = 1; /* no channels: nothing to normalize */
   else if (p.g.c % p.groups != 0)
-    return ref_fail(ODLA_INVALID_PARAM, op, "groups %d must divide the %lld channels",
-                    (int)groups, (long long)p.g.c);
+    return ref_fail(ODLA_INVALID_PARAM, op, "groups %d must divide the %lld channels", (int)groups,
+                    (long long)p.g.c);
   if (!(epsilon >= 0.0f))
     return ref_fail(ODLA_INVALID_PARAM, op, "epsilon %g must be >= 0", (double)epsilon);
   /* Scale and offset: one element per channel, or (GroupNormalization) one per group. */
@@ -176,7 +179,8 @@ static odla_value ref_groupnorm(const char *op, odla_value input, odla_memory_la
                 (offset && ref_count(&offset->type.shape) != p.g.c);
   if (p.per_group && ((scale && ref_count(&scale->type.shape) != per_group_count) ||
                       (offset && ref_count(&offset->type.shape) != per_group_count)))
-    return ref_fail(ODLA_INVALID_PARAM, op, "scale and offset must both have one element per "
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "scale and offset must both have one element per "
                     "channel or both one per group");
   p.epsilon = epsilon;
   p.scalar_scale = scalar_scale;
@@ -223,30 +227,30 @@ typedef struct {
 /* Per spatial element, channel c sums the squares of channels
  * [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped to [0, C). `acc` is scratch
  * of s elements. */
-#define REF_DEFINE_LRN(E, S, C, SFX)                                                            \
-  static void ref_lrn_##SFX(const ref_lrn_params *p, const S *x, S *y, C *acc) {                \
-    const ref_channels *g = &p->g;                                                              \
-    int64_t n, c, k, s;                                                                         \
-    for (n = 0; n < g->n; ++n) {                                                                \
-      const int64_t base = n * g->c * g->s;                                                     \
-      for (c = 0; c < g->c; ++c) {                                                              \
-        int64_t lo = c - (p->size - 1) / 2, hi = c + p->size / 2;                               \
-        lo = lo < 0 ? 0 : lo;                                                                   \
-        hi = hi > g->c - 1 ? g->c - 1 : hi;                                                     \
-        for (s = 0; s < g->s; ++s)                                                              \
-          acc[s] = 0;                                                                           \
-        for (k = lo; k <= hi; ++k)                                                              \
-          for (s = 0; s < g->s; ++s) {                                                          \
-            const C v = REF_LOAD_##SFX(x, base + k * g->c_stride + s * g->s_stride);            \
-            acc[s] += v * v;                                                                    \
-          }                                                                                     \
-        for (s = 0; s < g->s; ++s) {                                                            \
-          const int64_t i = base + c * g->c_stride + s * g->s_stride;                           \
-          const C d = (C)(p->bias + p->alpha_over_size * acc[s]);                               \
-          REF_STORE_##SFX(y, i, REF_LOAD_##SFX(x, i) * (C)pow(d, -p->beta));                    \
-        }                                                                                       \
-      }                                                                                         \
-    }                                                                                           \
+#define REF_DEFINE_LRN(E, S, C, SFX)                                                               \
+  static void ref_lrn_##SFX(const ref_lrn_params *p, const S *x, S *y, C *acc) {                   \
+    const ref_channels *g = &p->g;                                                                 \
+    int64_t n, c, k, s;                                                                            \
+    for (n = 0; n < g->n; ++n) {                                                                   \
+      const int64_t base = n * g->c * g->s;                                                        \
+      for (c = 0; c < g->c; ++c) {                                                                 \
+        int64_t lo = c - (p->size - 1) / 2, hi = c + p->size / 2;                                  \
+        lo = lo < 0 ? 0 : lo;                                                                      \
+        hi = hi > g->c - 1 ? g->c - 1 : hi;                                                        \
+        for (s = 0; s < g->s; ++s)                                                                 \
+          acc[s] = 0;                                                                              \
+        for (k = lo; k <= hi; ++k)                                                                 \
+          for (s = 0; s < g->s; ++s) {                                                             \
+            const C v = REF_LOAD_##SFX(x, base + k * g->c_stride + s * g->s_stride);               \
+            acc[s] += v * v;                                                                       \
+          }                                                                                        \
+        for (s = 0; s < g->s; ++s) {                                                               \
+          const int64_t i = base + c * g->c_stride + s * g->s_stride;                              \
+          const C d = (C)(p->bias + p->alpha_over_size * acc[s]);                                  \
+          REF_STORE_##SFX(y, i, REF_LOAD_##SFX(x, i) * (C)pow(d, -p->beta));                       \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_LRN)
 #undef REF_DEFINE_LRN
@@ -254,11 +258,14 @@ REF_FOR_FLOAT_TYPES(REF_DEFINE_LRN)
 static odla_status ref_lrn_run(const ref_node *node, const ref_io *io) {
   const ref_lrn_params *p = (const ref_lrn_params *)node->params;
   switch (node->inputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E: ref_lrn_##SFX(p, (const S *)io->in[0], (S *)io->out[0], (C *)io->scratch); break;
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ref_lrn_##SFX(p, (const S *)io->in[0], (S *)io->out[0], (C *)io->scratch);                     \
+    break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ODLA_SUCCESS;
 }
@@ -276,8 +283,10 @@ odla_value odla_LRN(odla_value input, odla_memory_layout input_layout, odla_int3
     return NULL;
   t = input->type.element_type;
   if (!ref_is_float_type(t))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "LRN", "element type %s is not supported "
-                    "(float32, float64, float16, bfloat16)", ref_type_name(t));
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "LRN",
+                    "element type %s is not supported "
+                    "(float32, float64, float16, bfloat16)",
+                    ref_type_name(t));
   memset(&p, 0, sizeof p);
   if (!ref_channel_geometry("LRN", &input->type.shape, input_layout, 2, &p.g))
     return NULL;
@@ -326,40 +335,40 @@ static double ref_lp_term(int p, double v) {
 
 /* Pass 1 sums |x|^p into norm[o]; the norms then become 1 / max(||x||_p, epsilon) (0 where
  * that is 0); pass 2 scales. */
-#define REF_DEFINE_LPNORM(E, S, C, SFX)                                                         \
-  static void ref_lpnorm_##SFX(const ref_lpnorm_params *p, const S *x, const S *scale, S *y,   \
-                               double *norm) {                                                  \
-    int64_t idx[ODLA_MAX_DIMENSION] = {0}, o = 0, i, inner = p->dims[p->rank - 1];             \
-    int64_t inner_stride = p->norm_strides[p->rank - 1];                                        \
-    const S *xr = x;                                                                            \
-    S *yr = y;                                                                                  \
-    for (i = 0; i < p->norm_count; ++i)                                                         \
-      norm[i] = 0.0;                                                                            \
-    do {                                                                                        \
-      for (i = 0; i < inner; ++i)                                                               \
-        norm[o + i * inner_stride] += ref_lp_term(p->p, REF_LOAD_##SFX(xr, i));                 \
-      xr += inner;                                                                              \
-    } while (ref_lpnorm_next_row(p, idx, &o));                                                  \
-    for (i = 0; i < p->norm_count; ++i) {                                                       \
-      double n = p->p == 1 ? norm[i] : p->p == 2 ? sqrt(norm[i]) : pow(norm[i], 1.0 / p->p);     \
-      n = n > p->epsilon ? n : p->epsilon;                                                      \
-      norm[i] = n > 0.0 ? 1.0 / n : 0.0;                                                        \
-    }                                                                                           \
-    o = 0;                                                                                      \
-    memset(idx, 0, sizeof idx);                                                                 \
-    xr = x;                                                                                     \
-    do {                                                                                        \
-      const int last = p->scale_axis == p->rank - 1;                                            \
-      const C row_scale = (C)(!scale ? 1.0                                                      \
-                                     : p->scale_axis < 0 ? REF_LOAD_##SFX(scale, 0)             \
-                                     : last ? 1.0 : REF_LOAD_##SFX(scale, idx[p->scale_axis])); \
-      for (i = 0; i < inner; ++i) {                                                             \
-        const C s = last ? (C)REF_LOAD_##SFX(scale, i) : row_scale;                             \
-        REF_STORE_##SFX(yr, i, REF_LOAD_##SFX(xr, i) * (C)norm[o + i * inner_stride] * s);      \
-      }                                                                                         \
-      xr += inner;                                                                              \
-      yr += inner;                                                                              \
-    } while (ref_lpnorm_next_row(p, idx, &o));                                                  \
+#define REF_DEFINE_LPNORM(E, S, C, SFX)                                                            \
+  static void ref_lpnorm_##SFX(const ref_lpnorm_params *p, const S *x, const S *scale, S *y,       \
+                               double *norm) {                                                     \
+    int64_t idx[ODLA_MAX_DIMENSION] = {0}, o = 0, i, inner = p->dims[p->rank - 1];                 \
+    int64_t inner_stride = p->norm_strides[p->rank - 1];                                           \
+    const S *xr = x;                                                                               \
+    S *yr = y;                                                                                     \
+    for (i = 0; i < p->norm_count; ++i)                                                            \
+      norm[i] = 0.0;                                                                               \
+    do {                                                                                           \
+      for (i = 0; i < inner; ++i)                                                                  \
+        norm[o + i * inner_stride] += ref_lp_term(p->p, REF_LOAD_##SFX(xr, i));                    \
+      xr += inner;                                                                                 \
+    } while (ref_lpnorm_next_row(p, idx, &o));                                                     \
+    for (i = 0; i < p->norm_count; ++i) {                                                          \
+      double n = p->p == 1 ? norm[i] : p->p == 2 ? sqrt(norm[i]) : pow(norm[i], 1.0 / p->p);       \
+      n = n > p->epsilon ? n : p->epsilon;                                                         \
+      norm[i] = n > 0.0 ? 1.0 / n : 0.0;                                                           \
+    }                                                                                              \
+    o = 0;                                                                                         \
+    memset(idx, 0, sizeof idx);                                                                    \
+    xr = x;                                                                                        \
+    do {                                                                                           \
+      const int last = p->scale_axis == p->rank - 1;                                               \
+      const C row_scale =                                                                          \
+          (C)(!scale || last ? 1.0                                                                 \
+                             : REF_LOAD_##SFX(scale, p->scale_axis < 0 ? 0 : idx[p->scale_axis])); \
+      for (i = 0; i < inner; ++i) {                                                                \
+        const C s = last ? (C)REF_LOAD_##SFX(scale, i) : row_scale;                                \
+        REF_STORE_##SFX(yr, i, REF_LOAD_##SFX(xr, i) * (C)norm[o + i * inner_stride] * s);         \
+      }                                                                                            \
+      xr += inner;                                                                                 \
+      yr += inner;                                                                                 \
+    } while (ref_lpnorm_next_row(p, idx, &o));                                                     \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_LPNORM)
 #undef REF_DEFINE_LPNORM
@@ -369,14 +378,15 @@ static odla_status ref_lpnorm_run(const ref_node *node, const ref_io *io) {
   if (p->norm_count == 0 || p->dims[p->rank - 1] == 0)
     return ODLA_SUCCESS; /* no elements */
   switch (node->inputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E:                                                                                       \
-    ref_lpnorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (S *)io->out[0],            \
-                     (double *)io->scratch);                                                    \
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ref_lpnorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (S *)io->out[0],               \
+                     (double *)io->scratch);                                                       \
     break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ODLA_SUCCESS;
 }
@@ -402,8 +412,10 @@ odla_value odla_LpNormalize(odla_value input, odla_int32 p, odla_memory_layout i
     return NULL;
   t = input->type.element_type;
   if (!ref_is_float_type(t))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "LpNormalize", "element type %s is not supported "
-                    "(float32, float64, float16, bfloat16)", ref_type_name(t));
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "LpNormalize",
+                    "element type %s is not supported "
+                    "(float32, float64, float16, bfloat16)",
+                    ref_type_name(t));
   if (p < 1)
     return ref_fail(ODLA_INVALID_PARAM, "LpNormalize", "p %d must be >= 1", (int)p);
   if (!(epsilon >= 0.0f))
@@ -415,16 +427,20 @@ odla_value odla_LpNormalize(odla_value input, odla_int32 p, odla_memory_layout i
   for (k = 0; k < axes_size; ++k) {
     int a = axes[k] < 0 ? axes[k] + prm.rank : axes[k];
     if (a < 0 || a >= prm.rank || normalized[a])
-      return ref_fail(ODLA_INVALID_PARAM, "LpNormalize", "axis %d is out of range for rank %d or "
-                      "repeated", (int)axes[k], prm.rank);
+      return ref_fail(ODLA_INVALID_PARAM, "LpNormalize",
+                      "axis %d is out of range for rank %d or "
+                      "repeated",
+                      (int)axes[k], prm.rank);
     normalized[a] = 1;
   }
   prm.scale_axis = -1;
   if (scale) {
     int64_t count;
     if (input_layout != ODLA_CHANNELS_FIRST && input_layout != ODLA_CHANNELS_LAST)
-      return ref_fail(ODLA_UNSUPPORTED_OP, "LpNormalize", "layout %d is not supported "
-                      "(channels-first or -last)", (int)input_layout);
+      return ref_fail(ODLA_UNSUPPORTED_OP, "LpNormalize",
+                      "layout %d is not supported "
+                      "(channels-first or -last)",
+                      (int)input_layout);
     if (prm.rank < 2)
       return ref_fail(ODLA_INVALID_PARAM, "LpNormalize", "a scale needs an input of rank >= 2");
     i = input_layout == ODLA_CHANNELS_FIRST ? 1 : prm.rank - 1;

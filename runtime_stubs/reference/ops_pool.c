@@ -187,8 +187,8 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
   if (!ref_check_operands(op, 1, &input))
     return NULL;
   if (layout == ODLA_CHANNELS_LAST && (kind == REF_POOL_MAX || kind == REF_POOL_AVG))
-    return ref_pool_channels_last(op, kind == REF_POOL_MAX, input, window_dims, strides,
-                                  dilations, pad_front, pad_back, extra->include_pad, output_dims,
+    return ref_pool_channels_last(op, kind == REF_POOL_MAX, input, window_dims, strides, dilations,
+                                  pad_front, pad_back, extra->include_pad, output_dims,
                                   id); /* NHWC data: ops_channels_last.c */
   if (layout != ODLA_CHANNELS_FIRST)
     return ref_fail(ODLA_UNSUPPORTED_OP, op,

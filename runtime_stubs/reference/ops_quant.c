@@ -249,8 +249,7 @@ static int ref_quant_check_blocked(const char *op, odla_value input, odla_value 
 
 /* The index of element (o, ch, i) of the [outer, channels, inner] view in a blocked scale or
  * zero point. */
-static int64_t ref_quant_block_index(const ref_quant_params *p, int64_t o, int64_t ch,
-                                     int64_t i) {
+static int64_t ref_quant_block_index(const ref_quant_params *p, int64_t o, int64_t ch, int64_t i) {
   int64_t blocks = (p->channels + p->block - 1) / p->block;
   return (o * blocks + ch / p->block) * p->inner + i;
 }
@@ -365,8 +364,8 @@ static odla_value ref_quantize_build(const char *op, odla_value input, odla_valu
 odla_value odla_Quantize(odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
                          odla_element_type target_data_type, const odla_value_id value_id) {
   if (ref_is_ext_type(target_data_type))
-    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Quantize",
-                    "target type %s needs odla_ExtQuantize", ref_type_name(target_data_type));
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "Quantize", "target type %s needs odla_ExtQuantize",
+                    ref_type_name(target_data_type));
   return ref_quantize_build("Quantize", input, scale, zero_point, axis, 0, target_data_type, 1,
                             value_id);
 }
@@ -401,8 +400,8 @@ static odla_status ref_dequantize_run(const ref_node *node, const ref_io *io) {
             ref_quant_params_at(p, io, o, ch, k + i, &scale, &zp);
           if (p->float_code) /* a float zero point is not subtracted */
             zp = 0;
-          buf[i] = p->float_math ? (double)((float)(buf[i] - zp) * (float)scale)
-                                 : (buf[i] - zp) * scale;
+          buf[i] =
+              p->float_math ? (double)((float)(buf[i] - zp) * (float)scale) : (buf[i] - zp) * scale;
         }
         ref_quant_store(p->y_type, io->out[0], base + k, n, buf);
       }

@@ -273,7 +273,8 @@ static const ref_reduce_impl *ref_reduce_impls(odla_element_type t) {
     return ref_impls_##SFX;
     REF_FOR_NUMERIC_TYPES(REF_IMPLS_CASE)
 #undef REF_IMPLS_CASE
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 
@@ -301,7 +302,8 @@ static void ref_store_bits(odla_element_type t, const uint64_t *acc, void *y, in
     break;
     REF_FOR_INT_TYPES(REF_BITS_CASE)
 #undef REF_BITS_CASE
-  default: break;
+  default:
+    break;
   }
 }
 
@@ -310,7 +312,8 @@ static void ref_store_bits(odla_element_type t, const uint64_t *acc, void *y, in
     const A eps = (A)op->epsilon;                                                                  \
     int64_t i;                                                                                     \
     switch (op->final) {                                                                           \
-    case REF_RF_NONE: break;                                                                       \
+    case REF_RF_NONE:                                                                              \
+      break;                                                                                       \
     case REF_RF_MEAN:                                                                              \
       for (i = 0; i < n; ++i)                                                                      \
         acc[i] = acc[i] / (A)count;                                                                \
@@ -344,7 +347,7 @@ static void ref_finish_bits(const ref_reduce_op *op, int64_t count, uint64_t *ac
   int64_t i;
   if (op->final == REF_RF_MEAN) {
     for (i = 0; i < n; ++i)
-      acc[i] = count == 0 ? 0
+      acc[i] = count == 0  ? 0
                : is_signed ? (uint64_t)((int64_t)acc[i] / count)
                            : acc[i] / (uint64_t)count;
   }
@@ -356,10 +359,17 @@ static void ref_finish_bits(const ref_reduce_op *op, int64_t count, uint64_t *ac
   for (i = 0; i < n; ++i) {
     double v = is_signed ? (double)(int64_t)acc[i] : (double)acc[i];
     switch (op->final) {
-    case REF_RF_ADD_EPS: v += op->epsilon; break;
-    case REF_RF_SQRT: v = sqrt(v + op->epsilon); break;
-    case REF_RF_LOG: v = log(v); break;
-    default: break;
+    case REF_RF_ADD_EPS:
+      v += op->epsilon;
+      break;
+    case REF_RF_SQRT:
+      v = sqrt(v + op->epsilon);
+      break;
+    case REF_RF_LOG:
+      v = log(v);
+      break;
+    default:
+      break;
     }
     ref_set(op->type, y, i, v);
   }
@@ -379,9 +389,7 @@ static void ref_store_f32(odla_element_type t, const float *acc, void *y, int64_
 }
 
 /* Whether the accumulators of (t, kind) can live in the output buffer itself. */
-static int ref_acc_in_output(odla_element_type t) {
-  return t == ODLA_FLOAT32 || t == ODLA_FLOAT64;
-}
+static int ref_acc_in_output(odla_element_type t) { return t == ODLA_FLOAT32 || t == ODLA_FLOAT64; }
 
 static size_t ref_round_up(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
@@ -445,7 +453,9 @@ static void ref_reduce_exec(const ref_reduce_op *op, const ref_reduce_plan *p, c
       for (i = 0; i < n; ++i)
         ref_set(op->type, y, i, ((const double *)acc)[i]);
     break;
-  case REF_ACC_BITS: ref_finish_bits(op, p->per_output, (uint64_t *)acc, y, n); break;
+  case REF_ACC_BITS:
+    ref_finish_bits(op, p->per_output, (uint64_t *)acc, y, n);
+    break;
   }
 }
 
@@ -508,8 +518,8 @@ static odla_value ref_reduce(const char *name, ref_reduce_kind kind, ref_reduce_
 odla_value odla_ReduceSum(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
                           odla_bool keep_dims, odla_value_shape output_dims,
                           const odla_value_id value_id) {
-  return ref_reduce("ReduceSum", REF_RK_SUM, REF_RF_NONE, input, num_of_axes, axes, keep_dims,
-                    0.0f, output_dims, value_id);
+  return ref_reduce("ReduceSum", REF_RK_SUM, REF_RF_NONE, input, num_of_axes, axes, keep_dims, 0.0f,
+                    output_dims, value_id);
 }
 
 odla_value odla_ReduceMean(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
@@ -522,15 +532,15 @@ odla_value odla_ReduceMean(odla_value input, odla_size_t num_of_axes, const odla
 odla_value odla_ReduceMax(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
                           odla_bool keep_dims, odla_value_shape output_dims,
                           const odla_value_id value_id) {
-  return ref_reduce("ReduceMax", REF_RK_MAX, REF_RF_NONE, input, num_of_axes, axes, keep_dims,
-                    0.0f, output_dims, value_id);
+  return ref_reduce("ReduceMax", REF_RK_MAX, REF_RF_NONE, input, num_of_axes, axes, keep_dims, 0.0f,
+                    output_dims, value_id);
 }
 
 odla_value odla_ReduceMin(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
                           odla_bool keep_dims, odla_value_shape output_dims,
                           const odla_value_id value_id) {
-  return ref_reduce("ReduceMin", REF_RK_MIN, REF_RF_NONE, input, num_of_axes, axes, keep_dims,
-                    0.0f, output_dims, value_id);
+  return ref_reduce("ReduceMin", REF_RK_MIN, REF_RF_NONE, input, num_of_axes, axes, keep_dims, 0.0f,
+                    output_dims, value_id);
 }
 
 odla_value odla_ReduceProd(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
@@ -561,18 +571,18 @@ odla_value odla_ReduceLogSum(odla_value input, odla_size_t num_of_axes, const od
                     0.0f, output_dims, value_id);
 }
 
-odla_value odla_ReduceLogSumExp(odla_value input, odla_size_t num_of_axes,
-                                const odla_uint32 *axes, odla_bool keep_dims,
-                                odla_value_shape output_dims, const odla_value_id value_id) {
+odla_value odla_ReduceLogSumExp(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
+                                odla_bool keep_dims, odla_value_shape output_dims,
+                                const odla_value_id value_id) {
   return ref_reduce("ReduceLogSumExp", REF_RK_EXP, REF_RF_LOG_MAX, input, num_of_axes, axes,
                     keep_dims, 0.0f, output_dims, value_id);
 }
 
-odla_value odla_ReduceSumSquare(odla_value input, odla_size_t num_of_axes,
-                                const odla_uint32 *axes, odla_bool keep_dims,
-                                odla_value_shape output_dims, const odla_value_id value_id) {
-  return ref_reduce("ReduceSumSquare", REF_RK_SQ, REF_RF_NONE, input, num_of_axes, axes,
-                    keep_dims, 0.0f, output_dims, value_id);
+odla_value odla_ReduceSumSquare(odla_value input, odla_size_t num_of_axes, const odla_uint32 *axes,
+                                odla_bool keep_dims, odla_value_shape output_dims,
+                                const odla_value_id value_id) {
+  return ref_reduce("ReduceSumSquare", REF_RK_SQ, REF_RF_NONE, input, num_of_axes, axes, keep_dims,
+                    0.0f, output_dims, value_id);
 }
 
 /* ---- odla_ExtReduceDynamic ----------------------------------------------------------- */
@@ -622,9 +632,9 @@ static const struct {
   ref_reduce_kind kind;
   ref_reduce_final final;
 } ref_reduce_dyn_ops[] = {
-    {REF_RK_SUM, REF_RF_NONE}, {REF_RK_SUM, REF_RF_MEAN},   {REF_RK_MAX, REF_RF_NONE},
-    {REF_RK_MIN, REF_RF_NONE}, {REF_RK_PROD, REF_RF_NONE},  {REF_RK_ABS, REF_RF_ADD_EPS},
-    {REF_RK_SQ, REF_RF_SQRT},  {REF_RK_SUM, REF_RF_LOG},    {REF_RK_EXP, REF_RF_LOG_MAX},
+    {REF_RK_SUM, REF_RF_NONE}, {REF_RK_SUM, REF_RF_MEAN},  {REF_RK_MAX, REF_RF_NONE},
+    {REF_RK_MIN, REF_RF_NONE}, {REF_RK_PROD, REF_RF_NONE}, {REF_RK_ABS, REF_RF_ADD_EPS},
+    {REF_RK_SQ, REF_RF_SQRT},  {REF_RK_SUM, REF_RF_LOG},   {REF_RK_EXP, REF_RF_LOG_MAX},
     {REF_RK_SQ, REF_RF_NONE},
 };
 

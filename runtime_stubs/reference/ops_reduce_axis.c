@@ -150,8 +150,8 @@ static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
     }
     case ODLA_FLOAT64: {
       double *rows = (double *)io->scratch;
-      ref_softmax_block_f64((const double *)io->in[0] + off, (double *)io->out[0] + off,
-                            p->axis, p->inner, p->mode, rows, rows ? rows + p->inner : NULL);
+      ref_softmax_block_f64((const double *)io->in[0] + off, (double *)io->out[0] + off, p->axis,
+                            p->inner, p->mode, rows, rows ? rows + p->inner : NULL);
       break;
     }
     default: { /* float16, bfloat16: through a float32 copy of the block */
@@ -178,8 +178,8 @@ static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
   return ODLA_SUCCESS;
 }
 
-static odla_value ref_softmax(const char *name, ref_sm_mode mode, odla_value input,
-                              odla_int32 axis, const odla_value_id value_id) {
+static odla_value ref_softmax(const char *name, ref_sm_mode mode, odla_value input, odla_int32 axis,
+                              const odla_value_id value_id) {
   ref_softmax_params p;
   odla_value v;
   odla_element_type t;
@@ -278,7 +278,8 @@ static odla_status ref_arg_run(const ref_node *node, const ref_io *io) {
     break;
     REF_FOR_NUMERIC_TYPES(REF_ARG_CASE)
 #undef REF_ARG_CASE
-  default: break;
+  default:
+    break;
   }
   if (p->index_type == ODLA_INT32)
     for (k = 0; k < n; ++k)
@@ -355,8 +356,8 @@ typedef struct {
 /* Types whose running sums or products live in the output: y[a] = y[a-1] OP x[a or a-1];
  * the exclusive first element is OP's identity. Integer arithmetic wraps (unsigned). */
 #define REF_CUM_DIRECT(SFX, S, ADD, MUL)                                                           \
-  static void ref_cum_##SFX(const ref_cum_params *p, const S *x, S *y, int64_t outer,              \
-                            int64_t len, int64_t inner, float *row) {                              \
+  static void ref_cum_##SFX(const ref_cum_params *p, const S *x, S *y, int64_t outer, int64_t len, \
+                            int64_t inner, float *row) {                                           \
     int64_t o, k, i;                                                                               \
     (void)row;                                                                                     \
     for (o = 0; o < outer; ++o)                                                                    \
@@ -432,7 +433,8 @@ static odla_status ref_cum_run(const ref_node *node, const ref_io *io) {
     break;
     REF_FOR_NUMERIC_TYPES(REF_CUM_CASE)
 #undef REF_CUM_CASE
-  default: break;
+  default:
+    break;
   }
   return ODLA_SUCCESS;
 }
@@ -461,8 +463,8 @@ static odla_value ref_cum(const char *name, int product, odla_value input, odla_
   if (axis->kind == REF_CONSTANT && axis->data) {
     int64_t a = ref_get_int(at, axis->data, 0);
     if (a < -rank || a >= rank)
-      return ref_fail(ODLA_INVALID_PARAM, name, "axis %lld out of range for rank %d",
-                      (long long)a, rank);
+      return ref_fail(ODLA_INVALID_PARAM, name, "axis %lld out of range for rank %d", (long long)a,
+                      rank);
   }
   memset(&p, 0, sizeof p);
   p.type = input->type.element_type;

@@ -163,8 +163,11 @@ static unsigned long ref_case_map(unsigned long c, int lower) {
  * themselves, one at a time, and are never changed. */
 static unsigned long ref_utf8_decode(const unsigned char *s, size_t n, size_t *len) {
   unsigned long c = s[0];
-  size_t k, need = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                                  : (c & 0xF8) == 0xF0 ? 3 : 9;
+  size_t k, need = c < 0x80             ? 0
+                   : (c & 0xE0) == 0xC0 ? 1
+                   : (c & 0xF0) == 0xE0 ? 2
+                   : (c & 0xF8) == 0xF0 ? 3
+                                        : 9;
   *len = 1;
   if (need == 0 || need > 3 || need + 1 > n)
     return need == 0 ? c : 0x110000; /* 0x110000: not a code point, kept as is */
@@ -271,9 +274,9 @@ odla_value odla_ExtStringNormalizer(odla_value input, odla_value stopwords,
   if (!ref_check_operands("ExtStringNormalizer", 1, in) ||
       (stopwords && !ref_check_operands("ExtStringNormalizer", 1, &in[1])))
     return NULL;
-  if (!ref_is_string(input) || (stopwords && (!ref_is_string(stopwords) ||
-                                              stopwords->kind != REF_CONSTANT ||
-                                              stopwords->type.shape.size != 1)))
+  if (!ref_is_string(input) ||
+      (stopwords && (!ref_is_string(stopwords) || stopwords->kind != REF_CONSTANT ||
+                     stopwords->type.shape.size != 1)))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtStringNormalizer",
                     "input must be a string tensor and stopwords a rank-1 string constant");
   s = &input->type.shape;
@@ -282,16 +285,18 @@ odla_value odla_ExtStringNormalizer(odla_value input, odla_value stopwords,
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtStringNormalizer",
                     "locale '%.64s' is not supported (en_US, C)", locale);
   if (case_change_action < ODLA_EXT_CASE_NONE || case_change_action > ODLA_EXT_CASE_UPPER)
-    return ref_fail(ODLA_INVALID_PARAM, "ExtStringNormalizer", "case_change_action %d is not "
-                    "ODLA_EXT_CASE_NONE, _LOWER or _UPPER", (int)case_change_action);
+    return ref_fail(ODLA_INVALID_PARAM, "ExtStringNormalizer",
+                    "case_change_action %d is not "
+                    "ODLA_EXT_CASE_NONE, _LOWER or _UPPER",
+                    (int)case_change_action);
   rank_ok = (s->size == 1 && output_dims.size == 1) ||
             (s->size == 2 && s->dims[0] == 1 && output_dims.size == 2 && output_dims.dims[0] == 1);
   if (!rank_ok || output_dims.dims[output_dims.size - 1] < 1 ||
       output_dims.dims[output_dims.size - 1] > (ref_count(s) > 0 ? ref_count(s) : 1))
     return ref_fail(ODLA_INVALID_PARAM, "ExtStringNormalizer",
                     "input %s must be [C] or [1, C] and output_dims %s of its rank with 1 to C "
-                    "elements", ref_shape_str(s, s1, sizeof s1),
-                    ref_shape_str(&output_dims, s2, sizeof s2));
+                    "elements",
+                    ref_shape_str(s, s1, sizeof s1), ref_shape_str(&output_dims, s2, sizeof s2));
   memset(&p, 0, sizeof p);
   p.count = ref_count(s);
   p.kept = output_dims.dims[output_dims.size - 1];
@@ -299,8 +304,7 @@ odla_value odla_ExtStringNormalizer(odla_value input, odla_value stopwords,
   p.case_sensitive = is_case_sensitive != 0;
   out.element_type = ODLA_STRING;
   out.shape = output_dims;
-  return ref_add_op("ExtStringNormalizer", ref_normalizer_run, 2, in, out, value_id, &p,
-                    sizeof p);
+  return ref_add_op("ExtStringNormalizer", ref_normalizer_run, 2, in, out, value_id, &p, sizeof p);
 }
 
 /* ---- ExtStringSplit -------------------------------------------------------------------- */
@@ -474,8 +478,8 @@ odla_value odla_ExtLabelEncoder(odla_value input, odla_value keys, odla_value va
   if (!ref_check_operands("ExtLabelEncoder", 4, in))
     return NULL;
   if (keys->type.element_type != input->type.element_type ||
-      default_value->type.element_type != values->type.element_type ||
-      keys->type.shape.size != 1 || values->type.shape.size != 1 ||
+      default_value->type.element_type != values->type.element_type || keys->type.shape.size != 1 ||
+      values->type.shape.size != 1 ||
       ref_count(&keys->type.shape) != ref_count(&values->type.shape) ||
       ref_count(&default_value->type.shape) != 1 || ref_elem_size(keys->type.element_type) == 0 ||
       ref_elem_size(values->type.element_type) == 0)
@@ -500,18 +504,37 @@ odla_value odla_ExtLabelEncoder(odla_value input, odla_value keys, odla_value va
  * that no pattern and no string can make matching take exponential time. Full match: the
  * program must reach MATCH exactly at the end of the element. */
 
-enum { REF_RX_MAX_NODES = 1024, REF_RX_MAX_PROG = 4096, REF_RX_MAX_CLASSES = 64,
-       REF_RX_MAX_DEPTH = 64, REF_RX_MAX_REPEAT = 1000 };
+enum {
+  REF_RX_MAX_NODES = 1024,
+  REF_RX_MAX_PROG = 4096,
+  REF_RX_MAX_CLASSES = 64,
+  REF_RX_MAX_DEPTH = 64,
+  REF_RX_MAX_REPEAT = 1000
+};
 
 /* Tree nodes and program instructions share the kinds of their leaves. */
-enum { RX_LIT, RX_ANY, RX_CLASS, RX_BOL, RX_EOL, RX_WORDB, RX_NWORDB, RX_EMPTY, RX_CAT, RX_ALT,
-       RX_REP, RX_SPLIT, RX_JMP, RX_MATCH };
+enum {
+  RX_LIT,
+  RX_ANY,
+  RX_CLASS,
+  RX_BOL,
+  RX_EOL,
+  RX_WORDB,
+  RX_NWORDB,
+  RX_EMPTY,
+  RX_CAT,
+  RX_ALT,
+  RX_REP,
+  RX_SPLIT,
+  RX_JMP,
+  RX_MATCH
+};
 
 typedef struct {
   int kind;
-  int32_t x;         /* LIT: the code point; CLASS: the class */
-  int left, right;   /* CAT, ALT: the parts; REP: left is the repeated node */
-  int min, max;      /* REP: max -1 is unbounded */
+  int32_t x;       /* LIT: the code point; CLASS: the class */
+  int left, right; /* CAT, ALT: the parts; REP: left is the repeated node */
+  int min, max;    /* REP: max -1 is unbounded */
 } ref_rx_node;
 
 /* A class over code points: ASCII members as a bitmap; every code point above 127 is a member
@@ -573,7 +596,7 @@ static int ref_rx_is_word(unsigned long c) {
 static void ref_rx_add_perl(ref_rx_class *c, char kind, int negate) {
   unsigned long ch;
   for (ch = 0; ch < 128; ++ch) {
-    int in = kind == 'd' ? (ch >= '0' && ch <= '9')
+    int in = kind == 'd'   ? (ch >= '0' && ch <= '9')
              : kind == 'w' ? ref_rx_is_word(ch)
                            : (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\f' || ch == '\r' ||
                               ch == '\v');
@@ -611,18 +634,46 @@ static int ref_rx_escape(ref_rx_parser *r, unsigned long *lit, char *perl, int *
     return ref_rx_fail(r, "the pattern ends in a backslash");
   c = ref_rx_next(r);
   switch (c) {
-  case 'd': case 'D': case 'w': case 'W': case 's': case 'S': *perl = (char)c; return 0;
-  case 'b': *assert_kind = RX_WORDB; return 0;
-  case 'B': *assert_kind = RX_NWORDB; return 0;
-  case 'A': *assert_kind = RX_BOL; return 0;
-  case 'z': *assert_kind = RX_EOL; return 0;
-  case 'n': *lit = '\n'; return 0;
-  case 't': *lit = '\t'; return 0;
-  case 'r': *lit = '\r'; return 0;
-  case 'f': *lit = '\f'; return 0;
-  case 'v': *lit = '\v'; return 0;
-  case 'a': *lit = 7; return 0;
-  default: break;
+  case 'd':
+  case 'D':
+  case 'w':
+  case 'W':
+  case 's':
+  case 'S':
+    *perl = (char)c;
+    return 0;
+  case 'b':
+    *assert_kind = RX_WORDB;
+    return 0;
+  case 'B':
+    *assert_kind = RX_NWORDB;
+    return 0;
+  case 'A':
+    *assert_kind = RX_BOL;
+    return 0;
+  case 'z':
+    *assert_kind = RX_EOL;
+    return 0;
+  case 'n':
+    *lit = '\n';
+    return 0;
+  case 't':
+    *lit = '\t';
+    return 0;
+  case 'r':
+    *lit = '\r';
+    return 0;
+  case 'f':
+    *lit = '\f';
+    return 0;
+  case 'v':
+    *lit = '\v';
+    return 0;
+  case 'a':
+    *lit = 7;
+    return 0;
+  default:
+    break;
   }
   if (c < 128 && !ref_rx_is_word(c)) { /* escaped punctuation stands for itself */
     *lit = c;
@@ -672,8 +723,8 @@ static int ref_rx_bracket(ref_rx_parser *r) {
     if (r->p + 1 < r->end && *r->p == '-' && r->p[1] != ']') {
       ++r->p;
       hi = ref_rx_next(r);
-      if (hi == '\\' && (ref_rx_escape(r, &hi, &perl, &assert_kind) != 0 || perl ||
-                         assert_kind >= 0))
+      if (hi == '\\' &&
+          (ref_rx_escape(r, &hi, &perl, &assert_kind) != 0 || perl || assert_kind >= 0))
         return ref_rx_fail(r, "a class range must end in a character");
       if (hi < lo)
         return ref_rx_fail(r, "a class range ends before it starts");
@@ -836,8 +887,10 @@ static int ref_rx_compile(ref_rx_parser *r, int node) {
   int k, split, jmp, start;
   ref_rx_inst *prog = r->out->prog;
   switch (n->kind) {
-  case RX_EMPTY: return 0;
-  case RX_CAT: return ref_rx_compile(r, n->left) < 0 ? -1 : ref_rx_compile(r, n->right);
+  case RX_EMPTY:
+    return 0;
+  case RX_CAT:
+    return ref_rx_compile(r, n->left) < 0 ? -1 : ref_rx_compile(r, n->right);
   case RX_ALT:
     if ((split = ref_rx_emit(r, RX_SPLIT, 0, 0)) < 0)
       return -1;
@@ -871,7 +924,8 @@ static int ref_rx_compile(ref_rx_parser *r, int node) {
       if (prog[k].kind == RX_SPLIT && prog[k].y == -1)
         prog[k].y = r->out->num_insts;
     return 0;
-  default: return ref_rx_emit(r, n->kind, n->x, 0) < 0 ? -1 : 0;
+  default:
+    return ref_rx_emit(r, n->kind, n->x, 0) < 0 ? -1 : 0;
   }
 }
 
@@ -889,13 +943,21 @@ static void ref_rx_add(const ref_rx_params *p, int *list, int *count, int *mark,
     mark[pc] = gen;
     in = &p->prog[pc];
     switch (in->kind) {
-    case RX_JMP: stack[top++] = in->x; break;
+    case RX_JMP:
+      stack[top++] = in->x;
+      break;
     case RX_SPLIT:
       stack[top++] = in->y;
       stack[top++] = in->x;
       break;
-    case RX_BOL: if (prev < 0) stack[top++] = pc + 1; break;
-    case RX_EOL: if (cur < 0) stack[top++] = pc + 1; break;
+    case RX_BOL:
+      if (prev < 0)
+        stack[top++] = pc + 1;
+      break;
+    case RX_EOL:
+      if (cur < 0)
+        stack[top++] = pc + 1;
+      break;
     case RX_WORDB:
     case RX_NWORDB: {
       int edge = (prev >= 0 && ref_rx_is_word((unsigned long)prev)) !=
@@ -904,20 +966,25 @@ static void ref_rx_add(const ref_rx_params *p, int *list, int *count, int *mark,
         stack[top++] = pc + 1;
       break;
     }
-    default: list[(*count)++] = pc; break;
+    default:
+      list[(*count)++] = pc;
+      break;
     }
   }
 }
 
 static int ref_rx_consumes(const ref_rx_params *p, const ref_rx_inst *in, unsigned long c) {
   switch (in->kind) {
-  case RX_LIT: return c == (unsigned long)in->x;
-  case RX_ANY: return c != '\n';
+  case RX_LIT:
+    return c == (unsigned long)in->x;
+  case RX_ANY:
+    return c != '\n';
   case RX_CLASS: {
     const ref_rx_class *k = &p->classes[in->x];
     return c < 128 ? (int)((k->bits[c / 32] >> (c % 32)) & 1) : k->high;
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -992,8 +1059,8 @@ odla_value odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern,
     ref_node *node;
     out.element_type = ODLA_BOOL;
     out.shape = input->type.shape;
-    node = ref_add_node("ExtRegexFullMatch", ref_regex_run, 1, &input, 1, &out, &value_id,
-                        r->out, sizeof *r->out);
+    node = ref_add_node("ExtRegexFullMatch", ref_regex_run, 1, &input, 1, &out, &value_id, r->out,
+                        sizeof *r->out);
     if (node) {
       node->scratch_bytes = (size_t)r->out->num_insts * 4 * sizeof(int);
       v = node->outputs[0];

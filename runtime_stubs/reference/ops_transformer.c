@@ -18,33 +18,33 @@ typedef struct {
 } ref_layernorm_params;
 
 /* Statistics in double: mean, then the variance about it (two passes, no cancellation). */
-#define REF_DEFINE_LAYERNORM(E, S, C, SFX)                                                      \
-  static void ref_layernorm_##SFX(const ref_layernorm_params *p, const S *x, const S *scale,    \
-                                  const S *bias, S *y) {                                        \
-    int64_t r, j;                                                                               \
-    for (r = 0; r < p->rows; ++r) {                                                             \
-      const S *xr = x + r * p->cols;                                                            \
-      S *yr = y + r * p->cols;                                                                  \
-      double sum = 0.0, sq = 0.0, mean;                                                         \
-      C m, inv;                                                                                 \
-      for (j = 0; j < p->cols; ++j)                                                             \
-        sum += (double)REF_LOAD_##SFX(xr, j);                                                   \
-      mean = sum / (double)p->cols;                                                             \
-      for (j = 0; j < p->cols; ++j) {                                                           \
-        const double d = (double)REF_LOAD_##SFX(xr, j) - mean;                                  \
-        sq += d * d;                                                                            \
-      }                                                                                         \
-      m = (C)mean;                                                                              \
-      inv = (C)(1.0 / sqrt(sq / (double)p->cols + p->epsilon));                                 \
-      for (j = 0; j < p->cols; ++j) {                                                           \
-        C v = (REF_LOAD_##SFX(xr, j) - m) * inv;                                                \
-        if (scale)                                                                              \
-          v *= REF_LOAD_##SFX(scale, j);                                                        \
-        if (bias)                                                                               \
-          v += REF_LOAD_##SFX(bias, j);                                                         \
-        REF_STORE_##SFX(yr, j, v);                                                              \
-      }                                                                                         \
-    }                                                                                           \
+#define REF_DEFINE_LAYERNORM(E, S, C, SFX)                                                         \
+  static void ref_layernorm_##SFX(const ref_layernorm_params *p, const S *x, const S *scale,       \
+                                  const S *bias, S *y) {                                           \
+    int64_t r, j;                                                                                  \
+    for (r = 0; r < p->rows; ++r) {                                                                \
+      const S *xr = x + r * p->cols;                                                               \
+      S *yr = y + r * p->cols;                                                                     \
+      double sum = 0.0, sq = 0.0, mean;                                                            \
+      C m, inv;                                                                                    \
+      for (j = 0; j < p->cols; ++j)                                                                \
+        sum += (double)REF_LOAD_##SFX(xr, j);                                                      \
+      mean = sum / (double)p->cols;                                                                \
+      for (j = 0; j < p->cols; ++j) {                                                              \
+        const double d = (double)REF_LOAD_##SFX(xr, j) - mean;                                     \
+        sq += d * d;                                                                               \
+      }                                                                                            \
+      m = (C)mean;                                                                                 \
+      inv = (C)(1.0 / sqrt(sq / (double)p->cols + p->epsilon));                                    \
+      for (j = 0; j < p->cols; ++j) {                                                              \
+        C v = (REF_LOAD_##SFX(xr, j) - m) * inv;                                                   \
+        if (scale)                                                                                 \
+          v *= REF_LOAD_##SFX(scale, j);                                                           \
+        if (bias)                                                                                  \
+          v += REF_LOAD_##SFX(bias, j);                                                            \
+        REF_STORE_##SFX(yr, j, v);                                                                 \
+      }                                                                                            \
+    }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_LAYERNORM)
 #undef REF_DEFINE_LAYERNORM
@@ -52,22 +52,22 @@ REF_FOR_FLOAT_TYPES(REF_DEFINE_LAYERNORM)
 static odla_status ref_layernorm_run(const ref_node *node, const ref_io *io) {
   const ref_layernorm_params *p = (const ref_layernorm_params *)node->params;
   switch (node->outputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E:                                                                                       \
-    ref_layernorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],    \
-                        (S *)io->out[0]);                                                       \
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ref_layernorm_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],       \
+                        (S *)io->out[0]);                                                          \
     break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ODLA_SUCCESS;
 }
 
 /* Checks an optional per-element parameter of layer normalization: x's element type and the
  * normalized dims (x's dims from `axis` on). */
-static int ref_layernorm_param(const char *what, odla_value v, const odla_value_type *x,
-                               int axis) {
+static int ref_layernorm_param(const char *what, odla_value v, const odla_value_type *x, int axis) {
   char s1[128], s2[128];
   odla_value_shape norm;
   int d;
@@ -103,8 +103,7 @@ odla_value odla_ExtLayerNorm(odla_value input, odla_int32 axis, odla_float32 eps
     return ref_fail(ODLA_INVALID_PARAM, "ExtLayerNorm", "axis %d out of range for rank %d",
                     (int)axis, (int)input->type.shape.size);
   if (!(epsilon >= 0.0f))
-    return ref_fail(ODLA_INVALID_PARAM, "ExtLayerNorm", "epsilon %g must be >= 0",
-                    (double)epsilon);
+    return ref_fail(ODLA_INVALID_PARAM, "ExtLayerNorm", "epsilon %g must be >= 0", (double)epsilon);
   if (!ref_layernorm_param("scale", scale, &input->type, axis) ||
       !ref_layernorm_param("bias", bias, &input->type, axis))
     return NULL;
@@ -164,9 +163,9 @@ static size_t ref_attention_f32_scratch(const ref_attention_params *p, size_t *p
   return *pack_offset + (qk > pv ? qk : pv);
 }
 
-static void ref_attention_f32_tiled(const ref_attention_params *p, const float *q,
-                                    const float *k, const float *v, const float *scale,
-                                    const float *mask, float *y, float *scratch) {
+static void ref_attention_f32_tiled(const ref_attention_params *p, const float *q, const float *k,
+                                    const float *v, const float *scale, const float *mask, float *y,
+                                    float *scratch) {
   size_t pack_offset;
   float *scores = scratch, *pack;
   int64_t b, i0, r, j;
@@ -176,8 +175,8 @@ static void ref_attention_f32_tiled(const ref_attention_params *p, const float *
     const float *kb = k + b * p->sk * p->d, *vb = v + b * p->sk * p->dv;
     for (i0 = 0; i0 < p->sq; i0 += REF_ATTENTION_ROWS) {
       int64_t rows = p->sq - i0 < REF_ATTENTION_ROWS ? p->sq - i0 : REF_ATTENTION_ROWS;
-      ref_sgemm(0, 1, rows, p->sk, p->d, *scale, q + (b * p->sq + i0) * p->d, p->d, kb, p->d,
-                0.0f, scores, p->sk, pack);
+      ref_sgemm(0, 1, rows, p->sk, p->d, *scale, q + (b * p->sq + i0) * p->d, p->d, kb, p->d, 0.0f,
+                scores, p->sk, pack);
       for (r = 0; r < rows; ++r) {
         float *s = scores + r * p->sk, max = -INFINITY, sum = 0.0f, inv;
         if (mask) {
@@ -204,46 +203,46 @@ static void ref_attention_f32_tiled(const ref_attention_params *p, const float *
 /* Other float types, for each query row: scores s[j] = scale * q.k_j + mask, softmax over j
  * (max subtracted), then y = sum_j s[j] v_j / sum_j s[j]. `s` and `acc` are scratch of sk and
  * dv elements. */
-#define REF_DEFINE_ATTENTION(E, S, C, SFX)                                                      \
-  static void ref_attention_##SFX(const ref_attention_params *p, const S *q, const S *k,        \
-                                  const S *v, const S *scale_ptr, const S *mask, S *y, C *s,    \
-                                  C *acc) {                                                     \
-    int64_t b, i, j, t;                                                                         \
-    const C scale = REF_LOAD_##SFX(scale_ptr, 0);                                               \
-    for (b = 0; b < p->batch; ++b) {                                                            \
-      const S *kb = k + b * p->sk * p->d, *vb = v + b * p->sk * p->dv;                          \
-      const int64_t mb = mask ? ref_attention_mask_base(p, b) : 0;                              \
-      for (i = 0; i < p->sq; ++i) {                                                             \
-        const S *qi = q + (b * p->sq + i) * p->d;                                               \
-        S *yi = y + (b * p->sq + i) * p->dv;                                                    \
-        C max = -(C)INFINITY, sum = 0;                                                          \
-        for (j = 0; j < p->sk; ++j) {                                                           \
-          const S *kj = kb + j * p->d;                                                          \
-          C dot = 0;                                                                            \
-          for (t = 0; t < p->d; ++t)                                                            \
-            dot += REF_LOAD_##SFX(qi, t) * REF_LOAD_##SFX(kj, t);                               \
-          dot *= scale;                                                                         \
-          if (mask)                                                                             \
-            dot += REF_LOAD_##SFX(mask, mb + i * p->mask_q + j * p->mask_k);                    \
-          s[j] = dot;                                                                           \
-          max = dot > max ? dot : max;                                                          \
-        }                                                                                       \
-        for (j = 0; j < p->sk; ++j) {                                                           \
-          s[j] = (C)exp((double)(s[j] - max));                                                  \
-          sum += s[j];                                                                          \
-        }                                                                                       \
-        for (t = 0; t < p->dv; ++t)                                                             \
-          acc[t] = 0;                                                                           \
-        for (j = 0; j < p->sk; ++j) {                                                           \
-          const S *vj = vb + j * p->dv;                                                         \
-          const C w = s[j];                                                                     \
-          for (t = 0; t < p->dv; ++t)                                                           \
-            acc[t] += w * REF_LOAD_##SFX(vj, t);                                                \
-        }                                                                                       \
-        for (t = 0; t < p->dv; ++t)                                                             \
-          REF_STORE_##SFX(yi, t, acc[t] / sum);                                                 \
-      }                                                                                         \
-    }                                                                                           \
+#define REF_DEFINE_ATTENTION(E, S, C, SFX)                                                         \
+  static void ref_attention_##SFX(const ref_attention_params *p, const S *q, const S *k,           \
+                                  const S *v, const S *scale_ptr, const S *mask, S *y, C *s,       \
+                                  C *acc) {                                                        \
+    int64_t b, i, j, t;                                                                            \
+    const C scale = REF_LOAD_##SFX(scale_ptr, 0);                                                  \
+    for (b = 0; b < p->batch; ++b) {                                                               \
+      const S *kb = k + b * p->sk * p->d, *vb = v + b * p->sk * p->dv;                             \
+      const int64_t mb = mask ? ref_attention_mask_base(p, b) : 0;                                 \
+      for (i = 0; i < p->sq; ++i) {                                                                \
+        const S *qi = q + (b * p->sq + i) * p->d;                                                  \
+        S *yi = y + (b * p->sq + i) * p->dv;                                                       \
+        C max = -(C)INFINITY, sum = 0;                                                             \
+        for (j = 0; j < p->sk; ++j) {                                                              \
+          const S *kj = kb + j * p->d;                                                             \
+          C dot = 0;                                                                               \
+          for (t = 0; t < p->d; ++t)                                                               \
+            dot += REF_LOAD_##SFX(qi, t) * REF_LOAD_##SFX(kj, t);                                  \
+          dot *= scale;                                                                            \
+          if (mask)                                                                                \
+            dot += REF_LOAD_##SFX(mask, mb + i * p->mask_q + j * p->mask_k);                       \
+          s[j] = dot;                                                                              \
+          max = dot > max ? dot : max;                                                             \
+        }                                                                                          \
+        for (j = 0; j < p->sk; ++j) {                                                              \
+          s[j] = (C)exp((double)(s[j] - max));                                                     \
+          sum += s[j];                                                                             \
+        }                                                                                          \
+        for (t = 0; t < p->dv; ++t)                                                                \
+          acc[t] = 0;                                                                              \
+        for (j = 0; j < p->sk; ++j) {                                                              \
+          const S *vj = vb + j * p->dv;                                                            \
+          const C w = s[j];                                                                        \
+          for (t = 0; t < p->dv; ++t)                                                              \
+            acc[t] += w * REF_LOAD_##SFX(vj, t);                                                   \
+        }                                                                                          \
+        for (t = 0; t < p->dv; ++t)                                                                \
+          REF_STORE_##SFX(yi, t, acc[t] / sum);                                                    \
+      }                                                                                            \
+    }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_ATTENTION)
 #undef REF_DEFINE_ATTENTION
@@ -257,15 +256,16 @@ static odla_status ref_attention_run(const ref_node *node, const ref_io *io) {
     return ODLA_SUCCESS;
   }
   switch (node->outputs[0]->type.element_type) {
-#define REF_CASE(E, S, C, SFX)                                                                  \
-  case E:                                                                                       \
-    ref_attention_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],    \
-                        (const S *)io->in[3], (const S *)io->in[4], (S *)io->out[0],            \
-                        (C *)io->scratch, (C *)io->scratch + p->sk);                            \
+#define REF_CASE(E, S, C, SFX)                                                                     \
+  case E:                                                                                          \
+    ref_attention_##SFX(p, (const S *)io->in[0], (const S *)io->in[1], (const S *)io->in[2],       \
+                        (const S *)io->in[3], (const S *)io->in[4], (S *)io->out[0],               \
+                        (C *)io->scratch, (C *)io->scratch + p->sk);                               \
     break;
     REF_FOR_FLOAT_TYPES(REF_CASE)
 #undef REF_CASE
-  default: return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
+  default:
+    return ODLA_UNSUPPORTED_DATATYPE; /* the builder admits float types only */
   }
   return ODLA_SUCCESS;
 }
@@ -296,7 +296,8 @@ odla_value odla_ExtAttention(odla_value query, odla_value key, odla_value value,
       (mask && mask->type.element_type != query->type.element_type))
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtAttention",
                     "query, key, value, scale and mask must have one float element type; query "
-                    "is %s", ref_type_name(query->type.element_type));
+                    "is %s",
+                    ref_type_name(query->type.element_type));
   if (ref_count(&scale->type.shape) != 1)
     return ref_fail(ODLA_INVALID_PARAM, "ExtAttention", "scale %s must hold one element",
                     ref_shape_str(&scale->type.shape, s1, sizeof s1));
@@ -334,8 +335,10 @@ odla_value odla_ExtAttention(odla_value query, odla_value key, odla_value value,
     for (a = 0; a < rank; ++a)
       scores[a] = a < rank - 2 ? q->dims[a] : (a == rank - 2 ? p.sq : p.sk);
     if (m->size > rank)
-      return ref_fail(ODLA_INVALID_PARAM, "ExtAttention", "mask %s has a higher rank than the "
-                      "scores", ref_shape_str(m, s1, sizeof s1));
+      return ref_fail(ODLA_INVALID_PARAM, "ExtAttention",
+                      "mask %s has a higher rank than the "
+                      "scores",
+                      ref_shape_str(m, s1, sizeof s1));
     for (a = rank - 1; a >= 0; --a) {
       int md = a - (rank - m->size);
       int64_t dim = md >= 0 ? m->dims[md] : 1;
@@ -364,9 +367,9 @@ odla_value odla_ExtAttention(odla_value query, odla_value key, odla_value value,
     size_t pack_offset;
     odla_element_type t = query->type.element_type;
     v->node->scratch_bytes =
-        t == ODLA_FLOAT32 ? ref_attention_f32_scratch(&p, &pack_offset) * sizeof(float)
-                          : (size_t)(p.sk + p.dv) * (t == ODLA_FLOAT64 ? sizeof(double)
-                                                                       : sizeof(float));
+        t == ODLA_FLOAT32
+            ? ref_attention_f32_scratch(&p, &pack_offset) * sizeof(float)
+            : (size_t)(p.sk + p.dv) * (t == ODLA_FLOAT64 ? sizeof(double) : sizeof(float));
   }
   return v;
 }

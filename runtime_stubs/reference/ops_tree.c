@@ -6,8 +6,8 @@
  * one per leaf, the members of each MEMBER node sorted, and the roots; the kernel reads only
  * that block and the input, so that nothing given at launch can hand it an index the builder
  * did not check (the node's one operand is the input: a constants array that would replace a
- * table is refused). A branch always leads to a later row (odla_ext_tree.h), hence every walk from a root
- * ends at a leaf after at most M steps.
+ * table is refused). A branch always leads to a later row (odla_ext_tree.h), hence every walk from
+ * a root ends at a leaf after at most M steps.
  *
  * Each input row is widened to double once (exact for float16, float and double, so each
  * test compares as the input's type would); targets accumulate in double and are rounded to
@@ -63,13 +63,20 @@ static int ref_tree_goes_true(const ref_tree_node *d, const double *members, dou
   if (d->missing_true && x != x)
     return 1;
   switch (d->mode) {
-  case ODLA_EXT_TREE_BRANCH_LEQ: return x <= d->split;
-  case ODLA_EXT_TREE_BRANCH_LT: return x < d->split;
-  case ODLA_EXT_TREE_BRANCH_GTE: return x >= d->split;
-  case ODLA_EXT_TREE_BRANCH_GT: return x > d->split;
-  case ODLA_EXT_TREE_BRANCH_EQ: return x == d->split;
-  case ODLA_EXT_TREE_BRANCH_NEQ: return x != d->split;
-  default: return ref_tree_is_member(members + d->member_begin, d->member_count, x);
+  case ODLA_EXT_TREE_BRANCH_LEQ:
+    return x <= d->split;
+  case ODLA_EXT_TREE_BRANCH_LT:
+    return x < d->split;
+  case ODLA_EXT_TREE_BRANCH_GTE:
+    return x >= d->split;
+  case ODLA_EXT_TREE_BRANCH_GT:
+    return x > d->split;
+  case ODLA_EXT_TREE_BRANCH_EQ:
+    return x == d->split;
+  case ODLA_EXT_TREE_BRANCH_NEQ:
+    return x != d->split;
+  default:
+    return ref_tree_is_member(members + d->member_begin, d->member_count, x);
   }
 }
 
@@ -144,8 +151,8 @@ static odla_status ref_tree_run(const ref_node *node, const ref_io *io) {
       t = leaf->target;
       if (p->aggregate == ODLA_EXT_TREE_SUM || p->aggregate == ODLA_EXT_TREE_AVERAGE)
         acc[t] += leaf->weight;
-      else if (!hit[t] || (p->aggregate == ODLA_EXT_TREE_MIN ? leaf->weight < acc[t]
-                                                              : leaf->weight > acc[t]))
+      else if (!hit[t] ||
+               (p->aggregate == ODLA_EXT_TREE_MIN ? leaf->weight < acc[t] : leaf->weight > acc[t]))
         acc[t] = leaf->weight;
       hit[t] = 1;
     }
@@ -167,14 +174,13 @@ static int ref_tree_is_constant(odla_value v, odla_element_type t, int rank) {
 }
 
 /* The checks of the tables: the first problem as a message in `msg`, or 0 when none. */
-static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
-                          odla_value members, odla_value leaf_targets, odla_value leaf_weights,
-                          odla_value roots, odla_int32 aggregate, odla_int32 post,
-                          odla_int32 targets, char *msg, size_t cap) {
+static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits, odla_value members,
+                          odla_value leaf_targets, odla_value leaf_weights, odla_value roots,
+                          odla_int32 aggregate, odla_int32 post, odla_int32 targets, char *msg,
+                          size_t cap) {
   odla_element_type t = input->type.element_type;
   int64_t m, r, c, num_leaves, num_sets = 0, nans = 0, i;
-  if ((t != ODLA_FLOAT32 && t != ODLA_FLOAT64 && t != ODLA_FLOAT16) ||
-      input->type.shape.size != 2)
+  if ((t != ODLA_FLOAT32 && t != ODLA_FLOAT64 && t != ODLA_FLOAT16) || input->type.shape.size != 2)
     return snprintf(msg, cap, "input must be a float32, float64 or float16 matrix [N, F]");
   if (!ref_tree_is_constant(nodes, ODLA_INT32, 2) ||
       nodes->type.shape.dims[1] != ODLA_EXT_TREE_COLUMNS || !ref_tree_is_constant(splits, t, 1) ||
@@ -184,15 +190,19 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
       !ref_tree_is_constant(leaf_weights, t, 1) ||
       leaf_weights->type.shape.dims[0] != leaf_targets->type.shape.dims[0] ||
       !ref_tree_is_constant(roots, ODLA_INT32, 1))
-    return snprintf(msg, cap, "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
+    return snprintf(msg, cap,
+                    "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
                     "type [K] or NULL), leaf_targets (int32 [L]), leaf_weights (input's type "
-                    "[L]) and roots (int32 [R]) must be constants", ODLA_EXT_TREE_COLUMNS);
+                    "[L]) and roots (int32 [R]) must be constants",
+                    ODLA_EXT_TREE_COLUMNS);
   if (aggregate < ODLA_EXT_TREE_AVERAGE || aggregate > ODLA_EXT_TREE_MAX)
     return snprintf(msg, cap, "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
                     (int)aggregate);
   if (post < ODLA_EXT_TREE_POST_NONE || post > ODLA_EXT_TREE_POST_PROBIT)
-    return snprintf(msg, cap, "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
-                    "4)", (int)post);
+    return snprintf(msg, cap,
+                    "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
+                    "4)",
+                    (int)post);
   if (targets < 0)
     return snprintf(msg, cap, "num_targets %d is negative", (int)targets);
   m = nodes->type.shape.dims[0];
@@ -201,18 +211,20 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     return snprintf(msg, cap, "%lld nodes and %lld leaves: at most %ld each", (long long)m,
                     (long long)num_leaves, (long)INT32_MAX);
   for (r = 0; r < m; ++r) {
-    int64_t feature = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS +
-                                                               ODLA_EXT_TREE_COL_FEATURE);
-    int64_t mode = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS +
-                                                            ODLA_EXT_TREE_COL_MODE);
-    int64_t missing = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS +
-                                                               ODLA_EXT_TREE_COL_MISSING);
+    int64_t feature =
+        ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_FEATURE);
+    int64_t mode =
+        ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_MODE);
+    int64_t missing =
+        ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_MISSING);
     if (feature < 0 || feature >= input->type.shape.dims[1])
       return snprintf(msg, cap, "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
                       (long long)r, (long long)feature, (long long)input->type.shape.dims[1]);
     if (mode < 0 || mode > ODLA_EXT_TREE_BRANCH_MEMBER)
-      return snprintf(msg, cap, "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
-                      "(0 to 6)", (long long)r, (long long)mode);
+      return snprintf(msg, cap,
+                      "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
+                      "(0 to 6)",
+                      (long long)r, (long long)mode);
     if (missing != 0 && missing != 1)
       return snprintf(msg, cap, "node %lld: missing %lld is not 0 or 1", (long long)r,
                       (long long)missing);
@@ -220,9 +232,10 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     for (c = ODLA_EXT_TREE_COL_TRUE; c <= ODLA_EXT_TREE_COL_FALSE; ++c) {
       int64_t b = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + c);
       if (b >= 0 ? (b <= r || b >= m) : -1 - b >= num_leaves)
-        return snprintf(msg, cap, "node %lld: branch %lld is neither a later node (< %lld) nor a "
-                        "leaf (-1 - leaf, %lld leaves)", (long long)r, (long long)b,
-                        (long long)m, (long long)num_leaves);
+        return snprintf(msg, cap,
+                        "node %lld: branch %lld is neither a later node (< %lld) nor a "
+                        "leaf (-1 - leaf, %lld leaves)",
+                        (long long)r, (long long)b, (long long)m, (long long)num_leaves);
     }
   }
   for (i = 0; members && i < members->type.shape.dims[0]; ++i) {

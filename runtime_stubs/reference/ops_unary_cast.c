@@ -91,23 +91,23 @@ static void ref_cast_load(odla_element_type t, const void *x, int64_t n, ref_cas
     return;
   }
   switch (t) {
-#define REF_LOAD_FLOAT(E, S, C, SFX)                                                            \
-  case E:                                                                                       \
-    c->kind = REF_KIND_FLOAT;                                                                   \
-    for (i = 0; i < n; ++i)                                                                     \
-      c->v.f[i] = (double)REF_LOAD_##SFX((const S *)x, i);                                      \
+#define REF_LOAD_FLOAT(E, S, C, SFX)                                                               \
+  case E:                                                                                          \
+    c->kind = REF_KIND_FLOAT;                                                                      \
+    for (i = 0; i < n; ++i)                                                                        \
+      c->v.f[i] = (double)REF_LOAD_##SFX((const S *)x, i);                                         \
     break;
-#define REF_LOAD_SIGNED(E, S, C, SFX)                                                           \
-  case E:                                                                                       \
-    c->kind = REF_KIND_SIGNED;                                                                  \
-    for (i = 0; i < n; ++i)                                                                     \
-      c->v.s[i] = ((const S *)x)[i];                                                            \
+#define REF_LOAD_SIGNED(E, S, C, SFX)                                                              \
+  case E:                                                                                          \
+    c->kind = REF_KIND_SIGNED;                                                                     \
+    for (i = 0; i < n; ++i)                                                                        \
+      c->v.s[i] = ((const S *)x)[i];                                                               \
     break;
-#define REF_LOAD_UNSIGNED(E, S, C, SFX)                                                         \
-  case E:                                                                                       \
-    c->kind = REF_KIND_UNSIGNED;                                                                \
-    for (i = 0; i < n; ++i)                                                                     \
-      c->v.u[i] = ((const S *)x)[i];                                                            \
+#define REF_LOAD_UNSIGNED(E, S, C, SFX)                                                            \
+  case E:                                                                                          \
+    c->kind = REF_KIND_UNSIGNED;                                                                   \
+    for (i = 0; i < n; ++i)                                                                        \
+      c->v.u[i] = ((const S *)x)[i];                                                               \
     break;
     REF_FOR_FLOAT_TYPES(REF_LOAD_FLOAT)
     REF_FOR_SIGNED_INT_TYPES(REF_LOAD_SIGNED)
@@ -116,32 +116,33 @@ static void ref_cast_load(odla_element_type t, const void *x, int64_t n, ref_cas
 #undef REF_LOAD_FLOAT
 #undef REF_LOAD_SIGNED
 #undef REF_LOAD_UNSIGNED
-  default: break;
+  default:
+    break;
   }
 }
 
 /* ---- Storing a chunk ----------------------------------------------------------------- */
 
 /* y[i] = EXPR(v) for v = the chunk's values of each kind. */
-#define REF_STORE_KINDS(T, FEXPR, SEXPR, UEXPR)                                                 \
-  {                                                                                             \
-    T *o = (T *)y;                                                                              \
-    if (c->kind == REF_KIND_FLOAT)                                                              \
-      for (i = 0; i < n; ++i) {                                                                 \
-        const double v = c->v.f[i];                                                             \
-        o[i] = FEXPR;                                                                           \
-      }                                                                                         \
-    else if (c->kind == REF_KIND_SIGNED)                                                        \
-      for (i = 0; i < n; ++i) {                                                                 \
-        const int64_t v = c->v.s[i];                                                            \
-        o[i] = SEXPR;                                                                           \
-      }                                                                                         \
-    else                                                                                        \
-      for (i = 0; i < n; ++i) {                                                                 \
-        const uint64_t v = c->v.u[i];                                                           \
-        o[i] = UEXPR;                                                                           \
-      }                                                                                         \
-    break;                                                                                      \
+#define REF_STORE_KINDS(T, FEXPR, SEXPR, UEXPR)                                                    \
+  {                                                                                                \
+    T *o = (T *)y;                                                                                 \
+    if (c->kind == REF_KIND_FLOAT)                                                                 \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const double v = c->v.f[i];                                                                \
+        o[i] = FEXPR;                                                                              \
+      }                                                                                            \
+    else if (c->kind == REF_KIND_SIGNED)                                                           \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const int64_t v = c->v.s[i];                                                               \
+        o[i] = SEXPR;                                                                              \
+      }                                                                                            \
+    else                                                                                           \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const uint64_t v = c->v.u[i];                                                              \
+        o[i] = UEXPR;                                                                              \
+      }                                                                                            \
+    break;                                                                                         \
   }
 
 /* The extension types: floats through their exact value, integers wrapped. */
@@ -162,8 +163,10 @@ static void ref_cast_store_ext(odla_element_type t, uint8_t *y, int64_t n, const
 static void ref_cast_store(odla_element_type t, void *y, int64_t n, const ref_cast_chunk *c) {
   int64_t i;
   switch (t) {
-  case ODLA_FLOAT32: REF_STORE_KINDS(float, (float)v, (float)v, (float)v)
-  case ODLA_FLOAT64: REF_STORE_KINDS(double, v, (double)v, (double)v)
+  case ODLA_FLOAT32:
+    REF_STORE_KINDS(float, (float)v, (float)v, (float)v)
+  case ODLA_FLOAT64:
+    REF_STORE_KINDS(double, v, (double)v, (double)v)
   case ODLA_FLOAT16:
     REF_STORE_KINDS(uint16_t, ref_float_to_half(ref_odd_float_f64(v)),
                     ref_float_to_half(ref_odd_float_i64(v)),
@@ -172,25 +175,27 @@ static void ref_cast_store(odla_element_type t, void *y, int64_t n, const ref_ca
     REF_STORE_KINDS(uint16_t, ref_float_to_bf16(ref_odd_float_f64(v)),
                     ref_float_to_bf16(ref_odd_float_i64(v)),
                     ref_float_to_bf16(ref_odd_float_u64(v)))
-  case ODLA_BOOL: REF_STORE_KINDS(uint8_t, (uint8_t)(v != 0), (uint8_t)(v != 0), (uint8_t)(v != 0))
+  case ODLA_BOOL:
+    REF_STORE_KINDS(uint8_t, (uint8_t)(v != 0), (uint8_t)(v != 0), (uint8_t)(v != 0))
     /* Floats saturate (top is 2^bits of the positive range, NaN gives 0); integers wrap. */
-#define REF_STORE_SIGNED(E, S, C, SFX)                                                          \
-  case E: {                                                                                     \
-    const double top = ldexp(1.0, 8 * (int)sizeof(S) - 1);                                      \
-    const S max = (S)(((uint64_t)1 << (8 * sizeof(S) - 1)) - 1), min = (S)(-max - 1);          \
-    REF_STORE_KINDS(S, v != v ? 0 : (v <= -top ? min : (v >= top ? max : (S)v)), (S)v, (S)v)   \
+#define REF_STORE_SIGNED(E, S, C, SFX)                                                             \
+  case E: {                                                                                        \
+    const double top = ldexp(1.0, 8 * (int)sizeof(S) - 1);                                         \
+    const S max = (S)(((uint64_t)1 << (8 * sizeof(S) - 1)) - 1), min = (S)(-max - 1);              \
+    REF_STORE_KINDS(S, v != v ? 0 : (v <= -top ? min : (v >= top ? max : (S)v)), (S)v, (S)v)       \
   }
-#define REF_STORE_UNSIGNED(E, S, C, SFX)                                                        \
-  case E: {                                                                                     \
-    const double top = ldexp(1.0, 8 * (int)sizeof(S));                                          \
-    const S max = (S)~(uint64_t)0;                                                              \
-    REF_STORE_KINDS(S, v != v || v <= -1 ? 0 : (v >= top ? max : (S)v), (S)v, (S)v)            \
+#define REF_STORE_UNSIGNED(E, S, C, SFX)                                                           \
+  case E: {                                                                                        \
+    const double top = ldexp(1.0, 8 * (int)sizeof(S));                                             \
+    const S max = (S) ~(uint64_t)0;                                                                \
+    REF_STORE_KINDS(S, v != v || v <= -1 ? 0 : (v >= top ? max : (S)v), (S)v, (S)v)                \
   }
     REF_FOR_SIGNED_INT_TYPES(REF_STORE_SIGNED)
     REF_FOR_UNSIGNED_INT_TYPES(REF_STORE_UNSIGNED)
 #undef REF_STORE_SIGNED
 #undef REF_STORE_UNSIGNED
-  default: break;
+  default:
+    break;
   }
 }
 

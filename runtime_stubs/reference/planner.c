@@ -22,12 +22,12 @@
  * Before step 2, in-place reuse: walking the nodes in order, a node's result shares the
  * buffer of the operand named by its inplace_input when that operand is an intermediate
  * result of the same size whose buffer (with everything already sharing it) is last used
- * by this node, or, for a Reshape (a view of the same bytes), whenever it is read later. Sharing values form one buffer whose lifetime spans them all.
- * No order is best for every graph: the sum of the buffers live at the busiest node is a
- * lower bound that each can miss by fragmentation, and each order wins somewhere.
- * Worked example (sizes in 64-byte units): A lives [0,1] size 2, B [1,2] size 1, C [2,3]
- * size 2. Order a, A C B: A at 0; C at 0 (lifetimes [0,1] and [2,3] are disjoint); B at 2
- * (it overlaps A at node 1 and C at node 2). Arena: 3 units, the most live at one node.
+ * by this node, or, for a Reshape (a view of the same bytes), whenever it is read later. Sharing
+ * values form one buffer whose lifetime spans them all. No order is best for every graph: the sum
+ * of the buffers live at the busiest node is a lower bound that each can miss by fragmentation, and
+ * each order wins somewhere. Worked example (sizes in 64-byte units): A lives [0,1] size 2, B [1,2]
+ * size 1, C [2,3] size 2. Order a, A C B: A at 0; C at 0 (lifetimes [0,1] and [2,3] are disjoint);
+ * B at 2 (it overlaps A at node 1 and C at node 2). Arena: 3 units, the most live at one node.
  * Where the orders differ: A size 3 [0,0], B 2 [0,1], C 2 [1,2], D 3 [2,2]. Order a, A D B
  * C: A and D at 0, B at 3, C overlaps B and D so goes to 5: 7 units. Order b, A B C D: A at
  * 0, B at 3, C at 0 (A is dead by node 1), D at 2 (C below it, B dead): 5 units, the
@@ -192,7 +192,8 @@ static void ref_plan_inplace(odla_computation comp) {
       continue;
     in = n->inputs[n->inplace_input];
     out = n->outputs[0];
-    if (!in || !ref_in_arena(in) || !ref_in_arena(out) || ref_bytes(&in->type) != ref_bytes(&out->type))
+    if (!in || !ref_in_arena(in) || !ref_in_arena(out) ||
+        ref_bytes(&in->type) != ref_bytes(&out->type))
       continue;
     owner = ref_owner(in);
     /* A Reshape's result holds its operand's bytes unchanged: it is a view, so it may share

@@ -33,7 +33,7 @@ typedef struct ref_node ref_node;
 typedef struct ref_exec {
   odla_computation comp;
   odla_context ctx;
-  int next; /* -1: the next node in order */
+  int next;         /* -1: the next node in order */
   int forward_only; /* ODLA_COMPUTE_INFERENCE: a differentiated computation's backward pass
                        (nodes from comp->num_forward_nodes on) does not run */
   struct ref_threads *threads; /* the context's worker pool, or NULL: one thread (threads.h) */
@@ -56,8 +56,8 @@ void ref_string_pool_free(ref_string_pool *pool);
 typedef struct {
   const void *const *in;
   void *const *out;
-  void *scratch; /* the node's scratch_bytes of arena, 64-byte aligned */
-  ref_exec *exec; /* compile mode only; control-flow kernels use it */
+  void *scratch;            /* the node's scratch_bytes of arena, 64-byte aligned */
+  ref_exec *exec;           /* compile mode only; control-flow kernels use it */
   ref_string_pool *strings; /* where string results' bytes go */
 } ref_io;
 
@@ -100,7 +100,7 @@ struct ref_node {
   int num_inputs, num_outputs;
   odla_value *inputs; /* NULL entries are absent optional operands */
   odla_value *outputs;
-  void *params;        /* the op's parameter block, owned by the node */
+  void *params; /* the op's parameter block, owned by the node */
   size_t params_size;
   size_t scratch_bytes; /* temporary memory the kernel needs while it runs */
   size_t scratch_offset;
@@ -124,18 +124,18 @@ struct _odla_computation {
   int num_nodes, cap_nodes;
   int compiled;
   size_t arena_bytes;
-  odla_status error; /* the first builder error */
+  odla_status error;          /* the first builder error */
   struct ref_region *regions; /* control-flow regions being built, innermost first */
-  int interpret; /* ops run as they are built (runtime_interpret.c) */
-  int num_run;   /* interpret mode: nodes already run */
-  void *loaded;  /* odla_LoadComputation (executable_io.c): the file image its constants use */
-  struct ref_call_log *calls; /* the calls that built it, for storing it (calls.h) */
+  int interpret;              /* ops run as they are built (runtime_interpret.c) */
+  int num_run;                /* interpret mode: nodes already run */
+  void *loaded; /* odla_LoadComputation (executable_io.c): the file image its constants use */
+  struct ref_call_log *calls;         /* the calls that built it, for storing it (calls.h) */
   const struct ref_replay *replaying; /* while loading: the call being replayed, which
                                          builders' messages name (calls.h) */
   /* odla_DifferentiateComputation (autodiff.c): the nodes before the appended backward pass,
    * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
   int num_forward_nodes;
-  int threads;   /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
+  int threads;             /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
   ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
    * items; 0 where unset. */
@@ -321,14 +321,14 @@ typedef void (*ref_pack_b_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j
 enum { REF_SGEMM_NR = 32 };
 /* C += alpha * op(A) * B for a B produced panel by panel by `pack_b`; `pack` as ref_sgemm. */
 void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c,
-                        int64_t ldc, float *pack);
+                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c, int64_t ldc,
+                        float *pack);
 /* The same two products on the threads of the node running with `io` (threads.h), `pack`
  * inside io->scratch, bit-identical to the one-thread result: C = beta * C, or C = row_bias[i]
  * on row i where row_bias is given, then C += alpha * op(A) op(B). */
 void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                  float beta, const float *row_bias, float *c, int64_t ldc, float *pack);
+                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                  const float *row_bias, float *c, int64_t ldc, float *pack);
 void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
                            float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
                            const void *b_ctx, float beta, const float *row_bias, float *c,

@@ -88,7 +88,7 @@ static inline uint16_t ref_float_to_bf16(float f) {
   memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
-  x += 0x7fff + ((x >> 16) & 1);        /* round to nearest even */
+  x += 0x7fff + ((x >> 16) & 1);         /* round to nearest even */
   return (uint16_t)(x >> 16);
 }
 
@@ -119,20 +119,20 @@ static inline uint16_t ref_float_to_bf16(float f) {
 #define REF_STORE_u64(p, i, v) ((p)[i] = (uint64_t)(v))
 #define REF_STORE_bool(p, i, v) ((p)[i] = (uint8_t)((v) != 0))
 
-#define REF_FOR_FLOAT_TYPES(X)                                                                  \
-  X(ODLA_FLOAT32, float, float, f32)                                                            \
-  X(ODLA_FLOAT64, double, double, f64)                                                          \
-  X(ODLA_FLOAT16, uint16_t, float, f16)                                                         \
+#define REF_FOR_FLOAT_TYPES(X)                                                                     \
+  X(ODLA_FLOAT32, float, float, f32)                                                               \
+  X(ODLA_FLOAT64, double, double, f64)                                                             \
+  X(ODLA_FLOAT16, uint16_t, float, f16)                                                            \
   X(ODLA_BFLOAT16, uint16_t, float, bf16)
-#define REF_FOR_SIGNED_INT_TYPES(X)                                                             \
-  X(ODLA_INT8, int8_t, int8_t, i8)                                                              \
-  X(ODLA_INT16, int16_t, int16_t, i16)                                                          \
-  X(ODLA_INT32, int32_t, int32_t, i32)                                                          \
+#define REF_FOR_SIGNED_INT_TYPES(X)                                                                \
+  X(ODLA_INT8, int8_t, int8_t, i8)                                                                 \
+  X(ODLA_INT16, int16_t, int16_t, i16)                                                             \
+  X(ODLA_INT32, int32_t, int32_t, i32)                                                             \
   X(ODLA_INT64, int64_t, int64_t, i64)
-#define REF_FOR_UNSIGNED_INT_TYPES(X)                                                           \
-  X(ODLA_UINT8, uint8_t, uint8_t, u8)                                                           \
-  X(ODLA_UINT16, uint16_t, uint16_t, u16)                                                       \
-  X(ODLA_UINT32, uint32_t, uint32_t, u32)                                                       \
+#define REF_FOR_UNSIGNED_INT_TYPES(X)                                                              \
+  X(ODLA_UINT8, uint8_t, uint8_t, u8)                                                              \
+  X(ODLA_UINT16, uint16_t, uint16_t, u16)                                                          \
+  X(ODLA_UINT32, uint32_t, uint32_t, u32)                                                          \
   X(ODLA_UINT64, uint64_t, uint64_t, u64)
 #define REF_FOR_INT_TYPES(X) REF_FOR_SIGNED_INT_TYPES(X) REF_FOR_UNSIGNED_INT_TYPES(X)
 #define REF_FOR_SIGNED_TYPES(X) REF_FOR_FLOAT_TYPES(X) REF_FOR_SIGNED_INT_TYPES(X)

@@ -176,9 +176,8 @@ odla_status odla_GetDeviceInfo(odla_device device, odla_device_info info_type,
       info_value->val_fp32 = (float)(pages - avail) / (float)pages;
     } else {
       info_value->data_type = ODLA_INT64;
-      info_value->val_int64 = (odla_int64)(info_type == ODLA_DEVICE_INFO_TOTAL_MEMORY ? pages
-                                                                                    : pages - avail) *
-                              page;
+      info_value->val_int64 =
+          (odla_int64)(info_type == ODLA_DEVICE_INFO_TOTAL_MEMORY ? pages : pages - avail) * page;
     }
     return ODLA_SUCCESS;
   case ODLA_DEVICE_INFO_PROCESSOR_UTIL:

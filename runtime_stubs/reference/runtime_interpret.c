@@ -163,7 +163,8 @@ odla_status odla_SetValueData(odla_value value, const odla_void *data_ptr) {
   if (!comp || !comp->interpret || value->kind != REF_ARGUMENT) {
     ref_fail(ODLA_INVALID_PARAM, "SetValueData",
              "value '%s': only values from odla_CreateValue (interpret mode) take data; "
-             "bind arguments to a context in compile mode", value->id);
+             "bind arguments to a context in compile mode",
+             value->id);
     return ODLA_INVALID_PARAM;
   }
   /* A pending op may read the old data: run it first. */
@@ -287,8 +288,10 @@ static odla_status ref_value_binding(const char *func, odla_value v, int output,
     return ODLA_INVALID_PARAM;
   if (v->kind == REF_CONSTANT) {
     if (output) {
-      ref_report(ODLA_LOG_LEVEL_ERROR, func, "value '%s' is a constant; an output needs a value "
-                 "that can be written (odla_CreateValue)", v->id);
+      ref_report(ODLA_LOG_LEVEL_ERROR, func,
+                 "value '%s' is a constant; an output needs a value "
+                 "that can be written (odla_CreateValue)",
+                 v->id);
       return ODLA_INVALID_PARAM;
     }
     *data = (void *)(uintptr_t)v->data;

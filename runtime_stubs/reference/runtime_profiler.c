@@ -50,8 +50,8 @@ static struct {
   struct _odla_device_trace trace;
   int *slots; /* entry index + 1, 0 for an empty slot; cap_slots is a power of two */
   int cap_slots;
-} ref_prof = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {NULL, 0, 0, NULL},
-              NULL, 0};
+} ref_prof = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {NULL, 0, 0, NULL}, NULL, 0};
 
 static uint64_t ref_now_ns(void) {
   struct timespec t;
@@ -414,8 +414,9 @@ odla_status odla_ExtWriteDeviceTrace(odla_device_trace device_trace, const odla_
       fprintf(f, k ? ", " : "");
       odla_json_string(f, (const char *)e->result_ids[k]);
     }
-    fprintf(f, "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
-               "\"flops\": %llu}",
+    fprintf(f,
+            "], \"node\": %d, \"calls\": %llu, \"total_ns\": %llu, \"min_ns\": %llu, "
+            "\"flops\": %llu}",
             (int)e->node, (unsigned long long)e->calls, (unsigned long long)e->total_ns,
             (unsigned long long)e->min_ns, (unsigned long long)e->flops);
   }

@@ -75,10 +75,14 @@ static struct ref_shapes *ref_shapes_of(odla_context context) {
 
 static const char *ref_batch_item_name(odla_item_type type) {
   switch (type) {
-  case ODLA_MIN_BATCH_SIZE: return "ODLA_MIN_BATCH_SIZE";
-  case ODLA_MAX_BATCH_SIZE: return "ODLA_MAX_BATCH_SIZE";
-  case ODLA_OPT_BATCH_SIZE: return "ODLA_OPT_BATCH_SIZE";
-  default: return "ODLA_RUN_BATCH_SIZE";
+  case ODLA_MIN_BATCH_SIZE:
+    return "ODLA_MIN_BATCH_SIZE";
+  case ODLA_MAX_BATCH_SIZE:
+    return "ODLA_MAX_BATCH_SIZE";
+  case ODLA_OPT_BATCH_SIZE:
+    return "ODLA_OPT_BATCH_SIZE";
+  default:
+    return "ODLA_RUN_BATCH_SIZE";
   }
 }
 
@@ -113,7 +117,9 @@ odla_status ref_set_batch_item(odla_computation comp, odla_item_type type, odla_
     return ODLA_INVALID_PARAM;
   }
   switch (type) {
-  case ODLA_DYNAMIC_BATCH: comp->batch.dynamic = *(const odla_bool *)value != 0; return ODLA_SUCCESS;
+  case ODLA_DYNAMIC_BATCH:
+    comp->batch.dynamic = *(const odla_bool *)value != 0;
+    return ODLA_SUCCESS;
   case ODLA_MIN_BATCH_SIZE:
   case ODLA_MAX_BATCH_SIZE:
   case ODLA_OPT_BATCH_SIZE:
@@ -189,11 +195,20 @@ odla_status odla_SetValueShapeInfo(odla_value value, odla_item_type type,
 /* Whether ref_element reads the element type: the plain integer, float and bool types. */
 static int ref_bounded_type(odla_element_type t) {
   switch (t) {
-  case ODLA_INT8: case ODLA_INT16: case ODLA_INT32: case ODLA_INT64: case ODLA_UINT8:
-  case ODLA_UINT16: case ODLA_UINT32: case ODLA_UINT64: case ODLA_FLOAT32: case ODLA_FLOAT64:
+  case ODLA_INT8:
+  case ODLA_INT16:
+  case ODLA_INT32:
+  case ODLA_INT64:
+  case ODLA_UINT8:
+  case ODLA_UINT16:
+  case ODLA_UINT32:
+  case ODLA_UINT64:
+  case ODLA_FLOAT32:
+  case ODLA_FLOAT64:
   case ODLA_BOOL:
     return 1;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -217,8 +232,7 @@ odla_status odla_SetInputValueInfo(odla_value value, odla_item_type type,
   t = value->type.element_type;
   if (!ref_bounded_type(t)) {
     ref_report(ODLA_LOG_LEVEL_ERROR, "SetInputValueInfo",
-               "argument '%s': bounds on %s values are not supported", value->id,
-               ref_type_name(t));
+               "argument '%s': bounds on %s values are not supported", value->id, ref_type_name(t));
     return ODLA_INVALID_PARAM;
   }
   if (type == ODLA_MIN_VALUE)
@@ -231,23 +245,34 @@ odla_status odla_SetInputValueInfo(odla_value value, odla_item_type type,
 /* Element i of `data` (element type t, one ref_bounded_type accepts) as a double. */
 static double ref_element(odla_element_type t, const void *data, int64_t i) {
   switch (t) {
-  case ODLA_INT8: return ((const int8_t *)data)[i];
-  case ODLA_INT16: return ((const int16_t *)data)[i];
-  case ODLA_INT32: return ((const int32_t *)data)[i];
-  case ODLA_INT64: return (double)((const int64_t *)data)[i];
-  case ODLA_UINT8: case ODLA_BOOL: return ((const uint8_t *)data)[i];
-  case ODLA_UINT16: return ((const uint16_t *)data)[i];
-  case ODLA_UINT32: return ((const uint32_t *)data)[i];
-  case ODLA_UINT64: return (double)((const uint64_t *)data)[i];
-  case ODLA_FLOAT64: return ((const double *)data)[i];
-  default: return ((const float *)data)[i];
+  case ODLA_INT8:
+    return ((const int8_t *)data)[i];
+  case ODLA_INT16:
+    return ((const int16_t *)data)[i];
+  case ODLA_INT32:
+    return ((const int32_t *)data)[i];
+  case ODLA_INT64:
+    return (double)((const int64_t *)data)[i];
+  case ODLA_UINT8:
+  case ODLA_BOOL:
+    return ((const uint8_t *)data)[i];
+  case ODLA_UINT16:
+    return ((const uint16_t *)data)[i];
+  case ODLA_UINT32:
+    return ((const uint32_t *)data)[i];
+  case ODLA_UINT64:
+    return (double)((const uint64_t *)data)[i];
+  case ODLA_FLOAT64:
+    return ((const double *)data)[i];
+  default:
+    return ((const float *)data)[i];
   }
 }
 
 /* Checks the bound arguments of `comp` against their ODLA_MIN_VALUE / ODLA_MAX_VALUE bounds
  * (`rows` rows of the built size each, the built size being `batch` rows). */
-static odla_status ref_check_value_bounds(odla_computation comp, odla_context ctx,
-                                          int64_t rows, int64_t batch) {
+static odla_status ref_check_value_bounds(odla_computation comp, odla_context ctx, int64_t rows,
+                                          int64_t batch) {
   int i;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
@@ -260,18 +285,16 @@ static odla_status ref_check_value_bounds(odla_computation comp, odla_context ct
     total = rows == batch ? count : count / batch * rows;
     for (k = 0; k < total; ++k) {
       double x = ref_element(v->type.element_type, data, k);
-      const void *bad = v->min_value && x < ref_element(v->type.element_type, v->min_value,
-                                                        k % count)
-                            ? v->min_value
-                        : v->max_value && x > ref_element(v->type.element_type, v->max_value,
-                                                          k % count)
-                            ? v->max_value
-                            : NULL;
+      const void *bad =
+          v->min_value && x < ref_element(v->type.element_type, v->min_value, k % count)
+              ? v->min_value
+          : v->max_value && x > ref_element(v->type.element_type, v->max_value, k % count)
+              ? v->max_value
+              : NULL;
       if (bad) {
         ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
-                   "argument '%s' element %lld is %g, %s its ODLA_%s_VALUE %g", v->id,
-                   (long long)k, x, bad == v->min_value ? "below" : "above",
-                   bad == v->min_value ? "MIN" : "MAX",
+                   "argument '%s' element %lld is %g, %s its ODLA_%s_VALUE %g", v->id, (long long)k,
+                   x, bad == v->min_value ? "below" : "above", bad == v->min_value ? "MIN" : "MAX",
                    ref_element(v->type.element_type, bad, k % count));
         return ODLA_INVALID_PARAM;
       }
@@ -390,7 +413,8 @@ static odla_int64 ref_built_batch(odla_computation comp) {
     if (v->is_variable) { /* training: a variable is whole, not a slice of rows */
       ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
                  "dynamic batch: variable '%s' (odla_CreateVariable) has no batch rows; a "
-                 "differentiated computation runs at its built batch only", v->id);
+                 "differentiated computation runs at its built batch only",
+                 v->id);
       return 0;
     }
     args += v->kind == REF_ARGUMENT;

@@ -34,8 +34,8 @@ static void ref_sha256_block(uint32_t h[8], const unsigned char *p) {
   for (i = 0; i < 64; ++i) {
     uint32_t t1 = k + (REF_ROTR(e, 6) ^ REF_ROTR(e, 11) ^ REF_ROTR(e, 25)) + ((e & f) ^ (~e & g)) +
                   ref_sha256_k[i] + w[i];
-    uint32_t t2 = (REF_ROTR(a, 2) ^ REF_ROTR(a, 13) ^ REF_ROTR(a, 22)) +
-                  ((a & b) ^ (a & c) ^ (b & c));
+    uint32_t t2 =
+        (REF_ROTR(a, 2) ^ REF_ROTR(a, 13) ^ REF_ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
   }
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;

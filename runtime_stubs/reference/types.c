@@ -12,9 +12,17 @@ int ref_is_float(odla_element_type t) {
 
 int ref_is_int(odla_element_type t) {
   switch (t) {
-  case ODLA_INT8: case ODLA_INT16: case ODLA_INT32: case ODLA_INT64:
-  case ODLA_UINT8: case ODLA_UINT16: case ODLA_UINT32: case ODLA_UINT64: return 1;
-  default: return 0;
+  case ODLA_INT8:
+  case ODLA_INT16:
+  case ODLA_INT32:
+  case ODLA_INT64:
+  case ODLA_UINT8:
+  case ODLA_UINT16:
+  case ODLA_UINT32:
+  case ODLA_UINT64:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -51,11 +59,16 @@ static const ref_minifloat *ref_minifloat_of(odla_element_type t) {
                              e5m2 = {5, 2, 15, REF_MF_IEEE}, e5m2fnuz = {5, 2, 16, REF_MF_FNUZ},
                              e2m1 = {2, 1, 1, REF_MF_FINITE};
   switch ((int)t) {
-  case ODLA_EXT_FLOAT8E4M3FN: return &e4m3fn;
-  case ODLA_EXT_FLOAT8E4M3FNUZ: return &e4m3fnuz;
-  case ODLA_EXT_FLOAT8E5M2: return &e5m2;
-  case ODLA_EXT_FLOAT8E5M2FNUZ: return &e5m2fnuz;
-  default: return &e2m1;
+  case ODLA_EXT_FLOAT8E4M3FN:
+    return &e4m3fn;
+  case ODLA_EXT_FLOAT8E4M3FNUZ:
+    return &e4m3fnuz;
+  case ODLA_EXT_FLOAT8E5M2:
+    return &e5m2;
+  case ODLA_EXT_FLOAT8E5M2FNUZ:
+    return &e5m2fnuz;
+  default:
+    return &e2m1;
   }
 }
 
@@ -144,12 +157,18 @@ static uint8_t ref_e8m0_encode(double v, int saturate, int round_mode) {
 
 double ref_ext_decode(odla_element_type t, uint8_t b) {
   switch ((int)t) {
-  case ODLA_EXT_INT4: return (double)(int8_t)(b & 0x8 ? b | 0xf0 : b & 0x0f);
-  case ODLA_EXT_INT2: return (double)(int8_t)(b & 0x2 ? b | 0xfc : b & 0x03);
-  case ODLA_EXT_UINT4: return (double)(b & 0x0f);
-  case ODLA_EXT_UINT2: return (double)(b & 0x03);
-  case ODLA_EXT_FLOAT8E8M0: return b == 0xff ? NAN : ldexp(1.0, (int)b - 127);
-  default: return ref_minifloat_decode(ref_minifloat_of(t), b);
+  case ODLA_EXT_INT4:
+    return (double)(int8_t)(b & 0x8 ? b | 0xf0 : b & 0x0f);
+  case ODLA_EXT_INT2:
+    return (double)(int8_t)(b & 0x2 ? b | 0xfc : b & 0x03);
+  case ODLA_EXT_UINT4:
+    return (double)(b & 0x0f);
+  case ODLA_EXT_UINT2:
+    return (double)(b & 0x03);
+  case ODLA_EXT_FLOAT8E8M0:
+    return b == 0xff ? NAN : ldexp(1.0, (int)b - 127);
+  default:
+    return ref_minifloat_decode(ref_minifloat_of(t), b);
   }
 }
 
@@ -177,12 +196,13 @@ double ref_get(odla_element_type t, const void *base, int64_t i) {
   if (ref_is_ext_type(t))
     return ref_ext_decode(t, ((const uint8_t *)base)[i]);
   switch (t) {
-#define REF_GET_CASE(E, S, C, SFX)                                                              \
-  case E:                                                                                       \
+#define REF_GET_CASE(E, S, C, SFX)                                                                 \
+  case E:                                                                                          \
     return (double)REF_LOAD_##SFX((const S *)base, i);
     REF_FOR_ALL_TYPES(REF_GET_CASE)
 #undef REF_GET_CASE
-  default: return 0.0;
+  default:
+    return 0.0;
   }
 }
 
@@ -199,37 +219,70 @@ void ref_set(odla_element_type t, void *base, int64_t i, double v) {
     return;
   }
   switch (t) {
-  case ODLA_FLOAT32: REF_STORE_f32((float *)base, i, v); break;
-  case ODLA_FLOAT64: REF_STORE_f64((double *)base, i, v); break;
-  case ODLA_FLOAT16: REF_STORE_f16((uint16_t *)base, i, v); break;
-  case ODLA_BFLOAT16: REF_STORE_bf16((uint16_t *)base, i, v); break;
-  case ODLA_INT8: ((int8_t *)base)[i] = (int8_t)ref_saturate(v, INT8_MIN, INT8_MAX); break;
-  case ODLA_INT16: ((int16_t *)base)[i] = (int16_t)ref_saturate(v, INT16_MIN, INT16_MAX); break;
-  case ODLA_INT32: ((int32_t *)base)[i] = (int32_t)ref_saturate(v, INT32_MIN, INT32_MAX); break;
+  case ODLA_FLOAT32:
+    REF_STORE_f32((float *)base, i, v);
+    break;
+  case ODLA_FLOAT64:
+    REF_STORE_f64((double *)base, i, v);
+    break;
+  case ODLA_FLOAT16:
+    REF_STORE_f16((uint16_t *)base, i, v);
+    break;
+  case ODLA_BFLOAT16:
+    REF_STORE_bf16((uint16_t *)base, i, v);
+    break;
+  case ODLA_INT8:
+    ((int8_t *)base)[i] = (int8_t)ref_saturate(v, INT8_MIN, INT8_MAX);
+    break;
+  case ODLA_INT16:
+    ((int16_t *)base)[i] = (int16_t)ref_saturate(v, INT16_MIN, INT16_MAX);
+    break;
+  case ODLA_INT32:
+    ((int32_t *)base)[i] = (int32_t)ref_saturate(v, INT32_MIN, INT32_MAX);
+    break;
   case ODLA_INT64:
     ((int64_t *)base)[i] = (int64_t)ref_saturate(v, -9223372036854775808.0, 9223372036854774784.0);
     break;
-  case ODLA_UINT8: ((uint8_t *)base)[i] = (uint8_t)ref_saturate(v, 0, UINT8_MAX); break;
-  case ODLA_UINT16: ((uint16_t *)base)[i] = (uint16_t)ref_saturate(v, 0, UINT16_MAX); break;
-  case ODLA_UINT32: ((uint32_t *)base)[i] = (uint32_t)ref_saturate(v, 0, UINT32_MAX); break;
+  case ODLA_UINT8:
+    ((uint8_t *)base)[i] = (uint8_t)ref_saturate(v, 0, UINT8_MAX);
+    break;
+  case ODLA_UINT16:
+    ((uint16_t *)base)[i] = (uint16_t)ref_saturate(v, 0, UINT16_MAX);
+    break;
+  case ODLA_UINT32:
+    ((uint32_t *)base)[i] = (uint32_t)ref_saturate(v, 0, UINT32_MAX);
+    break;
   case ODLA_UINT64:
     ((uint64_t *)base)[i] = (uint64_t)ref_saturate(v, 0, 18446744073709549568.0);
     break;
-  case ODLA_BOOL: ((uint8_t *)base)[i] = (uint8_t)(v != 0); break;
-  default: break;
+  case ODLA_BOOL:
+    ((uint8_t *)base)[i] = (uint8_t)(v != 0);
+    break;
+  default:
+    break;
   }
 }
 
 int64_t ref_get_int(odla_element_type t, const void *base, int64_t i) {
   switch (t) {
-  case ODLA_INT8: return ((const int8_t *)base)[i];
-  case ODLA_INT16: return ((const int16_t *)base)[i];
-  case ODLA_INT32: return ((const int32_t *)base)[i];
-  case ODLA_INT64: return ((const int64_t *)base)[i];
-  case ODLA_UINT8: case ODLA_BOOL: return ((const uint8_t *)base)[i];
-  case ODLA_UINT16: return ((const uint16_t *)base)[i];
-  case ODLA_UINT32: return ((const uint32_t *)base)[i];
-  case ODLA_UINT64: return (int64_t)((const uint64_t *)base)[i];
-  default: return (int64_t)ref_get(t, base, i);
+  case ODLA_INT8:
+    return ((const int8_t *)base)[i];
+  case ODLA_INT16:
+    return ((const int16_t *)base)[i];
+  case ODLA_INT32:
+    return ((const int32_t *)base)[i];
+  case ODLA_INT64:
+    return ((const int64_t *)base)[i];
+  case ODLA_UINT8:
+  case ODLA_BOOL:
+    return ((const uint8_t *)base)[i];
+  case ODLA_UINT16:
+    return ((const uint16_t *)base)[i];
+  case ODLA_UINT32:
+    return ((const uint32_t *)base)[i];
+  case ODLA_UINT64:
+    return (int64_t)((const uint64_t *)base)[i];
+  default:
+    return (int64_t)ref_get(t, base, i);
   }
 }

@@ -19,9 +19,9 @@
  * leak, or a refusal without a message is a failure; the edit is described and, with --keep,
  * written to DIR. A child still running after 5 s is counted as slow (an edit may ask for a
  * long computation, which no loader can refuse), not as a failure. Every 8th child exits
- * through LeakSanitizer's check (a leak fails the edit); the others skip it, for speed. The child does not run a
- * loaded executable whose memory exceeds 64 MiB (counted apart). Prints counts per outcome;
- * exits 1 when any edit failed. */
+ * through LeakSanitizer's check (a leak fails the edit); the others skip it, for speed. The child
+ * does not run a loaded executable whose memory exceeds 64 MiB (counted apart). Prints counts per
+ * outcome; exits 1 when any edit failed. */
 #define _POSIX_C_SOURCE 200809L
 #include "calls.h"
 
@@ -79,14 +79,26 @@ static odla_status tile_kernel(const odla_ext_custom_call *call, const odla_void
 /* ---- The fields of a stored executable ------------------------------------------------ */
 
 typedef enum {
-  F_NUM_CALLS, F_CALL, F_VALUE, F_COUNT, F_STRLEN, F_RANK, F_DIM, F_ELEM, F_SCALAR4, F_SCALAR8,
-  F_DATA_OFF, F_DATA_BYTES, F_FLAGS, F_NUM_KINDS
+  F_NUM_CALLS,
+  F_CALL,
+  F_VALUE,
+  F_COUNT,
+  F_STRLEN,
+  F_RANK,
+  F_DIM,
+  F_ELEM,
+  F_SCALAR4,
+  F_SCALAR8,
+  F_DATA_OFF,
+  F_DATA_BYTES,
+  F_FLAGS,
+  F_NUM_KINDS
 } field_kind;
 
 static const char *const field_names[F_NUM_KINDS] = {
-    "call count", "call index", "value index", "count", "string length", "rank", "dim",
-    "element type", "4-byte argument", "8-byte argument", "data offset", "data size",
-    "attribute flags"};
+    "call count",  "call index", "value index",    "count",           "string length",
+    "rank",        "dim",        "element type",   "4-byte argument", "8-byte argument",
+    "data offset", "data size",  "attribute flags"};
 
 typedef struct {
   size_t at; /* offset in the file */
@@ -168,23 +180,40 @@ static void walk_kind(walker *w, char k) {
     for (i = 0; i < n && !w->bad; ++i)
       walk_kind(w, 'v');
     break;
-  case 'i': case 'c': walk_str(w, F_STRLEN); break;
+  case 'i':
+  case 'c':
+    walk_str(w, F_STRLEN);
+    break;
   case 'I':
     n = w->last_ids = take(w, 4, F_COUNT);
     for (i = 0; i < n && !w->bad; ++i)
       walk_str(w, F_STRLEN);
     break;
-  case 's': walk_shape(w); break;
-  case 't': take(w, 4, F_ELEM); walk_shape(w); break;
-  case '4': take(w, 4, F_SCALAR4); break;
-  case '8': case 'z': take(w, 8, F_SCALAR8); break;
-  case 'C': break;
+  case 's':
+    walk_shape(w);
+    break;
+  case 't':
+    take(w, 4, F_ELEM);
+    walk_shape(w);
+    break;
+  case '4':
+    take(w, 4, F_SCALAR4);
+    break;
+  case '8':
+  case 'z':
+    take(w, 8, F_SCALAR8);
+    break;
+  case 'C':
+    break;
   case 'a':
     n = take(w, 4, F_COUNT);
     for (i = 0; n != 0xffffffffu && i < n && !w->bad; ++i)
       take(w, 4, F_SCALAR4);
     break;
-  case 'd': take(w, 8, F_DATA_OFF); take(w, 8, F_DATA_BYTES); break;
+  case 'd':
+    take(w, 8, F_DATA_OFF);
+    take(w, 8, F_DATA_BYTES);
+    break;
   case 'P': { /* ops_custom.c's attribute block */
     uint32_t flags = take(w, 4, F_FLAGS), num_attrs;
     if (!(flags & 1))
@@ -201,7 +230,8 @@ static void walk_kind(walker *w, char k) {
       walk_kind(w, 't'); /* one result type per id */
     break;
   }
-  default: w->bad = 1;
+  default:
+    w->bad = 1;
   }
 }
 
@@ -254,26 +284,47 @@ static uint64_t new_value(const stored *s, field_kind kind, uint64_t old) {
   const uint64_t wl = s->len - s->data;
   switch (kind) {
   case F_VALUE: {
-    const uint64_t c[] = {(uint64_t)-2, (uint64_t)-1, old + 1, old - 1, (uint64_t)s->max_value + 1,
-                          rnd() % (uint64_t)(s->max_value + 3), 0x80000000u, 0x7fffffffu, 0};
+    const uint64_t c[] = {(uint64_t)-2,
+                          (uint64_t)-1,
+                          old + 1,
+                          old - 1,
+                          (uint64_t)s->max_value + 1,
+                          rnd() % (uint64_t)(s->max_value + 3),
+                          0x80000000u,
+                          0x7fffffffu,
+                          0};
     return pick(c, 9);
   }
   case F_CALL: {
-    const uint64_t c[] = {rnd() % REF_NUM_CALLS, rnd() % REF_NUM_CALLS, REF_NUM_CALLS,
-                          REF_NUM_CALLS + rnd() % 100, 0xffffffffu, old ^ 1};
+    const uint64_t c[] = {rnd() % REF_NUM_CALLS,       rnd() % REF_NUM_CALLS, REF_NUM_CALLS,
+                          REF_NUM_CALLS + rnd() % 100, 0xffffffffu,           old ^ 1};
     return pick(c, 6);
   }
-  case F_NUM_CALLS: case F_COUNT: case F_STRLEN: case F_RANK: {
-    const uint64_t c[] = {0, 1, old + 1, old - 1, old * 2, 10, 11, 64, 65, 0xffffffffu, 0x7fffffffu,
-                          (uint64_t)-2, rnd() & 0xffff};
+  case F_NUM_CALLS:
+  case F_COUNT:
+  case F_STRLEN:
+  case F_RANK: {
+    const uint64_t c[] = {0,  1,           old + 1,     old - 1,      old * 2,       10, 11, 64,
+                          65, 0xffffffffu, 0x7fffffffu, (uint64_t)-2, rnd() & 0xffff};
     return pick(c, 13);
   }
   case F_DIM: {
-    const uint64_t c[] = {0, 1, (uint64_t)-1, 2, old + 1, old * 2, old * 1000, 1ull << 31,
-                          1ull << 40, 0x7fffffffffffffffull, 0x8000000000000000ull, rnd()};
+    const uint64_t c[] = {0,
+                          1,
+                          (uint64_t)-1,
+                          2,
+                          old + 1,
+                          old * 2,
+                          old * 1000,
+                          1ull << 31,
+                          1ull << 40,
+                          0x7fffffffffffffffull,
+                          0x8000000000000000ull,
+                          rnd()};
     return pick(c, 12);
   }
-  case F_ELEM: return rnd() % 4 ? rnd() % 24 : rnd();
+  case F_ELEM:
+    return rnd() % 4 ? rnd() % 24 : rnd();
   case F_DATA_OFF: {
     const uint64_t c[] = {old + 64, old - 64, 0, wl, wl + 64, (uint64_t)-64, old + 1, rnd()};
     return pick(c, 8);
@@ -282,11 +333,24 @@ static uint64_t new_value(const stored *s, field_kind kind, uint64_t old) {
     const uint64_t c[] = {old + 1, old - 1, 0, old * 2, wl, (uint64_t)-1, old + 64};
     return pick(c, 7);
   }
-  case F_FLAGS: return rnd() % 8;
+  case F_FLAGS:
+    return rnd() % 8;
   default: { /* scalars: small, extreme, float specials, a flipped bit */
-    const uint64_t c[] = {0, 1, 2, 3, 4, (uint64_t)-1, 0x7fffffff, 0x80000000u, 0x7fc00000u,
-                          0x7f800000u, 0xff800000u, 0x7149f2ca, old ^ (1ull << (rnd() % 32)),
-                          rnd() % 17, rnd()};
+    const uint64_t c[] = {0,
+                          1,
+                          2,
+                          3,
+                          4,
+                          (uint64_t)-1,
+                          0x7fffffff,
+                          0x80000000u,
+                          0x7fc00000u,
+                          0x7f800000u,
+                          0xff800000u,
+                          0x7149f2ca,
+                          old ^ (1ull << (rnd() % 32)),
+                          rnd() % 17,
+                          rnd()};
     return pick(c, 15);
   }
   }
@@ -396,24 +460,29 @@ static void emit_arg(const stored *s, sink *k, char kind, int *fresh, size_t *ty
       emit_arg(s, k, 'i', fresh, type_at);
     break;
   case 'c': {
-    const char *c[] = {"ij,jk->ik", "i,i->", "bij,bjk->bik", "ii->i", "ij->ji", "AffineTile",
-                       "", "com.example", "...i,...i->..."};
+    const char *c[] = {"ij,jk->ik",  "i,i->", "bij,bjk->bik", "ii->i",         "ij->ji",
+                       "AffineTile", "",      "com.example",  "...i,...i->..."};
     emit_str(k, c[rnd() % 9]);
     break;
   }
-  case 's': emit_shape(k); break;
+  case 's':
+    emit_shape(k);
+    break;
   case 't':
     *type_at = k->len;
     emit_u32(k, rnd() % 8 ? (uint32_t)(rnd() % 21) : ODLA_FLOAT32);
     emit_shape(k);
     break;
   case '4': {
-    const uint32_t c[] = {0, 1, 2, 3, 4, 5, 0xffffffffu, 0x3f800000u /* 1.0f */, 0xbf800000u,
-                          0x7fc00000u, 0x7f800000u, 0x80000000u, 0x7fffffffu, 16, 100};
+    const uint32_t c[] = {0,           1,           2,           3,
+                          4,           5,           0xffffffffu, 0x3f800000u /* 1.0f */,
+                          0xbf800000u, 0x7fc00000u, 0x7f800000u, 0x80000000u,
+                          0x7fffffffu, 16,          100};
     emit_u32(k, c[rnd() % 15]);
     break;
   }
-  case '8': case 'z': {
+  case '8':
+  case 'z': {
     const uint64_t c[] = {0, 1, 2, 3, 10, (uint64_t)-1, 1ull << 40, 0x7fffffffffffffffull};
     emit(k, &c[rnd() % 8], 8);
     break;
@@ -442,8 +511,11 @@ static void emit_arg(const stored *s, sink *k, char kind, int *fresh, size_t *ty
     emit(k, &bytes, 8);
     break;
   }
-  case 'P': emit_u32(k, 0); break; /* no attribute block */
-  default: break;
+  case 'P':
+    emit_u32(k, 0);
+    break; /* no attribute block */
+  default:
+    break;
   }
 }
 
@@ -463,8 +535,8 @@ static void add_calls(const stored *s, unsigned char *log, size_t *log_len, char
     emit_u32(&k, index);
     for (kind = ref_call_table[index].kinds; *kind; ++kind)
       emit_arg(s, &k, *kind, &fresh, &type_at);
-    snprintf(what + strlen(what), cap - strlen(what), "%s%s", c ? ", " : "new calls: ",
-             ref_call_table[index].name);
+    snprintf(what + strlen(what), cap - strlen(what), "%s%s",
+             c ? ", " : "new calls: ", ref_call_table[index].name);
   }
   memcpy(&count, log, 4);
   count += n;
@@ -479,7 +551,10 @@ static void edit(const stored *s, edited *e) {
   if (!log)
     abort();
   memcpy(log, s->bytes + 64, log_len);
-  e->kind = r < 30 || only_new_calls ? E_NEW_CALLS : r < 80 || s->num_calls < 2 ? E_FIELDS : r < 88 ? E_BYTES : E_CALLS;
+  e->kind = r < 30 || only_new_calls     ? E_NEW_CALLS
+            : r < 80 || s->num_calls < 2 ? E_FIELDS
+            : r < 88                     ? E_BYTES
+                                         : E_CALLS;
   if (e->kind == E_NEW_CALLS) {
     add_calls(s, log, &log_len, e->what, sizeof e->what);
   } else if (e->kind == E_FIELDS) { /* one to three fields */
@@ -522,7 +597,9 @@ static void edit(const stored *s, edited *e) {
       memcpy(log, &n, 4);
     }
     snprintf(e->what, sizeof e->what, "call %d %s", c + 1,
-             how == 0 ? "deleted" : how == 1 ? "duplicated" : "swapped with the next");
+             how == 0   ? "deleted"
+             : how == 1 ? "duplicated"
+                        : "swapped with the next");
   }
   lay_out(s, log, log_len, e);
   free(log);
@@ -625,9 +702,9 @@ static int count_values(const stored *s) {
 /* ---- The driver ----------------------------------------------------------------------- */
 
 enum { O_RAN, O_RAN_FAILED, O_TOO_BIG, O_REFUSED, O_SLOW, O_FAILED, O_NUM };
-static const char *const outcome_names[O_NUM] = {"loaded and ran", "loaded, run failed cleanly",
-                                                 "loaded, too large to run", "refused",
-                                                 "slow (killed after 5 s)", "FAILED"};
+static const char *const outcome_names[O_NUM] = {
+    "loaded and ran", "loaded, run failed cleanly", "loaded, too large to run",
+    "refused",        "slow (killed after 5 s)",    "FAILED"};
 
 /* Runs one image in a child, checking for leaks at its exit when `leaks`; returns the outcome
  * and describes a failure in `why`. */
@@ -660,14 +737,26 @@ static int try_image(const unsigned char *p, size_t len, int leaks, char *why, s
     return O_FAILED;
   }
   switch (WEXITSTATUS(status)) {
-  case 0: return O_RAN;
-  case 1: return O_RAN_FAILED;
-  case 2: return O_TOO_BIG;
-  case 3: return O_REFUSED;
-  case 4: snprintf(why, cap, "refused without a logged message"); return O_FAILED;
-  case 5: snprintf(why, cap, "refused but returned an executable"); return O_FAILED;
-  case SANITIZER_EXIT: snprintf(why, cap, "a sanitizer report (above)"); return O_FAILED;
-  default: snprintf(why, cap, "exit status %d", WEXITSTATUS(status)); return O_FAILED;
+  case 0:
+    return O_RAN;
+  case 1:
+    return O_RAN_FAILED;
+  case 2:
+    return O_TOO_BIG;
+  case 3:
+    return O_REFUSED;
+  case 4:
+    snprintf(why, cap, "refused without a logged message");
+    return O_FAILED;
+  case 5:
+    snprintf(why, cap, "refused but returned an executable");
+    return O_FAILED;
+  case SANITIZER_EXIT:
+    snprintf(why, cap, "a sanitizer report (above)");
+    return O_FAILED;
+  default:
+    snprintf(why, cap, "exit status %d", WEXITSTATUS(status));
+    return O_FAILED;
   }
 }
 
@@ -754,8 +843,8 @@ int main(int argc, char **argv) {
     if (o == O_RAN)
       files[i].num_values = count_values(&files[i]);
     if (o != O_RAN) {
-      fprintf(stderr, "loader_edits: the unedited %s does not load and run (%s)\n",
-              files[i].path, o == O_FAILED ? why : outcome_names[o]);
+      fprintf(stderr, "loader_edits: the unedited %s does not load and run (%s)\n", files[i].path,
+              o == O_FAILED ? why : outcome_names[o]);
       ++failures;
     }
   }

@@ -3,7 +3,7 @@
 Code that names an op uses its handle (compiler/ops/Ops.h: n->is(ops::Conv)), which does not
 compile when misspelt; a string compared with an op's name would silently never match. The
 op names are the X(...) entries of Ops.h. Allowed: each row's own name in its definition
-(`const OpDef Conv = {"Conv", ...`) in compiler/ops/, the frontend (the import rules map ONNX
+(`const OpDef Conv = {"Conv", ...`, on the line or the next) in compiler/ops/, the frontend (the import rules map ONNX
 names to IR ops by name), and ODLA function names that happen to equal an op's, passed to the
 manifest queries (hasOp, hasRuntime, ...) or listed in the manifest's defaults.
 
@@ -87,8 +87,11 @@ def main():
         rel = path.relative_to(ROOT).as_posix()
         if rel == 'compiler/ops/Ops.h':
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            row = re.match(r'const OpDef (\w+) = ', line)
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines, 1):
+            # A row's name opens its definition, on its line or the next.
+            row = re.match(r'const OpDef (\w+) =', line) or (
+                number > 1 and re.match(r'const OpDef (\w+) =', lines[number - 2]))
             for start, text in literals(line):
                 if text not in names:
                     continue

@@ -38,10 +38,14 @@ PY
 tidy() {
   local build=$1; shift
   [ $# -gt 0 ] || return 0
-  printf '%s\n' "$@" | xargs -P "$(nproc)" -n 4 clang-tidy-14 -p "$build" --quiet 2>&1 |
-    grep -v -e '^[0-9]* warnings\? generated\.$' -e '^Suppressed ' -e '^Use -header-filter' |
-    tee /dev/stderr | { ! grep -q 'error:'; }
+  local report
+  # (clang-tidy exits non-zero on a finding: the report decides.)
+  report=$(printf '%s\n' "$@" | xargs -P "$(nproc)" -n 4 clang-tidy-14 -p "$build" --quiet 2>&1 |
+    grep -v -e '^[0-9]* warnings\? generated\.$' -e '^Suppressed ' -e '^Use -header-filter' ||
+    true)
+  [ -z "$report" ] || echo "$report"
   echo "clang-tidy: $# files checked"
+  ! grep -q 'error:' <<<"$report"
 }
 
 case "${1:-}" in

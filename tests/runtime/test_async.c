@@ -104,8 +104,7 @@ int main(void) {
       odla_Add(odla_Gemm(odla_CreateArgument(type2(B, K), (const odla_value_id) "x"), 0,
                          odla_CreateConstant(type2(K, N), w, (const odla_value_id) "w"), 0, 1.0f,
                          0.0f, NULL, type2(B, N).shape, (const odla_value_id) "xw"),
-               odla_CreateConstant(bt, bias, (const odla_value_id) "b"),
-               (const odla_value_id) "h"),
+               odla_CreateConstant(bt, bias, (const odla_value_id) "b"), (const odla_value_id) "h"),
       (const odla_value_id) "y");
   CHECK(out && odla_SetValueAsOutput(out) == ODLA_SUCCESS, "building the graph");
   CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "CompileComputation");
@@ -118,8 +117,9 @@ int main(void) {
     odla_BindToOutputById((const odla_value_id) "y", y[c], ctx[c]);
   }
   for (c = 0; c < CONTEXTS; ++c) {
-    odla_status s = c % 2 ? odla_AsyncLaunchExecutable(exe, NULL, ctx[c], ODLA_COMPUTE_INFERENCE, NULL)
-                          : odla_AsyncExecuteComputation(comp, ctx[c], ODLA_COMPUTE_INFERENCE, NULL);
+    odla_status s =
+        c % 2 ? odla_AsyncLaunchExecutable(exe, NULL, ctx[c], ODLA_COMPUTE_INFERENCE, NULL)
+              : odla_AsyncExecuteComputation(comp, ctx[c], ODLA_COMPUTE_INFERENCE, NULL);
     CHECK(s == ODLA_SUCCESS, "starting context %d: status %d", c, (int)s);
   }
   CHECK(wait_for(&total_calls, CONTEXTS), "only %d of %d callbacks within 60 s", total_calls,
@@ -143,8 +143,7 @@ int main(void) {
           h += (double)x[c][i * K + k] * w[k * N + j];
         want = (float)(h > 0 ? h : 0);
         if (fabsf(y[c][i * N + j] - want) > 1e-4f * (1 + fabsf(want))) {
-          CHECK(0, "context %d y[%d,%d] = %.7g, plain C says %.7g", c, i, j, y[c][i * N + j],
-                want);
+          CHECK(0, "context %d y[%d,%d] = %.7g, plain C says %.7g", c, i, j, y[c][i * N + j], want);
           i = B;
           break;
         }

@@ -101,7 +101,8 @@ static odla_status failing_shape(const odla_ext_custom_call *call, odla_value_ty
 }
 
 static odla_status register_ops(void) {
-  odla_status s = odla_ExtRegisterCustomOp("AffineTile", affine_kernel, affine_shape, &kernel_calls);
+  odla_status s =
+      odla_ExtRegisterCustomOp("AffineTile", affine_kernel, affine_shape, &kernel_calls);
   if (s != ODLA_SUCCESS)
     return s;
   return odla_ExtRegisterCustomOp("FailingShape", affine_kernel, failing_shape, NULL);
@@ -277,8 +278,7 @@ static void vendor_items(odla_computation comp, odla_context ctx) {
         "a vendor context item gives ODLA_UNSUPPORTED_DATATYPE");
   CHECK(odla_SetContextItem(ctx, last, (odla_item_value)&value) == ODLA_UNSUPPORTED_DATATYPE,
         "the last vendor context item gives ODLA_UNSUPPORTED_DATATYPE");
-  CHECK(odla_SetComputationItem(comp, first, (odla_item_value)&value) ==
-            ODLA_UNSUPPORTED_DATATYPE,
+  CHECK(odla_SetComputationItem(comp, first, (odla_item_value)&value) == ODLA_UNSUPPORTED_DATATYPE,
         "a vendor computation item gives ODLA_UNSUPPORTED_DATATYPE");
   CHECK(value == 7, "the item's value is left alone");
 }

@@ -99,7 +99,8 @@ int main(void) {
   CHECK(odla_FindValueById((const odla_value_id) "x", &found) == ODLA_SUCCESS && found == x,
         "FindValueById");
   t.shape.dims[0] = 0;
-  CHECK(odla_GetValueTypeById((const odla_value_id) "x", &t) == ODLA_SUCCESS && t.shape.dims[0] == 3,
+  CHECK(odla_GetValueTypeById((const odla_value_id) "x", &t) == ODLA_SUCCESS &&
+            t.shape.dims[0] == 3,
         "GetValueTypeById");
   CHECK(odla_Add(x, NULL, (const odla_value_id) "bad") == NULL && strstr(logged, "Add") != NULL,
         "the logger did not receive the builder's error (got '%s')", logged);

@@ -41,8 +41,8 @@ TEST(DnnlSwish, MatchesExactFunction) {
     x.push_back(v);
     x.push_back(-v);
   }
-  for (float v : {-1e30f, -200.0f, -88.0f, -87.5f, 87.5f, 88.0f, 200.0f, 1e30f, 1e-30f, -1e-30f,
-                  0.0f, -0.0f})
+  for (float v :
+       {-1e30f, -200.0f, -88.0f, -87.5f, 87.5f, 88.0f, 200.0f, 1e30f, 1e-30f, -1e-30f, 0.0f, -0.0f})
     x.push_back(v);
   std::vector<float> y = x;
   odla_dnnl::swishInPlace(y.data(), y.size());
@@ -96,8 +96,7 @@ TEST(DnnlSwish, PoolAveragesEachChannel) {
             for (size_t i = 0; i < hw; ++i) {
               const size_t at = (b * hw + i) * 16 + c;
               const double want = swishExact(x[at]);
-              ASSERT_LE(std::fabs(y[at] - want), 3e-7 * std::fabs(want) + 1e-35)
-                  << "x=" << x[at];
+              ASSERT_LE(std::fabs(y[at] - want), 3e-7 * std::fabs(want) + 1e-35) << "x=" << x[at];
               sum += want;
               mag += std::fabs(want);
             }

@@ -42,8 +42,9 @@ static odla_value build_rest(odla_value x, odla_value *h_out) {
   bt.shape.size = 1;
   bt.shape.dims[0] = N;
   b = odla_CreateConstant(bt, b_data, (const odla_value_id) "b");
-  h = odla_Add(odla_Gemm(x, 0, w, 0, 1.0f, 0.0f, NULL, type2(B, N).shape, (const odla_value_id) "xw"),
-               b, (const odla_value_id) "h");
+  h = odla_Add(
+      odla_Gemm(x, 0, w, 0, 1.0f, 0.0f, NULL, type2(B, N).shape, (const odla_value_id) "xw"), b,
+      (const odla_value_id) "h");
   s = odla_Sigmoid(h, (const odla_value_id) "s");
   r = odla_Relu(h, (const odla_value_id) "r");
   both.size = 2;

@@ -1,7 +1,7 @@
 /* test_profiler.c: a backend's device profiler (ODLA 0.5's odla_profiler.h) read through
  * odla_ext_profiler.h, through the ODLA headers only. The graph is Conv -> Relu -> Reshape ->
- * Gemm with known FLOPs (conv_gemm_graph.h); the checks: each node's call count equals the executions run
- * while the profiler was on (none after it stopped, 8 threads x 5 executions in one
+ * Gemm with known FLOPs (conv_gemm_graph.h); the checks: each node's call count equals the
+ * executions run while the profiler was on (none after it stopped, 8 threads x 5 executions in one
  * session), node times are positive and add up to no more than the executions' wall time,
  * FLOPs, result ids, and the JSON the trace writes. */
 #define _POSIX_C_SOURCE 200809L
@@ -69,8 +69,7 @@ static int find_entry(odla_device_trace t, const char *id, odla_ext_trace_entry 
 }
 
 /* Checks that every entry ran `calls` times and that the nodes of the graph are there. */
-static void check_trace(odla_device_trace t, unsigned long long calls,
-                        unsigned long long wall_ns) {
+static void check_trace(odla_device_trace t, unsigned long long calls, unsigned long long wall_ns) {
   odla_int32 n = 0, i;
   odla_ext_trace_entry e;
   unsigned long long total = 0;
@@ -190,7 +189,8 @@ int main(int argc, char **argv) {
     check_trace(t, kThreads * kRunsPerThread, wall);
 
   /* Entries outlive their computation, detached from it. */
-  CHECK(odla_DestroyExecutable(exec) == ODLA_SUCCESS && odla_DestroyComputation(comp) == ODLA_SUCCESS,
+  CHECK(odla_DestroyExecutable(exec) == ODLA_SUCCESS &&
+            odla_DestroyComputation(comp) == ODLA_SUCCESS,
         "destroy");
   CHECK(odla_RetrieveDeviceTrace(NULL, &t) == ODLA_SUCCESS, "retrieve after destroy");
   if (t) {

@@ -26,13 +26,13 @@ static void logger(const char *file, int line, const char *func, odla_log_level 
   snprintf(logged, sizeof logged, "%s: %s", func, msg);
 }
 
-static const float w1[kIn * kHidden] = {0.5f, -1.0f, 0.25f, 1.5f,  0.75f, -0.5f,
-                                        -2.0f, 0.125f, 1.0f, 0.25f, -0.75f, 0.5f};
+static const float w1[kIn * kHidden] = {0.5f,  -1.0f,  0.25f, 1.5f,  0.75f,  -0.5f,
+                                        -2.0f, 0.125f, 1.0f,  0.25f, -0.75f, 0.5f};
 static const float b1[kHidden] = {0.1f, -0.2f, 0.3f};
 static const float w2[kHidden * kOut] = {1.0f, -0.5f, 0.75f, 2.0f, -1.25f, 0.5f};
 static const float b2[kOut] = {-0.3f, 0.4f};
-static const float conv_w[kFilters * 3 * 3] = {1, 0, -1, 2, 0, -2, 1, 0, -1,
-                                               0.5f, 0.5f, 0.5f, 0, 0, 0, -0.5f, -0.5f, -0.5f};
+static const float conv_w[kFilters * 3 * 3] = {1,    0,    -1,   2, 0, -2, 1,     0,     -1,
+                                               0.5f, 0.5f, 0.5f, 0, 0, 0,  -0.5f, -0.5f, -0.5f};
 static const float conv_b[kFilters] = {0.25f, -0.125f};
 
 static odla_value_shape shape2(odla_int64 a, odla_int64 b) {
@@ -67,19 +67,18 @@ static odla_computation build_mlp(int batch, int dynamic, odla_value *x_out, odl
   odla_bool on = 1;
   CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "CreateComputation");
   if (dynamic)
-    CHECK(odla_SetComputationItem(comp, ODLA_DYNAMIC_BATCH, (odla_item_value)&on) ==
-              ODLA_SUCCESS,
+    CHECK(odla_SetComputationItem(comp, ODLA_DYNAMIC_BATCH, (odla_item_value)&on) == ODLA_SUCCESS,
           "ODLA_DYNAMIC_BATCH");
   x = odla_CreateArgument(f32(shape2(batch, kIn)), (const odla_value_id) "x");
-  h = odla_Gemm(x, 0, odla_CreateConstant(f32(shape2(kIn, kHidden)), w1, (const odla_value_id) "w1"),
-                0, 1.0f, 1.0f,
-                odla_CreateConstant(f32(shape2(1, kHidden)), b1, (const odla_value_id) "b1"),
-                shape2(batch, kHidden), (const odla_value_id) "h");
+  h = odla_Gemm(
+      x, 0, odla_CreateConstant(f32(shape2(kIn, kHidden)), w1, (const odla_value_id) "w1"), 0, 1.0f,
+      1.0f, odla_CreateConstant(f32(shape2(1, kHidden)), b1, (const odla_value_id) "b1"),
+      shape2(batch, kHidden), (const odla_value_id) "h");
   r = odla_Relu(h, (const odla_value_id) "r");
-  y = odla_Gemm(r, 0, odla_CreateConstant(f32(shape2(kHidden, kOut)), w2, (const odla_value_id) "w2"),
-                0, 1.0f, 1.0f,
-                odla_CreateConstant(f32(shape2(1, kOut)), b2, (const odla_value_id) "b2"),
-                shape2(batch, kOut), (const odla_value_id) "y");
+  y = odla_Gemm(
+      r, 0, odla_CreateConstant(f32(shape2(kHidden, kOut)), w2, (const odla_value_id) "w2"), 0,
+      1.0f, 1.0f, odla_CreateConstant(f32(shape2(1, kOut)), b2, (const odla_value_id) "b2"),
+      shape2(batch, kOut), (const odla_value_id) "y");
   CHECK(odla_SetValueAsOutput(y) == ODLA_SUCCESS, "SetValueAsOutput y");
   *x_out = x;
   *y_out = y;
@@ -97,16 +96,15 @@ static odla_computation build_cnn(int batch, int dynamic, odla_value *y_out) {
   bias_shape.dims[0] = kFilters;
   CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "CreateComputation");
   if (dynamic)
-    CHECK(odla_SetComputationItem(comp, ODLA_DYNAMIC_BATCH, (odla_item_value)&on) ==
-              ODLA_SUCCESS,
+    CHECK(odla_SetComputationItem(comp, ODLA_DYNAMIC_BATCH, (odla_item_value)&on) == ODLA_SUCCESS,
           "ODLA_DYNAMIC_BATCH");
   x = odla_CreateArgument(f32(shape4(batch, 1, kImg, kImg)), (const odla_value_id) "img");
-  c = odla_Conv(x, ODLA_CHANNELS_FIRST, 1,
-                odla_CreateConstant(f32(shape4(kFilters, 1, 3, 3)), conv_w,
-                                    (const odla_value_id) "conv_w"),
-                ODLA_OIS, ones, ones, zeros, zeros,
-                odla_CreateConstant(f32(bias_shape), conv_b, (const odla_value_id) "conv_b"),
-                shape4(batch, kFilters, kConvOut, kConvOut), (const odla_value_id) "conv");
+  c = odla_Conv(
+      x, ODLA_CHANNELS_FIRST, 1,
+      odla_CreateConstant(f32(shape4(kFilters, 1, 3, 3)), conv_w, (const odla_value_id) "conv_w"),
+      ODLA_OIS, ones, ones, zeros, zeros,
+      odla_CreateConstant(f32(bias_shape), conv_b, (const odla_value_id) "conv_b"),
+      shape4(batch, kFilters, kConvOut, kConvOut), (const odla_value_id) "conv");
   r = odla_Relu(c, (const odla_value_id) "conv_relu");
   y = odla_MaxPool(r, ODLA_CHANNELS_FIRST, window, ones, zeros, zeros,
                    shape4(batch, kFilters, kPoolOut, kPoolOut), (const odla_value_id) "pool");
@@ -116,8 +114,8 @@ static odla_computation build_cnn(int batch, int dynamic, odla_value *y_out) {
 }
 
 /* Runs `comp` (arguments and output by id) on `ctx`. */
-static odla_status run(odla_computation comp, odla_context ctx, const char *in_id,
-                       const float *in, const char *out_id, float *out) {
+static odla_status run(odla_computation comp, odla_context ctx, const char *in_id, const float *in,
+                       const char *out_id, float *out) {
   odla_status s = odla_BindToArgumentById((const odla_value_id)in_id, in, ctx);
   if (s == ODLA_SUCCESS)
     s = odla_BindToOutputById((const odla_value_id)out_id, out, ctx);
@@ -147,8 +145,8 @@ static void check_mlp(void) {
           "ODLA_RUN_BATCH_SIZE %d", n);
     CHECK(run(dyn, ctx, "x", in, "y", out) == ODLA_SUCCESS, "MLP batch %d", n);
     CHECK(out[n * kOut] == 12345.0f, "MLP batch %d wrote past its output", n);
-    CHECK(odla_GetRuntimeShape(ctx, y, &rs) == ODLA_SUCCESS && rs.size == 2 &&
-              rs.dims[0] == n && rs.dims[1] == kOut,
+    CHECK(odla_GetRuntimeShape(ctx, y, &rs) == ODLA_SUCCESS && rs.size == 2 && rs.dims[0] == n &&
+              rs.dims[1] == kOut,
           "GetRuntimeShape(y) at batch %d: [%lld, %lld]", n, (long long)rs.dims[0],
           (long long)rs.dims[1]);
     CHECK(odla_GetRuntimeValueType(ctx, x, &rt) == ODLA_SUCCESS &&
@@ -165,8 +163,8 @@ static void check_mlp(void) {
             hj += (double)in[b * kIn + i] * w1[i * kHidden + j];
           want += (hj > 0 ? hj : 0) * w2[j * kOut + k];
         }
-        CHECK(out[b * kOut + k] == row_out[k], "MLP batch %d row %d col %d: %g, alone %g", n, b,
-              k, out[b * kOut + k], row_out[k]);
+        CHECK(out[b * kOut + k] == row_out[k], "MLP batch %d row %d col %d: %g, alone %g", n, b, k,
+              out[b * kOut + k], row_out[k]);
         CHECK(fabs(out[b * kOut + k] - want) <= 1e-5 * (1 + fabs(want)),
               "MLP batch %d row %d col %d: %g, formula %g", n, b, k, out[b * kOut + k], want);
       }
@@ -252,8 +250,8 @@ static void check_cnn(void) {
               rs.dims[1] == kFilters,
           "GetRuntimeShape(pool) at batch %d", n);
     for (b = 0; b < n; ++b) {
-      CHECK(run(one, ctx1, "img", in + b * kInRow, "pool", row_out) == ODLA_SUCCESS,
-            "CNN row %d", b);
+      CHECK(run(one, ctx1, "img", in + b * kInRow, "pool", row_out) == ODLA_SUCCESS, "CNN row %d",
+            b);
       for (i = 0; i < kOutRow; ++i)
         CHECK(fabsf(out[b * kOutRow + i] - row_out[i]) <= 1e-5f * (1 + fabsf(row_out[i])),
               "CNN batch %d image %d element %d: %g, alone %g", n, b, i, out[b * kOutRow + i],

@@ -45,7 +45,8 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/refused.odlx", argv[1]);
   remove(path);
   CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "CreateComputation");
-  out = odla_Relu(odla_CreateArgument(vec(4), (const odla_value_id) "x"), (const odla_value_id) "y");
+  out =
+      odla_Relu(odla_CreateArgument(vec(4), (const odla_value_id) "x"), (const odla_value_id) "y");
   CHECK(out && odla_SetValueAsOutput(out) == ODLA_SUCCESS, "building");
   odla_SetLogLevel(ODLA_LOG_LEVEL_OFF);
   loc.location_type = ODLA_LOCATION_PATH;

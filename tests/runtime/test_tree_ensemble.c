@@ -32,21 +32,20 @@ typedef struct {
 } tables;
 
 static tables good(void) {
-  static const tables t = {
-      {{0, ODLA_EXT_TREE_BRANCH_LEQ, 1, 1, -1},
-       {1, ODLA_EXT_TREE_BRANCH_MEMBER, 0, -2, -3},
-       {1, ODLA_EXT_TREE_BRANCH_NEQ, 0, -4, -5}},
-      {0.5f, 0, 3},
-      {5, 2, NAN}, /* unsorted: the builder sorts each set */
-      {10, 1, 2, 100, 200},
-      {0, 1, 1, 0, 0},
-      {0, 2},
-      MEMBERS,
-      ODLA_INT32,
-      1,
-      ODLA_EXT_TREE_SUM,
-      ODLA_EXT_TREE_POST_NONE,
-      TARGETS};
+  static const tables t = {{{0, ODLA_EXT_TREE_BRANCH_LEQ, 1, 1, -1},
+                            {1, ODLA_EXT_TREE_BRANCH_MEMBER, 0, -2, -3},
+                            {1, ODLA_EXT_TREE_BRANCH_NEQ, 0, -4, -5}},
+                           {0.5f, 0, 3},
+                           {5, 2, NAN}, /* unsorted: the builder sorts each set */
+                           {10, 1, 2, 100, 200},
+                           {0, 1, 1, 0, 0},
+                           {0, 2},
+                           MEMBERS,
+                           ODLA_INT32,
+                           1,
+                           ODLA_EXT_TREE_SUM,
+                           ODLA_EXT_TREE_POST_NONE,
+                           TARGETS};
   return t;
 }
 
@@ -67,10 +66,9 @@ static odla_value build(const tables *t) {
   odla_value nodes = t->nodes_constant ? odla_CreateConstant(nt, t->nodes, ID("nodes"))
                                        : odla_CreateArgument(nt, ID("nodes"));
   odla_value splits = odla_CreateConstant(vt(ODLA_FLOAT32, 1, NODES, 0), t->splits, ID("s"));
-  odla_value members =
-      t->num_members
-          ? odla_CreateConstant(vt(ODLA_FLOAT32, 1, t->num_members, 0), t->members, ID("m"))
-          : NULL;
+  odla_value members = t->num_members ? odla_CreateConstant(vt(ODLA_FLOAT32, 1, t->num_members, 0),
+                                                            t->members, ID("m"))
+                                      : NULL;
   odla_value targets = odla_CreateConstant(vt(ODLA_INT32, 1, LEAVES, 0), t->targets, ID("t"));
   odla_value weights = odla_CreateConstant(vt(ODLA_FLOAT32, 1, LEAVES, 0), t->weights, ID("w"));
   odla_value roots = odla_CreateConstant(vt(ODLA_INT32, 1, 2, 0), t->roots, ID("r"));
@@ -134,8 +132,7 @@ static void check_constants_array_refused(void) {
   odla_BindToOutputById(ID("y"), y, ctx);
   /* ODLA_INVALID_PARAM on the reference backend (the tables are constants no node reads);
    * libodla_dnnl refuses every constants array. */
-  CHECK(odla_AsyncLaunchExecutable(exe, array, ctx, ODLA_COMPUTE_INFERENCE, NULL) !=
-            ODLA_SUCCESS,
+  CHECK(odla_AsyncLaunchExecutable(exe, array, ctx, ODLA_COMPUTE_INFERENCE, NULL) != ODLA_SUCCESS,
         "a constants array replacing the tables: launched");
   odla_DestroyContext(ctx);
   odla_DestroyConstantsArray(array);

@@ -1,8 +1,8 @@
 // The --dynamic-batch analysis (passes/BatchRows.h) on text IR: each refusal names the node
 // and the rule, each with a twin that must pass. A model is given at batch B and at B + 1
 // rows, as odlac imports it twice.
-#include "ir/Parser.h"
 #include "passes/BatchRows.h"
+#include "ir/Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -26,12 +26,16 @@ std::string check(const std::string &atB, const std::string &atNext, int64_t bat
 // An MLP with the batch `b`.
 std::string mlp(int b) {
   std::string B = std::to_string(b);
-  return "graph @t(%x: f32[" + B + ",2]) {\n"
+  return "graph @t(%x: f32[" + B +
+         ",2]) {\n"
          "  const %w: f32[2,3] = dense<[1.0,2.0,3.0,4.0,5.0,6.0]>\n"
          "  const %c: f32[3] = dense<[0.5,0.5,0.5]>\n"
          "  %h = Gemm(%x, %w, %c) {alpha = 1.0, beta = 1.0, transA = 0, transB = 0} : f32[" +
-         B + ",3]\n"
-         "  %y = Relu(%h) : f32[" + B + ",3]\n"
+         B +
+         ",3]\n"
+         "  %y = Relu(%h) : f32[" +
+         B +
+         ",3]\n"
          "  return %y\n}\n";
 }
 
@@ -81,8 +85,8 @@ TEST(BatchRows, TransposeThatMovesTheBatchIsRefused) {
   auto transpose = [](int b, const char *perm) {
     std::string B = std::to_string(b);
     bool moves = std::string(perm) == "[1,0]";
-    return "graph @t(%x: f32[" + B + ",3]) {\n  %t = Transpose(%x) {perm = " + perm +
-           "} : f32[" + (moves ? "3," + B : B + ",3") + "]\n  return %t\n}\n";
+    return "graph @t(%x: f32[" + B + ",3]) {\n  %t = Transpose(%x) {perm = " + perm + "} : f32[" +
+           (moves ? "3," + B : B + ",3") + "]\n  return %t\n}\n";
   };
   EXPECT_NE(check(transpose(1, "[1,0]"), transpose(2, "[1,0]"))
                 .find("node 't' (Transpose): its perm moves the batch axis 0"),
@@ -125,9 +129,10 @@ TEST(BatchRows, ARowRepeatedForEveryRowPassesAnIndexDoesNot) {
 TEST(BatchRows, OpsWithoutARuleAreRefusedByName) {
   auto cumsum = [](int b) {
     std::string B = std::to_string(b);
-    return "graph @t(%x: f32[" + B + ",4]) {\n  const %a: i64[] = dense<[1]>\n"
-           "  %y = CumSum(%x, %a) {exclusive = 0, reverse = 0} : f32[" + B +
-           ",4]\n  return %y\n}\n";
+    return "graph @t(%x: f32[" + B +
+           ",4]) {\n  const %a: i64[] = dense<[1]>\n"
+           "  %y = CumSum(%x, %a) {exclusive = 0, reverse = 0} : f32[" +
+           B + ",4]\n  return %y\n}\n";
   };
   std::string got = check(cumsum(1), cumsum(2));
   EXPECT_NE(got.find("node 'y' (CumSum): odlac has no batch rule for CumSum"), std::string::npos)

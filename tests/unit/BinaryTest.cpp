@@ -68,9 +68,9 @@ TEST(Binary, BitShiftOnSignedIntegersIsRejected) {
 }
 
 TEST(Binary, VariadicMaxBecomesAChainOfBinaryMax) {
-  auto imported = importModel(oneNode(13, node("Max", {"a", "b", "c"}, {"y"}, "max"),
-                                      onnx::TensorProto::FLOAT, {{2, 1}, {3}, {1, 1}},
-                                      onnx::TensorProto::FLOAT, {2, 3}));
+  auto imported =
+      importModel(oneNode(13, node("Max", {"a", "b", "c"}, {"y"}, "max"), onnx::TensorProto::FLOAT,
+                          {{2, 1}, {3}, {1, 1}}, onnx::TensorProto::FLOAT, {2, 3}));
   ASSERT_TRUE(imported) << imported.status().message();
   auto nodes = (*imported)->nodes();
   ASSERT_EQ(nodes.size(), 2u);
@@ -81,9 +81,9 @@ TEST(Binary, VariadicMaxBecomesAChainOfBinaryMax) {
 }
 
 TEST(Binary, SingleInputSumIsItsInput) {
-  auto imported = importModel(oneNode(13, node("Sum", {"a"}, {"y"}, "sum"),
-                                      onnx::TensorProto::FLOAT, {{3}},
-                                      onnx::TensorProto::FLOAT, {3}));
+  auto imported =
+      importModel(oneNode(13, node("Sum", {"a"}, {"y"}, "sum"), onnx::TensorProto::FLOAT, {{3}},
+                          onnx::TensorProto::FLOAT, {3}));
   ASSERT_TRUE(imported) << imported.status().message();
   auto nodes = (*imported)->nodes();
   ASSERT_EQ(nodes.size(), 1u); // the graph output's own copy
@@ -91,9 +91,8 @@ TEST(Binary, SingleInputSumIsItsInput) {
 }
 
 TEST(Binary, SingleInputMaxStillChecksTheType) {
-  auto imported = importModel(oneNode(13, node("Max", {"a"}, {"y"}, "max"),
-                                      onnx::TensorProto::BOOL, {{3}},
-                                      onnx::TensorProto::BOOL, {3}));
+  auto imported = importModel(oneNode(13, node("Max", {"a"}, {"y"}, "max"), onnx::TensorProto::BOOL,
+                                      {{3}}, onnx::TensorProto::BOOL, {3}));
   ASSERT_FALSE(imported);
   EXPECT_EQ(imported.status().message(),
             "node 'max' (Max, opset 13): input 0 has element type bool, which Max does not "
@@ -188,15 +187,12 @@ TEST(BinaryKernels, IntegerOverflowWraps) {
 
 TEST(BinaryKernels, ModTakesTheDivisorsSignUnlessFmod) {
   std::vector<int16_t> a{7, -7, 7, -7, 5, INT16_MIN}, b{3, 3, -3, -3, 0, -1};
-  auto floored = [](odla_value x, odla_value y) {
-    return odla_Mod(x, y, 0, (odla_value_id) "y");
-  };
+  auto floored = [](odla_value x, odla_value y) { return odla_Mod(x, y, 0, (odla_value_id) "y"); };
   auto truncated = [](odla_value x, odla_value y) {
     return odla_Mod(x, y, 1, (odla_value_id) "y");
   };
   EXPECT_EQ(run2<int16_t>(ODLA_INT16, a, b, floored), (std::vector<int16_t>{1, 2, -2, -1, 0, 0}));
-  EXPECT_EQ(run2<int16_t>(ODLA_INT16, a, b, truncated),
-            (std::vector<int16_t>{1, -1, 1, -1, 0, 0}));
+  EXPECT_EQ(run2<int16_t>(ODLA_INT16, a, b, truncated), (std::vector<int16_t>{1, -1, 1, -1, 0, 0}));
   std::vector<float> fa{5.5f, -5.5f}, fb{2.0f, 2.0f};
   EXPECT_EQ(run2<float>(ODLA_FLOAT32, fa, fb, truncated), (std::vector<float>{1.5f, -1.5f}));
   EXPECT_EQ(run2<float>(ODLA_FLOAT32, fa, fb, floored), (std::vector<float>{1.5f, 0.5f}));

@@ -51,7 +51,8 @@ odla_values vals(std::initializer_list<odla_value> vs) {
 }
 
 // Binds `args` (id, data) and the outputs (value, buffer), runs, returns the status.
-odla_status execute(odla_computation comp, const std::vector<std::pair<const char *, const void *>> &args,
+odla_status execute(odla_computation comp,
+                    const std::vector<std::pair<const char *, const void *>> &args,
                     const std::vector<std::pair<odla_value, void *>> &outs) {
   odla_context ctx;
   EXPECT_EQ(odla_CreateContext(&ctx), ODLA_SUCCESS);
@@ -152,15 +153,16 @@ TEST(ControlFlowReference, LoopOutputModes) {
     ASSERT_EQ(odla_SetValueAsOutput(r.values[i]), ODLA_SUCCESS);
   float ain[] = {1, -1}, bin[] = {0, 10}, cin[] = {5, 6};
   float aLast[2], bRows[6], cRows[6], pRows[6];
-  ASSERT_EQ(execute(comp, {{"a0", ain}, {"b0", bin}, {"c0", cin}},
-                    {{r.values[0], aLast}, {r.values[1], bRows}, {r.values[2], cRows},
-                     {r.values[3], pRows}}),
-            ODLA_SUCCESS);
+  ASSERT_EQ(
+      execute(
+          comp, {{"a0", ain}, {"b0", bin}, {"c0", cin}},
+          {{r.values[0], aLast}, {r.values[1], bRows}, {r.values[2], cRows}, {r.values[3], pRows}}),
+      ODLA_SUCCESS);
   float ea[2] = {1, -1}, eb[2] = {0, 10}, ec[2] = {5, 6};
   float wantB[6], wantC[6], wantP[6];
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 2; ++j) {
-      wantB[i * 2 + j] = eb[j];              // b before iteration i
+      wantB[i * 2 + j] = eb[j];               // b before iteration i
       wantP[(2 - i) * 2 + j] = ea[j] + eb[j]; // p of iteration i, reversed
     }
     for (int j = 0; j < 2; ++j) {
@@ -209,14 +211,16 @@ TEST(ControlFlowReference, LoopConditionStopsEarly) {
   ASSERT_EQ(odla_SetValueAsOutput(r.values[2]), ODLA_SUCCESS);
   int32_t start = 0, last = -1, rows[5];
   uint8_t yes = 1, no = 0;
-  ASSERT_EQ(execute(comp, {{"n0", &start}, {"go", &yes}}, {{r.values[1], &last}, {r.values[2], rows}}),
-            ODLA_SUCCESS);
+  ASSERT_EQ(
+      execute(comp, {{"n0", &start}, {"go", &yes}}, {{r.values[1], &last}, {r.values[2], rows}}),
+      ODLA_SUCCESS);
   EXPECT_EQ(last, 2);
   const int32_t want[] = {1, 2, 0, 0, 0};
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(rows[i], want[i]) << i;
-  ASSERT_EQ(execute(comp, {{"n0", &start}, {"go", &no}}, {{r.values[1], &last}, {r.values[2], rows}}),
-            ODLA_SUCCESS);
+  ASSERT_EQ(
+      execute(comp, {{"n0", &start}, {"go", &no}}, {{r.values[1], &last}, {r.values[2], rows}}),
+      ODLA_SUCCESS);
   EXPECT_EQ(last, 0);
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(rows[i], 0) << i;
@@ -427,7 +431,10 @@ TEST(ControlFlowImport, SequenceBranchesAreSelectedElementwise) {
     *b.add_node() = node("SequenceConstruct", {element}, {std::string(branch) + "_seq"});
     onnx::ValueInfoProto out;
     out.set_name(std::string(branch) + "_seq");
-    out.mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+    out.mutable_type()
+        ->mutable_sequence_type()
+        ->mutable_elem_type()
+        ->mutable_tensor_type()
         ->set_elem_type(onnx::TensorProto::FLOAT);
     *b.add_output() = out;
     onnx::NodeProto *n = g->node_size() ? g->mutable_node(0) : g->add_node();
@@ -440,7 +447,10 @@ TEST(ControlFlowImport, SequenceBranchesAreSelectedElementwise) {
   }
   onnx::ValueInfoProto r;
   r.set_name("r");
-  r.mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+  r.mutable_type()
+      ->mutable_sequence_type()
+      ->mutable_elem_type()
+      ->mutable_tensor_type()
       ->set_elem_type(onnx::TensorProto::FLOAT);
   *g->add_output() = r;
   auto imported = importOnnxFile(save(m, tempDir()), {});

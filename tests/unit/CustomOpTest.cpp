@@ -23,7 +23,7 @@ odla_status sameAsInput(const odla_ext_custom_call *call, odla_value_type *out) 
   for (odla_int32 i = 0; i < call->num_outputs; ++i)
     out[i] = call->input_types[0];
   return call->input_types[0].element_type == ODLA_FLOAT32 ? ODLA_SUCCESS
-                                                          : ODLA_UNSUPPORTED_DATATYPE;
+                                                           : ODLA_UNSUPPORTED_DATATYPE;
 }
 
 odla_status twice(const odla_ext_custom_call *call, const odla_void *const *in,
@@ -39,8 +39,8 @@ odla_status twice(const odla_ext_custom_call *call, const odla_void *const *in,
 
 // Before main(): the kernel must be the registered one before odlac's own stand-in
 // (DirectSink) would register the name.
-const bool kRegistered = odla_ExtRegisterCustomOp("Twice", twice, sameAsInput, nullptr) ==
-                         ODLA_SUCCESS;
+const bool kRegistered =
+    odla_ExtRegisterCustomOp("Twice", twice, sameAsInput, nullptr) == ODLA_SUCCESS;
 
 Expected<std::unique_ptr<Graph>> importCustom(const onnx::ModelProto &m) {
   ImportOptions opts;

@@ -80,8 +80,8 @@ TEST(DataMovement, Reshape1TakesItsShapeAttribute) {
   for (int seconds : {0, 20}) {
     ImportOptions opts;
     opts.libonnxSeconds = seconds;
-    auto imported = importOnnxFile(
-        save(unaryOnConstant(4, {3, 4, 5}, reshape, {2, 6, 5}), tempDir()), opts);
+    auto imported =
+        importOnnxFile(save(unaryOnConstant(4, {3, 4, 5}, reshape, {2, 6, 5}), tempDir()), opts);
     ASSERT_TRUE(imported) << imported.status().message();
     EXPECT_EQ((*imported)->outputs()[0]->dims(), (Dims{2, 6, 5}));
     EXPECT_EQ(evaluateOutput(**imported), iota(60));

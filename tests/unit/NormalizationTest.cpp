@@ -272,9 +272,9 @@ TEST(NormalizationReference, InstanceNormChannelsLast) {
   ASSERT_EQ(odla_CreateComputation(&comp), ODLA_SUCCESS);
   // [N=1, S=2, C=3]: channel c holds x[c] and x[3 + c].
   std::vector<float> x{1, 10, 0, 3, 20, 4}, offset{0, 1, 2};
-  odla_value y = odla_InstanceNormalization(constantF32(x, {1, 2, 3}, "x"), ODLA_CHANNELS_LAST,
-                                            0.0f, nullptr, constantF32(offset, {3}, "o"), 1.0f,
-                                            0.0f, (odla_value_id) "y");
+  odla_value y =
+      odla_InstanceNormalization(constantF32(x, {1, 2, 3}, "x"), ODLA_CHANNELS_LAST, 0.0f, nullptr,
+                                 constantF32(offset, {3}, "o"), 1.0f, 0.0f, (odla_value_id) "y");
   expectNear(runToVector(comp, y), {-1, -1 + 1, -1 + 2, 1, 1 + 1, 1 + 2});
   odla_DestroyComputation(comp);
 }

@@ -74,7 +74,8 @@ inline void addFloatAttr(onnx::NodeProto &n, const std::string &name, float v) {
   a->set_f(v);
 }
 
-inline void addIntsAttr(onnx::NodeProto &n, const std::string &name, const std::vector<int64_t> &v) {
+inline void addIntsAttr(onnx::NodeProto &n, const std::string &name,
+                        const std::vector<int64_t> &v) {
   auto *a = n.add_attribute();
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INTS);

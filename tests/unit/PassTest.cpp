@@ -58,7 +58,8 @@ std::vector<PassCase> loadCases() {
     int index = 0;
     while (start < text.size()) {
       size_t end = text.find("// -----", start);
-      std::string chunk = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      std::string chunk =
+          text.substr(start, end == std::string::npos ? std::string::npos : end - start);
       start = end == std::string::npos ? text.size() : end + 8;
       size_t run = chunk.find("// RUN:");
       if (run == std::string::npos)
@@ -71,7 +72,8 @@ std::vector<PassCase> loadCases() {
       if (size_t layout = chunk.find("// LAYOUT:"); layout < run)
         c.layout = trim(chunk.substr(layout + 10, chunk.find('\n', layout) - layout - 10));
       size_t expect = chunk.find("// EXPECT:", eol);
-      c.input = chunk.substr(eol + 1, expect == std::string::npos ? std::string::npos : expect - eol - 1);
+      c.input =
+          chunk.substr(eol + 1, expect == std::string::npos ? std::string::npos : expect - eol - 1);
       c.expected = expect == std::string::npos ? "" : chunk.substr(expect + 10);
       cases.push_back(c);
     }
@@ -85,11 +87,21 @@ std::shared_ptr<const Buffer> randomInput(const TensorType &t, std::mt19937 &rng
   std::uniform_int_distribution<int> i(-3, 3);
   for (int64_t k = 0; k < t.numElements(); ++k) {
     switch (t.dtype) {
-    case DType::F32: reinterpret_cast<float *>(bytes.data())[k] = f(rng); break;
-    case DType::F64: reinterpret_cast<double *>(bytes.data())[k] = f(rng); break;
-    case DType::I64: reinterpret_cast<int64_t *>(bytes.data())[k] = i(rng); break;
-    case DType::I32: reinterpret_cast<int32_t *>(bytes.data())[k] = i(rng); break;
-    default: bytes[k * dtypeBytes(t.dtype)] = static_cast<unsigned char>(i(rng) & 1); break;
+    case DType::F32:
+      reinterpret_cast<float *>(bytes.data())[k] = f(rng);
+      break;
+    case DType::F64:
+      reinterpret_cast<double *>(bytes.data())[k] = f(rng);
+      break;
+    case DType::I64:
+      reinterpret_cast<int64_t *>(bytes.data())[k] = i(rng);
+      break;
+    case DType::I32:
+      reinterpret_cast<int32_t *>(bytes.data())[k] = i(rng);
+      break;
+    default:
+      bytes[k * dtypeBytes(t.dtype)] = static_cast<unsigned char>(i(rng) & 1);
+      break;
     }
   }
   return Buffer::copyOf(bytes.data(), bytes.size());
@@ -150,8 +162,8 @@ TEST_P(PassFile, RewritesAsExpectedAndKeepsTheNumbers) {
 }
 
 std::string caseName(const ::testing::TestParamInfo<PassCase> &info) {
-  std::string n = info.param.file.substr(0, info.param.file.find('.')) + "_" +
-                  std::to_string(info.param.index);
+  std::string n =
+      info.param.file.substr(0, info.param.file.find('.')) + "_" + std::to_string(info.param.index);
   for (char &ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
       ch = '_';

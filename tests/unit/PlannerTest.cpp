@@ -29,8 +29,8 @@ TEST(Planner, WorkedExampleFromTheHeader) {
 
 TEST(Planner, OverlappingLifetimesNeverShareBytes) {
   size_t off[4] = {};
-  ref_buffer bufs[] = {buffer(3, 0, 3, &off[0]), buffer(1, 1, 1, &off[1]),
-                       buffer(2, 2, 4, &off[2]), buffer(1, 4, 5, &off[3])};
+  ref_buffer bufs[] = {buffer(3, 0, 3, &off[0]), buffer(1, 1, 1, &off[1]), buffer(2, 2, 4, &off[2]),
+                       buffer(1, 4, 5, &off[3])};
   for (int i = 0; i < 4; ++i)
     bufs[i].order = i;
   size_t arena = ref_plan_buffers(bufs, 4);

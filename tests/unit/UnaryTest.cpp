@@ -30,8 +30,8 @@ odla_value_shape shape1(int64_t n) {
 // Builds `build(x)` on a constant x of `n` elements of type `in`, runs it and returns the
 // result's bytes (`outBytes` per element).
 template <class Build>
-std::vector<unsigned char> runUnary(odla_element_type in, const void *x, int64_t n,
-                                    size_t outBytes, Build build) {
+std::vector<unsigned char> runUnary(odla_element_type in, const void *x, int64_t n, size_t outBytes,
+                                    Build build) {
   std::vector<unsigned char> out(static_cast<size_t>(n) * outBytes);
   odla_computation comp;
   EXPECT_EQ(odla_CreateComputation(&comp), ODLA_SUCCESS);

@@ -27,6 +27,17 @@ sys.path.insert(0, os.path.dirname(__file__))
 import odlactest  # noqa: E402
 from test_zoo import TORCH_ATOL, TORCH_RTOL, ensure_exported  # noqa: E402
 
+# The code is generated for the reference manifest (channels-first, odlac's own fusions) and
+# run on libodla_dnnl through the interposer: on an AVX-512 CPU oneDNN's channels-first
+# convolutions accumulate in another order than on AVX2, 1.45e-4 off PyTorch's ResNet-50
+# logits on a 2-core Xeon (1e-4 passes on an AVX2 EPYC). The reference backend keeps
+# PyTorch's tolerance.
+DNNL_ATOL = 5e-4
+
+
+def tolerance(backend):
+    return TORCH_RTOL, DNNL_ATOL if backend == "dnnl" else TORCH_ATOL
+
 # A call `odla_X(..., (const odla_value_id)"id")` in the generated C, one per statement (a
 # long call continues on lines indented below it, after its '(' or a ',').
 CALL = re.compile(r'odla_(\w+)\(.*\(const odla_value_id\)\s*"((?:[^"\\]|\\.)*)"\)')
@@ -136,14 +147,14 @@ class ProfilerTest(unittest.TestCase):
                 with self.subTest(backend=name):
                     trace, got, want = self.run_profiled(exe, folder, work, backend,
                                                          f"{name}_times", False)
-                    self.assertIsNone(odlactest.max_error(got, want, TORCH_RTOL, TORCH_ATOL))
+                    self.assertIsNone(odlactest.max_error(got, want, *tolerance(name)))
                     by_op = self.check_times(name, trace, calls, report)
                     if name == "dnnl":
                         self.assertIn("ExtConv(dnnl)", by_op)
                         self.assertIn("Reorder(dnnl)", by_op)
                     trace, got, want = self.run_profiled(exe, folder, work, backend,
                                                          f"{name}_ranges", True)
-                    self.assertIsNone(odlactest.max_error(got, want, TORCH_RTOL, TORCH_ATOL))
+                    self.assertIsNone(odlactest.max_error(got, want, *tolerance(name)))
                     self.check_ranges(name, trace, calls, inputs, got)
 
 

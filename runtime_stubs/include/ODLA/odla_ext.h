@@ -10,21 +10,21 @@
 /* Element types beyond ODLA 0.5's (8-bit floats, 4- and 2-bit types). */
 #include <ODLA/ext/odla_ext_types.h>
 /* Extension ops, one header per op family. Their functions are named odla_Ext<Op>. */
-#include <ODLA/ext/odla_ext_unary.h>
 #include <ODLA/ext/odla_ext_binary.h>
-#include <ODLA/ext/odla_ext_reduce.h>
-#include <ODLA/ext/odla_ext_normalization.h>
-#include <ODLA/ext/odla_ext_nn.h>
-#include <ODLA/ext/odla_ext_recurrent.h>
-#include <ODLA/ext/odla_ext_quant.h>
 #include <ODLA/ext/odla_ext_data.h>
+#include <ODLA/ext/odla_ext_fused.h>
 #include <ODLA/ext/odla_ext_indexing.h>
 #include <ODLA/ext/odla_ext_misc.h>
-#include <ODLA/ext/odla_ext_fused.h>
-#include <ODLA/ext/odla_ext_transformer.h>
-#include <ODLA/ext/odla_ext_string.h>
-#include <ODLA/ext/odla_ext_tree.h>
+#include <ODLA/ext/odla_ext_nn.h>
+#include <ODLA/ext/odla_ext_normalization.h>
 #include <ODLA/ext/odla_ext_profiler.h> /* reading device traces */
+#include <ODLA/ext/odla_ext_quant.h>
+#include <ODLA/ext/odla_ext_recurrent.h>
+#include <ODLA/ext/odla_ext_reduce.h>
+#include <ODLA/ext/odla_ext_string.h>
+#include <ODLA/ext/odla_ext_transformer.h>
+#include <ODLA/ext/odla_ext_tree.h>
+#include <ODLA/ext/odla_ext_unary.h>
 /* Custom ops: kernels the application registers, called through odla_CustomOp. */
 #include <ODLA/ext/odla_ext_custom.h>
 
@@ -59,23 +59,24 @@ typedef struct {
 
 /* Bytes of activation memory (one arena) that one context needs to execute a computation.
  * Compiles the computation if it is not compiled yet. */
-extern ODLA_API_EXPORT odla_status ODLA_API_CALL
-odla_ExtGetArenaBytes(odla_computation computation, odla_size_t *bytes);
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetArenaBytes(odla_computation computation,
+                                                                       odla_size_t *bytes);
 
 /* The arena plan of a compiled computation, for tools that explain memory use
  * (odlac --print-memory-plan). Nodes are the backend's, in execution order. */
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetNumNodes(odla_computation computation,
-                                                                    odla_int32 *num_nodes);
+                                                                     odla_int32 *num_nodes);
 /* The node's op name (without "odla_"), its first result, and its scratch memory. */
-extern ODLA_API_EXPORT odla_status ODLA_API_CALL
-odla_ExtGetNodeInfo(odla_computation computation, odla_int32 node, const odla_char **op_name,
-                    odla_value *first_result, odla_size_t *scratch_offset,
-                    odla_size_t *scratch_bytes);
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetNodeInfo(
+    odla_computation computation, odla_int32 node, const odla_char **op_name,
+    odla_value *first_result, odla_size_t *scratch_offset, odla_size_t *scratch_bytes);
 /* Where a value lives in the arena and the nodes of its first and last use; values outside
  * the arena (arguments, constants, bound outputs, empty tensors) give ODLA_INVALID_PARAM. */
-extern ODLA_API_EXPORT odla_status ODLA_API_CALL
-odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odla_size_t *bytes,
-                          odla_int32 *first_node, odla_int32 *last_node);
+extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetValuePlacement(odla_value value,
+                                                                           odla_size_t *offset,
+                                                                           odla_size_t *bytes,
+                                                                           odla_int32 *first_node,
+                                                                           odla_int32 *last_node);
 
 /* Bytes odla_StoreExecutable writes for this executable: the size of the buffer to pass
  * with an ODLA_LOCATION_MEMORY location. */
@@ -89,7 +90,7 @@ odla_ExtGetStoredExecutableBytes(odla_executable executable, odla_size_t *bytes)
  * file that is not signed with this key (ODLA_INVALID_PARAM, logged). Without a key, files
  * load whether signed or not: a file's checksum detects corruption, not an attacker. */
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtSetExecutableKey(const odla_void *key,
-                                                                         odla_size_t key_bytes);
+                                                                          odla_size_t key_bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

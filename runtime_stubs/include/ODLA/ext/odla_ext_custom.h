@@ -35,13 +35,15 @@ extern "C" {
 /* The layout of odla_ext_custom_params; a backend refuses another version. */
 #define ODLA_EXT_CUSTOM_VERSION 1
 
-/* Attribute kinds (ONNX's INT, FLOAT, STRING, INTS and FLOATS). */
-#define ODLA_EXT_ATTR_INT 0    /* data: const odla_int64[1] */
-#define ODLA_EXT_ATTR_FLOAT 1  /* data: const odla_float32[1] */
-#define ODLA_EXT_ATTR_STRING 2 /* data: const odla_char[count + 1], NUL-terminated; count bytes
-                                  before the NUL (no NUL inside) */
-#define ODLA_EXT_ATTR_INTS 3   /* data: const odla_int64[count] (NULL when count is 0) */
-#define ODLA_EXT_ATTR_FLOATS 4 /* data: const odla_float32[count] (NULL when count is 0) */
+/* Attribute kinds (ONNX's INT, FLOAT, STRING, INTS and FLOATS) and what `data` points to:
+ * INT const odla_int64[1]; FLOAT const odla_float32[1]; STRING const odla_char[count + 1],
+ * NUL-terminated, count bytes before the NUL (no NUL inside); INTS const odla_int64[count] and
+ * FLOATS const odla_float32[count] (NULL when count is 0). */
+#define ODLA_EXT_ATTR_INT 0
+#define ODLA_EXT_ATTR_FLOAT 1
+#define ODLA_EXT_ATTR_STRING 2
+#define ODLA_EXT_ATTR_INTS 3
+#define ODLA_EXT_ATTR_FLOATS 4
 
 /* One named attribute. Names are unique within an op. */
 typedef struct {

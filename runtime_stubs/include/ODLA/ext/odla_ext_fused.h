@@ -33,15 +33,15 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtConv(
     odla_value input, odla_memory_layout input_layout, odla_uint32 group, odla_value kernel,
     odla_memory_layout kernel_layout, const odla_uint32 *strides, const odla_uint32 *dilations,
     const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, odla_value bias,
-    odla_value residual, odla_ext_fused_activation activation, odla_float32 alpha, odla_float32 beta,
-    odla_value_shape output_dims, const odla_value_id value_id);
+    odla_value residual, odla_ext_fused_activation activation, odla_float32 alpha,
+    odla_float32 beta, odla_value_shape output_dims, const odla_value_id value_id);
 
 /* odla_Gemm's computation (C optional), then + residual (optional), then the activation. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtGemm(
-    odla_value A, odla_bool A_transpose, odla_value B, odla_bool B_transpose, odla_float32 alpha,
-    odla_float32 beta, odla_value C, odla_value residual, odla_ext_fused_activation activation,
-    odla_float32 act_alpha, odla_float32 act_beta, odla_value_shape output_dims,
-    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtGemm(odla_value A, odla_bool A_transpose, odla_value B, odla_bool B_transpose,
+             odla_float32 alpha, odla_float32 beta, odla_value C, odla_value residual,
+             odla_ext_fused_activation activation, odla_float32 act_alpha, odla_float32 act_beta,
+             odla_value_shape output_dims, const odla_value_id value_id);
 
 #ifdef __cplusplus
 } /* extern "C" */

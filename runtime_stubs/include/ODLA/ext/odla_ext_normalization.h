@@ -1,5 +1,5 @@
-/* odla_ext_normalization.h: odlac's extension ops of the normalization family (beyond ODLA 0.5). Included by
- * odla_ext.h; see there for when generated code may use them. */
+/* odla_ext_normalization.h: odlac's extension ops of the normalization family (beyond ODLA 0.5).
+ * Included by odla_ext.h; see there for when generated code may use them. */
 #ifndef _ODLA_EXT_NORMALIZATION_H_
 #define _ODLA_EXT_NORMALIZATION_H_
 

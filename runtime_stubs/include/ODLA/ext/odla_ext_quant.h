@@ -22,10 +22,10 @@ extern "C" {
  *     ONNX's reference), to FLOAT4E2M1 x / scale + zero_point, saturated. Dequantizing them
  *     reads their value; a zero_point of a float type is not subtracted.
  * Dequantize's target_data_type is a float type (float32, float16, bfloat16, float64). */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQuantize(
-    odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
-    odla_int32 block_size, odla_element_type target_data_type, odla_bool saturate,
-    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtQuantize(odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
+                 odla_int32 block_size, odla_element_type target_data_type, odla_bool saturate,
+                 const odla_value_id value_id);
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDequantize(
     odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
     odla_int32 block_size, odla_element_type target_data_type, const odla_value_id value_id);

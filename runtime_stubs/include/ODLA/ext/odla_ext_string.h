@@ -29,9 +29,8 @@ extern "C" {
 #define ODLA_EXT_CASE_UPPER 2
 
 /* ONNX StringConcat: lhs[i] followed by rhs[i], numpy-broadcast, both ODLA_STRING. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtStringConcat(odla_value lhs,
-                                                                    odla_value rhs,
-                                                                    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtStringConcat(odla_value lhs, odla_value rhs,
+                                                                     const odla_value_id value_id);
 
 /* ONNX StringNormalizer on a [C] or [1, C] ODLA_STRING input: drops the elements equal to one
  * of `stopwords` (a rank-1 ODLA_STRING constant, or NULL for none; compared byte for byte when
@@ -42,10 +41,10 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtStringConcat(odla_value 
  * output_dims is the result's shape, known in advance: [K] or [1, K] with K the number of
  * elements kept, or [1] (or [1, 1]) holding "" when none is kept (ONNX's rule). Execution
  * fails with ODLA_INVALID_PARAM when the data keeps another number. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtStringNormalizer(
-    odla_value input, odla_value stopwords, odla_int32 case_change_action,
-    odla_bool is_case_sensitive, const odla_char *locale, odla_value_shape output_dims,
-    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtStringNormalizer(odla_value input, odla_value stopwords, odla_int32 case_change_action,
+                         odla_bool is_case_sensitive, const odla_char *locale,
+                         odla_value_shape output_dims, const odla_value_id value_id);
 
 /* ONNX StringSplit: splits every element of an ODLA_STRING input at `delimiter` (NULL or "":
  * at runs of ASCII whitespace, leading and trailing ones dropped), at most `maxsplit` times
@@ -53,9 +52,9 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtStringNormalizer(
  * padded with ""), and the number of substrings of each element (ODLA_INT64, input's shape).
  * width is output_dims' last extent, known in advance; execution fails with
  * ODLA_INVALID_PARAM when an element splits into more parts. */
-extern ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtStringSplit(
-    odla_value input, const odla_char *delimiter, odla_int64 maxsplit,
-    odla_value_shape output_dims, const odla_value_ids value_ids);
+extern ODLA_API_EXPORT odla_values ODLA_API_CALL
+odla_ExtStringSplit(odla_value input, const odla_char *delimiter, odla_int64 maxsplit,
+                    odla_value_shape output_dims, const odla_value_ids value_ids);
 
 /* ONNX RegexFullMatch: whether each element of an ODLA_STRING input matches `pattern` as a
  * whole (ODLA_BOOL result, input's shape), in time linear in the element's length. The pattern
@@ -65,17 +64,19 @@ extern ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtStringSplit(
  * too), ^ \A $ \z (text start and end) and \b \B (ASCII word boundaries). The builder rejects
  * anything else (flags, named groups, \p classes, \x, \Q, POSIX classes, non-ASCII class
  * members) with ODLA_UNSUPPORTED_DATATYPE and a message naming the pattern and the problem. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtRegexFullMatch(
-    odla_value input, const odla_char *pattern, const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern, const odla_value_id value_id);
 
 /* ai.onnx.ml LabelEncoder: each element of input is looked up in `keys` (a rank-1 constant of
  * input's element type; strings compare byte for byte, floats by value with NaN matching NaN)
  * and replaced by the `values` element at the first matching position (a constant of keys'
  * length, any element type, which the result takes), or by `default_value` (a one-element
  * constant of values' type) when none matches. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLabelEncoder(
-    odla_value input, odla_value keys, odla_value values, odla_value default_value,
-    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLabelEncoder(odla_value input,
+                                                                     odla_value keys,
+                                                                     odla_value values,
+                                                                     odla_value default_value,
+                                                                     const odla_value_id value_id);
 
 #ifdef __cplusplus
 }

@@ -18,11 +18,9 @@ extern "C" {
  * with mean and (biased) variance of each row of x viewed as [rows, D], D the product of the
  * normalized dims. scale and bias are optional (NULL: 1 and 0); when given they have the
  * normalized dims (x's dims from `axis` on) and x's element type. The result has x's type. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLayerNorm(odla_value input,
-                                                                  odla_int32 axis,
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLayerNorm(odla_value input, odla_int32 axis,
                                                                   odla_float32 epsilon,
-                                                                  odla_value scale,
-                                                                  odla_value bias,
+                                                                  odla_value scale, odla_value bias,
                                                                   const odla_value_id value_id);
 
 /* Scaled dot-product attention:
@@ -32,11 +30,9 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLayerNorm(odla_value inp
  * (optional, NULL for none) broadcasts onto the scores [..., Sq, Sk] in numpy's way. The
  * result is [..., Sq, Dv]. The scores need not be stored whole: a backend may compute them
  * one query row at a time. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAttention(odla_value query,
-                                                                  odla_value key,
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAttention(odla_value query, odla_value key,
                                                                   odla_value value,
-                                                                  odla_value scale,
-                                                                  odla_value mask,
+                                                                  odla_value scale, odla_value mask,
                                                                   const odla_value_id value_id);
 
 #ifdef __cplusplus

@@ -37,9 +37,9 @@ extern "C" {
 #define ODLA_EXT_TREE_POST_SOFTMAX 1
 #define ODLA_EXT_TREE_POST_LOGISTIC 2     /* 1 / (1 + exp(-v)) of each target */
 #define ODLA_EXT_TREE_POST_SOFTMAX_ZERO 3 /* softmax that leaves |v| <= 1e-7 at v * exp(-max) */
-#define ODLA_EXT_TREE_POST_PROBIT 4       /* sqrt(2) * erfinv(2v - 1), erfinv as Winitzki's
-                                             approximation with a = 0.147 (what ONNX's reference
-                                             and ONNX Runtime compute); +-inf at v = 1 and 0 */
+/* PROBIT: sqrt(2) * erfinv(2v - 1), erfinv as Winitzki's approximation with a = 0.147 (what
+ * ONNX's reference and ONNX Runtime compute); +-inf at v = 1 and 0. */
+#define ODLA_EXT_TREE_POST_PROBIT 4
 
 /* The columns of a row of the nodes table. A branch is a node row index (>= 0), which must
  * be greater than the row's own, so that every walk ends, or a leaf as -1 - leaf index. */
@@ -61,11 +61,11 @@ extern "C" {
  * MEMBER) holds the members of each MEMBER row in row order, each set ended by a NaN.
  * Comparisons are exact in input's type. All of these but input are constants; the builder
  * checks every index and returns ODLA_INVALID_PARAM naming the first one out of range. */
-extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtTreeEnsemble(
-    odla_value input, odla_value nodes, odla_value splits, odla_value members,
-    odla_value leaf_targets, odla_value leaf_weights, odla_value roots,
-    odla_int32 aggregate_function, odla_int32 post_transform, odla_int32 num_targets,
-    const odla_value_id value_id);
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtTreeEnsemble(odla_value input, odla_value nodes, odla_value splits, odla_value members,
+                     odla_value leaf_targets, odla_value leaf_weights, odla_value roots,
+                     odla_int32 aggregate_function, odla_int32 post_transform,
+                     odla_int32 num_targets, const odla_value_id value_id);
 
 #ifdef __cplusplus
 }

@@ -50,22 +50,47 @@ typedef struct {
  * (ODLA/ext/odla_ext_types.h); files pack the 4- and 2-bit ones (odlac_bits). */
 ODLAC_HELPER size_t odlac_elem_size(int32_t t) {
   switch (t) {
-  case 1: case 6: case 12: return 4;   /* float, int32, uint32 */
-  case 2: case 3: case 9: return 1;    /* uint8, int8, bool */
-  case 4: case 5: case 10: case 16: return 2; /* uint16, int16, float16, bfloat16 */
-  case 7: case 11: case 13: return 8;  /* int64, double, uint64 */
-  case 17: case 18: case 19: case 20: case 24: return 1; /* the 8-bit floats */
-  case 21: case 22: case 23: case 25: case 26: return 1; /* uint4, int4, float4e2m1, uint2, int2 */
-  case 8: return sizeof(const char *); /* string: one pointer per element (odlac_parse_strings) */
-  default: return 0;
+  case 1:
+  case 6:
+  case 12:
+    return 4; /* float, int32, uint32 */
+  case 2:
+  case 3:
+  case 9:
+    return 1; /* uint8, int8, bool */
+  case 4:
+  case 5:
+  case 10:
+  case 16:
+    return 2; /* uint16, int16, float16, bfloat16 */
+  case 7:
+  case 11:
+  case 13:
+    return 8; /* int64, double, uint64 */
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 24:
+    return 1; /* the 8-bit floats */
+  case 21:
+  case 22:
+  case 23:
+  case 25:
+  case 26:
+    return 1; /* uint4, int4, float4e2m1, uint2, int2 */
+  case 8:
+    return sizeof(const char *); /* string: one pointer per element (odlac_parse_strings) */
+  default:
+    return 0;
   }
 }
 
 /* Bits of one element in a file: 4 or 2 for the types ONNX packs, else 8 * size. */
 ODLAC_HELPER unsigned odlac_bits(int32_t t) {
-  return t == 21 || t == 22 || t == 23   ? 4
-         : t == 25 || t == 26            ? 2
-                                         : 8 * (unsigned)odlac_elem_size(t);
+  return t == 21 || t == 22 || t == 23 ? 4
+         : t == 25 || t == 26          ? 2
+                                       : 8 * (unsigned)odlac_elem_size(t);
 }
 
 /* Bytes (raw_data) or int32_data entries (one byte each) that hold n elements of type t. */
@@ -100,37 +125,94 @@ ODLAC_HELPER void odlac_unpack(const unsigned char *in, size_t n, int32_t t, uns
  * 11 uint64_data (uint32, uint64). */
 ODLAC_HELPER int odlac_typed_field(int32_t t) {
   switch (t) {
-  case 1: return 4;
-  case 2: case 3: case 4: case 5: case 6: case 9: case 10: case 16: return 5;
-  case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25: case 26:
+  case 1:
+    return 4;
+  case 2:
+  case 3:
+  case 4:
+  case 5:
+  case 6:
+  case 9:
+  case 10:
+  case 16:
+    return 5;
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 21:
+  case 22:
+  case 23:
+  case 24:
+  case 25:
+  case 26:
     return 5; /* one 8-bit float, or one byte of packed 4- or 2-bit ones, per entry */
-  case 7: return 7;
-  case 11: return 10;
-  case 12: case 13: return 11;
-  default: return 0;
+  case 7:
+    return 7;
+  case 11:
+    return 10;
+  case 12:
+  case 13:
+    return 11;
+  default:
+    return 0;
   }
 }
 
 ODLAC_HELPER const char *odlac_field_name(int field) {
   switch (field) {
-  case 4: return "float_data";
-  case 5: return "int32_data";
-  case 7: return "int64_data";
-  case 10: return "double_data";
-  default: return "uint64_data";
+  case 4:
+    return "float_data";
+  case 5:
+    return "int32_data";
+  case 7:
+    return "int64_data";
+  case 10:
+    return "double_data";
+  default:
+    return "uint64_data";
   }
 }
 
 /* The range int32_data values of a type must lie in (after protobuf's int32 truncation). */
 ODLAC_HELPER void odlac_int32_range(int32_t t, int64_t *lo, int64_t *hi) {
   switch (t) {
-  case 2: case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24: case 25:
-  case 26: *lo = 0; *hi = 255; break;
-  case 3: *lo = -128; *hi = 127; break;
-  case 9: *lo = 0; *hi = 1; break;
-  case 5: *lo = -32768; *hi = 32767; break;
-  case 4: case 10: case 16: *lo = 0; *hi = 65535; break;
-  default: *lo = INT32_MIN; *hi = INT32_MAX; break;
+  case 2:
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 21:
+  case 22:
+  case 23:
+  case 24:
+  case 25:
+  case 26:
+    *lo = 0;
+    *hi = 255;
+    break;
+  case 3:
+    *lo = -128;
+    *hi = 127;
+    break;
+  case 9:
+    *lo = 0;
+    *hi = 1;
+    break;
+  case 5:
+    *lo = -32768;
+    *hi = 32767;
+    break;
+  case 4:
+  case 10:
+  case 16:
+    *lo = 0;
+    *hi = 65535;
+    break;
+  default:
+    *lo = INT32_MIN;
+    *hi = INT32_MAX;
+    break;
   }
 }
 
@@ -280,12 +362,27 @@ ODLAC_HELPER int odlac_store(odlac_tensor *t, int field, size_t i, uint64_t bits
  * repeated numeric ones may also come packed (wire type 2). */
 ODLAC_HELPER int odlac_wire_ok(int field, int wire) {
   switch (field) {
-  case 1: case 5: case 7: case 11: return wire == 0 || wire == 2; /* dims, varint data */
-  case 2: case 14: return wire == 0;                             /* data_type, data_location */
-  case 4: return wire == 5 || wire == 2;                         /* float_data */
-  case 10: return wire == 1 || wire == 2;                        /* double_data */
-  case 3: case 6: case 8: case 9: case 12: case 13: return wire == 2;
-  default: return 1;
+  case 1:
+  case 5:
+  case 7:
+  case 11:
+    return wire == 0 || wire == 2; /* dims, varint data */
+  case 2:
+  case 14:
+    return wire == 0; /* data_type, data_location */
+  case 4:
+    return wire == 5 || wire == 2; /* float_data */
+  case 10:
+    return wire == 1 || wire == 2; /* double_data */
+  case 3:
+  case 6:
+  case 8:
+  case 9:
+  case 12:
+  case 13:
+    return wire == 2;
+  default:
+    return 1;
   }
 }
 
@@ -326,8 +423,8 @@ ODLAC_HELPER int odlac_parse_packed(odlac_tensor *t, const unsigned char *raw,
       if (wire == 2)
         odlac_varint(&s, q, &x);
       if ((x & 0xffffffffu) > 255) { /* negative int32 values included */
-        fprintf(stderr, "%s: int32_data[%lu] = %lld does not fit a packed byte (0 to 255)\n",
-                path, (unsigned long)i, (long long)(int32_t)(uint32_t)(x & 0xffffffffu));
+        fprintf(stderr, "%s: int32_data[%lu] = %lld does not fit a packed byte (0 to 255)\n", path,
+                (unsigned long)i, (long long)(int32_t)(uint32_t)(x & 0xffffffffu));
         free(bytes);
         free(t->data);
         t->data = NULL;
@@ -361,8 +458,10 @@ ODLAC_HELPER int odlac_parse_strings(const unsigned char *p, const unsigned char
       return -1;
     }
   if (has_raw) {
-    fprintf(stderr, "%s: a string tensor keeps its elements in string_data only, not in "
-                    "raw_data\n", path);
+    fprintf(stderr,
+            "%s: a string tensor keeps its elements in string_data only, not in "
+            "raw_data\n",
+            path);
     return -1;
   }
   if (counts[6] != count) {
@@ -481,14 +580,17 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
     case 3:
       fprintf(stderr, "%s: tensor segments are not supported by this driver\n", path);
       return -1;
-    case 4: case 10: { /* fixed-width floats */
+    case 4:
+    case 10: { /* fixed-width floats */
       size_t width = field == 4 ? 4 : 8;
       if (wire == 2 && v % width != 0)
         goto bad;
       counts[field] += wire == 2 ? (int64_t)(v / width) : 1;
       break;
     }
-    case 5: case 7: case 11:
+    case 5:
+    case 7:
+    case 11:
       if (wire == 2) {
         int64_t n = odlac_count_varints(s, q);
         if (n < 0)
@@ -550,9 +652,11 @@ ODLAC_HELPER int odlac_parse_tensor(const unsigned char *p, size_t size, odlac_t
     static const int kDataFields[5] = {4, 5, 7, 10, 11};
     int other = kDataFields[f];
     if (other != typed && counts[other] != 0) {
-      fprintf(stderr, "%s: %s holds %lld values, but ONNX type %d keeps its elements in %s or "
-                      "raw_data\n", path, odlac_field_name(other), (long long)counts[other],
-              (int)t->data_type, odlac_field_name(typed));
+      fprintf(stderr,
+              "%s: %s holds %lld values, but ONNX type %d keeps its elements in %s or "
+              "raw_data\n",
+              path, odlac_field_name(other), (long long)counts[other], (int)t->data_type,
+              odlac_field_name(typed));
       return -1;
     }
   }
