@@ -8,12 +8,49 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 namespace odlac {
 namespace {
+
+// Past 100 columns a statement continues after ", " or before "||" / "&&", never inside a
+// string literal or a comment; preprocessor lines and macro continuations stay whole.
+TEST(CWriter, LongLinesWrapOutsideLiteralsAndComments) {
+  auto written = [](const std::string &text) {
+    CWriter w;
+    w.line(text);
+    return w.str();
+  };
+  std::string args;
+  for (int i = 0; i < 12; ++i)
+    args += (i ? ", " : "") + std::string("argument_") + std::to_string(i);
+  std::string call = "f(" + args + ");";
+  std::string out = written(call);
+  std::string joined = out;
+  for (size_t at; (at = joined.find("\n    ")) != std::string::npos;)
+    joined.replace(at, 5, " ");
+  EXPECT_EQ(joined, call + "\n") << out; // only line breaks were added, after a ", "
+  EXPECT_GT(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  for (size_t start = 0, end; (end = out.find('\n', start)) != std::string::npos; start = end + 1)
+    EXPECT_LE(end - start, CWriter::kWidth) << out;
+  // The same text again with the separators inside a literal, a comment, a directive.
+  std::string literal = "g(\"" + args + " || x && y\");";
+  EXPECT_EQ(written(literal), literal + "\n");
+  std::string comment = "h(); /* " + args + " */";
+  EXPECT_EQ(written(comment), comment + "\n");
+  std::string line = "h(); // " + args;
+  EXPECT_EQ(written(line), line + "\n");
+  std::string directive = "#define CALL " + call;
+  EXPECT_EQ(written(directive), directive + "\n");
+  std::string continued = call + " \\";
+  EXPECT_EQ(written(continued), continued + "\n");
+  std::string cond = "if (" + std::string(60, 'a') + " == 1 || " + std::string(60, 'b') + ")";
+  EXPECT_EQ(written(cond),
+            "if (" + std::string(60, 'a') + " == 1\n    || " + std::string(60, 'b') + ")\n");
+}
 
 TEST(CWriter, IdentifiersFromTensorNames) {
   EXPECT_EQ(cIdentifier("/conv1/Conv_output_0"), "conv1_Conv_output_0");
