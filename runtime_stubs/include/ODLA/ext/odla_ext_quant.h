@@ -5,6 +5,7 @@
 
 #include <ODLA/odla_common.h>
 #include <ODLA/odla_value.h>
+#include <ODLA/ops/odla_ops_nn.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +30,44 @@ odla_ExtQuantize(odla_value input, odla_value scale, odla_value zero_point, odla
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDequantize(
     odla_value input, odla_value scale, odla_value zero_point, odla_int32 axis,
     odla_int32 block_size, odla_element_type target_data_type, const odla_value_id value_id);
+
+/* ---- Integer-only quantized products ------------------------------------------------------
+ * The convolution and matrix product of quantized operands, computed in integers as gemmlowp
+ * and TFLite's integer-only scheme do, with exact rounding:
+ *   acc = bias[c] + sum (input - input_zero_point) * (kernel - kernel_zero_point[c])  (int32)
+ *   y   = clamp(round_half_to_even(acc * multiplier[c] / 2^shift[c]) + output_zero_point,
+ *               output_min, output_max)
+ * where c is the output channel (the convolution's output feature, the product's column).
+ * The real requantization factor input_scale * kernel_scale[c] / output_scale is
+ * multiplier[c] / 2^shift[c]: multiplier in [0, 2^31), shift in [1, 62], so that
+ * acc * multiplier is exact in 64 bits. output_min and output_max (within the output type's
+ * range) are the fused activation's clamp in the quantized domain (Relu: the output zero point
+ * and the type's maximum).
+ *   - input and kernel: uint8 or int8; input_zero_point a scalar of input's type;
+ *     kernel_zero_point a scalar or one entry per output channel, of kernel's type; both may
+ *     be NULL (zero).
+ *   - bias: int32, one entry per output channel, or NULL.
+ *   - multiplier, shift: int32, a scalar or one entry per output channel.
+ *   - output_zero_point: a scalar uint8 or int8; the result has its element type.
+ * The caller guarantees that acc fits in int32 (odlac checks the sum's bound). */
+
+/* odla_Conv's geometry over quantized operands (input_layout and kernel_layout as odla_Conv's;
+ * the kernel's output channels are its first (ODLA_OIS) or last (ODLA_SIO) axis). */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQLinearConv(
+    odla_value input, odla_value input_zero_point, odla_memory_layout input_layout,
+    odla_uint32 group, odla_value kernel, odla_value kernel_zero_point,
+    odla_memory_layout kernel_layout, const odla_uint32 *strides, const odla_uint32 *dilations,
+    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, odla_value bias,
+    odla_value multiplier, odla_value shift, odla_value output_zero_point, odla_int32 output_min,
+    odla_int32 output_max, odla_value_shape output_dims, const odla_value_id value_id);
+
+/* ONNX MatMul's product over quantized operands: input [..., M, K] times kernel [..., K, N],
+ * the batch axes broadcast; the output channel is the column (N). */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQLinearMatMul(
+    odla_value input, odla_value input_zero_point, odla_value kernel, odla_value kernel_zero_point,
+    odla_value bias, odla_value multiplier, odla_value shift, odla_value output_zero_point,
+    odla_int32 output_min, odla_int32 output_max, odla_value_shape output_dims,
+    const odla_value_id value_id);
 
 #ifdef __cplusplus
 } /* extern "C" */
