@@ -87,7 +87,8 @@ for f, ps in (("AveragePool", "window_dims strides paddings_front paddings_back"
               ("Conv", "strides dilations paddings_front paddings_back"),
               ("DeConv", "strides dilations paddings_front paddings_back"),
               ("ExtConv", "strides dilations paddings_front paddings_back"),
-              ("ExtDeformConv", "strides dilations paddings_front paddings_back")):
+              ("ExtDeformConv", "strides dilations paddings_front paddings_back"),
+              ("ExtQLinearConv", "strides dilations paddings_front paddings_back")):
     for p in ps.split():
         LENGTHS[("odla_" + f, p)] = SPATIAL
 for f, ps in (("Pad", ("padding_front", "padding_back")), ("Slice", ("start", "end", "stride")),
