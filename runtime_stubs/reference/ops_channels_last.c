@@ -19,9 +19,7 @@
 
 #include <string.h>
 
-/* [N, spatial..., C] -> the channels-first view [N, C, spatial...] that ref_make_window
- * reads, and back. */
-static odla_value_shape ref_cl_as_channels_first(const odla_value_shape *s) {
+odla_value_shape ref_cl_as_channels_first(const odla_value_shape *s) {
   odla_value_shape v = *s;
   int i;
   if (s->size < 3)
@@ -32,8 +30,7 @@ static odla_value_shape ref_cl_as_channels_first(const odla_value_shape *s) {
   return v;
 }
 
-/* Fills the spatial dims of a channels-last `out` (rank `rank`) from a window. */
-static void ref_cl_out_dims(const ref_window *w, int rank, odla_value_shape *out) {
+void ref_cl_out_dims(const ref_window *w, int rank, odla_value_shape *out) {
   int i;
   for (i = 1; i + 1 < rank; ++i)
     out->dims[i] = w->out[REF_SPATIAL - (rank - 1 - i)];
