@@ -46,8 +46,9 @@ static const char *const ref_qi_names[REF_QI_OPERANDS] = {
     "input", "input_zero_point", "kernel", "kernel_zero_point",
     "bias",  "multiplier",       "shift",  "output_zero_point"};
 
-/* The GEMM's register tile (rows x cols); im2col blocks hold at most this many values. */
-enum { REF_QI_TILE = 4, REF_QI_COL_VALUES = 1 << 16 };
+/* The GEMM's register tile (rows x cols); im2col blocks hold at most this many values; a
+ * channels-first image is transposed this many pixels at a time. */
+enum { REF_QI_TILE = 4, REF_QI_COL_VALUES = 1 << 16, REF_QI_STAGE_PIXELS = 32 };
 /* Products under this many multiply-adds stay on one thread (as ops_gemm.c's floats). */
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
 
@@ -56,16 +57,18 @@ static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
 /* ---- Requantization ------------------------------------------------------------------------ */
 
 /* clamp(round_half_to_even(acc * mult / 2^shift) + zp, lo, hi) in int64 integer arithmetic:
- * |acc| <= 2^31 and 0 <= mult < 2^31 keep the product below 2^62, shift is in [1, 62]. */
+ * |acc| <= 2^31 and 0 <= mult < 2^31 keep the product below 2^62, shift is in [1, 62].
+ * Without branches: floor((prod + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether
+ * floor(prod / 2^shift) is odd, rounds up exactly the remainders above one half and the half
+ * of an odd quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative
+ * number is shifted: that is implementation-defined in C99), less the offset's shift. */
 static int32_t ref_qi_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,
                                  int32_t hi) {
-  const int64_t prod = (int64_t)acc * mult, one = (int64_t)1 << shift, half = one >> 1;
-  /* floor(prod / 2^shift), never shifting a negative number (implementation-defined in C99) */
-  int64_t q = prod >= 0 ? prod >> shift : -((-prod + one - 1) >> shift);
-  const int64_t rem = prod - q * one; /* in [0, 2^shift) */
-  if (rem > half || (rem == half && (q & 1) != 0))
-    ++q;
-  q += zp;
+  const uint64_t offset = (uint64_t)1 << 62;
+  const int64_t prod = (int64_t)acc * mult, fo = (int64_t)(offset >> shift);
+  const int64_t odd = (int64_t)(((uint64_t)(prod + (int64_t)offset) >> shift) & 1);
+  const int64_t half = ((int64_t)1 << shift >> 1) - 1 + odd;
+  const int64_t q = (int64_t)((uint64_t)(prod + (int64_t)offset + half) >> shift) - fo + zp;
   return (int32_t)(q < lo ? lo : q > hi ? hi : q);
 }
 
@@ -84,14 +87,21 @@ typedef struct {
   int64_t y_row, y_col;
 } ref_qi_out;
 
-static void ref_qi_store(const ref_qi_out *o, int64_t row, int64_t col, int32_t sum) {
-  const int32_t v = ref_qi_requantize((int32_t)((int64_t)sum + o->bias[col]), o->mult[col],
-                                      o->shift[col], o->zp, o->lo, o->hi);
+/* Stores output (row, col) of a product's tile: rows [row, row + n) of column col, whose sums
+ * are s[0], s[stride], ... */
+static void ref_qi_store(const ref_qi_out *o, int64_t row, int64_t n, int64_t col, const int32_t *s,
+                         int64_t stride) {
+  const int32_t bias = o->bias[col], mult = o->mult[col], shift = o->shift[col];
   unsigned char *at = o->y + row * o->y_row + col * o->y_col;
-  if (o->y_signed)
-    *(int8_t *)at = (int8_t)v;
-  else
-    *at = (unsigned char)v;
+  int64_t i;
+  for (i = 0; i < n; ++i, at += o->y_row) {
+    const int32_t v = ref_qi_requantize((int32_t)((int64_t)s[i * stride] + bias), mult, shift,
+                                        o->zp, o->lo, o->hi);
+    if (o->y_signed)
+      *(int8_t *)at = (int8_t)v;
+    else
+      *at = (unsigned char)v;
+  }
 }
 
 /* ---- Operands -------------------------------------------------------------------------------- */
@@ -252,7 +262,7 @@ static void ref_qi_rows(const ref_qi_gemm *g, int64_t r0, int64_t n, const int16
                         int64_t lda) {
   const int64_t k = g->k;
   int32_t s[REF_QI_TILE * REF_QI_TILE];
-  int64_t c0, i0, i, j;
+  int64_t c0, i0, j;
   for (c0 = 0; c0 < g->cols; c0 += REF_QI_TILE) {
     const int64_t nc = ref_qi_min(REF_QI_TILE, g->cols - c0);
     const int16_t *b = g->b + c0 * k;
@@ -263,9 +273,8 @@ static void ref_qi_rows(const ref_qi_gemm *g, int64_t r0, int64_t n, const int16
       const int16_t *a0 = a + i0 * lda;
       ref_qi_tile(k, a0, a0 + ref_qi_min(1, nr - 1) * lda, a0 + ref_qi_min(2, nr - 1) * lda,
                   a0 + ref_qi_min(3, nr - 1) * lda, b, b1, b2, b3, s);
-      for (i = 0; i < nr; ++i)
-        for (j = 0; j < nc; ++j)
-          ref_qi_store(&g->out, r0 + i0 + i, c0 + j, s[i * REF_QI_TILE + j]);
+      for (j = 0; j < nc; ++j)
+        ref_qi_store(&g->out, r0 + i0, nr, c0 + j, s + j, REF_QI_TILE);
     }
   }
 }
@@ -529,7 +538,7 @@ static void ref_qconv_depthwise_part(void *arg, int index, int parts, unsigned c
       }
     }
     for (c = 0; c < ch; ++c)
-      ref_qi_store(&d->out, pix, c, acc[c]);
+      ref_qi_store(&d->out, pix, 1, c, acc + c, 0);
   }
 }
 
@@ -542,7 +551,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
   const int16_t *wp;
   ref_qi_out out;
-  int64_t n, g, ci;
+  int64_t n, g, ci, p0;
   odla_status s;
   if (p->n == 0 || p->m == 0)
     return ODLA_SUCCESS; /* no outputs (and perhaps no scratch) */
@@ -558,9 +567,11 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
     unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix;
     if (p->channels_last)
       ref_qi_widen(p->q.x_type, xn, ipix * p->c, xz, xs, 1);
-    else /* transposed to channels-last while widened */
-      for (ci = 0; ci < p->c; ++ci)
-        ref_qi_widen(p->q.x_type, xn + ci * ipix, ipix, xz, xs + ci, p->c);
+    else /* transposed to channels-last while widened, a block of pixels (in L1) at a time */
+      for (p0 = 0; p0 < ipix; p0 += REF_QI_STAGE_PIXELS)
+        for (ci = 0; ci < p->c; ++ci)
+          ref_qi_widen(p->q.x_type, xn + ci * ipix + p0, ref_qi_min(REF_QI_STAGE_PIXELS, ipix - p0),
+                       xz, xs + p0 * p->c + ci, p->c);
     if (p->depthwise) {
       ref_qconv_depthwise d;
       d.p = p;
