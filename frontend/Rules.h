@@ -109,6 +109,11 @@ Status importNode(ImportCtx &ctx, const ImportRule &rule);
 // (rules/DataMovement.cpp).
 Expected<Value *> concatValues(ImportCtx &ctx, std::vector<Value *> ins, int64_t axis);
 
+// Conv's attributes as the IR op's: group, strides, dilations and pads (from auto_pad; DeformConv
+// and the quantized convolutions, which lack it or share it, read it the same way), checked
+// against data x and kernel w (rules/Nn.cpp).
+Expected<AttrMap> convAttrs(ImportCtx &ctx, const Value *x, const Value *w);
+
 // Imports a node of a --custom-op-domain domain as a CustomOp (rules/Custom.cpp).
 Status importCustomOp(ImportCtx &ctx);
 

@@ -7,6 +7,7 @@
 #include "support/Checked.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -110,6 +111,55 @@ const std::vector<Flag> &flags() {
          if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
            return Status::error("--libonnx-timeout '" + v + "': expected a number of seconds");
          o.import.libonnxSeconds = std::stoi(v);
+         return Status::ok();
+       }},
+      {"--quantize", "int8",
+       "static post-training quantization (docs/quantization.md): the products with constant "
+       "weights (Conv, Gemm, MatMul) run in integers, weights int8 per output channel, data "
+       "uint8 over the ranges the --calibration inputs give; prints each output's error "
+       "against the float model",
+       [](Options &o, const std::string &v) {
+         if (v != "int8")
+           return Status::error("--quantize takes int8, got '" + v + "'");
+         o.quantize = true;
+         return Status::ok();
+       }},
+      {"--calibration", "DIR",
+       "the calibration inputs of --quantize: DIR's test_data_set_* folders (ONNX's layout), "
+       "or DIR itself, each holding input_0.pb ... (one TensorProto per graph input, of the "
+       "input's type and shape as compiled)",
+       [](Options &o, const std::string &v) {
+         if (v.empty())
+           return Status::error("--calibration needs a folder");
+         o.calibrationDir = v;
+         return Status::ok();
+       }},
+      {"--calibration-method", "METHOD",
+       "how --quantize chooses a value's range from the calibration: minmax (default, the "
+       "observed minimum and maximum), percentile[:P] (clipped to the P-th percentile of |x|, "
+       "default 99.99) or entropy (TensorRT's KL-divergence threshold)",
+       [](Options &o, const std::string &v) {
+         if (v == "minmax") {
+           o.calibrationMethod = Calibration::Method::MinMax;
+         } else if (v == "entropy") {
+           o.calibrationMethod = Calibration::Method::Entropy;
+         } else if (v.rfind("percentile", 0) == 0) {
+           o.calibrationMethod = Calibration::Method::Percentile;
+           if (v.size() > 10) {
+             std::string p = v.substr(10);
+             char *end = nullptr;
+             double value = p[0] == ':' ? std::strtod(p.c_str() + 1, &end) : 0;
+             if (p[0] != ':' || p.size() == 1 || *end || !(value > 50 && value <= 100))
+               return Status::error("--calibration-method '" + v +
+                                    "': the percentile must be a number in (50, 100], as "
+                                    "percentile:99.99");
+             o.calibrationPercentile = value;
+           }
+         } else {
+           return Status::error("--calibration-method must be minmax, percentile[:P] or "
+                                "entropy, got '" +
+                                v + "'");
+         }
          return Status::ok();
        }},
       {"--dynamic-batch", nullptr,
@@ -391,6 +441,9 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     std::string name = match->name;
     if (name == "-O")
       flagsText += (flagsText.empty() ? "" : " ") + name + value;
+    else if (name == "--calibration") // a path: the banner names the folder only
+      flagsText += (flagsText.empty() ? "" : " ") + name + "=" +
+                   value.substr(value.find_last_of('/', value.size() - 2) + 1);
     else if (name != "-o" && name.rfind("--print-", 0) != 0 && name != "--report" &&
              !isBuildOnlyFlag(name))
       flagsText += (flagsText.empty() ? "" : " ") + name + (match->valueName ? "=" + value : "");
@@ -463,6 +516,12 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     return Status::error("--weights-section needs --weights=obj");
   if (o.linkBackend.empty())
     o.linkBackend = o.backend;
+  if (o.quantize && o.dynamicBatch)
+    return Status::error("--quantize calibrates at the compiled shapes; --dynamic-batch is not "
+                         "supported with it (pin the batch with --input-shape)");
+  if (o.quantize != !o.calibrationDir.empty())
+    return Status::error(o.quantize ? "--quantize=int8 needs --calibration=DIR (its inputs)"
+                                    : "--calibration needs --quantize=int8");
   if (o.outDir.empty() && (o.emit != Options::Emit::C || o.writeDepfile))
     return Status::error("--emit and -MD write files: add -o DIR");
   return o;

@@ -3,6 +3,7 @@
 
 #include "Codegen.h"
 #include "Import.h"
+#include "passes/Pass.h"
 #include "passes/Pipeline.h"
 #include "support/Status.h"
 #include "target/Target.h"
@@ -35,8 +36,12 @@ struct Options {
   uint64_t ramBudget = 0;     // --ram-budget; 0: none
   uint64_t flashBudget = 0;   // --flash-budget; 0: none
   uint64_t sizeLimit = 0;     // --size-limit; 0: the target's default (import.limits)
-  bool dynamicBatch = false;  // --dynamic-batch
-  int64_t batchSize = 0;      // --batch-size; 0: 1
+  bool quantize = false;      // --quantize=int8
+  std::string calibrationDir; // --calibration
+  Calibration::Method calibrationMethod = Calibration::Method::MinMax;
+  double calibrationPercentile = 99.99;
+  bool dynamicBatch = false; // --dynamic-batch
+  int64_t batchSize = 0;     // --batch-size; 0: 1
   bool printIr = false;
   bool printMemoryPlan = false;
   bool report = false;

@@ -1,12 +1,14 @@
 // odlac: compiles an ONNX model to C99 against the ODLA API (DESIGN §9).
 // Exit status: 0 on success, 1 on a model or usage error (message on stderr).
 #include "Build.h"
+#include "Calibration.h"
 #include "Codegen.h"
 #include "Import.h"
 #include "ObjectWriter.h"
 #include "Options.h"
 #include "OutputDir.h"
 #include "Report.h"
+#include "evaluate/Evaluate.h"
 #include "evaluate/ReferencePlan.h"
 #include "ir/Limits.h"
 #include "ir/Printer.h"
@@ -16,6 +18,10 @@
 #include "support/Text.h"
 #include "target/CheckTarget.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -34,6 +40,56 @@ static int fail(const Status &s) {
   for (const std::string &m : s.messages())
     printDiagnostic(m);
   return 1;
+}
+
+// --quantize: each output of the quantized graph against the float model's on the calibration
+// inputs, as notes: the largest and mean absolute error, the float output's largest magnitude,
+// and for class scores ([N, classes]) how often the top class agrees.
+static Status reportQuantization(const Graph &g, const Calibration &cal) {
+  size_t outs = g.outputs().size();
+  std::vector<double> maxErr(outs, 0), sumErr(outs, 0), maxAbs(outs, 0);
+  std::vector<int64_t> count(outs, 0), rows(outs, 0), agree(outs, 0);
+  for (size_t k = 0; k < cal.sets.size(); ++k) {
+    auto got = executeGraph(g, cal.sets[k]);
+    if (!got)
+      return Status::error("--quantize: the quantized model fails on a calibration input: " +
+                           got.status().message());
+    for (size_t i = 0; i < outs; ++i) {
+      const Value *v = g.outputs()[i];
+      if (v->dtype() != DType::F32)
+        continue;
+      const float *q = (*got)[i]->as<float>(), *f = cal.floatOutputs[k][i]->as<float>();
+      int64_t n = v->type().numElements();
+      for (int64_t j = 0; j < n; ++j) {
+        double e = std::fabs(double(q[j]) - f[j]);
+        maxErr[i] = std::max(maxErr[i], e);
+        sumErr[i] += e;
+        maxAbs[i] = std::max(maxAbs[i], std::fabs(double(f[j])));
+      }
+      count[i] += n;
+      if (v->dims().size() == 2 && v->dims()[1] > 1) {
+        int64_t c = v->dims()[1];
+        for (int64_t r = 0; r < v->dims()[0]; ++r) {
+          auto top = [&](const float *x) { return std::max_element(x + r * c, x + r * c + c) - x; };
+          agree[i] += top(q) == top(f);
+          ++rows[i];
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < outs; ++i) {
+    if (!count[i])
+      continue;
+    std::string line = "note: int8 against float32 on " + std::to_string(cal.sets.size()) +
+                       " calibration input sets, output '" + g.outputs()[i]->name() +
+                       "': max |error| " + fmt::format("{:.4g}", maxErr[i]) + ", mean " +
+                       fmt::format("{:.4g}", sumErr[i] / double(count[i])) + " (max |float| " +
+                       fmt::format("{:.4g}", maxAbs[i]) + ")";
+    if (rows[i])
+      line += ", top-1 agrees on " + std::to_string(agree[i]) + "/" + std::to_string(rows[i]);
+    printDiagnostic(line);
+  }
+  return Status::ok();
 }
 
 // The generated code's size in flash, estimated from the node count. The constants bound
@@ -211,8 +267,21 @@ static int run(int argc, char **argv) {
                     opts->pipeline.level};
   PassContext passCtx;
   passCtx.target = &target;
+  Calibration calibration;
+  if (opts->quantize) {
+    auto sets = loadCalibrationSets(opts->calibrationDir, **graph);
+    if (!sets)
+      return fail(sets.status());
+    calibration.sets = std::move(*sets);
+    calibration.method = opts->calibrationMethod;
+    calibration.percentile = opts->calibrationPercentile;
+    passCtx.calibration = &calibration;
+  }
   if (Status s = runPipeline(**graph, opts->pipeline, passCtx))
     return fail(s);
+  if (opts->quantize)
+    if (Status s = reportQuantization(**graph, calibration))
+      return fail(s);
   // Passes make constants (folding) and values of their own: the limits hold after them too.
   if (Status s = checkSizeLimits(**graph, opts->import.limits))
     return fail(s);

@@ -711,6 +711,24 @@ public:
     return one(
         ODLA_CALL(ExtDequantize, input, scale, zero_point, axis, block_size, target_data_type, id));
   }
+  Val ExtQLinearConv(Val input, Val input_zero_point, odla_memory_layout input_layout,
+                     odla_uint32 group, Val kernel, Val kernel_zero_point,
+                     odla_memory_layout kernel_layout, const U32s &strides, const U32s &dilations,
+                     const U32s &paddings_front, const U32s &paddings_back, Val bias,
+                     Val multiplier, Val shift, Val output_zero_point, odla_int32 output_min,
+                     odla_int32 output_max, const lower::Shape &output_dims, const Id &id) {
+    return one(ODLA_CALL(ExtQLinearConv, input, input_zero_point, input_layout, group, kernel,
+                         kernel_zero_point, kernel_layout, strides, dilations, paddings_front,
+                         paddings_back, bias, multiplier, shift, output_zero_point, output_min,
+                         output_max, output_dims, id));
+  }
+  Val ExtQLinearMatMul(Val input, Val input_zero_point, Val kernel, Val kernel_zero_point, Val bias,
+                       Val multiplier, Val shift, Val output_zero_point, odla_int32 output_min,
+                       odla_int32 output_max, const lower::Shape &output_dims, const Id &id) {
+    return one(ODLA_CALL(ExtQLinearMatMul, input, input_zero_point, kernel, kernel_zero_point, bias,
+                         multiplier, shift, output_zero_point, output_min, output_max, output_dims,
+                         id));
+  }
   // Extensions: data family.
   Val ExtBitCast(Val input, odla_element_type target_type, const Id &id) {
     return one(ODLA_CALL(ExtBitCast, input, target_type, id));

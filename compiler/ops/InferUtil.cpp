@@ -143,22 +143,18 @@ Dims kernelAsOis(const Dims &w, bool channelsLast) {
   return out;
 }
 
-Status inferConvolution(InferCtx &c) {
+Expected<Dims> convolutionDims(InferCtx &c, int xIndex, int wIndex) {
   if (Status s = checkLayout(c))
     return s;
   bool last = isChannelsLast(c.node());
-  const Dims x = dataAsChannelsFirst(c.in(0).dims, last), w = kernelAsOis(c.in(1).dims, last);
+  const Dims x = dataAsChannelsFirst(c.in(xIndex).dims, last),
+             w = kernelAsOis(c.in(wIndex).dims, last);
   if (x.size() < 3 || w.size() != x.size())
     return c.fail("input " + dimsToString(x) + " and kernel " + dimsToString(w) +
                   " must have the same rank, at least 3 (N, C, spatial...)");
-  if (c.in(1).dtype != c.in(0).dtype)
-    return c.fail("kernel element type differs from the input's");
   int64_t group = c.i("group");
   if (Status s = checkConvChannels(c, x, w, group))
     return s;
-  if (c.hasInput(2) && (c.in(2).dims != Dims{w[0]} || c.in(2).dtype != c.in(0).dtype))
-    return c.fail("bias must be " + std::string(dtypeName(c.in(0).dtype)) + "[" + str(w[0]) +
-                  "], got " + toString(c.in(2)));
   size_t spatial = x.size() - 2;
   const auto &strides = c.ints("strides"), &dilations = c.ints("dilations"), &pads = c.ints("pads");
   if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
@@ -175,7 +171,20 @@ Status inferConvolution(InferCtx &c) {
       return c.fail("spatial axis " + str(i) + ": the kernel does not fit the input");
     out.push_back(o);
   }
-  c.setOut(0, TensorType{c.in(0).dtype, dataFromChannelsFirst(out, last)});
+  return dataFromChannelsFirst(out, last);
+}
+
+Status inferConvolution(InferCtx &c) {
+  if (c.in(1).dtype != c.in(0).dtype)
+    return c.fail("kernel element type differs from the input's");
+  auto out = convolutionDims(c, 0, 1);
+  if (!out)
+    return out.takeStatus();
+  int64_t m = kernelAsOis(c.in(1).dims, isChannelsLast(c.node()))[0];
+  if (c.hasInput(2) && (c.in(2).dims != Dims{m} || c.in(2).dtype != c.in(0).dtype))
+    return c.fail("bias must be " + std::string(dtypeName(c.in(0).dtype)) + "[" + str(m) +
+                  "], got " + toString(c.in(2)));
+  c.setOut(0, TensorType{c.in(0).dtype, *out});
   return Status::ok();
 }
 

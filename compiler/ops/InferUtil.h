@@ -39,6 +39,9 @@ Status checkGroup(InferCtx &c, int64_t group);
 // (both channels first), M a multiple of group.
 Status checkConvChannels(InferCtx &c, const Dims &x, const Dims &w, int64_t group);
 
+// The result dims of a convolution of operand `xIndex` by kernel `wIndex` in the node's layout,
+// checking the group, strides, dilations and pads attributes (Conv, FusedConv, QLinearConv).
+Expected<Dims> convolutionDims(InferCtx &c, int xIndex, int wIndex);
 // Result type of a convolution node whose operands are (x, w, optional bias) and whose
 // attributes are group, strides, dilations and pads (Conv and the fused convolution).
 Status inferConvolution(InferCtx &c);

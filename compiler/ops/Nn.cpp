@@ -616,7 +616,7 @@ const OpDef MaxPool = {"MaxPool",
                        1,
                        {kKernelShape, kStrides, kPads, kCeilMode, kPoolDilations, kLayout},
                        FusionClass::OutElementwiseFusable,
-                       kTraitNone,
+                       kSelectsElements,
                        inferPool,
                        lowerMaxPool,
                        BatchRule::RowsOfFirst};

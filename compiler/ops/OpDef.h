@@ -38,6 +38,10 @@ enum OpTrait : unsigned {
   kExternal = 1u << 3,
   // Takes attributes beyond its row's (a custom op's own); its inference checks them.
   kOpenAttributes = 1u << 4,
+  // Each result element is one of the operands' elements, chosen by position or as the
+  // largest (no padding constant, no arithmetic): the op commutes with any increasing
+  // elementwise map, such as a quantization, and so computes on quantized data as is.
+  kSelectsElements = 1u << 5,
 };
 
 struct OperandDef {

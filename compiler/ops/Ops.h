@@ -39,8 +39,8 @@
   X(InstanceNormalization) X(LRN) X(LpNormalize) X(NegativeLogLikelihoodLoss) \
   /* Recurrent.cpp */ \
   X(RNN) X(LSTM) X(GRU) \
-  /* Quant.cpp: quantization */ \
-  X(Quantize) X(Dequantize) \
+  /* Quant.cpp: quantization, integer-only quantized products */ \
+  X(Quantize) X(Dequantize) X(QLinearConv) X(QLinearMatMul) \
   /* Misc.cpp: detection, sampling, signal, text vectorization */ \
   X(NMS) X(NonMaxSuppression) X(RoiAlign) X(MaxRoiPool) X(GridSample) X(AffineGrid) X(Window) \
   X(DFT) X(STFT) X(MelWeightMatrix) X(TfIdfVectorize) \

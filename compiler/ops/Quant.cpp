@@ -1,9 +1,17 @@
-// Quantization ops: Quantize and Dequantize (linear, per tensor or per axis). The integer and
-// quantized-linear products (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv) have no
-// op of their own: the frontend decomposes them into Dequantize to float64 (exact integers),
-// a float64 MatMul or Conv, and a requantizing Quantize (frontend/rules/Quant.cpp).
+// Quantization ops: Quantize and Dequantize (linear, per tensor or per axis), and the
+// integer-only quantized products QLinearConv and QLinearMatMul (odla_ext_quant.h): 8-bit
+// operands, int32 accumulation, fixed-point requantization (ops/Requantize.h) and the fused
+// activation's clamp. ONNX's QLinearConv and QLinearMatMul with constant scales import to
+// them, and so do QDQ models (passes/FoldQuantizeDequantize.cpp); the other integer products
+// (MatMulInteger, ConvInteger, and the quantized-linear ones with computed scales) are
+// decomposed by the frontend into exact float products (frontend/rules/Quant.cpp).
 #include "lower/Lowering.h"
+#include "ops/InferUtil.h"
 #include "ops/Ops.h"
+#include "ops/Requantize.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace odlac {
 namespace {
@@ -124,6 +132,154 @@ const std::vector<AttrDef> kQuantAttrs = {{"axis", AttrKind::Int, AttrValue(int6
                                           {"block_size", AttrKind::Int, AttrValue(int64_t{0})},
                                           {"saturate", AttrKind::Int, AttrValue(int64_t{1})}};
 
+// ---- QLinearConv, QLinearMatMul ------------------------------------------------------------
+
+constexpr DTypeMask k8Bit = maskOf(DType::U8) | maskOf(DType::I8);
+constexpr DTypeMask kI32 = maskOf(DType::I32);
+
+// Operand indices shared by both products.
+enum QOperand { kX, kW, kBias, kXZero, kWZero, kMultiplier, kShift, kYZero };
+
+// Operand `i` holds one element, or (`perChannel`) one element or `channels`.
+Status checkParamShape(InferCtx &c, int i, const char *what, bool perChannel, int64_t channels) {
+  const TensorType &t = c.in(i);
+  if (t.numElements() == 1 && t.rank() <= 1)
+    return Status::ok();
+  if (perChannel && t.dims == Dims{channels})
+    return Status::ok();
+  return c.fail(std::string(what) + " " + toString(t) + " must hold one element" +
+                (perChannel ? " or one per output channel (" + str(channels) + ")" : ""));
+}
+
+// The parameters both products check: zero points, bias, multiplier and shift (within the
+// ranges of odla_ext_quant.h when constant), the clamp, and the accumulator's int32 bound for
+// `terms` terms per output. Returns the result's element type.
+Expected<DType> checkQuantProduct(InferCtx &c, int64_t channels, int64_t terms) {
+  DType x = c.in(kX).dtype, w = c.in(kW).dtype, y = c.in(kYZero).dtype;
+  if (c.hasInput(kXZero)) {
+    if (Status s = checkParamShape(c, kXZero, "input zero point", false, channels))
+      return s;
+    if (c.in(kXZero).dtype != x)
+      return c.fail("input zero point element type " + std::string(dtypeName(c.in(kXZero).dtype)) +
+                    " differs from the input's, " + dtypeName(x));
+  }
+  if (c.hasInput(kWZero)) {
+    if (Status s = checkParamShape(c, kWZero, "kernel zero point", true, channels))
+      return s;
+    if (c.in(kWZero).dtype != w)
+      return c.fail("kernel zero point element type " + std::string(dtypeName(c.in(kWZero).dtype)) +
+                    " differs from the kernel's, " + dtypeName(w));
+  }
+  if (Status s = checkParamShape(c, kYZero, "output zero point", false, channels))
+    return s;
+  double maxBias = 0;
+  if (c.hasInput(kBias)) {
+    if (c.in(kBias).dims != Dims{channels})
+      return c.fail("bias must be i32[" + str(channels) + "], got " + toString(c.in(kBias)));
+    if (const Value *b = c.inValue(kBias); b->isConstant())
+      for (int64_t k = 0; k < channels; ++k)
+        maxBias = std::max(maxBias, std::fabs(static_cast<double>(b->data()->as<int32_t>()[k])));
+    else
+      maxBias = 2147483648.0;
+  }
+  if (!accumulatorFits(terms, maxBias))
+    return c.fail("the int32 accumulator may overflow: " + str(terms) +
+                  " products of 8-bit operands per output plus a bias up to " +
+                  str(static_cast<int64_t>(maxBias)) + " exceed 2^31 - 1");
+  for (int i : {kMultiplier, kShift}) {
+    const char *what = i == kMultiplier ? "multiplier" : "shift";
+    if (Status s = checkParamShape(c, i, what, true, channels))
+      return s;
+    const Value *v = c.inValue(i);
+    if (!v->isConstant())
+      continue;
+    int64_t lo = i == kMultiplier ? 0 : 1, hi = i == kMultiplier ? INT32_MAX : 62;
+    for (int64_t k = 0; k < v->type().numElements(); ++k)
+      if (int32_t e = v->data()->as<int32_t>()[k]; e < lo || e > hi)
+        return c.fail(std::string(what) + "[" + str(k) + "] = " + str(e) + " is outside [" +
+                      str(lo) + ", " + str(hi) + "]");
+  }
+  if (c.in(kMultiplier).dims != c.in(kShift).dims)
+    return c.fail("multiplier " + toString(c.in(kMultiplier)) + " and shift " +
+                  toString(c.in(kShift)) + " must have one shape");
+  int64_t lo = c.i("output_min"), hi = c.i("output_max");
+  if (lo > hi || lo < quantMin(y) || hi > quantMax(y))
+    return c.fail("clamp [" + str(lo) + ", " + str(hi) + "] is not a range within " + dtypeName(y) +
+                  "'s [" + str(quantMin(y)) + ", " + str(quantMax(y)) + "]");
+  return y;
+}
+
+Status inferQLinearConv(InferCtx &c) {
+  auto out = convolutionDims(c, kX, kW);
+  if (!out)
+    return out.takeStatus();
+  const Dims w = kernelAsOis(c.in(kW).dims, isChannelsLast(c.node()));
+  int64_t terms = 1;
+  for (size_t d = 1; d < w.size(); ++d)
+    terms *= w[d];
+  auto y = checkQuantProduct(c, w[0], terms);
+  if (!y)
+    return y.takeStatus();
+  c.setOut(0, TensorType{*y, *out});
+  return Status::ok();
+}
+
+Status inferQLinearMatMul(InferCtx &c) {
+  const Dims &a = c.in(kX).dims, &b = c.in(kW).dims;
+  if (a.size() < 2 || b.size() < 2)
+    return c.fail("operands " + dimsToString(a) + " and " + dimsToString(b) +
+                  " must have rank >= 2");
+  if (a.back() != b[b.size() - 2])
+    return c.fail("inner dimensions differ: " + dimsToString(a) + " x " + dimsToString(b));
+  auto dims = broadcastDims(Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2));
+  if (!dims)
+    return c.fail("batch dimensions of " + dimsToString(a) + " and " + dimsToString(b) +
+                  " do not broadcast");
+  auto y = checkQuantProduct(c, b.back(), a.back());
+  if (!y)
+    return y.takeStatus();
+  dims->push_back(a[a.size() - 2]);
+  dims->push_back(b.back());
+  c.setOut(0, TensorType{*y, *dims});
+  return Status::ok();
+}
+
+void lowerQLinearConv(LowerCtx &c) {
+  const Node &n = c.node();
+  const auto &pads = n.ints("pads");
+  size_t half = pads.size() / 2;
+  bool last = isChannelsLast(n);
+  c.setOut(0, c.sink().ExtQLinearConv(
+                  c.in(kX), c.in(kXZero), last ? ODLA_CHANNELS_LAST : ODLA_CHANNELS_FIRST,
+                  static_cast<odla_uint32>(n.i("group")), c.in(kW), c.in(kWZero),
+                  last ? ODLA_SIO : ODLA_OIS, u32s(n.ints("strides")), u32s(n.ints("dilations")),
+                  u32s({pads.begin(), pads.begin() + half}),
+                  u32s({pads.begin() + half, pads.end()}), c.in(kBias), c.in(kMultiplier),
+                  c.in(kShift), c.in(kYZero), static_cast<odla_int32>(n.i("output_min")),
+                  static_cast<odla_int32>(n.i("output_max")), c.outShape(0), c.outId(0)));
+}
+
+void lowerQLinearMatMul(LowerCtx &c) {
+  const Node &n = c.node();
+  c.setOut(0, c.sink().ExtQLinearMatMul(
+                  c.in(kX), c.in(kXZero), c.in(kW), c.in(kWZero), c.in(kBias), c.in(kMultiplier),
+                  c.in(kShift), c.in(kYZero), static_cast<odla_int32>(n.i("output_min")),
+                  static_cast<odla_int32>(n.i("output_max")), c.outShape(0), c.outId(0)));
+}
+
+// The operands of both products, in QOperand order.
+const std::vector<OperandDef> kQuantProductOperands = {
+    {"x", OperandDef::Required, k8Bit},
+    {"w", OperandDef::Required, k8Bit},
+    {"bias", OperandDef::Optional, kI32},
+    {"x_zero_point", OperandDef::Optional, k8Bit},
+    {"w_zero_point", OperandDef::Optional, k8Bit},
+    {"multiplier", OperandDef::Required, kI32},
+    {"shift", OperandDef::Required, kI32},
+    {"y_zero_point", OperandDef::Required, k8Bit}};
+const AttrDef kOutputMin = {"output_min", AttrKind::Int, std::nullopt};
+const AttrDef kOutputMax = {"output_max", AttrKind::Int, std::nullopt};
+
 // Quantize: y = saturate(round_half_even(x / scale) + zero_point), zero_point 0 when absent
 // (the 8- and 4-bit floats: odla_ext_quant.h). Dequantize: y = (x - zero_point) * scale.
 } // namespace
@@ -150,6 +306,30 @@ const OpDef Dequantize = {"Dequantize",
                           kTraitNone,
                           inferDequantize,
                           lowerDequantize};
+// y = clamp(requantize(bias + sum (x - x_zero_point) * (w - w_zero_point)) + y_zero_point,
+// output_min, output_max), odla_ext_quant.h's rule; Conv's geometry attributes and layout.
+const OpDef QLinearConv = {
+    "QLinearConv",
+    kQuantProductOperands,
+    1,
+    {{"group", AttrKind::Int, AttrValue(int64_t{1})},
+     {"strides", AttrKind::Ints, std::nullopt},
+     {"dilations", AttrKind::Ints, std::nullopt},
+     {"pads", AttrKind::Ints, std::nullopt},
+     kOutputMin,
+     kOutputMax,
+     {kLayoutAttr, AttrKind::String, AttrValue(std::string("channels_first"))}},
+    FusionClass::Opaque,
+    kTraitNone,
+    inferQLinearConv,
+    lowerQLinearConv,
+    BatchRule::RowsOfFirst,
+    FlopRule::Conv};
+// The same over ONNX MatMul's product: x [..., M, K] times w [..., K, N], per column.
+const OpDef QLinearMatMul = {"QLinearMatMul",          kQuantProductOperands, 1,
+                             {kOutputMin, kOutputMax}, FusionClass::Opaque,   kTraitNone,
+                             inferQLinearMatMul,       lowerQLinearMatMul,    BatchRule::MatMul,
+                             FlopRule::MatrixProduct};
 
 } // namespace ops
 

@@ -7,15 +7,33 @@
 #include "support/Status.h"
 #include "target/Target.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace odlac {
+
+// Static post-training quantization (--quantize=int8, passes/QuantizeStatic.cpp): the
+// calibration inputs, and how a value's range is chosen from what they make it hold.
+struct Calibration {
+  enum class Method { MinMax, Percentile, Entropy } method = Method::MinMax;
+  double percentile = 99.99; // Method::Percentile: the share of |values| the range keeps
+  // One buffer per graph input, in order, for each calibration input set.
+  std::vector<std::vector<std::shared_ptr<const Buffer>>> sets;
+  // Filled by the pass: the float model's outputs on each set, for the driver's report of
+  // the quantized model's error.
+  mutable std::vector<std::vector<std::shared_ptr<const Buffer>>> floatOutputs;
+};
 
 // What passes may ask about the compilation.
 struct PassContext {
   // The backend code is generated for (its manifest): passes that choose a layout read it;
-  // extension ops are formed regardless, lowering decomposes those the backend lacks.
+  // extension ops are formed regardless, lowering decomposes those the backend lacks (the
+  // integer-only quantized products, whose float form needs constants, are decomposed by
+  // decompose-quantized-products).
   const Target *target = &referenceTarget();
+  // --quantize=int8: quantize-static quantizes the float model from these inputs.
+  const Calibration *calibration = nullptr;
 };
 
 class Pass {

@@ -9,6 +9,8 @@ namespace odlac {
 
 std::unique_ptr<Pass> createInferShapes();
 std::unique_ptr<Pass> createRemoveNoOps();
+std::unique_ptr<Pass> createFoldQuantizeDequantize();
+std::unique_ptr<Pass> createDecomposeQuantizedProducts();
 std::unique_ptr<Pass> createFoldConstants();
 std::unique_ptr<Pass> createInlineConstantIf();
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();
@@ -18,6 +20,7 @@ std::unique_ptr<Pass> createRecognizeAttention();
 std::unique_ptr<Pass> createFoldBatchNorm();
 std::unique_ptr<Pass> createFoldBiasAddIntoConv();
 std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
+std::unique_ptr<Pass> createQuantizeStatic();
 std::unique_ptr<Pass> createFuseActivations();
 std::unique_ptr<Pass> createSinkTransposes();
 std::unique_ptr<Pass> createAssignLayout();

@@ -14,6 +14,14 @@ const std::vector<PipelineEntry> &pipeline() {
        "drops Identity/Dropout and shape-preserving Reshape/Transpose/Cast first, so that the "
        "patterns below see producers and consumers directly",
        createRemoveNoOps},
+      {"fold-quantize-dequantize", 1,
+       "before folding, which would compute a QDQ model's dequantized weights: the float ops "
+       "between Dequantize and Quantize become integer ops on the quantized data",
+       createFoldQuantizeDequantize},
+      {"decompose-quantized-products", 0,
+       "at every level, for a backend without the integer-only products (its manifest): their "
+       "float form, before folding computes its weight arithmetic",
+       createDecomposeQuantizedProducts},
       {"fold-constants", 1,
        "computes everything that depends only on weights (shape arithmetic, weight "
        "transposes) before patterns look for constant operands",
@@ -50,6 +58,11 @@ const std::vector<PipelineEntry> &pipeline() {
       {"fuse-matmul-add-into-gemm", 2,
        "turns Linear layers exported as MatMul + Add into one Gemm before activations fuse",
        createFuseMatMulAddIntoGemm},
+      {"quantize-static", 0,
+       "--quantize=int8 only: once batch normalization and biases have folded into the "
+       "products and Linear layers are Gemms (at -O2), the products get their QDQ form from "
+       "the calibrated ranges and fold into integer-only products, before activations fuse",
+       createQuantizeStatic},
       {"fuse-activations", 2,
        "last of the rewrites around products: biases and Gemms are final, so a residual Add "
        "and an activation can join the product's epilogue",

@@ -81,32 +81,6 @@ Expected<Ints> resolvePads(ImportCtx &ctx, const Dims &x, const Dims &kernel, co
   return pads;
 }
 
-// Conv's and DeformConv's attributes as the IR op's: group, strides, dilations and pads (from
-// auto_pad, which DeformConv lacks and so reads as NOTSET), checked against x and w.
-Expected<AttrMap> convAttrs(ImportCtx &ctx, const Value *x, const Value *w) {
-  if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
-    return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
-                    " must have the same rank >= 3");
-  size_t spatial = x->type().rank() - 2;
-  Dims kernel(w->dims().begin() + 2, w->dims().end());
-  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
-    return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
-                    " disagrees with the weights' spatial dims " + dimsToString(kernel));
-  auto strides = spatialAttr(ctx, "strides", spatial, 1);
-  if (!strides)
-    return strides.takeStatus();
-  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
-  if (!dilations)
-    return dilations.takeStatus();
-  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
-  if (!pads)
-    return pads.takeStatus();
-  return AttrMap{{"group", ctx.attrInt("group", 1)},
-                 {"strides", *strides},
-                 {"dilations", *dilations},
-                 {"pads", *pads}};
-}
-
 Status importConv(ImportCtx &ctx) {
   auto attrs = convAttrs(ctx, ctx.input(0), ctx.input(1));
   if (!attrs)
@@ -475,6 +449,30 @@ const std::vector<ImportRule> kRules = {
 };
 
 } // namespace
+
+Expected<AttrMap> convAttrs(ImportCtx &ctx, const Value *x, const Value *w) {
+  if (x->type().rank() < 3 || w->type().rank() != x->type().rank())
+    return ctx.fail("input " + toString(x->type()) + " and weights " + toString(w->type()) +
+                    " must have the same rank >= 3");
+  size_t spatial = x->type().rank() - 2;
+  Dims kernel(w->dims().begin() + 2, w->dims().end());
+  if (ctx.hasAttr("kernel_shape") && ctx.attrInts("kernel_shape") != kernel)
+    return ctx.fail("kernel_shape " + dimsToString(ctx.attrInts("kernel_shape")) +
+                    " disagrees with the weights' spatial dims " + dimsToString(kernel));
+  auto strides = spatialAttr(ctx, "strides", spatial, 1);
+  if (!strides)
+    return strides.takeStatus();
+  auto dilations = spatialAttr(ctx, "dilations", spatial, 1);
+  if (!dilations)
+    return dilations.takeStatus();
+  auto pads = resolvePads(ctx, x->dims(), kernel, *strides, *dilations);
+  if (!pads)
+    return pads.takeStatus();
+  return AttrMap{{"group", ctx.attrInt("group", 1)},
+                 {"strides", *strides},
+                 {"dilations", *dilations},
+                 {"pads", *pads}};
+}
 
 const std::vector<ImportRule> &nnRules() { return kRules; }
 

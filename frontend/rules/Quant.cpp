@@ -2,15 +2,20 @@
 // DynamicQuantizeLinear, and the integer and quantized-linear products MatMulInteger,
 // ConvInteger, QLinearMatMul and QLinearConv.
 //
-// The products are computed exactly: both operands are dequantized with scale 1 (x - zero
-// point, exact integers) into float32 when every partial sum stays below 2^24 (the bound
-// below), otherwise into float64 (exact up to 2^53), multiplied with the float MatMul or Conv
-// the ONNX MatMul/Conv rules import, and cast to int32. The quantized-linear ops instead
-// requantize as onnxruntime does: float32(acc) * float32(a_scale * b_scale /
-// y_scale), rounded half to even, plus the output zero point, saturated.
+// QLinearConv and QLinearMatMul with constant scales, x and y quantized per tensor, become the
+// IR's integer-only products (compiler/ops/Quant.cpp): int32 accumulation and fixed-point
+// requantization, exact. The other products are computed exactly in floats: both operands are
+// dequantized with scale 1 (x - zero point, exact integers) into float32 when every partial
+// sum stays below 2^24 (the bound below), otherwise into float64 (exact up to 2^53),
+// multiplied with the float MatMul or Conv the ONNX MatMul/Conv rules import, and cast to
+// int32 (MatMulInteger, ConvInteger); the quantized-linear ops with computed (or per-row)
+// scales requantize as onnxruntime does: float32(acc) * float32(a_scale * b_scale / y_scale),
+// rounded half to even, plus the output zero point, saturated.
 #include "Rules.h"
 
 #include "ops/OpDef.h"
+#include "ops/Ops.h"
+#include "ops/Requantize.h"
 
 #include <cmath>
 #include <limits>
@@ -392,6 +397,45 @@ Status requantize(ImportCtx &ctx, Value *acc, Value *s1, Value *s2, Value *s3, V
   return finish(ctx, 0, emitQuantize(ctx, *real, one, zp, *axis, zp->dtype(), ctx.outputName(0)));
 }
 
+// The operands of a quantized-linear product, ONNX's order.
+struct QLinearOperands {
+  Value *x, *xScale, *xZero, *w, *wScale, *wZero, *yScale, *yZero, *bias;
+};
+
+bool oneElement(const Value *v) { return v && v->type().numElements() == 1; }
+
+// The product as the IR's integer-only op `op` when its scales are constants (x's and y's per
+// tensor, w's per tensor or one per output channel) and so are the zero points' shapes, and the
+// int32 accumulator of `terms` terms per output cannot overflow; nullptr otherwise (the exact
+// float form then computes it, and reports what is wrong with its operands).
+Expected<Value *> integerProduct(ImportCtx &ctx, const OpDef &op, const QLinearOperands &q,
+                                 int64_t channels, int64_t terms, AttrMap attrs) {
+  auto xs = constantFloats(*q.xScale), ws = constantFloats(*q.wScale),
+       ys = constantFloats(*q.yScale);
+  if (!xs || !ws || !ys || xs->size() != 1 || ys->size() != 1 ||
+      (ws->size() != 1 && q.wScale->dims() != Dims{channels}))
+    return nullptr;
+  if (!oneElement(q.xZero) || !oneElement(q.yZero) ||
+      (q.wZero && !oneElement(q.wZero) && q.wZero->dims() != Dims{channels}))
+    return nullptr;
+  if (q.yZero->dtype() != DType::U8 && q.yZero->dtype() != DType::I8)
+    return nullptr;
+  if (!accumulatorFits(terms, maxAbsBias(ctx, 8)))
+    return nullptr;
+  auto r = requantization((*xs)[0], *ws, (*ys)[0], ctx.proto().name());
+  if (!r)
+    return nullptr;
+  Dims paramDims = ws->size() == 1 ? Dims{} : Dims{channels};
+  Value *multiplier = ctx.constant(ctx.tempName("multiplier"), TensorType{DType::I32, paramDims},
+                                   r->multiplier.data());
+  Value *shift =
+      ctx.constant(ctx.tempName("shift"), TensorType{DType::I32, paramDims}, r->shift.data());
+  attrs["output_min"] = int64_t{quantMin(q.yZero->dtype())};
+  attrs["output_max"] = int64_t{quantMax(q.yZero->dtype())};
+  return ctx.emit(op.name, {q.x, q.w, q.bias, q.xZero, q.wZero, multiplier, shift, q.yZero},
+                  std::move(attrs));
+}
+
 Status importQLinearMatMul(ImportCtx &ctx) {
   Value *a = ctx.input(0), *b = ctx.input(3);
   if (Status s = check8Bit(ctx, a, "a"))
@@ -402,6 +446,12 @@ Status importQLinearMatMul(ImportCtx &ctx) {
   if (ra < 2 || rb < 2)
     return ctx.fail("a " + toString(a->type()) + " and b " + toString(b->type()) +
                     " must have rank >= 2");
+  QLinearOperands q{
+      a,      ctx.input(1), ctx.input(2), b, ctx.input(4), ctx.input(5), ctx.input(6), ctx.input(7),
+      nullptr};
+  auto integer = integerProduct(ctx, ops::QLinearMatMul, q, b->dims().back(), a->dims().back(), {});
+  if (!integer || *integer)
+    return finish(ctx, 0, std::move(integer));
   DType acc = accumulatorType(a->dims().back(), 0.0);
   Value *one = scalarF32(ctx, "one", 1.0f);
   auto af = centered(ctx, a, ctx.input(2), ra - 2, "a_zero_point", "one entry per row", acc, one);
@@ -444,6 +494,21 @@ Status importQLinearConv(ImportCtx &ctx) {
     return ctx.fail("w " + toString(w->type()) + " must have rank >= 3");
   if (ctx.hasInput(8) && ctx.input(8)->dtype() != DType::I32)
     return ctx.fail("B must be int32, got " + toString(ctx.input(8)->type()));
+  auto attrs = convAttrs(ctx, x, w);
+  if (!attrs)
+    return attrs.takeStatus();
+  QLinearOperands q{x,
+                    ctx.input(1),
+                    ctx.input(2),
+                    w,
+                    ctx.input(4),
+                    ctx.input(5),
+                    ctx.input(6),
+                    ctx.input(7),
+                    ctx.input(8)};
+  auto integer = integerProduct(ctx, ops::QLinearConv, q, w->dims()[0], convTerms(w), *attrs);
+  if (!integer || *integer)
+    return finish(ctx, 0, std::move(integer));
   DType acc = accumulatorType(convTerms(w), maxAbsBias(ctx, 8));
   Value *one = scalarF32(ctx, "one", 1.0f);
   auto xf = centered(ctx, x, ctx.input(2), -1, "x_zero_point", "one element", acc, one);

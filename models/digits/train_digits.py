@@ -18,6 +18,8 @@ symbolic ("N").  BatchNorm is folded into the first Conv by the exporter.
 Writes, under models/digits/:
     model.onnx
     heldout.csv                   label + 64 raw pixels per held-out image
+    train.csv                     the same for the training images (the calibration
+                                  inputs of odlac --quantize in tests/zoo/test_int8.py)
     test_data_set_0/input_0.pb    first 4 held-out images [4,1,8,8]
     test_data_set_0/output_0.pb   PyTorch probabilities [4,10]
     test_data_set_1/input_0.pb    first held-out image [1,1,8,8]
@@ -77,6 +79,15 @@ def save_tensor(arr, name, path):
     t = numpy_helper.from_array(np.ascontiguousarray(arr), name=name)
     with open(path, "wb") as f:
         f.write(t.SerializeToString())
+
+
+def write_csv(path, images, labels):
+    """One image per line, label then 64 raw pixels, after a header line."""
+    with open(path, "w") as f:
+        f.write("label,pixels(8x8 row-major, 0..16)\n")
+        for img, lab in zip(images, labels):
+            f.write(",".join([str(int(lab))] +
+                             [str(int(v)) for v in img.ravel()]) + "\n")
 
 
 def accuracy(model, x, y):
@@ -151,12 +162,9 @@ def main():
     in_dim0 = m.graph.input[0].type.tensor_type.shape.dim[0]
     assert in_dim0.dim_param == "N", in_dim0
 
-    # ---- held-out CSV ----
-    with open(os.path.join(OUT_DIR, "heldout.csv"), "w") as f:
-        f.write("label,pixels(8x8 row-major, 0..16)\n")
-        for img, lab in zip(X_te, y_te):
-            f.write(",".join([str(int(lab))] +
-                             [str(int(v)) for v in img.ravel()]) + "\n")
+    # ---- held-out and training CSVs ----
+    write_csv(os.path.join(OUT_DIR, "heldout.csv"), X_te, y_te)
+    write_csv(os.path.join(OUT_DIR, "train.csv"), X_tr, y_tr)
 
     # ---- test data sets ----
     for ds_idx, n in ((0, 4), (1, 1)):
@@ -218,6 +226,8 @@ accuracy a compiled model can be checked against.
 - `heldout.csv`: the {n_test} held-out images, one per line:
   `label,p0,...,p63` (raw integer pixels 0..16, row-major), after a header
   line `label,pixels(8x8 row-major, 0..16)`. The order is the split's order.
+- `train.csv`: the {n_train} training images in the same form (odlac's `--quantize`
+  calibrates on them in `tests/zoo/test_int8.py`).
 - `test_data_set_0/`: `input_0.pb` = the first 4 held-out images `[4,1,8,8]`,
   `output_0.pb` = PyTorch's probabilities `[4,10]`.
 - `test_data_set_1/`: the first held-out image alone `[1,1,8,8]` and its

@@ -67,6 +67,18 @@ OpRecord poolRecord(OpKind kind, odla_value input, odla_memory_layout input_layo
   return r;
 }
 
+void quantRecord(OpRecord &r, odla_value input_zero_point, odla_value kernel_zero_point,
+                 odla_value multiplier, odla_value shift, odla_value output_zero_point,
+                 odla_int32 output_min, odla_int32 output_max) {
+  r.input_zero_point = input_zero_point;
+  r.weights_zero_point = kernel_zero_point;
+  r.multiplier = multiplier;
+  r.shift = shift;
+  r.output_zero_point = output_zero_point;
+  r.output_min = output_min;
+  r.output_max = output_max;
+}
+
 odla_value eltwise(odla_value v, odla_value input, odla_ext_fused_activation act, float alpha,
                    float beta) {
   OpRecord r;
@@ -125,6 +137,46 @@ odla_value odla_ExtConv(odla_value input, odla_memory_layout input_layout, odla_
   r.act_alpha = alpha;
   r.act_beta = beta;
   odla_dnnl::recordOp(v, r, true);
+  return v;
+}
+
+odla_value odla_ExtQLinearConv(
+    odla_value input, odla_value input_zero_point, odla_memory_layout input_layout,
+    odla_uint32 group, odla_value kernel, odla_value kernel_zero_point,
+    odla_memory_layout kernel_layout, const odla_uint32 *strides, const odla_uint32 *dilations,
+    const odla_uint32 *paddings_front, const odla_uint32 *paddings_back, odla_value bias,
+    odla_value multiplier, odla_value shift, odla_value output_zero_point, odla_int32 output_min,
+    odla_int32 output_max, odla_value_shape output_dims, const odla_value_id value_id) {
+  odla_value v = odla_ref_ExtQLinearConv(
+      input, input_zero_point, input_layout, group, kernel, kernel_zero_point, kernel_layout,
+      strides, dilations, paddings_front, paddings_back, bias, multiplier, shift, output_zero_point,
+      output_min, output_max, output_dims, value_id);
+  OpRecord r = convRecord(input, input_layout, group, kernel, kernel_layout, strides, dilations,
+                          paddings_front, paddings_back, bias);
+  r.kind = OpKind::QConv;
+  quantRecord(r, input_zero_point, kernel_zero_point, multiplier, shift, output_zero_point,
+              output_min, output_max);
+  odla_dnnl::recordOp(v, r, false);
+  return v;
+}
+
+odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, odla_value kernel,
+                                 odla_value kernel_zero_point, odla_value bias,
+                                 odla_value multiplier, odla_value shift,
+                                 odla_value output_zero_point, odla_int32 output_min,
+                                 odla_int32 output_max, odla_value_shape output_dims,
+                                 const odla_value_id value_id) {
+  odla_value v = odla_ref_ExtQLinearMatMul(input, input_zero_point, kernel, kernel_zero_point, bias,
+                                           multiplier, shift, output_zero_point, output_min,
+                                           output_max, output_dims, value_id);
+  OpRecord r;
+  r.kind = OpKind::QMatMul;
+  r.input = input;
+  r.weights = kernel;
+  r.bias = bias;
+  quantRecord(r, input_zero_point, kernel_zero_point, multiplier, shift, output_zero_point,
+              output_min, output_max);
+  odla_dnnl::recordOp(v, r, false);
   return v;
 }
 

@@ -3,6 +3,7 @@
 #include "dnnl_backend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -174,11 +175,27 @@ odla_status nodeRun(const ref_node *node, const ref_io *io) {
   return ODLA_SUCCESS;
 }
 
-Desc plainDesc(const memory::dims &dims) {
-  return Desc(dims, memory::data_type::f32, rowMajor(dims));
+Desc plainDesc(const memory::dims &dims, memory::data_type dt = memory::data_type::f32) {
+  return Desc(dims, dt, rowMajor(dims));
 }
 
-Desc plainDesc(odla_value v) { return plainDesc(dimsOf(v->type.shape)); }
+/* oneDNN's name for the element types its primitives here take (float32 otherwise). */
+memory::data_type dataType(odla_element_type t) {
+  switch (t) {
+  case ODLA_UINT8:
+    return memory::data_type::u8;
+  case ODLA_INT8:
+    return memory::data_type::s8;
+  case ODLA_INT32:
+    return memory::data_type::s32;
+  default:
+    return memory::data_type::f32;
+  }
+}
+
+Desc plainDesc(odla_value v) {
+  return plainDesc(dimsOf(v->type.shape), dataType(v->type.element_type));
+}
 
 dnnl::algorithm activationAlg(odla_ext_fused_activation act, float &alpha, float &beta) {
   using A = dnnl::algorithm;
@@ -467,6 +484,16 @@ private:
 
   bool lower(ref_node *n, const OpRecord &r) {
     odla_value y = r.epilogue ? r.epilogue->outputs[0] : n->outputs[0];
+    if (r.kind == OpKind::QConv || r.kind == OpKind::QMatMul) {
+      try {
+        return !hasZeroDim(r.input) && !hasZeroDim(r.weights) && !hasZeroDim(y) &&
+               lowerQuantized(n, r, y);
+      } catch (const dnnl::error &e) {
+        if (e.status != dnnl_unimplemented)
+          logError("CompileComputation", e.what()); /* the node keeps its reference kernel */
+        return false;
+      }
+    }
     if (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) || !isF32(r.residual) || !isF32(y) ||
         hasZeroDim(r.input) || hasZeroDim(r.weights) || hasZeroDim(y))
       return false;
@@ -489,6 +516,9 @@ private:
       case OpKind::Attention:
       case OpKind::Transpose:
         return false; /* plain operands: lowerTransformerOps */
+      case OpKind::QConv:
+      case OpKind::QMatMul:
+        return false; /* above */
       }
     } catch (const dnnl::error &e) {
       if (e.status != dnnl_unimplemented)
@@ -623,6 +653,162 @@ private:
       step->args.push_back({DNNL_ARG_BIAS, false, 2, bias_md});
     }
     finish(n, r, y, ins, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* A constant's elements as int64 (an 8-bit or int32 integer constant); empty when `v` is
+   * not one. */
+  static std::vector<int64_t> constantInts(odla_value v) {
+    std::vector<int64_t> out;
+    if (!v || v->kind != REF_CONSTANT)
+      return out;
+    int64_t count = ref_count(&v->type.shape);
+    for (int64_t i = 0; i < count; ++i)
+      switch (v->type.element_type) {
+      case ODLA_UINT8:
+        out.push_back(static_cast<const uint8_t *>(v->data)[i]);
+        break;
+      case ODLA_INT8:
+        out.push_back(static_cast<const int8_t *>(v->data)[i]);
+        break;
+      case ODLA_INT32:
+        out.push_back(static_cast<const int32_t *>(v->data)[i]);
+        break;
+      default:
+        return {};
+      }
+    return out;
+  }
+
+  /* A new one-element int32 constant holding `value`, for a run-time zero-point argument. */
+  odla_value int32Constant(odla_value like, int32_t value) {
+    void *buf = nullptr;
+    if (posix_memalign(&buf, REF_ALIGN, alignUp(sizeof value)) != 0)
+      throw std::bad_alloc();
+    st_.owned.push_back(buf);
+    std::memcpy(buf, &value, sizeof value);
+    odla_value w = newValue(like, "/s32", REF_CONSTANT);
+    w->type.element_type = ODLA_INT32;
+    w->type.shape.size = 0;
+    w->data = buf;
+    return w;
+  }
+
+  /* An integer-only product (odla_ext_quant.h) as a oneDNN int8 primitive, when oneDNN takes
+   * its operands: u8 or s8 data, constant s8 weights with zero zero points, constant
+   * requantization and zero points, a constant bias. The factor multiplier / 2^shift becomes
+   * the output scale (float32: within one output step of the exact fixed-point rounding), the
+   * zero points run-time zero-point arguments, the clamp an eltwise_clip post-op below the
+   * destination zero point. oneDNN 2.x adds the s32 bias before scaling, as the accumulator
+   * does. */
+  bool lowerQuantized(ref_node *n, const OpRecord &r, odla_value y) {
+    const odla_element_type xt = r.input->type.element_type, yt = y->type.element_type;
+    if ((xt != ODLA_UINT8 && xt != ODLA_INT8) || r.weights->type.element_type != ODLA_INT8 ||
+        r.weights->kind != REF_CONSTANT || (r.bias && r.bias->kind != REF_CONSTANT))
+      return false;
+    std::vector<int64_t> wz = constantInts(r.weights_zero_point),
+                         xz = constantInts(r.input_zero_point),
+                         yz = constantInts(r.output_zero_point), mult = constantInts(r.multiplier),
+                         shift = constantInts(r.shift);
+    for (int64_t z : wz)
+      if (z != 0)
+        return false; /* oneDNN takes no weight zero points here */
+    if ((r.weights_zero_point && wz.empty()) || (r.input_zero_point && xz.empty()) || yz.empty() ||
+        mult.empty() || mult.size() != shift.size())
+      return false;
+    std::vector<float> scales;
+    for (size_t c = 0; c < mult.size(); ++c)
+      scales.push_back(static_cast<float>(std::ldexp(double(mult[c]), -int(shift[c]))));
+    const bool conv = r.kind == OpKind::QConv;
+    const int yRank = y->type.shape.size;
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(scales.size() > 1 ? (conv ? 1 << 1 : 1 << (yRank - 1)) : 0, scales);
+    const int32_t x0 = xz.empty() ? 0 : int32_t(xz[0]), y0 = int32_t(yz[0]);
+    if (x0)
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    if (y0)
+      attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    const int32_t lo = yt == ODLA_UINT8 ? 0 : -128, hi = yt == ODLA_UINT8 ? 255 : 127;
+    if (r.output_min > lo || r.output_max < hi) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, float(r.output_min - y0),
+                         float(r.output_max - y0));
+      attr.set_post_ops(ops);
+    }
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const memory::data_type xdt = dataType(xt), ydt = dataType(yt), s8 = memory::data_type::s8,
+                            s32 = memory::data_type::s32;
+    const auto any = memory::format_tag::any;
+    std::vector<odla_value> ins;
+    auto step = std::unique_ptr<Step>(new Step);
+    Desc dst;
+    if (conv) {
+      const odla_value_shape &xs = r.input->type.shape, &ws = r.weights->type.shape;
+      if (r.input_layout != ODLA_CHANNELS_FIRST || r.kernel_layout != ODLA_OIS || xs.size < 3 ||
+          xs.size > 5)
+        return false;
+      const memory::dim g = r.group, o = ws.dims[0];
+      memory::dims wdims = dimsOf(ws);
+      if (g > 1) {
+        wdims.insert(wdims.begin(), g);
+        wdims[1] = o / g;
+      }
+      Desc wview = plainDesc(wdims, s8);
+      memory::dims strides(r.strides.begin(), r.strides.end()), dil,
+          pl(r.pad_front.begin(), r.pad_front.end()), pr(r.pad_back.begin(), r.pad_back.end());
+      for (int64_t d : r.dilations)
+        dil.push_back(d - 1);
+      Desc bias_md = r.bias ? plainDesc(memory::dims{o}, s32) : Desc();
+      dnnl::convolution_forward::desc d(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          Desc(dimsOf(xs), xdt, any), Desc(wdims, s8, any), bias_md,
+          Desc(dimsOf(y->type.shape), ydt, any), strides, dil, pl, pr);
+      dnnl::convolution_forward::primitive_desc pd(d, attr, cpuEngine());
+      step->prim = dnnl::convolution_forward(pd);
+      step->scratchpad = pd.scratchpad_desc();
+      ins = {convert(r.input, pd.src_desc()), convert(r.weights, pd.weights_desc(), &wview)};
+      step->args = {{DNNL_ARG_SRC, false, 0, pd.src_desc()},
+                    {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
+      if (r.bias) {
+        ins.push_back(convert(r.bias, pd.bias_desc()));
+        step->args.push_back({DNNL_ARG_BIAS, false, 2, pd.bias_desc()});
+      }
+      dst = pd.dst_desc();
+    } else {
+      const odla_value_shape &xs = r.input->type.shape, &ws = r.weights->type.shape;
+      if (ws.size != 2 || xs.size < 2 || xs.size > 4)
+        return false; /* batched weights keep the reference kernel */
+      memory::dims wdims(xs.size, 1), bdims(xs.size, 1);
+      wdims[xs.size - 2] = ws.dims[0];
+      wdims[xs.size - 1] = ws.dims[1];
+      bdims[xs.size - 1] = ws.dims[1];
+      Desc wview = plainDesc(wdims, s8);
+      Desc src_md = plainDesc(r.input), bias_md = r.bias ? plainDesc(bdims, s32) : Desc();
+      dnnl::matmul::desc d(src_md, Desc(wdims, s8, any), bias_md, plainDesc(y));
+      dnnl::matmul::primitive_desc pd(d, attr, cpuEngine());
+      step->prim = dnnl::matmul(pd);
+      step->scratchpad = pd.scratchpad_desc();
+      ins = {convert(r.input, src_md), convert(r.weights, pd.weights_desc(), &wview)};
+      step->args = {{DNNL_ARG_SRC, false, 0, src_md},
+                    {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
+      if (r.bias) {
+        ins.push_back(r.bias); /* [N] read as [1, ..., N]: the same bytes */
+        step->args.push_back({DNNL_ARG_BIAS, false, 2, bias_md});
+      }
+      dst = pd.dst_desc();
+    }
+    const Desc zp_md = plainDesc(memory::dims{1}, s32);
+    if (x0) {
+      step->args.push_back(
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, false, static_cast<int>(ins.size()), zp_md});
+      ins.push_back(int32Constant(r.input, x0));
+    }
+    if (y0) {
+      step->args.push_back(
+          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, false, static_cast<int>(ins.size()), zp_md});
+      ins.push_back(int32Constant(y, y0));
+    }
+    finish(n, r, y, ins, std::move(step), dst);
     return true;
   }
 

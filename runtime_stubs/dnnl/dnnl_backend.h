@@ -25,6 +25,11 @@
  *      needs: EfficientNet's squeeze-excite scale); a channel Concat at batch 1 of nChw16c
  *      parts with multiples of 16 channels runs no node at all: its parts are contiguous runs
  *      of its blocks, so their producers write them in place (SqueezeNet's fire modules);
+ *      the integer-only products (odla_ExtQLinearConv, odla_ExtQLinearMatMul) become int8
+ *      convolution and matmul primitives (u8 or s8 data, s8 weights with zero zero points, s32
+ *      bias, their requantization factors as output scales, the zero points as run-time
+ *      zero-point arguments, the clamp an eltwise_clip post-op); oneDNN's VNNI and AMX kernels
+ *      then run them where the CPU has them;
  *   2. every other node keeps its reference kernel and reads plain row-major data;
  *   3. a reorder node is inserted wherever a consumer needs a value in another layout than
  *      its producer wrote (each conversion made once and shared by all its consumers); bound
@@ -63,7 +68,9 @@ enum class OpKind {
   Concat,
   LayerNorm,
   Attention,
-  Transpose /* transformer.cpp */
+  Transpose, /* transformer.cpp */
+  QConv,     /* odla_ExtQLinearConv */
+  QMatMul    /* odla_ExtQLinearMatMul */
 };
 
 /* The attributes of one op a oneDNN primitive may run, recorded by its builder. */
@@ -91,6 +98,11 @@ struct OpRecord {
   int axis = 0;
   float epsilon = 0.0f;
   std::vector<int64_t> perm;
+  /* QConv, QMatMul (odla_ext_quant.h): input and weights as for Conv and Gemm, then the zero
+   * points, the requantization (multiplier / 2^shift per output channel) and the clamp. */
+  odla_value input_zero_point = nullptr, weights_zero_point = nullptr;
+  odla_value multiplier = nullptr, shift = nullptr, output_zero_point = nullptr;
+  int32_t output_min = 0, output_max = 0;
 };
 
 /* Records `rec` for the node producing `result` (or, for fused ops, for the product node

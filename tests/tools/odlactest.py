@@ -53,6 +53,15 @@ def write_test_folder(root, name, model, cases, encode=None):
                     f.write(encode(v, n).SerializeToString())
 
 
+def write_data_set(folder, inputs):
+    """A data set folder holding input_<i>.pb for each array of `inputs` (no outputs): the
+    layout of odlac's --calibration sets."""
+    os.makedirs(folder)
+    for i, x in enumerate(inputs):
+        with open(os.path.join(folder, "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(x)).SerializeToString())
+
+
 def data_sets(model_dir):
     return sorted(glob.glob(os.path.join(model_dir, "test_data_set_*")))
 

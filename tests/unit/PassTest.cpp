@@ -4,7 +4,7 @@
 // after is run on the reference backend with the same pseudo-random inputs: the outputs must
 // agree. Every rewrite has a case where it must not fire (EXPECT equals the input).
 // A line "// LAYOUT: channels_last" before RUN makes the passes see a target whose manifest
-// prefers that layout.
+// prefers that layout; "// PROFILE: core" one without extensions (--odla-profile=core).
 #include "evaluate/Evaluate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -28,6 +28,7 @@ struct PassCase {
   std::vector<std::string> passes;
   std::string input, expected;
   std::string layout; // the target's preferred layout; empty: the reference manifest's
+  bool core = false;  // the target offers no extension functions
 };
 
 // gtest prints a parameter with each test; the file and case number say it all.
@@ -71,6 +72,7 @@ std::vector<PassCase> loadCases() {
         c.passes.push_back(trim(p));
       if (size_t layout = chunk.find("// LAYOUT:"); layout < run)
         c.layout = trim(chunk.substr(layout + 10, chunk.find('\n', layout) - layout - 10));
+      c.core = chunk.find("// PROFILE: core") < run;
       size_t expect = chunk.find("// EXPECT:", eol);
       c.input =
           chunk.substr(eol + 1, expect == std::string::npos ? std::string::npos : expect - eol - 1);
@@ -126,7 +128,7 @@ TEST_P(PassFile, RewritesAsExpectedAndKeepsTheNumbers) {
   ASSERT_TRUE(before) << before.status().message();
   auto after = parseGraph(c.input);
   ASSERT_TRUE(after);
-  Target target = referenceTarget();
+  Target target = c.core ? coreProfile(referenceTarget()) : referenceTarget();
   if (!c.layout.empty())
     target.layout = c.layout;
   PassContext ctx;

@@ -8,6 +8,7 @@ extern "C" {
 #include "Import.h"
 #include "OnnxBuilder.h"
 #include "ops/OpDef.h"
+#include "ops/Requantize.h"
 
 #include <gtest/gtest.h>
 
@@ -131,8 +132,9 @@ onnx::TensorProto scalar(const std::string &name, int type, const void *data, si
   return t;
 }
 
-// QLinearMatMul of uint8 a [2, k] and b [k, 3] with constant scalar scales and zero points.
-onnx::ModelProto qlinearMatMul(int64_t k) {
+// QLinearMatMul of uint8 a [2, k] and b [k, 3] with scalar scales and zero points, constants
+// unless `scalesAsInputs` (then the scales are graph inputs, known only at run time).
+onnx::ModelProto qlinearMatMul(int64_t k, bool scalesAsInputs = false) {
   auto m = model(10);
   auto *g = m.mutable_graph();
   *g->add_input() = tensorInfo("a", onnx::TensorProto::UINT8, {2, k});
@@ -140,7 +142,10 @@ onnx::ModelProto qlinearMatMul(int64_t k) {
   float s = 0.5f;
   uint8_t z = 3;
   for (const char *n : {"as", "bs", "ys"})
-    *g->add_initializer() = scalar(n, onnx::TensorProto::FLOAT, &s, 4);
+    if (scalesAsInputs)
+      *g->add_input() = tensorInfo(n, onnx::TensorProto::FLOAT, {});
+    else
+      *g->add_initializer() = scalar(n, onnx::TensorProto::FLOAT, &s, 4);
   for (const char *n : {"az", "bz", "yz"})
     *g->add_initializer() = scalar(n, onnx::TensorProto::UINT8, &z, 1);
   *g->add_node() =
@@ -149,21 +154,83 @@ onnx::ModelProto qlinearMatMul(int64_t k) {
   return m;
 }
 
-std::string accumulatorOf(const Graph &g) {
+// MatMulInteger of uint8 a [2, k] and b [k, 3] with constant zero points.
+onnx::ModelProto matMulInteger(int64_t k) {
+  auto m = model(10);
+  auto *g = m.mutable_graph();
+  *g->add_input() = tensorInfo("a", onnx::TensorProto::UINT8, {2, k});
+  *g->add_input() = tensorInfo("b", onnx::TensorProto::UINT8, {k, 3});
+  uint8_t z = 3;
+  for (const char *n : {"az", "bz"})
+    *g->add_initializer() = scalar(n, onnx::TensorProto::UINT8, &z, 1);
+  *g->add_node() = node("MatMulInteger", {"a", "b", "az", "bz"}, {"y"}, "mmi");
+  *g->add_output() = tensorInfo("y", onnx::TensorProto::INT32, {2, 3});
+  return m;
+}
+
+const Node *findNode(const Graph &g, const char *op) {
   for (const Node *n : g.nodes())
-    if (std::string(n->op().name) == "MatMul")
-      return dtypeName(n->output(0)->dtype());
-  return "none";
+    if (std::string(n->op().name) == op)
+      return n;
+  return nullptr;
+}
+
+std::string accumulatorOf(const Graph &g) {
+  const Node *n = findNode(g, "MatMul");
+  return n ? dtypeName(n->output(0)->dtype()) : "none";
 }
 
 TEST(QuantImport, ProductsAccumulateInFloat32OnlyWhileExact) {
   // 258 terms of at most 255 * 255 stay below 2^24; 259 do not.
-  auto small = importModel(qlinearMatMul(258));
+  auto small = importModel(matMulInteger(258));
   ASSERT_TRUE(small) << small.status().message();
   EXPECT_EQ(accumulatorOf(**small), "f32");
-  auto big = importModel(qlinearMatMul(259));
+  auto big = importModel(matMulInteger(259));
   ASSERT_TRUE(big) << big.status().message();
   EXPECT_EQ(accumulatorOf(**big), "f64");
+  // With run-time scales QLinearMatMul keeps the float form too.
+  auto computed = importModel(qlinearMatMul(259, true));
+  ASSERT_TRUE(computed) << computed.status().message();
+  EXPECT_EQ(accumulatorOf(**computed), "f64");
+  EXPECT_EQ(findNode(**computed, "QLinearMatMul"), nullptr);
+}
+
+TEST(QuantImport, ConstantScalesMakeTheIntegerProduct) {
+  auto imported = importModel(qlinearMatMul(300));
+  ASSERT_TRUE(imported) << imported.status().message();
+  const Node *n = findNode(**imported, "QLinearMatMul");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(accumulatorOf(**imported), "none");
+  // 0.5 * 0.5 / 0.5 = 2^30 / 2^31.
+  const Value *multiplier = n->input(5), *shift = n->input(6);
+  ASSERT_TRUE(multiplier->isConstant() && shift->isConstant());
+  EXPECT_EQ(multiplier->data()->as<int32_t>()[0], 1 << 30);
+  EXPECT_EQ(shift->data()->as<int32_t>()[0], 31);
+  EXPECT_EQ(n->i("output_min"), 0);
+  EXPECT_EQ(n->i("output_max"), 255);
+}
+
+TEST(Requantize, FixedPointFactorsRoundToNearest) {
+  auto check = [](double factor, int32_t multiplier, int32_t shift) {
+    auto fp = fixedPoint(factor);
+    ASSERT_TRUE(fp) << fp.status().message();
+    EXPECT_EQ(fp->multiplier, multiplier) << factor;
+    EXPECT_EQ(fp->shift, shift) << factor;
+  };
+  check(1.0, 1 << 30, 30);
+  check(0.5, 1 << 30, 31);
+  check(0.75, 0x60000000, 31);
+  check(0.125, 1 << 30, 33);
+  check(1.0 - std::ldexp(1.0, -40), 1 << 30, 30); // rounds up to 1.0
+  check(std::ldexp(1.0, -33), 0, 1);              // below 2^-32: zero
+  check(std::ldexp(1.0, -32), 1 << 30, 62);
+  check(0.0, 0, 1);
+  auto big = fixedPoint(std::ldexp(1.0, 30));
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.status().message(), "requantization factor 1.07374e+09 is 2^30 or more (input "
+                                    "scale times kernel scale over output scale)");
+  EXPECT_FALSE(fixedPoint(NAN));
+  EXPECT_FALSE(fixedPoint(-1.0));
 }
 
 TEST(QuantImport, PerAxisParametersNeedOpset13) {
