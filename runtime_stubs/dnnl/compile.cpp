@@ -494,7 +494,12 @@ private:
         return false;
       }
     }
-    if (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) || !isF32(r.residual) || !isF32(y) ||
+    /* Max pooling of 8-bit data (a quantized model's) runs as is: its maxima are elements. */
+    const odla_element_type xt = r.input ? r.input->type.element_type : ODLA_FLOAT32;
+    const bool int8Pool = r.kind == OpKind::MaxPool && (xt == ODLA_UINT8 || xt == ODLA_INT8) &&
+                          y->type.element_type == xt; /* (a Concat records no input) */
+    if ((!int8Pool && (!isF32(r.input) || !isF32(r.weights) || !isF32(r.bias) ||
+                       !isF32(r.residual) || !isF32(y))) ||
         hasZeroDim(r.input) || hasZeroDim(r.weights) || hasZeroDim(y))
       return false;
     try {
@@ -876,7 +881,7 @@ private:
                           : r.include_pad           ? dnnl::algorithm::pooling_avg_include_padding
                                                     : dnnl::algorithm::pooling_avg_exclude_padding;
     Desc src = descOf(r.input);
-    Desc dst_any(dimsOf(ys), memory::data_type::f32, memory::format_tag::any);
+    Desc dst_any(dimsOf(ys), dataType(y->type.element_type), memory::format_tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst_any, strides,
