@@ -700,16 +700,17 @@ private:
   }
 
   /* An integer-only product (odla_ext_quant.h) as a oneDNN int8 primitive, when oneDNN takes
-   * its operands: u8 or s8 data, constant s8 weights with zero zero points, constant
-   * requantization and zero points, a constant bias. The factor multiplier / 2^shift becomes
-   * the output scale (float32: within one output step of the exact fixed-point rounding), the
-   * zero points run-time zero-point arguments, the clamp an eltwise_clip post-op below the
+   * its operands: u8 or s8 data, s8 weights with zero zero points (constant for convolutions),
+   * constant requantization and zero points, a constant bias. The factor multiplier / 2^shift
+   * becomes the output scale (float32: within one output step of the exact fixed-point rounding),
+   * the zero points run-time zero-point arguments, the clamp an eltwise_clip post-op below the
    * destination zero point. oneDNN 2.x adds the s32 bias before scaling, as the accumulator
    * does. */
   bool lowerQuantized(ref_node *n, const OpRecord &r, odla_value y) {
     const odla_element_type xt = r.input->type.element_type, yt = y->type.element_type;
+    const bool constWeights = r.weights->kind == REF_CONSTANT;
     if ((xt != ODLA_UINT8 && xt != ODLA_INT8) || r.weights->type.element_type != ODLA_INT8 ||
-        r.weights->kind != REF_CONSTANT || (r.bias && r.bias->kind != REF_CONSTANT))
+        (!constWeights && r.kind == OpKind::QConv) || (r.bias && r.bias->kind != REF_CONSTANT))
       return false;
     std::vector<int64_t> wz = constantInts(r.weights_zero_point),
                          xz = constantInts(r.input_zero_point),
@@ -780,20 +781,23 @@ private:
       }
       dst = pd.dst_desc();
     } else {
+      /* Constant weights: [K, N] (read as [1, ..., K, N]), reordered once into oneDNN's
+       * layout; computed ones (attention's products): plain, of the data's rank. */
       const odla_value_shape &xs = r.input->type.shape, &ws = r.weights->type.shape;
-      if (ws.size != 2 || xs.size < 2 || xs.size > 4)
-        return false; /* batched weights keep the reference kernel */
-      memory::dims wdims(xs.size, 1), bdims(xs.size, 1);
-      wdims[xs.size - 2] = ws.dims[0];
-      wdims[xs.size - 1] = ws.dims[1];
-      bdims[xs.size - 1] = ws.dims[1];
+      if (xs.size < 2 || xs.size > 4 || (constWeights ? ws.size != 2 : ws.size != xs.size))
+        return false;
+      memory::dims wdims = dimsOf(ws), bdims(xs.size, 1);
+      wdims.insert(wdims.begin(), xs.size - ws.size, 1);
+      bdims[xs.size - 1] = ws.dims[ws.size - 1];
       Desc wview = plainDesc(wdims, s8);
       Desc src_md = plainDesc(r.input), bias_md = r.bias ? plainDesc(bdims, s32) : Desc();
-      dnnl::matmul::desc d(src_md, Desc(wdims, s8, any), bias_md, plainDesc(y));
+      dnnl::matmul::desc d(src_md, constWeights ? Desc(wdims, s8, any) : wview, bias_md,
+                           plainDesc(y));
       dnnl::matmul::primitive_desc pd(d, attr, cpuEngine());
       step->prim = dnnl::matmul(pd);
       step->scratchpad = pd.scratchpad_desc();
-      ins = {convert(r.input, src_md), convert(r.weights, pd.weights_desc(), &wview)};
+      ins = {convert(r.input, src_md), constWeights ? convert(r.weights, pd.weights_desc(), &wview)
+                                                    : convert(r.weights, plainDesc(r.weights))};
       step->args = {{DNNL_ARG_SRC, false, 0, src_md},
                     {DNNL_ARG_WEIGHTS, false, 1, pd.weights_desc()}};
       if (r.bias) {

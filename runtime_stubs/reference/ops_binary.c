@@ -354,6 +354,13 @@ REF_FOR_FLOAT_TYPES(REF_POW_F)
 REF_FOR_SIGNED_INT_TYPES(REF_POW_S)
 REF_FOR_UNSIGNED_INT_TYPES(REF_POW_U)
 REF_PICK(pow, REF_FOR_NUMERIC_TYPES)
+/* Pow by a constant exponent of 2 (LayerNorm's variance, unrecognized in a quantized model):
+ * x * x, which is what a correctly rounded pow gives, at the speed of a multiplication. The
+ * exponent, always 2 here, joins as 0 * z. */
+#define REF_SQUARE_F(E, S, C, SFX) REF_ROW(square, E, S, C, SFX, x *x + 0 * z)
+#define REF_CASE_square(E, S, C, SFX) REF_CASE(square, E, SFX)
+REF_FOR_FLOAT_TYPES(REF_SQUARE_F)
+REF_PICK(square, REF_FOR_FLOAT_TYPES)
 
 /* Shifts by the element width or more give 0. Signed types (ONNX BitShift-28): a left shift
  * wraps (bits past the sign bit are dropped); a right shift is arithmetic, written with ~ so
@@ -569,6 +576,9 @@ odla_value odla_Pow(odla_value base, odla_value exponent, const odla_value_id va
     return NULL;
   tb = base->type.element_type;
   te = exponent->type.element_type;
+  if (tb == te && ref_is_float(tb) && exponent->kind == REF_CONSTANT &&
+      ref_count(&exponent->type.shape) == 1 && ref_get(te, exponent->data, 0) == 2.0)
+    return ref_binary_build("Pow", ref_square_pick, "float types", 0, 0, base, exponent, value_id);
   if (tb == te)
     return ref_binary_build("Pow", ref_pow_pick, "numeric types", 0, 0, base, exponent, value_id);
   if (!ref_is_float(tb) && !ref_is_int(tb))

@@ -3,6 +3,7 @@
  * add blocked parameters and the extension types (odla_ext_types.h). */
 #include "ref.h"
 #include "ref_types.h"
+#include "threads.h"
 
 #include <math.h>
 #include <string.h>
@@ -323,24 +324,61 @@ static int ref_quantize_fast(const ref_quant_params *p) {
          !p->float_code && (p->y_type == ODLA_UINT8 || p->y_type == ODLA_INT8);
 }
 
+/* The fast paths' work split over the context's threads: per tensor in blocks of elements,
+ * otherwise by slices (one scale and zero point each). Part of `parts`: [lo, hi) of the
+ * elements, in whole slices unless per tensor. */
+typedef struct {
+  const ref_quant_params *p;
+  const ref_io *io;
+} ref_quant_fast_job;
+
+/* Slices below this many elements in all are not worth a second thread. */
+enum { REF_QUANT_PARALLEL_MIN = 1 << 15 };
+
+static int ref_quant_fast_parts(const ref_quant_params *p, const ref_io *io) {
+  int threads = ref_threads_count(ref_io_threads(io));
+  return p->outer * p->channels * p->inner < REF_QUANT_PARALLEL_MIN ? 1 : threads;
+}
+
+static void ref_quant_fast_range(const ref_quant_params *p, int index, int parts, int64_t *lo,
+                                 int64_t *hi) {
+  int64_t n = p->outer * p->channels * p->inner;
+  ref_split(n, p->outer * p->channels == 1 ? 64 : p->inner, index, parts, lo, hi);
+}
+
+static void ref_quantize_fast_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_quant_fast_job *job = (const ref_quant_fast_job *)arg;
+  const ref_quant_params *p = job->p;
+  int64_t lo, hi, at;
+  (void)scratch;
+  ref_quant_fast_range(p, index, parts, &lo, &hi);
+  for (at = lo; at < hi;) {
+    int64_t slice = at / p->inner, end = (slice + 1) * p->inner;
+    double scale, zp;
+    const float *x = (const float *)job->io->in[0] + at;
+    if (end > hi)
+      end = hi;
+    ref_quant_params_at(p, job->io, slice / p->channels, slice % p->channels, 0, &scale, &zp);
+    if (p->y_type == ODLA_INT8)
+      ref_quantize_f32_to_i8(x, end - at, (float)scale, (int32_t)zp, (int32_t)p->lo, (int32_t)p->hi,
+                             (int8_t *)job->io->out[0] + at);
+    else
+      ref_quantize_f32_to_u8(x, end - at, (float)scale, (int32_t)zp, (int32_t)p->lo, (int32_t)p->hi,
+                             (uint8_t *)job->io->out[0] + at);
+    at = end;
+  }
+}
+
 static odla_status ref_quantize_run(const ref_node *node, const ref_io *io) {
   const ref_quant_params *p = (const ref_quant_params *)node->params;
   double buf[REF_QUANT_CHUNK];
   int64_t o, ch, k, i;
   if (ref_quantize_fast(p)) {
-    for (o = 0; o < p->outer; ++o)
-      for (ch = 0; ch < p->channels; ++ch) {
-        double scale, zp;
-        int64_t base = (o * p->channels + ch) * p->inner;
-        const float *x = (const float *)io->in[0] + base;
-        ref_quant_params_at(p, io, o, ch, 0, &scale, &zp);
-        if (p->y_type == ODLA_INT8)
-          ref_quantize_f32_to_i8(x, p->inner, (float)scale, (float)zp, (float)p->lo, (float)p->hi,
-                                 (int8_t *)io->out[0] + base);
-        else
-          ref_quantize_f32_to_u8(x, p->inner, (float)scale, (float)zp, (float)p->lo, (float)p->hi,
-                                 (uint8_t *)io->out[0] + base);
-      }
+    ref_quant_fast_job job;
+    job.p = p;
+    job.io = io;
+    ref_parallel(ref_io_threads(io), ref_quant_fast_parts(p, io), ref_quantize_fast_part, &job,
+                 (unsigned char *)io->scratch);
     return ODLA_SUCCESS;
   }
   for (o = 0; o < p->outer; ++o)
@@ -439,28 +477,33 @@ odla_value odla_ExtQuantize(odla_value input, odla_value scale, odla_value zero_
 /* ---- odla_Dequantize ------------------------------------------------------------------- */
 
 /* uint8 or int8 to float32 with float32 scales, not blocked (quantized models' common case):
- * (x - zero point) * scale in float32, as the general path computes it. */
-static odla_status ref_dequantize_8bit_to_f32(const ref_quant_params *p, const ref_io *io) {
-  int64_t o, ch, i;
-  for (o = 0; o < p->outer; ++o)
-    for (ch = 0; ch < p->channels; ++ch) {
-      double scale, zp;
-      int64_t base = (o * p->channels + ch) * p->inner;
-      float s, z, *y = (float *)io->out[0] + base;
-      ref_quant_params_at(p, io, o, ch, 0, &scale, &zp);
-      s = (float)scale;
-      z = (float)zp;
-      if (p->x_type == ODLA_INT8) {
-        const int8_t *x = (const int8_t *)io->in[0] + base;
-        for (i = 0; i < p->inner; ++i)
-          y[i] = ((float)x[i] - z) * s;
-      } else {
-        const uint8_t *x = (const uint8_t *)io->in[0] + base;
-        for (i = 0; i < p->inner; ++i)
-          y[i] = ((float)x[i] - z) * s;
-      }
+ * (x - zero point) * scale in float32, as the general path computes it; split as Quantize's. */
+static void ref_dequantize_fast_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_quant_fast_job *job = (const ref_quant_fast_job *)arg;
+  const ref_quant_params *p = job->p;
+  int64_t lo, hi, at, i;
+  (void)scratch;
+  ref_quant_fast_range(p, index, parts, &lo, &hi);
+  for (at = lo; at < hi;) {
+    int64_t slice = at / p->inner, end = (slice + 1) * p->inner;
+    double scale, zp;
+    float s, z, *y = (float *)job->io->out[0] + at;
+    if (end > hi)
+      end = hi;
+    ref_quant_params_at(p, job->io, slice / p->channels, slice % p->channels, 0, &scale, &zp);
+    s = (float)scale;
+    z = (float)zp;
+    if (p->x_type == ODLA_INT8) {
+      const int8_t *x = (const int8_t *)job->io->in[0] + at;
+      for (i = 0; i < end - at; ++i)
+        y[i] = ((float)x[i] - z) * s;
+    } else {
+      const uint8_t *x = (const uint8_t *)job->io->in[0] + at;
+      for (i = 0; i < end - at; ++i)
+        y[i] = ((float)x[i] - z) * s;
     }
-  return ODLA_SUCCESS;
+    at = end;
+  }
 }
 
 static odla_status ref_dequantize_run(const ref_node *node, const ref_io *io) {
@@ -468,8 +511,14 @@ static odla_status ref_dequantize_run(const ref_node *node, const ref_io *io) {
   double buf[REF_QUANT_CHUNK];
   int64_t o, ch, k, i;
   if ((p->x_type == ODLA_UINT8 || p->x_type == ODLA_INT8) && p->scale_type == ODLA_FLOAT32 &&
-      p->y_type == ODLA_FLOAT32 && p->block == 0 && !p->float_code)
-    return ref_dequantize_8bit_to_f32(p, io);
+      p->y_type == ODLA_FLOAT32 && p->block == 0 && !p->float_code) {
+    ref_quant_fast_job job;
+    job.p = p;
+    job.io = io;
+    ref_parallel(ref_io_threads(io), ref_quant_fast_parts(p, io), ref_dequantize_fast_part, &job,
+                 (unsigned char *)io->scratch);
+    return ODLA_SUCCESS;
+  }
   for (o = 0; o < p->outer; ++o)
     for (ch = 0; ch < p->channels; ++ch) {
       double scale, zp;

@@ -11,7 +11,8 @@ per model: every float product is folded (the -O3 IR has no float Conv, Gemm or 
 the top-1 class agrees with ONNX Runtime's on (nearly) every input, and the outputs differ by
 at most a few output quantization steps.
 
-Models: models/digits (the trained CNN, on its 360 held-out images), models/cnn (random
+Quantization: tests/tools/ortquant.py (quant_pre_process, then quantize_static). Models:
+models/digits (the trained CNN, on its 360 held-out images), models/cnn (random
 weights and inputs), and ResNet-50 and MobileNetV2 from the model cache (export_zoo.py), on
 random inputs. Run with the project venv's python (onnx, onnxruntime, numpy); the environment
 as test_zoo.py's (ODLAC, ODLA_LIB, ODLA_INCLUDE)."""
@@ -26,12 +27,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
-from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                      quantize_static)
-from onnxruntime.quantization.shape_inference import quant_pre_process
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
 import odlactest  # noqa: E402
+from ortquant import quantize  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CACHE = os.environ.get("ODLAC_MODEL_CACHE",
@@ -60,27 +59,6 @@ def zoo_model(name):
     return path
 
 
-class Reader(CalibrationDataReader):
-    def __init__(self, name, batches):
-        self.items = iter([{name: b} for b in batches])
-
-    def get_next(self):
-        return next(self.items, None)
-
-
-def quantize(model_path, out_path, calibration):
-    """ONNX Runtime's recommended flow: quant_pre_process (its graph optimizations, which fold
-    batch normalization into the convolutions, and shape inference), then quantize_static in
-    QDQ format with int8 activations and per-channel int8 weights (its defaults for CPUs with
-    VNNI), min/max calibration on `calibration`."""
-    name = onnx.load(model_path, load_external_data=False).graph.input[0].name
-    pre = out_path + ".pre.onnx"
-    quant_pre_process(model_path, pre)
-    quantize_static(pre, out_path, Reader(name, calibration), quant_format=QuantFormat.QDQ,
-                    per_channel=True, activation_type=QuantType.QInt8,
-                    weight_type=QuantType.QInt8)
-
-
 def output_scale(model):
     """The scale of the DequantizeLinear that produces the graph's first output."""
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -107,15 +85,16 @@ class Int8Test(unittest.TestCase):
                             text=True, check=True).stdout
         return exe, ir
 
-    def run_driver(self, exe, x, work, k):
+    def run_driver(self, exe, xs, work, k):
+        """Runs the driver on the inputs `xs` (an array, or a list of one per graph input);
+        returns the first output."""
+        xs = xs if isinstance(xs, list) else [xs]
         data = os.path.join(work, f"set{k}")
-        os.makedirs(data)
-        with open(os.path.join(data, "input_0.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(x, "input").SerializeToString())
+        odlactest.write_data_set(data, xs)
         res = os.path.join(work, f"res{k}")
         os.makedirs(res)
-        r = subprocess.run([exe, os.path.join(data, "input_0.pb"), "-o", res],
-                           capture_output=True, text=True, cwd=os.path.dirname(exe))
+        r = subprocess.run([exe] + [os.path.join(data, f"input_{i}.pb") for i in range(len(xs))] +
+                           ["-o", res], capture_output=True, text=True, cwd=os.path.dirname(exe))
         self.assertEqual(r.returncode, 0, r.stderr)
         return odlactest.load(os.path.join(res, "output_0.pb"))
 
@@ -201,6 +180,44 @@ class Int8Test(unittest.TestCase):
 
     def test_mobilenet_v2(self):
         self.imagenet("mobilenet_v2", int(os.environ.get("ODLAC_INT8_INPUTS", "100")))
+
+
+    def test_bert_encoder(self):
+        """The BERT-base encoder (12 layers, sequence 128) on random token ids: its hidden
+        states have no class to compare, so the check is the output steps by which odlac and
+        ONNX Runtime differ (a step of one layer's requantization grows through the 11 after
+        it) and each one's error against the float model (PyTorch's output)."""
+        folder = os.path.join(CACHE, "bert_encoder")
+        zoo_model("bert_encoder")
+
+        def feed():
+            ids = RNG.integers(0, 30522, (1, 128)).astype(np.int64)
+            mask = np.ones((1, 128), np.int64)
+            mask[0, 100:] = 0
+            return {"input_ids": ids, "attention_mask": mask}
+        data = os.path.join(folder, "test_data_set_0")
+        inputs = [odlactest.load(os.path.join(data, f"input_{i}.pb")) for i in range(2)]
+        want_float = odlactest.load(os.path.join(data, "output_0.pb"))
+        with tempfile.TemporaryDirectory() as work:
+            qdq = os.path.join(work, "model.qdq.onnx")
+            quantize(os.path.join(folder, "model.onnx"), qdq, [feed() for _ in range(4)])
+            step = output_scale(onnx.load(qdq))
+            sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
+            exe, ir = self.compile(qdq, work, inputs[0].shape)
+            folded = sum("= QLinearMatMul(" in line for line in ir.splitlines())
+            self.assertEqual(folded, 96, "every Gemm and MatMul an integer product")
+            want = sess.run(None, dict(zip(("input_ids", "attention_mask"), inputs)))[0]
+            got = self.run_driver(exe, inputs, work, 0)
+        steps = np.abs(got.astype(np.float64) - want) / step
+        err_odlac = np.abs(got - want_float).max()
+        err_ort = np.abs(want - want_float).max()
+        line = (f"bert_encoder: {folded} integer products, |odlac - ORT int8| max {steps.max():.0f}"
+                f" output steps, mean {steps.mean():.2f}; max |int8 - float32|: odlac "
+                f"{err_odlac:.3f}, ORT {err_ort:.3f} (max |float32| {np.abs(want_float).max():.2f})")
+        print(line)
+        self.assertLessEqual(steps.mean(), 1.5, line)
+        self.assertLessEqual(steps.max(), 12, line)
+        self.assertLessEqual(err_odlac, 1.25 * err_ort, line)
 
 
 if __name__ == "__main__":

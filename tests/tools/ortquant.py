@@ -1,0 +1,31 @@
+"""ONNX Runtime's static quantization as its documentation recommends it, shared by the int8
+tests (tests/zoo/test_int8.py) and benchmark (bench/int8.py): quant_pre_process (ORT's graph
+optimizations, which fold batch normalization into the convolutions, and shape inference),
+then quantize_static in QDQ format with int8 activations and per-channel int8 weights (its
+defaults for CPUs with VNNI) and min/max calibration. Run with the project venv's python."""
+import os
+
+import onnx
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                      quantize_static)
+from onnxruntime.quantization.shape_inference import quant_pre_process
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, feeds):
+        self.items = iter(feeds)
+
+    def get_next(self):
+        return next(self.items, None)
+
+
+def quantize(model_path, out_path, calibration):
+    """Writes the QDQ model of `model_path` to `out_path`; `calibration` is a list of inputs,
+    each an array (a model with one input) or a dict from input name to array."""
+    name = onnx.load(model_path, load_external_data=False).graph.input[0].name
+    feeds = [c if isinstance(c, dict) else {name: c} for c in calibration]
+    pre = out_path + ".pre.onnx"
+    quant_pre_process(model_path, pre)
+    quantize_static(pre, out_path, _Reader(feeds), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    os.remove(pre)
