@@ -193,12 +193,15 @@ Status importDequantizeLinear(ImportCtx &ctx) {
 // node's only result. Lets the integer products share MatMul's and Conv's attribute handling.
 Expected<Value *> importAs(ImportCtx &ctx, const char *onnxOp, const std::vector<Value *> &ins,
                            const std::vector<AttrRule> &attrs, const std::string &outName,
-                           const std::vector<onnx::AttributeProto> &extraAttrs = {}) {
+                           const std::vector<onnx::AttributeProto> &extraAttrs = {},
+                           int64_t opset = -1) {
   static const ImportCtx::DeclaredTypes kNoDeclared;
-  const ImportRule *rule = findRule("", onnxOp, ctx.opset());
+  if (opset < 0)
+    opset = ctx.opset();
+  const ImportRule *rule = findRule("", onnxOp, opset);
   if (!rule)
     return ctx.fail(std::string("is computed with ONNX ") + onnxOp +
-                    ", which odlac cannot import at opset " + str(ctx.opset()));
+                    ", which odlac cannot import at opset " + str(opset));
   onnx::NodeProto node;
   node.set_op_type(onnxOp);
   node.set_name(ctx.proto().name());
@@ -210,7 +213,7 @@ Expected<Value *> importAs(ImportCtx &ctx, const char *onnxOp, const std::vector
       *node.add_attribute() = *p;
   for (const onnx::AttributeProto &a : extraAttrs)
     *node.add_attribute() = a;
-  ImportCtx sub(ctx.graph(), node, ctx.opset(), ins, ctx.modelDir(), kNoDeclared);
+  ImportCtx sub(ctx.graph(), node, opset, ins, ctx.modelDir(), kNoDeclared);
   if (Status s = importNode(sub, *rule))
     return s;
   if (!sub.outputs()[0])
@@ -595,6 +598,149 @@ Status importDynamicQuantizeLinear(ImportCtx &ctx) {
   return Status::ok();
 }
 
+// ---- ONNX Runtime's QOperator ops (domain com.microsoft) --------------------------------
+//
+// quantize_static's QOperator format writes these contrib ops. Each is, as ONNX Runtime
+// defines it, its float op (imported by the default domain's rule at the model's opset)
+// between DequantizeLinear of its operands and QuantizeLinear of its result; zero points are
+// optional (uint8 0). fold-quantize-dequantize then runs what folds on the integers: QGemm as
+// an integer-only product, a QLinearConcat of equal quantizations as a Concat of 8-bit data.
+
+int64_t defaultOpset(ImportCtx &ctx) {
+  auto it = ctx.graph().info().opsets.find("");
+  return it == ctx.graph().info().opsets.end() ? 1 : it->second;
+}
+
+// DequantizeLinear of operands (x, scale, zero point) at `i`, per tensor or along `axis`.
+Expected<Value *> dequantizeOperand(ImportCtx &ctx, int i, int64_t axis = 1) {
+  Value *x = ctx.input(i), *scale = ctx.input(i + 1), *zp = ctx.input(i + 2);
+  if (!x || !scale)
+    return ctx.fail("operand " + str(i) + " and its scale (" + str(i + 1) + ") are required");
+  if (Status s = check8Bit(ctx, x, "quantized operand"))
+    return s;
+  if (zp && zp->dtype() != x->dtype())
+    return ctx.fail("zero point element type " + std::string(dtypeName(zp->dtype())) +
+                    " differs from its operand's, " + dtypeName(x->dtype()));
+  if (Status s = checkType(ctx, "scale", scale->dtype(), maskOf(DType::F32)))
+    return s;
+  auto a = paramAxis(scale, zp, axis, x->type().rank());
+  if (!a)
+    return a.takeStatus();
+  return emitDequantize(ctx, x, scale, zp, *a, DType::F32, ctx.tempName(x->name() + "_real"));
+}
+
+// QuantizeLinear of `real` to the result's scale and zero point at `i` (uint8 without one).
+Status quantizeResult(ImportCtx &ctx, Expected<Value *> real, int i) {
+  if (!real)
+    return real.takeStatus();
+  Value *scale = ctx.input(i), *zp = ctx.input(i + 1);
+  if (!scale || !perTensor(scale) || (zp && !perTensor(zp)))
+    return ctx.fail("the result's scale and zero point must be scalars");
+  if (zp && zp->dtype() != DType::U8 && zp->dtype() != DType::I8)
+    return ctx.fail("the result's zero point must be uint8 or int8, got " + toString(zp->type()));
+  return finish(ctx, 0, emitQuantize(ctx, *real, scale, zp, 0, zp ? zp->dtype() : DType::U8, ""));
+}
+
+// QLinearLeakyRelu, QLinearSigmoid, QLinearSoftmax, QLinearAveragePool,
+// QLinearGlobalAveragePool: (x, x_scale, x_zero_point, y_scale, y_zero_point).
+template <const char *kOp> Status importQLinearUnary(ImportCtx &ctx) {
+  if (ctx.attrInt("channels_last", 0) != 0)
+    return ctx.fail("channels_last=1 (NHWC data) is not supported");
+  auto x = dequantizeOperand(ctx, 0);
+  if (!x)
+    return x.takeStatus();
+  std::vector<AttrRule> pass = reads({"alpha", "axis", "auto_pad", "ceil_mode", "count_include_pad",
+                                      "kernel_shape", "pads", "strides"});
+  // QLinearSoftmax's `opset`: the ONNX Softmax whose semantics it has (before 13: over the
+  // flattened trailing axes).
+  int64_t opset = ctx.hasAttr("opset") ? ctx.attrInt("opset", 13) : defaultOpset(ctx);
+  return quantizeResult(ctx, importAs(ctx, kOp, {*x}, pass, ctx.tempName("real"), {}, opset), 3);
+}
+
+// QLinearAdd, QLinearMul: (a, a_scale, a_zero_point, b, b_scale, b_zero_point, c_scale,
+// c_zero_point), broadcasting.
+template <const char *kOp> Status importQLinearBinary(ImportCtx &ctx) {
+  auto a = dequantizeOperand(ctx, 0);
+  if (!a)
+    return a.takeStatus();
+  auto b = dequantizeOperand(ctx, 3);
+  if (!b)
+    return b.takeStatus();
+  return quantizeResult(
+      ctx, importAs(ctx, kOp, {*a, *b}, {}, ctx.tempName("real"), {}, defaultOpset(ctx)), 6);
+}
+
+// QLinearConcat: (y_scale, y_zero_point, then x, x_scale, x_zero_point for each part).
+Status importQLinearConcat(ImportCtx &ctx) {
+  if (ctx.numInputs() < 5 || (ctx.numInputs() - 2) % 3 != 0)
+    return ctx.fail("takes y_scale, y_zero_point and triples (x, scale, zero point), got " +
+                    str(ctx.numInputs()) + " operands");
+  std::vector<Value *> parts;
+  for (int i = 2; i < ctx.numInputs(); i += 3) {
+    auto x = dequantizeOperand(ctx, i);
+    if (!x)
+      return x.takeStatus();
+    parts.push_back(*x);
+  }
+  return quantizeResult(
+      ctx,
+      importAs(ctx, "Concat", parts, reads({"axis"}), ctx.tempName("real"), {}, defaultOpset(ctx)),
+      0);
+}
+
+// QGemm: (A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point): C an
+// int32 bias at scale a_scale * b_scale; without y_scale the result is the float Gemm's.
+Status importQGemm(ImportCtx &ctx) {
+  auto a = dequantizeOperand(ctx, 0);
+  if (!a)
+    return a.takeStatus();
+  bool transB = ctx.attrInt("transB", 0) != 0;
+  auto b = dequantizeOperand(ctx, 3, transB ? 0 : 1); // per column of the product
+  if (!b)
+    return b.takeStatus();
+  std::vector<Value *> ins = {*a, *b};
+  if (ctx.hasInput(6)) {
+    Value *c = ctx.input(6);
+    if (c->dtype() != DType::I32)
+      return ctx.fail("C must be int32, got " + toString(c->type()));
+    auto as = constantFloats(*ctx.input(1)), bs = constantFloats(*ctx.input(4));
+    Expected<Value *> scale = nullptr;
+    if (as && bs && as->size() == 1) {
+      std::vector<float> product;
+      for (double v : *bs)
+        product.push_back(static_cast<float>((*as)[0] * v));
+      scale = ctx.constant(ctx.tempName("bias_scale"), TensorType{DType::F32, ctx.input(4)->dims()},
+                           product.data());
+    } else {
+      scale = ctx.emit("Mul", {ctx.input(1), ctx.input(4)}, {}, ctx.tempName("bias_scale"));
+    }
+    if (!scale)
+      return scale.takeStatus();
+    auto axis = paramAxis(*scale, nullptr, 0, c->type().rank());
+    if (!axis)
+      return axis.takeStatus();
+    auto bias = emitDequantize(ctx, c, *scale, nullptr, *axis, DType::F32, ctx.tempName("bias"));
+    if (!bias)
+      return bias.takeStatus();
+    ins.push_back(*bias);
+  }
+  auto real =
+      importAs(ctx, "Gemm", ins, reads({"alpha", "transA", "transB"}),
+               ctx.hasInput(7) ? ctx.tempName("real") : ctx.outputName(0), {}, defaultOpset(ctx));
+  if (!ctx.hasInput(7))
+    return finish(ctx, 0, std::move(real));
+  return quantizeResult(ctx, std::move(real), 7);
+}
+
+constexpr char kLeakyRelu[] = "LeakyRelu", kSigmoid[] = "Sigmoid", kSoftmax[] = "Softmax",
+               kAveragePool[] = "AveragePool", kGlobalAveragePool[] = "GlobalAveragePool",
+               kAdd[] = "Add", kMul[] = "Mul";
+
+ImportRule contrib(ImportRule r) {
+  r.domain = "com.microsoft";
+  return r;
+}
+
 const std::vector<ImportRule> kRules = {
     {"QuantizeLinear", 10, nullptr, {}, importQuantizeLinear},
     {"QuantizeLinear", 13, nullptr,
@@ -607,6 +753,19 @@ const std::vector<ImportRule> kRules = {
     {"ConvInteger", 10, nullptr, kConvAttrs, importConvInteger},
     {"QLinearMatMul", 10, nullptr, {}, importQLinearMatMul},
     {"QLinearConv", 10, nullptr, kConvAttrs, importQLinearConv},
+    contrib({"QLinearAdd", 1, nullptr, {}, importQLinearBinary<kAdd>}),
+    contrib({"QLinearMul", 1, nullptr, {}, importQLinearBinary<kMul>}),
+    contrib({"QLinearLeakyRelu", 1, nullptr, reads({"alpha"}), importQLinearUnary<kLeakyRelu>}),
+    contrib({"QLinearSigmoid", 1, nullptr, {}, importQLinearUnary<kSigmoid>}),
+    contrib({"QLinearSoftmax", 1, nullptr, reads({"axis", "opset"}), importQLinearUnary<kSoftmax>}),
+    contrib({"QLinearAveragePool", 1, nullptr,
+             reads({"auto_pad", "ceil_mode", "channels_last", "count_include_pad", "kernel_shape",
+                    "pads", "strides"}),
+             importQLinearUnary<kAveragePool>}),
+    contrib({"QLinearGlobalAveragePool", 1, nullptr, reads({"channels_last"}),
+             importQLinearUnary<kGlobalAveragePool>}),
+    contrib({"QLinearConcat", 1, nullptr, reads({"axis"}), importQLinearConcat}),
+    contrib({"QGemm", 1, nullptr, reads({"alpha", "transA", "transB"}), importQGemm}),
 };
 
 } // namespace

@@ -19,13 +19,16 @@ class _Reader(CalibrationDataReader):
         return next(self.items, None)
 
 
-def quantize(model_path, out_path, calibration):
-    """Writes the QDQ model of `model_path` to `out_path`; `calibration` is a list of inputs,
-    each an array (a model with one input) or a dict from input name to array."""
+def quantize(model_path, out_path, calibration, qoperator=False):
+    """Writes the QDQ model of `model_path` to `out_path` (with `qoperator`, the QOperator
+    format: QLinearConv and com.microsoft's QLinearAdd, QGemm... instead of Q/DQ pairs);
+    `calibration` is a list of inputs, each an array (a model with one input) or a dict from
+    input name to array."""
     name = onnx.load(model_path, load_external_data=False).graph.input[0].name
     feeds = [c if isinstance(c, dict) else {name: c} for c in calibration]
     pre = out_path + ".pre.onnx"
     quant_pre_process(model_path, pre)
-    quantize_static(pre, out_path, _Reader(feeds), quant_format=QuantFormat.QDQ, per_channel=True,
+    fmt = QuantFormat.QOperator if qoperator else QuantFormat.QDQ
+    quantize_static(pre, out_path, _Reader(feeds), quant_format=fmt, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     os.remove(pre)

@@ -98,12 +98,14 @@ class Int8Test(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return odlactest.load(os.path.join(res, "output_0.pb"))
 
-    def check(self, label, model_path, calibration, inputs, max_steps, min_agree, labels=None):
-        """Quantizes with ORT, compiles with odlac, runs both on `inputs` (a list of batches)
-        and compares: top-1 agreement at least `min_agree`, at most `max_steps` output steps."""
+    def check(self, label, model_path, calibration, inputs, max_steps, min_agree, labels=None,
+              qoperator=False):
+        """Quantizes with ORT (QDQ, or the QOperator format), compiles with odlac, runs both on
+        `inputs` (a list of batches) and compares: top-1 agreement at least `min_agree`, at most
+        `max_steps` output steps."""
         with tempfile.TemporaryDirectory() as work:
             qdq = os.path.join(work, "model.qdq.onnx")
-            quantize(model_path, qdq, calibration)
+            quantize(model_path, qdq, calibration, qoperator)
             qmodel = onnx.load(qdq)
             step = output_scale(qmodel)
             sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
@@ -167,19 +169,31 @@ class Int8Test(unittest.TestCase):
 
     def test_cnn(self):
         inputs = [RNG.standard_normal((1, 3, 16, 16)).astype(np.float32) for _ in range(24)]
-        self.check("cnn", os.path.join(ROOT, "models", "cnn", "model.onnx"), inputs[:8],
-                   inputs[8:], max_steps=3, min_agree=1.0)
+        for qoperator in (False, True):
+            self.check("cnn" + (" QOperator" if qoperator else ""),
+                       os.path.join(ROOT, "models", "cnn", "model.onnx"), inputs[:8], inputs[8:],
+                       max_steps=3, min_agree=1.0, qoperator=qoperator)
 
-    def imagenet(self, name, count):
+    def test_digits_qoperator(self):
+        images, labels = digits("heldout")
+        self.check("digits QOperator", os.path.join(ROOT, "models", "digits", "model.onnx"),
+                   [images[i:i + 8] for i in range(0, 64, 8)], [images], max_steps=2,
+                   min_agree=1.0, labels=labels, qoperator=True)
+
+    def imagenet(self, name, count, qoperator=False):
         inputs = [RNG.standard_normal((1, 3, 224, 224)).astype(np.float32) for _ in range(count)]
         calibration = [RNG.standard_normal((1, 3, 224, 224)).astype(np.float32) for _ in range(4)]
-        self.check(name, zoo_model(name), calibration, inputs, max_steps=8, min_agree=0.95)
+        self.check(name + (" QOperator" if qoperator else ""), zoo_model(name), calibration,
+                   inputs, max_steps=3, min_agree=0.98, qoperator=qoperator)
 
     def test_resnet50(self):
         self.imagenet("resnet50", int(os.environ.get("ODLAC_INT8_INPUTS", "100")))
 
     def test_mobilenet_v2(self):
         self.imagenet("mobilenet_v2", int(os.environ.get("ODLAC_INT8_INPUTS", "100")))
+
+    def test_resnet50_qoperator(self):
+        self.imagenet("resnet50", 10, qoperator=True)
 
 
     def test_bert_encoder(self):
