@@ -192,6 +192,37 @@ class Int8Test(unittest.TestCase):
     def test_mobilenet_v2(self):
         self.imagenet("mobilenet_v2", int(os.environ.get("ODLAC_INT8_INPUTS", "100")))
 
+    def test_resnet50_quantized_by_odlac(self):
+        """odlac --quantize=int8 of the float ResNet-50, calibrated on the inputs ORT's
+        quantize_static calibrates on: the top class agrees with ORT's int8 model and with the
+        float model."""
+        src = zoo_model("resnet50")
+        calibration = [RNG.standard_normal((1, 3, 224, 224)).astype(np.float32) for _ in range(4)]
+        inputs = [RNG.standard_normal((1, 3, 224, 224)).astype(np.float32) for _ in range(20)]
+        with tempfile.TemporaryDirectory() as work:
+            calib = os.path.join(work, "calib")
+            for k, x in enumerate(calibration):
+                odlactest.write_data_set(os.path.join(calib, f"test_data_set_{k}"), [x])
+            qdq = os.path.join(work, "model.qdq.onnx")
+            quantize(src, qdq, calibration)
+            out = os.path.join(work, "own")
+            r = self.tc.compile(src, out, "-O3", "--emit-main", "--quantize=int8",
+                                f"--calibration={calib}")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            exe = os.path.join(out, "run")
+            self.tc.build(out, exe)
+            ort_q = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
+            ort_f = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+            with_ort = with_float = 0
+            for k, x in enumerate(inputs):
+                top = self.run_driver(exe, x, work, k).argmax()
+                with_ort += top == ort_q.run(None, {"input": x})[0].argmax()
+                with_float += top == ort_f.run(None, {"input": x})[0].argmax()
+        line = (f"resnet50 --quantize=int8: top-1 agrees with ORT's int8 on {with_ort}/20, with "
+                f"float32 on {with_float}/20; {r.stderr.strip()}")
+        print(line)
+        self.assertGreaterEqual(min(with_ort, with_float), 19, line)
+
     def test_resnet50_qoperator(self):
         self.imagenet("resnet50", 10, qoperator=True)
 
