@@ -7,7 +7,11 @@
 //   - Quantize(op(Dequantize(x)...)) with the same scale and zero point on every side, where
 //     op selects elements (kSelectsElements: reshapes, transposes, slices, concatenations, max
 //     pooling), is op(x...);
-//   - Quantize(Dequantize(x)) with the same parameters is x.
+//   - Quantize(Dequantize(x)) with the same parameters is x;
+//   - Gather | GatherElements | GatherND(Dequantize(x), indices), x quantized per tensor, is
+//     Dequantize(Gather...(x, indices)): an embedding table stays 8-bit and only the rows
+//     gathered are dequantized (else every run dequantizes the whole table); a Quantize with
+//     the same parameters after it then folds away too.
 // Each rewrite computes what the QDQ graph specifies up to the float rounding of its float form,
 // as ONNX Runtime's integer kernels do. It runs before constant folding, which would otherwise
 // compute the dequantized weights.
@@ -119,6 +123,13 @@ public:
   Expected<bool> run(Graph &g, const PassContext &) override {
     bool changed = false;
     std::set<const Node *> erased;
+    for (Node *n : g.nodes())
+      if (n->is(ops::Gather) || n->is(ops::GatherElements) || n->is(ops::GatherND)) {
+        auto done = sinkDequantize(g, n, erased);
+        if (!done)
+          return done.status();
+        changed |= *done;
+      }
     for (Node *n : g.nodes()) {
       if (erased.count(n) || !n->is(ops::Quantize))
         continue;
@@ -251,6 +262,29 @@ private:
       return folded.status();
     for (Node *dq : {x->node, w->node, biasNode})
       eraseIfUnused(g, dq, erased);
+    return true;
+  }
+
+  // gather(DQ(x), indices) -> DQ(gather(x, indices)), x quantized per tensor.
+  static Expected<bool> sinkDequantize(Graph &g, Node *gather, std::set<const Node *> &erased) {
+    auto x = dequantized(gather->input(0));
+    Value *y = gather->output(0);
+    if (!x || !x->perTensor() || g.isGraphOutput(y))
+      return false;
+    Value *yq = g.addValue(g.uniqueName(y->name() + "/int"), {});
+    Node *gi = g.addNodeBefore(gather, gather->op(), gather->name(),
+                               {x->quantized, gather->input(1)}, {yq}, gather->attrs());
+    if (Status s = verifyAndInfer(*gi))
+      return s;
+    Value *yf = g.addValue(g.uniqueName(y->name() + "/dequantized"), {});
+    Node *dq = g.addNodeBefore(gather, ops::Dequantize, x->node->name(),
+                               {yq, x->scale, x->zeroPoint}, {yf}, x->node->attrs());
+    if (Status s = verifyAndInfer(*dq))
+      return s;
+    g.replaceAllUses(y, yf);
+    erased.insert(gather);
+    g.eraseNode(gather);
+    eraseIfUnused(g, x->node, erased);
     return true;
   }
 

@@ -708,7 +708,7 @@ private:
    * does. */
   bool lowerQuantized(ref_node *n, const OpRecord &r, odla_value y) {
     const odla_element_type xt = r.input->type.element_type, yt = y->type.element_type;
-    const bool constWeights = r.weights->kind == REF_CONSTANT;
+    const bool constWeights = r.weights->kind == REF_CONSTANT, conv = r.kind == OpKind::QConv;
     if ((xt != ODLA_UINT8 && xt != ODLA_INT8) || r.weights->type.element_type != ODLA_INT8 ||
         (!constWeights && r.kind == OpKind::QConv) || (r.bias && r.bias->kind != REF_CONSTANT))
       return false;
@@ -716,22 +716,28 @@ private:
                          xz = constantInts(r.input_zero_point),
                          yz = constantInts(r.output_zero_point), mult = constantInts(r.multiplier),
                          shift = constantInts(r.shift);
+    /* Weight zero points: none for constant weights (oneDNN's int8 convolutions and fast
+     * matmuls take none); one common to all of a computed matmul operand's elements (an
+     * attention product's) is a run-time zero-point argument, if the matmul oneDNN then picks
+     * is not its reference one. */
+    const int32_t w0 = wz.empty() ? 0 : int32_t(wz[0]);
     for (int64_t z : wz)
-      if (z != 0)
-        return false; /* oneDNN takes no weight zero points here */
+      if (z != w0 || (w0 && (constWeights || conv)))
+        return false;
     if ((r.weights_zero_point && wz.empty()) || (r.input_zero_point && xz.empty()) || yz.empty() ||
         mult.empty() || mult.size() != shift.size())
       return false;
     std::vector<float> scales;
     for (size_t c = 0; c < mult.size(); ++c)
       scales.push_back(static_cast<float>(std::ldexp(double(mult[c]), -int(shift[c]))));
-    const bool conv = r.kind == OpKind::QConv;
     const int yRank = y->type.shape.size;
     dnnl::primitive_attr attr;
     attr.set_output_scales(scales.size() > 1 ? (conv ? 1 << 1 : 1 << (yRank - 1)) : 0, scales);
     const int32_t x0 = xz.empty() ? 0 : int32_t(xz[0]), y0 = int32_t(yz[0]);
     if (x0)
       attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    if (w0)
+      attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {DNNL_RUNTIME_S32_VAL});
     if (y0)
       attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const int32_t lo = yt == ODLA_UINT8 ? 0 : -128, hi = yt == ODLA_UINT8 ? 255 : 127;
@@ -794,6 +800,8 @@ private:
       dnnl::matmul::desc d(src_md, constWeights ? Desc(wdims, s8, any) : wview, bias_md,
                            plainDesc(y));
       dnnl::matmul::primitive_desc pd(d, attr, cpuEngine());
+      if (w0 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0)
+        return false; /* the reference kernel is faster than oneDNN's */
       step->prim = dnnl::matmul(pd);
       step->scratchpad = pd.scratchpad_desc();
       ins = {convert(r.input, src_md), constWeights ? convert(r.weights, pd.weights_desc(), &wview)
@@ -811,6 +819,11 @@ private:
       step->args.push_back(
           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, false, static_cast<int>(ins.size()), zp_md});
       ins.push_back(int32Constant(r.input, x0));
+    }
+    if (w0) {
+      step->args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, false,
+                            static_cast<int>(ins.size()), zp_md});
+      ins.push_back(int32Constant(r.weights, w0));
     }
     if (y0) {
       step->args.push_back(

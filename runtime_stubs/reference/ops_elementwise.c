@@ -16,6 +16,8 @@
  * false for NaN, as in ONNX's reference implementation). */
 #include "ref.h"
 #include "ref_types.h"
+#include "ref_vmath.h"
+#include "threads.h"
 
 #include <string.h>
 #include <tgmath.h> /* exp(v) is expf for float v and exp for double v */
@@ -28,6 +30,7 @@ typedef void (*ref_unary_fn)(const void *x, void *y, int64_t n, const ref_unary_
 struct ref_unary_params {
   int64_t n;
   ref_unary_fn fn;
+  size_t x_size, y_size; /* element bytes of the operand and the result */
   /* The op's float parameters: LeakyRelu, Elu, Celu, ThresholdedRelu: alpha. Selu: alpha,
    * gamma (beta). HardSigmoid: alpha, beta. Shrink: bias (alpha), lambd (beta). Clamp on
    * floats: lo (alpha), hi (beta). */
@@ -184,7 +187,9 @@ struct ref_unary_params {
 REF_UNARY_NUMERIC(abs, fabs(v), v < 0 ? REF_INEG(v) : (uint64_t)v, v)
 REF_UNARY_SIGNED(neg, -v, REF_INEG(v))
 REF_UNARY_NUMERIC(sign, v > 0 ? 1 : (v < 0 ? -1 : v), (v > 0) - (v < 0), v > 0)
-REF_UNARY_FLOAT(exp, exp(v))
+/* Exp and Erf in float32 (and float16, bfloat16) by ref_vmath.h's vectorizable forms. */
+#define REF_IS_F32(v) (sizeof(v) == sizeof(float))
+REF_UNARY_FLOAT(exp, REF_IS_F32(v) ? ref_expf((float)v) : exp(v))
 REF_UNARY_FLOAT(log, log(v))
 REF_UNARY_FLOAT(sqrt, sqrt(v))
 REF_UNARY_FLOAT(rsqrt, 1 / sqrt(v))
@@ -204,7 +209,7 @@ REF_UNARY_FLOAT(cosh, cosh(v))
 REF_UNARY_FLOAT(asinh, asinh(v))
 REF_UNARY_FLOAT(acosh, acosh(v))
 REF_UNARY_FLOAT(atanh, atanh(v))
-REF_UNARY_NUMERIC(erf, erf(v), erf((double)v), erf((double)v))
+REF_UNARY_NUMERIC(erf, REF_IS_F32(v) ? ref_erff((float)v) : erf(v), erf((double)v), erf((double)v))
 REF_PREDICATE(isnan, v != v)
 REF_PREDICATE(isinf, isinf(v) && (v > 0 ? p->detect_pos : p->detect_neg))
 
@@ -289,10 +294,34 @@ static odla_value ref_inplace(odla_value y) {
   return y;
 }
 
+/* Tensors of at least this many elements are split over the context's threads. */
+enum { REF_UNARY_PARALLEL_MIN = 1 << 15 };
+
+typedef struct {
+  const ref_unary_params *p;
+  const ref_io *io;
+} ref_unary_job;
+
+static void ref_unary_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_unary_job *job = (const ref_unary_job *)arg;
+  const ref_unary_params *p = job->p;
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split(p->n, 64, index, parts, &lo, &hi);
+  if (hi > lo)
+    p->fn((const unsigned char *)job->io->in[0] + lo * p->x_size,
+          (unsigned char *)job->io->out[0] + lo * p->y_size, hi - lo, p);
+}
+
 static odla_status ref_unary_run(const ref_node *node, const ref_io *io) {
   const ref_unary_params *p = (const ref_unary_params *)node->params;
+  ref_unary_job job;
+  job.p = p;
+  job.io = io;
   if (p->n > 0)
-    p->fn(io->in[0], io->out[0], p->n, p);
+    ref_parallel(ref_io_threads(io),
+                 p->n < REF_UNARY_PARALLEL_MIN ? 1 : ref_threads_count(ref_io_threads(io)),
+                 ref_unary_part, &job, (unsigned char *)io->scratch);
   return ODLA_SUCCESS;
 }
 
@@ -309,6 +338,8 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
   out = x->type;
   if (bool_result)
     out.element_type = ODLA_BOOL;
+  p->x_size = ref_elem_size(x->type.element_type);
+  p->y_size = ref_elem_size(out.element_type);
   return ref_inplace(ref_add_op(op, ref_unary_run, 1, &x, out, id, p, sizeof *p));
 }
 

@@ -287,32 +287,23 @@ static double ref_quantize_one(const ref_quant_params *p, double x, double scale
 
 /* The common case of quantized models, float32 to uint8 or int8 with float32 scales, neither
  * blocked, in float32 and branch-free so that compilers vectorize it: the same numbers as
- * ref_quantize_one. A chunk's quotients are first clipped beyond any 8-bit range (NaN marked
- * by REF_QUANT_NAN), then each rounds half to even by its truncation and remainder, whatever
- * the rounding mode; the zero point is added and the sum saturated; NaN gives the zero
- * point. (Two loops: gcc does not vectorize the clipping and the conversion in one.) */
-#define REF_QUANT_NAN 1024.0f
+ * ref_quantize_one in the default rounding mode (round to nearest, ties to even; ONNX
+ * Runtime's kernels assume it too). The quotient x / scale rounds to an integer by adding and
+ * subtracting 1.5 * 2^23 (exact below 2^22; beyond, any result saturates alike); the zero
+ * point is added and the sum saturated in float32; NaN gives the zero point. */
 #define REF_QUANTIZE_F32_TO(T, SFX)                                                                \
   static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
                                         int32_t lo, int32_t hi, T *y) {                            \
-    float c[REF_QUANT_CHUNK];                                                                      \
-    int64_t k, i;                                                                                  \
-    for (k = 0; k < n; k += REF_QUANT_CHUNK) {                                                     \
-      int64_t m = n - k < REF_QUANT_CHUNK ? n - k : REF_QUANT_CHUNK;                               \
-      for (i = 0; i < m; ++i) {                                                                    \
-        float q = x[k + i] / scale, v = q > -512.0f ? q : -512.0f;                                 \
-        v = v < 512.0f ? v : 512.0f;                                                               \
-        c[i] = q == q ? v : REF_QUANT_NAN;                                                         \
-      }                                                                                            \
-      for (i = 0; i < m; ++i) {                                                                    \
-        int32_t t = (int32_t)c[i]; /* towards zero */                                              \
-        float d = c[i] - (float)t, ad = d < 0.0f ? -d : d;                                         \
-        int32_t up = ((ad > 0.5f) | ((ad == 0.5f) & t)) & 1;                                       \
-        int32_t r = t + (d < 0.0f ? -up : up) + zp;                                                \
-        r = r < lo ? lo : r;                                                                       \
-        r = r > hi ? hi : r;                                                                       \
-        y[k + i] = (T)(t == (int32_t)REF_QUANT_NAN ? zp : r);                                      \
-      }                                                                                            \
+    const float zf = (float)zp, lof = (float)lo, hif = (float)hi;                                  \
+    int64_t i;                                                                                     \
+    for (i = 0; i < n; ++i) {                                                                      \
+      const float q = x[i] / scale;                                                                \
+      float v = ((q + 12582912.0f) - 12582912.0f) + zf;                                            \
+      int32_t r;                                                                                   \
+      v = v < lof ? lof : v;                                                                       \
+      v = v > hif ? hif : v;                                                                       \
+      r = (int32_t)v; /* (NaN: any value, replaced below) */                                       \
+      y[i] = (T)(q == q ? r : zp);                                                                 \
     }                                                                                              \
   }
 REF_QUANTIZE_F32_TO(uint8_t, u8)

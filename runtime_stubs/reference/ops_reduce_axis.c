@@ -19,6 +19,8 @@
 #include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
+#include "ref_vmath.h"
+#include "threads.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,16 +62,43 @@ typedef struct {
     if (len == 0)                                                                                  \
       return;                                                                                      \
     if (inner == 1) {                                                                              \
-      A mx = x[0], sum = 0;                                                                        \
-      int found = 0;                                                                               \
-      for (a = 1; a < len; ++a)                                                                    \
-        mx = REF_MAX_NAN(mx, x[a]);                                                                \
+      /* Eight running maxima (NaN noted apart) and sums, so that the loops vectorize. */          \
+      A mx, sum = 0, lane[8];                                                                      \
+      int found = 0, nan[8], j;                                                                    \
+      for (j = 0; j < 8; ++j) {                                                                    \
+        lane[j] = x[0];                                                                            \
+        nan[j] = 0;                                                                                \
+      }                                                                                            \
+      for (a = 0; a + 8 <= len; a += 8)                                                            \
+        for (j = 0; j < 8; ++j) {                                                                  \
+          const A v = x[a + j];                                                                    \
+          lane[j] = v > lane[j] ? v : lane[j];                                                     \
+          nan[j] |= v != v;                                                                        \
+        }                                                                                          \
+      for (; a < len; ++a)                                                                         \
+        lane[0] = REF_MAX_NAN(lane[0], x[a]);                                                      \
+      mx = lane[0];                                                                                \
+      for (j = 1; j < 8; ++j) {                                                                    \
+        mx = REF_MAX_NAN(mx, lane[j]);                                                             \
+        nan[0] |= nan[j];                                                                          \
+      }                                                                                            \
+      mx = nan[0] ? (A)NAN : mx;                                                                   \
       switch (mode) {                                                                              \
       case REF_SM_SOFTMAX:                                                                         \
-        for (a = 0; a < len; ++a) {                                                                \
+        for (j = 0; j < 8; ++j)                                                                    \
+          lane[j] = 0;                                                                             \
+        for (a = 0; a + 8 <= len; a += 8)                                                          \
+          for (j = 0; j < 8; ++j) {                                                                \
+            const A e = EXP(x[a + j] - mx);                                                        \
+            y[a + j] = e;                                                                          \
+            lane[j] += e;                                                                          \
+          }                                                                                        \
+        for (; a < len; ++a) {                                                                     \
           y[a] = EXP(x[a] - mx);                                                                   \
           sum += y[a];                                                                             \
         }                                                                                          \
+        for (j = 0; j < 8; ++j)                                                                    \
+          sum += lane[j];                                                                          \
         sum = 1 / sum;                                                                             \
         for (a = 0; a < len; ++a)                                                                  \
           y[a] *= sum;                                                                             \
@@ -132,24 +161,36 @@ typedef struct {
       break;                                                                                       \
     }                                                                                              \
   }
-REF_SOFTMAX_BLOCK(f32, float, expf, logf)
+REF_SOFTMAX_BLOCK(f32, float, ref_expf, logf)
 REF_SOFTMAX_BLOCK(f64, double, exp, log)
 
-static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
-  const ref_softmax_params *p = (const ref_softmax_params *)node->params;
+/* Blocks of at least this many elements in all are split over the context's threads. */
+enum { REF_SOFTMAX_PARALLEL_MIN = 1 << 14 };
+
+typedef struct {
+  const ref_softmax_params *p;
+  const ref_io *io;
+} ref_softmax_job;
+
+/* Part `index` of `parts`: whole blocks along `outer`, each with its own scratch. */
+static void ref_softmax_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_softmax_job *job = (const ref_softmax_job *)arg;
+  const ref_softmax_params *p = job->p;
+  const ref_io *io = job->io;
   const int64_t block = p->axis * p->inner;
-  int64_t o, k;
-  for (o = 0; o < p->outer; ++o) {
+  int64_t o, k, lo, hi;
+  ref_split(p->outer, 1, index, parts, &lo, &hi);
+  for (o = lo; o < hi; ++o) {
     const int64_t off = o * block;
     switch (p->type) {
     case ODLA_FLOAT32: {
-      float *rows = (float *)io->scratch;
+      float *rows = (float *)scratch;
       ref_softmax_block_f32((const float *)io->in[0] + off, (float *)io->out[0] + off, p->axis,
                             p->inner, p->mode, rows, rows ? rows + p->inner : NULL);
       break;
     }
     case ODLA_FLOAT64: {
-      double *rows = (double *)io->scratch;
+      double *rows = (double *)scratch;
       ref_softmax_block_f64((const double *)io->in[0] + off, (double *)io->out[0] + off, p->axis,
                             p->inner, p->mode, rows, rows ? rows + p->inner : NULL);
       break;
@@ -157,7 +198,7 @@ static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
     default: { /* float16, bfloat16: through a float32 copy of the block */
       const uint16_t *x = (const uint16_t *)io->in[0] + off;
       uint16_t *y = (uint16_t *)io->out[0] + off;
-      float *w = (float *)io->scratch, *rows = w + block;
+      float *w = (float *)scratch, *rows = w + block;
       if (p->type == ODLA_FLOAT16)
         for (k = 0; k < block; ++k)
           w[k] = REF_LOAD_f16(x, k);
@@ -175,6 +216,20 @@ static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
     }
     }
   }
+}
+
+static odla_status ref_softmax_run(const ref_node *node, const ref_io *io) {
+  const ref_softmax_params *p = (const ref_softmax_params *)node->params;
+  ref_threads *pool = ref_io_threads(io);
+  int parts = ref_threads_count(pool);
+  ref_softmax_job job;
+  job.p = p;
+  job.io = io;
+  if (p->outer * p->axis * p->inner < REF_SOFTMAX_PARALLEL_MIN)
+    parts = 1;
+  else if (p->outer < parts)
+    parts = (int)p->outer;
+  ref_parallel(pool, parts, ref_softmax_part, &job, (unsigned char *)io->scratch);
   return ODLA_SUCCESS;
 }
 

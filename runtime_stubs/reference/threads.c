@@ -1,6 +1,8 @@
 /* threads.c: the reference backend's worker pool (see threads.h): one per context that runs
  * with more than one thread, its workers parked on a condition variable between parallel
- * parts (no spinning: the backend must behave on machines shared with other processes). */
+ * parts (no spinning: the backend must behave on machines shared with other processes).
+ * Built with REF_THREADS_OPENMP (inside libodla_dnnl) the pool starts no threads: the parts
+ * run on the OpenMP team oneDNN uses, and the pool holds only their scratch. */
 #include "threads.h"
 
 #include <stdlib.h>
@@ -68,6 +70,9 @@ void ref_parallel(ref_threads *pool, int parts, ref_part_fn part, void *arg,
 #else /* POSIX threads */
 
 #include <pthread.h>
+#ifdef REF_THREADS_OPENMP
+#include <omp.h>
+#endif
 
 typedef struct {
   ref_threads *pool;
@@ -92,6 +97,7 @@ struct ref_threads {
   void *arg;
 };
 
+#ifndef REF_THREADS_OPENMP
 static void *ref_worker_main(void *arg) {
   ref_worker *w = (ref_worker *)arg;
   ref_threads *t = w->pool;
@@ -117,6 +123,7 @@ static void *ref_worker_main(void *arg) {
   pthread_mutex_unlock(&t->lock);
   return NULL;
 }
+#endif
 
 void ref_threads_free(ref_threads *t) {
   int i;
@@ -152,8 +159,10 @@ static odla_status ref_threads_create(int count, ref_threads **pool) {
   for (i = 0; i < count - 1 && rc == 0; ++i) {
     t->workers[i].pool = t;
     t->workers[i].index = i + 1;
+#ifndef REF_THREADS_OPENMP /* there the parts run on OpenMP's threads: no workers of its own */
     if ((rc = pthread_create(&t->workers[i].thread, NULL, ref_worker_main, &t->workers[i])) == 0)
       ++t->started;
+#endif
   }
   if (rc != 0) {
     ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
@@ -237,6 +246,19 @@ void ref_parallel(ref_threads *t, int parts, ref_part_fn part, void *arg, unsign
   }
   if (parts > t->count)
     parts = t->count;
+#ifdef REF_THREADS_OPENMP
+    /* Inside libodla_dnnl: on the OpenMP threads oneDNN runs on, which would otherwise spin
+     * against workers of our own for the same cores. A team smaller than asked for runs several
+     * parts per thread, each thread with its own scratch. */
+#pragma omp parallel num_threads(parts)
+  {
+    const int thread = omp_get_thread_num(), team = omp_get_num_threads();
+    unsigned char *scratch = thread == 0 ? scratch0 : t->workers[thread - 1].scratch;
+    int index;
+    for (index = thread; index < parts; index += team)
+      part(arg, index, parts, scratch);
+  }
+#else
   pthread_mutex_lock(&t->lock);
   t->part = part;
   t->arg = arg;
@@ -250,6 +272,7 @@ void ref_parallel(ref_threads *t, int parts, ref_part_fn part, void *arg, unsign
   while (t->running > 0)
     pthread_cond_wait(&t->done, &t->lock);
   pthread_mutex_unlock(&t->lock);
+#endif
 }
 
 #endif /* ODLA_REFERENCE_NO_THREADS */

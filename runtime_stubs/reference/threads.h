@@ -15,7 +15,9 @@
  * context item, else the computation item, else the OMP_NUM_THREADS environment variable
  * (its first number), else 1. Built with ODLA_REFERENCE_NO_THREADS (the CMake option
  * ODLA_REFERENCE_THREADS=OFF, for targets without POSIX threads) there is no pool: the item
- * accepts only 1 and everything runs on the calling thread. */
+ * accepts only 1 and everything runs on the calling thread. Built with REF_THREADS_OPENMP
+ * (libodla_dnnl's copy) the pool starts no threads: ref_parallel runs the parts on the
+ * calling thread's OpenMP team, the one oneDNN's primitives run on. */
 #ifndef ODLA_REFERENCE_THREADS_H_
 #define ODLA_REFERENCE_THREADS_H_
 
