@@ -621,6 +621,37 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
       }
 }
 
+/* Staging one image's input (x - xz as int16): as it is, or transposed to channels-last a
+ * block of pixels (in L1) at a time; the parts split the pixels. */
+enum { REF_QI_STAGE_PARALLEL_MIN = 1 << 15 };
+
+typedef struct {
+  const ref_qconv_params *p;
+  const unsigned char *x;
+  int32_t xz;
+  int16_t *xs;
+  int transpose;
+} ref_qconv_stage;
+
+static void ref_qconv_stage_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
+  const ref_qconv_params *p = st->p;
+  const int64_t ipix = ref_window_in_count(&p->w);
+  const size_t size = p->q.x_type == ODLA_INT8 ? sizeof(int8_t) : sizeof(uint8_t);
+  int64_t lo, hi, p0, ci;
+  (void)scratch;
+  if (!st->transpose) {
+    ref_split(ipix * p->c, 64, index, parts, &lo, &hi);
+    ref_qi_widen(p->q.x_type, st->x + lo * size, hi - lo, st->xz, st->xs + lo, 1);
+    return;
+  }
+  ref_split(ipix, REF_QI_STAGE_PIXELS, index, parts, &lo, &hi);
+  for (p0 = lo; p0 < hi; p0 += REF_QI_STAGE_PIXELS)
+    for (ci = 0; ci < p->c; ++ci)
+      ref_qi_widen(p->q.x_type, st->x + (ci * ipix + p0) * size,
+                   ref_qi_min(REF_QI_STAGE_PIXELS, hi - p0), st->xz, st->xs + p0 * p->c + ci, p->c);
+}
+
 static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   const ref_qconv_params *p = (const ref_qconv_params *)node->params;
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
@@ -632,7 +663,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   const int direct = !p->channels_last && p->depthwise;
   const int16_t *wp;
   ref_qi_out out;
-  int64_t n, g, ci, p0;
+  int64_t n, g;
   odla_status s;
   if (p->n == 0 || p->m == 0)
     return ODLA_SUCCESS; /* no outputs (and perhaps no scratch) */
@@ -646,13 +677,18 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   for (n = 0; n < p->n; ++n) {
     const unsigned char *xn = x + n * p->c * ipix;
     unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix;
-    if (p->channels_last || direct)
-      ref_qi_widen(p->q.x_type, xn, ipix * p->c, xz, xs, 1);
-    else /* transposed to channels-last while widened, a block of pixels (in L1) at a time */
-      for (p0 = 0; p0 < ipix; p0 += REF_QI_STAGE_PIXELS)
-        for (ci = 0; ci < p->c; ++ci)
-          ref_qi_widen(p->q.x_type, xn + ci * ipix + p0, ref_qi_min(REF_QI_STAGE_PIXELS, ipix - p0),
-                       xz, xs + p0 * p->c + ci, p->c);
+    {
+      ref_qconv_stage st;
+      st.p = p;
+      st.x = xn;
+      st.xz = xz;
+      st.xs = xs;
+      st.transpose = !p->channels_last && !direct;
+      ref_parallel(ref_io_threads(io),
+                   ipix * p->c < REF_QI_STAGE_PARALLEL_MIN ? 1
+                                                           : ref_threads_count(ref_io_threads(io)),
+                   ref_qconv_stage_part, &st, scratch);
+    }
     if (direct) {
       ref_qconv_cf d;
       d.p = p;
