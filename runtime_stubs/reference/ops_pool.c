@@ -18,19 +18,26 @@
 #include "autodiff.h"
 #include "ops_channels_last.h"
 #include "ops_nn.h"
+#include "threads.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct {
+typedef struct ref_pool_params ref_pool_params;
+/* A kernel of one pooling op and element type, over planes [lo, hi) of N * C. */
+typedef void (*ref_pool_planes_fn)(const ref_node *node, const ref_io *io, int64_t lo, int64_t hi);
+
+struct ref_pool_params {
+  ref_pool_planes_fn planes_fn;
   ref_window w;
   int64_t planes;   /* N * C */
   int include_pad;  /* AveragePool */
   int column_major; /* MaxPoolIndices */
   double p;         /* LpPool */
-} ref_pool_params;
+};
 
-/* The window loops shared by all pooling kernels: for output cell (pl, od, oh, ow), BODY
+/* The window loops shared by all pooling kernels, over planes [lo, hi): for output cell
+ * (pl, od, oh, ow), BODY
  * runs for each input cell v at flat position `at` inside the input; INIT before and STORE
  * after, with the output cell's flat index `o` and its window's starts d0, h0, w0. */
 #define REF_POOL_LOOP(S, SFX, INIT, BODY, STORE)                                                   \
@@ -38,7 +45,7 @@ typedef struct {
   const ref_window *w = &p->w;                                                                     \
   const S *x = (const S *)io->in[0];                                                               \
   int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w), pl, od, oh, ow;           \
-  for (pl = 0; pl < p->planes; ++pl)                                                               \
+  for (pl = lo; pl < hi; ++pl)                                                                     \
     for (od = 0; od < w->out[0]; ++od)                                                             \
       for (oh = 0; oh < w->out[1]; ++oh)                                                           \
         for (ow = 0; ow < w->out[2]; ++ow) {                                                       \
@@ -82,7 +89,8 @@ static int ref_pool_nan(double v) { return v != v; }
 
 /* Max pooling of one type: values into out[0] (MaxPool) or positions (MaxPoolIndices). */
 #define REF_DEFINE_MAXPOOL(E, S, C, SFX)                                                           \
-  static odla_status ref_maxpool_run_##SFX(const ref_node *node, const ref_io *io) {               \
+  static void ref_maxpool_run_##SFX(const ref_node *node, const ref_io *io, int64_t lo,            \
+                                    int64_t hi) {                                                  \
     S *y = (S *)io->out[0];                                                                        \
     REF_POOL_LOOP(                                                                                 \
         S, SFX, C best = (C)0;                                                                     \
@@ -95,9 +103,9 @@ static int ref_pool_nan(double v) { return v != v; }
           }                                                                                        \
         },                                                                                         \
         REF_STORE_##SFX(y, o, best))                                                               \
-    return ODLA_SUCCESS;                                                                           \
   }                                                                                                \
-  static odla_status ref_maxpool_indices_run_##SFX(const ref_node *node, const ref_io *io) {       \
+  static void ref_maxpool_indices_run_##SFX(const ref_node *node, const ref_io *io, int64_t lo,    \
+                                            int64_t hi) {                                          \
     int64_t *y = (int64_t *)io->out[0];                                                            \
     REF_POOL_LOOP(                                                                                 \
         S, SFX, C best = (C)0;                                                                     \
@@ -110,13 +118,13 @@ static int ref_pool_nan(double v) { return v != v; }
           }                                                                                        \
         },                                                                                         \
         y[o] = arg < 0 ? -1 : ref_pool_index(p, arg))                                              \
-    return ODLA_SUCCESS;                                                                           \
   }
 REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
 #undef REF_DEFINE_MAXPOOL
 
 #define REF_DEFINE_AVGPOOL(E, S, C, SFX)                                                           \
-  static odla_status ref_avgpool_run_##SFX(const ref_node *node, const ref_io *io) {               \
+  static void ref_avgpool_run_##SFX(const ref_node *node, const ref_io *io, int64_t lo,            \
+                                    int64_t hi) {                                                  \
     S *y = (S *)io->out[0];                                                                        \
     REF_POOL_LOOP(                                                                                 \
         S, SFX, C sum = (C)0; int64_t count = 0,                                                   \
@@ -131,9 +139,9 @@ REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
                                           ref_window_padded_taps(w, 2, w0);                        \
                                 REF_STORE_##SFX(y, o, count > 0 ? sum / (C)count : (C)0);          \
                               })                                                                   \
-    return ODLA_SUCCESS;                                                                           \
   }                                                                                                \
-  static odla_status ref_lppool_run_##SFX(const ref_node *node, const ref_io *io) {                \
+  static void ref_lppool_run_##SFX(const ref_node *node, const ref_io *io, int64_t lo,             \
+                                   int64_t hi) {                                                   \
     S *y = (S *)io->out[0];                                                                        \
     REF_POOL_LOOP(                                                                                 \
         S, SFX, double sum = 0.0,                                                                  \
@@ -145,14 +153,13 @@ REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
                         p->p == 1.0   ? sum                                                        \
                         : p->p == 2.0 ? sqrt(sum)                                                  \
                                       : pow(sum, 1.0 / p->p)))                                     \
-    return ODLA_SUCCESS;                                                                           \
   }
 REF_FOR_FLOAT_TYPES(REF_DEFINE_AVGPOOL)
 #undef REF_DEFINE_AVGPOOL
 
 typedef enum { REF_POOL_MAX, REF_POOL_MAX_INDICES, REF_POOL_AVG, REF_POOL_LP } ref_pool_kind;
 
-static ref_kernel ref_pool_kernel(ref_pool_kind kind, odla_element_type t) {
+static ref_pool_planes_fn ref_pool_kernel(ref_pool_kind kind, odla_element_type t) {
   switch (t) {
 #define REF_MAX_CASE(E, S, C, SFX)                                                                 \
   case E:                                                                                          \
@@ -172,6 +179,39 @@ static ref_kernel ref_pool_kernel(ref_pool_kind kind, odla_element_type t) {
   }
 }
 
+/* Outputs times window cells below which a pooling stays on one thread. */
+enum { REF_POOL_PARALLEL_MIN = 1 << 16 };
+
+typedef struct {
+  const ref_node *node;
+  const ref_io *io;
+} ref_pool_job;
+
+static void ref_pool_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_pool_job *job = (const ref_pool_job *)arg;
+  const ref_pool_params *p = (const ref_pool_params *)job->node->params;
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split(p->planes, 1, index, parts, &lo, &hi);
+  p->planes_fn(job->node, job->io, lo, hi);
+}
+
+/* Every pooling node: the planes split over the context's threads. */
+static odla_status ref_pool_run(const ref_node *node, const ref_io *io) {
+  const ref_pool_params *p = (const ref_pool_params *)node->params;
+  const int64_t work = p->planes * ref_window_out_count(&p->w) * ref_window_k_count(&p->w);
+  int parts = ref_threads_count(ref_io_threads(io));
+  ref_pool_job job;
+  job.node = node;
+  job.io = io;
+  if (work < REF_POOL_PARALLEL_MIN)
+    parts = 1;
+  else if (p->planes < parts)
+    parts = (int)p->planes;
+  ref_parallel(ref_io_threads(io), parts, ref_pool_part, &job, (unsigned char *)io->scratch);
+  return ODLA_SUCCESS;
+}
+
 static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
                            odla_memory_layout layout, const odla_uint32 *window_dims,
                            const odla_uint32 *strides, const odla_uint32 *dilations,
@@ -180,7 +220,7 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
                            odla_value_id id) {
   ref_pool_params p;
   odla_value_type out;
-  ref_kernel run;
+  ref_pool_planes_fn run;
   int64_t kernel[ODLA_MAX_DIMENSION];
   int i;
   char s1[128], s2[128];
@@ -202,6 +242,7 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
   if (!window_dims)
     return ref_fail(ODLA_INVALID_PARAM, op, "window_dims is NULL");
   p = *extra;
+  p.planes_fn = run;
   for (i = 0; i + 2 < input->type.shape.size && i < ODLA_MAX_DIMENSION; ++i)
     kernel[i] = window_dims[i];
   if (!ref_make_window(op, &input->type.shape, kernel, strides, dilations, pad_front, pad_back,
@@ -217,7 +258,7 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
     return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
                     ref_shape_str(output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
-  return ref_add_op(op, run, 1, &input, out, id, &p, sizeof p);
+  return ref_add_op(op, ref_pool_run, 1, &input, out, id, &p, sizeof p);
 }
 
 odla_value odla_MaxPool(odla_value input, odla_memory_layout input_layout,
@@ -295,8 +336,9 @@ odla_value odla_ExtLpPool(odla_value input, odla_memory_layout input_layout, odl
 /* ---- What the gradient rule reads (autodiff.h) ------------------------------------------ */
 
 int ref_maxpool_describe(const ref_node *node, ref_window *w) {
-  if (node->num_inputs != 1 ||
-      node->run != ref_pool_kernel(REF_POOL_MAX, node->inputs[0]->type.element_type))
+  if (node->num_inputs != 1 || node->run != ref_pool_run ||
+      ((const ref_pool_params *)node->params)->planes_fn !=
+          ref_pool_kernel(REF_POOL_MAX, node->inputs[0]->type.element_type))
     return 0;
   *w = ((const ref_pool_params *)node->params)->w;
   return 1;
