@@ -300,9 +300,9 @@ static double ref_quantize_one(const ref_quant_params *p, double x, double scale
       const float q = x[i] / scale;                                                                \
       float v = ((q + 12582912.0f) - 12582912.0f) + zf;                                            \
       int32_t r;                                                                                   \
-      v = v < lof ? lof : v;                                                                       \
+      v = v >= lof ? v : lof; /* NaN: lof, so that the conversion is defined */                    \
       v = v > hif ? hif : v;                                                                       \
-      r = (int32_t)v; /* (NaN: any value, replaced below) */                                       \
+      r = (int32_t)v;                                                                              \
       y[i] = (T)(q == q ? r : zp);                                                                 \
     }                                                                                              \
   }

@@ -30,12 +30,13 @@ static inline float ref_f32_from_bits(uint32_t b) {
  * two parts, so r is exact), e^r by its Taylor series to r^7 (error below 2^-24 there), and
  * 2^n as two powers of two so that n from -150 to 128 needs no special case. */
 static inline float ref_expf(float x) {
-  /* |x| beyond 104 gives 0 or +inf all the same. NaN goes through as NaN (r is NaN, whatever
-   * n its conversion gives; the bits are built unsigned). No other branch, so that gcc
-   * if-converts and vectorizes the loops this is inlined in. */
+  /* |x| beyond 104 gives 0 or +inf all the same. NaN goes through as NaN (r is NaN; n is 0,
+   * a NaN converted to an integer being undefined). No other branch, so that gcc if-converts
+   * and vectorizes the loops this is inlined in. */
   const float c = fabsf(x) > 104.0f ? copysignf(104.0f, x) : x;
-  const float t = c * 1.44269504f;
-  const int32_t n = (int32_t)(t + (t >= 0.0f ? 0.5f : -0.5f));
+  const float t = c * 1.44269504f; /* converted below as tn: 0 for NaN, selected on the bits */
+  const float tn = ref_f32_from_bits(ref_f32_bits(t) & (0u - (uint32_t)(t == t)));
+  const int32_t n = (int32_t)(tn + (tn >= 0.0f ? 0.5f : -0.5f));
   const float fn = (float)n;
   const float r = (c - fn * 0.693145752f) - fn * 1.42860677e-6f;
   float p = 1.98412698e-4f;
