@@ -269,7 +269,7 @@ private:
   static Expected<bool> sinkDequantize(Graph &g, Node *gather, std::set<const Node *> &erased) {
     auto x = dequantized(gather->input(0));
     Value *y = gather->output(0);
-    if (!x || !x->perTensor() || g.isGraphOutput(y))
+    if (!x || !x->perTensor())
       return false;
     Value *yq = g.addValue(g.uniqueName(y->name() + "/int"), {});
     Node *gi = g.addNodeBefore(gather, gather->op(), gather->name(),
@@ -277,7 +277,7 @@ private:
     if (Status s = verifyAndInfer(*gi))
       return s;
     Value *yf = g.addValue(g.uniqueName(y->name() + "/dequantized"), {});
-    Node *dq = g.addNodeBefore(gather, ops::Dequantize, x->node->name(),
+    Node *dq = g.addNodeBefore(gather, ops::Dequantize, gather->name() + "/dequantize",
                                {yq, x->scale, x->zeroPoint}, {yf}, x->node->attrs());
     if (Status s = verifyAndInfer(*dq))
       return s;
