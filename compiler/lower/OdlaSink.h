@@ -729,6 +729,20 @@ public:
                          multiplier, shift, output_zero_point, output_min, output_max, output_dims,
                          id));
   }
+  Val ExtQLinearAdd(Val a, Val a_zero_point, odla_int32 a_multiplier, Val b, Val b_zero_point,
+                    odla_int32 b_multiplier, odla_int32 shift, Val output_zero_point,
+                    odla_int32 output_min, odla_int32 output_max, const lower::Shape &output_dims,
+                    const Id &id) {
+    return one(ODLA_CALL(ExtQLinearAdd, a, a_zero_point, a_multiplier, b, b_zero_point,
+                         b_multiplier, shift, output_zero_point, output_min, output_max,
+                         output_dims, id));
+  }
+  Val ExtQLinearMul(Val a, Val a_zero_point, Val b, Val b_zero_point, odla_int32 multiplier,
+                    odla_int32 shift, Val output_zero_point, odla_int32 output_min,
+                    odla_int32 output_max, const lower::Shape &output_dims, const Id &id) {
+    return one(ODLA_CALL(ExtQLinearMul, a, a_zero_point, b, b_zero_point, multiplier, shift,
+                         output_zero_point, output_min, output_max, output_dims, id));
+  }
   // Extensions: data family.
   Val ExtBitCast(Val input, odla_element_type target_type, const Id &id) {
     return one(ODLA_CALL(ExtBitCast, input, target_type, id));

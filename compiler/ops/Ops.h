@@ -40,7 +40,7 @@
   /* Recurrent.cpp */ \
   X(RNN) X(LSTM) X(GRU) \
   /* Quant.cpp: quantization, integer-only quantized products */ \
-  X(Quantize) X(Dequantize) X(QLinearConv) X(QLinearMatMul) \
+  X(Quantize) X(Dequantize) X(QLinearConv) X(QLinearMatMul) X(QLinearAdd) X(QLinearMul) \
   /* Misc.cpp: detection, sampling, signal, text vectorization */ \
   X(NMS) X(NonMaxSuppression) X(RoiAlign) X(MaxRoiPool) X(GridSample) X(AffineGrid) X(Window) \
   X(DFT) X(STFT) X(MelWeightMatrix) X(TfIdfVectorize) \

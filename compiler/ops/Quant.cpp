@@ -1,10 +1,11 @@
-// Quantization ops: Quantize and Dequantize (linear, per tensor or per axis), and the
+// Quantization ops: Quantize and Dequantize (linear, per tensor or per axis), the
 // integer-only quantized products QLinearConv and QLinearMatMul (odla_ext_quant.h): 8-bit
 // operands, int32 accumulation, fixed-point requantization (ops/Requantize.h) and the fused
-// activation's clamp. ONNX's QLinearConv and QLinearMatMul with constant scales import to
-// them, and so do QDQ models (passes/FoldQuantizeDequantize.cpp); the other integer products
-// (MatMulInteger, ConvInteger, and the quantized-linear ones with computed scales) are
-// decomposed by the frontend into exact float products (frontend/rules/Quant.cpp).
+// activation's clamp, and the integer-only elementwise QLinearAdd and QLinearMul. ONNX's
+// QLinearConv and QLinearMatMul with constant scales import to them, and so do QDQ models
+// (passes/FoldQuantizeDequantize.cpp); the other integer products (MatMulInteger, ConvInteger, and
+// the quantized-linear ones with computed scales) are decomposed by the frontend into exact float
+// products (frontend/rules/Quant.cpp).
 #include "lower/Lowering.h"
 #include "ops/InferUtil.h"
 #include "ops/Ops.h"
@@ -267,6 +268,78 @@ void lowerQLinearMatMul(LowerCtx &c) {
                   static_cast<odla_int32>(n.i("output_max")), c.outShape(0), c.outId(0)));
 }
 
+// ---- QLinearAdd, QLinearMul ----------------------------------------------------------------
+
+enum QBinaryOperand { kA, kB, kAZero, kBZero, kYZeroBinary };
+
+// The zero point at `i`, when present: a constant scalar of `of`'s element type (the backends
+// read it as they build the node).
+Status checkBinaryZeroPoint(InferCtx &c, int i, const char *what, int of) {
+  if (!c.hasInput(i))
+    return Status::ok();
+  const TensorType &z = c.in(i);
+  if (z.numElements() != 1 || z.dtype != c.in(of).dtype || !c.inValue(i)->isConstant())
+    return c.fail(std::string(what) + " " + toString(z) + " must be a constant scalar of " +
+                  dtypeName(c.in(of).dtype));
+  return Status::ok();
+}
+
+// odla_ext_quant.h's rules: multipliers in [0, 2^31), shift in [1, 62], the clamp within the
+// output zero point's type; the operands broadcast.
+Status inferQLinearBinary(InferCtx &c) {
+  if (Status s = checkBinaryZeroPoint(c, kAZero, "a zero point", kA))
+    return s;
+  if (Status s = checkBinaryZeroPoint(c, kBZero, "b zero point", kB))
+    return s;
+  const TensorType &yz = c.in(kYZeroBinary);
+  if (yz.numElements() != 1 || !c.inValue(kYZeroBinary)->isConstant())
+    return c.fail("output zero point " + toString(yz) + " must be a constant scalar");
+  bool add = c.node().is(ops::QLinearAdd);
+  for (const char *m : add ? std::vector<const char *>{"a_multiplier", "b_multiplier"}
+                           : std::vector<const char *>{"multiplier"})
+    if (c.i(m) < 0 || c.i(m) > INT32_MAX)
+      return c.fail(std::string(m) + " " + str(c.i(m)) + " is outside [0, 2^31)");
+  if (c.i("shift") < 1 || c.i("shift") > 62)
+    return c.fail("shift " + str(c.i("shift")) + " is outside [1, 62]");
+  int64_t lo = c.i("output_min"), hi = c.i("output_max");
+  if (lo > hi || lo < quantMin(yz.dtype) || hi > quantMax(yz.dtype))
+    return c.fail("clamp [" + str(lo) + ", " + str(hi) + "] is not a range within " +
+                  dtypeName(yz.dtype) + "'s [" + str(quantMin(yz.dtype)) + ", " +
+                  str(quantMax(yz.dtype)) + "]");
+  auto dims = broadcastDims(c.in(kA).dims, c.in(kB).dims);
+  if (!dims)
+    return c.fail("operands " + toString(c.in(kA)) + " and " + toString(c.in(kB)) +
+                  " do not broadcast");
+  c.setOut(0, TensorType{yz.dtype, *dims});
+  return Status::ok();
+}
+
+void lowerQLinearAdd(LowerCtx &c) {
+  const Node &n = c.node();
+  c.setOut(0, c.sink().ExtQLinearAdd(
+                  c.in(kA), c.in(kAZero), static_cast<odla_int32>(n.i("a_multiplier")), c.in(kB),
+                  c.in(kBZero), static_cast<odla_int32>(n.i("b_multiplier")),
+                  static_cast<odla_int32>(n.i("shift")), c.in(kYZeroBinary),
+                  static_cast<odla_int32>(n.i("output_min")),
+                  static_cast<odla_int32>(n.i("output_max")), c.outShape(0), c.outId(0)));
+}
+
+void lowerQLinearMul(LowerCtx &c) {
+  const Node &n = c.node();
+  c.setOut(0, c.sink().ExtQLinearMul(
+                  c.in(kA), c.in(kAZero), c.in(kB), c.in(kBZero),
+                  static_cast<odla_int32>(n.i("multiplier")), static_cast<odla_int32>(n.i("shift")),
+                  c.in(kYZeroBinary), static_cast<odla_int32>(n.i("output_min")),
+                  static_cast<odla_int32>(n.i("output_max")), c.outShape(0), c.outId(0)));
+}
+
+const std::vector<OperandDef> kQuantBinaryOperands = {
+    {"a", OperandDef::Required, k8Bit},
+    {"b", OperandDef::Required, k8Bit},
+    {"a_zero_point", OperandDef::Optional, k8Bit},
+    {"b_zero_point", OperandDef::Optional, k8Bit},
+    {"y_zero_point", OperandDef::Required, k8Bit}};
+
 // The operands of both products, in QOperand order.
 const std::vector<OperandDef> kQuantProductOperands = {
     {"x", OperandDef::Required, k8Bit},
@@ -330,6 +403,35 @@ const OpDef QLinearMatMul = {"QLinearMatMul",          kQuantProductOperands, 1,
                              {kOutputMin, kOutputMax}, FusionClass::Opaque,   kTraitNone,
                              inferQLinearMatMul,       lowerQLinearMatMul,    BatchRule::MatMul,
                              FlopRule::MatrixProduct};
+
+// y = clamp(round_half_even(((a - a_zero_point) * a_multiplier + (b - b_zero_point) *
+// b_multiplier) / 2^shift) + y_zero_point, output_min, output_max), broadcasting:
+// odla_ext_quant.h's integer-only Add (a QDQ Add, ONNX Runtime's QLinearAdd).
+const OpDef QLinearAdd = {"QLinearAdd",
+                          kQuantBinaryOperands,
+                          1,
+                          {{"a_multiplier", AttrKind::Int, std::nullopt},
+                           {"b_multiplier", AttrKind::Int, std::nullopt},
+                           {"shift", AttrKind::Int, std::nullopt},
+                           kOutputMin,
+                           kOutputMax},
+                          FusionClass::Broadcast,
+                          kLayoutAgnostic,
+                          inferQLinearBinary,
+                          lowerQLinearAdd};
+// The same with the product: round_half_even((a - a_zero_point) * (b - b_zero_point) *
+// multiplier / 2^shift).
+const OpDef QLinearMul = {"QLinearMul",
+                          kQuantBinaryOperands,
+                          1,
+                          {{"multiplier", AttrKind::Int, std::nullopt},
+                           {"shift", AttrKind::Int, std::nullopt},
+                           kOutputMin,
+                           kOutputMax},
+                          FusionClass::Broadcast,
+                          kLayoutAgnostic,
+                          inferQLinearBinary,
+                          lowerQLinearMul};
 
 } // namespace ops
 

@@ -1,10 +1,11 @@
 // DecomposeQuantizedProducts: for a backend without odla_ExtQLinearConv / odla_ExtQLinearMatMul
-// (its manifest), the integer-only products become their float form in core ops: the operands
-// minus their zero points as exact integers in float32 (float64 when a sum could pass 2^24),
-// the float Conv or MatMul plus the bias, times the requantization factor multiplier / 2^shift,
-// then Quantize with scale 1 and the output zero point, and the clamp. Extension ops are
-// otherwise decomposed while lowering; this one needs constants (the factors), which only the
-// IR can add.
+// / odla_ExtQLinearAdd / odla_ExtQLinearMul (its manifest), the integer-only ops become their
+// float form in core ops: the operands minus their zero points as exact integers in float32
+// (float64 when a sum could pass 2^24), the float Conv or MatMul plus the bias, times the
+// requantization factor multiplier / 2^shift, then Quantize with scale 1 and the output zero
+// point, and the clamp; Add and Mul in float64, where each sum or product of the centered
+// operands times its factors is exact. Extension ops are otherwise decomposed while lowering;
+// these need constants (the factors), which only the IR can add.
 #include "passes/Passes.h"
 
 #include "ops/InferUtil.h"
@@ -27,6 +28,14 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       bool conv = n->is(ops::QLinearConv);
+      if (n->is(ops::QLinearAdd) || n->is(ops::QLinearMul)) {
+        if (ctx.target->hasExtension(n->is(ops::QLinearAdd) ? "ExtQLinearAdd" : "ExtQLinearMul"))
+          continue;
+        if (Status s = decomposeBinary(g, n))
+          return s;
+        changed = true;
+        continue;
+      }
       if (!conv && !n->is(ops::QLinearMatMul))
         continue;
       if (ctx.target->hasExtension(conv ? "ExtQLinearConv" : "ExtQLinearMatMul"))
@@ -82,6 +91,78 @@ private:
     if (!z)
       return z;
     return add(g, n, ops::Sub, {*f, *z}, {}, sfx + "_centered");
+  }
+
+  // A float64 scalar constant named after n's result.
+  static Value *scalar(Graph &g, const Node *n, double v, const std::string &sfx) {
+    return g.addConstant(g.uniqueName(n->output(0)->name() + sfx), {DType::F64, {}},
+                         Buffer::copyOf(&v, sizeof v));
+  }
+
+  // Quantize(real, scale 1, the output zero point), then the clamp: the result of every
+  // decomposed op.
+  static Status requantizeInto(Graph &g, Node *n, Value *real, Value *yZero) {
+    Value *y = n->output(0);
+    DType t = y->dtype();
+    AttrMap qAttrs = {{"axis", int64_t{0}},
+                      {"to", std::string(dtypeName(t))},
+                      {"block_size", int64_t{0}},
+                      {"saturate", int64_t{1}}};
+    Value *one = real->dtype() == DType::F64 ? scalar(g, n, 1.0, "/one") : nullptr;
+    if (!one) {
+      float oneF32 = 1.0f;
+      one = g.addConstant(g.uniqueName(y->name() + "/one"), {real->dtype(), {}},
+                          Buffer::copyOf(&oneF32, 4));
+    }
+    auto q = add(g, n, ops::Quantize, {real, one, yZero}, qAttrs, "/quantized");
+    if (!q)
+      return q.status();
+    int64_t lo = n->i("output_min"), hi = n->i("output_max");
+    if (lo > quantMin(t) || hi < quantMax(t)) {
+      q = add(g, n, ops::Clamp, {*q}, {{"min", double(lo)}, {"max", double(hi)}}, "/clamped");
+      if (!q)
+        return q.status();
+    }
+    g.replaceAllUses(y, *q);
+    g.eraseNode(n);
+    return Status::ok();
+  }
+
+  // QLinearAdd: (a - za) * fa + (b - zb) * fb; QLinearMul: (a - za) * (b - zb) * f; f = the
+  // multiplier / 2^shift.
+  static Status decomposeBinary(Graph &g, Node *n) {
+    enum { kA, kB, kAZero, kBZero, kYZeroBinary };
+    const int shift = static_cast<int>(n->i("shift"));
+    auto a = centered(g, n, n->input(kA), n->input(kAZero), DType::F64, {}, "/a");
+    if (!a)
+      return a.status();
+    auto b = centered(g, n, n->input(kB), n->input(kBZero), DType::F64, {}, "/b");
+    if (!b)
+      return b.status();
+    Expected<Value *> real = nullptr;
+    if (n->is(ops::QLinearAdd)) {
+      auto fa = add(g, n, ops::Mul,
+                    {*a, scalar(g, n, std::ldexp(double(n->i("a_multiplier")), -shift), "/fa")}, {},
+                    "/a_real");
+      if (!fa)
+        return fa.status();
+      auto fb = add(g, n, ops::Mul,
+                    {*b, scalar(g, n, std::ldexp(double(n->i("b_multiplier")), -shift), "/fb")}, {},
+                    "/b_real");
+      if (!fb)
+        return fb.status();
+      real = add(g, n, ops::Add, {*fa, *fb}, {}, "/real");
+    } else {
+      auto product = add(g, n, ops::Mul, {*a, *b}, {}, "/product");
+      if (!product)
+        return product.status();
+      real = add(g, n, ops::Mul,
+                 {*product, scalar(g, n, std::ldexp(double(n->i("multiplier")), -shift), "/f")}, {},
+                 "/real");
+    }
+    if (!real)
+      return real.status();
+    return requantizeInto(g, n, *real, n->input(kYZeroBinary));
   }
 
   static Status decompose(Graph &g, Node *n, bool conv) {
@@ -153,28 +234,7 @@ private:
     auto real = add(g, n, ops::Mul, {*product, f}, {}, "/real");
     if (!real)
       return real.status();
-    double oneF64 = 1.0;
-    float oneF32 = 1.0f;
-    Value *one = g.addConstant(g.uniqueName(y->name() + "/one"), {acc, {}},
-                               acc == DType::F64 ? Buffer::copyOf(&oneF64, sizeof oneF64)
-                                                 : Buffer::copyOf(&oneF32, 4));
-    DType t = y->dtype();
-    AttrMap qAttrs = {{"axis", int64_t{0}},
-                      {"to", std::string(dtypeName(t))},
-                      {"block_size", int64_t{0}},
-                      {"saturate", int64_t{1}}};
-    auto q = add(g, n, ops::Quantize, {*real, one, n->input(kYZero)}, qAttrs, "/quantized");
-    if (!q)
-      return q.status();
-    int64_t lo = n->i("output_min"), hi = n->i("output_max");
-    if (lo > quantMin(t) || hi < quantMax(t)) {
-      q = add(g, n, ops::Clamp, {*q}, {{"min", double(lo)}, {"max", double(hi)}}, "/clamped");
-      if (!q)
-        return q.status();
-    }
-    g.replaceAllUses(y, *q);
-    g.eraseNode(n);
-    return Status::ok();
+    return requantizeInto(g, n, *real, n->input(kYZero));
   }
 };
 

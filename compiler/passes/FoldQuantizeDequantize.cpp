@@ -4,6 +4,9 @@
 //     the integer-only QLinearConv or QLinearMatMul: x and the result quantized per tensor, w
 //     per tensor or per output channel, the bias an int32 at scale x_scale * w_scale (or a
 //     float bias, rounded to it), the activation the requantization's clamp;
+//   - Quantize(Add | Mul(Dequantize(a), Dequantize(b)) [-> Relu | Clamp]), a, b and the
+//     result quantized per tensor, is the integer-only QLinearAdd or QLinearMul (ResNet's
+//     residual sums, ONNX Runtime's QLinearAdd and QLinearMul once imported);
 //   - Quantize(op(Dequantize(x)...)) with the same scale and zero point on every side, where
 //     op selects elements (kSelectsElements: reshapes, transposes, slices, concatenations, max
 //     pooling), is op(x...);
@@ -140,6 +143,11 @@ public:
       if (!done)
         return done.status();
       if (!*done) {
+        done = foldBinary(g, *q, erased);
+        if (!done)
+          return done.status();
+      }
+      if (!*done) {
         done = foldSelection(g, *q, erased);
         if (!done)
           return done.status();
@@ -164,20 +172,81 @@ private:
     return std::nullopt;
   }
 
+  // The op under q, through a Relu or Clamp (*act, else null), when q alone reads their float
+  // results; null when there is none.
+  static Node *opUnder(Graph &g, const QParams &q, Node **act) {
+    Node *op = q.node->input(0)->producer();
+    *act = nullptr;
+    if (op && (op->is(ops::Relu) || op->is(ops::Clamp))) {
+      if (onlyUser(g, op->output(0)) != q.node)
+        return nullptr; // the activation's float result is needed elsewhere
+      *act = op;
+      op = op->input(0)->producer();
+    }
+    if (!op || onlyUser(g, op->output(0)) != (*act ? *act : q.node))
+      return nullptr; // no op, or its float result is needed elsewhere
+    return op;
+  }
+
+  // q's zero point, or a zero of its type.
+  static Value *outputZero(Graph &g, const QParams &q) {
+    if (q.zeroPoint)
+      return q.zeroPoint;
+    uint8_t zero = 0;
+    return g.addConstant(g.uniqueName(q.quantized->name() + "/zero_point"),
+                         {q.quantized->dtype(), {}}, Buffer::copyOf(&zero, 1));
+  }
+
+  // Q(Add | Mul(DQ(a), DQ(b)) [-> activation]) -> QLinearAdd / QLinearMul. Add's two factors
+  // a_scale / y_scale and b_scale / y_scale share the shift of the larger one.
+  static Expected<bool> foldBinary(Graph &g, const QParams &q, std::set<const Node *> &erased) {
+    Node *act = nullptr;
+    Node *op = opUnder(g, q, &act);
+    if (!op || (!op->is(ops::Add) && !op->is(ops::Mul)))
+      return false;
+    auto a = dequantized(op->input(0)), b = dequantized(op->input(1));
+    if (!a || !b || !a->perTensor() || !b->perTensor())
+      return false;
+    auto clamp = activationClamp(act, q);
+    if (!clamp || clamp->first > clamp->second)
+      return false;
+    bool add = op->is(ops::Add);
+    double ra = a->scales[0] / q.scales[0], rb = b->scales[0] / q.scales[0];
+    auto fp = fixedPoint(add ? std::max(ra, rb) : a->scales[0] * b->scales[0] / q.scales[0]);
+    if (!fp || fp->multiplier == 0)
+      return false; // beyond the fixed-point range, or no factor: the float form stays
+    AttrMap attrs = {
+        {"shift", int64_t{fp->shift}}, {"output_min", clamp->first}, {"output_max", clamp->second}};
+    if (add) {
+      double unit = std::ldexp(1.0, fp->shift); // the smaller factor at the larger's shift
+      attrs["a_multiplier"] =
+          ra >= rb ? int64_t{fp->multiplier} : static_cast<int64_t>(std::nearbyint(ra * unit));
+      attrs["b_multiplier"] =
+          ra >= rb ? static_cast<int64_t>(std::nearbyint(rb * unit)) : int64_t{fp->multiplier};
+    } else {
+      attrs["multiplier"] = int64_t{fp->multiplier};
+    }
+    std::vector<Node *> nodes{q.node, op};
+    if (act)
+      nodes.push_back(act);
+    std::vector<Node *> dequantizes{a->node, b->node};
+    auto folded = match::replacePattern(
+        g, q.quantized, nodes, add ? ops::QLinearAdd : ops::QLinearMul,
+        {a->quantized, b->quantized, a->zeroPoint, b->zeroPoint, outputZero(g, q)}, attrs, "/int",
+        erased);
+    if (!folded)
+      return folded.status();
+    for (Node *dq : dequantizes)
+      eraseIfUnused(g, dq, erased);
+    return true;
+  }
+
   // Q(product(DQ(x), DQ(w), bias) [-> activation]) -> QLinearConv / QLinearMatMul.
   static Expected<bool> foldProduct(Graph &g, const QParams &q, std::set<const Node *> &erased) {
-    Value *real = q.node->input(0);
-    Node *act = real->producer();
-    Node *product = act;
-    if (act && (act->is(ops::Relu) || act->is(ops::Clamp))) {
-      if (onlyUser(g, act->output(0)) != q.node)
-        return false; // the activation's float result is needed elsewhere
-      product = act->input(0)->producer();
-    } else {
-      act = nullptr;
-    }
-    if (!product || onlyUser(g, product->output(0)) != (act ? act : q.node))
-      return false; // no product, or its float result is needed elsewhere
+    Node *act = nullptr;
+    Node *product = opUnder(g, q, &act);
+    if (!product)
+      return false;
     bool conv = product->is(ops::Conv), gemm = product->is(ops::Gemm);
     if (!conv && !gemm && !product->is(ops::MatMul))
       return false;
@@ -230,12 +299,7 @@ private:
                       Buffer::copyOf(r->multiplier.data(), r->multiplier.size() * 4));
     Value *shift = g.addConstant(g.uniqueName(base + "/shift"), {DType::I32, paramDims},
                                  Buffer::copyOf(r->shift.data(), r->shift.size() * 4));
-    Value *yZero = q.zeroPoint;
-    if (!yZero) {
-      uint8_t zero = 0;
-      yZero = g.addConstant(g.uniqueName(base + "/zero_point"), {q.quantized->dtype(), {}},
-                            Buffer::copyOf(&zero, 1));
-    }
+    Value *yZero = outputZero(g, q);
     Value *kernel = w->quantized;
     if (transposeW) {
       Value *t = g.addValue(g.uniqueName(kernel->name() + "/transposed"), {});

@@ -238,6 +238,18 @@ memory::format_tag convActivationTag(int rank) {
   return rank == 4 && avx512 ? memory::format_tag::nChw16c : memory::format_tag::any;
 }
 
+/* Whether oneDNN's int8 kernels compute the exact products odla_ext_quant.h specifies on this
+ * CPU: with VNNI or AMX. Without them oneDNN multiplies pairs of 8-bit values into saturating
+ * 16-bit sums (pmaddubsw) and, against that, halves a convolution's weights (its weights'
+ * scale_adjust 0.5): the digits CNN came out up to 25 output steps off on an AVX2 machine.
+ * The reference kernels run the integer products there. */
+bool exactInt8Isa() {
+  using isa = dnnl::cpu_isa;
+  const isa have = dnnl::get_effective_cpu_isa();
+  return have == isa::avx512_core_vnni || have == isa::avx512_core_bf16 ||
+         have == isa::avx512_core_amx || have == isa::avx2_vnni;
+}
+
 /* Whether a convolution asks oneDNN for Winograd first: 2-D 3x3, stride 1, undilated,
  * ungrouped, over nChw16c activations (a multiple of 16 input channels, AVX-512). oneDNN
  * 2.6's F(2x2,3x3) kernel (jit_fp32_wino_2x3) takes 2.25x fewer multiplications; measured on
@@ -486,7 +498,7 @@ private:
     odla_value y = r.epilogue ? r.epilogue->outputs[0] : n->outputs[0];
     if (r.kind == OpKind::QConv || r.kind == OpKind::QMatMul) {
       try {
-        return !hasZeroDim(r.input) && !hasZeroDim(r.weights) && !hasZeroDim(y) &&
+        return exactInt8Isa() && !hasZeroDim(r.input) && !hasZeroDim(r.weights) && !hasZeroDim(y) &&
                lowerQuantized(n, r, y);
       } catch (const dnnl::error &e) {
         if (e.status != dnnl_unimplemented)

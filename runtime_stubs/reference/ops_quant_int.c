@@ -3,30 +3,30 @@
  * accumulation, exact fixed-point requantization and the fused clamp (the header's comment
  * "Integer-only quantized products" is the contract).
  *
- * Both run as one integer GEMM, rows x cols x k, whose rows are output pixels (Conv) or
- * matrix rows (MatMul) and whose cols are output channels. Both operands are int16 with
- * their zero point already subtracted (x - xz and w - wz[c] lie in [-255, 255]) and stored
- * k-contiguous, so that each output is a dot product the compiler vectorizes into int16
- * multiply-adds into int32 lanes (pmaddwd; vpdpwssd with VNNI), 16 of them at once in a
- * 4 x 4 register tile (ref_qi_tile). The kernel operand is packed that way (w - wz[c] per
- * output channel, k-contiguous) once: in the builder, into the node's parameter block, when
- * it and its zero point are constants, else into scratch when the node runs. The input is
- * staged per image as int16 (x - xz) in channels-last order whatever its layout, so that a
- * convolution's im2col rows are copies of channel runs, built a block of pixels at a time in
- * scratch (at most REF_QI_COL_VALUES values); a 1x1 convolution with stride 1 and no padding
- * reads the staged input itself, and a depthwise one (one input and one output channel per
- * group) runs a direct loop along the channels, or on channels-first data along rows of
- * pixels of the untransposed input (ref_qconv_cf). Padding
+ * Both run on the integer GEMM of qgemm.h, whose operands are int16 with their zero point
+ * already subtracted (x - xz and w - wz[c] lie in [-255, 255]): a row operand P of k-pairs
+ * and a column operand V of pair-interleaved panels. Which operand is which follows the
+ * output's layout, so that a tile's outputs are contiguous and requantize together:
+ * - channels-first convolution: P = the kernel (rows = output channels), V = the im2col
+ *   matrix of a block of output pixels, built from the uint8/int8 input per block;
+ * - channels-last convolution: P = im2col rows of the input staged as int16 (rows = pixels;
+ *   a pointwise one reads the staged input itself), V = the kernel (columns = channels);
+ * - MatMul: P = the input rows staged as int16, V = the kernel (columns = output columns).
+ * The kernel operand is packed once: in the builder, into the node's parameter block, when it
+ * and its zero point are constants, else into scratch when the node runs. A depthwise
+ * convolution (one input and one output channel per group) runs a direct loop along the
+ * channels (channels last) or along rows of pixels (channels first; ref_qconv_cf). Padding
  * contributes nothing: ONNX pads the quantized input with its zero point, whose x - xz is 0.
  *
- * Every output then goes through ref_qi_requantize (a run of one channel's outputs at a time
- * where the layout makes them contiguous). Work splits over blocks of rows on the
- * node's threads (threads.h); integer results are the same at any thread count.
+ * Work splits over blocks of pixels or rows (or output channels, where a product has too
+ * few) on the node's threads (threads.h); integer results are the same at any thread count.
  *
  * Multipliers and shifts that are constants are checked by the builders; ones computed in the
  * graph are checked as the node runs (ODLA_INVALID_PARAM), since a shift outside [1, 62]
  * cannot be computed. */
+#include "ops_binary.h"
 #include "ops_channels_last.h"
+#include "qgemm.h"
 #include "threads.h"
 
 #include <stdlib.h>
@@ -48,62 +48,18 @@ static const char *const ref_qi_names[REF_QI_OPERANDS] = {
     "input", "input_zero_point", "kernel", "kernel_zero_point",
     "bias",  "multiplier",       "shift",  "output_zero_point"};
 
-/* The GEMM's register tile (rows x cols); im2col blocks hold at most this many values; a
- * channels-first image is transposed this many pixels at a time. */
-enum { REF_QI_TILE = 4, REF_QI_COL_VALUES = 1 << 16, REF_QI_STAGE_PIXELS = 32 };
+/* im2col blocks hold at most this many values (in L2 beside the kernel rows that run over
+ * them); a channels-last convolution's rows come in blocks of this many pixels at most. */
+enum { REF_QI_COL_VALUES = 1 << 17, REF_QI_ROW_BLOCK = 64 * REF_QG_MR };
 /* Products under this many multiply-adds stay on one thread (as ops_gemm.c's floats). */
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
 
 static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* ---- Requantization ------------------------------------------------------------------------ */
-
-/* clamp(round_half_to_even(acc * mult / 2^shift) + zp, lo, hi) in int64 integer arithmetic:
- * |acc| <= 2^31 and 0 <= mult < 2^31 keep the product below 2^62, shift is in [1, 62].
- * Without branches: floor((prod + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether
- * floor(prod / 2^shift) is odd, rounds up exactly the remainders above one half and the half
- * of an odd quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative
- * number is shifted: that is implementation-defined in C99), less the offset's shift. */
-static int32_t ref_qi_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,
-                                 int32_t hi) {
-  const uint64_t offset = (uint64_t)1 << 62;
-  const int64_t prod = (int64_t)acc * mult, fo = (int64_t)(offset >> shift);
-  const int64_t odd = (int64_t)(((uint64_t)(prod + (int64_t)offset) >> shift) & 1);
-  const int64_t half = ((int64_t)1 << shift >> 1) - 1 + odd;
-  const int64_t q = (int64_t)((uint64_t)(prod + (int64_t)offset + half) >> shift) - fo + zp;
-  return (int32_t)(q < lo ? lo : q > hi ? hi : q);
-}
+static int64_t ref_qi_even(int64_t k) { return (k + 1) / 2 * 2; }
+static int64_t ref_qi_round_up(int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; }
 
 static int ref_qi_scale_ok(int32_t mult, int32_t shift) {
   return mult >= 0 && shift >= 1 && shift <= 62;
-}
-
-/* What the epilogue reads: per output channel bias, multiplier and shift (scalars expanded),
- * the output zero point and clamp, and where outputs go (element (row, col) at
- * y[row * y_row + col * y_col], one byte each). */
-typedef struct {
-  const int32_t *bias, *mult, *shift;
-  int32_t zp, lo, hi;
-  int y_signed;
-  unsigned char *y;
-  int64_t y_row, y_col;
-} ref_qi_out;
-
-/* Stores output (row, col) of a product's tile: rows [row, row + n) of column col, whose sums
- * are s[0], s[stride], ... */
-static void ref_qi_store(const ref_qi_out *o, int64_t row, int64_t n, int64_t col, const int32_t *s,
-                         int64_t stride) {
-  const int32_t bias = o->bias[col], mult = o->mult[col], shift = o->shift[col];
-  unsigned char *at = o->y + row * o->y_row + col * o->y_col;
-  int64_t i;
-  for (i = 0; i < n; ++i, at += o->y_row) {
-    const int32_t v = ref_qi_requantize((int32_t)((int64_t)s[i * stride] + bias), mult, shift,
-                                        o->zp, o->lo, o->hi);
-    if (o->y_signed)
-      *(int8_t *)at = (int8_t)v;
-    else
-      *at = (unsigned char)v;
-  }
 }
 
 /* ---- Operands -------------------------------------------------------------------------------- */
@@ -112,16 +68,22 @@ static int32_t ref_qi_load(odla_element_type t, const void *p, int64_t i) {
   return t == ODLA_INT8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
 }
 
-/* dst[i * stride] = src[i] - zp for n uint8 or int8 values: the staged int16 operand. */
-static void ref_qi_widen(odla_element_type t, const void *src, int64_t n, int32_t zp, int16_t *dst,
-                         int64_t stride) {
+/* dst[i * stride] = src[i * step] - zp for n uint8 or int8 values: the staged int16 operand. */
+static void ref_qi_widen(odla_element_type t, const void *src, int64_t step, int64_t n, int32_t zp,
+                         int16_t *dst, int64_t stride) {
   int64_t i;
-  if (t == ODLA_INT8)
+  if (step == 1 && stride == 1 && t == ODLA_INT8) /* the common cases, vectorized */
     for (i = 0; i < n; ++i)
-      dst[i * stride] = (int16_t)(((const int8_t *)src)[i] - zp);
+      dst[i] = (int16_t)(((const int8_t *)src)[i] - zp);
+  else if (step == 1 && stride == 1)
+    for (i = 0; i < n; ++i)
+      dst[i] = (int16_t)(((const uint8_t *)src)[i] - zp);
+  else if (t == ODLA_INT8)
+    for (i = 0; i < n; ++i)
+      dst[i * stride] = (int16_t)(((const int8_t *)src)[i * step] - zp);
   else
     for (i = 0; i < n; ++i)
-      dst[i * stride] = (int16_t)(((const uint8_t *)src)[i] - zp);
+      dst[i * stride] = (int16_t)(((const uint8_t *)src)[i * step] - zp);
 }
 
 /* What both builders' parameter blocks start with. */
@@ -131,35 +93,80 @@ typedef struct {
   int64_t channels; /* output channels: the epilogue's per-channel arrays */
   int packed;       /* the packed kernel follows the block, at packed_at; else wp_at */
   size_t packed_at;
+  /* the epilogue's operands are constants: its channel arrays follow the block, at
+     epilogue_at (else at chan_at in scratch, filled by each run), its zero point and
+     ref_qg_prepare's verdict are here */
+  int epilogue_built, fast;
+  int32_t zp;
+  size_t epilogue_at;
   size_t chan_at, xs_at, wp_at, bytes; /* scratch: channel arrays, staged input, kernel */
 } ref_qi_common;
 
-/* Fills the epilogue from the node's operands: the channel arrays (3 x channels int32 at
- * `chan`), zero point and clamp. ODLA_INVALID_PARAM when a multiplier or shift computed in
- * the graph is out of range. */
-static odla_status ref_qi_epilogue(const ref_node *node, const ref_io *io, const ref_qi_common *q,
-                                   int32_t *chan, ref_qi_out *o) {
+/* Bytes of the epilogue's channel arrays: float64 scales, then bias, multiplier, shift and
+ * ref_qg_prepare's range, int32. */
+static size_t ref_qi_chan_bytes(int64_t channels) {
+  return ref_nn_align((size_t)channels * (sizeof(double) + 5 * sizeof(int32_t)));
+}
+
+/* Points o at the channel arrays at chan. */
+static void ref_qi_out_at(const ref_qi_common *q, const void *chan, int32_t zp, int fast,
+                          ref_qg_out *o) {
   const int64_t m = q->channels;
-  const int64_t nm = ref_count(&node->inputs[REF_QI_MULT]->type.shape);
-  const int64_t ns = ref_count(&node->inputs[REF_QI_SHIFT]->type.shape);
-  const int32_t *bias = (const int32_t *)io->in[REF_QI_BIAS];
-  const int32_t *mult = (const int32_t *)io->in[REF_QI_MULT];
-  const int32_t *shift = (const int32_t *)io->in[REF_QI_SHIFT];
-  int64_t c;
-  for (c = 0; c < m; ++c) {
-    chan[c] = bias ? bias[c] : 0;
-    chan[m + c] = mult[nm == 1 ? 0 : c];
-    chan[2 * m + c] = shift[ns == 1 ? 0 : c];
-    if (!ref_qi_scale_ok(chan[m + c], chan[2 * m + c]))
-      return ODLA_INVALID_PARAM;
-  }
-  o->bias = chan;
-  o->mult = chan + m;
-  o->shift = chan + 2 * m;
-  o->zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
+  const int32_t *ints = (const int32_t *)((const double *)chan + m);
+  memset(o, 0, sizeof *o);
+  o->bias = ints;
+  o->mult = ints + m;
+  o->shift = ints + 2 * m;
+  o->smin = ints + 3 * m;
+  o->smax = ints + 4 * m;
+  o->scale = (const double *)chan;
+  o->fast = fast;
+  o->zp = zp;
   o->lo = q->lo;
   o->hi = q->hi;
   o->y_signed = q->y_type == ODLA_INT8;
+}
+
+/* Fills the channel arrays at chan from the bias (or none), multipliers and shifts (nm and ns
+ * of them: 1 or one per channel) and the output zero point; *fast is ref_qg_prepare's verdict.
+ * 0 when a multiplier or shift is out of range. */
+static int ref_qi_fill_channels(const ref_qi_common *q, const int32_t *bias, const int32_t *mult,
+                                int64_t nm, const int32_t *shift, int64_t ns, int32_t zp,
+                                void *chan, int *fast) {
+  const int64_t m = q->channels;
+  double *scale = (double *)chan;
+  int32_t *ints = (int32_t *)(scale + m);
+  int64_t c;
+  for (c = 0; c < m; ++c) {
+    ints[c] = bias ? bias[c] : 0;
+    ints[m + c] = mult[nm == 1 ? 0 : c];
+    ints[2 * m + c] = shift[ns == 1 ? 0 : c];
+    if (!ref_qi_scale_ok(ints[m + c], ints[2 * m + c]))
+      return 0;
+  }
+  *fast = ref_qg_prepare(m, ints + m, ints + 2 * m, zp, q->lo, q->hi, scale, ints + 3 * m,
+                         ints + 4 * m);
+  return 1;
+}
+
+/* The epilogue of a run: the block's, or filled now from the node's operands into the scratch
+ * at `chan`. ODLA_INVALID_PARAM when a multiplier or shift computed in the graph is out of
+ * range. */
+static odla_status ref_qi_epilogue(const ref_node *node, const ref_io *io, const ref_qi_common *q,
+                                   void *chan, ref_qg_out *o) {
+  int32_t zp;
+  int fast;
+  if (q->epilogue_built) {
+    ref_qi_out_at(q, (const unsigned char *)node->params + q->epilogue_at, q->zp, q->fast, o);
+    return ODLA_SUCCESS;
+  }
+  zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
+  if (!ref_qi_fill_channels(
+          q, (const int32_t *)io->in[REF_QI_BIAS], (const int32_t *)io->in[REF_QI_MULT],
+          ref_count(&node->inputs[REF_QI_MULT]->type.shape), (const int32_t *)io->in[REF_QI_SHIFT],
+          ref_count(&node->inputs[REF_QI_SHIFT]->type.shape), zp, chan, &fast))
+    return ODLA_INVALID_PARAM;
+  ref_qi_out_at(q, chan, zp, fast, o);
   return ODLA_SUCCESS;
 }
 
@@ -177,140 +184,53 @@ static const int16_t *ref_qi_kernel(const ref_node *node, const ref_io *io, cons
   return wp;
 }
 
-/* ---- The integer GEMM ------------------------------------------------------------------------ */
+/* ---- Splitting a product over threads ------------------------------------------------------ */
 
-/* s[i * 4 + j] = sum over p < k of a_i[p] * b_j[p]: 16 dot products in one pass, each a
- * reduction the compiler vectorizes as int16 x int16 -> int32 multiply-adds. Products are at
- * most 255^2; the caller's bound on the sum of their magnitudes (the header: acc fits in
- * int32) keeps every partial sum in int32. */
-static void ref_qi_tile(int64_t k, const int16_t *restrict a0, const int16_t *restrict a1,
-                        const int16_t *restrict a2, const int16_t *restrict a3,
-                        const int16_t *restrict b0, const int16_t *restrict b1,
-                        const int16_t *restrict b2, const int16_t *restrict b3,
-                        int32_t *restrict s) {
-  int32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
-  int32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
-  int64_t p;
-  for (p = 0; p < k; ++p) {
-    const int32_t x0 = a0[p], x1 = a1[p], x2 = a2[p], x3 = a3[p];
-    const int32_t w0 = b0[p], w1 = b1[p], w2 = b2[p], w3 = b3[p];
-    s00 += x0 * w0;
-    s01 += x0 * w1;
-    s02 += x0 * w2;
-    s03 += x0 * w3;
-    s10 += x1 * w0;
-    s11 += x1 * w1;
-    s12 += x1 * w2;
-    s13 += x1 * w3;
-    s20 += x2 * w0;
-    s21 += x2 * w1;
-    s22 += x2 * w2;
-    s23 += x2 * w3;
-    s30 += x3 * w0;
-    s31 += x3 * w1;
-    s32 += x3 * w2;
-    s33 += x3 * w3;
-  }
-  s[0] = s00, s[1] = s01, s[2] = s02, s[3] = s03;
-  s[4] = s10, s[5] = s11, s[6] = s12, s[7] = s13;
-  s[8] = s20, s[9] = s21, s[10] = s22, s[11] = s23;
-  s[12] = s30, s[13] = s31, s[14] = s32, s[15] = s33;
-}
-
-/* One product: rows x cols outputs over k. A is dense (a, lda) or, for a convolution that
- * is not pointwise, the im2col matrix of the staged image (win set): row = output pixel,
- * k = (kd, kh, kw, ci) over the group's cpg channels at `a` (an image row of x_channels). B is
- * cols rows of k values. */
-typedef struct {
-  int64_t rows, cols, k;
-  const int16_t *a;
-  int64_t lda;
-  const ref_window *win;
-  int64_t x_channels, cpg;
-  const int16_t *b;
-  ref_qi_out out;
-  int64_t block; /* rows per im2col block (a multiple of REF_QI_TILE) */
-  size_t col_at; /* the im2col block's offset in each thread's scratch */
-} ref_qi_gemm;
-
-/* Rows [first, first + n) of the im2col matrix into `col` (n x k). */
-static void ref_qi_im2col(const ref_qi_gemm *g, int64_t first, int64_t n, int16_t *col) {
-  const ref_window *w = g->win;
-  const size_t run = (size_t)g->cpg * sizeof *col;
-  int64_t pix, kd, kh, kw;
-  for (pix = first; pix < first + n; ++pix) {
-    const int64_t ow = pix % w->out[2], oh = pix / w->out[2] % w->out[1];
-    const int64_t od = pix / (w->out[2] * w->out[1]);
-    for (kd = 0; kd < w->k[0]; ++kd) {
-      const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
-      for (kh = 0; kh < w->k[1]; ++kh) {
-        const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
-        for (kw = 0; kw < w->k[2]; ++kw, col += g->cpg) {
-          const int64_t iw = ow * w->stride[2] - w->pad[2] + kw * w->dil[2];
-          if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1] || iw < 0 || iw >= w->in[2])
-            memset(col, 0, run);
-          else
-            memcpy(col, g->a + ((id * w->in[1] + ih) * w->in[2] + iw) * g->x_channels, run);
-        }
-      }
-    }
-  }
-}
-
-/* Outputs of rows [r0, r0 + n), whose A rows are a (stride lda): tile by tile, a column quad
- * of B (in L1) against every row quad of the block. Edge tiles repeat their last row or
- * column and store only the real ones. */
-static void ref_qi_rows(const ref_qi_gemm *g, int64_t r0, int64_t n, const int16_t *a,
-                        int64_t lda) {
-  const int64_t k = g->k;
-  int32_t s[REF_QI_TILE * REF_QI_TILE];
-  int64_t c0, i0, j;
-  for (c0 = 0; c0 < g->cols; c0 += REF_QI_TILE) {
-    const int64_t nc = ref_qi_min(REF_QI_TILE, g->cols - c0);
-    const int16_t *b = g->b + c0 * k;
-    const int16_t *b1 = b + ref_qi_min(1, nc - 1) * k, *b2 = b + ref_qi_min(2, nc - 1) * k;
-    const int16_t *b3 = b + ref_qi_min(3, nc - 1) * k;
-    for (i0 = 0; i0 < n; i0 += REF_QI_TILE) {
-      const int64_t nr = ref_qi_min(REF_QI_TILE, n - i0);
-      const int16_t *a0 = a + i0 * lda;
-      ref_qi_tile(k, a0, a0 + ref_qi_min(1, nr - 1) * lda, a0 + ref_qi_min(2, nr - 1) * lda,
-                  a0 + ref_qi_min(3, nr - 1) * lda, b, b1, b2, b3, s);
-      for (j = 0; j < nc; ++j)
-        ref_qi_store(&g->out, r0 + i0, nr, c0 + j, s + j, REF_QI_TILE);
-    }
-  }
-}
-
-/* Part `index` of `parts` of a product: its share of the rows, block by block. */
-static void ref_qi_gemm_part(void *arg, int index, int parts, unsigned char *scratch) {
-  const ref_qi_gemm *g = (const ref_qi_gemm *)arg;
-  int16_t *col = g->win ? (int16_t *)ref_scratch_at(scratch, g->col_at) : NULL;
-  int64_t lo, hi, r, n;
-  ref_split(g->rows, REF_QI_TILE, index, parts, &lo, &hi);
-  for (r = lo; r < hi; r += n) {
-    n = ref_qi_min(g->block, hi - r);
-    if (g->win) {
-      ref_qi_im2col(g, r, n, col);
-      ref_qi_rows(g, r, n, col, g->k);
-    } else {
-      ref_qi_rows(g, r, n, g->a + r * g->lda, g->lda);
-    }
-  }
-}
-
-/* How many parts a product of `macs` multiply-adds over `rows` rows splits into. */
-static int ref_qi_parts(const ref_io *io, int64_t macs, int64_t rows) {
+/* How many parts a product of `macs` multiply-adds splits into, at most `units`. */
+static int ref_qi_parts(const ref_io *io, int64_t macs, int64_t units) {
   const int64_t threads = ref_threads_count(ref_io_threads(io));
-  const int64_t quads = (rows + REF_QI_TILE - 1) / REF_QI_TILE;
-  if (macs < REF_QI_PARALLEL_MIN)
+  if (macs < REF_QI_PARALLEL_MIN || units < 1)
     return 1;
-  return (int)(threads < quads ? threads : quads);
+  return (int)(threads < units ? threads : units);
 }
 
-static void ref_qi_gemm_run(const ref_io *io, ref_qi_gemm *g) {
-  const int parts = ref_qi_parts(io, g->rows * g->cols * g->k, g->rows);
-  if (g->rows > 0 && g->cols > 0)
-    ref_parallel(ref_io_threads(io), parts, ref_qi_gemm_part, g, (unsigned char *)io->scratch);
+/* A product whose operands are both ready: its rows split over the parts when there are
+ * enough of them, else its columns. */
+typedef struct {
+  ref_qg g;
+  int64_t rows, cols;
+} ref_qi_job;
+
+static int64_t ref_qi_job_row_units(const ref_qi_job *j) {
+  return (j->rows + REF_QG_MR - 1) / REF_QG_MR;
+}
+static int64_t ref_qi_job_col_units(const ref_qi_job *j) {
+  return (j->cols + REF_QG_NR - 1) / REF_QG_NR;
+}
+static int ref_qi_job_by_rows(const ref_qi_job *j, int parts) {
+  const int64_t r = ref_qi_job_row_units(j);
+  return r >= (int64_t)parts * 4 || r >= ref_qi_job_col_units(j);
+}
+
+static void ref_qi_job_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qi_job *j = (const ref_qi_job *)arg;
+  int64_t lo, hi;
+  (void)scratch;
+  if (ref_qi_job_by_rows(j, parts)) {
+    ref_split(j->rows, REF_QG_MR, index, parts, &lo, &hi);
+    ref_qg_run(&j->g, lo, hi, 0, j->cols);
+  } else {
+    ref_split(j->cols, REF_QG_NR, index, parts, &lo, &hi);
+    ref_qg_run(&j->g, 0, j->rows, lo, hi);
+  }
+}
+
+static void ref_qi_job_run(const ref_io *io, ref_qi_job *j) {
+  const int64_t r = ref_qi_job_row_units(j), c = ref_qi_job_col_units(j);
+  const int64_t units = r > c ? r : c;
+  if (j->rows > 0 && j->cols > 0)
+    ref_parallel(ref_io_threads(io), ref_qi_parts(io, j->rows * j->cols * j->g.kp, units),
+                 ref_qi_job_part, j, (unsigned char *)io->scratch);
 }
 
 /* ---- Checks both builders share ------------------------------------------------------------ */
@@ -438,28 +358,54 @@ static int ref_qi_constant_kernel(const odla_value *in) {
   return w->kind == REF_CONSTANT && w->data && (!wz || (wz->kind == REF_CONSTANT && wz->data));
 }
 
-/* Adds the node. With a constant kernel (q->packed, ref_qi_constant_kernel), `params` (head bytes)
- * is followed in the node's block by the kernel packed by `pack` (packed_values int16), and the
- * node does not read the kernel and its zero point (a constants array cannot replace them: they
- * shaped the block). `q` is the common head of `params`. */
+/* Whether v is absent or a constant with its data. */
+static int ref_qi_constant_or_absent(odla_value v) {
+  return !v || (v->kind == REF_CONSTANT && v->data);
+}
+
+/* Adds the node. `params` (head bytes, whose common head is `q`) is followed in the node's
+ * block by the kernel packed by `pack` (packed_values int16) when the kernel is constant
+ * (q->packed, ref_qi_constant_kernel), and by the epilogue's channel arrays when its operands
+ * are (bias, multiplier, shift and output zero point); the node then does not read those
+ * operands (a constants array cannot replace them: they shaped the block). */
 static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, void *params,
                              size_t head, ref_qi_common *q, int64_t packed_values,
                              ref_qi_pack_fn pack, odla_value_type out, odla_value_id id) {
   const size_t packed_at = (head + 15) / 16 * 16;
-  const size_t bytes = packed_at + (size_t)packed_values * sizeof(int16_t);
+  const size_t chan_at =
+      q->packed ? (packed_at + (size_t)packed_values * sizeof(int16_t) + 15) / 16 * 16 : packed_at;
+  const int built = ref_qi_constant_or_absent(in[REF_QI_BIAS]) &&
+                    ref_qi_constant_or_absent(in[REF_QI_MULT]) && in[REF_QI_MULT] &&
+                    ref_qi_constant_or_absent(in[REF_QI_SHIFT]) && in[REF_QI_SHIFT] &&
+                    ref_qi_constant_or_absent(in[REF_QI_YZ]) && in[REF_QI_YZ];
+  const size_t bytes = built ? chan_at + ref_qi_chan_bytes(q->channels) : chan_at;
   unsigned char *block;
   odla_value v;
-  if (!q->packed)
+  if (!q->packed && !built)
     return ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
-  q->packed_at = packed_at;
   block = (unsigned char *)calloc(1, bytes);
   if (!block)
-    return ref_fail(ODLA_MEM_ERROR, op, "no memory for the packed kernel (%lu bytes)",
+    return ref_fail(ODLA_MEM_ERROR, op, "no memory for the node's parameters (%lu bytes)",
                     (unsigned long)bytes);
-  memcpy(block, params, head);
-  pack(params, in[REF_QI_W]->data, in[REF_QI_WZ] ? in[REF_QI_WZ]->data : NULL,
-       in[REF_QI_WZ] && ref_count(&in[REF_QI_WZ]->type.shape) != 1, (int16_t *)(block + packed_at));
-  in[REF_QI_W] = in[REF_QI_WZ] = NULL;
+  if (q->packed) {
+    q->packed_at = packed_at;
+    pack(params, in[REF_QI_W]->data, in[REF_QI_WZ] ? in[REF_QI_WZ]->data : NULL,
+         in[REF_QI_WZ] && ref_count(&in[REF_QI_WZ]->type.shape) != 1,
+         (int16_t *)(block + packed_at));
+    in[REF_QI_W] = in[REF_QI_WZ] = NULL;
+  }
+  if (built) { /* the builder checked the multipliers and shifts */
+    q->epilogue_built = 1;
+    q->epilogue_at = chan_at;
+    q->zp = ref_qi_load(q->y_type, in[REF_QI_YZ]->data, 0);
+    ref_qi_fill_channels(
+        q, in[REF_QI_BIAS] ? (const int32_t *)in[REF_QI_BIAS]->data : NULL,
+        (const int32_t *)in[REF_QI_MULT]->data, ref_count(&in[REF_QI_MULT]->type.shape),
+        (const int32_t *)in[REF_QI_SHIFT]->data, ref_count(&in[REF_QI_SHIFT]->type.shape), q->zp,
+        block + chan_at, &q->fast);
+    in[REF_QI_BIAS] = in[REF_QI_MULT] = in[REF_QI_SHIFT] = in[REF_QI_YZ] = NULL;
+  }
+  memcpy(block, params, head); /* after q's changes: q is its head */
   v = ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, block, bytes);
   free(block);
   return v;
@@ -471,29 +417,41 @@ typedef struct {
   ref_qi_common q;
   ref_window w;
   int64_t n, c, m, group, cpg, mpg;
-  int64_t kg;            /* dot product length: kernel volume x cpg */
+  int64_t kg, kp;        /* dot product length: kernel volume x cpg; kp: kg rounded up to even */
   int channels_last;     /* data [N, spatial..., C], kernel SIO; else [N, C, spatial...], OIS */
-  int pointwise;         /* 1x1, stride 1, no padding: the staged input is the im2col matrix */
+  int unit_window;       /* 1x1, stride 1, no padding: an im2col row is a run of an input channel */
+  int pointwise;         /* that, channels last, cpg even: P is the staged input */
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
-  int64_t block;         /* im2col rows per block */
-  size_t col_at, acc_at; /* scratch: im2col block (GEMM), channel sums (depthwise) */
+  int64_t block;         /* output pixels per im2col block */
+  int64_t packed_values; /* int16 values of the packed kernel */
+  /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
+     channels-first depthwise convolution's padded plane and kernel taps */
+  size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
 } ref_qconv_params;
 
-/* Packs the kernel as int16 w - wz[c]: channel c's kg values, (kernel cell, group input
- * channel) as the im2col rows order them, at c * kg; depthwise, cell t of channel c at
- * t * M + c. */
+/* Packs the kernel as int16 w - wz[c]. Channels first, P: channel c's row at c * kp, in the
+ * im2col order (group input channel, kernel cell). Channels last, V: group g's columns
+ * (its output channels) from g * ref_qg_v_count(kp, mpg), depth in the order (kernel cell,
+ * group input channel). Depthwise: cell t of channel c at t * M + c. Pads are zero. */
 static void ref_qconv_pack(const void *params, const void *w, const void *wz, int wz_per_channel,
                            int16_t *dst) {
   const ref_qconv_params *p = (const ref_qconv_params *)params;
-  const int64_t kvol = ref_window_k_count(&p->w);
+  const int64_t kvol = ref_window_k_count(&p->w), vcount = ref_qg_v_count(p->kp, p->mpg);
   int64_t c, t, ci;
+  memset(dst, 0, (size_t)p->packed_values * sizeof *dst);
   for (c = 0; c < p->m; ++c) {
     const int32_t z = wz ? ref_qi_load(p->q.w_type, wz, wz_per_channel ? c : 0) : 0;
     for (t = 0; t < kvol; ++t)
       for (ci = 0; ci < p->cpg; ++ci) {
-        const int64_t src =
-            p->channels_last ? (t * p->cpg + ci) * p->m + c : (c * p->cpg + ci) * kvol + t;
-        const int64_t at = p->depthwise ? t * p->m + c : c * p->kg + t * p->cpg + ci;
+        int64_t src, at;
+        if (p->channels_last) {
+          src = (t * p->cpg + ci) * p->m + c;
+          at = p->depthwise ? t * p->m + c
+                            : c / p->mpg * vcount + ref_qg_v_at(p->kp, t * p->cpg + ci, c % p->mpg);
+        } else {
+          src = (c * p->cpg + ci) * kvol + t;
+          at = p->depthwise ? t * p->m + c : c * p->kp + ci * kvol + t;
+        }
         dst[at] = (int16_t)(ref_qi_load(p->q.w_type, w, src) - z);
       }
   }
@@ -503,7 +461,7 @@ static void ref_qconv_pack(const void *params, const void *w, const void *wz, in
 typedef struct {
   const ref_qconv_params *p;
   const int16_t *xs, *wp;
-  ref_qi_out out;
+  ref_qg_out out;
 } ref_qconv_depthwise;
 
 static void ref_qconv_depthwise_part(void *arg, int index, int parts, unsigned char *scratch) {
@@ -539,90 +497,96 @@ static void ref_qconv_depthwise_part(void *arg, int index, int parts, unsigned c
         }
       }
     }
-    for (c = 0; c < ch; ++c)
-      ref_qi_store(&d->out, pix, 1, c, acc + c, 0);
+    ref_qg_requantize_channels(&d->out, acc, ch, d->out.y + pix * d->out.y_row);
   }
 }
 
-/* Channels-first depthwise convolutions run along rows of pixels, as that layout stores
- * them: the staged input is x - xz as int16 in the input's own order [C][pixels], a row of
- * one channel's outputs sums in int32, then requantizes with one multiplier and shift
- * (ref_qi_store_run), which compilers vectorize (per-lane 64-bit shifts they do not). With
- * 9 terms a sum (MobileNetV2's 3x3 layers) the channels-last loop spent its time in the
- * one-output-at-a-time requantization (3.7 ms for MobileNetV2's first one, now 0.8). */
-
-/* Requantizes the n sums s of output channel `col` into y[0..n). */
-static void ref_qi_store_run(const ref_qi_out *o, int64_t col, const int32_t *restrict s, int64_t n,
-                             unsigned char *restrict y) {
-  const int32_t bias = o->bias[col], mult = o->mult[col], shift = o->shift[col];
-  int64_t i;
-  if (o->y_signed)
-    for (i = 0; i < n; ++i)
-      ((int8_t *)y)[i] = (int8_t)ref_qi_requantize((int32_t)((int64_t)s[i] + bias), mult, shift,
-                                                   o->zp, o->lo, o->hi);
-  else
-    for (i = 0; i < n; ++i)
-      y[i] = (unsigned char)ref_qi_requantize((int32_t)((int64_t)s[i] + bias), mult, shift, o->zp,
-                                              o->lo, o->hi);
-}
+/* Channels-first depthwise convolutions run along rows of output pixels, as that layout
+ * stores them: each channel's input is staged as int16 x - xz into a plane padded with the
+ * convolution's zeros (scratch at plane_at, whose pads are zeroed once per part), so that
+ * every kernel row reads a whole padded input row; ref_qg_depthwise_row sums an output row
+ * over all taps in registers (AVX2: pairs of taps as int16 multiply-adds) and
+ * ref_qg_requantize_run requantizes it with the channel's multiplier and shift. The parts
+ * split the channels. */
 
 typedef struct {
   const ref_qconv_params *p;
-  const int16_t *xs, *wp; /* staged image [C][in pixels]; packed kernel */
-  ref_qi_out out;         /* out.y: the image's result [M][out pixels] */
+  const unsigned char *x; /* the image [C][in pixels] */
+  int32_t xz;
+  const int16_t *wp; /* packed kernel: tap t of channel c at t * M + c */
+  ref_qg_out out;    /* out.y: the image's result [M][out pixels] */
 } ref_qconv_cf;
 
-/* Depthwise: one output row at a time, each kernel tap adding the input row segment it
- * reads in bounds (padding reads x_zero_point: nothing) to the row's sums (scratch at
- * acc_at, a row's width); the parts split the channels. Kernel tap t of channel c at
- * t * M + c. */
+/* The padded plane's extents: depth, height and width with the pads. */
+static void ref_qconv_plane_dims(const ref_window *w, int64_t dims[3]) {
+  int i;
+  for (i = 0; i < 3; ++i)
+    dims[i] = w->in[i] + w->pad[i] + w->pad_end[i];
+}
+
+static int64_t ref_qconv_plane_values(const ref_window *w) {
+  int64_t dims[3];
+  ref_qconv_plane_dims(w, dims);
+  return dims[0] * dims[1] * dims[2] + REF_QG_ROW_SLACK;
+}
+
+/* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed). */
+static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
+                                 int16_t *plane) {
+  const ref_window *w = &p->w;
+  int64_t dims[3], id, ih;
+  ref_qconv_plane_dims(w, dims);
+  for (id = 0; id < w->in[0]; ++id)
+    for (ih = 0; ih < w->in[1]; ++ih)
+      ref_qi_widen(p->q.x_type, xc + (id * w->in[1] + ih) * w->in[2], 1, w->in[2], xz,
+                   plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2], 1);
+}
+
+/* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
+enum { REF_QI_DW_ROWS = 8 };
+
 static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf *d = (const ref_qconv_cf *)arg;
   const ref_qconv_params *p = d->p;
   const ref_window *w = &p->w;
-  const int64_t ow_n = w->out[2], sw = w->stride[2];
+  const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
+  const int64_t kvol = ref_window_k_count(w), krows = w->k[0] * w->k[1];
+  int16_t *plane = (int16_t *)ref_scratch_at(scratch, p->plane_at);
+  int16_t *taps = (int16_t *)ref_scratch_at(scratch, p->taps_at);
   int32_t *acc = (int32_t *)ref_scratch_at(scratch, p->acc_at);
-  int64_t lo, hi, c, od, oh, kd, kh, kw, ow;
+  const int16_t *rows[REF_QI_DW_ROWS];
+  int64_t dims[3], lo, hi, c, t, od, oh, r0;
+  int r;
   ref_split(p->c, 1, index, parts, &lo, &hi);
-  for (c = lo; c < hi; ++c)
+  if (lo >= hi)
+    return;
+  ref_qconv_plane_dims(w, dims);
+  memset(plane, 0, (size_t)ref_qconv_plane_values(w) * sizeof *plane);
+  for (c = lo; c < hi; ++c) {
+    for (t = 0; t < kvol; ++t)
+      taps[t] = d->wp[t * p->m + c];
+    ref_qconv_fill_plane(p, d->x + c * ipix, d->xz, plane);
     for (od = 0; od < w->out[0]; ++od)
       for (oh = 0; oh < w->out[1]; ++oh) {
-        for (ow = 0; ow < ow_n; ++ow)
-          acc[ow] = 0;
-        for (kd = 0; kd < w->k[0]; ++kd) {
-          const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
-          if (id < 0 || id >= w->in[0])
-            continue;
-          for (kh = 0; kh < w->k[1]; ++kh) {
-            const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
-            const int16_t *xrow;
-            if (ih < 0 || ih >= w->in[1])
-              continue;
-            xrow = d->xs + ((c * w->in[0] + id) * w->in[1] + ih) * w->in[2];
-            for (kw = 0; kw < w->k[2]; ++kw) {
-              /* iw = ow * sw + off within [0, in): ow in [first, last) */
-              const int64_t off = kw * w->dil[2] - w->pad[2];
-              const int64_t first = off >= 0 ? 0 : (-off + sw - 1) / sw;
-              const int64_t last =
-                  w->in[2] - off <= 0 ? 0 : ref_qi_min(ow_n, (w->in[2] - off - 1) / sw + 1);
-              const int32_t k = d->wp[((kd * w->k[1] + kh) * w->k[2] + kw) * p->m + c];
-              const int16_t *xs = xrow + off;
-              if (sw == 1)
-                for (ow = first; ow < last; ++ow)
-                  acc[ow] += k * xs[ow];
-              else
-                for (ow = first; ow < last; ++ow)
-                  acc[ow] += k * xs[ow * sw];
-            }
+        for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
+          const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
+          for (r = 0; r < n; ++r) {
+            const int64_t kd = (r0 + r) / w->k[1], kh = (r0 + r) % w->k[1];
+            rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] + oh * w->stride[1] +
+                               kh * w->dil[1]) *
+                                  dims[2];
           }
+          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
+                               w->out[2], r0 > 0, acc);
         }
-        ref_qi_store_run(&d->out, c, acc, ow_n,
-                         d->out.y + ((c * w->out[0] + od) * w->out[1] + oh) * ow_n);
+        ref_qg_requantize_run(&d->out, c, acc, w->out[2],
+                              d->out.y + c * opix + (od * w->out[1] + oh) * w->out[2]);
       }
+  }
 }
 
-/* Staging one image's input (x - xz as int16): as it is, or transposed to channels-last a
- * block of pixels (in L1) at a time; the parts split the pixels. */
+/* Staging one image's input as int16 x - xz in its own layout (the depthwise loops' and the
+ * channels-last products' operand); the parts split the values. */
 enum { REF_QI_STAGE_PARALLEL_MIN = 1 << 15 };
 
 typedef struct {
@@ -630,69 +594,318 @@ typedef struct {
   const unsigned char *x;
   int32_t xz;
   int16_t *xs;
-  int transpose;
 } ref_qconv_stage;
 
 static void ref_qconv_stage_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
   const ref_qconv_params *p = st->p;
-  const int64_t ipix = ref_window_in_count(&p->w);
-  const size_t size = p->q.x_type == ODLA_INT8 ? sizeof(int8_t) : sizeof(uint8_t);
-  int64_t lo, hi, p0, ci;
+  int64_t lo, hi;
   (void)scratch;
-  if (!st->transpose) {
-    ref_split(ipix * p->c, 64, index, parts, &lo, &hi);
-    ref_qi_widen(p->q.x_type, st->x + lo * size, hi - lo, st->xz, st->xs + lo, 1);
+  ref_split(ref_window_in_count(&p->w) * p->c, 64, index, parts, &lo, &hi);
+  ref_qi_widen(p->q.x_type, st->x + lo, 1, hi - lo, st->xz, st->xs + lo, 1);
+}
+
+/* ---- Channels first: P = the kernel, V = im2col blocks of output pixels ---------------------- */
+
+/* Staging one image's padded planes (the im2col rows' source when the window is not a unit
+ * one); the parts split the channels. */
+static void ref_qconv_pad_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
+  const ref_qconv_params *p = st->p;
+  const int64_t values = ref_qconv_plane_values(&p->w), ipix = ref_window_in_count(&p->w);
+  int64_t lo, hi, c;
+  (void)scratch;
+  ref_split(p->c, 1, index, parts, &lo, &hi);
+  for (c = lo; c < hi; ++c) {
+    memset(st->xs + c * values, 0, (size_t)values * sizeof *st->xs);
+    ref_qconv_fill_plane(p, st->x + c * ipix, st->xz, st->xs + c * values);
+  }
+}
+
+/* One image and group of a channels-first convolution. */
+typedef struct {
+  const ref_qconv_params *p;
+  const unsigned char *x; /* the group's first input channel (a unit window reads it) */
+  const int16_t *xp;      /* else its padded plane (ref_qconv_pad_part) */
+  int32_t xz;
+  ref_qg g; /* P (the group's kernel rows), out (the group's channels); v set per block */
+  int64_t block, blocks; /* pixels per block (at most p->block), blocks */
+  int by_rows;           /* the parts split the output channels, not the blocks */
+} ref_qconv_cf_gemm;
+
+/* A run of a block's output pixels along an output row: its first pixel j in the block, its
+ * length n, and where its first window starts in a padded plane (kernel cell 0). */
+typedef struct {
+  int64_t j, n, at;
+} ref_qconv_run_of;
+
+/* The runs of output pixels [b0, b0 + nb) into runs[], their count returned. */
+static int64_t ref_qconv_runs(const ref_qconv_params *p, int64_t b0, int64_t nb,
+                              ref_qconv_run_of *runs) {
+  const ref_window *w = &p->w;
+  const int64_t ow_n = w->out[2];
+  int64_t dims[3], pix = b0, count = 0;
+  ref_qconv_plane_dims(w, dims);
+  while (pix < b0 + nb) {
+    const int64_t ow0 = pix % ow_n, oh = pix / ow_n % w->out[1], od = pix / (ow_n * w->out[1]);
+    ref_qconv_run_of *r = &runs[count++];
+    r->j = pix - b0;
+    r->n = ref_qi_min(ow_n - ow0, b0 + nb - pix);
+    r->at = (od * w->stride[0] * dims[1] + oh * w->stride[1]) * dims[2] + ow0 * w->stride[2];
+    pix += r->n;
+  }
+  return count;
+}
+
+/* Row k = (group input channel ci, kernel cell t) of the im2col matrix for output pixels
+ * [b0, b0 + nb) into row[0, nb): x - xz of the window's element, 0 where it reads padding.
+ * A unit window's row is a run of the input channel; another window's row copies the
+ * block's runs from the channel's padded plane. */
+static void ref_qconv_cf_row(const ref_qconv_cf_gemm *c, int64_t ci, int64_t t, int64_t b0,
+                             int64_t nb, const ref_qconv_run_of *runs, int64_t nruns,
+                             int16_t *row) {
+  const ref_qconv_params *p = c->p;
+  const ref_window *w = &p->w;
+  const int64_t kw = t % w->k[2], kh = t / w->k[2] % w->k[1], kd = t / (w->k[2] * w->k[1]);
+  const int64_t sw = w->stride[2];
+  int64_t dims[3], r, i;
+  const int16_t *plane;
+  if (p->unit_window) { /* the output pixels are the input's */
+    ref_qi_widen(p->q.x_type, c->x + ci * ref_window_in_count(w) + b0, 1, nb, c->xz, row, 1);
     return;
   }
-  ref_split(ipix, REF_QI_STAGE_PIXELS, index, parts, &lo, &hi);
-  for (p0 = lo; p0 < hi; p0 += REF_QI_STAGE_PIXELS)
-    for (ci = 0; ci < p->c; ++ci)
-      ref_qi_widen(p->q.x_type, st->x + (ci * ipix + p0) * size,
-                   ref_qi_min(REF_QI_STAGE_PIXELS, hi - p0), st->xz, st->xs + p0 * p->c + ci, p->c);
+  ref_qconv_plane_dims(w, dims);
+  plane = c->xp + ci * ref_qconv_plane_values(w) +
+          (kd * w->dil[0] * dims[1] + kh * w->dil[1]) * dims[2] + kw * w->dil[2];
+  for (r = 0; r < nruns; ++r) {
+    const int16_t *src = plane + runs[r].at;
+    int16_t *to = row + runs[r].j;
+    if (sw == 1)
+      memcpy(to, src, (size_t)runs[r].n * sizeof *to);
+    else
+      for (i = 0; i < runs[r].n; ++i)
+        to[i] = src[i * sw];
+  }
+}
+
+/* Depth rows [k0, k1) (even bounds) of the im2col block of output pixels [b0, b0 + nb) as V
+ * panels at v: pairs of rows, each built into the two row buffers (nbp values: nb rounded up
+ * to whole panels, the rest zero). */
+static void ref_qconv_cf_block(const ref_qconv_cf_gemm *c, int64_t b0, int64_t nb, int64_t k0,
+                               int64_t k1, int16_t *v, int16_t *rows, ref_qconv_run_of *runs) {
+  const ref_qconv_params *p = c->p;
+  const int64_t kvol = ref_window_k_count(&p->w), nbp = ref_qi_round_up(nb, REF_QG_NR);
+  const int64_t nruns = p->unit_window ? 0 : ref_qconv_runs(p, b0, nb, runs);
+  int16_t *r[2];
+  int64_t k, j, l;
+  int h;
+  r[0] = rows;
+  r[1] = rows + nbp;
+  memset(rows, 0, (size_t)(2 * nbp) * sizeof *rows);
+  for (k = k0; k < k1; k += 2) {
+    for (h = 0; h < 2; ++h) {
+      if (k + h < p->kg)
+        ref_qconv_cf_row(c, (k + h) / kvol, (k + h) % kvol, b0, nb, runs, nruns, r[h]);
+      else
+        memset(r[h], 0, (size_t)nb * sizeof *r[h]);
+    }
+    for (j = 0; j < nbp; j += REF_QG_NR) {
+      int16_t *d = v + j / REF_QG_NR * (p->kp * REF_QG_NR) + k * REF_QG_NR;
+      const int16_t *r0 = r[0] + j, *r1 = r[1] + j;
+      for (l = 0; l < REF_QG_NR; ++l) {
+        d[2 * l] = r0[l];
+        d[2 * l + 1] = r1[l];
+      }
+    }
+  }
+}
+
+/* By blocks (ref_qconv_cf_split): each part builds its blocks in its own scratch and
+ * multiplies them by every row. */
+static void ref_qconv_cf_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_cf_gemm *c = (const ref_qconv_cf_gemm *)arg;
+  const ref_qconv_params *p = c->p;
+  const int64_t opix = ref_window_out_count(&p->w);
+  int16_t *v = (int16_t *)ref_scratch_at(scratch, p->col_at);
+  int16_t *rows = (int16_t *)ref_scratch_at(scratch, p->rows_at);
+  ref_qconv_run_of *runs = (ref_qconv_run_of *)ref_scratch_at(scratch, p->runs_at);
+  int64_t blo, bhi, b;
+  ref_qg g = c->g;
+  ref_split(c->blocks, 1, index, parts, &blo, &bhi);
+  g.v = v;
+  for (b = blo; b < bhi; ++b) {
+    const int64_t b0 = b * c->block, nb = ref_qi_min(c->block, opix - b0);
+    ref_qconv_cf_block(c, b0, nb, 0, p->kp, v, rows, runs);
+    g.v_col0 = b0;
+    ref_qg_run(&g, 0, p->mpg, b0, b0 + nb);
+  }
+}
+
+/* By output channels: block by block, the parts build a shared block (the first part's
+ * scratch), each its share of the depth rows, then multiply it by their share of the rows. */
+typedef struct {
+  const ref_qconv_cf_gemm *c;
+  int64_t b0, nb;
+  int16_t *v; /* the shared block */
+} ref_qconv_cf_shared;
+
+static void ref_qconv_cf_build_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_cf_shared *sh = (const ref_qconv_cf_shared *)arg;
+  const ref_qconv_params *p = sh->c->p;
+  int64_t lo, hi;
+  ref_split(p->kp, 2, index, parts, &lo, &hi);
+  if (lo < hi)
+    ref_qconv_cf_block(sh->c, sh->b0, sh->nb, lo, hi, sh->v,
+                       (int16_t *)ref_scratch_at(scratch, p->rows_at),
+                       (ref_qconv_run_of *)ref_scratch_at(scratch, p->runs_at));
+}
+
+static void ref_qconv_cf_rows_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_cf_shared *sh = (const ref_qconv_cf_shared *)arg;
+  ref_qg g = sh->c->g;
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split(sh->c->p->mpg, REF_QG_MR, index, parts, &lo, &hi);
+  g.v = sh->v;
+  g.v_col0 = sh->b0;
+  ref_qg_run(&g, lo, hi, sh->b0, sh->b0 + sh->nb);
+}
+
+/* How c's product splits over the parts (returned): by whole blocks when there are many of
+ * them (their count rounded up to a multiple of the parts, so that each part has as many),
+ * else by output channels where there are enough of those, for a balance that a few blocks
+ * of ResNet-50's small maps (7 x 7: 16, 16, 16 and 1 pixels) would not give. */
+static int ref_qconv_cf_split(const ref_io *io, const ref_qconv_params *p, ref_qconv_cf_gemm *c) {
+  const int64_t opix = ref_window_out_count(&p->w), rows = (p->mpg + REF_QG_MR - 1) / REF_QG_MR;
+  int64_t blocks = (opix + p->block - 1) / p->block;
+  const int parts = ref_qi_parts(io, opix * p->mpg * p->kg, blocks > rows ? blocks : rows);
+  c->by_rows = parts > 1 && blocks < 4 * parts && rows >= 2 * parts;
+  if (parts > 1 && !c->by_rows)
+    blocks = (blocks + parts - 1) / parts * parts;
+  c->block = ref_qi_round_up((opix + blocks - 1) / blocks, REF_QG_NR);
+  c->blocks = (opix + c->block - 1) / c->block;
+  return parts;
+}
+
+/* One image and group's product, split as ref_qconv_cf_split chooses. */
+static void ref_qconv_cf_gemm_run(const ref_io *io, ref_qconv_cf_gemm *c) {
+  const ref_qconv_params *p = c->p;
+  const int64_t opix = ref_window_out_count(&p->w);
+  const int parts = ref_qconv_cf_split(io, p, c);
+  ref_qconv_cf_shared sh;
+  int64_t b;
+  if (!c->by_rows) {
+    ref_parallel(ref_io_threads(io), parts, ref_qconv_cf_part, c, (unsigned char *)io->scratch);
+    return;
+  }
+  sh.c = c;
+  sh.v = (int16_t *)ref_scratch_at(io->scratch, p->col_at);
+  for (b = 0; b < c->blocks; ++b) {
+    sh.b0 = b * c->block;
+    sh.nb = ref_qi_min(c->block, opix - sh.b0);
+    ref_parallel(ref_io_threads(io), parts, ref_qconv_cf_build_part, &sh,
+                 (unsigned char *)io->scratch);
+    ref_parallel(ref_io_threads(io), parts, ref_qconv_cf_rows_part, &sh,
+                 (unsigned char *)io->scratch);
+  }
+}
+
+/* ---- Channels last: P = im2col rows of the staged input, V = the kernel ---------------------- */
+
+typedef struct {
+  const ref_qconv_params *p;
+  const int16_t *xs; /* the staged image [pixels][C], at the group's first channel */
+  ref_qg g;          /* V (the group's kernel panels), out (the group's channels) */
+} ref_qconv_cl_gemm;
+
+/* Rows [first, first + n) of the im2col matrix into `col` (n rows of kp; a pad value 0). */
+static void ref_qconv_cl_im2col(const ref_qconv_cl_gemm *c, int64_t first, int64_t n,
+                                int16_t *col) {
+  const ref_qconv_params *p = c->p;
+  const ref_window *w = &p->w;
+  const size_t run = (size_t)p->cpg * sizeof *col;
+  int64_t pix, kd, kh, kw;
+  for (pix = first; pix < first + n; ++pix) {
+    int16_t *row = col + (pix - first) * p->kp, *at = row;
+    const int64_t ow = pix % w->out[2], oh = pix / w->out[2] % w->out[1];
+    const int64_t od = pix / (w->out[2] * w->out[1]);
+    for (kd = 0; kd < w->k[0]; ++kd) {
+      const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
+      for (kh = 0; kh < w->k[1]; ++kh) {
+        const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
+        for (kw = 0; kw < w->k[2]; ++kw, at += p->cpg) {
+          const int64_t iw = ow * w->stride[2] - w->pad[2] + kw * w->dil[2];
+          if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1] || iw < 0 || iw >= w->in[2])
+            memset(at, 0, run);
+          else
+            memcpy(at, c->xs + ((id * w->in[1] + ih) * w->in[2] + iw) * p->c, run);
+        }
+      }
+    }
+    if (p->kg < p->kp)
+      row[p->kg] = 0;
+  }
+}
+
+/* The parts split the pixels, in blocks of whole tiles. */
+static void ref_qconv_cl_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_cl_gemm *c = (const ref_qconv_cl_gemm *)arg;
+  const ref_qconv_params *p = c->p;
+  int16_t *col = (int16_t *)ref_scratch_at(scratch, p->col_at);
+  int64_t lo, hi, r, n;
+  ref_qg g = c->g;
+  ref_split(ref_window_out_count(&p->w), REF_QG_MR, index, parts, &lo, &hi);
+  for (r = lo; r < hi; r += n) {
+    n = ref_qi_min(p->block, hi - r);
+    if (p->pointwise) {
+      ref_qg_run(&g, r, r + n, 0, p->mpg);
+      continue;
+    }
+    ref_qconv_cl_im2col(c, r, n, col);
+    g.p = col; /* the block's rows, as rows [0, n) */
+    g.out.y = c->g.out.y + r * g.out.y_row;
+    ref_qg_run(&g, 0, n, 0, p->mpg);
+  }
 }
 
 static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   const ref_qconv_params *p = (const ref_qconv_params *)node->params;
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
+  const int64_t macs = opix * p->mpg * p->kg;
   unsigned char *scratch = (unsigned char *)io->scratch;
   int16_t *xs = (int16_t *)ref_scratch_at(scratch, p->q.xs_at);
   const int32_t xz = io->in[REF_QI_XZ] ? ref_qi_load(p->q.x_type, io->in[REF_QI_XZ], 0) : 0;
   const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
-  /* channels-first depthwise: ref_qconv_cf */
-  const int direct = !p->channels_last && p->depthwise;
   const int16_t *wp;
-  ref_qi_out out;
+  ref_qg_out out;
   int64_t n, g;
   odla_status s;
   if (p->n == 0 || p->m == 0)
     return ODLA_SUCCESS; /* no outputs (and perhaps no scratch) */
-  s = ref_qi_epilogue(node, io, &p->q, (int32_t *)ref_scratch_at(scratch, p->q.chan_at), &out);
+  s = ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &out);
   if (s != ODLA_SUCCESS)
     return s;
   wp = ref_qi_kernel(node, io, &p->q, ref_qconv_pack);
-  /* Output element (pixel, channel) of one image. */
-  out.y_row = p->channels_last ? p->m : 1;
-  out.y_col = p->channels_last ? 1 : opix;
   for (n = 0; n < p->n; ++n) {
     const unsigned char *xn = x + n * p->c * ipix;
     unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix;
-    {
+    if (p->channels_last || (!p->depthwise && !p->unit_window)) { /* the staged image */
       ref_qconv_stage st;
       st.p = p;
       st.x = xn;
       st.xz = xz;
       st.xs = xs;
-      st.transpose = !p->channels_last && !direct;
       ref_parallel(ref_io_threads(io),
-                   ipix * p->c < REF_QI_STAGE_PARALLEL_MIN ? 1
-                                                           : ref_threads_count(ref_io_threads(io)),
-                   ref_qconv_stage_part, &st, scratch);
+                   ipix * p->c < REF_QI_STAGE_PARALLEL_MIN
+                       ? 1
+                       : (int)ref_qi_min(ref_threads_count(ref_io_threads(io)), p->c),
+                   p->channels_last ? ref_qconv_stage_part : ref_qconv_pad_part, &st, scratch);
     }
-    if (direct) {
+    if (p->depthwise && !p->channels_last) {
       ref_qconv_cf d;
       d.p = p;
-      d.xs = xs;
+      d.x = xn;
+      d.xz = xz;
       d.wp = wp;
       d.out = out;
       d.out.y = yn;
@@ -708,56 +921,89 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
       d.wp = wp;
       d.out = out;
       d.out.y = yn;
+      d.out.y_row = p->m;
       ref_parallel(ref_io_threads(io),
                    ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w), opix),
                    ref_qconv_depthwise_part, &d, scratch);
       continue;
     }
     for (g = 0; g < p->group; ++g) {
-      ref_qi_gemm gm;
-      gm.rows = opix;
-      gm.cols = p->mpg;
-      gm.k = p->kg;
-      gm.a = xs + g * p->cpg;
-      gm.lda = p->c;
-      gm.win = p->pointwise ? NULL : &p->w;
-      gm.x_channels = p->c;
-      gm.cpg = p->cpg;
-      gm.b = wp + g * p->mpg * p->kg;
-      gm.out = out;
-      gm.out.bias += g * p->mpg;
-      gm.out.mult += g * p->mpg;
-      gm.out.shift += g * p->mpg;
-      gm.out.y = yn + g * p->mpg * out.y_col;
-      gm.block = p->block;
-      gm.col_at = p->col_at;
-      ref_qi_gemm_run(io, &gm);
+      ref_qg gm;
+      gm.kp = p->kp;
+      gm.out = ref_qg_out_from(out, g * p->mpg);
+      if (p->channels_last) {
+        ref_qconv_cl_gemm c;
+        gm.p = xs + g * p->cpg; /* pointwise: the staged image's rows; else set per block */
+        gm.ldp = p->pointwise ? p->c : p->kp;
+        gm.v = wp + g * ref_qg_v_count(p->kp, p->mpg);
+        gm.v_col0 = 0;
+        gm.out.y = yn + g * p->mpg;
+        gm.out.y_row = p->m;
+        c.p = p;
+        c.xs = xs + g * p->cpg;
+        c.g = gm;
+        ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, (opix + REF_QG_MR - 1) / REF_QG_MR),
+                     ref_qconv_cl_part, &c, scratch);
+      } else {
+        ref_qconv_cf_gemm c;
+        gm.p = wp + g * p->mpg * p->kp;
+        gm.ldp = p->kp;
+        gm.out.per_row = 1;
+        gm.out.y = yn + g * p->mpg * opix;
+        gm.out.y_row = opix;
+        c.p = p;
+        c.x = xn + g * p->cpg * ipix;
+        c.xp = xs + g * p->cpg * ref_qconv_plane_values(&p->w);
+        c.xz = xz;
+        c.g = gm;
+        ref_qconv_cf_gemm_run(io, &c);
+      }
     }
   }
   return ODLA_SUCCESS;
 }
 
-/* Lays out a Conv node's scratch: channel arrays, staged image, kernel (unless packed by the
- * builder), im2col block or depthwise sums. */
+/* Lays out a Conv node's scratch: channel arrays, staged image (channels last or depthwise),
+ * kernel (unless packed by the builder), then the im2col block (channels first: V panels and
+ * two row buffers; channels last: P rows) or the depthwise sums. */
 static void ref_qconv_scratch(ref_qconv_params *p) {
   const int64_t opix = ref_window_out_count(&p->w);
   size_t at = 0;
   p->q.chan_at = at;
-  at += ref_nn_align((size_t)(3 * p->m) * sizeof(int32_t));
-  p->q.xs_at = at;
-  at += ref_nn_align((size_t)(ref_window_in_count(&p->w) * p->c) * sizeof(int16_t));
+  at += ref_qi_chan_bytes(p->m);
+  p->q.xs_at = at; /* the staged image: channels last, or padded planes */
+  if (p->channels_last)
+    at += ref_nn_align((size_t)(ref_window_in_count(&p->w) * p->c) * sizeof(int16_t));
+  else if (!p->depthwise && !p->unit_window)
+    at += ref_nn_align((size_t)(ref_qconv_plane_values(&p->w) * p->c) * sizeof(int16_t));
   p->q.wp_at = at;
   if (!p->q.packed)
-    at += ref_nn_align((size_t)(p->m * p->kg) * sizeof(int16_t));
-  /* im2col blocks of whole tiles, at most REF_QI_COL_VALUES values (at least one tile) */
-  p->block = p->kg > 0 ? REF_QI_COL_VALUES / p->kg / REF_QI_TILE * REF_QI_TILE : opix;
-  p->block = p->block < REF_QI_TILE ? REF_QI_TILE : p->block;
-  p->block = ref_qi_min(p->block, (opix + REF_QI_TILE - 1) / REF_QI_TILE * REF_QI_TILE);
+    at += ref_nn_align((size_t)p->packed_values * sizeof(int16_t));
   p->col_at = p->acc_at = at;
-  if (p->depthwise) /* channel sums (channels last) or a row's sums (channels first) */
-    at += ref_nn_align((size_t)(p->c > p->w.out[2] ? p->c : p->w.out[2]) * sizeof(int32_t));
-  else if (!p->pointwise)
-    at += ref_nn_align((size_t)(p->block * p->kg) * sizeof(int16_t));
+  if (p->depthwise && p->channels_last) { /* one pixel's channel sums */
+    at += ref_nn_align((size_t)p->c * sizeof(int32_t));
+  } else if (p->depthwise) { /* a row's sums, the padded plane, the taps */
+    at += ref_nn_align((size_t)ref_qg_row_room(p->w.out[2]) * sizeof(int32_t));
+    p->plane_at = at;
+    at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
+    p->taps_at = at;
+    at += ref_nn_align((size_t)ref_window_k_count(&p->w) * sizeof(int16_t));
+  } else if (p->channels_last) { /* blocks of whole tiles of pixels */
+    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_MR * REF_QG_MR;
+    p->block = p->block < REF_QG_MR ? REF_QG_MR : ref_qi_min(p->block, REF_QI_ROW_BLOCK);
+    p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_MR));
+    if (!p->pointwise)
+      at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));
+  } else { /* blocks of whole panels of pixels */
+    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_NR * REF_QG_NR;
+    p->block = p->block < REF_QG_NR ? REF_QG_NR : p->block;
+    p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_NR));
+    at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));
+    p->rows_at = at;
+    at += ref_nn_align((size_t)(2 * p->block) * sizeof(int16_t));
+    p->runs_at = at; /* at most a run a pixel */
+    at += ref_nn_align((size_t)p->block * sizeof(ref_qconv_run_of));
+  }
   p->q.bytes = at;
 }
 
@@ -843,14 +1089,19 @@ odla_value odla_ExtQLinearConv(
   p.cpg = p.c / group;
   p.mpg = p.m / group;
   p.kg = p.cpg * ref_window_k_count(&p.w);
+  p.kp = ref_qi_even(p.kg);
   p.channels_last = cl;
   p.depthwise = p.cpg == 1 && p.mpg == 1;
-  p.pointwise = ref_window_k_count(&p.w) == 1;
+  p.unit_window = ref_window_k_count(&p.w) == 1;
   for (i = 0; i < REF_SPATIAL; ++i)
-    p.pointwise &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
+    p.unit_window &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
+  p.pointwise = cl && p.unit_window && p.cpg % 2 == 0;
+  p.packed_values = p.depthwise ? p.m * p.kg
+                    : cl        ? p.group * ref_qg_v_count(p.kp, p.mpg)
+                                : p.m * p.kp;
   p.q.packed = ref_qi_constant_kernel(in);
   ref_qconv_scratch(&p);
-  v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.m * p.kg, ref_qconv_pack, out,
+  v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values, ref_qconv_pack, out,
                  value_id);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
@@ -863,60 +1114,70 @@ odla_value odla_ExtQLinearConv(
 
 typedef struct {
   ref_qi_common q;
-  int64_t m, n, k;
+  int64_t m, n, k, kp;                                    /* kp: k rounded up to even */
   int64_t kernel_batches;                                 /* matrices in the kernel */
   int batch_rank;                                         /* >= 1 (a batch of 1 when none) */
   int64_t batch[ODLA_MAX_DIMENSION];                      /* output batch dims */
   int64_t sa[ODLA_MAX_DIMENSION], sb[ODLA_MAX_DIMENSION]; /* matrix strides, 0 = broadcast */
 } ref_qmm_params;
 
-/* Packs each kernel matrix [K, N] transposed as int16 w - wz[n]: column n's k values at
- * (batch * N + n) * K. */
+/* Packs each kernel matrix [K, N] as int16 w - wz[n] in V panels (columns = the N output
+ * columns), matrix b's from b * ref_qg_v_count(kp, N); pads are zero. */
 static void ref_qmm_pack(const void *params, const void *w, const void *wz, int wz_per_channel,
                          int16_t *dst) {
   const ref_qmm_params *p = (const ref_qmm_params *)params;
+  const int64_t vcount = ref_qg_v_count(p->kp, p->n);
   int64_t b, col, i;
+  memset(dst, 0, (size_t)(p->kernel_batches * vcount) * sizeof *dst);
   for (b = 0; b < p->kernel_batches; ++b)
     for (col = 0; col < p->n; ++col) {
       const int32_t z = wz ? ref_qi_load(p->q.w_type, wz, wz_per_channel ? col : 0) : 0;
-      int16_t *d = dst + (b * p->n + col) * p->k;
+      int16_t *d = dst + b * vcount;
       for (i = 0; i < p->k; ++i)
-        d[i] = (int16_t)(ref_qi_load(p->q.w_type, w, (b * p->k + i) * p->n + col) - z);
+        d[ref_qg_v_at(p->kp, i, col)] =
+            (int16_t)(ref_qi_load(p->q.w_type, w, (b * p->k + i) * p->n + col) - z);
     }
 }
 
 static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   const ref_qmm_params *p = (const ref_qmm_params *)node->params;
+  const int64_t vcount = ref_qg_v_count(p->kp, p->n);
   unsigned char *scratch = (unsigned char *)io->scratch;
   int16_t *xs = (int16_t *)ref_scratch_at(scratch, p->q.xs_at);
   const int32_t xz = io->in[REF_QI_XZ] ? ref_qi_load(p->q.x_type, io->in[REF_QI_XZ], 0) : 0;
   const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
   unsigned char *y = (unsigned char *)io->out[0];
-  int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0;
+  int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r;
   const int16_t *wp;
-  ref_qi_gemm gm;
+  ref_qi_job job;
   odla_status s;
   int d;
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
-  s = ref_qi_epilogue(node, io, &p->q, (int32_t *)ref_scratch_at(scratch, p->q.chan_at), &gm.out);
+  s = ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &job.g.out);
   if (s != ODLA_SUCCESS)
     return s;
   wp = ref_qi_kernel(node, io, &p->q, ref_qmm_pack);
-  gm.rows = p->m;
-  gm.cols = p->n;
-  gm.k = p->k;
-  gm.a = xs;
-  gm.lda = p->k;
-  gm.win = NULL;
-  gm.block = (p->m + REF_QI_TILE - 1) / REF_QI_TILE * REF_QI_TILE;
-  gm.out.y_row = p->n;
-  gm.out.y_col = 1;
+  job.rows = p->m;
+  job.cols = p->n;
+  job.g.kp = p->kp;
+  job.g.p = xs;
+  job.g.ldp = p->kp;
+  job.g.v_col0 = 0;
+  job.g.out.y_row = p->n;
   for (;;) { /* the batches, as odla_BatchMatMul walks them */
-    ref_qi_widen(p->q.x_type, x + oa * p->m * p->k, p->m * p->k, xz, xs, 1);
-    gm.b = wp + ob * p->n * p->k;
-    gm.out.y = y;
-    ref_qi_gemm_run(io, &gm);
+    const unsigned char *xb = x + oa * p->m * p->k;
+    if (p->kp == p->k) {
+      ref_qi_widen(p->q.x_type, xb, 1, p->m * p->k, xz, xs, 1);
+    } else {
+      for (r = 0; r < p->m; ++r) { /* rows of kp, the pad 0 */
+        ref_qi_widen(p->q.x_type, xb + r * p->k, 1, p->k, xz, xs + r * p->kp, 1);
+        xs[r * p->kp + p->k] = 0;
+      }
+    }
+    job.g.v = wp + ob * vcount;
+    job.g.out.y = y;
+    ref_qi_job_run(io, &job);
     y += p->m * p->n;
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
@@ -1007,17 +1268,18 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
     p.batch_rank = 1;
     p.batch[0] = 1;
   }
+  p.kp = ref_qi_even(p.k);
   p.q.packed = ref_qi_constant_kernel(in);
   p.q.chan_at = at;
-  at += ref_nn_align((size_t)(3 * p.n) * sizeof(int32_t));
+  at += ref_qi_chan_bytes(p.n);
   p.q.xs_at = at;
-  at += ref_nn_align((size_t)(p.m * p.k) * sizeof(int16_t));
+  at += ref_nn_align((size_t)(p.m * p.kp) * sizeof(int16_t));
   p.q.wp_at = at;
   if (!p.q.packed)
-    at += ref_nn_align((size_t)(p.kernel_batches * p.n * p.k) * sizeof(int16_t));
+    at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
   p.q.bytes = at;
-  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, p.kernel_batches * p.n * p.k,
-                 ref_qmm_pack, out, value_id);
+  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q,
+                 p.kernel_batches * ref_qg_v_count(p.kp, p.n), ref_qmm_pack, out, value_id);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.m * p.n, p.k);
@@ -1025,4 +1287,191 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
       v->node->flops = ref_mul_sat(v->node->flops, p.batch[i]);
   }
   return v;
+}
+
+/* ---- odla_ExtQLinearAdd, odla_ExtQLinearMul ------------------------------------------------ */
+
+/* The sum or product of two 8-bit values less their zero points times the multipliers is
+ * exact in float64 (under 2^41 and 2^48), and so is its scaling by 2^-shift: one rounding,
+ * ref_qg_round_even, gives the exact result. Rows of the broadcast (ops_binary.h) run in loops
+ * the compiler vectorizes, one per operand and result type. */
+typedef struct {
+  ref_bcast_params b; /* first: the row functions' ctx is this block */
+  int mul;
+  double ma, mb; /* Add: the multipliers / 2^shift; Mul: ma the multiplier / 2^shift */
+  double za, zb, zy, lo, hi;
+} ref_qbin_params;
+
+#define REF_QBIN_ROW(name, A, B, Y, EXPR)                                                          \
+  static void name(void *vy, const void *const *in, const int64_t *s, int64_t n,                   \
+                   const void *ctx) {                                                              \
+    const ref_qbin_params *q = (const ref_qbin_params *)ctx;                                       \
+    const A *a = (const A *)in[0];                                                                 \
+    const B *b = (const B *)in[1];                                                                 \
+    Y *y = (Y *)vy;                                                                                \
+    const double ma = q->ma, mb = q->mb, za = q->za, zb = q->zb, zy = q->zy, lo = q->lo,           \
+                 hi = q->hi;                                                                       \
+    int64_t i;                                                                                     \
+    (void)mb;                                                                                      \
+    if (s[0] == 1 && s[1] == 1)                                                                    \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const double x = a[i] - za, z = b[i] - zb, v = ref_qg_round_even(EXPR) + zy;               \
+        y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                 \
+      }                                                                                            \
+    else                                                                                           \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const double x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                                   \
+        const double v = ref_qg_round_even(EXPR) + zy;                                             \
+        y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                 \
+      }                                                                                            \
+  }
+#define REF_QBIN_ROWS(A, B, Y, SFX)                                                                \
+  REF_QBIN_ROW(ref_qadd_##SFX, A, B, Y, x *ma + z * mb)                                            \
+  REF_QBIN_ROW(ref_qmul_##SFX, A, B, Y, x *z *ma)
+REF_QBIN_ROWS(uint8_t, uint8_t, uint8_t, uuu)
+REF_QBIN_ROWS(uint8_t, uint8_t, int8_t, uus)
+REF_QBIN_ROWS(uint8_t, int8_t, uint8_t, usu)
+REF_QBIN_ROWS(uint8_t, int8_t, int8_t, uss)
+REF_QBIN_ROWS(int8_t, uint8_t, uint8_t, suu)
+REF_QBIN_ROWS(int8_t, uint8_t, int8_t, sus)
+REF_QBIN_ROWS(int8_t, int8_t, uint8_t, ssu)
+REF_QBIN_ROWS(int8_t, int8_t, int8_t, sss)
+#undef REF_QBIN_ROWS
+#undef REF_QBIN_ROW
+
+static odla_status ref_qbin_run(const ref_node *node, const ref_io *io) {
+  const ref_qbin_params *q = (const ref_qbin_params *)node->params;
+  static const size_t esize[2] = {1, 1};
+  ref_bcast_run(&q->b.bc, q->b.fn, io->out[0], 1, io->in, esize, q);
+  return ODLA_SUCCESS;
+}
+
+/* The row function of an operation (mul) and operand and result types (signed or not). */
+static ref_row_fn ref_qbin_fn(int mul, int sa, int sb, int sy) {
+  static const ref_row_fn add[8] = {ref_qadd_uuu, ref_qadd_uus, ref_qadd_usu, ref_qadd_uss,
+                                    ref_qadd_suu, ref_qadd_sus, ref_qadd_ssu, ref_qadd_sss};
+  static const ref_row_fn mult[8] = {ref_qmul_uuu, ref_qmul_uus, ref_qmul_usu, ref_qmul_uss,
+                                     ref_qmul_suu, ref_qmul_sus, ref_qmul_ssu, ref_qmul_sss};
+  return (mul ? mult : add)[sa * 4 + sb * 2 + sy];
+}
+
+/* A zero point: absent, or a constant scalar of its operand's type. */
+static int ref_qbin_zero_point(const char *op, const char *what, odla_value zp, odla_value x,
+                               double *value) {
+  char s1[128];
+  *value = 0;
+  if (!zp)
+    return 1;
+  if (!ref_check_operands(op, 1, &zp))
+    return 0;
+  if (zp->type.element_type != x->type.element_type || ref_count(&zp->type.shape) != 1 ||
+      zp->kind != REF_CONSTANT || !zp->data) {
+    ref_fail(ODLA_INVALID_PARAM, op,
+             "%s is %s %s; it must be a constant scalar of its operand's "
+             "type, %s",
+             what, ref_type_name(zp->type.element_type),
+             ref_shape_str(&zp->type.shape, s1, sizeof s1), ref_type_name(x->type.element_type));
+    return 0;
+  }
+  *value = ref_qi_load(zp->type.element_type, zp->data, 0);
+  return 1;
+}
+
+static odla_value ref_qbin(const char *op, int mul, odla_value a, odla_value a_zero_point,
+                           odla_int32 a_multiplier, odla_value b, odla_value b_zero_point,
+                           odla_int32 b_multiplier, odla_int32 shift, odla_value output_zero_point,
+                           odla_int32 output_min, odla_int32 output_max,
+                           const odla_value_shape *output_dims, odla_value_id id) {
+  const odla_value_shape *shapes[2];
+  odla_value in[2], v;
+  odla_value_type out;
+  ref_qbin_params p;
+  int32_t type_lo, type_hi;
+  char s1[128], s2[128];
+  in[0] = a;
+  in[1] = b;
+  if (!ref_check_operands(op, 2, in))
+    return NULL;
+  if (!ref_qi_is_8bit(a->type.element_type) || !ref_qi_is_8bit(b->type.element_type))
+    return ref_fail(ODLA_UNSUPPORTED_DATATYPE, op,
+                    "operands are %s and %s; uint8 or int8 is required",
+                    ref_type_name(a->type.element_type), ref_type_name(b->type.element_type));
+  memset(&p, 0, sizeof p);
+  if (!ref_qbin_zero_point(op, "a_zero_point", a_zero_point, a, &p.za) ||
+      !ref_qbin_zero_point(op, "b_zero_point", b_zero_point, b, &p.zb))
+    return NULL;
+  if (!output_zero_point)
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_zero_point is NULL");
+  if (!ref_check_operands(op, 1, &output_zero_point))
+    return NULL;
+  if (!ref_qi_is_8bit(output_zero_point->type.element_type) ||
+      ref_count(&output_zero_point->type.shape) != 1 || output_zero_point->kind != REF_CONSTANT ||
+      !output_zero_point->data)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "output_zero_point is %s %s; it must be a constant uint8 or int8 scalar",
+                    ref_type_name(output_zero_point->type.element_type),
+                    ref_shape_str(&output_zero_point->type.shape, s1, sizeof s1));
+  if (a_multiplier < 0 || (!mul && b_multiplier < 0) || shift < 1 || shift > 62)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "multipliers %ld and %ld and shift %ld: multipliers must be in [0, 2^31), "
+                    "shift in [1, 62]",
+                    (long)a_multiplier, (long)b_multiplier, (long)shift);
+  out.element_type = output_zero_point->type.element_type;
+  type_lo = out.element_type == ODLA_INT8 ? INT8_MIN : 0;
+  type_hi = out.element_type == ODLA_INT8 ? INT8_MAX : 255;
+  if (output_min < type_lo || output_max > type_hi || output_min > output_max)
+    return ref_fail(ODLA_INVALID_PARAM, op,
+                    "output_min %ld and output_max %ld must satisfy %ld <= output_min <= "
+                    "output_max <= %ld (the output type %s)",
+                    (long)output_min, (long)output_max, (long)type_lo, (long)type_hi,
+                    ref_type_name(out.element_type));
+  shapes[0] = &a->type.shape;
+  shapes[1] = &b->type.shape;
+  if (!ref_bcast_shape(2, shapes, &out.shape))
+    return ref_fail(ODLA_INVALID_PARAM, op, "shapes %s and %s do not broadcast",
+                    ref_shape_str(shapes[0], s1, sizeof s1),
+                    ref_shape_str(shapes[1], s2, sizeof s2));
+  if (ref_shape_conflicts(output_dims, &out.shape))
+    return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the broadcast shape %s",
+                    ref_shape_str(output_dims, s1, sizeof s1),
+                    ref_shape_str(&out.shape, s2, sizeof s2));
+  if (!ref_result_fits(op, &out))
+    return NULL;
+  ref_bcast_init(&p.b.bc, 2, shapes, &out.shape);
+  p.b.fn = ref_qbin_fn(mul, a->type.element_type == ODLA_INT8, b->type.element_type == ODLA_INT8,
+                       out.element_type == ODLA_INT8);
+  p.b.types[0] = a->type.element_type;
+  p.b.types[1] = b->type.element_type;
+  p.b.out_type = out.element_type;
+  p.mul = mul;
+  p.ma = ldexp((double)a_multiplier, -shift);
+  p.mb = ldexp((double)b_multiplier, -shift);
+  p.zy = ref_qi_load(out.element_type, output_zero_point->data, 0);
+  p.lo = output_min;
+  p.hi = output_max;
+  v = ref_add_op(op, ref_qbin_run, 2, in, out, id, &p, sizeof p);
+  /* The rows read element i of both operands before writing y[i]. */
+  if (v && ref_count(shapes[0]) == ref_count(&out.shape))
+    ref_inplace_of(v, 0);
+  else if (v && ref_count(shapes[1]) == ref_count(&out.shape))
+    ref_inplace_of(v, 1);
+  return v;
+}
+
+odla_value odla_ExtQLinearAdd(odla_value a, odla_value a_zero_point, odla_int32 a_multiplier,
+                              odla_value b, odla_value b_zero_point, odla_int32 b_multiplier,
+                              odla_int32 shift, odla_value output_zero_point, odla_int32 output_min,
+                              odla_int32 output_max, odla_value_shape output_dims,
+                              const odla_value_id value_id) {
+  return ref_qbin("ExtQLinearAdd", 0, a, a_zero_point, a_multiplier, b, b_zero_point, b_multiplier,
+                  shift, output_zero_point, output_min, output_max, &output_dims, value_id);
+}
+
+odla_value odla_ExtQLinearMul(odla_value a, odla_value a_zero_point, odla_value b,
+                              odla_value b_zero_point, odla_int32 multiplier, odla_int32 shift,
+                              odla_value output_zero_point, odla_int32 output_min,
+                              odla_int32 output_max, odla_value_shape output_dims,
+                              const odla_value_id value_id) {
+  return ref_qbin("ExtQLinearMul", 1, a, a_zero_point, multiplier, b, b_zero_point, 0, shift,
+                  output_zero_point, output_min, output_max, &output_dims, value_id);
 }

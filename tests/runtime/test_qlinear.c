@@ -1,5 +1,6 @@
 /* test_qlinear.c: odla_ExtQLinearConv and odla_ExtQLinearMatMul (odla_ext_quant.h, "Integer-only
- * quantized products") through the ODLA headers only. Each graph's output must equal, byte for
+ * quantized products"), and odla_ExtQLinearAdd and odla_ExtQLinearMul, through the ODLA headers
+ * only. Each graph's output must equal, byte for
  * byte, a naive computation written here: plain loops in int64 and the rounding worked out
  * with C's integer division, for uint8 and int8 operands, zero points, per-tensor and
  * per-channel parameters, bias, clamps, groups (depthwise too), strides, dilations, pads, both
@@ -629,6 +630,65 @@ static void test_conv(void) {
        {0, 0},
        {0, 0},
        {U8, U8, U8, 1, 1, 0, 1, 0, 1, 0, 1, 0}},
+      /* how a channels-first product splits over threads (ref_qconv_cf_split): blocks of
+         pixels, each part its own (many blocks); or one shared block at a time, its depth rows
+         built by all parts, then each part's output channels (few blocks) */
+      {"16 -> 32 3x3 over 96 x 96 pixels on 2 threads, by blocks",
+       0,
+       2,
+       1,
+       16,
+       32,
+       1,
+       {96, 96},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {S8, S8, S8, 1, 1, 1, 1, 1, 1, 0, 0, 2}},
+      {"64 -> 96 3x3 over 10 x 10 pixels on 3 threads, by output channels",
+       0,
+       2,
+       1,
+       64,
+       96,
+       1,
+       {10, 10},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {U8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 3}},
+      {"channels-last pointwise, 5 input channels a group (odd: im2col rows)",
+       1,
+       2,
+       1,
+       10,
+       6,
+       2,
+       {7, 9},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {0, 0},
+       {0, 0},
+       {S8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
+      {"depthwise 5x5 stride 2 over 23 x 37 pixels (a partial block of 16 outputs)",
+       0,
+       2,
+       1,
+       12,
+       12,
+       12,
+       {23, 37},
+       {5, 5},
+       {2, 2},
+       {1, 1},
+       {2, 2},
+       {1, 2},
+       {S8, S8, S8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
@@ -1133,6 +1193,260 @@ static void test_store_load(void) {
   free(image);
 }
 
+/* ---- Add and Mul ------------------------------------------------------------------------------
+ */
+
+typedef struct {
+  const char *what;
+  int mul;
+  odla_element_type at, bt, yt;
+  int rank;
+  int64_t ad[4], bd[4]; /* operand dims, right-aligned against each other (numpy) */
+  int has_za, has_zb;
+  int32_t ma, mb, shift; /* the multipliers' magnitudes: drawn below them */
+  int32_t lo, hi;        /* lo > hi: the output type's range */
+  int threads;
+} qbin_case;
+
+/* Flat index into an operand of dims d (rank r, right-aligned in the output's rank) of the
+ * output element whose coordinates are c. */
+static int64_t bcast_index(const int64_t *d, int r, const int64_t *c, int out_rank) {
+  int64_t at = 0;
+  int i;
+  for (i = 0; i < r; ++i)
+    at = at * d[i] + (d[i] == 1 ? 0 : c[out_rank - r + i]);
+  return at;
+}
+
+static void run_qbin_case(const qbin_case *t) {
+  const int32_t tlo = t->yt == ODLA_INT8 ? -128 : 0, thi = t->yt == ODLA_INT8 ? 127 : 255;
+  const int32_t lo = t->lo > t->hi ? tlo : t->lo, hi = t->lo > t->hi ? thi : t->hi;
+  int64_t yd[4], an = 1, bn = 1, yn = 1, i, c[4];
+  uint8_t a[4096], b[4096], y[4096], want[4096], za = 0, zb = 0, zy;
+  int32_t ma = (int32_t)(next_random() % (uint32_t)t->ma),
+          mb = (int32_t)(next_random() % (uint32_t)t->mb);
+  odla_computation comp;
+  odla_value av, bv, zav = NULL, zbv = NULL, zyv, yv;
+  odla_context ctx;
+  int d;
+  for (d = 0; d < t->rank; ++d) {
+    yd[d] = t->ad[d] > t->bd[d] ? t->ad[d] : t->bd[d];
+    an *= t->ad[d];
+    bn *= t->bd[d];
+    yn *= yd[d];
+  }
+  fill_random(a, an);
+  fill_random(b, bn);
+  if (t->has_za)
+    za = (uint8_t)next_random();
+  if (t->has_zb)
+    zb = (uint8_t)next_random();
+  zy = (uint8_t)next_random();
+  if (t->mul)
+    mb = 0;
+  for (i = 0; i < yn; ++i) {
+    int64_t r = i, x, z, num;
+    for (d = t->rank - 1; d >= 0; --d) {
+      c[d] = r % yd[d];
+      r /= yd[d];
+    }
+    x = load8(t->at, a, bcast_index(t->ad, t->rank, c, t->rank)) -
+        (t->has_za ? load8(t->at, &za, 0) : 0);
+    z = load8(t->bt, b, bcast_index(t->bd, t->rank, c, t->rank)) -
+        (t->has_zb ? load8(t->bt, &zb, 0) : 0);
+    num = t->mul ? x * z * ma : x * ma + z * mb;
+    want[i] = (uint8_t)naive_requantize(num, 1, t->shift, load8(t->yt, &zy, 0), lo, hi);
+  }
+  odla_CreateComputation(&comp);
+  av = odla_CreateArgument(vt(t->at, t->rank, t->ad), ID("a"));
+  bv = odla_CreateArgument(vt(t->bt, t->rank, t->bd), ID("b"));
+  if (t->has_za)
+    zav = odla_CreateConstant(vt(t->at, 0, NULL), &za, ID("za"));
+  if (t->has_zb)
+    zbv = odla_CreateConstant(vt(t->bt, 0, NULL), &zb, ID("zb"));
+  zyv = odla_CreateConstant(vt(t->yt, 0, NULL), &zy, ID("zy"));
+  yv = t->mul
+           ? odla_ExtQLinearMul(av, zav, bv, zbv, ma, t->shift, zyv, lo, hi, any_shape(), ID("y"))
+           : odla_ExtQLinearAdd(av, zav, ma, bv, zbv, mb, t->shift, zyv, lo, hi, any_shape(),
+                                ID("y"));
+  CHECK(yv != NULL, "%s: the builder failed: %s", t->what, last_error);
+  if (yv) {
+    odla_SetValueAsOutput(yv);
+    odla_executable exe = NULL;
+    CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "%s: compile", t->what);
+    odla_CreateContext(&ctx);
+    if (t->threads > 0) {
+      odla_int32 n = t->threads;
+      odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
+    }
+    odla_BindToArgumentById(ID("a"), a, ctx);
+    odla_BindToArgumentById(ID("b"), b, ctx);
+    odla_BindToOutputById(ID("y"), y, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "%s: execute", t->what);
+    odla_DestroyContext(ctx);
+    check_bytes(t->what, y, want, yn);
+  }
+  odla_DestroyComputation(comp);
+}
+
+static void test_add_mul(void) {
+  /* what, mul, at, bt, yt, rank, ad, bd, has_za, has_zb, ma, mb (bounds), shift, lo, hi, threads */
+  static const qbin_case cases[] = {
+      {"add u8 + u8 -> u8, same shapes",
+       0,
+       U8,
+       U8,
+       U8,
+       2,
+       {5, 7},
+       {5, 7},
+       1,
+       1,
+       1 << 30,
+       1 << 30,
+       31,
+       1,
+       0,
+       0},
+      {"add s8 + u8 -> s8, b broadcast over rows",
+       0,
+       S8,
+       U8,
+       S8,
+       2,
+       {6, 9},
+       {1, 9},
+       1,
+       1,
+       1 << 28,
+       1 << 30,
+       32,
+       1,
+       0,
+       0},
+      {"add u8 + s8 -> u8, relu clamp [40, 255], a broadcast both ways",
+       0,
+       U8,
+       S8,
+       U8,
+       3,
+       {2, 1, 5},
+       {1, 4, 5},
+       1,
+       0,
+       1 << 30,
+       1 << 29,
+       33,
+       40,
+       255,
+       0},
+      {"add ties: multipliers 1 and 1, shift 1",
+       0,
+       S8,
+       S8,
+       S8,
+       1,
+       {64},
+       {64},
+       0,
+       0,
+       2,
+       2,
+       1,
+       1,
+       0,
+       0},
+      {"add of a scalar, 2 threads, 4096 elements",
+       0,
+       U8,
+       U8,
+       U8,
+       2,
+       {64, 64},
+       {1, 1},
+       1,
+       1,
+       1 << 30,
+       1 << 30,
+       31,
+       1,
+       0,
+       2},
+      {"mul u8 * u8 -> u8", 1, U8, U8, U8, 2, {3, 11}, {3, 11}, 1, 1, 1 << 30, 1, 38, 1, 0, 0},
+      {"mul s8 * u8 -> s8, broadcast, clamp [-20, 30]",
+       1,
+       S8,
+       U8,
+       S8,
+       4,
+       {2, 1, 3, 1},
+       {1, 2, 1, 4},
+       1,
+       1,
+       1 << 30,
+       1,
+       37,
+       -20,
+       30,
+       0},
+      {"mul ties: multiplier 1, shift 1", 1, S8, S8, U8, 1, {50}, {50}, 1, 0, 2, 1, 1, 1, 0, 0},
+  };
+  size_t i;
+  odla_computation comp;
+  odla_value a, b, f, zy, zbad;
+  uint8_t z = 3;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    run_qbin_case(&cases[i]);
+  /* the builders' rules, each on a computation of its own */
+  for (i = 0; i < 7; ++i) {
+    static const char *const whats[7] = {"float operand",        "shapes",
+                                         "negative multiplier",  "shift 63",
+                                         "computed zero point",  "a zero point of another type",
+                                         "clamp beyond the type"};
+    static const char *const messages[7] = {"uint8 or int8 is required",
+                                            "do not broadcast",
+                                            "multipliers must be in [0, 2^31)",
+                                            "shift in [1, 62]",
+                                            "must be a constant scalar of its operand's type",
+                                            "a_zero_point is uint8",
+                                            "output_min 0 and output_max 256"};
+    odla_value v = NULL;
+    odla_CreateComputation(&comp);
+    a = odla_CreateArgument(vt(U8, 2, DIMS(2, 3)), ID("a"));
+    b = odla_CreateArgument(vt(S8, 2, DIMS(4, 3)), ID("b"));
+    f = odla_CreateArgument(vt(ODLA_FLOAT32, 1, DIMS(3)), ID("f"));
+    zy = odla_CreateConstant(vt(U8, 0, NULL), &z, ID("zy"));
+    zbad = odla_CreateArgument(vt(U8, 0, NULL), ID("zbad"));
+    switch (i) {
+    case 0:
+      v = odla_ExtQLinearAdd(f, NULL, 1, a, NULL, 1, 30, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    case 1:
+      v = odla_ExtQLinearAdd(a, NULL, 1, b, NULL, 1, 30, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    case 2:
+      v = odla_ExtQLinearMul(a, NULL, a, NULL, -1, 30, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    case 3:
+      v = odla_ExtQLinearAdd(a, NULL, 1, a, NULL, 1, 63, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    case 4:
+      v = odla_ExtQLinearAdd(a, zbad, 1, a, NULL, 1, 30, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    case 5:
+      v = odla_ExtQLinearAdd(b, zy, 1, b, NULL, 1, 30, zy, 0, 255, any_shape(), ID("y"));
+      break;
+    default:
+      v = odla_ExtQLinearAdd(a, NULL, 1, a, NULL, 1, 30, zy, 0, 256, any_shape(), ID("y"));
+      break;
+    }
+    check_refused(comp, v, i == 0 ? ODLA_UNSUPPORTED_DATATYPE : ODLA_INVALID_PARAM, messages[i],
+                  whats[i]);
+    odla_DestroyComputation(comp);
+  }
+}
+
 int main(int argc, char **argv) {
   (void)argc, (void)argv;
   odla_SetLogger(keep_error);
@@ -1142,6 +1456,7 @@ int main(int argc, char **argv) {
   test_refusals();
   test_runtime_shift();
   test_store_load();
+  test_add_mul();
   if (failures)
     fprintf(stderr, "%d failures\n", failures);
   return failures != 0;

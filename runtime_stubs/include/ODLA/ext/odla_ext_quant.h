@@ -69,6 +69,33 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQLinearMatMul(
     odla_int32 output_min, odla_int32 output_max, odla_value_shape output_dims,
     const odla_value_id value_id);
 
+/* ---- Integer-only quantized Add and Mul ----------------------------------------------------
+ * The elementwise sum and product of quantized operands (ONNX Runtime's QLinearAdd and
+ * QLinearMul, a QDQ model's DequantizeLinear -> Add | Mul -> QuantizeLinear), computed in
+ * integers with one exact rounding:
+ *   Add: y = clamp(round_half_to_even(((a - a_zero_point) * a_multiplier +
+ *                                      (b - b_zero_point) * b_multiplier) / 2^shift)
+ *                  + output_zero_point, output_min, output_max)
+ *   Mul: y = clamp(round_half_to_even((a - a_zero_point) * (b - b_zero_point) * multiplier /
+ *                                     2^shift) + output_zero_point, output_min, output_max)
+ * The real factors are a_multiplier / 2^shift = a_scale / output_scale and b_multiplier /
+ * 2^shift = b_scale / output_scale (Add), multiplier / 2^shift = a_scale * b_scale /
+ * output_scale (Mul): multipliers in [0, 2^31), shift in [1, 62]. a and b are uint8 or int8
+ * (each its own), broadcast numpy-style; a_zero_point and b_zero_point constant scalars of
+ * their operand's type, or NULL (zero); output_zero_point a constant scalar uint8 or int8,
+ * whose type the result has; output_min and output_max the fused activation's clamp, as for
+ * the products. */
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL
+odla_ExtQLinearAdd(odla_value a, odla_value a_zero_point, odla_int32 a_multiplier, odla_value b,
+                   odla_value b_zero_point, odla_int32 b_multiplier, odla_int32 shift,
+                   odla_value output_zero_point, odla_int32 output_min, odla_int32 output_max,
+                   odla_value_shape output_dims, const odla_value_id value_id);
+
+extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQLinearMul(
+    odla_value a, odla_value a_zero_point, odla_value b, odla_value b_zero_point,
+    odla_int32 multiplier, odla_int32 shift, odla_value output_zero_point, odla_int32 output_min,
+    odla_int32 output_max, odla_value_shape output_dims, const odla_value_id value_id);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,465 @@
+/* qgemm.c: the integer GEMM of qgemm.h: a REF_QG_MR x REF_QG_NR register tile over int16
+ * pairs, then the exact requantization and the byte stores, in portable C99 and, where the
+ * compiler targets AVX2, with AVX2 intrinsics (VNNI's fused multiply-add where present). */
+#include "qgemm.h"
+
+#include <string.h>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#define REF_QG_AVX2 1
+#else
+#define REF_QG_AVX2 0
+#endif
+
+typedef int32_t ref_qg_acc[REF_QG_MR][REF_QG_NR];
+typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
+                               ref_qg_acc acc);
+typedef void (*ref_qg_store_fn)(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
+                                ref_qg_acc acc);
+
+/* Without branches: floor((prod + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether
+ * floor(prod / 2^shift) is odd, rounds up exactly the remainders above one half and the half
+ * of an odd quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative
+ * number is shifted: that is implementation-defined in C99), less the offset's shift;
+ * |acc| <= 2^31 and mult < 2^31 keep |prod| below 2^62. The AVX2 store computes the same. */
+int32_t ref_qg_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,
+                          int32_t hi) {
+  const uint64_t offset = (uint64_t)1 << 62;
+  const int64_t prod = (int64_t)acc * mult, fo = (int64_t)(offset >> shift);
+  const uint64_t t = (uint64_t)prod + offset; /* in [0, 2^63): no sign, no overflow */
+  const uint64_t half = ((uint64_t)1 << shift >> 1) - 1 + ((t >> shift) & 1);
+  const int64_t q = (int64_t)((t + half) >> shift) - fo + zp;
+  return (int32_t)(q < lo ? lo : q > hi ? hi : q);
+}
+
+/* The float64 requantization of ref_qg_prepare's channels: s = acc + bias. */
+static int32_t ref_qg_fast(int32_t s, double scale, int32_t smin, int32_t smax, int32_t zp,
+                           int32_t lo, int32_t hi) {
+  double d;
+  int32_t q;
+  s = s < smin ? smin : s > smax ? smax : s;
+  d = ref_qg_round_even((double)s * scale) + zp; /* the product exact, |d| < 2^32 */
+  /* clamped before the conversion: d may lie outside int32 */
+  q = (int32_t)(d < lo ? lo : d > hi ? hi : d);
+  return q;
+}
+
+/* A bound x of acc + bias as int32: `up` rounds away from the data towards +inf, else -inf. */
+static int32_t ref_qg_bound(double x, int up) {
+  if (x >= (double)INT32_MAX)
+    return INT32_MAX;
+  if (x <= (double)INT32_MIN)
+    return INT32_MIN;
+  x = up ? ceil(x) + 1 : floor(x) - 1;
+  return x >= (double)INT32_MAX ? INT32_MAX : x <= (double)INT32_MIN ? INT32_MIN : (int32_t)x;
+}
+
+int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t zp, int32_t lo,
+                   int32_t hi, double *scale, int32_t *smin, int32_t *smax) {
+  int fast = 1;
+  int64_t c;
+  for (c = 0; c < n; ++c) {
+    const double m = mult[c], f = ldexp(1.0, shift[c]);
+    double reach;
+    scale[c] = ldexp(m, -shift[c]);
+    if (mult[c] == 0) { /* every result is zp */
+      smin[c] = smax[c] = 0;
+      continue;
+    }
+    /* acc + bias >= smax gives hi or more before the clamp, <= smin lo or less */
+    smax[c] = ref_qg_bound(((double)hi - zp + 0.5) * f / m, 1);
+    smin[c] = ref_qg_bound(((double)lo - zp - 0.5) * f / m, 0);
+    while (smax[c] < INT32_MAX && ref_qg_requantize(smax[c], mult[c], shift[c], zp, lo, hi) < hi)
+      ++smax[c]; /* never, unless the float64 bound above rounded the wrong way */
+    while (smin[c] > INT32_MIN && ref_qg_requantize(smin[c], mult[c], shift[c], zp, lo, hi) > lo)
+      --smin[c];
+    reach = fabs((double)smin[c]) > fabs((double)smax[c]) ? fabs((double)smin[c])
+                                                          : fabs((double)smax[c]);
+    fast &= reach * m < 9007199254740992.0; /* 2^53: every product an exact float64 */
+  }
+  return fast;
+}
+
+/* ---- Portable ------------------------------------------------------------------------------ */
+
+static void ref_qg_tile_portable(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
+                                 ref_qg_acc acc) {
+  int64_t p;
+  int i, j;
+  for (i = 0; i < REF_QG_MR; ++i)
+    for (j = 0; j < REF_QG_NR; ++j)
+      acc[i][j] = 0;
+  for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR)
+    for (i = 0; i < REF_QG_MR; ++i) {
+      const int32_t a0 = a[i][p], a1 = a[i][p + 1];
+      for (j = 0; j < REF_QG_NR; ++j)
+        acc[i][j] += a0 * v[2 * j] + a1 * v[2 * j + 1];
+    }
+}
+
+static void ref_qg_store_portable(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
+                                  ref_qg_acc acc) {
+  int64_t i, j;
+  for (i = 0; i < nr; ++i) {
+    unsigned char *y = o->y + (r + i) * o->y_row + c;
+    for (j = 0; j < nc; ++j) {
+      const int64_t at = o->per_row ? r + i : c + j;
+      const int32_t s = (int32_t)((int64_t)acc[i][j] + o->bias[at]);
+      const int32_t v =
+          o->fast ? ref_qg_fast(s, o->scale[at], o->smin[at], o->smax[at], o->zp, o->lo, o->hi)
+                  : ref_qg_requantize(s, o->mult[at], o->shift[at], o->zp, o->lo, o->hi);
+      if (o->y_signed)
+        ((int8_t *)y)[j] = (int8_t)v;
+      else
+        y[j] = (unsigned char)v;
+    }
+  }
+}
+
+/* ---- AVX2 ---------------------------------------------------------------------------------- */
+
+#if REF_QG_AVX2
+
+/* c + the pairwise products of x and b (16 int16 pairs into 8 int32 lanes). */
+static inline __m256i ref_qg_madd(__m256i c, __m256i x, __m256i b) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpwssd_epi32(c, x, b);
+#elif defined(__AVXVNNI__)
+  return _mm256_dpwssd_avx_epi32(c, x, b);
+#else
+  return _mm256_add_epi32(c, _mm256_madd_epi16(x, b));
+#endif
+}
+
+/* The pair at s, in every 32-bit lane. */
+static inline __m256i ref_qg_pair(const int16_t *s) {
+  int32_t w;
+  memcpy(&w, s, sizeof w);
+  return _mm256_set1_epi32(w);
+}
+
+static void ref_qg_tile_avx2(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
+                             ref_qg_acc acc) {
+  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  int64_t p;
+  for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR) {
+    const __m256i b0 = _mm256_loadu_si256((const __m256i *)v);
+    const __m256i b1 = _mm256_loadu_si256((const __m256i *)(v + REF_QG_NR));
+    __m256i x = ref_qg_pair(a0 + p);
+    c00 = ref_qg_madd(c00, x, b0);
+    c01 = ref_qg_madd(c01, x, b1);
+    x = ref_qg_pair(a1 + p);
+    c10 = ref_qg_madd(c10, x, b0);
+    c11 = ref_qg_madd(c11, x, b1);
+    x = ref_qg_pair(a2 + p);
+    c20 = ref_qg_madd(c20, x, b0);
+    c21 = ref_qg_madd(c21, x, b1);
+    x = ref_qg_pair(a3 + p);
+    c30 = ref_qg_madd(c30, x, b0);
+    c31 = ref_qg_madd(c31, x, b1);
+    x = ref_qg_pair(a4 + p);
+    c40 = ref_qg_madd(c40, x, b0);
+    c41 = ref_qg_madd(c41, x, b1);
+    x = ref_qg_pair(a5 + p);
+    c50 = ref_qg_madd(c50, x, b0);
+    c51 = ref_qg_madd(c51, x, b1);
+  }
+  _mm256_storeu_si256((__m256i *)acc[0], c00);
+  _mm256_storeu_si256((__m256i *)(acc[0] + 8), c01);
+  _mm256_storeu_si256((__m256i *)acc[1], c10);
+  _mm256_storeu_si256((__m256i *)(acc[1] + 8), c11);
+  _mm256_storeu_si256((__m256i *)acc[2], c20);
+  _mm256_storeu_si256((__m256i *)(acc[2] + 8), c21);
+  _mm256_storeu_si256((__m256i *)acc[3], c30);
+  _mm256_storeu_si256((__m256i *)(acc[3] + 8), c31);
+  _mm256_storeu_si256((__m256i *)acc[4], c40);
+  _mm256_storeu_si256((__m256i *)(acc[4] + 8), c41);
+  _mm256_storeu_si256((__m256i *)acc[5], c50);
+  _mm256_storeu_si256((__m256i *)(acc[5] + 8), c51);
+}
+
+/* ref_qg_requantize on four 64-bit lanes: prod (the products), sh (the shifts); zp, lo and
+ * hi 64-bit. */
+static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256i lo, __m256i hi) {
+  const __m256i offset = _mm256_set1_epi64x((int64_t)1 << 62), one = _mm256_set1_epi64x(1);
+  const __m256i t = _mm256_add_epi64(prod, offset);
+  const __m256i odd = _mm256_and_si256(_mm256_srlv_epi64(t, sh), one);
+  /* 2^(shift-1) - 1 + odd; 2^62 >> (63 - shift) is 2^(shift-1) for shift in [1, 62] */
+  const __m256i half = _mm256_sub_epi64(
+      _mm256_add_epi64(_mm256_srlv_epi64(offset, _mm256_sub_epi64(_mm256_set1_epi64x(63), sh)),
+                       odd),
+      one);
+  __m256i q = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(t, half), sh),
+                               _mm256_srlv_epi64(offset, sh));
+  q = _mm256_add_epi64(q, zp);
+  q = _mm256_blendv_epi8(q, lo, _mm256_cmpgt_epi64(lo, q));
+  return _mm256_blendv_epi8(q, hi, _mm256_cmpgt_epi64(q, hi));
+}
+
+/* ref_qg_requantize of eight sums s = acc + bias (int32 lanes; the results in int32 lanes). */
+static inline __m256i ref_qg_exact8(__m256i s, __m256i mult, __m256i shift, __m256i zp, __m256i lo,
+                                    __m256i hi) {
+  const __m256i low = _mm256_set1_epi64x(0xffffffff);
+  const __m256i even =
+      ref_qg_round4(_mm256_mul_epi32(s, mult), _mm256_and_si256(shift, low), zp, lo, hi);
+  const __m256i odd =
+      ref_qg_round4(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), _mm256_srli_epi64(mult, 32)),
+                    _mm256_srli_epi64(shift, 32), zp, lo, hi);
+  return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+/* ref_qg_fast of eight sums: scale0 for lanes 0-3, scale1 for lanes 4-7; zp, lo and hi as
+ * float64 (the clamp comes before the conversion to int32). */
+static inline __m256i ref_qg_fast8(__m256i s, __m256i smin, __m256i smax, __m256d scale0,
+                                   __m256d scale1, __m256d zp, __m256d lo, __m256d hi) {
+  __m256d d0, d1;
+  s = _mm256_min_epi32(_mm256_max_epi32(s, smin), smax);
+  d0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(s)), scale0);
+  d1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)), scale1);
+  d0 = _mm256_add_pd(_mm256_round_pd(d0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  d1 = _mm256_add_pd(_mm256_round_pd(d1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  d0 = _mm256_min_pd(_mm256_max_pd(d0, lo), hi);
+  d1 = _mm256_min_pd(_mm256_max_pd(d1, lo), hi);
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(d0)),
+                                 _mm256_cvtpd_epi32(d1), 1);
+}
+
+/* Eight results in [lo, hi] (int32 lanes) as bytes in the low 64 bits. */
+static inline __m128i ref_qg_pack8(__m256i r, int y_signed) {
+  const __m256i w = _mm256_packs_epi32(r, r); /* in range: no saturation */
+  const __m256i b = y_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4)));
+}
+
+/* Requantizes eight sums s = acc + bias of channels ch[0..8) (per lane) or channel ch0 (all
+ * lanes, ch NULL) and stores the bytes at y. */
+static inline void ref_qg_requant8(const ref_qg_out *o, __m256i s, int64_t ch0, const int32_t *mult,
+                                   const int32_t *shift, const double *scale, const int32_t *smin,
+                                   const int32_t *smax, unsigned char *y) {
+  __m256i r;
+  if (o->fast) {
+    const __m256d zp = _mm256_set1_pd(o->zp), lo = _mm256_set1_pd(o->lo);
+    const __m256d hi = _mm256_set1_pd(o->hi);
+    if (scale)
+      r = ref_qg_fast8(s, _mm256_loadu_si256((const __m256i *)smin),
+                       _mm256_loadu_si256((const __m256i *)smax), _mm256_loadu_pd(scale),
+                       _mm256_loadu_pd(scale + 4), zp, lo, hi);
+    else
+      r = ref_qg_fast8(s, _mm256_set1_epi32(o->smin[ch0]), _mm256_set1_epi32(o->smax[ch0]),
+                       _mm256_set1_pd(o->scale[ch0]), _mm256_set1_pd(o->scale[ch0]), zp, lo, hi);
+  } else {
+    const __m256i zp = _mm256_set1_epi64x(o->zp), lo = _mm256_set1_epi64x(o->lo);
+    const __m256i hi = _mm256_set1_epi64x(o->hi);
+    if (mult)
+      r = ref_qg_exact8(s, _mm256_loadu_si256((const __m256i *)mult),
+                        _mm256_loadu_si256((const __m256i *)shift), zp, lo, hi);
+    else
+      r = ref_qg_exact8(s, _mm256_set1_epi32(o->mult[ch0]), _mm256_set1_epi32(o->shift[ch0]), zp,
+                        lo, hi);
+  }
+  _mm_storel_epi64((__m128i *)y, ref_qg_pack8(r, o->y_signed));
+}
+
+static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
+                              ref_qg_acc acc) {
+  /* per-column parameters of the tile's columns, the missing ones harmless */
+  int32_t cb[REF_QG_NR] = {0}, cm[REF_QG_NR] = {0}, cs[REF_QG_NR], lo[REF_QG_NR] = {0};
+  int32_t hi[REF_QG_NR] = {0};
+  double sc[REF_QG_NR] = {0};
+  unsigned char part[REF_QG_NR];
+  int64_t i, h;
+  if (!o->per_row) {
+    for (h = 0; h < REF_QG_NR; ++h)
+      cs[h] = 1;
+    memcpy(cb, o->bias + c, (size_t)nc * sizeof *cb);
+    if (o->fast) {
+      memcpy(sc, o->scale + c, (size_t)nc * sizeof *sc);
+      memcpy(lo, o->smin + c, (size_t)nc * sizeof *lo);
+      memcpy(hi, o->smax + c, (size_t)nc * sizeof *hi);
+    } else {
+      memcpy(cm, o->mult + c, (size_t)nc * sizeof *cm);
+      memcpy(cs, o->shift + c, (size_t)nc * sizeof *cs);
+    }
+  }
+  for (i = 0; i < nr; ++i) {
+    unsigned char *y = o->y + (r + i) * o->y_row + c;
+    unsigned char *to = nc == REF_QG_NR ? y : part;
+    for (h = 0; h < REF_QG_NR; h += 8) {
+      const __m256i a = _mm256_loadu_si256((const __m256i *)(acc[i] + h));
+      if (o->per_row)
+        ref_qg_requant8(o, _mm256_add_epi32(a, _mm256_set1_epi32(o->bias[r + i])), r + i, NULL,
+                        NULL, NULL, NULL, NULL, to + h);
+      else
+        ref_qg_requant8(o, _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(cb + h))), 0,
+                        cm + h, cs + h, sc + h, lo + h, hi + h, to + h);
+    }
+    if (to == part)
+      memcpy(y, part, (size_t)nc);
+  }
+}
+
+#endif /* REF_QG_AVX2 */
+
+/* ---- The loop over tiles ------------------------------------------------------------------- */
+
+static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                        ref_qg_tile_fn tile, ref_qg_store_fn store) {
+  ref_qg_acc acc;
+  const int16_t *a[REF_QG_MR];
+  int64_t r, c;
+  int i;
+  for (r = r0; r < r1; r += REF_QG_MR) {
+    const int64_t nr = r1 - r < REF_QG_MR ? r1 - r : REF_QG_MR;
+    for (i = 0; i < REF_QG_MR; ++i) /* an edge tile repeats its last row */
+      a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
+    for (c = c0; c < c1; c += REF_QG_NR) {
+      const int64_t nc = c1 - c < REF_QG_NR ? c1 - c : REF_QG_NR;
+      tile(g->kp, a, g->v + (c - g->v_col0) / REF_QG_NR * (g->kp * REF_QG_NR), acc);
+      store(&g->out, r, nr, c, nc, acc);
+    }
+  }
+}
+
+void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+#if REF_QG_AVX2
+  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_avx2, ref_qg_store_avx2);
+#else
+  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, ref_qg_store_portable);
+#endif
+}
+
+void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, ref_qg_store_portable);
+}
+
+/* ---- Runs of sums ------------------------------------------------------------------------- */
+
+static unsigned char ref_qg_byte(const ref_qg_out *o, int32_t v) {
+  return o->y_signed ? (unsigned char)(int8_t)v : (unsigned char)v;
+}
+
+void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, int64_t n,
+                           unsigned char *y) {
+  const int32_t bias = o->bias[ch];
+  int64_t i = 0;
+#if REF_QG_AVX2
+  for (; i + 8 <= n; i += 8)
+    ref_qg_requant8(
+        o, _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + i)), _mm256_set1_epi32(bias)),
+        ch, NULL, NULL, NULL, NULL, NULL, y + i);
+#endif
+  if (o->fast)
+    for (; i < n; ++i)
+      y[i] = ref_qg_byte(o, ref_qg_fast((int32_t)((int64_t)s[i] + bias), o->scale[ch], o->smin[ch],
+                                        o->smax[ch], o->zp, o->lo, o->hi));
+  else
+    for (; i < n; ++i)
+      y[i] = ref_qg_byte(o, ref_qg_requantize((int32_t)((int64_t)s[i] + bias), o->mult[ch],
+                                              o->shift[ch], o->zp, o->lo, o->hi));
+}
+
+void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n,
+                                unsigned char *y) {
+  int64_t c = 0;
+#if REF_QG_AVX2
+  for (; c + 8 <= n; c += 8)
+    ref_qg_requant8(o,
+                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + c)),
+                                     _mm256_loadu_si256((const __m256i *)(o->bias + c))),
+                    0, o->mult + c, o->shift + c, o->fast ? o->scale + c : NULL,
+                    o->fast ? o->smin + c : NULL, o->fast ? o->smax + c : NULL, y + c);
+#endif
+  for (; c < n; ++c) {
+    const int32_t v = (int32_t)((int64_t)s[c] + o->bias[c]);
+    y[c] = ref_qg_byte(
+        o, o->fast ? ref_qg_fast(v, o->scale[c], o->smin[c], o->smax[c], o->zp, o->lo, o->hi)
+                   : ref_qg_requantize(v, o->mult[c], o->shift[c], o->zp, o->lo, o->hi));
+  }
+}
+
+/* ---- Depthwise rows ------------------------------------------------------------------------ */
+
+void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
+                                   int64_t kw, const int16_t *w, int64_t n, int accumulate,
+                                   int32_t *s) {
+  int64_t ow, t;
+  int r;
+  if (!accumulate)
+    for (ow = 0; ow < n; ++ow)
+      s[ow] = 0;
+  for (r = 0; r < rows; ++r)
+    for (t = 0; t < kw; ++t) {
+      const int32_t wv = w[r * kw + t];
+      const int16_t *xr = x[r] + t * dil;
+      if (stride == 1)
+        for (ow = 0; ow < n; ++ow)
+          s[ow] += wv * xr[ow];
+      else
+        for (ow = 0; ow < n; ++ow)
+          s[ow] += wv * xr[ow * stride];
+    }
+}
+
+#if REF_QG_AVX2
+/* The pair of taps (2j, 2j + 1) of kernel row r (the second 0 past the row's end), in every
+ * 32-bit lane. */
+static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, int64_t j) {
+  int16_t pair[2];
+  pair[0] = w[r * kw + 2 * j];
+  pair[1] = 2 * j + 1 < kw ? w[r * kw + 2 * j + 1] : 0;
+  return ref_qg_pair(pair);
+}
+
+/* Stride 1: each register of pairs (x[i], x[i + 1]) at even i serves the even outputs, the
+ * same one element on the odd ones; the two sums interleave back at the end. Stride 2: the
+ * pairs of consecutive outputs are consecutive in memory. Taps pair up along the row. */
+static void ref_qg_depthwise_row_avx2(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
+                                      const int16_t *w, int64_t n, int accumulate, int32_t *s) {
+  const int64_t pairs = (kw + 1) / 2;
+  int64_t ow0, j;
+  int r;
+  for (ow0 = 0; ow0 < n; ow0 += 16) {
+    __m256i a = _mm256_setzero_si256(), b = a, lo, hi;
+    for (r = 0; r < rows; ++r)
+      for (j = 0; j < pairs; ++j) {
+        const __m256i tp = ref_qg_tap_pair(w, kw, r, j);
+        if (stride == 1) {
+          const int16_t *at = x[r] + ow0 + 2 * j;
+          a = ref_qg_madd(a, _mm256_loadu_si256((const __m256i *)at), tp);
+          b = ref_qg_madd(b, _mm256_loadu_si256((const __m256i *)(at + 1)), tp);
+        } else {
+          const int16_t *at = x[r] + 2 * ow0 + 2 * j;
+          a = ref_qg_madd(a, _mm256_loadu_si256((const __m256i *)at), tp);
+          b = ref_qg_madd(b, _mm256_loadu_si256((const __m256i *)(at + 16)), tp);
+        }
+      }
+    if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */
+      lo = _mm256_unpacklo_epi32(a, b);
+      hi = _mm256_unpackhi_epi32(a, b);
+      a = _mm256_permute2x128_si256(lo, hi, 0x20);
+      b = _mm256_permute2x128_si256(lo, hi, 0x31);
+    }
+    if (accumulate) {
+      a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(s + ow0)));
+      b = _mm256_add_epi32(b, _mm256_loadu_si256((const __m256i *)(s + ow0 + 8)));
+    }
+    _mm256_storeu_si256((__m256i *)(s + ow0), a);
+    _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);
+  }
+}
+#endif
+
+void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
+                          int64_t kw, const int16_t *w, int64_t n, int accumulate, int32_t *s) {
+#if REF_QG_AVX2
+  if (dil == 1 && (stride == 1 || stride == 2)) {
+    ref_qg_depthwise_row_avx2(rows, x, stride, kw, w, n, accumulate, s);
+    return;
+  }
+#endif
+  ref_qg_depthwise_row_portable(rows, x, stride, dil, kw, w, n, accumulate, s);
+}

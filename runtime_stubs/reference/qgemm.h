@@ -1,0 +1,133 @@
+/* qgemm.h: the integer GEMM under the reference backend's quantized products
+ * (ops_quant_int.c: odla_ExtQLinearConv, odla_ExtQLinearMatMul):
+ *
+ *   y[r][c] = clamp(round_half_to_even((sum_k P[r][k] * V[k][c] + bias) * mult / 2^shift) + zp,
+ *                   lo, hi)
+ *
+ * with bias, mult and shift per row or per column. Both operands are int16 (8-bit data less its
+ * zero point, in [-255, 255]), the sums int32 (the callers' bound keeps every partial sum in
+ * int32), the requantization exact (int64, one rounding).
+ *
+ * Operand layouts, built by the callers (ref_qg_v_at places an element of V):
+ * - P, the row operand: rows of kp int16 (kp = k rounded up to even, the pad zero), row r at
+ *   p + r * ldp. Its pairs (P[r][2i], P[r][2i + 1]) are read as one 32-bit word and broadcast.
+ * - V, the column operand: panels of REF_QG_NR columns, each kp / 2 pair rows of REF_QG_NR
+ *   (V[2i][c], V[2i + 1][c]) pairs, kp * REF_QG_NR values a panel; columns past the product's
+ *   last are zero.
+ * so that each pair row is one multiply-add of int16 pairs into int32 lanes per REF_QG_NR / 8
+ * registers (pmaddwd; vpdpwssd with VNNI), with no horizontal sums: a tile of REF_QG_MR rows x
+ * REF_QG_NR columns accumulates in registers.
+ *
+ * Kernels: AVX2 intrinsics where the compiler targets AVX2 (__AVX2__), else the portable C99
+ * loop on the same layouts; tests/runtime's qgemm test checks that both give the same bytes. */
+#ifndef ODLA_REFERENCE_QGEMM_H_
+#define ODLA_REFERENCE_QGEMM_H_
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+enum { REF_QG_MR = 6, REF_QG_NR = 16 };
+
+/* Where outputs go and how they are requantized. */
+typedef struct {
+  const int32_t *bias, *mult, *shift; /* indexed by row (per_row) or by column; bias may be 0s */
+  int per_row;
+  int32_t zp, lo, hi; /* output zero point and clamp */
+  int y_signed;       /* int8 outputs, else uint8 */
+  unsigned char *y;   /* output (r, c) at y[r * y_row + c] */
+  int64_t y_row;
+  /* ref_qg_prepare's: when `fast`, the requantization runs in float64, exactly */
+  int fast;
+  const double *scale;
+  const int32_t *smin, *smax;
+} ref_qg_out;
+
+/* d rounded half to even, for |d| < 2^51, in the default rounding mode: 1.5 * 2^52 added and
+ * taken away again (where doubles are evaluated wider, FLT_EVAL_METHOD != 0, rint). */
+static inline double ref_qg_round_even(double d) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  return (d + 6755399441055744.0) - 6755399441055744.0;
+#else
+  return rint(d);
+#endif
+}
+
+/* o for the channels from `first` on: its per-channel arrays advanced by first. */
+static inline ref_qg_out ref_qg_out_from(ref_qg_out o, int64_t first) {
+  o.bias += first;
+  o.mult += first;
+  o.shift += first;
+  if (o.scale) {
+    o.scale += first;
+    o.smin += first;
+    o.smax += first;
+  }
+  return o;
+}
+
+/* Fills, for n channels of multipliers and shifts, what makes the requantization a float64
+ * product and one rounding: scale[c] = mult[c] / 2^shift[c] (exact) and the range
+ * [smin[c], smax[c]] that acc + bias is clamped to first. Outside it the result is clamped
+ * anyway (lo or hi: the requantization is monotonic), and inside it |acc + bias| * mult <
+ * 2^53 keeps the product exact, so that round-half-to-even of it is the exact result. Returns
+ * whether that holds for every channel (else the requantization must take the int64 path). */
+int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t zp, int32_t lo,
+                   int32_t hi, double *scale, int32_t *smin, int32_t *smax);
+
+/* Requantizes n sums s of channel ch (its bias, multiplier and shift) into y[0, n). */
+void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, int64_t n,
+                           unsigned char *y);
+/* Requantizes s[c] with channel c's parameters into y[c], c in [0, n). */
+void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n, unsigned char *y);
+
+/* One product: rows [r0, r1) x columns [c0, c1), c0 a multiple of REF_QG_NR. */
+typedef struct {
+  int64_t kp;       /* even depth */
+  const int16_t *p; /* row r at p + r * ldp */
+  int64_t ldp;
+  const int16_t *v; /* the panel holding column v_col0 (a multiple of REF_QG_NR) */
+  int64_t v_col0;
+  ref_qg_out out;
+} ref_qg;
+
+/* Index in V (panels of kp values x REF_QG_NR columns) of element (k, c). */
+static inline int64_t ref_qg_v_at(int64_t kp, int64_t k, int64_t c) {
+  return c / REF_QG_NR * (kp * REF_QG_NR) + k / 2 * (2 * REF_QG_NR) + c % REF_QG_NR * 2 + k % 2;
+}
+
+/* Values in V for `cols` columns of depth kp (whole panels). */
+static inline int64_t ref_qg_v_count(int64_t kp, int64_t cols) {
+  return (cols + REF_QG_NR - 1) / REF_QG_NR * REF_QG_NR * kp;
+}
+
+/* Computes and stores outputs [r0, r1) x [c0, c1): panel by panel for each block of
+ * REF_QG_MR rows (the rows' P in L1 against V's panels). */
+void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+/* The same with the portable kernel whatever the target: for tests/runtime's comparison. */
+void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+/* clamp(round_half_to_even(acc * mult / 2^shift) + zp, lo, hi) in exact integer arithmetic,
+ * for 0 <= mult < 2^31 and shift in [1, 62]. */
+int32_t ref_qg_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,
+                          int32_t hi);
+
+/* ---- Depthwise rows ----------------------------------------------------------------------- */
+
+/* One output row of a single-channel window (a depthwise convolution's): for ow in [0, n),
+ *   s[ow] (+)= sum over r < rows, t < kw of x[r][ow * stride + t * dil] * w[r * kw + t]
+ * (+= with `accumulate`), x[r] the input rows the kernel's rows r read, padded with zeros, w
+ * the kernel taps less their zero point. s holds ref_qg_row_room(n) values; each x[r] must be
+ * readable REF_QG_ROW_SLACK values past (n - 1) * stride + (kw - 1) * dil + 1 (the AVX2 kernel
+ * computes whole blocks of 16 outputs). The sums are exact in int32 (the callers' bound). */
+enum { REF_QG_ROW_SLACK = 48 };
+static inline int64_t ref_qg_row_room(int64_t n) { return (n + 15) / 16 * 16; }
+void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
+                          int64_t kw, const int16_t *w, int64_t n, int accumulate, int32_t *s);
+/* The same with the portable loop whatever the target: for tests/runtime's comparison. */
+void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
+                                   int64_t kw, const int16_t *w, int64_t n, int accumulate,
+                                   int32_t *s);
+
+#endif /* ODLA_REFERENCE_QGEMM_H_ */

@@ -1,0 +1,217 @@
+/* The reference backend's integer GEMM and requantization (runtime_stubs/reference/qgemm.h)
+ * against naive int64 loops: the kernels the build selects (AVX2 where the compiler targets
+ * it) and the portable ones, on random operands in [-255, 255] and edge tiles (every row count
+ * and column count of a partial tile, odd row and panel offsets), per-row and per-column
+ * parameters, int8 and uint8 outputs, multipliers and shifts at their limits (0, 2^31 - 1; 1,
+ * 62), whose exact rounding includes ties, and both requantizations: the int64 one and the
+ * float64 one of ref_qg_prepare where it claims exactness. Compiled with the reference
+ * backend's options. */
+#include "check.h"
+#include "qgemm.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t state = 0x9e3779b97f4a7c15u;
+static uint32_t next(void) { /* xorshift64* */
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  return (uint32_t)((state * 0x2545f4914f6cdd1du) >> 32);
+}
+static int32_t uniform(int32_t lo, int32_t hi) {
+  return lo + (int32_t)(next() % (uint32_t)(hi - lo + 1));
+}
+
+/* round_half_to_even(v / 2^shift) by the definition, for the naive side. */
+static int64_t round_shift(int64_t v, int shift) {
+  const int64_t d = (int64_t)1 << shift;
+  int64_t q = v >= 0 ? v / d : -((-v + d - 1) / d); /* floor */
+  const int64_t r = v - q * d;                      /* in [0, d) */
+  if (2 * r > d || (2 * r == d && (q & 1)))
+    ++q;
+  return q;
+}
+
+static void one_case(int64_t rows, int64_t cols, int64_t k, int per_row, int y_signed, int edges,
+                     int fast) {
+  const int64_t kp = (k + 1) / 2 * 2, ldp = kp + 2, params = per_row ? rows : cols;
+  int16_t *p = calloc((size_t)(rows * ldp), sizeof *p);
+  int16_t *v = calloc((size_t)ref_qg_v_count(kp, cols), sizeof *v);
+  int32_t *bias = malloc((size_t)params * sizeof *bias), *mult = malloc((size_t)params * 4);
+  int32_t *shift = malloc((size_t)params * sizeof *shift);
+  int32_t *smin = malloc((size_t)params * sizeof *smin), *smax = malloc((size_t)params * 4);
+  double *scale = malloc((size_t)params * sizeof *scale);
+  unsigned char *y3 = malloc((size_t)(rows * cols));
+  int32_t *sums = malloc((size_t)(rows * cols) * sizeof *sums);
+  unsigned char *y1 = malloc((size_t)(rows * cols)), *y2 = malloc((size_t)(rows * cols));
+  int64_t r, c, i;
+  ref_qg g;
+  for (r = 0; r < rows; ++r)
+    for (i = 0; i < k; ++i)
+      p[r * ldp + i] = (int16_t)uniform(-255, 255);
+  for (c = 0; c < cols; ++c)
+    for (i = 0; i < k; ++i)
+      v[ref_qg_v_at(kp, i, c)] = (int16_t)uniform(-255, 255);
+  for (i = 0; i < params; ++i) {
+    bias[i] = uniform(-100000, 100000);
+    if (edges) { /* the limits, and scales that put many results on ties */
+      static const int32_t m[] = {0, 1, 0x7fffffff, 1 << 30};
+      static const int32_t s[] = {1, 62, 31, 2};
+      mult[i] = m[next() % 4];
+      shift[i] = s[next() % 4];
+    } else {
+      mult[i] = uniform(1 << 30, 0x7fffffff);
+      shift[i] = uniform(31, 44);
+    }
+  }
+  g.kp = kp;
+  g.p = p;
+  g.ldp = ldp;
+  g.v = v;
+  g.v_col0 = 0;
+  memset(&g.out, 0, sizeof g.out);
+  g.out.bias = bias;
+  g.out.mult = mult;
+  g.out.shift = shift;
+  g.out.per_row = per_row;
+  g.out.zp = y_signed ? uniform(-128, 127) : uniform(0, 255);
+  g.out.lo = y_signed ? -128 : 0;
+  g.out.hi = y_signed ? uniform(0, 127) : uniform(128, 255);
+  g.out.y_signed = y_signed;
+  g.out.y_row = cols;
+  /* float64 where it is exact (and asked for), else int64 */
+  g.out.fast =
+      ref_qg_prepare(params, mult, shift, g.out.zp, g.out.lo, g.out.hi, scale, smin, smax) && fast;
+  g.out.scale = scale;
+  g.out.smin = smin;
+  g.out.smax = smax;
+  if (fast && !edges)
+    CHECK(g.out.fast, "ref_qg_prepare refuses float64 for shifts in [31, 44]");
+  memset(y1, 0xAB, (size_t)(rows * cols));
+  memset(y2, 0xCD, (size_t)(rows * cols));
+  /* in two pieces, the second starting at a panel boundary, as the callers split work */
+  g.out.y = y1;
+  ref_qg_run(&g, 0, rows, 0, cols);
+  g.out.y = y2;
+  ref_qg_run_portable(&g, 0, rows / 2, 0, cols);
+  ref_qg_run_portable(&g, rows / 2, rows, 0, cols / REF_QG_NR * REF_QG_NR);
+  ref_qg_run_portable(&g, rows / 2, rows, cols / REF_QG_NR * REF_QG_NR, cols);
+  for (r = 0; r < rows; ++r)
+    for (c = 0; c < cols; ++c) {
+      const int64_t at = per_row ? r : c;
+      int64_t acc = 0, q;
+      for (i = 0; i < k; ++i)
+        acc += (int64_t)p[r * ldp + i] * v[ref_qg_v_at(kp, i, c)];
+      q = round_shift((acc + bias[at]) * mult[at], shift[at]) + g.out.zp;
+      q = q < g.out.lo ? g.out.lo : q > g.out.hi ? g.out.hi : q;
+      sums[r * cols + c] = (int32_t)acc;
+      {
+        const int64_t got1 = y_signed ? (int8_t)y1[r * cols + c] : y1[r * cols + c];
+        const int64_t got2 = y_signed ? (int8_t)y2[r * cols + c] : y2[r * cols + c];
+        CHECK(got1 == q && got2 == q,
+              "%lldx%lldx%lld per_row %d signed %d edges %d fast %d: (%lld, %lld) is %lld (built "
+              "kernel) and %lld (portable), not %lld (acc %lld, mult %ld, shift %ld)",
+              (long long)rows, (long long)cols, (long long)k, per_row, y_signed, edges, g.out.fast,
+              (long long)r, (long long)c, (long long)got1, (long long)got2, (long long)q,
+              (long long)acc, (long)mult[at], (long)shift[at]);
+        if (got1 != q || got2 != q)
+          goto done;
+      }
+    }
+  /* the same sums requantized as runs: one row's channel (per_row), or a channel each */
+  for (r = 0; r < rows; ++r) {
+    if (per_row)
+      ref_qg_requantize_run(&g.out, r, sums + r * cols, cols, y3 + r * cols);
+    else
+      ref_qg_requantize_channels(&g.out, sums + r * cols, cols, y3 + r * cols);
+  }
+  CHECK(!memcmp(y1, y3, (size_t)(rows * cols)), "%lldx%lldx%lld per_row %d fast %d: runs differ",
+        (long long)rows, (long long)cols, (long long)k, per_row, g.out.fast);
+done:
+  free(p);
+  free(v);
+  free(bias);
+  free(mult);
+  free(shift);
+  free(y1);
+  free(y2);
+  free(y3);
+  free(sums);
+  free(smin);
+  free(smax);
+  free(scale);
+}
+
+/* Depthwise rows: ref_qg_depthwise_row and its portable loop against the definition. */
+static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t n, int accumulate) {
+  const int64_t len = (n - 1) * stride + (kw - 1) * dil + 1 + REF_QG_ROW_SLACK;
+  int16_t *data = malloc((size_t)(rows * len) * sizeof *data), *w = malloc((size_t)(rows * kw) * 2);
+  const int16_t **x = malloc((size_t)rows * sizeof *x);
+  int32_t *s1 = malloc((size_t)ref_qg_row_room(n) * sizeof *s1);
+  int32_t *s2 = malloc((size_t)ref_qg_row_room(n) * sizeof *s2);
+  int64_t i, ow, t;
+  int r;
+  for (i = 0; i < rows * len; ++i)
+    data[i] = (int16_t)uniform(-255, 255);
+  for (i = 0; i < rows * kw; ++i)
+    w[i] = (int16_t)uniform(-255, 255);
+  for (r = 0; r < rows; ++r)
+    x[r] = data + r * len;
+  for (ow = 0; ow < n; ++ow)
+    s1[ow] = s2[ow] = (int32_t)ow * 7 - 100;
+  ref_qg_depthwise_row(rows, x, stride, dil, kw, w, n, accumulate, s1);
+  ref_qg_depthwise_row_portable(rows, x, stride, dil, kw, w, n, accumulate, s2);
+  for (ow = 0; ow < n; ++ow) {
+    int64_t want = accumulate ? ow * 7 - 100 : 0;
+    for (r = 0; r < rows; ++r)
+      for (t = 0; t < kw; ++t)
+        want += (int64_t)x[r][ow * stride + t * dil] * w[r * kw + t];
+    CHECK(s1[ow] == want && s2[ow] == want,
+          "depthwise row: %d rows, stride %lld, dilation %lld, %lld taps, %lld outputs: "
+          "output %lld is %ld (built kernel) and %ld (portable), not %lld",
+          rows, (long long)stride, (long long)dil, (long long)kw, (long long)n, (long long)ow,
+          (long)s1[ow], (long)s2[ow], (long long)want);
+    if (s1[ow] != want || s2[ow] != want)
+      break;
+  }
+  free(data);
+  free(w);
+  free(x);
+  free(s1);
+  free(s2);
+}
+
+int main(void) {
+  int64_t rows, cols, k;
+  int per_row, y_signed, edges, fast;
+  for (rows = 1; rows <= 2 * REF_QG_MR + 1; ++rows)
+    for (cols = 1; cols <= 2 * REF_QG_NR + 1; cols += 3)
+      for (k = 0; k <= 9; k += 3)
+        for (per_row = 0; per_row < 2; ++per_row)
+          for (y_signed = 0; y_signed < 2; ++y_signed)
+            for (edges = 0; edges < 2; ++edges)
+              for (fast = 0; fast < 2; ++fast)
+                one_case(rows, cols, k, per_row, y_signed, edges, fast);
+  /* deep products: sums far from int32's limit, and long runs of pairs */
+  for (fast = 0; fast < 2; ++fast) {
+    one_case(37, 70, 1151, 0, 0, 0, fast);
+    one_case(64, 49, 4608, 1, 1, 0, fast);
+    one_case(13, 200, 2048, 1, 0, 1, fast);
+  }
+  {
+    int rows, accumulate;
+    int64_t stride, dil, kw, n;
+    for (rows = 1; rows <= 4; ++rows)
+      for (stride = 1; stride <= 3; ++stride)
+        for (dil = 1; dil <= 2; ++dil)
+          for (kw = 1; kw <= 7; ++kw)
+            for (n = 1; n <= 40; n += 3)
+              for (accumulate = 0; accumulate < 2; ++accumulate)
+                row_case(rows, stride, dil, kw, n, accumulate);
+  }
+  if (!failures)
+    printf("qgemm: every case agrees with the int64 definition\n");
+  return failures != 0;
+}
