@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace odlac {
 namespace {
@@ -156,7 +157,17 @@ Status checkParamShape(InferCtx &c, int i, const char *what, bool perChannel, in
 // ranges of odla_ext_quant.h when constant), the clamp, and the accumulator's int32 bound for
 // `terms` terms per output. Returns the result's element type.
 Expected<DType> checkQuantProduct(InferCtx &c, int64_t channels, int64_t terms) {
-  DType x = c.in(kX).dtype, w = c.in(kW).dtype, y = c.in(kYZero).dtype;
+  // Without multiplier, shift and output zero point the result is the int32 sum (MatMulInteger,
+  // ConvInteger), which takes no clamp.
+  bool raw = !c.hasInput(kMultiplier) && !c.hasInput(kShift) && !c.hasInput(kYZero);
+  if (!raw && (!c.hasInput(kMultiplier) || !c.hasInput(kShift) || !c.hasInput(kYZero)))
+    return c.fail("multiplier, shift and output zero point come together, or none of them (an "
+                  "int32 result)");
+  if (raw && (c.i("output_min") != INT32_MIN || c.i("output_max") != INT32_MAX))
+    return c.fail("an int32 result takes no clamp: output_min and output_max must be int32's "
+                  "limits, got [" +
+                  str(c.i("output_min")) + ", " + str(c.i("output_max")) + "]");
+  DType x = c.in(kX).dtype, w = c.in(kW).dtype, y = raw ? DType::I32 : c.in(kYZero).dtype;
   if (c.hasInput(kXZero)) {
     if (Status s = checkParamShape(c, kXZero, "input zero point", false, channels))
       return s;
@@ -171,8 +182,9 @@ Expected<DType> checkQuantProduct(InferCtx &c, int64_t channels, int64_t terms) 
       return c.fail("kernel zero point element type " + std::string(dtypeName(c.in(kWZero).dtype)) +
                     " differs from the kernel's, " + dtypeName(w));
   }
-  if (Status s = checkParamShape(c, kYZero, "output zero point", false, channels))
-    return s;
+  if (!raw)
+    if (Status s = checkParamShape(c, kYZero, "output zero point", false, channels))
+      return s;
   double maxBias = 0;
   if (c.hasInput(kBias)) {
     if (c.in(kBias).dims != Dims{channels})
@@ -187,6 +199,8 @@ Expected<DType> checkQuantProduct(InferCtx &c, int64_t channels, int64_t terms) 
     return c.fail("the int32 accumulator may overflow: " + str(terms) +
                   " products of 8-bit operands per output plus a bias up to " +
                   str(static_cast<int64_t>(maxBias)) + " exceed 2^31 - 1");
+  if (raw)
+    return y;
   for (int i : {kMultiplier, kShift}) {
     const char *what = i == kMultiplier ? "multiplier" : "shift";
     if (Status s = checkParamShape(c, i, what, true, channels))
@@ -347,9 +361,9 @@ const std::vector<OperandDef> kQuantProductOperands = {
     {"bias", OperandDef::Optional, kI32},
     {"x_zero_point", OperandDef::Optional, k8Bit},
     {"w_zero_point", OperandDef::Optional, k8Bit},
-    {"multiplier", OperandDef::Required, kI32},
-    {"shift", OperandDef::Required, kI32},
-    {"y_zero_point", OperandDef::Required, k8Bit}};
+    {"multiplier", OperandDef::Optional, kI32},
+    {"shift", OperandDef::Optional, kI32},
+    {"y_zero_point", OperandDef::Optional, k8Bit}};
 const AttrDef kOutputMin = {"output_min", AttrKind::Int, std::nullopt};
 const AttrDef kOutputMax = {"output_max", AttrKind::Int, std::nullopt};
 
@@ -381,6 +395,8 @@ const OpDef Dequantize = {"Dequantize",
                           lowerDequantize};
 // y = clamp(requantize(bias + sum (x - x_zero_point) * (w - w_zero_point)) + y_zero_point,
 // output_min, output_max), odla_ext_quant.h's rule; Conv's geometry attributes and layout.
+// Without multiplier, shift and y_zero_point, y is the int32 sum itself (ConvInteger,
+// MatMulInteger) and the clamp int32's limits.
 const OpDef QLinearConv = {
     "QLinearConv",
     kQuantProductOperands,

@@ -3,9 +3,10 @@
 // float form in core ops: the operands minus their zero points as exact integers in float32
 // (float64 when a sum could pass 2^24), the float Conv or MatMul plus the bias, times the
 // requantization factor multiplier / 2^shift, then Quantize with scale 1 and the output zero
-// point, and the clamp; Add and Mul in float64, where each sum or product of the centered
-// operands times its factors is exact. Extension ops are otherwise decomposed while lowering;
-// these need constants (the factors), which only the IR can add.
+// point, and the clamp (a product without requantization: the sum cast to int32); Add and Mul
+// in float64, where each sum or product of the centered operands times its factors is exact.
+// Extension ops are otherwise decomposed while lowering; these need constants (the factors),
+// which only the IR can add.
 #include "passes/Passes.h"
 
 #include "ops/InferUtil.h"
@@ -168,7 +169,7 @@ private:
   static Status decompose(Graph &g, Node *n, bool conv) {
     Value *y = n->output(0);
     const Value *mult = n->input(kMultiplier), *shift = n->input(kShift);
-    if (!mult->isConstant() || !shift->isConstant())
+    if (mult && (!mult->isConstant() || !shift->isConstant()))
       return Status::error("node '" + n->name() + "' (" + n->op().name +
                            "): a backend without the extension needs constant requantization "
                            "factors to compute the float form");
@@ -215,6 +216,14 @@ private:
       product = add(g, n, ops::Add, {*product, bias}, {}, "/acc_bias");
       if (!product)
         return product.status();
+    }
+    if (!mult) { // no requantization: the int32 sum itself
+      auto sum = cast(g, n, *product, DType::I32, "/int32");
+      if (!sum)
+        return sum.status();
+      g.replaceAllUses(y, *sum);
+      g.eraseNode(n);
+      return Status::ok();
     }
     // The factors multiplier / 2^shift, exact in float64.
     int64_t count = mult->type().numElements();

@@ -4,7 +4,9 @@
 //
 // QLinearConv and QLinearMatMul with constant scales, x and y quantized per tensor, become the
 // IR's integer-only products (compiler/ops/Quant.cpp): int32 accumulation and fixed-point
-// requantization, exact. The other products are computed exactly in floats: both operands are
+// requantization, exact; MatMulInteger and ConvInteger with per-tensor (or per-output-channel
+// weight) zero points the same products without requantization, their result the int32 sum.
+// The other products are computed exactly in floats: both operands are
 // dequantized with scale 1 (x - zero point, exact integers) into float32 when every partial
 // sum stays below 2^24 (the bound below), otherwise into float64 (exact up to 2^53),
 // multiplied with the float MatMul or Conv the ONNX MatMul/Conv rules import, and cast to
@@ -31,6 +33,7 @@ Value *scalarF32(ImportCtx &ctx, const std::string &name, float v) {
 
 // Whether a scale or zero point quantizes per tensor (one element).
 bool perTensor(const Value *v) { return !v || v->type().numElements() == 1; }
+bool oneElement(const Value *v) { return v && v->type().numElements() == 1; }
 
 // The axis attribute for a Quantize/Dequantize whose parameters are per axis along `axis` of
 // a rank-`rank` tensor, or 0 when they are per tensor (the axis is then irrelevant).
@@ -291,6 +294,27 @@ Expected<Value *> accumulatorAsF32(ImportCtx &ctx, Value *acc) {
   return emitCast(ctx, acc, DType::F32, ctx.tempName("acc_f32"));
 }
 
+// A zero point the integer products take (ops/Quant.cpp): absent, one element, or (`perChannel`)
+// one per output channel, of its operand's element type.
+bool integerZeroPoint(const Value *zp, const Value *x, bool perChannel, int64_t channels) {
+  return !zp || (zp->dtype() == x->dtype() &&
+                 (oneElement(zp) || (perChannel && zp->dims() == Dims{channels})));
+}
+
+// MatMulInteger and ConvInteger as the IR's integer product `op` without requantization (its
+// result the int32 sum), when the zero points are ones it takes and the sum fits int32;
+// nullptr otherwise (the exact float form then computes it).
+Expected<Value *> integerSum(ImportCtx &ctx, const OpDef &op, Value *x, Value *w, Value *xZero,
+                             Value *wZero, int64_t channels, int64_t terms, AttrMap attrs) {
+  if (!integerZeroPoint(xZero, x, false, channels) || !integerZeroPoint(wZero, w, true, channels) ||
+      !accumulatorFits(terms, 0.0))
+    return nullptr;
+  attrs["output_min"] = int64_t{INT32_MIN};
+  attrs["output_max"] = int64_t{INT32_MAX};
+  return ctx.emit(op.name, {x, w, nullptr, xZero, wZero, nullptr, nullptr, nullptr},
+                  std::move(attrs));
+}
+
 Status importMatMulInteger(ImportCtx &ctx) {
   Value *a = ctx.input(0), *b = ctx.input(1);
   if (Status s = check8Bit(ctx, a, "A"))
@@ -301,6 +325,12 @@ Status importMatMulInteger(ImportCtx &ctx) {
   if (ra < 1 || rb < 1)
     return ctx.fail("A " + toString(a->type()) + " and B " + toString(b->type()) +
                     " must have rank >= 1");
+  if (ra >= 2 && rb >= 2) {
+    auto integer = integerSum(ctx, ops::QLinearMatMul, a, b, ctx.input(2), ctx.input(3),
+                              b->dims().back(), a->dims().back(), {});
+    if (!integer || *integer)
+      return finish(ctx, 0, std::move(integer));
+  }
   DType acc = accumulatorType(a->dims().back(), 0.0);
   Value *one = scalarF32(ctx, "one", 1.0f);
   auto af = centered(ctx, a, ctx.input(2), ra >= 2 ? ra - 2 : -1, "a_zero_point",
@@ -337,6 +367,13 @@ Status importConvInteger(ImportCtx &ctx) {
     return s;
   if (w->type().rank() < 3)
     return ctx.fail("w " + toString(w->type()) + " must have rank >= 3");
+  auto attrs = convAttrs(ctx, x, w);
+  if (!attrs)
+    return attrs.takeStatus();
+  auto integer = integerSum(ctx, ops::QLinearConv, x, w, ctx.input(2), ctx.input(3), w->dims()[0],
+                            convTerms(w), *attrs);
+  if (!integer || *integer)
+    return finish(ctx, 0, std::move(integer));
   DType acc = accumulatorType(convTerms(w), 0.0);
   Value *one = scalarF32(ctx, "one", 1.0f);
   auto xf = centered(ctx, x, ctx.input(2), -1, "x_zero_point", "one element", acc, one);
@@ -404,8 +441,6 @@ Status requantize(ImportCtx &ctx, Value *acc, Value *s1, Value *s2, Value *s3, V
 struct QLinearOperands {
   Value *x, *xScale, *xZero, *w, *wScale, *wZero, *yScale, *yZero, *bias;
 };
-
-bool oneElement(const Value *v) { return v && v->type().numElements() == 1; }
 
 // The product as the IR's integer-only op `op` when its scales are constants (x's and y's per
 // tensor, w's per tensor or one per output channel) and so are the zero points' shapes, and the

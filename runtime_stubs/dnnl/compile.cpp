@@ -721,6 +721,8 @@ private:
   bool lowerQuantized(ref_node *n, const OpRecord &r, odla_value y) {
     const odla_element_type xt = r.input->type.element_type, yt = y->type.element_type;
     const bool constWeights = r.weights->kind == REF_CONSTANT, conv = r.kind == OpKind::QConv;
+    if (!r.multiplier || !r.shift || !r.output_zero_point)
+      return false; /* an int32 result (no requantization): the reference kernel */
     if ((xt != ODLA_UINT8 && xt != ODLA_INT8) || r.weights->type.element_type != ODLA_INT8 ||
         (!constWeights && r.kind == OpKind::QConv) || (r.bias && r.bias->kind != REF_CONSTANT))
       return false;

@@ -89,6 +89,7 @@ static void ref_qi_widen(odla_element_type t, const void *src, int64_t step, int
 /* What both builders' parameter blocks start with. */
 typedef struct {
   odla_element_type x_type, w_type, y_type;
+  int raw;          /* no requantization: int32 results */
   int32_t lo, hi;   /* output_min, output_max */
   int64_t channels; /* output channels: the epilogue's per-channel arrays */
   int packed;       /* the packed kernel follows the block, at packed_at; else wp_at */
@@ -125,6 +126,7 @@ static void ref_qi_out_at(const ref_qi_common *q, const void *chan, int32_t zp, 
   o->lo = q->lo;
   o->hi = q->hi;
   o->y_signed = q->y_type == ODLA_INT8;
+  o->raw = q->raw;
 }
 
 /* Fills the channel arrays at chan from the bias (or none), multipliers and shifts (nm and ns
@@ -139,13 +141,13 @@ static int ref_qi_fill_channels(const ref_qi_common *q, const int32_t *bias, con
   int64_t c;
   for (c = 0; c < m; ++c) {
     ints[c] = bias ? bias[c] : 0;
-    ints[m + c] = mult[nm == 1 ? 0 : c];
-    ints[2 * m + c] = shift[ns == 1 ? 0 : c];
+    ints[m + c] = mult ? mult[nm == 1 ? 0 : c] : 0;
+    ints[2 * m + c] = shift ? shift[ns == 1 ? 0 : c] : 1;
     if (!ref_qi_scale_ok(ints[m + c], ints[2 * m + c]))
       return 0;
   }
-  *fast = ref_qg_prepare(m, ints + m, ints + 2 * m, zp, q->lo, q->hi, scale, ints + 3 * m,
-                         ints + 4 * m);
+  *fast = !q->raw && ref_qg_prepare(m, ints + m, ints + 2 * m, zp, q->lo, q->hi, scale,
+                                    ints + 3 * m, ints + 4 * m);
   return 1;
 }
 
@@ -160,11 +162,12 @@ static odla_status ref_qi_epilogue(const ref_node *node, const ref_io *io, const
     ref_qi_out_at(q, (const unsigned char *)node->params + q->epilogue_at, q->zp, q->fast, o);
     return ODLA_SUCCESS;
   }
-  zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
+  zp = q->raw ? 0 : ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
   if (!ref_qi_fill_channels(
           q, (const int32_t *)io->in[REF_QI_BIAS], (const int32_t *)io->in[REF_QI_MULT],
-          ref_count(&node->inputs[REF_QI_MULT]->type.shape), (const int32_t *)io->in[REF_QI_SHIFT],
-          ref_count(&node->inputs[REF_QI_SHIFT]->type.shape), zp, chan, &fast))
+          q->raw ? 1 : ref_count(&node->inputs[REF_QI_MULT]->type.shape),
+          (const int32_t *)io->in[REF_QI_SHIFT],
+          q->raw ? 1 : ref_count(&node->inputs[REF_QI_SHIFT]->type.shape), zp, chan, &fast))
     return ODLA_INVALID_PARAM;
   ref_qi_out_at(q, chan, zp, fast, o);
   return ODLA_SUCCESS;
@@ -237,6 +240,12 @@ static void ref_qi_job_run(const ref_io *io, ref_qi_job *j) {
 
 static int ref_qi_is_8bit(odla_element_type t) { return t == ODLA_UINT8 || t == ODLA_INT8; }
 
+/* Whether the product has no requantization (multiplier, shift and output zero point all
+ * NULL): its result is the int32 accumulator. */
+static int ref_qi_raw(const odla_value *in) {
+  return !in[REF_QI_MULT] && !in[REF_QI_SHIFT] && !in[REF_QI_YZ];
+}
+
 /* Presence, computation and element types of the operands, and the zero points' counts. */
 static int ref_qi_check_types(const char *op, const odla_value *in) {
   static const int required[REF_QI_OPERANDS] = {1, 0, 1, 0, 0, 1, 1, 1};
@@ -250,8 +259,15 @@ static int ref_qi_check_types(const char *op, const odla_value *in) {
       return 0;
     if (!in[i] && required[i]) {
       /* A NULL operand follows an earlier failure, which was reported; report only if not. */
-      if (ref_current()->error == ODLA_SUCCESS)
-        ref_fail(ODLA_INVALID_PARAM, op, "%s is NULL", ref_qi_names[i]);
+      if (ref_current()->error != ODLA_SUCCESS)
+        return 0;
+      if (i >= REF_QI_MULT && ref_qi_raw(in))
+        continue; /* no requantization */
+      ref_fail(ODLA_INVALID_PARAM, op,
+               i >= REF_QI_MULT ? "%s is NULL; multiplier, shift and output_zero_point are given "
+                                  "together, or none of them (an int32 result)"
+                                : "%s is NULL",
+               ref_qi_names[i]);
       return 0;
     }
   }
@@ -274,8 +290,8 @@ static int ref_qi_check_types(const char *op, const odla_value *in) {
              ref_shape_str(&in[REF_QI_XZ]->type.shape, s1, sizeof s1));
     return 0;
   }
-  if (!ref_qi_is_8bit(in[REF_QI_YZ]->type.element_type) ||
-      ref_count(&in[REF_QI_YZ]->type.shape) != 1) {
+  if (in[REF_QI_YZ] && (!ref_qi_is_8bit(in[REF_QI_YZ]->type.element_type) ||
+                        ref_count(&in[REF_QI_YZ]->type.shape) != 1)) {
     ref_fail(ODLA_INVALID_PARAM, op,
              "output_zero_point is %s %s; it must be one uint8 or int8 element (the output's type)",
              ref_type_name(in[REF_QI_YZ]->type.element_type),
@@ -296,7 +312,8 @@ static int ref_qi_per_tensor_or_channel(odla_value v, int64_t channels) {
 static int ref_qi_check_channels(const char *op, const odla_value *in, int64_t channels,
                                  odla_int32 output_min, odla_int32 output_max, ref_qi_common *q) {
   const odla_value wz = in[REF_QI_WZ], bias = in[REF_QI_BIAS];
-  const odla_element_type yt = in[REF_QI_YZ]->type.element_type;
+  const int raw = ref_qi_raw(in);
+  const odla_element_type yt = raw ? ODLA_INT32 : in[REF_QI_YZ]->type.element_type;
   const int32_t type_lo = yt == ODLA_INT8 ? INT8_MIN : 0,
                 type_hi = yt == ODLA_INT8 ? INT8_MAX : 255;
   char s1[128];
@@ -316,7 +333,7 @@ static int ref_qi_check_channels(const char *op, const odla_value *in, int64_t c
              ref_shape_str(&bias->type.shape, s1, sizeof s1), (long long)channels);
     return 0;
   }
-  for (i = REF_QI_MULT; i <= REF_QI_SHIFT; ++i) {
+  for (i = REF_QI_MULT; i <= REF_QI_SHIFT && !raw; ++i) {
     const odla_value v = in[i];
     int64_t e, n = ref_count(&v->type.shape);
     if (v->type.element_type != ODLA_INT32 || !ref_qi_per_tensor_or_channel(v, channels)) {
@@ -336,13 +353,14 @@ static int ref_qi_check_channels(const char *op, const odla_value *in, int64_t c
       }
     }
   }
-  if (output_min < type_lo || output_max > type_hi || output_min > output_max) {
+  if (!raw && (output_min < type_lo || output_max > type_hi || output_min > output_max)) {
     ref_fail(ODLA_INVALID_PARAM, op,
              "output_min %ld and output_max %ld must satisfy %ld <= output_min <= output_max <= "
              "%ld (the output type %s)",
              (long)output_min, (long)output_max, (long)type_lo, (long)type_hi, ref_type_name(yt));
     return 0;
   }
+  q->raw = raw;
   q->x_type = in[REF_QI_X]->type.element_type;
   q->w_type = in[REF_QI_W]->type.element_type;
   q->y_type = yt;
@@ -375,9 +393,9 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   const size_t chan_at =
       q->packed ? (packed_at + (size_t)packed_values * sizeof(int16_t) + 15) / 16 * 16 : packed_at;
   const int built = ref_qi_constant_or_absent(in[REF_QI_BIAS]) &&
-                    ref_qi_constant_or_absent(in[REF_QI_MULT]) && in[REF_QI_MULT] &&
-                    ref_qi_constant_or_absent(in[REF_QI_SHIFT]) && in[REF_QI_SHIFT] &&
-                    ref_qi_constant_or_absent(in[REF_QI_YZ]) && in[REF_QI_YZ];
+                    ref_qi_constant_or_absent(in[REF_QI_MULT]) &&
+                    ref_qi_constant_or_absent(in[REF_QI_SHIFT]) &&
+                    ref_qi_constant_or_absent(in[REF_QI_YZ]); /* all absent: raw */
   const size_t bytes = built ? chan_at + ref_qi_chan_bytes(q->channels) : chan_at;
   unsigned char *block;
   odla_value v;
@@ -397,12 +415,13 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   if (built) { /* the builder checked the multipliers and shifts */
     q->epilogue_built = 1;
     q->epilogue_at = chan_at;
-    q->zp = ref_qi_load(q->y_type, in[REF_QI_YZ]->data, 0);
-    ref_qi_fill_channels(
-        q, in[REF_QI_BIAS] ? (const int32_t *)in[REF_QI_BIAS]->data : NULL,
-        (const int32_t *)in[REF_QI_MULT]->data, ref_count(&in[REF_QI_MULT]->type.shape),
-        (const int32_t *)in[REF_QI_SHIFT]->data, ref_count(&in[REF_QI_SHIFT]->type.shape), q->zp,
-        block + chan_at, &q->fast);
+    q->zp = q->raw ? 0 : ref_qi_load(q->y_type, in[REF_QI_YZ]->data, 0);
+    ref_qi_fill_channels(q, in[REF_QI_BIAS] ? (const int32_t *)in[REF_QI_BIAS]->data : NULL,
+                         q->raw ? NULL : (const int32_t *)in[REF_QI_MULT]->data,
+                         q->raw ? 1 : ref_count(&in[REF_QI_MULT]->type.shape),
+                         q->raw ? NULL : (const int32_t *)in[REF_QI_SHIFT]->data,
+                         q->raw ? 1 : ref_count(&in[REF_QI_SHIFT]->type.shape), q->zp,
+                         block + chan_at, &q->fast);
     in[REF_QI_BIAS] = in[REF_QI_MULT] = in[REF_QI_SHIFT] = in[REF_QI_YZ] = NULL;
   }
   memcpy(block, params, head); /* after q's changes: q is its head */
@@ -497,7 +516,7 @@ static void ref_qconv_depthwise_part(void *arg, int index, int parts, unsigned c
         }
       }
     }
-    ref_qg_requantize_channels(&d->out, acc, ch, d->out.y + pix * d->out.y_row);
+    ref_qg_requantize_channels(&d->out, acc, ch, ref_qg_y(&d->out, pix * d->out.y_row));
   }
 }
 
@@ -580,7 +599,7 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
                                w->out[2], r0 > 0, acc);
         }
         ref_qg_requantize_run(&d->out, c, acc, w->out[2],
-                              d->out.y + c * opix + (od * w->out[1] + oh) * w->out[2]);
+                              ref_qg_y(&d->out, c * opix + (od * w->out[1] + oh) * w->out[2]));
       }
   }
 }
@@ -863,7 +882,7 @@ static void ref_qconv_cl_part(void *arg, int index, int parts, unsigned char *sc
     }
     ref_qconv_cl_im2col(c, r, n, col);
     g.p = col; /* the block's rows, as rows [0, n) */
-    g.out.y = c->g.out.y + r * g.out.y_row;
+    g.out.y = ref_qg_y(&c->g.out, r * g.out.y_row);
     ref_qg_run(&g, 0, n, 0, p->mpg);
   }
 }
@@ -888,7 +907,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   wp = ref_qi_kernel(node, io, &p->q, ref_qconv_pack);
   for (n = 0; n < p->n; ++n) {
     const unsigned char *xn = x + n * p->c * ipix;
-    unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix;
+    unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix * ref_qg_esize(&out);
     if (p->channels_last || (!p->depthwise && !p->unit_window)) { /* the staged image */
       ref_qconv_stage st;
       st.p = p;
@@ -937,7 +956,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
         gm.ldp = p->pointwise ? p->c : p->kp;
         gm.v = wp + g * ref_qg_v_count(p->kp, p->mpg);
         gm.v_col0 = 0;
-        gm.out.y = yn + g * p->mpg;
+        gm.out.y = yn + g * p->mpg * ref_qg_esize(&out);
         gm.out.y_row = p->m;
         c.p = p;
         c.xs = xs + g * p->cpg;
@@ -949,7 +968,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
         gm.p = wp + g * p->mpg * p->kp;
         gm.ldp = p->kp;
         gm.out.per_row = 1;
-        gm.out.y = yn + g * p->mpg * opix;
+        gm.out.y = yn + g * p->mpg * opix * ref_qg_esize(&out);
         gm.out.y_row = opix;
         c.p = p;
         c.x = xn + g * p->cpg * ipix;
@@ -1178,7 +1197,7 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
     job.g.v = wp + ob * vcount;
     job.g.out.y = y;
     ref_qi_job_run(io, &job);
-    y += p->m * p->n;
+    y += p->m * p->n * ref_qg_esize(&job.g.out);
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
       ob += p->sb[d];

@@ -102,12 +102,16 @@ static void ref_qg_store_portable(const ref_qg_out *o, int64_t r, int64_t nr, in
                                   ref_qg_acc acc) {
   int64_t i, j;
   for (i = 0; i < nr; ++i) {
-    unsigned char *y = o->y + (r + i) * o->y_row + c;
+    unsigned char *y = ref_qg_y(o, (r + i) * o->y_row + c);
     for (j = 0; j < nc; ++j) {
       const int64_t at = o->per_row ? r + i : c + j;
       const int32_t s = (int32_t)((int64_t)acc[i][j] + o->bias[at]);
-      const int32_t v =
-          o->fast ? ref_qg_fast(s, o->scale[at], o->smin[at], o->smax[at], o->zp, o->lo, o->hi)
+      int32_t v;
+      if (o->raw) {
+        memcpy(y + j * 4, &s, 4);
+        continue;
+      }
+      v = o->fast ? ref_qg_fast(s, o->scale[at], o->smin[at], o->smax[at], o->zp, o->lo, o->hi)
                   : ref_qg_requantize(s, o->mult[at], o->shift[at], o->zp, o->lo, o->hi);
       if (o->y_signed)
         ((int8_t *)y)[j] = (int8_t)v;
@@ -286,8 +290,15 @@ static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_
     }
   }
   for (i = 0; i < nr; ++i) {
-    unsigned char *y = o->y + (r + i) * o->y_row + c;
+    unsigned char *y = ref_qg_y(o, (r + i) * o->y_row + c);
     unsigned char *to = nc == REF_QG_NR ? y : part;
+    if (o->raw) { /* acc + bias, int32 */
+      for (h = 0; h < nc; ++h) {
+        const int32_t s = acc[i][h] + (o->per_row ? o->bias[r + i] : cb[h]);
+        memcpy(y + h * 4, &s, 4);
+      }
+      continue;
+    }
     for (h = 0; h < REF_QG_NR; h += 8) {
       const __m256i a = _mm256_loadu_si256((const __m256i *)(acc[i] + h));
       if (o->per_row)
@@ -346,6 +357,13 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
                            unsigned char *y) {
   const int32_t bias = o->bias[ch];
   int64_t i = 0;
+  if (o->raw) {
+    for (; i < n; ++i) {
+      const int32_t v = (int32_t)((int64_t)s[i] + bias);
+      memcpy(y + i * 4, &v, 4);
+    }
+    return;
+  }
 #if REF_QG_AVX2
   for (; i + 8 <= n; i += 8)
     ref_qg_requant8(
@@ -365,6 +383,13 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
 void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n,
                                 unsigned char *y) {
   int64_t c = 0;
+  if (o->raw) {
+    for (; c < n; ++c) {
+      const int32_t v = (int32_t)((int64_t)s[c] + o->bias[c]);
+      memcpy(y + c * 4, &v, 4);
+    }
+    return;
+  }
 #if REF_QG_AVX2
   for (; c + 8 <= n; c += 8)
     ref_qg_requant8(o,

@@ -25,6 +25,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { REF_QG_MR = 6, REF_QG_NR = 16 };
@@ -35,7 +36,8 @@ typedef struct {
   int per_row;
   int32_t zp, lo, hi; /* output zero point and clamp */
   int y_signed;       /* int8 outputs, else uint8 */
-  unsigned char *y;   /* output (r, c) at y[r * y_row + c] */
+  int raw;            /* no requantization: int32 outputs, acc + bias */
+  unsigned char *y;   /* output (r, c) at element r * y_row + c (ref_qg_y) */
   int64_t y_row;
   /* ref_qg_prepare's: when `fast`, the requantization runs in float64, exactly */
   int fast;
@@ -51,6 +53,12 @@ static inline double ref_qg_round_even(double d) {
 #else
   return rint(d);
 #endif
+}
+
+/* The bytes of an output element, and where element `at` of o's outputs is. */
+static inline size_t ref_qg_esize(const ref_qg_out *o) { return o->raw ? 4 : 1; }
+static inline unsigned char *ref_qg_y(const ref_qg_out *o, int64_t at) {
+  return o->y + (size_t)at * ref_qg_esize(o);
 }
 
 /* o for the channels from `first` on: its per-channel arrays advanced by first. */

@@ -65,12 +65,32 @@ typedef struct {
   int threads;    /* > 0: the context's ODLA_PROCESSOR_NUM */
 } qparams;
 
+/* While set (for the cases named "int32 results: ..."), a case runs without requantization
+ * (multiplier, shift and output zero point NULL): its results are the int32 sums. */
+static int raw_results;
+
 /* Drawn data: one output channel per entry of wz, bias, mult, shift. */
 typedef struct {
   uint8_t xz, yz, wz[128];
   int32_t bias[128], mult[128], shift[128];
   int32_t lo, hi;
 } qdata;
+
+/* The bytes of a result element. */
+static int64_t result_size(void) { return raw_results ? 4 : 1; }
+
+/* Stores output element i: acc requantized by output channel c's parameters, or acc itself
+ * (int32) without requantization. */
+static void naive_store(const qparams *q, const qdata *d, int64_t c, int64_t acc, uint8_t *y,
+                        int64_t i) {
+  if (raw_results) {
+    const int32_t v = (int32_t)acc;
+    memcpy(y + i * 4, &v, 4);
+  } else {
+    y[i] = (uint8_t)naive_requantize(acc, d->mult[c], d->shift[c], load8(q->yt, &d->yz, 0), d->lo,
+                                     d->hi);
+  }
+}
 
 static void draw_params(const qparams *q, int64_t channels, int64_t k, qdata *d) {
   /* A shift that maps a typical sum (sqrt(k) * 70^2) to about 40 steps of the output. */
@@ -122,6 +142,8 @@ static qvalues make_params(const qparams *q, const qdata *d, int64_t channels) {
     v.wz = odla_CreateConstant(vt(q->wt, 1, DIMS(wzn)), d->wz, ID("wz"));
   if (q->has_bias)
     v.bias = odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(channels)), d->bias, ID("bias"));
+  if (raw_results)
+    return v;
   v.mult = odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(per)), d->mult, ID("mult"));
   v.shift = odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(per)), d->shift, ID("shift"));
   v.yz = odla_CreateConstant(vt(q->yt, 1, DIMS(1)), &d->yz, ID("yz"));
@@ -212,8 +234,7 @@ static void naive_conv(const conv_case *t, const qdata *d, const uint8_t *x, con
                   }
             yi = t->cl ? (((n * out[0] + o[0]) * out[1] + o[1]) * out[2] + o[2]) * t->m + mo
                        : (((n * t->m + mo) * out[0] + o[0]) * out[1] + o[1]) * out[2] + o[2];
-            y[yi] = (uint8_t)naive_requantize(acc, d->mult[mo], d->shift[mo],
-                                              load8(t->q.yt, &d->yz, 0), d->lo, d->hi);
+            naive_store(&t->q, d, mo, acc, y, yi);
           }
 }
 
@@ -252,8 +273,8 @@ static void run_conv_case(const conv_case *t) {
   wdims[t->cl ? rank - 1 : 0] = t->m;
   x = (uint8_t *)malloc((size_t)xn);
   w = (uint8_t *)malloc((size_t)wn);
-  y = (uint8_t *)calloc((size_t)yn, 1);
-  want = (uint8_t *)calloc((size_t)yn, 1);
+  y = (uint8_t *)calloc((size_t)(yn * result_size()), 1);
+  want = (uint8_t *)calloc((size_t)(yn * result_size()), 1);
   fill_random(x, xn);
   fill_random(w, wn);
   draw_params(&t->q, t->m, cpg * kvol, &d);
@@ -276,7 +297,7 @@ static void run_conv_case(const conv_case *t) {
   CHECK(run_graph(comp, &t->q, x, t->q.kernel_arg ? w : NULL,
                   t->q.kernel_arg && t->q.has_wz ? d.wz : NULL, y) == ODLA_SUCCESS,
         "%s: execution failed: %s", t->what, last_error);
-  check_bytes(t->what, y, want, yn);
+  check_bytes(t->what, y, want, yn * result_size());
   odla_DestroyComputation(comp);
   free(x);
   free(w);
@@ -675,6 +696,49 @@ static void test_conv(void) {
        {0, 0},
        {0, 0},
        {S8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
+      /* int32 results, no requantization (ConvInteger) */
+      {"int32 results: s8 per channel, groups, stride 2, asymmetric pads",
+       0,
+       2,
+       2,
+       6,
+       8,
+       2,
+       {9, 8},
+       {3, 2},
+       {2, 1},
+       {1, 2},
+       {1, 0},
+       {0, 1},
+       {U8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
+      {"int32 results: channels-last, kernel an argument",
+       1,
+       2,
+       1,
+       4,
+       6,
+       1,
+       {5, 5},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {S8, S8, S8, 1, 1, 1, 1, 1, 1, 0, 1, 0}},
+      {"int32 results: depthwise 3x3, on 2 threads",
+       0,
+       2,
+       1,
+       16,
+       16,
+       16,
+       {20, 20},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {U8, U8, U8, 1, 1, 1, 0, 1, 1, 0, 0, 2}},
       {"depthwise 5x5 stride 2 over 23 x 37 pixels (a partial block of 16 outputs)",
        0,
        2,
@@ -691,8 +755,11 @@ static void test_conv(void) {
        {S8, S8, S8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
   };
   size_t i;
-  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    raw_results = strncmp(cases[i].what, "int32 results", 13) == 0;
     run_conv_case(&cases[i]);
+  }
+  raw_results = 0;
 }
 
 /* ---- MatMul cases --------------------------------------------------------------------------- */
@@ -731,8 +798,8 @@ static void run_mm_case(const mm_case *t) {
   ydims[br + 1] = n;
   x = (uint8_t *)malloc((size_t)an);
   w = (uint8_t *)malloc((size_t)bn);
-  y = (uint8_t *)calloc((size_t)yn, 1);
-  want = (uint8_t *)calloc((size_t)yn, 1);
+  y = (uint8_t *)calloc((size_t)(yn * result_size()), 1);
+  want = (uint8_t *)calloc((size_t)(yn * result_size()), 1);
   fill_random(x, an);
   fill_random(w, bn);
   draw_params(&t->q, n, k, &d);
@@ -753,8 +820,7 @@ static void run_mm_case(const mm_case *t) {
         for (p = 0; p < k; ++p)
           acc += (int64_t)(load8(t->q.xt, x, (oa * m + i) * k + p) - load8(t->q.xt, &d.xz, 0)) *
                  (load8(t->q.wt, w, (ob * k + p) * n + j) - load8(t->q.wt, d.wz, j));
-        want[(bi * m + i) * n + j] = (uint8_t)naive_requantize(
-            acc, d.mult[j], d.shift[j], load8(t->q.yt, &d.yz, 0), d.lo, d.hi);
+        naive_store(&t->q, &d, j, acc, want, (bi * m + i) * n + j);
       }
   }
 
@@ -773,7 +839,7 @@ static void run_mm_case(const mm_case *t) {
   CHECK(run_graph(comp, &t->q, x, t->q.kernel_arg ? w : NULL,
                   t->q.kernel_arg && t->q.has_wz ? d.wz : NULL, y) == ODLA_SUCCESS,
         "%s: execution failed: %s", t->what, last_error);
-  check_bytes(t->what, y, want, yn);
+  check_bytes(t->what, y, want, yn * result_size());
   odla_DestroyComputation(comp);
   free(x);
   free(w);
@@ -821,10 +887,26 @@ static void test_matmul(void) {
        {256, 128},
        {128, 96},
        {U8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 2}},
+      /* int32 results, no requantization (MatMulInteger) */
+      {"int32 results: per column, odd depth, batched",
+       3,
+       2,
+       {2, 7, 13},
+       {13, 21},
+       {U8, S8, U8, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
+      {"int32 results: computed kernel, no bias, 2 threads",
+       2,
+       2,
+       {64, 96},
+       {96, 40},
+       {S8, S8, S8, 1, 1, 0, 0, 1, 1, 0, 1, 2}},
   };
   size_t i;
-  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    raw_results = strncmp(cases[i].what, "int32 results", 13) == 0;
     run_mm_case(&cases[i]);
+  }
+  raw_results = 0;
 }
 
 /* ---- Ties, worked out by hand --------------------------------------------------------------- */

@@ -154,15 +154,18 @@ onnx::ModelProto qlinearMatMul(int64_t k, bool scalesAsInputs = false) {
   return m;
 }
 
-// MatMulInteger of uint8 a [2, k] and b [k, 3] with constant zero points.
-onnx::ModelProto matMulInteger(int64_t k) {
+// MatMulInteger of uint8 a [2, k] and b [k, 3] with constant zero points: scalars, or a's one
+// per row (`perRow`: the integer product takes one, so the float form computes it).
+onnx::ModelProto matMulInteger(int64_t k, bool perRow = false) {
   auto m = model(10);
   auto *g = m.mutable_graph();
   *g->add_input() = tensorInfo("a", onnx::TensorProto::UINT8, {2, k});
   *g->add_input() = tensorInfo("b", onnx::TensorProto::UINT8, {k, 3});
-  uint8_t z = 3;
-  for (const char *n : {"az", "bz"})
-    *g->add_initializer() = scalar(n, onnx::TensorProto::UINT8, &z, 1);
+  uint8_t z[2] = {3, 4};
+  *g->add_initializer() = scalar("az", onnx::TensorProto::UINT8, z, perRow ? 2 : 1);
+  if (perRow)
+    g->mutable_initializer(0)->add_dims(2);
+  *g->add_initializer() = scalar("bz", onnx::TensorProto::UINT8, z, 1);
   *g->add_node() = node("MatMulInteger", {"a", "b", "az", "bz"}, {"y"}, "mmi");
   *g->add_output() = tensorInfo("y", onnx::TensorProto::INT32, {2, 3});
   return m;
@@ -182,10 +185,10 @@ std::string accumulatorOf(const Graph &g) {
 
 TEST(QuantImport, ProductsAccumulateInFloat32OnlyWhileExact) {
   // 258 terms of at most 255 * 255 stay below 2^24; 259 do not.
-  auto small = importModel(matMulInteger(258));
+  auto small = importModel(matMulInteger(258, true));
   ASSERT_TRUE(small) << small.status().message();
   EXPECT_EQ(accumulatorOf(**small), "f32");
-  auto big = importModel(matMulInteger(259));
+  auto big = importModel(matMulInteger(259, true));
   ASSERT_TRUE(big) << big.status().message();
   EXPECT_EQ(accumulatorOf(**big), "f64");
   // With run-time scales QLinearMatMul keeps the float form too.
@@ -193,6 +196,19 @@ TEST(QuantImport, ProductsAccumulateInFloat32OnlyWhileExact) {
   ASSERT_TRUE(computed) << computed.status().message();
   EXPECT_EQ(accumulatorOf(**computed), "f64");
   EXPECT_EQ(findNode(**computed, "QLinearMatMul"), nullptr);
+}
+
+TEST(QuantImport, MatMulIntegerIsTheIntegerProductWithoutRequantization) {
+  auto imported = importModel(matMulInteger(300));
+  ASSERT_TRUE(imported) << imported.status().message();
+  const Node *n = findNode(**imported, "QLinearMatMul");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(accumulatorOf(**imported), "none");
+  EXPECT_EQ(n->input(5), nullptr); // no multiplier, shift or output zero point
+  EXPECT_EQ(n->input(7), nullptr);
+  EXPECT_EQ(n->output(0)->dtype(), DType::I32);
+  EXPECT_EQ(n->i("output_min"), INT32_MIN);
+  EXPECT_EQ(n->i("output_max"), INT32_MAX);
 }
 
 TEST(QuantImport, ConstantScalesMakeTheIntegerProduct) {

@@ -49,6 +49,9 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDequantize(
  *   - bias: int32, one entry per output channel, or NULL.
  *   - multiplier, shift: int32, a scalar or one entry per output channel.
  *   - output_zero_point: a scalar uint8 or int8; the result has its element type.
+ * Without requantization (multiplier, shift and output_zero_point all NULL) the result is acc
+ * itself, int32 (ONNX's MatMulInteger and ConvInteger); output_min and output_max are then not
+ * read.
  * The caller guarantees that acc fits in int32 (odlac checks the sum's bound). */
 
 /* odla_Conv's geometry over quantized operands (input_layout and kernel_layout as odla_Conv's;
