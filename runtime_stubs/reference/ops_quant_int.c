@@ -525,8 +525,8 @@ static void ref_qconv_depthwise_part(void *arg, int index, int parts, unsigned c
  * convolution's zeros (scratch at plane_at, whose pads are zeroed once per part), so that
  * every kernel row reads a whole padded input row; ref_qg_depthwise_row sums an output row
  * over all taps in registers (AVX2: pairs of taps as int16 multiply-adds) and
- * ref_qg_requantize_run requantizes it with the channel's multiplier and shift. The parts
- * split the channels. */
+ * ref_qg_requantize_run requantizes the channel's plane with its multiplier and shift. The
+ * parts split the channels. */
 
 typedef struct {
   const ref_qconv_params *p;
@@ -585,8 +585,11 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
     for (t = 0; t < kvol; ++t)
       taps[t] = d->wp[t * p->m + c];
     ref_qconv_fill_plane(p, d->x + c * ipix, d->xz, plane);
+    /* The plane's sums row by row (a row's kernel may write up to a block of 16 past its
+       end: into the next row's sums, which that row then overwrites), requantized at once. */
     for (od = 0; od < w->out[0]; ++od)
       for (oh = 0; oh < w->out[1]; ++oh) {
+        int32_t *row = acc + (od * w->out[1] + oh) * w->out[2];
         for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
           const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
           for (r = 0; r < n; ++r) {
@@ -596,11 +599,10 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
                                   dims[2];
           }
           ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
-                               w->out[2], r0 > 0, acc);
+                               w->out[2], r0 > 0, row);
         }
-        ref_qg_requantize_run(&d->out, c, acc, w->out[2],
-                              ref_qg_y(&d->out, c * opix + (od * w->out[1] + oh) * w->out[2]));
       }
+    ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
   }
 }
 
@@ -1001,8 +1003,9 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
   p->col_at = p->acc_at = at;
   if (p->depthwise && p->channels_last) { /* one pixel's channel sums */
     at += ref_nn_align((size_t)p->c * sizeof(int32_t));
-  } else if (p->depthwise) { /* a row's sums, the padded plane, the taps */
-    at += ref_nn_align((size_t)ref_qg_row_room(p->w.out[2]) * sizeof(int32_t));
+  } else if (p->depthwise) { /* a plane's sums (the last row's block room), padded plane, taps */
+    at +=
+        ref_nn_align((size_t)(opix - p->w.out[2] + ref_qg_row_room(p->w.out[2])) * sizeof(int32_t));
     p->plane_at = at;
     at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
     p->taps_at = at;
@@ -1334,16 +1337,32 @@ typedef struct {
     (void)mb;                                                                                      \
     if (s[0] == 1 && s[1] == 1)                                                                    \
       for (i = 0; i < n; ++i) {                                                                    \
-        const double x = a[i] - za, z = b[i] - zb, v = ref_qg_round_even(EXPR) + zy;               \
-        y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                 \
+        const double x = a[i] - za, z = b[i] - zb;                                                 \
+        REF_QBIN_STORE(Y, EXPR);                                                                   \
+      }                                                                                            \
+    else if (s[0] == 1 && s[1] == 0)                                                               \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const double x = a[i] - za, z = b[0] - zb;                                                 \
+        REF_QBIN_STORE(Y, EXPR);                                                                   \
+      }                                                                                            \
+    else if (s[0] == 0 && s[1] == 1)                                                               \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const double x = a[0] - za, z = b[i] - zb;                                                 \
+        REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
     else                                                                                           \
       for (i = 0; i < n; ++i) {                                                                    \
         const double x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                                   \
-        const double v = ref_qg_round_even(EXPR) + zy;                                             \
-        y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                 \
+        REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
   }
+/* y[i] from the exact real result v: rounded, shifted by the zero point, clamped, through
+ * int32 (a conversion compilers vectorize, where one straight to 8 bits they do not). */
+#define REF_QBIN_STORE(Y, EXPR)                                                                    \
+  do {                                                                                             \
+    const double v = ref_qg_round_even(EXPR) + zy;                                                 \
+    y[i] = (Y)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                            \
+  } while (0)
 #define REF_QBIN_ROWS(A, B, Y, SFX)                                                                \
   REF_QBIN_ROW(ref_qadd_##SFX, A, B, Y, x *ma + z * mb)                                            \
   REF_QBIN_ROW(ref_qmul_##SFX, A, B, Y, x *z *ma)
@@ -1357,6 +1376,7 @@ REF_QBIN_ROWS(int8_t, int8_t, uint8_t, ssu)
 REF_QBIN_ROWS(int8_t, int8_t, int8_t, sss)
 #undef REF_QBIN_ROWS
 #undef REF_QBIN_ROW
+#undef REF_QBIN_STORE
 
 static odla_status ref_qbin_run(const ref_node *node, const ref_io *io) {
   const ref_qbin_params *q = (const ref_qbin_params *)node->params;

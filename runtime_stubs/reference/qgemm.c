@@ -76,7 +76,8 @@ int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t
       --smin[c];
     reach = fabs((double)smin[c]) > fabs((double)smax[c]) ? fabs((double)smin[c])
                                                           : fabs((double)smax[c]);
-    fast &= reach * m < 9007199254740992.0; /* 2^53: every product an exact float64 */
+    /* every product an exact float64 (under 2^53), and the rounded one well inside int32 */
+    fast &= reach * m < 9007199254740992.0 && reach * scale[c] < 1073741824.0;
   }
   return fast;
 }
@@ -216,19 +217,35 @@ static inline __m256i ref_qg_exact8(__m256i s, __m256i mult, __m256i shift, __m2
 }
 
 /* ref_qg_fast of eight sums: scale0 for lanes 0-3, scale1 for lanes 4-7; zp, lo and hi as
- * float64 (the clamp comes before the conversion to int32). */
+ * int32 lanes. With FMA, s * scale + (1.5 * 2^52 + zp) is rounded once, to nearest even, onto
+ * the integers (the sum lies in [2^52, 2^53)): the low 32 bits of that double are then
+ * round_half_to_even(s * scale) + zp exactly, whatever s * scale's own precision
+ * (ref_qg_prepare bounds |s * scale| well below 2^31). */
 static inline __m256i ref_qg_fast8(__m256i s, __m256i smin, __m256i smax, __m256d scale0,
-                                   __m256d scale1, __m256d zp, __m256d lo, __m256d hi) {
+                                   __m256d scale1, __m256i zp, __m256i lo, __m256i hi) {
   __m256d d0, d1;
+  __m256i q;
   s = _mm256_min_epi32(_mm256_max_epi32(s, smin), smax);
-  d0 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(s)), scale0);
-  d1 = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)), scale1);
-  d0 = _mm256_add_pd(_mm256_round_pd(d0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-  d1 = _mm256_add_pd(_mm256_round_pd(d1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-  d0 = _mm256_min_pd(_mm256_max_pd(d0, lo), hi);
-  d1 = _mm256_min_pd(_mm256_max_pd(d1, lo), hi);
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(d0)),
-                                 _mm256_cvtpd_epi32(d1), 1);
+  d0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(s));
+  d1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1));
+#if defined(__FMA__)
+  {
+    const __m256d magic = _mm256_set1_pd(6755399441055744.0); /* 1.5 * 2^52 */
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    const __m256i low =
+        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_fmadd_pd(d0, scale0, magic)), even);
+    const __m256i high =
+        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_fmadd_pd(d1, scale1, magic)), even);
+    q = _mm256_add_epi32(_mm256_blend_epi32(low, high, 0xF0), zp);
+  }
+#else
+  d0 = _mm256_round_pd(_mm256_mul_pd(d0, scale0), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  d1 = _mm256_round_pd(_mm256_mul_pd(d1, scale1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  q = _mm256_add_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(d0)),
+                                               _mm256_cvtpd_epi32(d1), 1),
+                       zp);
+#endif
+  return _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
 }
 
 /* Eight results in [lo, hi] (int32 lanes) as bytes in the low 64 bits. */
@@ -246,8 +263,8 @@ static inline void ref_qg_requant8(const ref_qg_out *o, __m256i s, int64_t ch0, 
                                    const int32_t *smax, unsigned char *y) {
   __m256i r;
   if (o->fast) {
-    const __m256d zp = _mm256_set1_pd(o->zp), lo = _mm256_set1_pd(o->lo);
-    const __m256d hi = _mm256_set1_pd(o->hi);
+    const __m256i zp = _mm256_set1_epi32(o->zp), lo = _mm256_set1_epi32(o->lo);
+    const __m256i hi = _mm256_set1_epi32(o->hi);
     if (scale)
       r = ref_qg_fast8(s, _mm256_loadu_si256((const __m256i *)smin),
                        _mm256_loadu_si256((const __m256i *)smax), _mm256_loadu_pd(scale),

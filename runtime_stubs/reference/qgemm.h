@@ -78,8 +78,9 @@ static inline ref_qg_out ref_qg_out_from(ref_qg_out o, int64_t first) {
  * product and one rounding: scale[c] = mult[c] / 2^shift[c] (exact) and the range
  * [smin[c], smax[c]] that acc + bias is clamped to first. Outside it the result is clamped
  * anyway (lo or hi: the requantization is monotonic), and inside it |acc + bias| * mult <
- * 2^53 keeps the product exact, so that round-half-to-even of it is the exact result. Returns
- * whether that holds for every channel (else the requantization must take the int64 path). */
+ * 2^53 keeps the product exact, so that round-half-to-even of it is the exact result (and
+ * |acc + bias| * scale < 2^30 keeps it inside int32). Returns whether that holds for every
+ * channel (else the requantization must take the int64 path). */
 int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t zp, int32_t lo,
                    int32_t hi, double *scale, int32_t *smin, int32_t *smax);
 
