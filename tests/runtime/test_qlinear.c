@@ -1275,8 +1275,7 @@ static void test_store_load(void) {
   free(image);
 }
 
-/* ---- Add and Mul ------------------------------------------------------------------------------
- */
+/* ---- Add and Mul ---------------------------------------------------------------------------- */
 
 typedef struct {
   const char *what;
@@ -1367,6 +1366,7 @@ static void run_qbin_case(const qbin_case *t) {
     CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
           "%s: execute", t->what);
     odla_DestroyContext(ctx);
+    odla_DestroyExecutable(exe);
     check_bytes(t->what, y, want, yn);
   }
   odla_DestroyComputation(comp);
