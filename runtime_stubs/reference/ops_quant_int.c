@@ -1378,10 +1378,59 @@ REF_QBIN_ROWS(int8_t, int8_t, int8_t, sss)
 #undef REF_QBIN_ROW
 #undef REF_QBIN_STORE
 
+/* Broadcasts of rank <= 2 (most, once ref_bcast_init merged their axes) split over the
+ * threads: their rows, or, with too few rows, each row's elements; others run on one. */
+enum { REF_QBIN_PARALLEL_MIN = 1 << 15 };
+
+typedef struct {
+  const ref_qbin_params *q;
+  const ref_io *io;
+} ref_qbin_job;
+
+static void ref_qbin_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qbin_job *j = (const ref_qbin_job *)arg;
+  const ref_bcast *bc = &j->q->b.bc;
+  const int64_t inner = bc->dims[bc->rank - 1], outer = bc->rank == 2 ? bc->dims[0] : 1;
+  const int64_t s0[2] = {bc->strides[0][0], bc->strides[1][0]};
+  const int64_t s1[2] = {bc->strides[0][bc->rank - 1], bc->strides[1][bc->rank - 1]};
+  const unsigned char *a = (const unsigned char *)j->io->in[0];
+  const unsigned char *b = (const unsigned char *)j->io->in[1];
+  unsigned char *y = (unsigned char *)j->io->out[0];
+  const void *row[2];
+  int64_t lo, hi, o;
+  (void)scratch;
+  if (outer >= parts) {
+    ref_split(outer, 1, index, parts, &lo, &hi);
+    for (o = lo; o < hi; ++o) {
+      row[0] = a + (bc->rank == 2 ? o * s0[0] : 0);
+      row[1] = b + (bc->rank == 2 ? o * s0[1] : 0);
+      j->q->b.fn(y + o * inner, row, s1, inner, j->q);
+    }
+    return;
+  }
+  ref_split(inner, 64, index, parts, &lo, &hi);
+  for (o = 0; o < outer && lo < hi; ++o) {
+    row[0] = a + (bc->rank == 2 ? o * s0[0] : 0) + lo * s1[0];
+    row[1] = b + (bc->rank == 2 ? o * s0[1] : 0) + lo * s1[1];
+    j->q->b.fn(y + o * inner + lo, row, s1, hi - lo, j->q);
+  }
+}
+
 static odla_status ref_qbin_run(const ref_node *node, const ref_io *io) {
   const ref_qbin_params *q = (const ref_qbin_params *)node->params;
   static const size_t esize[2] = {1, 1};
-  ref_bcast_run(&q->b.bc, q->b.fn, io->out[0], 1, io->in, esize, q);
+  const int64_t n = ref_count(&node->outputs[0]->type.shape);
+  ref_qbin_job job;
+  if (n == 0)
+    return ODLA_SUCCESS;
+  if (q->b.bc.rank > 2 || n < REF_QBIN_PARALLEL_MIN) {
+    ref_bcast_run(&q->b.bc, q->b.fn, io->out[0], 1, io->in, esize, q);
+    return ODLA_SUCCESS;
+  }
+  job.q = q;
+  job.io = io;
+  ref_parallel(ref_io_threads(io), ref_threads_count(ref_io_threads(io)), ref_qbin_part, &job,
+               (unsigned char *)io->scratch);
   return ODLA_SUCCESS;
 }
 

@@ -1303,7 +1303,8 @@ static void run_qbin_case(const qbin_case *t) {
   const int32_t tlo = t->yt == ODLA_INT8 ? -128 : 0, thi = t->yt == ODLA_INT8 ? 127 : 255;
   const int32_t lo = t->lo > t->hi ? tlo : t->lo, hi = t->lo > t->hi ? thi : t->hi;
   int64_t yd[4], an = 1, bn = 1, yn = 1, i, c[4];
-  uint8_t a[4096], b[4096], y[4096], want[4096], za = 0, zb = 0, zy;
+  static uint8_t a[1 << 16], b[1 << 16], y[1 << 16], want[1 << 16];
+  uint8_t za = 0, zb = 0, zy;
   int32_t ma = (int32_t)(next_random() % (uint32_t)t->ma),
           mb = (int32_t)(next_random() % (uint32_t)t->mb);
   odla_computation comp;
@@ -1452,6 +1453,38 @@ static void test_add_mul(void) {
        1 << 30,
        1 << 30,
        31,
+       1,
+       0,
+       2},
+      {"add of rows, 3 threads over 256 rows of 160",
+       0,
+       S8,
+       S8,
+       U8,
+       3,
+       {2, 128, 160},
+       {1, 1, 160},
+       1,
+       1,
+       1 << 30,
+       1 << 29,
+       31,
+       1,
+       0,
+       3},
+      {"mul by a scalar, 2 threads over one row of 40000",
+       1,
+       U8,
+       S8,
+       S8,
+       1,
+       {40000},
+       {1},
+       1,
+       1,
+       1 << 30,
+       1,
+       36,
        1,
        0,
        2},
