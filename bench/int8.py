@@ -173,6 +173,11 @@ class Bench:
                  "the median of its runs after a warm-up; \"median\" is the median of the turn "
                  "medians, the quotients are medians over rounds of same-round quotients.", "",
                  f"- Machine: {cpu}, {os.cpu_count()} logical CPUs ({isa or 'no int8 dot-product ISA'})",
+                 *([] if isa else [
+                     "- Without VNNI: ONNX Runtime's models are quantized with `reduce_range` "
+                     "(7-bit weights, which its saturating int8 kernels need), and libodla_dnnl "
+                     "runs the integer products on the reference kernels (oneDNN's int8 kernels "
+                     "are not exact there: docs/backends.md)"]),
                  f"- Versions: onnxruntime {onnxruntime.__version__}, onnx {onnx.__version__}",
                  f"- Command: `{command}`", "",
                  "| model | engine | threads | median ms | vs ORT int8 | int8 gain | target | rounds ms |",
