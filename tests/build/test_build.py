@@ -205,7 +205,8 @@ class ObjectTargetsTest(Work):
 class CrossTargetTest(Work):
     """The acceptance test: an aarch64 program from --weights=obj --target=aarch64-linux-gnu,
     the generated C and the reference backend cross-compiled, run under qemu and compared
-    with the host's and PyTorch's results; and --emit=static driving the cross compiler."""
+    with the host's and PyTorch's results; and --emit=static driving the cross compiler.
+    ArmLinuxTest and RiscvLinuxTest run the same program for armhf and riscv64."""
     TRIPLE = "aarch64-linux-gnu"
 
     @classmethod
@@ -220,7 +221,7 @@ class CrossTargetTest(Work):
     def qemu(self):
         return [TARGETS[self.TRIPLE][3], "-L", SYSROOT[self.TRIPLE]]
 
-    def test_aarch64_program_gives_the_hosts_results_under_qemu(self):
+    def test_program_gives_the_hosts_results_under_qemu(self):
         cnn = os.path.join(MODELS, "cnn", "model.onnx")
         host_dir = os.path.join(self.work, "host")
         self.odlac(cnn, host_dir, "--weights=obj", "--emit-main")
@@ -258,6 +259,18 @@ class CrossTargetTest(Work):
         run([cc, "-std=c99", "-I", os.path.join(prefix, "include"), os.path.join(out, "main.c"),
              "-L", out, "-lnet", self.ref_lib, "-lm", "-o", exe])
         self.run_driver(self.qemu(), exe, "cnn", "static-aarch64")
+
+
+class ArmLinuxTest(CrossTargetTest):
+    """The CNN as a 32-bit Arm Linux program (armv7-a, hard float) under qemu-arm."""
+    TRIPLE = "armv7a-linux-gnueabihf"
+    test_emit_static_runs_the_cross_compiler_of_the_target = None
+
+
+class RiscvLinuxTest(CrossTargetTest):
+    """The CNN as a riscv64 Linux program under qemu-riscv64."""
+    TRIPLE = "riscv64-linux-gnu"
+    test_emit_static_runs_the_cross_compiler_of_the_target = None
 
 
 class LibrariesTest(Work):
