@@ -4,6 +4,9 @@ builds a computation, recorded when an application makes it and replayed when a 
 executable or computation is loaded (calls.h explains why; executable_io.c stores the log).
 
 Usage: gen_calls.py INCLUDE_DIR OUT_H OUT_C
+The outputs are committed beside this script, so that the backend builds from its sources
+alone with any C99 compiler; house.generated_calls (tests/house/check_generated_calls.py)
+fails when they differ from this script's output for the headers.
 
 For every op builder the headers declare (a function returning odla_value or odla_values)
 and the few status-returning calls that shape a graph (RECORDED_STATUS), it writes:
