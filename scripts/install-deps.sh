@@ -34,6 +34,8 @@ test=(clang libclang-rt-14-dev binutils libgtest-dev python3-onnx python3-numpy 
 test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
        libc6-dev-armhf-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-arm-none-eabi
        libnewlib-arm-none-eabi)
+# Bare-metal firmware (examples/cortex-m) runs on qemu-system-arm's MPS2 boards.
+test+=(qemu-system-arm make)
 # The sanitize build (ASan+UBSan, label sanitize) and the fuzz targets: clang-14 and its
 # sanitizer and libFuzzer runtimes, only a Recommends of clang's.
 test+=(clang-14 libclang-rt-14-dev)

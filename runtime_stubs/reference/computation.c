@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The current computation of this thread: ODLA's op builders take no computation handle. */
-#if defined(__GNUC__)
+/* The current computation of this thread: ODLA's op builders take no computation handle.
+ * Without threads (ODLA_REFERENCE_NO_THREADS; bare metal has no thread-local storage) a plain
+ * static. */
+#if defined(__GNUC__) && !defined(ODLA_REFERENCE_NO_THREADS)
 static __thread odla_computation ref_current_comp;
 #else
 static odla_computation ref_current_comp; /* no thread-local storage: one builder thread */

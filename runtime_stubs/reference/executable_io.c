@@ -53,8 +53,8 @@
 #include "ref.h"
 #include "ref_types.h"
 #include "sha256.h"
+#include "threads.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,19 +96,19 @@ static uint64_t ref_align_up(uint64_t n) { return (n + REF_ALIGN - 1) / REF_ALIG
 /* Process-wide, so that no loader in the process can skip it once set. Kept as HMAC's K0
  * (the key, hashed when longer than a block, zero-padded to 64 bytes): the same MAC. */
 static struct {
-  pthread_mutex_t mu;
+  ref_mutex mu;
   int set;
   unsigned char k0[REF_SHA256_BLOCK];
-} ref_key = {PTHREAD_MUTEX_INITIALIZER, 0, {0}};
+} ref_key = {REF_MUTEX_INITIALIZER, 0, {0}};
 
 odla_status odla_ExtSetExecutableKey(const odla_void *key, odla_size_t key_bytes) {
   unsigned char k0[REF_SHA256_BLOCK];
   ref_sha256 s;
   if (!key && key_bytes == 0) {
-    pthread_mutex_lock(&ref_key.mu);
+    ref_mutex_lock(&ref_key.mu);
     ref_key.set = 0;
     memset(ref_key.k0, 0, sizeof ref_key.k0);
-    pthread_mutex_unlock(&ref_key.mu);
+    ref_mutex_unlock(&ref_key.mu);
     return ODLA_SUCCESS;
   }
   if (!key || key_bytes < REF_KEY_MIN) {
@@ -125,20 +125,20 @@ odla_status odla_ExtSetExecutableKey(const odla_void *key, odla_size_t key_bytes
   } else {
     memcpy(k0, key, key_bytes);
   }
-  pthread_mutex_lock(&ref_key.mu);
+  ref_mutex_lock(&ref_key.mu);
   memcpy(ref_key.k0, k0, sizeof k0);
   ref_key.set = 1;
-  pthread_mutex_unlock(&ref_key.mu);
+  ref_mutex_unlock(&ref_key.mu);
   return ODLA_SUCCESS;
 }
 
 /* Copies the key's K0 out; returns whether one is set. */
 static int ref_get_key(unsigned char k0[REF_SHA256_BLOCK]) {
   int set;
-  pthread_mutex_lock(&ref_key.mu);
+  ref_mutex_lock(&ref_key.mu);
   set = ref_key.set;
   memcpy(k0, ref_key.k0, REF_SHA256_BLOCK);
-  pthread_mutex_unlock(&ref_key.mu);
+  ref_mutex_unlock(&ref_key.mu);
   return set;
 }
 

@@ -15,8 +15,8 @@
 
 #include "calls.h"
 #include "ref.h"
+#include "threads.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,20 +32,20 @@ typedef struct {
   odla_void *user_data;
 } ref_custom_entry;
 
-static pthread_mutex_t ref_custom_lock = PTHREAD_MUTEX_INITIALIZER;
+static ref_mutex ref_custom_lock = REF_MUTEX_INITIALIZER;
 static ref_custom_entry *ref_custom_ops;
 static int ref_custom_num, ref_custom_cap;
 
 /* Copies the registration of `name` into *e; 0 when none. */
 static int ref_custom_find(const char *name, ref_custom_entry *e) {
   int i, found = 0;
-  pthread_mutex_lock(&ref_custom_lock);
+  ref_mutex_lock(&ref_custom_lock);
   for (i = 0; i < ref_custom_num && !found; ++i)
     if (strcmp(ref_custom_ops[i].name, name) == 0) {
       *e = ref_custom_ops[i];
       found = 1;
     }
-  pthread_mutex_unlock(&ref_custom_lock);
+  ref_mutex_unlock(&ref_custom_lock);
   return found;
 }
 
@@ -64,7 +64,7 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
                (unsigned long)strlen(op_name));
     return ODLA_INVALID_PARAM;
   }
-  pthread_mutex_lock(&ref_custom_lock);
+  ref_mutex_lock(&ref_custom_lock);
   for (i = 0; i < ref_custom_num; ++i) {
     const ref_custom_entry *e = &ref_custom_ops[i];
     if (strcmp(e->name, op_name) != 0)
@@ -75,14 +75,14 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
                  op_name);
       s = ODLA_INVALID_PARAM;
     }
-    pthread_mutex_unlock(&ref_custom_lock);
+    ref_mutex_unlock(&ref_custom_lock);
     return s;
   }
   if (ref_custom_num == ref_custom_cap) {
     int cap = ref_custom_cap ? 2 * ref_custom_cap : 16;
     ref_custom_entry *ops = (ref_custom_entry *)realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
     if (!ops) {
-      pthread_mutex_unlock(&ref_custom_lock);
+      ref_mutex_unlock(&ref_custom_lock);
       return ODLA_MEM_ERROR;
     }
     ref_custom_ops = ops;
@@ -94,7 +94,7 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
   ref_custom_ops[ref_custom_num].shape_fn = shape_fn;
   ref_custom_ops[ref_custom_num].user_data = user_data;
   ++ref_custom_num;
-  pthread_mutex_unlock(&ref_custom_lock);
+  ref_mutex_unlock(&ref_custom_lock);
   return ODLA_SUCCESS;
 }
 

@@ -19,8 +19,14 @@
 #include "ref_vmath.h"
 #include "threads.h"
 
+#include <math.h>
 #include <string.h>
-#include <tgmath.h> /* exp(v) is expf for float v and exp for double v */
+
+/* Type-generic math, as <tgmath.h> would give it (which newlib cannot: it names long double
+ * complex functions newlib lacks): fn's float form in a float kernel, its double form in a
+ * double one, of the kernel's compute type ref_c (the test is a constant the compiler folds). */
+#define REF_TG(fn, v)                                                                              \
+  ((ref_c)(sizeof(ref_c) == sizeof(float) ? fn##f((float)(v)) : fn((double)(v))))
 
 /* ---- Kernel generators ------------------------------------------------------------- */
 
@@ -46,9 +52,11 @@ struct ref_unary_params {
   static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
     const S *x = (const S *)vx;                                                                    \
     S *y = (S *)vy;                                                                                \
+    typedef C ref_c; /* REF_TG's type */                                                           \
     const C alpha = (C)p->alpha, beta = (C)p->beta;                                                \
     int64_t i;                                                                                     \
     (void)alpha;                                                                                   \
+    (void)sizeof(ref_c);                                                                           \
     (void)beta;                                                                                    \
     for (i = 0; i < n; ++i) {                                                                      \
       const C v = REF_LOAD_##SFX(x, i);                                                            \
@@ -77,8 +85,10 @@ struct ref_unary_params {
   static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
     const S *x = (const S *)vx;                                                                    \
     uint8_t *y = (uint8_t *)vy;                                                                    \
+    typedef C ref_c; /* REF_TG's type */                                                           \
     int64_t i;                                                                                     \
     (void)p;                                                                                       \
+    (void)sizeof(ref_c);                                                                           \
     for (i = 0; i < n; ++i) {                                                                      \
       const C v = REF_LOAD_##SFX(x, i);                                                            \
       y[i] = (uint8_t)((EXPR) != 0);                                                               \
@@ -184,32 +194,33 @@ struct ref_unary_params {
 
 /* ---- Math ---------------------------------------------------------------------------- */
 
-REF_UNARY_NUMERIC(abs, fabs(v), v < 0 ? REF_INEG(v) : (uint64_t)v, v)
+REF_UNARY_NUMERIC(abs, REF_TG(fabs, v), v < 0 ? REF_INEG(v) : (uint64_t)v, v)
 REF_UNARY_SIGNED(neg, -v, REF_INEG(v))
 REF_UNARY_NUMERIC(sign, v > 0 ? 1 : (v < 0 ? -1 : v), (v > 0) - (v < 0), v > 0)
 /* Exp and Erf in float32 (and float16, bfloat16) by ref_vmath.h's vectorizable forms. */
 #define REF_IS_F32(v) (sizeof(v) == sizeof(float))
-REF_UNARY_FLOAT(exp, REF_IS_F32(v) ? ref_expf((float)v) : exp(v))
-REF_UNARY_FLOAT(log, log(v))
-REF_UNARY_FLOAT(sqrt, sqrt(v))
-REF_UNARY_FLOAT(rsqrt, 1 / sqrt(v))
+REF_UNARY_FLOAT(exp, REF_IS_F32(v) ? ref_expf((float)v) : REF_TG(exp, v))
+REF_UNARY_FLOAT(log, REF_TG(log, v))
+REF_UNARY_FLOAT(sqrt, REF_TG(sqrt, v))
+REF_UNARY_FLOAT(rsqrt, 1 / REF_TG(sqrt, v))
 REF_UNARY_FLOAT(reciprocal, 1 / v)
-REF_UNARY_FLOAT(floor, floor(v))
-REF_UNARY_FLOAT(ceil, ceil(v))
+REF_UNARY_FLOAT(floor, REF_TG(floor, v))
+REF_UNARY_FLOAT(ceil, REF_TG(ceil, v))
 /* Half to even: nearbyint in the default rounding mode (round to nearest, ties to even). */
-REF_UNARY_FLOAT(round, nearbyint(v))
-REF_UNARY_FLOAT(sin, sin(v))
-REF_UNARY_FLOAT(cos, cos(v))
-REF_UNARY_FLOAT(tan, tan(v))
-REF_UNARY_FLOAT(asin, asin(v))
-REF_UNARY_FLOAT(acos, acos(v))
-REF_UNARY_FLOAT(atan, atan(v))
-REF_UNARY_FLOAT(sinh, sinh(v))
-REF_UNARY_FLOAT(cosh, cosh(v))
-REF_UNARY_FLOAT(asinh, asinh(v))
-REF_UNARY_FLOAT(acosh, acosh(v))
-REF_UNARY_FLOAT(atanh, atanh(v))
-REF_UNARY_NUMERIC(erf, REF_IS_F32(v) ? ref_erff((float)v) : erf(v), erf((double)v), erf((double)v))
+REF_UNARY_FLOAT(round, REF_TG(nearbyint, v))
+REF_UNARY_FLOAT(sin, REF_TG(sin, v))
+REF_UNARY_FLOAT(cos, REF_TG(cos, v))
+REF_UNARY_FLOAT(tan, REF_TG(tan, v))
+REF_UNARY_FLOAT(asin, REF_TG(asin, v))
+REF_UNARY_FLOAT(acos, REF_TG(acos, v))
+REF_UNARY_FLOAT(atan, REF_TG(atan, v))
+REF_UNARY_FLOAT(sinh, REF_TG(sinh, v))
+REF_UNARY_FLOAT(cosh, REF_TG(cosh, v))
+REF_UNARY_FLOAT(asinh, REF_TG(asinh, v))
+REF_UNARY_FLOAT(acosh, REF_TG(acosh, v))
+REF_UNARY_FLOAT(atanh, REF_TG(atanh, v))
+REF_UNARY_NUMERIC(erf, REF_IS_F32(v) ? ref_erff((float)v) : REF_TG(erf, v), erf((double)v),
+                  erf((double)v))
 REF_PREDICATE(isnan, v != v)
 REF_PREDICATE(isinf, isinf(v) && (v > 0 ? p->detect_pos : p->detect_neg))
 
@@ -217,15 +228,16 @@ REF_PREDICATE(isinf, isinf(v) && (v > 0 ? p->detect_pos : p->detect_neg))
 
 REF_UNARY_SIGNED(relu, v < 0 ? 0 : v, v < 0 ? 0 : v)
 REF_UNARY_FLOAT(leaky_relu, v < 0 ? alpha * v : v)
-REF_UNARY_FLOAT(elu, v < 0 ? alpha * expm1(v) : v)
-REF_UNARY_FLOAT(selu, v > 0 ? beta * v : beta * alpha * expm1(v))
-REF_UNARY_FLOAT(celu, v > 0 ? v : alpha * expm1(v / alpha))
-REF_UNARY_FLOAT(sigmoid, v >= 0 ? 1 / (1 + exp(-v)) : exp(v) / (1 + exp(v)))
+REF_UNARY_FLOAT(elu, v < 0 ? alpha * REF_TG(expm1, v) : v)
+REF_UNARY_FLOAT(selu, v > 0 ? beta * v : beta * alpha * REF_TG(expm1, v))
+REF_UNARY_FLOAT(celu, v > 0 ? v : alpha * REF_TG(expm1, v / alpha))
+REF_UNARY_FLOAT(sigmoid, v >= 0 ? 1 / (1 + REF_TG(exp, -v)) : REF_TG(exp, v) / (1 + REF_TG(exp, v)))
 #define REF_HARD_SIGMOID(t) ((t) < 0 ? 0 : ((t) > 1 ? 1 : (t)))
 REF_UNARY_FLOAT(hard_sigmoid, REF_HARD_SIGMOID(alpha *v + beta))
-REF_UNARY_FLOAT(softplus, v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)))
-REF_UNARY_FLOAT(softsign, v / (1 + fabs(v)))
-REF_UNARY_FLOAT(tanh, tanh(v))
+REF_UNARY_FLOAT(softplus,
+                v > 0 ? v + REF_TG(log1p, REF_TG(exp, -v)) : REF_TG(log1p, REF_TG(exp, v)))
+REF_UNARY_FLOAT(softsign, v / (1 + REF_TG(fabs, v)))
+REF_UNARY_FLOAT(tanh, REF_TG(tanh, v))
 REF_UNARY_FLOAT(thresholded_relu, v > alpha ? v : 0)
 REF_UNARY_FLOAT(shrink, v < -beta ? v + alpha : (v > beta ? v - alpha : 0))
 /* Integer Shrink with bias 0 is exact: x or 0. */

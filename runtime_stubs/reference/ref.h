@@ -23,6 +23,11 @@
 
 #define REF_ALIGN 64
 
+/* ODLA's enums hold values past a byte (the extension element types of odla_ext_types.h): a
+ * target whose enums are smaller by default (arm-none-eabi's) needs -fno-short-enums, or this
+ * array has a negative size. */
+typedef char ref_enums_need_32_bits[sizeof(odla_element_type) >= 4 ? 1 : -1];
+
 typedef enum { REF_ARGUMENT, REF_CONSTANT, REF_RESULT } ref_value_kind;
 
 typedef struct ref_node ref_node;

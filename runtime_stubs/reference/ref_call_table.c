@@ -3,33 +3,9 @@
 
 #include <stdint.h>
 
-/* Enums and odla_bool are recorded as 4 bytes. */
-typedef char ref_call_size_of_odla_bf16_mode[sizeof(odla_bf16_mode) == 4 ? 1 : -1];
+/* Enums are recorded as 4 bytes, through int32 (a target's enums may be smaller:
+ * arm-none-eabi's are); odla_bool is 4 bytes itself. */
 typedef char ref_call_size_of_odla_bool[sizeof(odla_bool) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_compute_mode[sizeof(odla_compute_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_device_info[sizeof(odla_device_info) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_device_name[sizeof(odla_device_name) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_element_type[sizeof(odla_element_type) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_ext_fused_activation[sizeof(odla_ext_fused_activation) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_ext_rnn_activation[sizeof(odla_ext_rnn_activation) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_fill_method[sizeof(odla_fill_method) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_interpolation_mode[sizeof(odla_interpolation_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_item_type[sizeof(odla_item_type) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_log_level[sizeof(odla_log_level) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_loop_output_mode[sizeof(odla_loop_output_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_memcpy_type[sizeof(odla_memcpy_type) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_memory_layout[sizeof(odla_memory_layout) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_reduction_mode[sizeof(odla_reduction_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_resize_coordinate_mode[sizeof(odla_resize_coordinate_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_resource_location_type[sizeof(odla_resource_location_type) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_rnn_direction[sizeof(odla_rnn_direction) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_rnn_gate_order[sizeof(odla_rnn_gate_order) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_rnn_outputs[sizeof(odla_rnn_outputs) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_rnn_weight_format[sizeof(odla_rnn_weight_format) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_status[sizeof(odla_status) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_tf_idf_mode[sizeof(odla_tf_idf_mode) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_vendor_info[sizeof(odla_vendor_info) == 4 ? 1 : -1];
-typedef char ref_call_size_of_odla_vendor_name[sizeof(odla_vendor_name) == 4 ? 1 : -1];
 
 #ifndef REF_NO_CALL_LOG
 #undef odla_ACos
@@ -193,7 +169,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_AveragePool(odla_value input, odla
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_AveragePool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -230,7 +206,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_BatchNormalization(odla_value inpu
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_BatchNormalization, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_value(&rec_, mean);
   ref_rec_value(&rec_, var);
   ref_rec_4(&rec_, &epsilon);
@@ -291,7 +267,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Cast(odla_value input, odla_elemen
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_Cast, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &target_type);
+  { const int32_t e_ = (int32_t)target_type; ref_rec_4(&rec_, &e_); }
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -404,10 +380,10 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Conv(odla_value input, odla_memory
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_Conv, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &group);
   ref_rec_value(&rec_, kernel);
-  ref_rec_4(&rec_, &kernel_layout);
+  { const int32_t e_ = (int32_t)kernel_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -522,10 +498,10 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_DeConv(odla_value input, odla_memo
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_DeConv, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &group);
   ref_rec_value(&rec_, kernel);
-  ref_rec_4(&rec_, &kernel_layout);
+  { const int32_t e_ = (int32_t)kernel_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -548,7 +524,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Dequantize(odla_value input, odla_
   ref_rec_value(&rec_, scale);
   ref_rec_value(&rec_, zero_point);
   ref_rec_4(&rec_, &axis);
-  ref_rec_4(&rec_, &target_data_type);
+  { const int32_t e_ = (int32_t)target_data_type; ref_rec_4(&rec_, &e_); }
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -772,7 +748,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtAveragePool(odla_value input, o
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtAveragePool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -793,7 +769,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtBitCast(odla_value input, odla_
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtBitCast, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &target_type);
+  { const int32_t e_ = (int32_t)target_type; ref_rec_4(&rec_, &e_); }
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -862,7 +838,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtCast(odla_value input, odla_ele
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtCast, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &target_type);
+  { const int32_t e_ = (int32_t)target_type; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &saturate);
   ref_rec_4(&rec_, &round_mode);
   ref_rec_str(&rec_, (const char *)value_id);
@@ -898,17 +874,17 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtConv(odla_value input, odla_mem
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtConv, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &group);
   ref_rec_value(&rec_, kernel);
-  ref_rec_4(&rec_, &kernel_layout);
+  { const int32_t e_ = (int32_t)kernel_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_back, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_value(&rec_, bias);
   ref_rec_value(&rec_, residual);
-  ref_rec_4(&rec_, &activation);
+  { const int32_t e_ = (int32_t)activation; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &alpha);
   ref_rec_4(&rec_, &beta);
   ref_rec_shape(&rec_, &output_dims);
@@ -988,7 +964,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtDequantize(odla_value input, od
   ref_rec_value(&rec_, zero_point);
   ref_rec_4(&rec_, &axis);
   ref_rec_4(&rec_, &block_size);
-  ref_rec_4(&rec_, &target_data_type);
+  { const int32_t e_ = (int32_t)target_data_type; ref_rec_4(&rec_, &e_); }
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -1002,8 +978,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtGRU(odla_value input, odla_rnn
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtGRU, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
-  ref_rec_4(&rec_, &gate_order);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)gate_order; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -1011,9 +987,9 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtGRU(odla_value input, odla_rnn
   ref_rec_value(&rec_, sequence_lens);
   ref_rec_value(&rec_, initial_h);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &linear_before_reset);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, activations, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 2));
   ref_rec_value(&rec_, activation_params);
   ref_rec_4(&rec_, &clip);
@@ -1037,7 +1013,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtGemm(odla_value A, odla_bool A_
   ref_rec_4(&rec_, &beta);
   ref_rec_value(&rec_, C);
   ref_rec_value(&rec_, residual);
-  ref_rec_4(&rec_, &activation);
+  { const int32_t e_ = (int32_t)activation; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &act_alpha);
   ref_rec_4(&rec_, &act_beta);
   ref_rec_shape(&rec_, &output_dims);
@@ -1071,8 +1047,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtLSTM(odla_value input, odla_rn
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtLSTM, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
-  ref_rec_4(&rec_, &gate_order);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)gate_order; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -1082,8 +1058,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtLSTM(odla_value input, odla_rn
   ref_rec_value(&rec_, initial_c);
   ref_rec_value(&rec_, P);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, activations, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 3));
   ref_rec_value(&rec_, activation_params);
   ref_rec_4(&rec_, &clip);
@@ -1134,7 +1110,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtLpPool(odla_value input, odla_m
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtLpPool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &p);
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -1155,7 +1131,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtMaxPool(odla_value input, odla_
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtMaxPool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -1175,7 +1151,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtMaxPoolIndices(odla_value input
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtMaxPoolIndices, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -1288,11 +1264,11 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQLinearConv(odla_value input, o
     return r_;
   ref_rec_value(&rec_, input);
   ref_rec_value(&rec_, input_zero_point);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &group);
   ref_rec_value(&rec_, kernel);
   ref_rec_value(&rec_, kernel_zero_point);
-  ref_rec_4(&rec_, &kernel_layout);
+  { const int32_t e_ = (int32_t)kernel_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, dilations, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -1366,7 +1342,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtQuantize(odla_value input, odla
   ref_rec_value(&rec_, zero_point);
   ref_rec_4(&rec_, &axis);
   ref_rec_4(&rec_, &block_size);
-  ref_rec_4(&rec_, &target_data_type);
+  { const int32_t e_ = (int32_t)target_data_type; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &saturate);
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
@@ -1381,7 +1357,7 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtRNN(odla_value input, odla_rnn
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ExtRNN, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -1389,8 +1365,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_ExtRNN(odla_value input, odla_rnn
   ref_rec_value(&rec_, sequence_lens);
   ref_rec_value(&rec_, initial_h);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, activations, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 1));
   ref_rec_value(&rec_, activation_params);
   ref_rec_4(&rec_, &clip);
@@ -1442,7 +1418,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtResize(odla_value input, odla_v
   ref_rec_value(&rec_, roi);
   ref_rec_value(&rec_, scales);
   ref_rec_value(&rec_, sizes);
-  ref_rec_4(&rec_, &interpolation);
+  { const int32_t e_ = (int32_t)interpolation; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &coordinate_mode);
   ref_rec_4(&rec_, &nearest_mode);
   ref_rec_4(&rec_, &cubic_coeff_a);
@@ -1657,7 +1633,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Fill(odla_value_type type, odla_fi
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_Fill, r_ != NULL))
     return r_;
   ref_rec_type(&rec_, &type);
-  ref_rec_4(&rec_, &method);
+  { const int32_t e_ = (int32_t)method; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &p0);
   ref_rec_4(&rec_, &p1);
   ref_rec_4(&rec_, &seed);
@@ -1687,8 +1663,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_GRU(odla_value input, odla_rnn_we
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_GRU, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
-  ref_rec_4(&rec_, &gate_order);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)gate_order; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -1696,9 +1672,9 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_GRU(odla_value input, odla_rnn_we
   ref_rec_value(&rec_, sequence_lens);
   ref_rec_value(&rec_, initial_h);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &linear_before_reset);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_ids(&rec_, &value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -1822,7 +1798,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_GroupNormalization(odla_value inpu
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_GroupNormalization, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &groups);
   ref_rec_4(&rec_, &epsilon);
   ref_rec_value(&rec_, scale);
@@ -1871,7 +1847,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_InstanceNormalization(odla_value i
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_InstanceNormalization, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &epsilon);
   ref_rec_value(&rec_, scale);
   ref_rec_value(&rec_, offset);
@@ -1931,7 +1907,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_LRN(odla_value input, odla_memory_
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_LRN, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &window_size);
   ref_rec_4(&rec_, &alpha);
   ref_rec_4(&rec_, &beta);
@@ -1949,8 +1925,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_LSTM(odla_value input, odla_rnn_w
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_LSTM, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
-  ref_rec_4(&rec_, &gate_order);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)gate_order; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -1960,8 +1936,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_LSTM(odla_value input, odla_rnn_w
   ref_rec_value(&rec_, initial_c);
   ref_rec_value(&rec_, P);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_ids(&rec_, &value_ids);
   ref_rec_end(&rec_);
   return r_;
@@ -2045,7 +2021,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_LpNormalize(odla_value input, odla
     return r_;
   ref_rec_value(&rec_, input);
   ref_rec_4(&rec_, &p);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_8(&rec_, (uint64_t)axes_size);
   ref_rec_array(&rec_, axes, (uint64_t)(axes_size));
   ref_rec_4(&rec_, &epsilon);
@@ -2077,7 +2053,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_MaxPool(odla_value input, odla_mem
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_MaxPool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_array(&rec_, window_dims, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, strides, (uint64_t)(REF_CALL_SPATIAL(input)));
   ref_rec_array(&rec_, paddings_front, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -2185,7 +2161,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_NegativeLogLikeliHoodLoss(odla_val
   ref_rec_value(&rec_, input);
   ref_rec_value(&rec_, gt);
   ref_rec_4(&rec_, &ignored);
-  ref_rec_4(&rec_, &reduction);
+  { const int32_t e_ = (int32_t)reduction; ref_rec_4(&rec_, &e_); }
   ref_rec_value(&rec_, weight);
   ref_rec_shape(&rec_, &output_shape);
   ref_rec_str(&rec_, (const char *)value_id);
@@ -2323,7 +2299,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Quantize(odla_value input, odla_va
   ref_rec_value(&rec_, scale);
   ref_rec_value(&rec_, zero_point);
   ref_rec_4(&rec_, &axis);
-  ref_rec_4(&rec_, &target_data_type);
+  { const int32_t e_ = (int32_t)target_data_type; ref_rec_4(&rec_, &e_); }
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -2337,7 +2313,7 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_RNN(odla_value input, odla_rnn_we
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_RNN, 1))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &weight_format);
+  { const int32_t e_ = (int32_t)weight_format; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &weight_dims);
   ref_rec_value(&rec_, W);
   ref_rec_value(&rec_, R);
@@ -2345,8 +2321,8 @@ ODLA_API_EXPORT odla_values ODLA_API_CALL odla_RNN(odla_value input, odla_rnn_we
   ref_rec_value(&rec_, sequence_lens);
   ref_rec_value(&rec_, initial_h);
   ref_rec_4(&rec_, &hidden_size);
-  ref_rec_4(&rec_, &direction);
-  ref_rec_4(&rec_, &outputs);
+  { const int32_t e_ = (int32_t)direction; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)outputs; ref_rec_4(&rec_, &e_); }
   ref_rec_ids(&rec_, &value_id);
   ref_rec_end(&rec_);
   return r_;
@@ -2360,7 +2336,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ROIAlign(odla_value input, odla_me
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ROIAlign, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_value(&rec_, rois);
   ref_rec_4(&rec_, &sampling_ratio);
   ref_rec_4(&rec_, &scale);
@@ -2378,7 +2354,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ROIMaxPool(odla_value input, odla_
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_ROIMaxPool, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &input_layout);
+  { const int32_t e_ = (int32_t)input_layout; ref_rec_4(&rec_, &e_); }
   ref_rec_value(&rec_, rois);
   ref_rec_4(&rec_, &win_h);
   ref_rec_4(&rec_, &win_w);
@@ -2623,8 +2599,8 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Resize(odla_value input, odla_inte
   if (!ref_rec_begin(&rec_, ref_current(), REF_CALL_odla_Resize, r_ != NULL))
     return r_;
   ref_rec_value(&rec_, input);
-  ref_rec_4(&rec_, &interpolation);
-  ref_rec_4(&rec_, &mode);
+  { const int32_t e_ = (int32_t)interpolation; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)mode; ref_rec_4(&rec_, &e_); }
   ref_rec_4(&rec_, &axes_mask);
   ref_rec_shape(&rec_, &output_dims);
   ref_rec_str(&rec_, (const char *)value_id);
@@ -2642,8 +2618,8 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ResizeDynamic(odla_value input, od
   ref_rec_value(&rec_, input);
   ref_rec_value(&rec_, scales);
   ref_rec_value(&rec_, sizes);
-  ref_rec_4(&rec_, &interpolation);
-  ref_rec_4(&rec_, &mode);
+  { const int32_t e_ = (int32_t)interpolation; ref_rec_4(&rec_, &e_); }
+  { const int32_t e_ = (int32_t)mode; ref_rec_4(&rec_, &e_); }
   ref_rec_shape(&rec_, &output_dims);
   ref_rec_str(&rec_, (const char *)value_id);
   ref_rec_end(&rec_);
@@ -3011,7 +2987,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_TFIDFVectorize(odla_value input, o
   ref_rec_4(&rec_, &min_gram_length);
   ref_rec_4(&rec_, &max_gram_length);
   ref_rec_4(&rec_, &max_skip_count);
-  ref_rec_4(&rec_, &mode);
+  { const int32_t e_ = (int32_t)mode; ref_rec_4(&rec_, &e_); }
   ref_rec_value(&rec_, pool);
   ref_rec_value(&rec_, gram_counts);
   ref_rec_value(&rec_, output_indices);
@@ -3283,7 +3259,7 @@ static odla_status ref_replay_AveragePool(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -3326,7 +3302,7 @@ static odla_status ref_replay_BatchNormalization(ref_replay *r) {
   odla_float32 scalar_offset;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   mean = ref_get_value(r);
   var = ref_get_value(r);
   ref_get_4(r, &epsilon);
@@ -3377,7 +3353,7 @@ static odla_status ref_replay_Cast(ref_replay *r) {
   odla_element_type target_type;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &target_type);
+  { int32_t e_; ref_get_4(r, &e_); target_type = (odla_element_type)e_; }
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -3484,10 +3460,10 @@ static odla_status ref_replay_Conv(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &group);
   kernel = ref_get_value(r);
-  ref_get_4(r, &kernel_layout);
+  { int32_t e_; ref_get_4(r, &e_); kernel_layout = (odla_memory_layout)e_; }
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -3592,10 +3568,10 @@ static odla_status ref_replay_DeConv(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &group);
   kernel = ref_get_value(r);
-  ref_get_4(r, &kernel_layout);
+  { int32_t e_; ref_get_4(r, &e_); kernel_layout = (odla_memory_layout)e_; }
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -3619,7 +3595,7 @@ static odla_status ref_replay_Dequantize(ref_replay *r) {
   scale = ref_get_value(r);
   zero_point = ref_get_value(r);
   ref_get_4(r, &axis);
-  ref_get_4(r, &target_data_type);
+  { int32_t e_; ref_get_4(r, &e_); target_data_type = (odla_element_type)e_; }
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -3820,7 +3796,7 @@ static odla_status ref_replay_ExtAveragePool(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -3839,7 +3815,7 @@ static odla_status ref_replay_ExtBitCast(ref_replay *r) {
   odla_element_type target_type;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &target_type);
+  { int32_t e_; ref_get_4(r, &e_); target_type = (odla_element_type)e_; }
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -3899,7 +3875,7 @@ static odla_status ref_replay_ExtCast(ref_replay *r) {
   odla_int32 round_mode;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &target_type);
+  { int32_t e_; ref_get_4(r, &e_); target_type = (odla_element_type)e_; }
   ref_get_4(r, &saturate);
   ref_get_4(r, &round_mode);
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
@@ -3950,17 +3926,17 @@ static odla_status ref_replay_ExtConv(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &group);
   kernel = ref_get_value(r);
-  ref_get_4(r, &kernel_layout);
+  { int32_t e_; ref_get_4(r, &e_); kernel_layout = (odla_memory_layout)e_; }
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_back = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   bias = ref_get_value(r);
   residual = ref_get_value(r);
-  ref_get_4(r, &activation);
+  { int32_t e_; ref_get_4(r, &e_); activation = (odla_ext_fused_activation)e_; }
   ref_get_4(r, &alpha);
   ref_get_4(r, &beta);
   output_dims = ref_get_shape(r);
@@ -4053,7 +4029,7 @@ static odla_status ref_replay_ExtDequantize(ref_replay *r) {
   zero_point = ref_get_value(r);
   ref_get_4(r, &axis);
   ref_get_4(r, &block_size);
-  ref_get_4(r, &target_data_type);
+  { int32_t e_; ref_get_4(r, &e_); target_data_type = (odla_element_type)e_; }
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -4079,8 +4055,8 @@ static odla_status ref_replay_ExtGRU(ref_replay *r) {
   odla_float32 clip;
   odla_value_ids value_ids;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
-  ref_get_4(r, &gate_order);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
+  { int32_t e_; ref_get_4(r, &e_); gate_order = (odla_rnn_gate_order)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -4088,9 +4064,9 @@ static odla_status ref_replay_ExtGRU(ref_replay *r) {
   sequence_lens = ref_get_value(r);
   initial_h = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
   ref_get_4(r, &linear_before_reset);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   activations = (const odla_int32 *)ref_get_array(r, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 2));
   activation_params = ref_get_value(r);
   ref_get_4(r, &clip);
@@ -4122,7 +4098,7 @@ static odla_status ref_replay_ExtGemm(ref_replay *r) {
   ref_get_4(r, &beta);
   C = ref_get_value(r);
   residual = ref_get_value(r);
-  ref_get_4(r, &activation);
+  { int32_t e_; ref_get_4(r, &e_); activation = (odla_ext_fused_activation)e_; }
   ref_get_4(r, &act_alpha);
   ref_get_4(r, &act_beta);
   output_dims = ref_get_shape(r);
@@ -4171,8 +4147,8 @@ static odla_status ref_replay_ExtLSTM(ref_replay *r) {
   odla_bool input_forget;
   odla_value_ids value_ids;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
-  ref_get_4(r, &gate_order);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
+  { int32_t e_; ref_get_4(r, &e_); gate_order = (odla_rnn_gate_order)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -4182,8 +4158,8 @@ static odla_status ref_replay_ExtLSTM(ref_replay *r) {
   initial_c = ref_get_value(r);
   P = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   activations = (const odla_int32 *)ref_get_array(r, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 3));
   activation_params = ref_get_value(r);
   ref_get_4(r, &clip);
@@ -4240,7 +4216,7 @@ static odla_status ref_replay_ExtLpPool(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &p);
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -4265,7 +4241,7 @@ static odla_status ref_replay_ExtMaxPool(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -4290,7 +4266,7 @@ static odla_status ref_replay_ExtMaxPoolIndices(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -4428,11 +4404,11 @@ static odla_status ref_replay_ExtQLinearConv(ref_replay *r) {
   odla_value_id value_id;
   input = ref_get_value(r);
   input_zero_point = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &group);
   kernel = ref_get_value(r);
   kernel_zero_point = ref_get_value(r);
-  ref_get_4(r, &kernel_layout);
+  { int32_t e_; ref_get_4(r, &e_); kernel_layout = (odla_memory_layout)e_; }
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   dilations = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -4522,7 +4498,7 @@ static odla_status ref_replay_ExtQuantize(ref_replay *r) {
   zero_point = ref_get_value(r);
   ref_get_4(r, &axis);
   ref_get_4(r, &block_size);
-  ref_get_4(r, &target_data_type);
+  { int32_t e_; ref_get_4(r, &e_); target_data_type = (odla_element_type)e_; }
   ref_get_4(r, &saturate);
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
@@ -4547,7 +4523,7 @@ static odla_status ref_replay_ExtRNN(ref_replay *r) {
   odla_float32 clip;
   odla_value_ids value_ids;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -4555,8 +4531,8 @@ static odla_status ref_replay_ExtRNN(ref_replay *r) {
   sequence_lens = ref_get_value(r);
   initial_h = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   activations = (const odla_int32 *)ref_get_array(r, (uint64_t)(REF_CALL_DIRECTIONS(direction) * 1));
   activation_params = ref_get_value(r);
   ref_get_4(r, &clip);
@@ -4618,7 +4594,7 @@ static odla_status ref_replay_ExtResize(ref_replay *r) {
   roi = ref_get_value(r);
   scales = ref_get_value(r);
   sizes = ref_get_value(r);
-  ref_get_4(r, &interpolation);
+  { int32_t e_; ref_get_4(r, &e_); interpolation = (odla_interpolation_mode)e_; }
   ref_get_4(r, &coordinate_mode);
   ref_get_4(r, &nearest_mode);
   ref_get_4(r, &cubic_coeff_a);
@@ -4850,7 +4826,7 @@ static odla_status ref_replay_Fill(ref_replay *r) {
   odla_float32 seed;
   odla_value_id value_id;
   type = ref_get_type(r);
-  ref_get_4(r, &method);
+  { int32_t e_; ref_get_4(r, &e_); method = (odla_fill_method)e_; }
   ref_get_4(r, &p0);
   ref_get_4(r, &p1);
   ref_get_4(r, &seed);
@@ -4886,8 +4862,8 @@ static odla_status ref_replay_GRU(ref_replay *r) {
   odla_rnn_outputs outputs;
   odla_value_ids value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
-  ref_get_4(r, &gate_order);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
+  { int32_t e_; ref_get_4(r, &e_); gate_order = (odla_rnn_gate_order)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -4895,9 +4871,9 @@ static odla_status ref_replay_GRU(ref_replay *r) {
   sequence_lens = ref_get_value(r);
   initial_h = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
   ref_get_4(r, &linear_before_reset);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   value_id = ref_get_ids(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -5023,7 +4999,7 @@ static odla_status ref_replay_GroupNormalization(ref_replay *r) {
   odla_float32 scalar_offset;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &groups);
   ref_get_4(r, &epsilon);
   scale = ref_get_value(r);
@@ -5072,7 +5048,7 @@ static odla_status ref_replay_InstanceNormalization(ref_replay *r) {
   odla_float32 scalar_offset;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &epsilon);
   scale = ref_get_value(r);
   offset = ref_get_value(r);
@@ -5127,7 +5103,7 @@ static odla_status ref_replay_LRN(ref_replay *r) {
   odla_float32 bias;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   ref_get_4(r, &window_size);
   ref_get_4(r, &alpha);
   ref_get_4(r, &beta);
@@ -5155,8 +5131,8 @@ static odla_status ref_replay_LSTM(ref_replay *r) {
   odla_rnn_outputs outputs;
   odla_value_ids value_ids;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
-  ref_get_4(r, &gate_order);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
+  { int32_t e_; ref_get_4(r, &e_); gate_order = (odla_rnn_gate_order)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -5166,8 +5142,8 @@ static odla_status ref_replay_LSTM(ref_replay *r) {
   initial_c = ref_get_value(r);
   P = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   value_ids = ref_get_ids(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -5243,7 +5219,7 @@ static odla_status ref_replay_LpNormalize(ref_replay *r) {
   odla_value_id value_id;
   input = ref_get_value(r);
   ref_get_4(r, &p);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   axes_size = ref_get_size(r);
   axes = (const odla_int32 *)ref_get_array(r, (uint64_t)(axes_size));
   ref_get_4(r, &epsilon);
@@ -5276,7 +5252,7 @@ static odla_status ref_replay_MaxPool(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   window_dims = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   strides = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
   paddings_front = (const odla_uint32 *)ref_get_array(r, (uint64_t)(REF_CALL_SPATIAL(input)));
@@ -5377,7 +5353,7 @@ static odla_status ref_replay_NegativeLogLikeliHoodLoss(ref_replay *r) {
   input = ref_get_value(r);
   gt = ref_get_value(r);
   ref_get_4(r, &ignored);
-  ref_get_4(r, &reduction);
+  { int32_t e_; ref_get_4(r, &e_); reduction = (odla_reduction_mode)e_; }
   weight = ref_get_value(r);
   output_shape = ref_get_shape(r);
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
@@ -5507,7 +5483,7 @@ static odla_status ref_replay_Quantize(ref_replay *r) {
   scale = ref_get_value(r);
   zero_point = ref_get_value(r);
   ref_get_4(r, &axis);
-  ref_get_4(r, &target_data_type);
+  { int32_t e_; ref_get_4(r, &e_); target_data_type = (odla_element_type)e_; }
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -5528,7 +5504,7 @@ static odla_status ref_replay_RNN(ref_replay *r) {
   odla_rnn_outputs outputs;
   odla_value_ids value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &weight_format);
+  { int32_t e_; ref_get_4(r, &e_); weight_format = (odla_rnn_weight_format)e_; }
   weight_dims = ref_get_shape(r);
   W = ref_get_value(r);
   R = ref_get_value(r);
@@ -5536,8 +5512,8 @@ static odla_status ref_replay_RNN(ref_replay *r) {
   sequence_lens = ref_get_value(r);
   initial_h = ref_get_value(r);
   ref_get_4(r, &hidden_size);
-  ref_get_4(r, &direction);
-  ref_get_4(r, &outputs);
+  { int32_t e_; ref_get_4(r, &e_); direction = (odla_rnn_direction)e_; }
+  { int32_t e_; ref_get_4(r, &e_); outputs = (odla_rnn_outputs)e_; }
   value_id = ref_get_ids(r);
   if (r->bad)
     return ref_replay_bad(r);
@@ -5553,7 +5529,7 @@ static odla_status ref_replay_ROIAlign(ref_replay *r) {
   odla_value_shape output_dim;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   rois = ref_get_value(r);
   ref_get_4(r, &sampling_ratio);
   ref_get_4(r, &scale);
@@ -5574,7 +5550,7 @@ static odla_status ref_replay_ROIMaxPool(ref_replay *r) {
   odla_value_shape output_dim;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &input_layout);
+  { int32_t e_; ref_get_4(r, &e_); input_layout = (odla_memory_layout)e_; }
   rois = ref_get_value(r);
   ref_get_4(r, &win_h);
   ref_get_4(r, &win_w);
@@ -5822,8 +5798,8 @@ static odla_status ref_replay_Resize(ref_replay *r) {
   odla_value_shape output_dims;
   odla_value_id value_id;
   input = ref_get_value(r);
-  ref_get_4(r, &interpolation);
-  ref_get_4(r, &mode);
+  { int32_t e_; ref_get_4(r, &e_); interpolation = (odla_interpolation_mode)e_; }
+  { int32_t e_; ref_get_4(r, &e_); mode = (odla_resize_coordinate_mode)e_; }
   ref_get_4(r, &axes_mask);
   output_dims = ref_get_shape(r);
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
@@ -5843,8 +5819,8 @@ static odla_status ref_replay_ResizeDynamic(ref_replay *r) {
   input = ref_get_value(r);
   scales = ref_get_value(r);
   sizes = ref_get_value(r);
-  ref_get_4(r, &interpolation);
-  ref_get_4(r, &mode);
+  { int32_t e_; ref_get_4(r, &e_); interpolation = (odla_interpolation_mode)e_; }
+  { int32_t e_; ref_get_4(r, &e_); mode = (odla_resize_coordinate_mode)e_; }
   output_dims = ref_get_shape(r);
   value_id = (odla_value_id)(uintptr_t)ref_get_str(r);
   if (r->bad)
@@ -6168,7 +6144,7 @@ static odla_status ref_replay_TFIDFVectorize(ref_replay *r) {
   ref_get_4(r, &min_gram_length);
   ref_get_4(r, &max_gram_length);
   ref_get_4(r, &max_skip_count);
-  ref_get_4(r, &mode);
+  { int32_t e_; ref_get_4(r, &e_); mode = (odla_tf_idf_mode)e_; }
   pool = ref_get_value(r);
   gram_counts = ref_get_value(r);
   output_indices = ref_get_value(r);

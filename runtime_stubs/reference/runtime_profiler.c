@@ -23,8 +23,8 @@
 
 #include "json_string.h"
 #include "ref.h"
+#include "threads.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,20 +43,25 @@ struct _odla_device_trace {
 };
 
 static struct {
-  pthread_mutex_t mu;
-  pthread_cond_t idle; /* signalled when in_flight drops to 0 */
+  ref_mutex mu;
+  ref_cond idle; /* signalled when in_flight drops to 0 */
   int running;
   int in_flight;
   struct _odla_device_trace trace;
   int *slots; /* entry index + 1, 0 for an empty slot; cap_slots is a power of two */
   int cap_slots;
-} ref_prof = {
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {NULL, 0, 0, NULL}, NULL, 0};
+} ref_prof = {REF_MUTEX_INITIALIZER, REF_COND_INITIALIZER, 0, 0, {NULL, 0, 0, NULL}, NULL, 0};
 
+/* The monotonic clock, where the C library has one; else C's processor clock (bare-metal
+ * newlib declares no clock_gettime). */
 static uint64_t ref_now_ns(void) {
+#if defined(CLOCK_MONOTONIC)
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+#else
+  return (uint64_t)((double)clock() * (1e9 / CLOCKS_PER_SEC));
+#endif
 }
 
 static void ref_trace_clear(struct _odla_device_trace *t) {
@@ -160,18 +165,18 @@ int ref_profile_begin(void) {
   if (!__atomic_load_n(&ref_prof.running, __ATOMIC_ACQUIRE))
     return 0; /* the common case, without the lock */
 #endif
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   on = ref_prof.running;
   ref_prof.in_flight += on;
-  pthread_mutex_unlock(&ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
   return on;
 }
 
 void ref_profile_end(void) {
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   if (--ref_prof.in_flight == 0)
-    pthread_cond_broadcast(&ref_prof.idle);
-  pthread_mutex_unlock(&ref_prof.mu);
+    ref_cond_broadcast(&ref_prof.idle);
+  ref_mutex_unlock(&ref_prof.mu);
 }
 
 odla_status ref_profile_run(const ref_exec *x, int index, const ref_io *io) {
@@ -180,7 +185,7 @@ odla_status ref_profile_run(const ref_exec *x, int index, const ref_io *io) {
   odla_status s = n->run(n, io);
   odla_ext_trace_entry *e;
   ns = ref_now_ns() - t0;
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   e = ref_entry(x->comp, index);
   if (e) {
     if (e->calls == 0 || ns < e->min_ns)
@@ -188,13 +193,13 @@ odla_status ref_profile_run(const ref_exec *x, int index, const ref_io *io) {
     ++e->calls;
     e->total_ns += ns;
   }
-  pthread_mutex_unlock(&ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
   return s;
 }
 
 void ref_profile_forget(odla_computation comp) {
   int i;
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   for (i = 0; i < ref_prof.trace.num; ++i)
     if (ref_prof.trace.entries[i].e.computation == comp)
       ref_prof.trace.entries[i].e.computation = NULL;
@@ -202,7 +207,7 @@ void ref_profile_forget(odla_computation comp) {
   free(ref_prof.slots);
   ref_prof.slots = NULL;
   ref_prof.cap_slots = 0;
-  pthread_mutex_unlock(&ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
 }
 
 /* ---- odla_profiler.h ------------------------------------------------------------------ */
@@ -252,14 +257,14 @@ odla_status odla_ReleaseDeviceTrace(odla_device_trace device_trace) {
 
 /* Starts a session; `wait` first waits for the previous session's executions. */
 static odla_status ref_start(int wait) {
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   if (ref_prof.running) {
-    pthread_mutex_unlock(&ref_prof.mu);
+    ref_mutex_unlock(&ref_prof.mu);
     ref_report(ODLA_LOG_LEVEL_ERROR, "StartDeviceProfiler", "the profiler is already running");
     return ODLA_FAILURE;
   }
   while (wait && ref_prof.in_flight > 0)
-    pthread_cond_wait(&ref_prof.idle, &ref_prof.mu);
+    ref_cond_wait(&ref_prof.idle, &ref_prof.mu);
   ref_trace_clear(&ref_prof.trace);
   if (ref_prof.cap_slots)
     memset(ref_prof.slots, 0, (size_t)ref_prof.cap_slots * sizeof *ref_prof.slots);
@@ -268,15 +273,15 @@ static odla_status ref_start(int wait) {
 #else
   ref_prof.running = 1;
 #endif
-  pthread_mutex_unlock(&ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
   return ODLA_SUCCESS;
 }
 
 /* Stops the session; `wait` waits for the executions it profiles. */
 static odla_status ref_stop(int wait) {
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   if (!ref_prof.running) {
-    pthread_mutex_unlock(&ref_prof.mu);
+    ref_mutex_unlock(&ref_prof.mu);
     ref_report(ODLA_LOG_LEVEL_ERROR, "StopDeviceProfiler", "the profiler is not running");
     return ODLA_FAILURE;
   }
@@ -286,8 +291,8 @@ static odla_status ref_stop(int wait) {
   ref_prof.running = 0;
 #endif
   while (wait && ref_prof.in_flight > 0)
-    pthread_cond_wait(&ref_prof.idle, &ref_prof.mu);
-  pthread_mutex_unlock(&ref_prof.mu);
+    ref_cond_wait(&ref_prof.idle, &ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
   return ODLA_SUCCESS;
 }
 
@@ -350,9 +355,9 @@ odla_status odla_RetrieveDeviceTrace(odla_device device, odla_device_trace *devi
     made = 1;
   }
   t = *device_trace;
-  pthread_mutex_lock(&ref_prof.mu);
+  ref_mutex_lock(&ref_prof.mu);
   while (!ref_prof.running && ref_prof.in_flight > 0)
-    pthread_cond_wait(&ref_prof.idle, &ref_prof.mu);
+    ref_cond_wait(&ref_prof.idle, &ref_prof.mu);
   ref_trace_clear(t);
   if (t->cap < ref_prof.trace.num) {
     ref_trace_entry *es =
@@ -367,7 +372,7 @@ odla_status odla_RetrieveDeviceTrace(odla_device device, odla_device_trace *devi
   for (i = 0; s == ODLA_SUCCESS && i < ref_prof.trace.num; ++i)
     if (!ref_copy_entry(t, &ref_prof.trace.entries[i]))
       s = ODLA_MEM_ERROR;
-  pthread_mutex_unlock(&ref_prof.mu);
+  ref_mutex_unlock(&ref_prof.mu);
   if (s != ODLA_SUCCESS && made) {
     odla_ReleaseDeviceTrace(t);
     *device_trace = NULL;

@@ -27,6 +27,30 @@ enum { REF_MAX_THREADS = 256 };
 
 typedef struct ref_threads ref_threads;
 
+/* Process-wide locks of the backend's shared state (stored-executable key, custom-op
+ * registry, profiler session): POSIX mutexes and condition variables, and nothing at all
+ * built with ODLA_REFERENCE_NO_THREADS (no other thread can hold a lock or signal). */
+#ifdef ODLA_REFERENCE_NO_THREADS
+typedef int ref_mutex;
+typedef int ref_cond;
+#define REF_MUTEX_INITIALIZER 0
+#define REF_COND_INITIALIZER 0
+static inline void ref_mutex_lock(ref_mutex *m) { (void)m; }
+static inline void ref_mutex_unlock(ref_mutex *m) { (void)m; }
+static inline void ref_cond_wait(ref_cond *c, ref_mutex *m) { (void)c, (void)m; }
+static inline void ref_cond_broadcast(ref_cond *c) { (void)c; }
+#else
+#include <pthread.h>
+typedef pthread_mutex_t ref_mutex;
+typedef pthread_cond_t ref_cond;
+#define REF_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#define REF_COND_INITIALIZER PTHREAD_COND_INITIALIZER
+static inline void ref_mutex_lock(ref_mutex *m) { pthread_mutex_lock(m); }
+static inline void ref_mutex_unlock(ref_mutex *m) { pthread_mutex_unlock(m); }
+static inline void ref_cond_wait(ref_cond *c, ref_mutex *m) { pthread_cond_wait(c, m); }
+static inline void ref_cond_broadcast(ref_cond *c) { pthread_cond_broadcast(c); }
+#endif
+
 /* Checks an ODLA_PROCESSOR_NUM item value for `func` (logging why it is refused) and
  * stores the count in *threads. */
 odla_status ref_threads_item(const char *func, odla_item_value value, int *threads);

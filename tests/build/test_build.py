@@ -273,6 +273,37 @@ class RiscvLinuxTest(CrossTargetTest):
     test_emit_static_runs_the_cross_compiler_of_the_target = None
 
 
+class CortexMTest(Work):
+    """examples/cortex-m: the digits classifier as Cortex-M4F firmware (arm-none-eabi-gcc,
+    newlib, the reference backend's sources without threads) on QEMU's mps2-an386 board: it
+    classifies the 360 held-out digits as the same program built for the host does, digit
+    by digit, with the host's accuracy (97.50%)."""
+    EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
+
+    @staticmethod
+    def classes(output):
+        return [line for line in output.splitlines() if line.startswith("class ")]
+
+    def test_digits_firmware_classifies_as_the_host(self):
+        out = os.path.join(self.work, "out")
+        firmware = os.path.join(self.work, "firmware.elf")
+        run(["make", "-C", self.EXAMPLE, f"OUT={out}", f"FIRMWARE={firmware}",
+             f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}"])
+        self.assertEqual(Elf(firmware).machine, TARGETS["thumbv7em-none-eabi"][1])
+        r = run(["timeout", "600", "qemu-system-arm", "-M", "mps2-an386", "-nographic",
+                 "-monitor", "none", "-semihosting-config", "enable=on,target=native",
+                 "-kernel", firmware])
+        host = os.path.join(self.work, "host")
+        run([self.tc.cc, "-std=c99", "-O2", "-I", self.tc.include, "-I", out,
+             "-I", os.path.join(out, "digits"), os.path.join(self.EXAMPLE, "classify.c"),
+             os.path.join(out, "digits", "digits.c"),
+             os.path.join(out, "digits", "digits_weights.c"), self.tc.lib, "-lm", "-o", host])
+        want = run([host]).stdout
+        self.assertEqual(len(self.classes(r.stdout)), 360, r.stdout[-2000:])
+        self.assertEqual(self.classes(r.stdout), self.classes(want))
+        self.assertIn("accuracy: 351/360", r.stdout)
+
+
 class LibrariesTest(Work):
     """--emit on the host, determinism, depfiles, budgets, several models in one program."""
 
