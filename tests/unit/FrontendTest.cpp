@@ -9,13 +9,30 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace odlac::test {
 
+// A fresh folder per call, all inside one folder of this process that is removed at exit.
 std::string tempDir() {
-  char tmpl[] = "/tmp/odlac-unit-XXXXXX";
-  const char *d = mkdtemp(tmpl);
+  struct Root {
+    std::string path;
+    Root() {
+      char tmpl[] = "/tmp/odlac-unit-XXXXXX";
+      const char *d = mkdtemp(tmpl);
+      path = d ? d : "";
+    }
+    ~Root() {
+      std::error_code ec;
+      if (!path.empty())
+        std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
+  std::string tmpl = (root.path.empty() ? std::string("/tmp/odlac-unit") : root.path) +
+                     "/XXXXXX";
+  const char *d = mkdtemp(tmpl.data());
   return d ? d : "/tmp";
 }
 
