@@ -307,7 +307,7 @@ static odla_value_shape ref_ad_any_shape(void) {
 
 /* The id of a gradient contribution to `v` made by the current node's rule. */
 static odla_value_id ref_ad_id(const ref_ad *ad, odla_value v, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s:grad@%d", v->id, ad->node->index);
+  ref_snprintf(buf, cap, "%s:grad@%d", v->id, ad->node->index);
   return (odla_value_id)buf;
 }
 
@@ -333,7 +333,7 @@ static int ref_ad_add(ref_ad *ad, odla_value v, odla_value g) {
     *slot = g;
     return 1;
   }
-  snprintf(buf, sizeof buf, "%s:grad+%d", v->id, ad->node->index);
+  ref_snprintf(buf, sizeof buf, "%s:grad+%d", v->id, ad->node->index);
   *slot = odla_Add(*slot, g, (odla_value_id)buf);
   return *slot != NULL;
 }
@@ -710,7 +710,7 @@ static int ref_ad_outputs(ref_ad *ad) {
     odla_value v = comp->values[i], g;
     if (!v->is_variable)
       continue;
-    snprintf(buf, sizeof buf, "%s:grad", v->id);
+    ref_snprintf(buf, sizeof buf, "%s:grad", v->id);
     for (j = 0; j < comp->num_values; ++j)
       if (strcmp(comp->values[j]->id, buf) == 0) {
         ref_fail(ODLA_INVALID_PARAM, kOp,
@@ -757,18 +757,18 @@ odla_status odla_DifferentiateComputation(odla_computation computation) {
   memset(&ad, 0, sizeof ad);
   ad.comp = computation;
   ad.num_values = computation->num_values;
-  ad.active = (unsigned char *)calloc((size_t)ad.num_values + 1, 1);
-  ad.grad = (odla_value *)calloc((size_t)ad.num_values + 1, sizeof *ad.grad);
+  ad.active = (unsigned char *)ref_calloc((size_t)ad.num_values + 1, 1);
+  ad.grad = (odla_value *)ref_calloc((size_t)ad.num_values + 1, sizeof *ad.grad);
   if (!ad.active || !ad.grad) {
-    free(ad.active);
-    free(ad.grad);
+    ref_free(ad.active);
+    ref_free(ad.grad);
     ref_fail(ODLA_MEM_ERROR, kOp, "out of memory");
     return ODLA_MEM_ERROR;
   }
   computation->num_forward_nodes = computation->num_nodes;
   loss = ref_ad_prepare(&ad);
   if (loss) {
-    snprintf(buf, sizeof buf, "%s:grad", loss->id);
+    ref_snprintf(buf, sizeof buf, "%s:grad", loss->id);
     seed = ref_ad_op("GradSeed", ref_ad_ones_run, 0, NULL, loss->type, (odla_value_id)buf, NULL, 0);
     ad.grad[loss->index] = seed;
     ok = seed != NULL;
@@ -777,8 +777,8 @@ odla_status odla_DifferentiateComputation(odla_computation computation) {
     if (ok)
       ok = ref_ad_outputs(&ad);
   }
-  free(ad.active);
-  free(ad.grad);
+  ref_free(ad.active);
+  ref_free(ad.grad);
   return computation->error != ODLA_SUCCESS ? computation->error
                                             : (ok ? ODLA_SUCCESS : ODLA_INTERNAL_LOGIC_ERR);
 }

@@ -25,7 +25,7 @@ void ref_put(ref_writer *w, const void *data, size_t n) {
     unsigned char *p;
     while (cap < w->len + n)
       cap *= 2;
-    if (!(p = (unsigned char *)realloc(w->p, cap))) {
+    if (!(p = (unsigned char *)ref_realloc(w->p, cap))) {
       w->failed = 1;
       return;
     }
@@ -51,7 +51,7 @@ int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
 #else
   if (!ok || !comp || comp->error != ODLA_SUCCESS || comp->interpret)
     return 0;
-  if (!comp->calls && !(comp->calls = (ref_call_log *)calloc(1, sizeof *comp->calls)))
+  if (!comp->calls && !(comp->calls = (ref_call_log *)ref_calloc(1, sizeof *comp->calls)))
     comp->calls = &ref_no_log; /* the computation runs, but cannot be stored */
   if (comp->calls->w.failed)
     return 0;
@@ -129,8 +129,8 @@ void ref_rec_data(ref_rec *r, const void *p, const odla_value_type *t) {
     return;
   if (l->num_data == l->cap_data) {
     int cap = l->cap_data ? 2 * l->cap_data : 64;
-    const void **d = (const void **)realloc((void *)l->data, (size_t)cap * sizeof *d);
-    uint64_t *b = d ? (uint64_t *)realloc(l->data_bytes, (size_t)cap * sizeof *b) : NULL;
+    const void **d = (const void **)ref_realloc((void *)l->data, (size_t)cap * sizeof *d);
+    uint64_t *b = d ? (uint64_t *)ref_realloc(l->data_bytes, (size_t)cap * sizeof *b) : NULL;
     if (d)
       l->data = d;
     if (!d || !b) {
@@ -150,10 +150,10 @@ const ref_call_log *ref_call_log_of(odla_computation comp) { return comp->calls;
 void ref_free_call_log(odla_computation comp) {
   if (!comp->calls || comp->calls == &ref_no_log)
     return;
-  free(comp->calls->w.p);
-  free((void *)comp->calls->data);
-  free(comp->calls->data_bytes);
-  free(comp->calls);
+  ref_free(comp->calls->w.p);
+  ref_free((void *)comp->calls->data);
+  ref_free(comp->calls->data_bytes);
+  ref_free(comp->calls);
   comp->calls = NULL;
 }
 
@@ -176,7 +176,7 @@ void ref_replay_refuse(ref_replay *r, const char *fmt, ...) {
   r->bad = 1;
   r->status = ODLA_INVALID_PARAM;
   va_start(ap, fmt);
-  vsnprintf(r->why, sizeof r->why, fmt, ap);
+  ref_vsnprintf(r->why, sizeof r->why, fmt, ap);
   va_end(ap);
 }
 
@@ -185,7 +185,7 @@ void *ref_replay_alloc(ref_replay *r, size_t n) {
   if (r->bad)
     return NULL;
   if (n > ((size_t)-1) / 2 ||
-      !(s = (ref_scratch *)calloc(1, sizeof(ref_scratch) + REF_ALIGN + n))) {
+      !(s = (ref_scratch *)ref_calloc(1, sizeof(ref_scratch) + REF_ALIGN + n))) {
     ref_replay_refuse(r, "out of memory");
     r->status = ODLA_MEM_ERROR;
     return NULL;
@@ -198,7 +198,7 @@ void *ref_replay_alloc(ref_replay *r, size_t n) {
 static void ref_replay_free_scratch(ref_replay *r) {
   while (r->scratch) {
     ref_scratch *next = r->scratch->next;
-    free(r->scratch);
+    ref_free(r->scratch);
     r->scratch = next;
   }
 }
@@ -392,8 +392,8 @@ const void *ref_get_data(ref_replay *r, const odla_value_type *t) {
 }
 
 void ref_replay_where(const ref_replay *r, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s: call %lu of %lu (%s)", r->what, (unsigned long)r->call + 1,
-           (unsigned long)r->num_calls, ref_call_table[r->call_index].name);
+  ref_snprintf(buf, cap, "%s: call %lu of %lu (%s)", r->what, (unsigned long)r->call + 1,
+           (unsigned long)r->num_calls, ref_call_name[r->call_index]);
 }
 
 /* Logs why the replay stops at the current call. */
@@ -417,7 +417,7 @@ odla_status ref_replay_status(ref_replay *r, odla_status s) {
     return r->comp->error;
   if (s != ODLA_SUCCESS) {
     char why[64];
-    snprintf(why, sizeof why, "refused with status %d", (int)s);
+    ref_snprintf(why, sizeof why, "refused with status %d", (int)s);
     ref_replay_log(r, why);
   }
   return s;

@@ -128,13 +128,16 @@ odla_status ref_replay_value(ref_replay *r, odla_value v);
 odla_status ref_replay_values(ref_replay *r, odla_values v);
 odla_status ref_replay_status(ref_replay *r, odla_status s);
 
-/* The backend's table of recorded calls (ref_call_table.c, generated): name, argument kinds
- * (gen_calls.py's letters; 'P' is a CustomOp's attribute block) and replayer. */
+/* The backend's table of recorded calls (ref_call_table.c, generated): argument kinds
+ * (gen_calls.py's letters; 'P' is a CustomOp's attribute block) and replayer. Only loading a
+ * stored executable reaches it, so only that links every builder. */
 typedef struct {
-  const char *name, *kinds;
+  const char *kinds;
   odla_status (*replay)(ref_replay *r);
 } ref_call_entry;
 extern const ref_call_entry ref_call_table[REF_NUM_CALLS];
+/* Each recorded call's name, by index, for messages. */
+extern const char *const ref_call_name[REF_NUM_CALLS];
 /* The hand-written replayer of the variadic odla_CustomOp (ops_custom.c). */
 odla_status ref_replay_CustomOp(ref_replay *r);
 

@@ -27,8 +27,10 @@ static void ref_log(odla_log_level level, const char *func, const char *msg) {
     return;
   if (ref_logger)
     ref_logger(__FILE__, __LINE__, func, level, msg);
+#ifndef ODLA_REFERENCE_NO_STDIO
   else
     fprintf(stderr, "odla_reference: %s: %s\n", func, msg);
+#endif
 }
 
 odla_status odla_SetLogLevel(odla_log_level level) {
@@ -53,7 +55,7 @@ odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  ref_vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (ref_current_comp && ref_current_comp->error == ODLA_SUCCESS)
     ref_current_comp->error = status;
@@ -72,14 +74,14 @@ void ref_report(odla_log_level level, const char *func, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  ref_vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   ref_log(level, func, msg);
 }
 
 static char *ref_strdup(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = (char *)malloc(n);
+  char *d = (char *)ref_malloc(n);
   if (d)
     memcpy(d, s, n);
   return d;
@@ -161,11 +163,11 @@ int ref_same_shape(const odla_value_shape *a, const odla_value_shape *b) {
 const char *ref_shape_str(const odla_value_shape *s, char *buf, size_t cap) {
   size_t len = 0;
   int i;
-  len += (size_t)snprintf(buf, cap, "[");
+  len += (size_t)ref_snprintf(buf, cap, "[");
   for (i = 0; i < s->size && len < cap; ++i)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    len += (size_t)ref_snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
   if (len < cap)
-    snprintf(buf + len, cap - len, "]");
+    ref_snprintf(buf + len, cap - len, "]");
   return buf;
 }
 
@@ -213,7 +215,7 @@ odla_status odla_CreateComputation(odla_computation *computation) {
   odla_computation c;
   if (!computation)
     return ODLA_INVALID_PARAM;
-  c = (odla_computation)calloc(1, sizeof *c);
+  c = (odla_computation)ref_calloc(1, sizeof *c);
   if (!c)
     return ODLA_MEM_ERROR;
   ref_current_comp = c;
@@ -227,16 +229,16 @@ odla_status odla_DestroyComputation(odla_computation comp) {
     return ODLA_INVALID_PARAM;
   for (i = 0; i < comp->num_values; ++i) {
     ref_release_held(comp->values[i]);
-    free(comp->values[i]->id);
-    free(comp->values[i]);
+    ref_free(comp->values[i]->id);
+    ref_free(comp->values[i]);
   }
   for (i = 0; i < comp->num_nodes; ++i) {
-    free(comp->nodes[i]->params);
-    free(comp->nodes[i]->inputs);
-    free(comp->nodes[i]);
+    ref_free(comp->nodes[i]->params);
+    ref_free(comp->nodes[i]->inputs);
+    ref_free(comp->nodes[i]);
   }
-  free(comp->values);
-  free(comp->nodes);
+  ref_free(comp->values);
+  ref_free(comp->nodes);
   ref_free_call_log(comp);
   ref_free_regions(comp);
   ref_free_loaded_computation(comp);
@@ -244,7 +246,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   ref_string_pool_free(&comp->strings);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
-  free(comp);
+  ref_free(comp);
   return ODLA_SUCCESS;
 }
 
@@ -263,15 +265,15 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
   }
   if (comp->num_values == comp->cap_values) {
     int cap = comp->cap_values ? 2 * comp->cap_values : 64;
-    odla_value *vs = (odla_value *)realloc(comp->values, (size_t)cap * sizeof *vs);
+    odla_value *vs = (odla_value *)ref_realloc(comp->values, (size_t)cap * sizeof *vs);
     if (!vs)
       return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
     comp->values = vs;
     comp->cap_values = cap;
   }
-  v = (odla_value)calloc(1, sizeof *v);
+  v = (odla_value)ref_calloc(1, sizeof *v);
   if (!v || !(v->id = ref_strdup(name))) {
-    free(v);
+    ref_free(v);
     return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
   }
   v->type = type;
@@ -337,7 +339,7 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   int i;
   if (comp->num_nodes == comp->cap_nodes) {
     int cap = comp->cap_nodes ? 2 * comp->cap_nodes : 64;
-    ref_node **ns = (ref_node **)realloc(comp->nodes, (size_t)cap * sizeof *ns);
+    ref_node **ns = (ref_node **)ref_realloc(comp->nodes, (size_t)cap * sizeof *ns);
     if (!ns) {
       ref_fail(ODLA_MEM_ERROR, op, "out of memory");
       return NULL;
@@ -345,18 +347,18 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
     comp->nodes = ns;
     comp->cap_nodes = cap;
   }
-  n = (ref_node *)calloc(1, sizeof *n);
+  n = (ref_node *)ref_calloc(1, sizeof *n);
   if (!n) {
     ref_fail(ODLA_MEM_ERROR, op, "out of memory");
     return NULL;
   }
   /* One allocation holds the operand and result lists. */
-  n->inputs = (odla_value *)calloc((size_t)(num_inputs + num_outputs) + 1, sizeof(odla_value));
-  n->params = params_size ? malloc(params_size) : NULL;
+  n->inputs = (odla_value *)ref_calloc((size_t)(num_inputs + num_outputs) + 1, sizeof(odla_value));
+  n->params = params_size ? ref_malloc(params_size) : NULL;
   if (!n->inputs || (params_size && !n->params)) {
-    free(n->inputs);
-    free(n->params);
-    free(n);
+    ref_free(n->inputs);
+    ref_free(n->params);
+    ref_free(n);
     ref_fail(ODLA_MEM_ERROR, op, "out of memory");
     return NULL;
   }
@@ -374,9 +376,9 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   for (i = 0; i < num_outputs; ++i) {
     odla_value v = ref_new_value(comp, op, out_types[i], out_ids ? out_ids[i] : NULL, REF_RESULT);
     if (!v) {
-      free(n->inputs);
-      free(n->params);
-      free(n);
+      ref_free(n->inputs);
+      ref_free(n->params);
+      ref_free(n);
       return NULL;
     }
     v->node = n;
@@ -498,7 +500,7 @@ odla_status odla_CompileComputation(const odla_computation computation, const od
   s = ref_compile(computation);
   if (s != ODLA_SUCCESS)
     return s;
-  *executable = (odla_executable)calloc(1, sizeof **executable);
+  *executable = (odla_executable)ref_calloc(1, sizeof **executable);
   if (!*executable)
     return ODLA_MEM_ERROR;
   (*executable)->comp = computation;
@@ -510,7 +512,7 @@ odla_status odla_DestroyExecutable(odla_executable executable) {
     return ODLA_INVALID_PARAM;
   if (ref_free_loaded(executable))
     odla_DestroyComputation(executable->comp);
-  free(executable);
+  ref_free(executable);
   return ODLA_SUCCESS;
 }
 
@@ -576,7 +578,7 @@ odla_status odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odl
 odla_status odla_CreateContext(odla_context *context) {
   if (!context)
     return ODLA_INVALID_PARAM;
-  *context = (odla_context)calloc(1, sizeof **context);
+  *context = (odla_context)ref_calloc(1, sizeof **context);
   return *context ? ODLA_SUCCESS : ODLA_MEM_ERROR;
 }
 
@@ -585,16 +587,16 @@ odla_status odla_DestroyContext(odla_context ctx) {
   if (!ctx)
     return ODLA_INVALID_PARAM;
   for (i = 0; i < ctx->num_args; ++i)
-    free(ctx->args[i].id);
+    ref_free(ctx->args[i].id);
   for (i = 0; i < ctx->num_outs; ++i)
-    free(ctx->outs[i].id);
-  free(ctx->args);
-  free(ctx->outs);
-  free(ctx->arena_alloc);
+    ref_free(ctx->outs[i].id);
+  ref_free(ctx->args);
+  ref_free(ctx->outs);
+  ref_free(ctx->arena_alloc);
   ref_free_shapes(ctx);
   ref_threads_free(ctx->pool);
   ref_string_pool_free(&ctx->strings);
-  free(ctx);
+  ref_free(ctx);
   return ODLA_SUCCESS;
 }
 
@@ -605,7 +607,7 @@ odla_status odla_SetContextItem(odla_context context, odla_item_type type, odla_
     const odla_ext_arena *a = (const odla_ext_arena *)value;
     if (!a || !a->base || ((uintptr_t)a->base % REF_ALIGN) != 0)
       return ODLA_INVALID_PARAM;
-    free(context->arena_alloc);
+    ref_free(context->arena_alloc);
     context->arena_alloc = NULL;
     context->arena = (unsigned char *)a->base;
     context->arena_bytes = a->bytes;
@@ -627,7 +629,7 @@ static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *
     }
   if (*num == *cap) {
     int c = *cap ? 2 * *cap : 8;
-    ref_binding *b = (ref_binding *)realloc(*list, (size_t)c * sizeof *b);
+    ref_binding *b = (ref_binding *)ref_realloc(*list, (size_t)c * sizeof *b);
     if (!b)
       return ODLA_MEM_ERROR;
     *list = b;
@@ -694,7 +696,7 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
   for (i = 0; i < num; ++i)
     if (strcmp(list[i].id, v->id) == 0 && list[i].bytes && list[i].bytes < ref_bytes(&v->type)) {
       char msg[300];
-      snprintf(msg, sizeof msg, "%s '%s' is bound to a value of %lu bytes; it needs %lu",
+      ref_snprintf(msg, sizeof msg, "%s '%s' is bound to a value of %lu bytes; it needs %lu",
                v->is_output ? "output" : "argument", v->id, (unsigned long)list[i].bytes,
                (unsigned long)ref_bytes(&v->type));
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
@@ -745,7 +747,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
     s = x->profile ? ref_profile_run(x, i, &io) : n->run(n, &io);
     if (s != ODLA_SUCCESS) {
       char msg[300];
-      snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
+      ref_snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
                n->num_outputs ? n->outputs[0]->id : "", (int)s);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return s;
@@ -768,8 +770,8 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", "the caller's arena is too small");
       return ODLA_MEM_ERROR;
     }
-    free(ctx->arena_alloc);
-    mem = malloc(comp->arena_bytes + REF_ALIGN);
+    ref_free(ctx->arena_alloc);
+    mem = ref_malloc(comp->arena_bytes + REF_ALIGN);
     ctx->arena_alloc = mem;
     if (!mem) {
       ctx->arena = NULL;
@@ -788,7 +790,7 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
     if ((v->kind == REF_ARGUMENT || v->is_output) && ref_bytes(&v->type) > 0 &&
         !ref_value_data(ctx, v)) {
       char msg[300];
-      snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument",
+      ref_snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument",
                v->id);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;

@@ -259,7 +259,7 @@ static odla_status ref_write_location(const char *func, odla_resource_location l
       memcpy((void *)(uintptr_t)location.location, w->p, w->len);
     }
   }
-  free(w->p);
+  ref_free(w->p);
   return s;
 }
 
@@ -280,7 +280,7 @@ static odla_status ref_store(const char *func, odla_resource_location location,
     return ODLA_INVALID_PARAM;
   s = ref_serialize(func, comp, &w, magic);
   if (s != ODLA_SUCCESS) {
-    free(w.p);
+    ref_free(w.p);
     return s;
   }
   return ref_write_location(func, location, &w);
@@ -300,7 +300,7 @@ odla_status odla_ExtGetStoredExecutableBytes(odla_executable executable, odla_si
   s = ref_serialize("ExtGetStoredExecutableBytes", executable->comp, &w, REF_EXE_MAGIC);
   if (s == ODLA_SUCCESS)
     *bytes = w.len;
-  free(w.p);
+  ref_free(w.p);
   return s;
 }
 
@@ -379,7 +379,7 @@ static odla_status ref_check_image(const ref_format *fmt, const unsigned char *p
   if (bom != REF_EXE_BOM)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "stored on a machine of another byte order");
   if (version != REF_EXE_VERSION) {
-    snprintf(msg, sizeof msg, "format version %lu; this backend reads version %u%s: store it again",
+    ref_snprintf(msg, sizeof msg, "format version %lu; this backend reads version %u%s: store it again",
              (unsigned long)version, REF_EXE_VERSION,
              version == 1 ? " (version 1 held nodes and code positions, which could not be "
                             "checked)"
@@ -412,7 +412,7 @@ typedef struct {
 } ref_image;
 
 static void ref_drop_image(ref_image *im) {
-  free(im->alloc);
+  ref_free(im->alloc);
 #ifdef REF_HAVE_MMAP
   if (im->mapped)
     munmap(im->mapped, im->len);
@@ -464,7 +464,7 @@ static odla_status ref_read_file(const ref_format *fmt, const char *path, ref_im
     return ref_refuse(fmt, ODLA_INVALID_PARAM,
                       size < (long)REF_EXE_HEADER ? "truncated (no header)" : "overlong file");
   }
-  if (!(im->alloc = malloc((size_t)size + REF_ALIGN))) {
+  if (!(im->alloc = ref_malloc((size_t)size + REF_ALIGN))) {
     fclose(f);
     return ODLA_MEM_ERROR;
   }
@@ -493,7 +493,7 @@ static odla_status ref_load_image(const ref_format *fmt, odla_resource_location 
     im->bytes = (unsigned char *)(uintptr_t)location.location;
     im->len = (size_t)location.size;
     if ((uintptr_t)im->bytes % REF_ALIGN != 0) {
-      if (!(im->alloc = malloc(im->len + REF_ALIGN)))
+      if (!(im->alloc = ref_malloc(im->len + REF_ALIGN)))
         return ODLA_MEM_ERROR;
       im->bytes =
           (unsigned char *)im->alloc + (REF_ALIGN - (uintptr_t)im->alloc % REF_ALIGN) % REF_ALIGN;
@@ -517,7 +517,7 @@ typedef struct {
 
 static void ref_free_storage(ref_loaded *l) {
   ref_drop_image(&l->image);
-  free(l);
+  ref_free(l);
 }
 
 int ref_free_loaded(odla_executable executable) {
@@ -543,7 +543,7 @@ static odla_status ref_load(const ref_format *fmt, odla_resource_location locati
   uint64_t data, end;
   odla_status s;
   *comp = NULL;
-  if (!(l = (ref_loaded *)calloc(1, sizeof *l)))
+  if (!(l = (ref_loaded *)ref_calloc(1, sizeof *l)))
     return ODLA_MEM_ERROR;
   if ((s = ref_load_image(fmt, location, &l->image, &data, &end)) != ODLA_SUCCESS ||
       (s = odla_CreateComputation(comp)) != ODLA_SUCCESS) {
@@ -672,11 +672,11 @@ odla_status odla_DestroyConstantsArray(odla_constants_array constants_array) {
   if (!constants_array)
     return ODLA_INVALID_PARAM;
   for (i = 0; i < constants_array->num; ++i)
-    free(constants_array->entries[i].id);
-  free(constants_array->entries);
-  free(constants_array->block);
+    ref_free(constants_array->entries[i].id);
+  ref_free(constants_array->entries);
+  ref_free(constants_array->block);
   ref_drop_image(&constants_array->image);
-  free(constants_array);
+  ref_free(constants_array);
   return ODLA_SUCCESS;
 }
 
@@ -699,12 +699,12 @@ odla_status odla_CreateConstantsArray(odla_constants_array *constants_array) {
       ++n;
       total += (size_t)ref_align_up(ref_bytes(&comp->values[i]->type));
     }
-  if (!(a = (odla_constants_array)calloc(1, sizeof *a)) ||
-      !(a->entries = (ref_constant_entry *)calloc((size_t)(n ? n : 1), sizeof *a->entries)) ||
-      !(a->block = malloc(total + REF_ALIGN))) {
+  if (!(a = (odla_constants_array)ref_calloc(1, sizeof *a)) ||
+      !(a->entries = (ref_constant_entry *)ref_calloc((size_t)(n ? n : 1), sizeof *a->entries)) ||
+      !(a->block = ref_malloc(total + REF_ALIGN))) {
     if (a)
-      free(a->entries);
-    free(a);
+      ref_free(a->entries);
+    ref_free(a);
     return ODLA_MEM_ERROR;
   }
   base = (unsigned char *)a->block + (REF_ALIGN - (uintptr_t)a->block % REF_ALIGN) % REF_ALIGN;
@@ -714,7 +714,7 @@ odla_status odla_CreateConstantsArray(odla_constants_array *constants_array) {
     size_t bytes = ref_bytes(&v->type);
     if (v->kind != REF_CONSTANT)
       continue;
-    if (!(e->id = (char *)malloc(strlen(v->id) + 1))) {
+    if (!(e->id = (char *)ref_malloc(strlen(v->id) + 1))) {
       odla_DestroyConstantsArray(a);
       return ODLA_MEM_ERROR;
     }
@@ -773,7 +773,7 @@ static char *ref_take_str(const unsigned char *p, uint64_t *at, uint64_t end, ui
     return NULL;
   memcpy(&n, p + *at, 4);
   if (n > max || n > end - *at - 4 || memchr(p + *at + 4, '\0', n) ||
-      !(s = (char *)malloc((size_t)n + 1)))
+      !(s = (char *)ref_malloc((size_t)n + 1)))
     return NULL;
   memcpy(s, p + *at + 4, n);
   s[n] = '\0';
@@ -799,7 +799,7 @@ static odla_status ref_parse_constants(const unsigned char *p, uint64_t data, ui
   int j;
   if (!ref_take_bytes(p, &at, data, &n, 4) || n > (data - at) / 16)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "corrupt count");
-  if (!(a->entries = (ref_constant_entry *)calloc(n ? n : 1, sizeof *a->entries)))
+  if (!(a->entries = (ref_constant_entry *)ref_calloc(n ? n : 1, sizeof *a->entries)))
     return ODLA_MEM_ERROR;
   for (i = 0; i < n; ++i) {
     ref_constant_entry *e = &a->entries[i];
@@ -839,7 +839,7 @@ odla_status odla_LoadConstantsArray(const odla_char *file_name,
   if (!file_name || !constants_array)
     return ODLA_INVALID_PARAM;
   *constants_array = NULL;
-  if (!(a = (odla_constants_array)calloc(1, sizeof *a)))
+  if (!(a = (odla_constants_array)ref_calloc(1, sizeof *a)))
     return ODLA_MEM_ERROR;
   location.location_type = ODLA_LOCATION_PATH;
   location.location = file_name;
@@ -863,11 +863,11 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
   int i, k;
   char s1[128], s2[128];
   *table = NULL;
-  read = (unsigned char *)calloc((size_t)comp->num_values + 1, 1);
-  t = (const void **)calloc((size_t)comp->num_values + 1, sizeof *t);
+  read = (unsigned char *)ref_calloc((size_t)comp->num_values + 1, 1);
+  t = (const void **)ref_calloc((size_t)comp->num_values + 1, sizeof *t);
   if (!read || !t) {
-    free(read);
-    free(t);
+    ref_free(read);
+    ref_free(t);
     return ODLA_MEM_ERROR;
   }
   for (i = 0; i < comp->num_nodes; ++i)
@@ -895,8 +895,8 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
             ODLA_LOG_LEVEL_ERROR, func, "constant '%s' is %s%s; the array holds %s%s", e->id,
             ref_type_name(v->type.element_type), ref_shape_str(&v->type.shape, s1, sizeof s1),
             ref_type_name(e->type.element_type), ref_shape_str(&e->type.shape, s2, sizeof s2));
-      free(read);
-      free(t);
+      ref_free(read);
+      ref_free(t);
       return ODLA_INVALID_PARAM;
     }
     /* Integer and bool constants may size the plan (a Loop's trip count, axes, shapes):
@@ -907,13 +907,13 @@ odla_status ref_constants_table(odla_computation comp, odla_constants_array arra
                  "constant '%s' (%s) differs from the executable's: only float constants may "
                  "change (integer ones may have shaped the plan)",
                  e->id, ref_type_name(e->type.element_type));
-      free(read);
-      free(t);
+      ref_free(read);
+      ref_free(t);
       return ODLA_INVALID_PARAM;
     }
     t[v->index] = e->data;
   }
-  free(read);
+  ref_free(read);
   *table = t;
   return ODLA_SUCCESS;
 }

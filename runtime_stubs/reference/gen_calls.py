@@ -19,7 +19,7 @@ and the few status-returning calls that shape a graph (RECORDED_STATUS), it writ
          succeeded, appends its arguments to the computation's log (ref_rec_*); a replayer
          that reads the same arguments back from a stored file (ref_get_*, every count and
          index checked) and calls the public function; and ref_call_table, the replayers by
-         index, each with its argument kinds.
+         index, each with its argument kinds; and ref_call_name, the names by index.
 Building with REF_NO_CALL_LOG (libodla_dnnl, which overrides some builders) renames nothing
 and records nothing.
 
@@ -227,7 +227,10 @@ def main():
               ""]
     o.append("const ref_call_entry ref_call_table[REF_NUM_CALLS] = {")
     for c in calls:
-        o.append(f'    {{"{c[1]}", "{c[4]}", ref_replay_{c[1][5:]}}},')
+        o.append(f'    {{"{c[4]}", ref_replay_{c[1][5:]}}},')
+    o += ["};", "", "const char *const ref_call_name[REF_NUM_CALLS] = {"]
+    for c in calls:
+        o.append(f'    "{c[1]}",')
     o += ["};", ""]
     for path, lines in ((out_h, h), (out_c, o)):
         text = "\n".join(lines) + "\n"

@@ -197,7 +197,7 @@ static odla_computation ref_region_comp(const char *op) {
 }
 
 static ref_region *ref_push_region(odla_computation comp, const char *op, int is_loop) {
-  ref_region *r = (ref_region *)calloc(1, sizeof *r);
+  ref_region *r = (ref_region *)ref_calloc(1, sizeof *r);
   if (!r) {
     ref_fail(ODLA_MEM_ERROR, op, "out of memory");
     return NULL;
@@ -213,7 +213,7 @@ static ref_region *ref_push_region(odla_computation comp, const char *op, int is
 static void ref_pop_region(odla_computation comp) {
   ref_region *r = comp->regions;
   comp->regions = r->outer;
-  free(r);
+  ref_free(r);
 }
 
 void ref_free_regions(odla_computation comp) {

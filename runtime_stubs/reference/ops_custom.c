@@ -80,7 +80,7 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
   }
   if (ref_custom_num == ref_custom_cap) {
     int cap = ref_custom_cap ? 2 * ref_custom_cap : 16;
-    ref_custom_entry *ops = (ref_custom_entry *)realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
+    ref_custom_entry *ops = (ref_custom_entry *)ref_realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
     if (!ops) {
       ref_mutex_unlock(&ref_custom_lock);
       return ODLA_MEM_ERROR;
@@ -328,7 +328,7 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
   size = ref_custom_check(cp, num_in, num_out, strlen(op_name) + 1, strlen(function_name) + 1);
   if (!size)
     return result;
-  if (!(b = (unsigned char *)calloc(1, size))) {
+  if (!(b = (unsigned char *)ref_calloc(1, size))) {
     ref_fail(ODLA_MEM_ERROR, "CustomOp", "out of memory");
     return result;
   }
@@ -359,7 +359,7 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
   }
   /* The shape function sees the block as the kernel will, without result types. */
   if ((s = ref_custom_bind(b, size)) != ODLA_SUCCESS) {
-    free(b);
+    ref_free(b);
     return result;
   }
   p->call.output_types = NULL;
@@ -369,7 +369,7 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
   p->call.declared_types = NULL;
   if (s != ODLA_SUCCESS) {
     ref_fail(s, "CustomOp", "the shape function of '%s' returned status %d", op_name, (int)s);
-    free(b);
+    ref_free(b);
     return result;
   }
   for (i = 0; i < num_out; ++i) {
@@ -380,7 +380,7 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
                "(element type %d, %s)",
                op_name, i, (int)types[i].element_type,
                ref_shape_str(&types[i].shape, got, sizeof got));
-      free(b);
+      ref_free(b);
       return result;
     }
     if (cp && cp->result_types &&
@@ -393,14 +393,14 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
                ref_shape_str(&types[i].shape, got, sizeof got),
                ref_type_name(cp->result_types[i].element_type),
                ref_shape_str(&cp->result_types[i].shape, want, sizeof want));
-      free(b);
+      ref_free(b);
       return result;
     }
   }
   memcpy(b + p->outputs_at, types, (size_t)num_out * sizeof(odla_value_type));
   node = ref_add_node("CustomOp", ref_custom_run, num_in, inputs.values, num_out, types,
                       ids.value_ids, b, size);
-  free(b);
+  ref_free(b);
   if (!node || ref_custom_bind((unsigned char *)node->params, node->params_size) != ODLA_SUCCESS)
     return result;
   result.size = ids.size;

@@ -22,7 +22,7 @@ static odla_status ref_data_error(const char *op, const char *fmt, ...) {
   odla_logging_func logger = odla_GetLogger();
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  ref_vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (logger)
     logger(__FILE__, __LINE__, op, ODLA_LOG_LEVEL_ERROR, msg);

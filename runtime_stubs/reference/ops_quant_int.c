@@ -401,7 +401,7 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   odla_value v;
   if (!q->packed && !built)
     return ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
-  block = (unsigned char *)calloc(1, bytes);
+  block = (unsigned char *)ref_calloc(1, bytes);
   if (!block)
     return ref_fail(ODLA_MEM_ERROR, op, "no memory for the node's parameters (%lu bytes)",
                     (unsigned long)bytes);
@@ -426,7 +426,7 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   }
   memcpy(block, params, head); /* after q's changes: q is its head */
   v = ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, block, bytes);
-  free(block);
+  ref_free(block);
   return v;
 }
 

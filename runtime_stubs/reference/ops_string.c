@@ -30,7 +30,7 @@ char *ref_string_alloc(ref_string_pool *pool, size_t bytes) {
     size_t cap = bytes > REF_STRING_BLOCK ? bytes : REF_STRING_BLOCK;
     if (cap > (size_t)-1 - sizeof *b)
       return NULL;
-    b = (ref_string_block *)malloc(sizeof *b + cap);
+    b = (ref_string_block *)ref_malloc(sizeof *b + cap);
     if (!b)
       return NULL;
     b->next = pool->head;
@@ -45,7 +45,7 @@ char *ref_string_alloc(ref_string_pool *pool, size_t bytes) {
 void ref_string_pool_free(ref_string_pool *pool) {
   while (pool->head) {
     ref_string_block *next = pool->head->next;
-    free(pool->head);
+    ref_free(pool->head);
     pool->head = next;
   }
 }
@@ -565,7 +565,7 @@ typedef struct {
 
 static int ref_rx_fail(ref_rx_parser *r, const char *why) {
   if (!r->why[0])
-    snprintf(r->why, sizeof r->why, "%s (before offset %ld)", why, (long)(r->p - r->start));
+    ref_snprintf(r->why, sizeof r->why, "%s (before offset %ld)", why, (long)(r->p - r->start));
   return -1;
 }
 
@@ -1043,11 +1043,11 @@ odla_value odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern,
   if (!ref_is_string(input) || !pattern)
     return ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtRegexFullMatch",
                     "input must be a string tensor and pattern a string");
-  r = (ref_rx_parser *)calloc(1, sizeof *r);
+  r = (ref_rx_parser *)ref_calloc(1, sizeof *r);
   if (r)
-    r->out = (ref_rx_params *)calloc(1, sizeof *r->out);
+    r->out = (ref_rx_params *)ref_calloc(1, sizeof *r->out);
   if (!r || !r->out) {
-    free(r);
+    ref_free(r);
     return ref_fail(ODLA_MEM_ERROR, "ExtRegexFullMatch", "out of memory");
   }
   r->start = r->p = pattern;
@@ -1069,7 +1069,7 @@ odla_value odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern,
     ref_fail(ODLA_UNSUPPORTED_DATATYPE, "ExtRegexFullMatch", "pattern '%.64s': %s", pattern,
              r->why);
   }
-  free(r->out);
-  free(r);
+  ref_free(r->out);
+  ref_free(r);
   return v;
 }

@@ -181,7 +181,7 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
   odla_element_type t = input->type.element_type;
   int64_t m, r, c, num_leaves, num_sets = 0, nans = 0, i;
   if ((t != ODLA_FLOAT32 && t != ODLA_FLOAT64 && t != ODLA_FLOAT16) || input->type.shape.size != 2)
-    return snprintf(msg, cap, "input must be a float32, float64 or float16 matrix [N, F]");
+    return ref_snprintf(msg, cap, "input must be a float32, float64 or float16 matrix [N, F]");
   if (!ref_tree_is_constant(nodes, ODLA_INT32, 2) ||
       nodes->type.shape.dims[1] != ODLA_EXT_TREE_COLUMNS || !ref_tree_is_constant(splits, t, 1) ||
       splits->type.shape.dims[0] != nodes->type.shape.dims[0] ||
@@ -190,25 +190,25 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
       !ref_tree_is_constant(leaf_weights, t, 1) ||
       leaf_weights->type.shape.dims[0] != leaf_targets->type.shape.dims[0] ||
       !ref_tree_is_constant(roots, ODLA_INT32, 1))
-    return snprintf(msg, cap,
+    return ref_snprintf(msg, cap,
                     "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
                     "type [K] or NULL), leaf_targets (int32 [L]), leaf_weights (input's type "
                     "[L]) and roots (int32 [R]) must be constants",
                     ODLA_EXT_TREE_COLUMNS);
   if (aggregate < ODLA_EXT_TREE_AVERAGE || aggregate > ODLA_EXT_TREE_MAX)
-    return snprintf(msg, cap, "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
+    return ref_snprintf(msg, cap, "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
                     (int)aggregate);
   if (post < ODLA_EXT_TREE_POST_NONE || post > ODLA_EXT_TREE_POST_PROBIT)
-    return snprintf(msg, cap,
+    return ref_snprintf(msg, cap,
                     "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
                     "4)",
                     (int)post);
   if (targets < 0)
-    return snprintf(msg, cap, "num_targets %d is negative", (int)targets);
+    return ref_snprintf(msg, cap, "num_targets %d is negative", (int)targets);
   m = nodes->type.shape.dims[0];
   num_leaves = leaf_targets->type.shape.dims[0];
   if (m > INT32_MAX || num_leaves > INT32_MAX)
-    return snprintf(msg, cap, "%lld nodes and %lld leaves: at most %ld each", (long long)m,
+    return ref_snprintf(msg, cap, "%lld nodes and %lld leaves: at most %ld each", (long long)m,
                     (long long)num_leaves, (long)INT32_MAX);
   for (r = 0; r < m; ++r) {
     int64_t feature =
@@ -218,21 +218,21 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     int64_t missing =
         ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_MISSING);
     if (feature < 0 || feature >= input->type.shape.dims[1])
-      return snprintf(msg, cap, "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
+      return ref_snprintf(msg, cap, "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
                       (long long)r, (long long)feature, (long long)input->type.shape.dims[1]);
     if (mode < 0 || mode > ODLA_EXT_TREE_BRANCH_MEMBER)
-      return snprintf(msg, cap,
+      return ref_snprintf(msg, cap,
                       "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
                       "(0 to 6)",
                       (long long)r, (long long)mode);
     if (missing != 0 && missing != 1)
-      return snprintf(msg, cap, "node %lld: missing %lld is not 0 or 1", (long long)r,
+      return ref_snprintf(msg, cap, "node %lld: missing %lld is not 0 or 1", (long long)r,
                       (long long)missing);
     num_sets += mode == ODLA_EXT_TREE_BRANCH_MEMBER;
     for (c = ODLA_EXT_TREE_COL_TRUE; c <= ODLA_EXT_TREE_COL_FALSE; ++c) {
       int64_t b = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + c);
       if (b >= 0 ? (b <= r || b >= m) : -1 - b >= num_leaves)
-        return snprintf(msg, cap,
+        return ref_snprintf(msg, cap,
                         "node %lld: branch %lld is neither a later node (< %lld) nor a "
                         "leaf (-1 - leaf, %lld leaves)",
                         (long long)r, (long long)b, (long long)m, (long long)num_leaves);
@@ -243,18 +243,18 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     nans += v != v;
   }
   if (nans != num_sets)
-    return snprintf(msg, cap, "%lld MEMBER nodes, and members holds %lld sets (NaN-ended)",
+    return ref_snprintf(msg, cap, "%lld MEMBER nodes, and members holds %lld sets (NaN-ended)",
                     (long long)num_sets, (long long)nans);
   for (i = 0; i < num_leaves; ++i) {
     int64_t target = ref_get_int(ODLA_INT32, leaf_targets->data, i);
     if (target < 0 || target >= targets)
-      return snprintf(msg, cap, "leaf %lld: target %lld is not in [0, %d)", (long long)i,
+      return ref_snprintf(msg, cap, "leaf %lld: target %lld is not in [0, %d)", (long long)i,
                       (long long)target, (int)targets);
   }
   for (i = 0; i < roots->type.shape.dims[0]; ++i) {
     int64_t root = ref_get_int(ODLA_INT32, roots->data, i);
     if (root < 0 || root >= m)
-      return snprintf(msg, cap, "root %lld: node %lld is not in [0, %lld)", (long long)i,
+      return ref_snprintf(msg, cap, "root %lld: node %lld is not in [0, %lld)", (long long)i,
                       (long long)root, (long long)m);
   }
   return 0;
@@ -277,7 +277,7 @@ static ref_tree_params *ref_tree_block(odla_value input, odla_value nodes, odla_
   size_t members_at = leaves_at + (size_t)num_leaves * sizeof *leaf;
   size_t roots_at = members_at + (size_t)num_members * sizeof(double);
   *bytes = roots_at + (size_t)num_trees * sizeof(int32_t);
-  p = (ref_tree_params *)calloc(1, *bytes);
+  p = (ref_tree_params *)ref_calloc(1, *bytes);
   if (!p)
     return NULL;
   p->features = input->type.shape.dims[1];
@@ -363,7 +363,7 @@ odla_value odla_ExtTreeEnsemble(odla_value input, odla_value nodes, odla_value s
    * that would replace one of them is refused (executable_io.c: a constant no node reads
    * shaped the graph when it was built). */
   v = ref_add_op("ExtTreeEnsemble", ref_tree_run, 1, in, out, value_id, p, bytes);
-  free(p);
+  ref_free(p);
   if (v)
     v->node->scratch_bytes = scratch;
   return v;

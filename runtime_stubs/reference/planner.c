@@ -119,16 +119,16 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
 
 size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   const size_t count = (size_t)(n ? n : 1);
-  int *order = (int *)malloc(count * sizeof *order), *live = (int *)malloc(count * sizeof *live);
-  int *tmp = (int *)malloc(count * sizeof *tmp);
-  size_t *at = (size_t *)malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
+  int *order = (int *)ref_malloc(count * sizeof *order), *live = (int *)ref_malloc(count * sizeof *live);
+  int *tmp = (int *)ref_malloc(count * sizeof *tmp);
+  size_t *at = (size_t *)ref_malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
   size_t *load = NULL;
   int i, j, strategy, num_nodes = 0;
   ref_order_ctx ctx;
   for (i = 0; i < n; ++i)
     num_nodes = bufs[i].last + 1 > num_nodes ? bufs[i].last + 1 : num_nodes;
-  pressure = (size_t *)calloc(count, sizeof *pressure);
-  load = (size_t *)calloc((size_t)(num_nodes ? num_nodes : 1), sizeof *load);
+  pressure = (size_t *)ref_calloc(count, sizeof *pressure);
+  load = (size_t *)ref_calloc((size_t)(num_nodes ? num_nodes : 1), sizeof *load);
   if (!order || !live || !tmp || !at || !pressure || !load)
     goto done;
   for (i = 0; i < n; ++i)
@@ -156,12 +156,12 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   for (i = 0; i < n; ++i)
     *bufs[i].offset = bufs[i].placed;
 done:
-  free(order);
-  free(live);
-  free(tmp);
-  free(at);
-  free(pressure);
-  free(load);
+  ref_free(order);
+  ref_free(live);
+  ref_free(tmp);
+  ref_free(at);
+  ref_free(pressure);
+  ref_free(load);
   return best;
 }
 
@@ -211,7 +211,7 @@ size_t ref_plan(odla_computation comp) {
   int i, k, n = 0;
   size_t arena;
   ref_buffer *bufs =
-      (ref_buffer *)calloc((size_t)(comp->num_values + comp->num_nodes + 1), sizeof *bufs);
+      (ref_buffer *)ref_calloc((size_t)(comp->num_values + comp->num_nodes + 1), sizeof *bufs);
   if (!bufs)
     return (size_t)-1;
   for (i = 0; i < comp->num_values; ++i) {
@@ -249,7 +249,7 @@ size_t ref_plan(odla_computation comp) {
     ++n;
   }
   arena = ref_plan_buffers(bufs, n);
-  free(bufs);
+  ref_free(bufs);
   for (i = 0; i < comp->num_values; ++i)
     if (comp->values[i]->shares)
       comp->values[i]->offset = ref_owner(comp->values[i])->offset;

@@ -18,6 +18,7 @@
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,23 @@ typedef struct ref_exec {
   struct ref_threads *threads; /* the context's worker pool, or NULL: one thread (threads.h) */
   int profile; /* the device profiler times this execution's nodes (runtime_profiler.c) */
 } ref_exec;
+
+/* Every allocation of the backend (memory.c): the current odla_ExtSetMemory region, else the
+ * C library's heap (none built with ODLA_REFERENCE_NO_HEAP). C's semantics; ref_free takes a
+ * block of either. */
+void *ref_malloc(size_t bytes);
+void *ref_calloc(size_t count, size_t size);
+void *ref_realloc(void *p, size_t bytes);
+void ref_free(void *p);
+
+/* Message formatting (format.c): the C library's vsnprintf, or the backend's own built with
+ * ODLA_REFERENCE_NO_STDIO (its messages' conversions only). */
+int ref_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
+int ref_snprintf(char *buf, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* The bytes of the strings that string ops produce (odla_ext_string.h): blocks from the heap,
  * the one thing the reference backend allocates while it executes (a computation without

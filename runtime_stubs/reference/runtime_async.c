@@ -52,12 +52,12 @@ typedef struct {
 static void *ref_async_main(void *arg) {
   ref_async_job job = *(ref_async_job *)arg;
   odla_status s;
-  free(arg);
+  ref_free(arg);
   job.ctx->constants = job.constants;
   s = job.exe ? odla_LaunchExecutable(job.exe, job.ctx)
               : odla_ExecuteComputation(job.comp, job.ctx, job.mode, job.device);
   job.ctx->constants = NULL;
-  free((void *)job.constants);
+  ref_free((void *)job.constants);
   if (job.ctx->async_callback)
     job.ctx->async_callback(job.ctx->async_arg, s);
   return NULL;
@@ -81,7 +81,7 @@ static odla_status ref_start(const ref_async_job *job, const char *func) {
   /* Compiling writes the computation: do it here, before threads share it. */
   if ((s = odla_ExtGetArenaBytes(job->exe ? job->exe->comp : job->comp, &bytes)) != ODLA_SUCCESS)
     return s;
-  if (!(copy = (ref_async_job *)malloc(sizeof *copy)))
+  if (!(copy = (ref_async_job *)ref_malloc(sizeof *copy)))
     return ODLA_MEM_ERROR;
   *copy = *job;
   pthread_attr_init(&attr);
@@ -89,7 +89,7 @@ static odla_status ref_start(const ref_async_job *job, const char *func) {
   rc = pthread_create(&thread, &attr, ref_async_main, copy);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    free(copy);
+    ref_free(copy);
     ref_report(ODLA_LOG_LEVEL_ERROR, func, "cannot start a thread (error %d)", rc);
     return ODLA_FAILURE;
   }
@@ -132,7 +132,7 @@ odla_status odla_AsyncLaunchExecutable(const odla_executable executable,
       (s = ref_constants_table(executable->comp, constants_array, &job.constants)) != ODLA_SUCCESS)
     return s;
   if ((s = ref_start(&job, "AsyncLaunchExecutable")) != ODLA_SUCCESS)
-    free((void *)job.constants);
+    ref_free((void *)job.constants);
   return s;
 }
 
@@ -160,7 +160,7 @@ typedef struct {
 #ifndef ODLA_REFERENCE_NO_THREADS
 static void *ref_task_main(void *arg) {
   ref_task_job job = *(ref_task_job *)arg;
-  free(arg);
+  ref_free(arg);
   odla_RunTask(job.device, job.task);
   return NULL;
 }
@@ -185,7 +185,7 @@ odla_status odla_RunTaskAsync(odla_device device, odla_task task) {
     return ODLA_INVALID_PARAM;
   if (ref_executor)
     return ref_executor(odla_RunTask, device, task);
-  if (!(job = (ref_task_job *)malloc(sizeof *job)))
+  if (!(job = (ref_task_job *)ref_malloc(sizeof *job)))
     return ODLA_MEM_ERROR;
   job->device = device;
   job->task = task;
@@ -194,7 +194,7 @@ odla_status odla_RunTaskAsync(odla_device device, odla_task task) {
   rc = pthread_create(&thread, &attr, ref_task_main, job);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
-    free(job);
+    ref_free(job);
     ref_report(ODLA_LOG_LEVEL_ERROR, "RunTaskAsync", "cannot start a thread (error %d)", rc);
     return ODLA_FAILURE;
   }

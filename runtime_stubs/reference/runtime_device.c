@@ -72,7 +72,7 @@ odla_status odla_AllocateDevice(odla_vendor vendor, odla_device_name device_name
                (int)device_name, (int)device_idx);
     return ODLA_UNSUPPORTED_DEVICE_TYPE;
   }
-  *device = (odla_device)calloc(1, sizeof **device);
+  *device = (odla_device)ref_calloc(1, sizeof **device);
   return *device ? ODLA_SUCCESS : ODLA_MEM_ERROR;
 }
 
@@ -90,14 +90,14 @@ odla_status odla_SetCurrentDevice(odla_device device) {
 odla_status odla_DestroyDevice(odla_device device) {
   if (!device)
     return ODLA_INVALID_PARAM;
-  free(device);
+  ref_free(device);
   return ODLA_SUCCESS;
 }
 
 odla_status odla_CreateDeviceConfig(odla_device_config *device_config) {
   if (!device_config)
     return ODLA_INVALID_PARAM;
-  *device_config = (odla_device_config)calloc(1, sizeof **device_config);
+  *device_config = (odla_device_config)ref_calloc(1, sizeof **device_config);
   return *device_config ? ODLA_SUCCESS : ODLA_MEM_ERROR;
 }
 
@@ -111,7 +111,7 @@ odla_status odla_SetDeviceConfigItem(odla_device_config device_config,
 odla_status odla_DestroyDeviceConfig(odla_device_config device_config) {
   if (!device_config)
     return ODLA_INVALID_PARAM;
-  free(device_config);
+  ref_free(device_config);
   return ODLA_SUCCESS;
 }
 
@@ -202,12 +202,12 @@ odla_status odla_FreeDeviceMemory(odla_void *ptr) { return odla_FreeHostMemory(p
 odla_status odla_AllocateHostMemory(odla_void **host_ptr, odla_size_t size) {
   if (!host_ptr)
     return ODLA_INVALID_PARAM;
-  *host_ptr = malloc(size ? size : 1);
+  *host_ptr = ref_malloc(size ? size : 1);
   return *host_ptr ? ODLA_SUCCESS : ODLA_MEM_ERROR;
 }
 
 odla_status odla_FreeHostMemory(odla_void *ptr) {
-  free(ptr);
+  ref_free(ptr);
   return ODLA_SUCCESS;
 }
 

@@ -18,7 +18,7 @@
 
 /* 64-byte aligned memory; the block's start is kept in the word before the aligned one. */
 static void *ref_aligned_alloc(size_t bytes) {
-  unsigned char *raw = (unsigned char *)malloc(bytes + REF_ALIGN + sizeof(void *));
+  unsigned char *raw = (unsigned char *)ref_malloc(bytes + REF_ALIGN + sizeof(void *));
   unsigned char *p;
   if (!raw)
     return NULL;
@@ -33,7 +33,7 @@ static void ref_aligned_free(void *p) {
   if (!p)
     return;
   memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof raw);
-  free(raw);
+  ref_free(raw);
 }
 
 void ref_release_held(odla_value value) {
@@ -224,7 +224,7 @@ odla_status odla_GetValueData(const odla_value value, odla_void *data_ptr, odla_
   }
   if (!src && bytes > 0) {
     char msg[300];
-    snprintf(msg, sizeof msg, "value '%s' has no data here%s", value->id,
+    ref_snprintf(msg, sizeof msg, "value '%s' has no data here%s", value->id,
              context ? " (only bound arguments, bound outputs and constants do)"
                      : (value->released ? " (it was released)" : ""));
     ref_fail(ODLA_INVALID_PARAM, "GetValueData", "%s", msg);

@@ -67,7 +67,7 @@ static uint64_t ref_now_ns(void) {
 static void ref_trace_clear(struct _odla_device_trace *t) {
   int i;
   for (i = 0; i < t->num; ++i)
-    free(t->entries[i].strings);
+    ref_free(t->entries[i].strings);
   t->num = 0;
 }
 
@@ -82,7 +82,7 @@ static int ref_rehash(void) {
   int *slots;
   while (cap < 2 * (ref_prof.trace.num + 1))
     cap *= 2;
-  slots = (int *)calloc((size_t)cap, sizeof *slots);
+  slots = (int *)ref_calloc((size_t)cap, sizeof *slots);
   if (!slots)
     return 0;
   for (i = 0; i < ref_prof.trace.num; ++i) {
@@ -94,7 +94,7 @@ static int ref_rehash(void) {
       ;
     slots[k] = i + 1;
   }
-  free(ref_prof.slots);
+  ref_free(ref_prof.slots);
   ref_prof.slots = slots;
   ref_prof.cap_slots = cap;
   return 1;
@@ -111,7 +111,7 @@ static odla_ext_trace_entry *ref_new_entry(odla_computation comp, int index) {
   int k;
   if (t->num == t->cap) {
     int cap = t->cap ? 2 * t->cap : 256;
-    ref_trace_entry *es = (ref_trace_entry *)realloc(t->entries, (size_t)cap * sizeof *es);
+    ref_trace_entry *es = (ref_trace_entry *)ref_realloc(t->entries, (size_t)cap * sizeof *es);
     if (!es)
       return NULL;
     t->entries = es;
@@ -120,7 +120,7 @@ static odla_ext_trace_entry *ref_new_entry(odla_computation comp, int index) {
   for (k = 0; k < n->num_outputs; ++k)
     bytes += strlen(n->outputs[k]->id) + 1;
   off = (bytes + sizeof(char *) - 1) / sizeof(char *) * sizeof(char *);
-  p = (char *)malloc(off + (size_t)n->num_outputs * sizeof(char *) + 1);
+  p = (char *)ref_malloc(off + (size_t)n->num_outputs * sizeof(char *) + 1);
   if (!p)
     return NULL;
   te = &t->entries[t->num];
@@ -204,7 +204,7 @@ void ref_profile_forget(odla_computation comp) {
     if (ref_prof.trace.entries[i].e.computation == comp)
       ref_prof.trace.entries[i].e.computation = NULL;
   /* Drop the detached entries from the table; the next record rebuilds it. */
-  free(ref_prof.slots);
+  ref_free(ref_prof.slots);
   ref_prof.slots = NULL;
   ref_prof.cap_slots = 0;
   ref_mutex_unlock(&ref_prof.mu);
@@ -215,7 +215,7 @@ void ref_profile_forget(odla_computation comp) {
 odla_status odla_CreateDeviceTrace(odla_device_trace *device_trace) {
   if (!device_trace)
     return ODLA_INVALID_PARAM;
-  *device_trace = (odla_device_trace)calloc(1, sizeof **device_trace);
+  *device_trace = (odla_device_trace)ref_calloc(1, sizeof **device_trace);
   return *device_trace ? ODLA_SUCCESS : ODLA_MEM_ERROR;
 }
 
@@ -237,10 +237,10 @@ odla_status odla_SetDeviceTraceItem(odla_device_trace device_trace,
   va_end(ap);
   if (!label)
     return ODLA_INVALID_PARAM;
-  if (!(copy = (char *)malloc(strlen(label) + 1)))
+  if (!(copy = (char *)ref_malloc(strlen(label) + 1)))
     return ODLA_MEM_ERROR;
   strcpy(copy, label);
-  free(device_trace->label);
+  ref_free(device_trace->label);
   device_trace->label = copy;
   return ODLA_SUCCESS;
 }
@@ -249,9 +249,9 @@ odla_status odla_ReleaseDeviceTrace(odla_device_trace device_trace) {
   if (!device_trace)
     return ODLA_INVALID_PARAM;
   ref_trace_clear(device_trace);
-  free(device_trace->entries);
-  free(device_trace->label);
-  free(device_trace);
+  ref_free(device_trace->entries);
+  ref_free(device_trace->label);
+  ref_free(device_trace);
   return ODLA_SUCCESS;
 }
 
@@ -326,7 +326,7 @@ static int ref_copy_entry(struct _odla_device_trace *t, const ref_trace_entry *e
   for (k = 0; k < e->e.num_results; ++k)
     bytes += strlen((const char *)e->e.result_ids[k]) + 1;
   off = (bytes + sizeof(char *) - 1) / sizeof(char *) * sizeof(char *);
-  if (!(p = (char *)malloc(off + (size_t)e->e.num_results * sizeof(char *) + 1)))
+  if (!(p = (char *)ref_malloc(off + (size_t)e->e.num_results * sizeof(char *) + 1)))
     return 0;
   *d = *e;
   d->strings = p;
@@ -361,7 +361,7 @@ odla_status odla_RetrieveDeviceTrace(odla_device device, odla_device_trace *devi
   ref_trace_clear(t);
   if (t->cap < ref_prof.trace.num) {
     ref_trace_entry *es =
-        (ref_trace_entry *)realloc(t->entries, (size_t)ref_prof.trace.num * sizeof *es);
+        (ref_trace_entry *)ref_realloc(t->entries, (size_t)ref_prof.trace.num * sizeof *es);
     if (es) {
       t->entries = es;
       t->cap = ref_prof.trace.num;

@@ -60,16 +60,16 @@ struct ref_shapes {
 void ref_free_shapes(odla_context context) {
   if (!context->shapes)
     return;
-  free(context->shapes->set);
-  free(context->shapes->slices);
-  free(context->shapes->pad);
-  free(context->shapes);
+  ref_free(context->shapes->set);
+  ref_free(context->shapes->slices);
+  ref_free(context->shapes->pad);
+  ref_free(context->shapes);
   context->shapes = NULL;
 }
 
 static struct ref_shapes *ref_shapes_of(odla_context context) {
   if (!context->shapes)
-    context->shapes = (struct ref_shapes *)calloc(1, sizeof *context->shapes);
+    context->shapes = (struct ref_shapes *)ref_calloc(1, sizeof *context->shapes);
   return context->shapes;
 }
 
@@ -334,7 +334,7 @@ odla_status odla_SetRuntimeShape(odla_context context, odla_value value,
     ;
   if (i == s->cap_set) {
     int cap = s->cap_set ? 2 * s->cap_set : 4;
-    ref_runtime_batch *set = (ref_runtime_batch *)realloc(s->set, (size_t)cap * sizeof *set);
+    ref_runtime_batch *set = (ref_runtime_batch *)ref_realloc(s->set, (size_t)cap * sizeof *set);
     if (!set)
       return ODLA_MEM_ERROR;
     s->set = set;
@@ -482,7 +482,7 @@ static int ref_collect_slices(odla_computation comp, odla_context ctx, struct re
       continue;
     if (n == s->cap_slices) {
       int cap = s->cap_slices ? 2 * s->cap_slices : 8;
-      ref_slice *sl = (ref_slice *)realloc(s->slices, (size_t)cap * sizeof *sl);
+      ref_slice *sl = (ref_slice *)ref_realloc(s->slices, (size_t)cap * sizeof *sl);
       if (!sl)
         return -1;
       s->slices = sl;
@@ -528,10 +528,10 @@ odla_status ref_run_batches(ref_exec *x) {
       need += ref_round_up(s->slices[i].row_bytes * (size_t)built);
     if (need > s->pad_bytes) {
       /* malloc aligns for any C type; the kernels need no more than the element's. */
-      unsigned char *pad = (unsigned char *)malloc(need);
+      unsigned char *pad = (unsigned char *)ref_malloc(need);
       if (!pad)
         return ODLA_MEM_ERROR;
-      free(s->pad);
+      ref_free(s->pad);
       s->pad = pad;
       s->pad_bytes = need;
     }

@@ -175,20 +175,20 @@ void ref_threads_free(ref_threads *t) {
   for (i = 0; i < t->started; ++i)
     pthread_join(t->workers[i].thread, NULL);
   for (i = 0; i < t->count - 1; ++i)
-    free(t->workers[i].scratch_alloc);
+    ref_free(t->workers[i].scratch_alloc);
   pthread_cond_destroy(&t->done);
   pthread_cond_destroy(&t->wake);
   pthread_mutex_destroy(&t->lock);
-  free(t->workers);
-  free(t);
+  ref_free(t->workers);
+  ref_free(t);
 }
 
 static odla_status ref_threads_create(int count, ref_threads **pool) {
-  ref_threads *t = (ref_threads *)calloc(1, sizeof *t);
+  ref_threads *t = (ref_threads *)ref_calloc(1, sizeof *t);
   int i, rc = 0;
   *pool = NULL;
-  if (!t || !(t->workers = (ref_worker *)calloc((size_t)count - 1, sizeof *t->workers))) {
-    free(t);
+  if (!t || !(t->workers = (ref_worker *)ref_calloc((size_t)count - 1, sizeof *t->workers))) {
+    ref_free(t);
     return ODLA_MEM_ERROR;
   }
   t->count = count;
@@ -221,10 +221,10 @@ static odla_status ref_threads_reserve(ref_threads *t, size_t bytes) {
     return ODLA_SUCCESS;
   for (i = 0; i < t->count - 1; ++i) {
     ref_worker *w = &t->workers[i];
-    void *mem = malloc(bytes + REF_ALIGN);
+    void *mem = ref_malloc(bytes + REF_ALIGN);
     if (!mem)
       return ODLA_MEM_ERROR;
-    free(w->scratch_alloc);
+    ref_free(w->scratch_alloc);
     w->scratch_alloc = mem;
     w->scratch = (unsigned char *)mem + (REF_ALIGN - (uintptr_t)mem % REF_ALIGN) % REF_ALIGN;
   }

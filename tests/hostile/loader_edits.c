@@ -536,7 +536,7 @@ static void add_calls(const stored *s, unsigned char *log, size_t *log_len, char
     for (kind = ref_call_table[index].kinds; *kind; ++kind)
       emit_arg(s, &k, *kind, &fresh, &type_at);
     snprintf(what + strlen(what), cap - strlen(what), "%s%s",
-             c ? ", " : "new calls: ", ref_call_table[index].name);
+             c ? ", " : "new calls: ", ref_call_name[index]);
   }
   memcpy(&count, log, 4);
   count += n;

@@ -14,6 +14,7 @@
 #include <ODLA/ext/odla_ext_data.h>
 #include <ODLA/ext/odla_ext_fused.h>
 #include <ODLA/ext/odla_ext_indexing.h>
+#include <ODLA/ext/odla_ext_memory.h> /* memory the application gives */
 #include <ODLA/ext/odla_ext_misc.h>
 #include <ODLA/ext/odla_ext_nn.h>
 #include <ODLA/ext/odla_ext_normalization.h>
