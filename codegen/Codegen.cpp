@@ -21,9 +21,11 @@ uint64_t weightBytes(const Graph &g) {
 CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
                              const CodegenFacts &facts) {
   CodegenConfig config{options, facts};
+  // A blob is read into the heap at run time: --no-heap and --weights-section keep C arrays.
+  bool compiledIn = options.noHeap || !options.weightsSection.empty();
   if (options.weights == WeightsMode::Auto)
     config.options.weights =
-        weightBytes(g) > options.binThreshold ? WeightsMode::Bin : WeightsMode::C;
+        weightBytes(g) > options.binThreshold && !compiledIn ? WeightsMode::Bin : WeightsMode::C;
   return config;
 }
 

@@ -50,14 +50,20 @@ struct CodegenOptions {
   bool emitMain = false;
   ExecMode execMode = ExecMode::Compile;
   std::string flags; // the command-line flags, for the banner (no paths)
+  // --weights-section: the linker section of the weights (C arrays or object); empty: the
+  // target's read-only data.
+  std::string weightsSection;
+  // --no-heap: NAME_create_in builds an instance in memory the caller gives (odla_ext_memory.h).
+  bool noHeap = false;
 };
 
 // What codegen states about the graph and the backend, computed before it runs.
 struct CodegenFacts {
   const Target *target = &referenceTarget(); // which extension calls the code may make
-  CallSequence calls;       // the calls around the op builders, from callSequence for the target
-  uint64_t arenaBytes = 0;  // activation arena per instance, as the reference backend plans it
-  int64_t plannedBatch = 0; // --dynamic-batch: the batch the code is planned for; 0: fixed batch
+  CallSequence calls;          // the calls around the op builders, from callSequence for the target
+  uint64_t arenaBytes = 0;     // activation arena per instance, as the reference backend plans it
+  int64_t plannedBatch = 0;    // --dynamic-batch: the batch the code is planned for; 0: fixed batch
+  uint64_t structureBytes = 0; // --no-heap: the backend's structures (referenceStructureBytes)
 };
 
 // What generateC reads: the options with each choice made, and the facts. resolveCodegen is

@@ -39,7 +39,8 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   bool batch = e.config.facts.plannedBatch != 0, compileStep = e.config.facts.calls.compileStep;
   GraphFunction fn = graphFunction(e, false);
   CWriter w;
-  e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn);
+  e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
+            e.noHeap());
   InstanceParts parts;
   parts.handles.push_back({"odla_computation", "comp", "odla_DestroyComputation"});
   if (compileStep)
@@ -64,12 +65,20 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   if (batch)
     batchItems(w, e);
   e.writeCreateDestroy(w, parts);
-  w.open(e.runSignature());
+  // --no-heap: the function that binds and executes is a static helper, which the public one
+  // calls with the instance's region current (the first run's bindings allocate there).
+  std::string body = batch ? e.runSignature(true) : e.runSignature();
+  std::string helper = n + (batch ? "_run_batch" : "_run") + "_in_region_";
+  if (e.noHeap())
+    body = "static int " + helper + body.substr(body.find('('));
   if (batch) {
+    w.open(e.runSignature());
     w.line("return " + n + "_run_batch(inst, " + N + "_BATCH_SIZE" + e.portArgs() + ");");
     w.close();
     w.line();
-    w.open(e.runSignature(true));
+  }
+  w.open(body);
+  if (batch) {
     w.line("odla_int32 rows_ = batch;");
     w.line(N + "_CHECK(odla_SetContextItem(inst->ctx, ODLA_RUN_BATCH_SIZE, "
                "(odla_item_value)&rows_));");
@@ -78,6 +87,16 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");
   w.close();
   w.line();
+  if (e.noHeap()) {
+    w.open(batch ? e.runSignature(true) : e.runSignature());
+    w.line("int s = odla_ExtSetMemory(inst->region, inst->region_bytes);");
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = " + helper + "(inst" + std::string(batch ? ", batch" : "") + e.portArgs() + ");");
+    w.line("odla_ExtSetMemory(NULL, 0);");
+    w.line("return s;");
+    w.close();
+    w.line();
+  }
   e.writeOneCallApi(w);
   files.push_back({n + ".c", w.str()});
 }

@@ -46,6 +46,15 @@ std::string header(const Emitter &e) {
   w.line("/* Bytes of constant data (weights), and of the activation arena each instance uses. */");
   w.line("#define " + N + "_WEIGHTS_BYTES " + std::to_string(e.totalWeights));
   w.line("#define " + N + "_ARENA_BYTES " + std::to_string(e.config.facts.arenaBytes));
+  if (e.noHeap()) {
+    uint64_t structures = (e.config.facts.structureBytes + 63) / 64 * 64;
+    w.line("/* --no-heap: the bytes " + n + "_create_in needs: alignment (63), the instance (64),");
+    w.line(" * the arena (rounded up to 64) and the backend's structures (" +
+           std::to_string(structures) + ": the reference");
+    w.line(" * backend's on a 64-bit host, as many as a 32-bit target needs or more). */");
+    w.line("#define " + N + "_MEMORY_BYTES (63 + 64 + (" + N + "_ARENA_BYTES + 63) / 64 * 64 + " +
+           std::to_string(structures) + ")");
+  }
   if (plannedBatch) {
     w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
     w.line(" * shapes above hold the rows the code is planned for, " + n +
@@ -69,6 +78,12 @@ std::string header(const Emitter &e) {
   w.line("typedef struct " + n + "_instance " + n + "_instance;");
   w.line();
   e.mode.declare(w, e);
+  if (e.noHeap()) {
+    w.line("/* --no-heap: the instance, its arena and every structure the backend makes for it");
+    w.line(" * live in `memory` (" + N + "_MEMORY_BYTES, any alignment; ODLA_MEM_ERROR when too");
+    w.line(" * small), which stays the instance's until " + n +
+           "_destroy. Nothing is taken from the heap. */");
+  }
   w.line(e.createSignature() + ";");
   w.line("/* Runs one inference: inputs and outputs are dense row-major arrays of the sizes "
          "above. */");

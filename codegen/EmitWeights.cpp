@@ -157,8 +157,13 @@ std::string weightsC(const Emitter &e) {
   }
   out += needMath ? "#include <math.h>\n\n" : "\n";
   out += "#include <ODLA/odla_common.h>\n\n";
+  // --weights-section (letters, digits, '.', '_' and '$' only: Options.cpp checked it).
+  std::string section = e.config.options.weightsSection.empty()
+                            ? ""
+                            : ", section(\"" + e.config.options.weightsSection + "\")";
   out += "#if defined(__GNUC__)\n#define " + e.N + "_WEIGHTS_ALIGN __attribute__((aligned(" +
-         std::to_string(kBlobAlign) + ")))\n#else\n#define " + e.N + "_WEIGHTS_ALIGN\n#endif\n";
+         std::to_string(kBlobAlign) + ")" + section + "))\n#else\n#define " + e.N +
+         "_WEIGHTS_ALIGN\n#endif\n";
   if (e.slots.empty())
     out += "\ntypedef int " + e.n + "_no_weights; /* keeps this translation unit non-empty */\n";
   return out + arrays;

@@ -128,6 +128,8 @@ std::string Emitter::pathParam() const {
 }
 
 std::string Emitter::createSignature() const {
+  if (noHeap())
+    return "int " + n + "_create_in(void *memory, odla_size_t bytes, " + n + "_instance **out)";
   std::string path = pathParam();
   return "int " + n + "_create(" + (path.empty() ? "" : "const char *" + path + ", ") + n +
          "_instance **out)";
@@ -162,6 +164,8 @@ void Emitter::prelude(CWriter &w, const std::string &file, const std::string &pu
   w.line(banner(file, purpose));
   if (weights && bin())
     w.line("#include <stdio.h>");
+  if (weights && noHeap())
+    w.line("#include <stdint.h> /* uintptr_t: aligning the caller's memory */");
   w.line("#include <stdlib.h>");
   if (weights && bin())
     w.line("#include <string.h>");
@@ -225,15 +229,85 @@ void Emitter::writeInstanceStruct(CWriter &w, const InstanceParts &parts) const 
   w.open("struct " + n + "_instance");
   for (const InstanceParts::Handle &h : parts.handles)
     w.line(h.type + " " + h.field + ";");
+  if (noHeap()) {
+    w.line("unsigned char *region; /* the backend's structures (odla_ExtSetMemory) */");
+    w.line("odla_size_t region_bytes;");
+  }
   if (parts.weights)
     w.line("unsigned char *weights; /* the blob: header, then the tensors */");
   else if (parts.handles.empty()) // C has no empty structs
     w.line("int unused_; /* an instance holds nothing: each run interprets the model */");
   w.close("};");
   w.line();
+  if (noHeap()) {
+    w.line("/* " + n +
+           "_create_in's layout of its memory: the instance, the arena, the region. */");
+    w.line("typedef char " + n + "_instance_fits_[sizeof(struct " + n +
+           "_instance) <= 64 ? 1 : -1];");
+    w.line("#define " + N + "_ARENA_ROOM_ ((" + N + "_ARENA_BYTES + 63) / 64 * 64)");
+    w.line();
+  }
+}
+
+// --no-heap: NAME_create_in places the instance, the arena and the backend's region in the
+// caller's memory, and every call of the API makes the region current around its ODLA calls.
+void Emitter::writeCreateIn(CWriter &w, const InstanceParts &parts) const {
+  w.open(createSignature());
+  w.line("unsigned char *base = (unsigned char *)memory;");
+  w.line("odla_size_t skip = (odla_size_t)((64 - (uintptr_t)base % 64) % 64), need = 0;");
+  w.line("odla_ext_arena arena;");
+  w.line(n + "_instance *inst;");
+  w.line("odla_status s;");
+  w.line("*out = NULL;");
+  w.line("if (!memory || bytes < skip + 64 + " + N + "_ARENA_ROOM_ + 256)");
+  w.line("  return ODLA_MEM_ERROR;");
+  w.line("inst = (" + n + "_instance *)(base + skip);");
+  w.open("");
+  w.line("static const " + n + "_instance empty_;");
+  w.line("*inst = empty_;");
+  w.close();
+  w.line("arena.base = base + skip + 64;");
+  w.line("arena.bytes = " + N + "_ARENA_BYTES;");
+  w.line("inst->region = base + skip + 64 + " + N + "_ARENA_ROOM_;");
+  w.line("inst->region_bytes = bytes - (skip + 64 + " + N + "_ARENA_ROOM_);");
+  w.line("s = odla_ExtSetMemory(inst->region, inst->region_bytes);");
+  for (const std::string &step : parts.steps) {
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = " + step + ";");
+  }
+  w.line("/* The arena this backend plans must fit the room " + N + "_ARENA_BYTES left. */");
+  w.line("if (s == ODLA_SUCCESS)");
+  w.line("  s = odla_ExtGetArenaBytes(inst->comp, &need);");
+  w.line("if (s == ODLA_SUCCESS && need > " + N + "_ARENA_BYTES)");
+  w.line("  s = ODLA_MEM_ERROR;");
+  w.line("if (s == ODLA_SUCCESS)");
+  w.line("  s = odla_SetContextItem(inst->ctx, ODLA_EXT_ITEM_ARENA, (odla_item_value)&arena);");
+  w.line("odla_ExtSetMemory(NULL, 0);");
+  w.open("if (s != ODLA_SUCCESS)");
+  w.line(n + "_destroy(inst);");
+  w.line("return s;");
+  w.close();
+  w.line("*out = inst;");
+  w.line("return ODLA_SUCCESS;");
+  w.close();
+  w.line();
+  w.open("void " + n + "_destroy(" + n + "_instance *inst)");
+  w.line("if (!inst)");
+  w.line("  return;");
+  w.line(
+      "/* Blocks go back to the region they came from; then the memory is the caller's again. */");
+  for (auto h = parts.handles.rbegin(); h != parts.handles.rend(); ++h) {
+    w.line("if (inst->" + h->field + ")");
+    w.line("  " + h->destroy + "(inst->" + h->field + ");");
+  }
+  w.line("odla_ExtReleaseMemory(inst->region);");
+  w.close();
+  w.line();
 }
 
 void Emitter::writeCreateDestroy(CWriter &w, const InstanceParts &parts) const {
+  if (noHeap())
+    return writeCreateIn(w, parts);
   w.open(createSignature());
   w.line(n + "_instance *inst;");
   for (const std::string &l : parts.locals)
@@ -279,12 +353,18 @@ void Emitter::writeOneCallApi(CWriter &w) const {
   std::string global = n + "_default_instance";
   std::string path = pathParam();
   w.line("static " + n + "_instance *" + global + ";");
+  if (noHeap())
+    w.line("static unsigned char " + n + "_default_memory[" + N + "_MEMORY_BYTES];");
   w.line();
   w.open("int " + n + "_init(" + (path.empty() ? std::string("void") : "const char *" + path) +
          ")");
   w.line("if (" + global + ")");
   w.line("  return ODLA_SUCCESS;");
-  w.line("return " + n + "_create(" + (path.empty() ? "" : path + ", ") + "&" + global + ");");
+  if (noHeap())
+    w.line("return " + n + "_create_in(" + n + "_default_memory, sizeof " + n +
+           "_default_memory, &" + global + ");");
+  else
+    w.line("return " + n + "_create(" + (path.empty() ? "" : path + ", ") + "&" + global + ");");
   w.close();
   w.line();
   w.open(oneCallSignature());

@@ -74,6 +74,7 @@ public:
   uint64_t totalWeights = 0, blobBytes = 0, fingerprint = 1469598103934665603ull;
 
   bool bin() const { return config.options.weights == WeightsMode::Bin; }
+  bool noHeap() const { return config.options.noHeap; }
   std::string weightsDefinedIn() const;
   std::string banner(const std::string &file, const std::string &purpose) const;
   std::string ctype(const Value *v) const { return dtypeInfo(v->dtype()).cType; }
@@ -100,6 +101,7 @@ public:
   void bindPorts(CWriter &w, ValueIds &ids) const;
   void writeInstanceStruct(CWriter &w, const InstanceParts &parts) const;
   void writeCreateDestroy(CWriter &w, const InstanceParts &parts) const;
+  void writeCreateIn(CWriter &w, const InstanceParts &parts) const;
   // NAME_init, NAME and NAME_fini over a process-wide instance.
   void writeOneCallApi(CWriter &w) const;
 

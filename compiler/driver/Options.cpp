@@ -206,12 +206,25 @@ const std::vector<Flag> &flags() {
          return Status::ok();
        }},
       {"--weights-section", "NAME",
-       "put the --weights=obj data in section NAME (e.g. for flash placement by a linker "
-       "script) instead of read-only data",
+       "put the weights (--weights=c or obj) in linker section NAME instead of read-only data, "
+       "e.g. for flash placement by a linker script",
        [](Options &o, const std::string &v) {
-         if (v.empty() || v.find_first_of(" \t\n\",\\") != std::string::npos)
-           return Status::error("--weights-section '" + v + "' is not a section name");
-         o.weightsSection = v;
+         if (v.empty() || v.size() > 64 ||
+             v.find_first_not_of(
+                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._$") !=
+                 std::string::npos)
+           return Status::error("--weights-section '" + v +
+                                "' is not a section name (letters, digits, '.', '_' and '$', "
+                                "at most 64)");
+         o.codegen.weightsSection = v;
+         return Status::ok();
+       }},
+      {"--no-heap", nullptr,
+       "NAME_create_in builds each instance in memory the caller gives (NAME_MEMORY_BYTES: the "
+       "instance, its arena and the backend's structures); the backend allocates nothing else "
+       "(needs the odla_ExtSetMemory extension; compile mode, weights compiled in)",
+       [](Options &o, const std::string &) {
+         o.codegen.noHeap = true;
          return Status::ok();
        }},
       {"--emit", "c|obj|static|shared",
@@ -512,8 +525,19 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&
       o.pipeline.printAfter.empty())
     return Status::error("no output folder given: add -o DIR");
-  if (!o.weightsSection.empty() && o.codegen.weights != WeightsMode::Obj)
-    return Status::error("--weights-section needs --weights=obj");
+  if (!o.codegen.weightsSection.empty() && o.codegen.weights == WeightsMode::Bin)
+    return Status::error("--weights-section needs --weights=c or --weights=obj");
+  if (o.codegen.noHeap) {
+    if (o.codegen.execMode != ExecMode::Compile)
+      return Status::error("--no-heap needs --exec-mode=compile");
+    if (o.codegen.weights == WeightsMode::Bin)
+      return Status::error("--no-heap needs the weights compiled in (--weights=c or obj): "
+                           "--weights=bin reads them into the heap");
+    if (!o.target.features.count("static_memory"))
+      return Status::error("--no-heap: backend '" + o.target.backend +
+                           "' does not allocate everything from memory the caller gives (its "
+                           "manifest lacks the feature static_memory)");
+  }
   if (o.linkBackend.empty())
     o.linkBackend = o.backend;
   if (o.quantize && o.dynamicBatch)

@@ -28,7 +28,6 @@ struct Options {
   // Build outputs (docs/cli.md "Building libraries"): what --emit produces beyond C.
   enum class Emit { C, Obj, Static, Shared } emit = Emit::C;
   std::string triple;         // --target; empty: the host
-  std::string weightsSection; // --weights-section; empty: the target's read-only data
   std::string linkBackend;    // --link-backend: the libodla_<name> a shared library links
   std::string odlaPrefix;     // where include/ODLA and lib/libodla_* are; empty: odlac's own
   std::string depfile;        // -MD (DIR/NAME.d) or -MF FILE; empty: none

@@ -210,8 +210,8 @@ static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig
     for (const WeightSymbol &w : weightSymbols(g, config))
       symbols.push_back({w.symbol, w.value->data()->data, w.value->data()->size});
     std::string object = name + "_weights.o";
-    if (Status s =
-            writeWeightsObject(staging->pathOf(object), {o.triple, o.weightsSection, 64}, symbols))
+    if (Status s = writeWeightsObject(staging->pathOf(object),
+                                      {o.triple, o.codegen.weightsSection, 64}, symbols))
       return s;
     if (build)
       objects.push_back(object);
@@ -320,6 +320,12 @@ static int run(int argc, char **argv) {
   if (opts->outDir.empty())
     return 0;
   codegenFacts.arenaBytes = plan->arenaBytes;
+  if (opts->codegen.noHeap) {
+    auto structures = referenceStructureBytes(**graph, target);
+    if (!structures)
+      return fail(structures.status());
+    codegenFacts.structureBytes = *structures;
+  }
   const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
   if (Status s = checkBudgets(**graph, *opts, config))
     return fail(s);

@@ -98,6 +98,74 @@ Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target) {
   return plan->arenaBytes;
 }
 
+// The calls of one --no-heap instance in a region of `bytes`: its peak, or 0 where the region
+// is too small (a builder or binding then fails), or an error.
+static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, size_t bytes) {
+  std::vector<unsigned char> region(bytes);
+  if (odla_ExtSetMemory(region.data(), bytes) != ODLA_SUCCESS)
+    return Status::error("internal: the reference backend refuses a memory region");
+  odla_computation comp = nullptr;
+  odla_executable exec = nullptr;
+  odla_context ctx = nullptr;
+  std::string error;
+  bool full = false;
+  odla_status s = odla_CreateComputation(&comp);
+  if (s == ODLA_SUCCESS) {
+    lower::DirectSink sink;
+    lowerGraph(
+        g, sink,
+        [](const Value &c, size_t) {
+          return lower::Data{c.data()->data, ""};
+        },
+        target);
+    full = !sink.firstError().empty();
+    error = sink.firstError();
+    if (!full)
+      s = odla_CompileComputation(comp, nullptr, &exec);
+    if (!full && s == ODLA_SUCCESS)
+      s = odla_CreateContext(&ctx);
+    // The run function binds every port by its id (the tensor's name) before each run.
+    static const float dummy = 0;
+    for (odla_value v : sink.values()) {
+      odla_value_id id = nullptr;
+      if (full || s != ODLA_SUCCESS || !v || odla_GetValueId(v, &id) != ODLA_SUCCESS || !id)
+        continue;
+      std::string name = (const char *)id;
+      for (const Value *in : g.inputs())
+        if (in->name() == name && s == ODLA_SUCCESS)
+          s = odla_BindToArgument(v, &dummy, ctx);
+      for (const Value *out : g.outputs())
+        if (out->name() == name && s == ODLA_SUCCESS)
+          s = odla_BindToOutput(v, const_cast<float *>(&dummy), ctx);
+    }
+  }
+  odla_size_t inUse = 0, peak = 0;
+  odla_ExtGetMemoryUse(region.data(), &inUse, &peak);
+  if (ctx)
+    odla_DestroyContext(ctx);
+  if (exec)
+    odla_DestroyExecutable(exec);
+  if (comp)
+    odla_DestroyComputation(comp);
+  odla_ExtSetMemory(nullptr, 0);
+  odla_ExtReleaseMemory(region.data());
+  if (s == ODLA_MEM_ERROR || full)
+    return uint64_t{0};
+  if (s != ODLA_SUCCESS)
+    return Status::error("internal: measuring the reference backend's structures: status " +
+                         std::to_string(s));
+  return static_cast<uint64_t>(peak);
+}
+
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target) {
+  for (size_t bytes = size_t{1} << 20; bytes <= (size_t{1} << 36); bytes *= 4) {
+    auto peak = structurePeak(g, target, bytes);
+    if (!peak || *peak)
+      return peak;
+  }
+  return Status::error("the reference backend's structures for this graph exceed 64 GiB");
+}
+
 std::string printMemoryPlan(const MemoryPlan &plan) {
   constexpr int kBar = 60;
   int nodes = std::max(plan.numNodes, 1);

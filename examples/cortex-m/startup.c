@@ -10,8 +10,10 @@ void semihost_exit(int status);
 
 void Reset_Handler(void);
 void Fault_Handler(void);
+void SysTick_Handler(void); /* board_cortexm.c's cycle counter */
 
-/* Initial stack pointer, reset, NMI, HardFault, MemManage, BusFault, UsageFault. */
+/* Initial stack pointer, reset, NMI, HardFault, MemManage, BusFault, UsageFault, 4 reserved,
+ * SVCall, DebugMonitor, reserved, PendSV, SysTick. */
 __attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
     (void (*)(void))(uintptr_t)&__stack_top,
     Reset_Handler,
@@ -20,6 +22,15 @@ __attribute__((section(".vectors"), used)) void (*const vectors[16])(void) = {
     Fault_Handler,
     Fault_Handler,
     Fault_Handler,
+    0,
+    0,
+    0,
+    0,
+    Fault_Handler,
+    Fault_Handler,
+    0,
+    Fault_Handler,
+    SysTick_Handler,
 };
 
 void Reset_Handler(void) {

@@ -45,7 +45,7 @@ static void ref_log_u32(ref_rec *r, uint32_t v) { ref_log_put(r, &v, sizeof v); 
 static ref_call_log ref_no_log = {{NULL, 0, 0, 1}, 0, NULL, NULL, 0, 0, 0, 0};
 
 int ref_rec_begin(ref_rec *r, odla_computation comp, int call, int ok) {
-#ifdef REF_NO_CALL_LOG
+#ifdef ODLA_REFERENCE_NO_CALL_LOG
   (void)r, (void)comp, (void)call, (void)ok;
   return 0;
 #else
@@ -393,7 +393,7 @@ const void *ref_get_data(ref_replay *r, const odla_value_type *t) {
 
 void ref_replay_where(const ref_replay *r, char *buf, size_t cap) {
   ref_snprintf(buf, cap, "%s: call %lu of %lu (%s)", r->what, (unsigned long)r->call + 1,
-           (unsigned long)r->num_calls, ref_call_name[r->call_index]);
+               (unsigned long)r->num_calls, ref_call_name[r->call_index]);
 }
 
 /* Logs why the replay stops at the current call. */

@@ -165,7 +165,8 @@ const char *ref_shape_str(const odla_value_shape *s, char *buf, size_t cap) {
   int i;
   len += (size_t)ref_snprintf(buf, cap, "[");
   for (i = 0; i < s->size && len < cap; ++i)
-    len += (size_t)ref_snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    len +=
+        (size_t)ref_snprintf(buf + len, cap - len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
   if (len < cap)
     ref_snprintf(buf + len, cap - len, "]");
   return buf;
@@ -697,8 +698,8 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
     if (strcmp(list[i].id, v->id) == 0 && list[i].bytes && list[i].bytes < ref_bytes(&v->type)) {
       char msg[300];
       ref_snprintf(msg, sizeof msg, "%s '%s' is bound to a value of %lu bytes; it needs %lu",
-               v->is_output ? "output" : "argument", v->id, (unsigned long)list[i].bytes,
-               (unsigned long)ref_bytes(&v->type));
+                   v->is_output ? "output" : "argument", v->id, (unsigned long)list[i].bytes,
+                   (unsigned long)ref_bytes(&v->type));
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;
     }
@@ -748,7 +749,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
     if (s != ODLA_SUCCESS) {
       char msg[300];
       ref_snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,
-               n->num_outputs ? n->outputs[0]->id : "", (int)s);
+                   n->num_outputs ? n->outputs[0]->id : "", (int)s);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return s;
     }
@@ -791,7 +792,7 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
         !ref_value_data(ctx, v)) {
       char msg[300];
       ref_snprintf(msg, sizeof msg, "%s '%s' is not bound", v->is_output ? "output" : "argument",
-               v->id);
+                   v->id);
       ref_log(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation", msg);
       return ODLA_INVALID_PARAM;
     }

@@ -195,7 +195,7 @@ static odla_status ref_serialize(const char *func, odla_computation comp, ref_wr
   const ref_call_log *log = ref_call_log_of(comp);
   uint64_t weights;
   int i;
-#ifdef REF_NO_CALL_LOG
+#ifdef ODLA_REFERENCE_NO_CALL_LOG
   (void)log, (void)weights, (void)i, (void)w, (void)magic, (void)comp;
   ref_report(ODLA_LOG_LEVEL_ERROR, func,
              "this build of the reference backend does not record "
@@ -379,11 +379,12 @@ static odla_status ref_check_image(const ref_format *fmt, const unsigned char *p
   if (bom != REF_EXE_BOM)
     return ref_refuse(fmt, ODLA_INVALID_PARAM, "stored on a machine of another byte order");
   if (version != REF_EXE_VERSION) {
-    ref_snprintf(msg, sizeof msg, "format version %lu; this backend reads version %u%s: store it again",
-             (unsigned long)version, REF_EXE_VERSION,
-             version == 1 ? " (version 1 held nodes and code positions, which could not be "
-                            "checked)"
-                          : "");
+    ref_snprintf(msg, sizeof msg,
+                 "format version %lu; this backend reads version %u%s: store it again",
+                 (unsigned long)version, REF_EXE_VERSION,
+                 version == 1 ? " (version 1 held nodes and code positions, which could not be "
+                                "checked)"
+                              : "");
     return ref_refuse(fmt, ODLA_INVALID_PARAM, msg);
   }
   if (ref_header_u64(p, REF_AT_TABLE) != fmt->table)

@@ -163,8 +163,8 @@ int ref_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap) {
     case 'd':
     case 'i':
       ref_out_i(&o, longs >= 2 ? va_arg(ap, long long)
-                    : longs  ? (long long)va_arg(ap, long)
-                             : (long long)va_arg(ap, int));
+                    : longs    ? (long long)va_arg(ap, long)
+                               : (long long)va_arg(ap, int));
       break;
     case 'u':
     case 'x':

@@ -20,7 +20,7 @@ and the few status-returning calls that shape a graph (RECORDED_STATUS), it writ
          that reads the same arguments back from a stored file (ref_get_*, every count and
          index checked) and calls the public function; and ref_call_table, the replayers by
          index, each with its argument kinds; and ref_call_name, the names by index.
-Building with REF_NO_CALL_LOG (libodla_dnnl, which overrides some builders) renames nothing
+Building with ODLA_REFERENCE_NO_CALL_LOG (libodla_dnnl, which overrides some builders) renames nothing
 and records nothing.
 
 Each parameter type has one encoding (KINDS, a letter per kind). A pointer parameter is an
@@ -177,7 +177,7 @@ def main():
 
     h = [BANNER, "#ifndef ODLA_REFERENCE_REF_CALL_NAMES_H_", "#define ODLA_REFERENCE_REF_CALL_NAMES_H_",
          "", "/* The backend's own names of the recorded ODLA functions (ref_call_table.c defines the",
-         " * public ones). */", "#ifndef REF_NO_CALL_LOG"]
+         " * public ones). */", "#ifndef ODLA_REFERENCE_NO_CALL_LOG"]
     for c in calls:
         if c[1] not in HAND_WRITTEN:
             h.append(f"#define {c[1]} ref_built_{c[1][5:]}")
@@ -189,7 +189,7 @@ def main():
     o.append("/* Enums are recorded as 4 bytes, through int32 (a target's enums may be smaller:")
     o.append(" * arm-none-eabi's are); odla_bool is 4 bytes itself. */")
     o.append("typedef char ref_call_size_of_odla_bool[sizeof(odla_bool) == 4 ? 1 : -1];")
-    o += ["", "#ifndef REF_NO_CALL_LOG"]
+    o += ["", "#ifndef ODLA_REFERENCE_NO_CALL_LOG"]
     for ret, name, params, args, kinds, lengths, types, variadic in calls:
         if name in HAND_WRITTEN:
             continue
@@ -209,7 +209,7 @@ def main():
             elif REC[k]:
                 o.append("  " + REC[k].format(a=a, n=n) + ";")
         o += ["  ref_rec_end(&rec_);", "  return r_;", "}", ""]
-    o += ["#endif /* REF_NO_CALL_LOG */", ""]
+    o += ["#endif /* ODLA_REFERENCE_NO_CALL_LOG */", ""]
     for ret, name, params, args, kinds, lengths, types, variadic in calls:
         if name in HAND_WRITTEN:
             continue

@@ -80,7 +80,8 @@ odla_status odla_ExtRegisterCustomOp(const odla_char *op_name, odla_ext_custom_k
   }
   if (ref_custom_num == ref_custom_cap) {
     int cap = ref_custom_cap ? 2 * ref_custom_cap : 16;
-    ref_custom_entry *ops = (ref_custom_entry *)ref_realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
+    ref_custom_entry *ops =
+        (ref_custom_entry *)ref_realloc(ref_custom_ops, (size_t)cap * sizeof *ops);
     if (!ops) {
       ref_mutex_unlock(&ref_custom_lock);
       return ODLA_MEM_ERROR;

@@ -191,25 +191,26 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
       leaf_weights->type.shape.dims[0] != leaf_targets->type.shape.dims[0] ||
       !ref_tree_is_constant(roots, ODLA_INT32, 1))
     return ref_snprintf(msg, cap,
-                    "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
-                    "type [K] or NULL), leaf_targets (int32 [L]), leaf_weights (input's type "
-                    "[L]) and roots (int32 [R]) must be constants",
-                    ODLA_EXT_TREE_COLUMNS);
+                        "nodes (int32 [M, %d]), splits (input's type [M]), members (input's "
+                        "type [K] or NULL), leaf_targets (int32 [L]), leaf_weights (input's type "
+                        "[L]) and roots (int32 [R]) must be constants",
+                        ODLA_EXT_TREE_COLUMNS);
   if (aggregate < ODLA_EXT_TREE_AVERAGE || aggregate > ODLA_EXT_TREE_MAX)
-    return ref_snprintf(msg, cap, "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
-                    (int)aggregate);
+    return ref_snprintf(msg, cap,
+                        "aggregate_function %d is not ODLA_EXT_TREE_AVERAGE to _MAX (0 to 3)",
+                        (int)aggregate);
   if (post < ODLA_EXT_TREE_POST_NONE || post > ODLA_EXT_TREE_POST_PROBIT)
     return ref_snprintf(msg, cap,
-                    "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
-                    "4)",
-                    (int)post);
+                        "post_transform %d is not ODLA_EXT_TREE_POST_NONE to _PROBIT (0 to "
+                        "4)",
+                        (int)post);
   if (targets < 0)
     return ref_snprintf(msg, cap, "num_targets %d is negative", (int)targets);
   m = nodes->type.shape.dims[0];
   num_leaves = leaf_targets->type.shape.dims[0];
   if (m > INT32_MAX || num_leaves > INT32_MAX)
     return ref_snprintf(msg, cap, "%lld nodes and %lld leaves: at most %ld each", (long long)m,
-                    (long long)num_leaves, (long)INT32_MAX);
+                        (long long)num_leaves, (long)INT32_MAX);
   for (r = 0; r < m; ++r) {
     int64_t feature =
         ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_FEATURE);
@@ -218,24 +219,25 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
     int64_t missing =
         ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + ODLA_EXT_TREE_COL_MISSING);
     if (feature < 0 || feature >= input->type.shape.dims[1])
-      return ref_snprintf(msg, cap, "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
-                      (long long)r, (long long)feature, (long long)input->type.shape.dims[1]);
+      return ref_snprintf(msg, cap,
+                          "node %lld: feature %lld is not in [0, %lld), the input's dim 1",
+                          (long long)r, (long long)feature, (long long)input->type.shape.dims[1]);
     if (mode < 0 || mode > ODLA_EXT_TREE_BRANCH_MEMBER)
       return ref_snprintf(msg, cap,
-                      "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
-                      "(0 to 6)",
-                      (long long)r, (long long)mode);
+                          "node %lld: mode %lld is not ODLA_EXT_TREE_BRANCH_LEQ to _MEMBER "
+                          "(0 to 6)",
+                          (long long)r, (long long)mode);
     if (missing != 0 && missing != 1)
       return ref_snprintf(msg, cap, "node %lld: missing %lld is not 0 or 1", (long long)r,
-                      (long long)missing);
+                          (long long)missing);
     num_sets += mode == ODLA_EXT_TREE_BRANCH_MEMBER;
     for (c = ODLA_EXT_TREE_COL_TRUE; c <= ODLA_EXT_TREE_COL_FALSE; ++c) {
       int64_t b = ref_get_int(ODLA_INT32, nodes->data, r * ODLA_EXT_TREE_COLUMNS + c);
       if (b >= 0 ? (b <= r || b >= m) : -1 - b >= num_leaves)
         return ref_snprintf(msg, cap,
-                        "node %lld: branch %lld is neither a later node (< %lld) nor a "
-                        "leaf (-1 - leaf, %lld leaves)",
-                        (long long)r, (long long)b, (long long)m, (long long)num_leaves);
+                            "node %lld: branch %lld is neither a later node (< %lld) nor a "
+                            "leaf (-1 - leaf, %lld leaves)",
+                            (long long)r, (long long)b, (long long)m, (long long)num_leaves);
     }
   }
   for (i = 0; members && i < members->type.shape.dims[0]; ++i) {
@@ -244,18 +246,18 @@ static int ref_tree_check(odla_value input, odla_value nodes, odla_value splits,
   }
   if (nans != num_sets)
     return ref_snprintf(msg, cap, "%lld MEMBER nodes, and members holds %lld sets (NaN-ended)",
-                    (long long)num_sets, (long long)nans);
+                        (long long)num_sets, (long long)nans);
   for (i = 0; i < num_leaves; ++i) {
     int64_t target = ref_get_int(ODLA_INT32, leaf_targets->data, i);
     if (target < 0 || target >= targets)
       return ref_snprintf(msg, cap, "leaf %lld: target %lld is not in [0, %d)", (long long)i,
-                      (long long)target, (int)targets);
+                          (long long)target, (int)targets);
   }
   for (i = 0; i < roots->type.shape.dims[0]; ++i) {
     int64_t root = ref_get_int(ODLA_INT32, roots->data, i);
     if (root < 0 || root >= m)
       return ref_snprintf(msg, cap, "root %lld: node %lld is not in [0, %lld)", (long long)i,
-                      (long long)root, (long long)m);
+                          (long long)root, (long long)m);
   }
   return 0;
 }

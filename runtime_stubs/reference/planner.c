@@ -119,7 +119,8 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
 
 size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   const size_t count = (size_t)(n ? n : 1);
-  int *order = (int *)ref_malloc(count * sizeof *order), *live = (int *)ref_malloc(count * sizeof *live);
+  int *order = (int *)ref_malloc(count * sizeof *order),
+      *live = (int *)ref_malloc(count * sizeof *live);
   int *tmp = (int *)ref_malloc(count * sizeof *tmp);
   size_t *at = (size_t *)ref_malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
   size_t *load = NULL;

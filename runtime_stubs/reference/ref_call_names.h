@@ -4,7 +4,7 @@
 
 /* The backend's own names of the recorded ODLA functions (ref_call_table.c defines the
  * public ones). */
-#ifndef REF_NO_CALL_LOG
+#ifndef ODLA_REFERENCE_NO_CALL_LOG
 #define odla_ACos ref_built_ACos
 #define odla_ACosh ref_built_ACosh
 #define odla_ASin ref_built_ASin

@@ -7,7 +7,7 @@
  * arm-none-eabi's are); odla_bool is 4 bytes itself. */
 typedef char ref_call_size_of_odla_bool[sizeof(odla_bool) == 4 ? 1 : -1];
 
-#ifndef REF_NO_CALL_LOG
+#ifndef ODLA_REFERENCE_NO_CALL_LOG
 #undef odla_ACos
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ACos(odla_value x, const odla_value_id value_id);
 ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ACos(odla_value x, const odla_value_id value_id) {
@@ -3116,7 +3116,7 @@ ODLA_API_EXPORT odla_value ODLA_API_CALL odla_Xor(odla_value lhs, odla_value rhs
   return r_;
 }
 
-#endif /* REF_NO_CALL_LOG */
+#endif /* ODLA_REFERENCE_NO_CALL_LOG */
 
 static odla_status ref_replay_ACos(ref_replay *r) {
   odla_value x;

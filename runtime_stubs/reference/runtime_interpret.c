@@ -225,8 +225,8 @@ odla_status odla_GetValueData(const odla_value value, odla_void *data_ptr, odla_
   if (!src && bytes > 0) {
     char msg[300];
     ref_snprintf(msg, sizeof msg, "value '%s' has no data here%s", value->id,
-             context ? " (only bound arguments, bound outputs and constants do)"
-                     : (value->released ? " (it was released)" : ""));
+                 context ? " (only bound arguments, bound outputs and constants do)"
+                         : (value->released ? " (it was released)" : ""));
     ref_fail(ODLA_INVALID_PARAM, "GetValueData", "%s", msg);
     return ODLA_INVALID_PARAM;
   }

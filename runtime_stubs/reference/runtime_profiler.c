@@ -101,6 +101,13 @@ static int ref_rehash(void) {
 }
 
 /* A new entry for node `index` of `comp` (under the mutex); NULL when out of memory. */
+/* Copies `s` with its NUL to `p`; returns where the NUL is. */
+static char *ref_append(char *p, const char *s) {
+  size_t n = strlen(s);
+  memcpy(p, s, n + 1);
+  return p + n;
+}
+
 static odla_ext_trace_entry *ref_new_entry(odla_computation comp, int index) {
   struct _odla_device_trace *t = &ref_prof.trace;
   const ref_node *n = comp->nodes[index];
@@ -128,10 +135,14 @@ static odla_ext_trace_entry *ref_new_entry(odla_computation comp, int index) {
   te->strings = p;
   ids = (const char **)(void *)(p + off);
   te->e.op = p;
-  p += sprintf(p, n->engine ? "%s(%s)" : "%s", n->op, n->engine ? n->engine : "") + 1;
+  p = ref_append(p, n->op);
+  if (n->engine) {
+    p = ref_append(ref_append(ref_append(p, "("), n->engine), ")");
+  }
+  ++p;
   for (k = 0; k < n->num_outputs; ++k) {
     ids[k] = p;
-    p += sprintf(p, "%s", n->outputs[k]->id) + 1;
+    p = ref_append(p, n->outputs[k]->id) + 1;
   }
   te->e.num_results = n->num_outputs;
   te->e.result_ids = (const odla_value_id *)(void *)ids;
@@ -332,10 +343,10 @@ static int ref_copy_entry(struct _odla_device_trace *t, const ref_trace_entry *e
   d->strings = p;
   ids = (const char **)(void *)(p + off);
   d->e.op = p;
-  p += sprintf(p, "%s", e->e.op) + 1;
+  p = ref_append(p, e->e.op) + 1;
   for (k = 0; k < e->e.num_results; ++k) {
     ids[k] = p;
-    p += sprintf(p, "%s", (const char *)e->e.result_ids[k]) + 1;
+    p = ref_append(p, (const char *)e->e.result_ids[k]) + 1;
   }
   d->e.result_ids = (const odla_value_id *)(void *)ids;
   ++t->num;

@@ -9,6 +9,7 @@ model with more than 2 GB of external weights, compiled in a fraction of its siz
 Run a group with `test_build.py TestClass`; ctest runs each group as one test (label build)."""
 import glob
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -177,6 +178,18 @@ class ObjectTargetsTest(Work):
         sec = next(s for s in elf.sections if s["name"] == ".flash_weights")
         self.assertEqual(sec["flags"] & 3, 2)  # SHF_ALLOC, not SHF_WRITE
         self.assertGreaterEqual(sec["align"], 64)
+        # The same for the C arrays of --weights=c, compiled for the target.
+        out = os.path.join(self.work, "sec_c")
+        self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, "--weights=c",
+                   "--target=thumbv7em-none-eabi", "--weights-section=.flash_weights")
+        obj = os.path.join(out, "net_weights.o")
+        run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-std=c99", "-O2",
+             "-I", self.tc.include, "-c", os.path.join(out, "net_weights.c"), "-o", obj])
+        elf = Elf(obj)
+        weights = [n for n in elf.symbols if n.startswith("net_w_")]
+        self.assertTrue(weights)
+        for sym in weights:
+            self.assertEqual(elf.section_of(sym), ".flash_weights")
 
     def test_bad_targets_and_flags_are_refused_and_nothing_is_written(self):
         cnn = os.path.join(MODELS, "cnn", "model.onnx")
@@ -185,7 +198,12 @@ class ObjectTargetsTest(Work):
             (["--weights=obj", "--target=mips-linux-gnu"], "odlac writes weight objects for"),
             (["--weights=obj", "--target=armeb-linux-gnueabi"], "not a little-endian ELF"),
             (["--weights=obj", "--target=x86_64-apple-darwin"], "not a little-endian ELF"),
-            (["--weights-section=.flash"], "--weights-section needs --weights=obj"),
+            (["--weights-section=.flash", "--weights=bin"],
+             "--weights-section needs --weights=c or --weights=obj"),
+            (['--weights-section=.fl"ash'], "is not a section name"),
+            (["--no-heap", "--exec-mode=interpret"], "--no-heap needs --exec-mode=compile"),
+            (["--no-heap", "--weights=bin"], "--no-heap needs the weights compiled in"),
+            (["--no-heap", "--backend=dnnl"], "lacks the feature static_memory"),
             (["--emit=dll"], "--emit must be c, obj, static or shared"),
             (["--emit=shared", "--target=thumbv7em-none-eabi"], "no operating system"),
             (["--emit=obj", "--odla-prefix", os.path.join(self.work, "none")],
@@ -274,34 +292,53 @@ class RiscvLinuxTest(CrossTargetTest):
 
 
 class CortexMTest(Work):
-    """examples/cortex-m: the digits classifier as Cortex-M4F firmware (arm-none-eabi-gcc,
-    newlib, the reference backend's sources without threads) on QEMU's mps2-an386 board: it
-    classifies the 360 held-out digits as the same program built for the host does, digit
-    by digit, with the host's accuracy (97.50%)."""
+    """examples/cortex-m: the digits classifier as bare-metal firmware (arm-none-eabi-gcc,
+    newlib, the reference backend's sources without threads, heap, stdio or call log; odlac
+    --no-heap) on QEMU's Cortex-M4F (mps2-an386), M7 (mps2-an500) and M55 (mps3-an547)
+    boards: it classifies the held-out digits as the same program built for the host does,
+    digit by digit (all 360 on the M4F: the host's 97.50%), with no call of malloc, calloc,
+    realloc or free (no_heap.c ends the run with status 4 at one), within the memory the
+    generated header states, and prints its instructions per inference (QEMU -icount)."""
     EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
+    BOARDS = (("mps2-an386", 360), ("mps2-an500", 40), ("mps3-an547", 40))
 
     @staticmethod
     def classes(output):
         return [line for line in output.splitlines() if line.startswith("class ")]
 
-    def test_digits_firmware_classifies_as_the_host(self):
-        out = os.path.join(self.work, "out")
-        firmware = os.path.join(self.work, "firmware.elf")
-        run(["make", "-C", self.EXAMPLE, f"OUT={out}", f"FIRMWARE={firmware}",
-             f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}"])
+    def firmware(self, board, count):
+        out = os.path.join(self.work, board)
+        firmware = os.path.join(out, "firmware.elf")
+        run(["make", "-C", self.EXAMPLE, f"BOARD={board}", f"OUT={out}", f"FIRMWARE={firmware}",
+             f"COUNT={count}", f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}"])
         self.assertEqual(Elf(firmware).machine, TARGETS["thumbv7em-none-eabi"][1])
-        r = run(["timeout", "600", "qemu-system-arm", "-M", "mps2-an386", "-nographic",
-                 "-monitor", "none", "-semihosting-config", "enable=on,target=native",
-                 "-kernel", firmware])
-        host = os.path.join(self.work, "host")
+        r = run(["timeout", "600", "qemu-system-arm", "-M", board, "-nographic",
+                 "-monitor", "none", "-icount", "shift=0",
+                 "-semihosting-config", "enable=on,target=native", "-kernel", firmware])
+        return out, r.stdout
+
+    def host(self, out):
+        host = os.path.join(out, "host")
         run([self.tc.cc, "-std=c99", "-O2", "-I", self.tc.include, "-I", out,
              "-I", os.path.join(out, "digits"), os.path.join(self.EXAMPLE, "classify.c"),
+             os.path.join(self.EXAMPLE, "board_host.c"),
              os.path.join(out, "digits", "digits.c"),
              os.path.join(out, "digits", "digits_weights.c"), self.tc.lib, "-lm", "-o", host])
-        want = run([host]).stdout
-        self.assertEqual(len(self.classes(r.stdout)), 360, r.stdout[-2000:])
-        self.assertEqual(self.classes(r.stdout), self.classes(want))
-        self.assertIn("accuracy: 351/360", r.stdout)
+        return run([host]).stdout
+
+    def test_digits_firmware_classifies_as_the_host_without_a_heap(self):
+        for board, count in self.BOARDS:
+            with self.subTest(board=board):
+                out, got = self.firmware(board, count)
+                self.assertNotIn("heap call", got)
+                self.assertEqual(len(self.classes(got)), count, got[-2000:])
+                self.assertEqual(self.classes(got), self.classes(self.host(out)))
+                used = re.search(r"memory used: (\d+) of (\d+) bytes", got)
+                self.assertTrue(used and 0 < int(used.group(1)) <= int(used.group(2)), got[-500:])
+                insns = re.search(r"instructions per inference: (\d+) \(least\)", got)
+                self.assertTrue(insns and 100000 < int(insns.group(1)) < 10000000, got[-500:])
+                if count == 360:
+                    self.assertIn("accuracy: 351/360", got)
 
 
 class LibrariesTest(Work):

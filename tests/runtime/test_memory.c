@@ -78,8 +78,7 @@ static void random_use(unsigned char *base, size_t bytes) {
       b->tag = (unsigned char)(seed >> 13);
       fill(b);
       CHECK((uintptr_t)b->p % (2 * sizeof(size_t)) == 0, "step %d: misaligned block", step);
-      CHECK(b->p >= base && b->p + n <= base + bytes, "step %d: block outside the region",
-            step);
+      CHECK(b->p >= base && b->p + n <= base + bytes, "step %d: block outside the region", step);
       if ((size_t)(b->p + n - base) > highest)
         highest = (size_t)(b->p + n - base);
     } else {
@@ -141,8 +140,9 @@ static void region_rules(void) {
         "a region given again lost its blocks");
   ref_free(a);
   CHECK(odla_ExtSetMemory(region, 2048) == ODLA_INVALID_PARAM, "a region resized while set");
-  CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS && odla_ExtReleaseMemory(other) ==
-        ODLA_SUCCESS, "release");
+  CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS &&
+            odla_ExtReleaseMemory(other) == ODLA_SUCCESS,
+        "release");
   for (i = 0; i < 9; ++i)
     CHECK(odla_ExtSetMemory(many[i], sizeof many[i]) == (i < 8 ? ODLA_SUCCESS : ODLA_MEM_ERROR),
           "region %d", i + 1);

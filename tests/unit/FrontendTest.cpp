@@ -30,8 +30,7 @@ std::string tempDir() {
     }
   };
   static Root root;
-  std::string tmpl = (root.path.empty() ? std::string("/tmp/odlac-unit") : root.path) +
-                     "/XXXXXX";
+  std::string tmpl = (root.path.empty() ? std::string("/tmp/odlac-unit") : root.path) + "/XXXXXX";
   const char *d = mkdtemp(tmpl.data());
   return d ? d : "/tmp";
 }
