@@ -55,6 +55,8 @@ struct CodegenOptions {
   std::string weightsSection;
   // --no-heap: NAME_create_in builds an instance in memory the caller gives (odla_ext_memory.h).
   bool noHeap = false;
+  // --memory=least: the computation item ODLA_EXT_ITEM_LEAST_MEMORY is set before building.
+  bool leastMemory = false;
 };
 
 // What codegen states about the graph and the backend, computed before it runs.

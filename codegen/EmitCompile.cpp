@@ -40,7 +40,7 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   GraphFunction fn = graphFunction(e, false);
   CWriter w;
   e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
-            e.noHeap());
+            e.noHeap() || e.config.options.leastMemory);
   InstanceParts parts;
   parts.handles.push_back({"odla_computation", "comp", "odla_DestroyComputation"});
   if (compileStep)
@@ -50,6 +50,9 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   if (e.bin())
     parts.steps.push_back(n + "_load_weights(weights_path, &inst->weights)");
   parts.steps.push_back("odla_CreateComputation(&inst->comp)");
+  if (e.config.options.leastMemory)
+    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
+                          "(odla_item_value)&" + n + "_least_memory_)");
   parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
   if (batch)
     parts.steps.push_back(n + "_batch_items(inst->comp)");
@@ -57,6 +60,11 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     parts.steps.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
   parts.steps.push_back("odla_CreateContext(&inst->ctx)");
   e.writeInstanceStruct(w, parts);
+  if (e.config.options.leastMemory) {
+    w.line("/* --memory=least: kernels that need the least scratch. */");
+    w.line("static odla_bool " + n + "_least_memory_ = 1;");
+    w.line();
+  }
   if (e.bin())
     writeBlobLoader(w, e);
   w.line("/* Records the model on the current computation, one ODLA call per statement. */");

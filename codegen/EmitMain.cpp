@@ -37,6 +37,11 @@ std::string mainC(const Emitter &e) {
   w.line("        " + cString(e.graph.info().fileName) + ");");
   w.close();
   w.line();
+  if (e.noHeap()) {
+    w.line("/* --no-heap: the instance's memory. */");
+    w.line("static unsigned char " + e.n + "_memory[" + e.N + "_MEMORY_BYTES];");
+    w.line();
+  }
   w.open("int main(int argc, char **argv)");
   size_t nIn = e.inputs.size(), nOut = e.outputs.size();
   w.line("const char *paths[" + std::to_string(std::max<size_t>(1, nIn)) + "] = {NULL};");
@@ -122,8 +127,12 @@ std::string mainC(const Emitter &e) {
     w.close();
   }
   w.line("startup_ms = odlac_now_ms();");
-  w.line("status = " + e.n + "_create(" + (e.pathParam().empty() ? "" : e.pathParam() + ", ") +
-         "&inst);");
+  if (e.noHeap())
+    w.line("status = " + e.n + "_create_in(" + e.n + "_memory, sizeof " + e.n +
+           "_memory, &inst);");
+  else
+    w.line("status = " + e.n + "_create(" + (e.pathParam().empty() ? "" : e.pathParam() + ", ") +
+           "&inst);");
   w.line("startup_ms = odlac_now_ms() - startup_ms;");
   std::string call = e.n + "_run(inst";
   for (size_t i = 0; i < nIn; ++i)
@@ -132,7 +141,8 @@ std::string mainC(const Emitter &e) {
     call += ", (" + e.ctype(e.outputs[i].value) + " *)out[" + std::to_string(i) + "]";
   call += ")";
   w.open("if (status != 0)");
-  w.line("fprintf(stderr, \"" + e.n + "_create failed with odla_status %d\\n\", status);");
+  w.line("fprintf(stderr, \"" + e.n + (e.noHeap() ? "_create_in" : "_create") +
+         " failed with odla_status %d\\n\", status);");
   w.line("goto fail;");
   w.close();
   w.line("first_run_ms = odlac_now_ms();");

@@ -219,6 +219,16 @@ const std::vector<Flag> &flags() {
          o.codegen.weightsSection = v;
          return Status::ok();
        }},
+      {"--memory", "fast|least",
+       "fast (default): the backend's fastest kernels; least: those that need the least "
+       "scratch in the arena (direct convolutions, no packing), for targets where memory is "
+       "scarcer than time (the backend's feature least_memory)",
+       [](Options &o, const std::string &v) {
+         if (v != "fast" && v != "least")
+           return Status::error("--memory must be fast or least, got '" + v + "'");
+         o.codegen.leastMemory = v == "least";
+         return Status::ok();
+       }},
       {"--no-heap", nullptr,
        "NAME_create_in builds each instance in memory the caller gives (NAME_MEMORY_BYTES: the "
        "instance, its arena and the backend's structures); the backend allocates nothing else "
@@ -527,6 +537,14 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
     return Status::error("no output folder given: add -o DIR");
   if (!o.codegen.weightsSection.empty() && o.codegen.weights == WeightsMode::Bin)
     return Status::error("--weights-section needs --weights=c or --weights=obj");
+  if (o.codegen.leastMemory) {
+    if (o.codegen.execMode != ExecMode::Compile)
+      return Status::error("--memory=least needs --exec-mode=compile");
+    if (!o.target.features.count("least_memory"))
+      return Status::error("--memory=least: backend '" + o.target.backend +
+                           "' has no kernels chosen for memory (its manifest lacks the feature "
+                           "least_memory)");
+  }
   if (o.codegen.noHeap) {
     if (o.codegen.execMode != ExecMode::Compile)
       return Status::error("--no-heap needs --exec-mode=compile");

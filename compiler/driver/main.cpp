@@ -309,7 +309,7 @@ static int run(int argc, char **argv) {
     std::fputs(printGraph(**graph).c_str(), stdout);
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
     return 0;
-  auto plan = referenceMemoryPlan(**graph, target);
+  auto plan = referenceMemoryPlan(**graph, target, opts->codegen.leastMemory);
   if (!plan)
     return fail(plan.status());
   if (opts->printMemoryPlan)
@@ -321,7 +321,7 @@ static int run(int argc, char **argv) {
     return 0;
   codegenFacts.arenaBytes = plan->arenaBytes;
   if (opts->codegen.noHeap) {
-    auto structures = referenceStructureBytes(**graph, target);
+    auto structures = referenceStructureBytes(**graph, target, opts->codegen.leastMemory);
     if (!structures)
       return fail(structures.status());
     codegenFacts.structureBytes = *structures;

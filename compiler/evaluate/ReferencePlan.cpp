@@ -35,12 +35,20 @@ static Status checkPlannable(const Graph &g) {
   return Status::ok();
 }
 
-Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
+// --memory=least: the item the generated code sets before building.
+static void setLeastMemory(odla_computation comp, bool leastMemory) {
+  odla_bool yes = 1;
+  if (leastMemory)
+    odla_SetComputationItem(comp, ODLA_EXT_ITEM_LEAST_MEMORY, (odla_item_value)&yes);
+}
+
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target, bool leastMemory) {
   if (Status s = checkPlannable(g))
     return s;
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
+  setLeastMemory(comp, leastMemory);
   lower::DirectSink sink;
   lowerGraph(
       g, sink,
@@ -91,8 +99,8 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target) {
   return plan;
 }
 
-Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target) {
-  auto plan = referenceMemoryPlan(g, target);
+Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target, bool leastMemory) {
+  auto plan = referenceMemoryPlan(g, target, leastMemory);
   if (!plan)
     return plan.takeStatus();
   return plan->arenaBytes;
@@ -100,7 +108,8 @@ Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target) {
 
 // The calls of one --no-heap instance in a region of `bytes`: its peak, or 0 where the region
 // is too small (a builder or binding then fails), or an error.
-static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, size_t bytes) {
+static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bool leastMemory,
+                                        size_t bytes) {
   std::vector<unsigned char> region(bytes);
   if (odla_ExtSetMemory(region.data(), bytes) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend refuses a memory region");
@@ -111,6 +120,7 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, si
   bool full = false;
   odla_status s = odla_CreateComputation(&comp);
   if (s == ODLA_SUCCESS) {
+    setLeastMemory(comp, leastMemory);
     lower::DirectSink sink;
     lowerGraph(
         g, sink,
@@ -157,9 +167,10 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, si
   return static_cast<uint64_t>(peak);
 }
 
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target) {
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target,
+                                          bool leastMemory) {
   for (size_t bytes = size_t{1} << 20; bytes <= (size_t{1} << 36); bytes *= 4) {
-    auto peak = structurePeak(g, target, bytes);
+    auto peak = structurePeak(g, target, leastMemory, bytes);
     if (!peak || *peak)
       return peak;
   }

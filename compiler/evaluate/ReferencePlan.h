@@ -29,14 +29,19 @@ struct MemoryPlan {
 // Bytes of the activation arena one instance needs on the reference backend.
 // The plan of the calls that code generated for `target` makes (decomposed extension ops
 // included), as the reference backend builds it.
-Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target = referenceTarget());
-Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target = referenceTarget());
+// `leastMemory`: the computation item ODLA_EXT_ITEM_LEAST_MEMORY set, as --memory=least code
+// sets it.
+Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target = referenceTarget(),
+                                       bool leastMemory = false);
+Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target = referenceTarget(),
+                                         bool leastMemory = false);
 
 // --no-heap: the bytes of the reference backend's own structures for one instance of the code
 // generated for `target` (computation, values, nodes and their parameters, executable, context,
 // the ports' bindings; not the arena), measured by making those calls in a memory region
 // (odla_ext_memory.h) on this 64-bit host: at least what a 32-bit target needs.
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target);
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target,
+                                          bool leastMemory);
 
 // Draws the plan as text: one row per buffer with its offset, size and lifetime bar.
 std::string printMemoryPlan(const MemoryPlan &plan);

@@ -25,7 +25,8 @@ typedef struct {
   int64_t kvol;  /* rows of the im2col matrix: (c / group) * kernel volume for Conv,
                     (m / group) * kernel volume for DeConv */
   int pointwise; /* Conv with a 1x1 kernel, stride 1, no padding: the input is its im2col */
-  int direct;    /* float Conv with one input channel per group: the direct loop */
+  int direct;    /* float Conv with one input channel per group, or any float32 Conv of a
+                    least-memory computation: the direct loop, without scratch */
   odla_element_type type;
   /* Scratch layout, byte offsets: im2col matrix, GEMM packing, and for float16/bfloat16 the
    * float copies of input, kernel, bias and output. */
@@ -250,47 +251,50 @@ static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
   }
 }
 
-/* One input channel per group: each output channel accumulates its kernel's taps, each tap a
- * scaled run of input row over the output row's cells whose tap lies inside the input. */
+/* Each output channel accumulates, for each input channel of its group, its kernel's taps,
+ * each tap a scaled run of input row over the output row's cells whose tap lies inside the
+ * input. */
 static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
                                 float *yn, int64_t o0, int64_t o1) {
   const ref_window *w = &p->w;
   const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
-  const int64_t mpg = p->m / p->group, kvol = ref_window_k_count(w), s2 = w->stride[2];
-  int64_t o, kd, kh, kw, od, oh, ow;
-  for (o = o0; o < o1; ++o) {
-    const float *xg = xn + o / mpg * ipix, *wo = wt + o * kvol;
-    float *yo = yn + o * opix;
-    for (kd = 0; kd < w->k[0]; ++kd)
-      for (kh = 0; kh < w->k[1]; ++kh)
-        for (kw = 0; kw < w->k[2]; ++kw) {
-          const float wv = wo[(kd * w->k[1] + kh) * w->k[2] + kw];
-          const int64_t off = kw * w->dil[2] - w->pad[2];
-          /* ow in [lo, hi) keeps iw = ow * s2 + off inside [0, in[2]). */
-          int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-          int64_t hi = w->in[2] - off <= 0 ? 0 : (w->in[2] - off - 1) / s2 + 1;
-          if (hi > w->out[2])
-            hi = w->out[2];
-          for (od = 0; od < w->out[0]; ++od) {
-            const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
-            if (id < 0 || id >= w->in[0])
-              continue;
-            for (oh = 0; oh < w->out[1]; ++oh) {
-              const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
-              const float *xr = xg + (id * w->in[1] + ih) * w->in[2] + off;
-              float *yr = yo + (od * w->out[1] + oh) * w->out[2];
-              if (ih < 0 || ih >= w->in[1])
+  const int64_t mpg = p->m / p->group, cpg = p->c / p->group, kvol = ref_window_k_count(w);
+  const int64_t s2 = w->stride[2];
+  int64_t o, ci, kd, kh, kw, od, oh, ow;
+  for (o = o0; o < o1; ++o)
+    for (ci = 0; ci < cpg; ++ci) {
+      const float *xg = xn + (o / mpg * cpg + ci) * ipix, *wo = wt + (o * cpg + ci) * kvol;
+      float *yo = yn + o * opix;
+      for (kd = 0; kd < w->k[0]; ++kd)
+        for (kh = 0; kh < w->k[1]; ++kh)
+          for (kw = 0; kw < w->k[2]; ++kw) {
+            const float wv = wo[(kd * w->k[1] + kh) * w->k[2] + kw];
+            const int64_t off = kw * w->dil[2] - w->pad[2];
+            /* ow in [lo, hi) keeps iw = ow * s2 + off inside [0, in[2]). */
+            int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+            int64_t hi = w->in[2] - off <= 0 ? 0 : (w->in[2] - off - 1) / s2 + 1;
+            if (hi > w->out[2])
+              hi = w->out[2];
+            for (od = 0; od < w->out[0]; ++od) {
+              const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
+              if (id < 0 || id >= w->in[0])
                 continue;
-              if (s2 == 1)
-                for (ow = lo; ow < hi; ++ow)
-                  yr[ow] += wv * xr[ow];
-              else
-                for (ow = lo; ow < hi; ++ow)
-                  yr[ow] += wv * xr[ow * s2];
+              for (oh = 0; oh < w->out[1]; ++oh) {
+                const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
+                const float *xr = xg + (id * w->in[1] + ih) * w->in[2] + off;
+                float *yr = yo + (od * w->out[1] + oh) * w->out[2];
+                if (ih < 0 || ih >= w->in[1])
+                  continue;
+                if (s2 == 1)
+                  for (ow = lo; ow < hi; ++ow)
+                    yr[ow] += wv * xr[ow];
+                else
+                  for (ow = lo; ow < hi; ++ow)
+                    yr[ow] += wv * xr[ow * s2];
+              }
             }
           }
-        }
-  }
+    }
 }
 
 /* float32 Conv on the node's threads (threads.h): the GEMMs split into blocks of their
@@ -529,7 +533,8 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
   if (!ref_window_result("Conv", xs, p.m, p.type, &p.w, &output_dims, &out))
     return NULL;
   opix = ref_window_out_count(&p.w);
-  p.direct = p.type != ODLA_FLOAT64 && p.c == (int64_t)group;
+  p.direct = p.type != ODLA_FLOAT64 &&
+             (p.c == (int64_t)group || (p.type == ODLA_FLOAT32 && ref_current()->least_memory));
   if (p.direct)
     ref_conv_scratch(&p, in, &out, 0, 0, 0, 0);
   else if (p.pointwise || p.type != ODLA_FLOAT64)

@@ -188,11 +188,54 @@ static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, 
         c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+/* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing (no scratch):
+ * B is read once, which packing it would also do. With B transposed each element of C is a
+ * dot product along a row of B, in 8 partial sums the compiler vectorizes; else C's row
+ * accumulates scaled rows of B. */
+static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha, const float *a,
+                      int64_t lda, const float *b, int64_t ldb, float *c) {
+  int64_t j, p, q;
+  if (trans_b) {
+    for (j = 0; j < n; ++j) {
+      const float *bj = b + j * ldb;
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum = 0;
+      if (!trans_a) {
+        for (p = 0; p + 8 <= k; p += 8)
+          for (q = 0; q < 8; ++q)
+            acc[q] += a[p + q] * bj[p + q];
+        for (; p < k; ++p)
+          sum += a[p] * bj[p];
+      } else {
+        for (p = 0; p < k; ++p)
+          sum += a[p * lda] * bj[p];
+      }
+      for (q = 0; q < 8; ++q)
+        sum += acc[q];
+      c[j] += alpha * sum;
+    }
+    return;
+  }
+  for (p = 0; p < k; ++p) {
+    const float s = alpha * a[trans_a ? p * lda : p], *bp = b + p * ldb;
+    for (j = 0; j < n; ++j)
+      c[j] += s * bp[j];
+  }
+}
+
+size_t ref_sgemm_dense_scratch(int64_t m, int64_t n, int64_t k) {
+  return m == 1 ? 0 : ref_sgemm_scratch(m, n, k);
+}
+
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc, float *pack) {
   ref_dense_b dense;
   ref_init_c(beta, NULL, m, n, c, ldc);
+  if (m == 1) {
+    if (k > 0 && alpha != 0.0f)
+      ref_sgemv(trans_a, trans_b, n, k, alpha, a, lda, b, ldb, c);
+    return;
+  }
   dense.trans = trans_b;
   dense.b = b;
   dense.ldb = ldb;
@@ -301,6 +344,12 @@ void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t
                   float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                   const float *row_bias, float *c, int64_t ldc, float *pack) {
   ref_dense_b dense;
+  if (m == 1) { /* one thread: a product of one row is small */
+    ref_init_c(beta, row_bias, m, n, c, ldc);
+    if (k > 0 && alpha != 0.0f)
+      ref_sgemv(trans_a, trans_b, n, k, alpha, a, lda, b, ldb, c);
+    return;
+  }
   dense.trans = trans_b;
   dense.b = b;
   dense.ldb = ldb;
@@ -391,7 +440,7 @@ static void ref_mm_layout(ref_mm_shape *s) {
   }
   s->pack_at = at;
   if (s->type == ODLA_FLOAT32 || s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16)
-    at += ref_sgemm_scratch(s->m, s->n, s->k) * sizeof(float);
+    at += ref_sgemm_dense_scratch(s->m, s->n, s->k) * sizeof(float);
   s->bytes = at;
 }
 

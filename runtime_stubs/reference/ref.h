@@ -159,6 +159,8 @@ struct _odla_computation {
    * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
   int num_forward_nodes;
   int threads;             /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
+  int least_memory;        /* the ODLA_EXT_ITEM_LEAST_MEMORY item: builders pick kernels with
+                              the least scratch */
   ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
    * items; 0 where unset. */
@@ -336,6 +338,9 @@ void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float 
                int64_t ldc, float *pack);
 /* Floats of packing scratch that ref_sgemm needs for an m x n x k product. */
 size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k);
+/* The same for ref_sgemm and ref_sgemm_mt, whose B is a dense matrix: none for one row of A
+ * (a product of one row runs without packing). */
+size_t ref_sgemm_dense_scratch(int64_t m, int64_t n, int64_t k);
 /* Writes rows [p0, p0+kc) and columns [j0, j0+nc) of a virtual B matrix into `dst` as
  * 32-column panels (kc rows of 32 floats each, zero-padded past nc): how ref_sgemm_packed_b
  * reads a B that is never stored whole, such as a convolution's im2col matrix. */

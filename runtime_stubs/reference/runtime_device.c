@@ -232,6 +232,12 @@ odla_status odla_SetComputationItem(odla_computation computation, odla_item_type
     return ref_set_batch_item(computation, type, value);
   if (type == ODLA_PROCESSOR_NUM) /* the threads of its executions (threads.h) */
     return ref_threads_item("SetComputationItem", value, &computation->threads);
+  if (type == ODLA_EXT_ITEM_LEAST_MEMORY) {
+    if (!value)
+      return ODLA_INVALID_PARAM;
+    computation->least_memory = *(const odla_bool *)value != 0;
+    return ODLA_SUCCESS;
+  }
   /* Shapes other than the batch are fixed when the graph is built, and there is no engine
    * cache or quantization table: no other item applies. */
   ref_report(ODLA_LOG_LEVEL_WARN, "SetComputationItem", "item %d does not apply to this backend",

@@ -51,6 +51,14 @@ class ModelTest(unittest.TestCase):
                 with open(os.path.join(out, f), errors="replace") as text:
                     self.assertNotIn("odla_Ext", text.read(), f)
 
+    def test_least_memory_without_heap(self):
+        # Direct convolutions over several input channels (--memory=least) and the instance in
+        # caller memory (--no-heap), against PyTorch as every other build.
+        self.check_model("cnn", "--memory=least", "--no-heap")
+        self.check_model("digits", "--memory=least", "--no-heap",
+                         input_shape=lambda ds: "input:%dx1x8x8" % odlactest.load(
+                             os.path.join(ds, "input_0.pb")).shape[0])
+
     def test_digits_with_pinned_batch(self):
         def shape(ds):
             batch = odlactest.load(os.path.join(ds, "input_0.pb")).shape[0]

@@ -58,6 +58,13 @@ typedef struct {
   odla_size_t bytes;
 } odla_ext_arena;
 
+/* Computation item, set before the ops are built: a pointer to an odla_bool; true makes the
+ * builders choose kernels that need the least scratch memory in the arena (direct
+ * convolutions, no packed panels) over faster ones that need more, for targets where memory
+ * is scarcer than time (a microcontroller: odlac --memory=least). Backends without the choice
+ * return ODLA_UNSUPPORTED_DATATYPE. */
+#define ODLA_EXT_ITEM_LEAST_MEMORY ((odla_item_type)(ODLA_EXT_ITEM_BASE + 1))
+
 /* Bytes of activation memory (one arena) that one context needs to execute a computation.
  * Compiles the computation if it is not compiled yet. */
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetArenaBytes(odla_computation computation,
