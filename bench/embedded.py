@@ -151,15 +151,25 @@ def host_outputs(out, name, host_lib):
     return outputs(run([exe]).stdout)
 
 
-def cflags(core):
+def cflags(core, config=None):
+    """`config`: the model's NAME_reference.h (its element types), or None."""
+    extra = ["-I", os.path.dirname(config),
+             f'-DODLA_REFERENCE_CONFIG="{os.path.basename(config)}"'] if config else []
     return ["-mthumb", *CORES[core][1], "-std=c99", "-O2", "-fno-short-enums",
             "-ffunction-sections", "-fdata-sections", *BACKEND, "-I", INCLUDE, "-I", REFERENCE,
-            "-I", os.path.join(REFERENCE, "..", "common"), "-I", EXAMPLE]
+            "-I", os.path.join(REFERENCE, "..", "common"), "-I", EXAMPLE, *extra]
 
 
-def backend_objects(core, work):
-    """The reference backend and the board files compiled once per core, two at a time."""
-    folder = os.path.join(work, "backend_" + core)
+BUILT = {}  # (core, the config's text): objects
+
+
+def backend_objects(core, config, work):
+    """The reference backend and the board files, compiled two at a time, once per core and
+    set of element types."""
+    key = (core, open(config).read().split("*/", 1)[1])
+    if key in BUILT:
+        return BUILT[key]
+    folder = os.path.join(work, f"backend_{core}_{len(BUILT)}")
     os.makedirs(folder, exist_ok=True)
     sources = [*(os.path.join(EXAMPLE, f) for f in ("startup.c", "board_cortexm.c", "no_heap.c")),
                *(os.path.join(REFERENCE, f) for f in sorted(os.listdir(REFERENCE))
@@ -168,17 +178,20 @@ def backend_objects(core, work):
     for src in sources:
         obj = os.path.join(folder, os.path.basename(src)[:-2] + ".o")
         objects.append(obj)
-        pending.append(subprocess.Popen(["arm-none-eabi-gcc", *cflags(core), "-c", src, "-o", obj]))
+        pending.append(subprocess.Popen(["arm-none-eabi-gcc", *cflags(core, config), "-c", src,
+                                         "-o", obj]))
         if len(pending) == 2:
             [q.wait() for q in pending]
             pending = []
     if any(q.wait() for q in pending) or not all(os.path.exists(o) for o in objects):
         raise RuntimeError("compiling the reference backend for " + core + " failed")
+    BUILT[key] = objects
     return objects
 
 
-def firmware(out, name, core, objects):
+def firmware(out, name, core, work):
     board, _, script = CORES[core]
+    objects = backend_objects(core, os.path.join(out, name + "_reference.h"), work)
     elf = os.path.join(out, f"{core}.elf")
     sources = [os.path.join(out, "app.c"), os.path.join(out, name + ".c"),
                os.path.join(out, name + "_weights.c")]
@@ -211,7 +224,6 @@ def main():
     ARGS = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="odlac-embedded-") as work:
-        objects = {core: backend_objects(core, work) for core in ARGS.cores.split(",")}
         for name in ARGS.models.split(","):
             if name == "digits":
                 model, shape = os.path.join(ROOT, "models", "digits", "model.onnx"), (1, 1, 8, 8)
@@ -221,7 +233,7 @@ def main():
                 out, weights = compile_model(ARGS.odlac, model, shape, name, precision, work)
                 want = host_outputs(out, name, ARGS.host_lib)
                 for core in ARGS.cores.split(","):
-                    m = firmware(out, name, core, objects[core])
+                    m = firmware(out, name, core, work)
                     worst = float(np.max(np.abs(m["outputs"] - want))) if len(want) else 0.0
                     rows.append((name, precision, core, weights, m, worst))
                     print(f"{name:6} {precision:7} {core:3}: {m.get('instructions', 0) / 1e6:8.3f} M "
@@ -240,7 +252,8 @@ def write(rows):
         "weights and batch-norm statistics, seed 0) and the digits CNN, compiled by odlac with",
         "`--no-heap --memory=least --weights=c` (int8: `--quantize=int8` over 8 random",
         "calibration inputs), built with arm-none-eabi-gcc -O2 and newlib with the reference",
-        "backend's sources (no threads, heap, stdio or call log) and the board files of",
+        "backend's sources (no threads, heap, stdio or call log; only the model's element",
+        "types: NAME_reference.h) and the board files of",
         "[examples/cortex-m](../examples/cortex-m/README.md), run on QEMU's mps2-an386",
         "(Cortex-M4F), mps2-an500 (Cortex-M7) and mps3-an547 (Cortex-M55) boards.",
         "",

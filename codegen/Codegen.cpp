@@ -18,6 +18,10 @@ uint64_t weightBytes(const Graph &g) {
   return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
 }
 
+uint64_t noHeapMemoryBytes(const CodegenFacts &facts) {
+  return 63 + 64 + (facts.arenaBytes + 63) / 64 * 64 + (facts.structureBytes + 63) / 64 * 64;
+}
+
 CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
                              const CodegenFacts &facts) {
   CodegenConfig config{options, facts};

@@ -83,6 +83,9 @@ struct GeneratedFile {
 };
 
 uint64_t weightBytes(const Graph &g);
+// --no-heap: the bytes NAME_create_in needs (NAME_MEMORY_BYTES): its alignment (63), the
+// instance (64), the arena rounded up to 64 bytes, and the backend's structures rounded up.
+uint64_t noHeapMemoryBytes(const CodegenFacts &facts);
 
 // Whether every string that the generated C holds as a string literal (value names, which are
 // ODLA value ids and the ports' NAME macros; custom ops' attribute names and strings; einsum

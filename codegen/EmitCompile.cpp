@@ -52,7 +52,8 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   parts.steps.push_back("odla_CreateComputation(&inst->comp)");
   if (e.config.options.leastMemory)
     parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
-                          "(odla_item_value)&" + n + "_least_memory_)");
+                          "(odla_item_value)&" +
+                          n + "_least_memory_)");
   parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
   if (batch)
     parts.steps.push_back(n + "_batch_items(inst->comp)");

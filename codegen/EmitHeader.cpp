@@ -1,6 +1,11 @@
 // Writes NAME.h: the C API of the compiled model, and macros for every input and output (name,
-// type, shape, sizes) and for memory (weights and arena bytes).
+// type, shape, sizes) and for memory (weights and arena bytes); and, with --no-heap,
+// NAME_reference.h, the model's element types for a reference backend built for it alone.
 #include "Emitter.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
 
 namespace odlac::emit {
 
@@ -47,13 +52,11 @@ std::string header(const Emitter &e) {
   w.line("#define " + N + "_WEIGHTS_BYTES " + std::to_string(e.totalWeights));
   w.line("#define " + N + "_ARENA_BYTES " + std::to_string(e.config.facts.arenaBytes));
   if (e.noHeap()) {
-    uint64_t structures = (e.config.facts.structureBytes + 63) / 64 * 64;
     w.line("/* --no-heap: the bytes " + n + "_create_in needs: alignment (63), the instance (64),");
     w.line(" * the arena (rounded up to 64) and the backend's structures (" +
-           std::to_string(structures) + ": the reference");
-    w.line(" * backend's on a 64-bit host, as many as a 32-bit target needs or more). */");
-    w.line("#define " + N + "_MEMORY_BYTES (63 + 64 + (" + N + "_ARENA_BYTES + 63) / 64 * 64 + " +
-           std::to_string(structures) + ")");
+           std::to_string(e.config.facts.structureBytes) + " bytes for the reference");
+    w.line(" * backend on a 64-bit host, as many as a 32-bit target needs or more). */");
+    w.line("#define " + N + "_MEMORY_BYTES " + std::to_string(noHeapMemoryBytes(e.config.facts)));
   }
   if (plannedBatch) {
     w.line("/* --dynamic-batch: the leading dim of every input and output is the batch; the");
@@ -110,6 +113,48 @@ std::string header(const Emitter &e) {
   w.line();
   w.line("#endif /* " + guard + " */");
   return w.str();
+}
+
+// The element types of every value of `g` and its subgraphs.
+static void collectTypes(const Graph &g, std::set<DType> &types) {
+  for (const Value *v : g.inputs())
+    types.insert(v->dtype());
+  for (const Value *v : g.constants())
+    types.insert(v->dtype());
+  for (const Node *n : g.nodes()) {
+    for (const Value *v : n->outputs())
+      types.insert(v->dtype());
+    for (const auto &[name, body] : n->subgraphs())
+      collectTypes(*body, types);
+  }
+}
+
+std::string referenceConfig(const Emitter &e) {
+  // The types the reference backend's ODLA_REFERENCE_WITH_<TYPE> names; a model with another
+  // (the 8-, 4- and 2-bit extension types, strings) keeps every kernel.
+  static const std::set<DType> kNamed = {
+      DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::I16, DType::I32,
+      DType::I64, DType::U8,  DType::U16, DType::U32,  DType::U64, DType::Bool};
+  std::set<DType> types;
+  collectTypes(e.graph, types);
+  bool all = std::all_of(types.begin(), types.end(), [](DType t) { return kNamed.count(t); });
+  std::string out = e.banner(e.n + "_reference.h",
+                             "the element types of the model, for a reference backend built for "
+                             "it alone:\n * compile the backend's sources with "
+                             "-DODLA_REFERENCE_CONFIG='\"" +
+                                 e.n +
+                                 "_reference.h\"' (this folder on the\n * include path) and they "
+                                 "instantiate no kernel of another type (docs/backends.md).");
+  if (!all)
+    return out + "\n/* The model has types outside ODLA_REFERENCE_WITH_<TYPE>: every kernel is "
+                 "kept. */\n";
+  out += "\n#define ODLA_REFERENCE_ONLY_TYPES\n";
+  for (DType t : types) {
+    std::string name = dtypeName(t);
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    out += "#define ODLA_REFERENCE_WITH_" + name + "\n";
+  }
+  return out;
 }
 
 } // namespace odlac::emit

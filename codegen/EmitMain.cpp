@@ -128,8 +128,7 @@ std::string mainC(const Emitter &e) {
   }
   w.line("startup_ms = odlac_now_ms();");
   if (e.noHeap())
-    w.line("status = " + e.n + "_create_in(" + e.n + "_memory, sizeof " + e.n +
-           "_memory, &inst);");
+    w.line("status = " + e.n + "_create_in(" + e.n + "_memory, sizeof " + e.n + "_memory, &inst);");
   else
     w.line("status = " + e.n + "_create(" + (e.pathParam().empty() ? "" : e.pathParam() + ", ") +
            "&inst);");

@@ -399,6 +399,8 @@ std::vector<GeneratedFile> generateC(const Graph &g, const CodegenConfig &config
   // WeightsMode::Obj: the caller writes NAME_weights.o from weightSymbols().
   if (config.options.emitMain)
     files.push_back({"main.c", emit::mainC(e)});
+  if (config.options.noHeap)
+    files.push_back({e.n + "_reference.h", emit::referenceConfig(e)});
   return files;
 }
 

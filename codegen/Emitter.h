@@ -111,6 +111,8 @@ private:
 
 // The files, in EmitHeader.cpp, EmitBuilder.cpp, EmitWeights.cpp and EmitMain.cpp.
 std::string header(const Emitter &e);
+// --no-heap: NAME_reference.h, the model's element types for ODLA_REFERENCE_CONFIG.
+std::string referenceConfig(const Emitter &e);
 // NAME_build (compile mode, and the store tool of load mode) or, with `interpret`,
 // NAME_interpret (interpret mode, which runs each op as it is recorded).
 GraphFunction graphFunction(const Emitter &e, bool interpret);

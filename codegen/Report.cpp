@@ -135,6 +135,8 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   r += "  \"flops\": " + std::to_string(estimateFlops(g)) + ",\n";
   r += "  \"weights_bytes\": " + std::to_string(weightBytes(g)) + ",\n";
   r += "  \"arena_bytes\": " + std::to_string(f.arenaBytes) + ",\n";
+  if (f.memoryBytes)
+    r += "  \"no_heap_memory_bytes\": " + std::to_string(f.memoryBytes) + ",\n";
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";
   r += fmt::format("  \"arena_over_bound\": {:.4f},\n", arenaRatio(g, f));
   r += "  \"nodes_before\": " + std::to_string([&] {
@@ -166,6 +168,10 @@ std::string reportText(const Graph &g, const ReportFacts &f) {
   r += fmt::format("  arena lower bound {:.2f} MB (the most one op reads and writes); arena / "
                    "bound {:.3f}\n",
                    arenaLowerBound(g) / 1e6, arenaRatio(g, f));
+  if (f.memoryBytes)
+    r += fmt::format("  --no-heap memory per instance {} bytes (instance, arena and the backend's "
+                     "structures)\n",
+                     f.memoryBytes);
   r += "  op                        before   after\n";
   for (const std::string &op : ops) {
     auto b = f.opsBefore.find(op);

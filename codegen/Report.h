@@ -26,6 +26,7 @@ struct ReportFacts {
   uint64_t arenaBytes = 0;
   std::string backend = "reference";
   int optLevel = 2;
+  uint64_t memoryBytes = 0; // --no-heap: NAME_MEMORY_BYTES; 0 without
 };
 
 std::string reportJson(const Graph &g, const ReportFacts &facts);

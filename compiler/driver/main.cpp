@@ -106,13 +106,18 @@ static Status checkBudgets(const Graph &g, const Options &o, const CodegenConfig
   uint64_t weights = weightBytes(g), arena = c.facts.arenaBytes;
   bool blob = c.options.weights == WeightsMode::Bin; // loaded into RAM at run time
   Status all;
-  uint64_t ram = arena + (blob ? weights : 0);
+  // --no-heap states all of an instance's memory; otherwise the arena is what odlac knows.
+  uint64_t ram = c.options.noHeap ? noHeapMemoryBytes(c.facts) : arena + (blob ? weights : 0);
   if (o.ramBudget && ram > o.ramBudget)
-    all.append(Status::error("--ram-budget=" + std::to_string(o.ramBudget) + ": the model needs " +
-                             std::to_string(ram) + " bytes of RAM per instance (activation arena " +
-                             std::to_string(arena) +
-                             (blob ? " + weights blob " + std::to_string(weights) : std::string()) +
-                             "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
+    all.append(Status::error(
+        "--ram-budget=" + std::to_string(o.ramBudget) + ": the model needs " + std::to_string(ram) +
+        " bytes of RAM per instance (" +
+        (c.options.noHeap
+             ? "--no-heap memory: the instance, arena " + std::to_string(arena) +
+                   " and the backend's structures"
+             : "activation arena " + std::to_string(arena) +
+                   (blob ? " + weights blob " + std::to_string(weights) : std::string())) +
+        "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
   const SizeLimits &limits = o.import.limits;
   if (weights + arena > static_cast<uint64_t>(limits.maxBytes))
     all.append(Status::error("the weights (" + bytesText(weights) + ") and the activation arena (" +
@@ -315,17 +320,18 @@ static int run(int argc, char **argv) {
   if (opts->printMemoryPlan)
     std::fputs(printMemoryPlan(*plan).c_str(), stdout);
   facts.arenaBytes = plan->arenaBytes;
-  if (opts->report)
-    std::fputs(reportText(**graph, facts).c_str(), stdout);
-  if (opts->outDir.empty())
-    return 0;
   codegenFacts.arenaBytes = plan->arenaBytes;
   if (opts->codegen.noHeap) {
     auto structures = referenceStructureBytes(**graph, target, opts->codegen.leastMemory);
     if (!structures)
       return fail(structures.status());
     codegenFacts.structureBytes = *structures;
+    facts.memoryBytes = noHeapMemoryBytes(codegenFacts);
   }
+  if (opts->report)
+    std::fputs(reportText(**graph, facts).c_str(), stdout);
+  if (opts->outDir.empty())
+    return 0;
   const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
   if (Status s = checkBudgets(**graph, *opts, config))
     return fail(s);

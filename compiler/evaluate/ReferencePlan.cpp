@@ -167,8 +167,7 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bo
   return static_cast<uint64_t>(peak);
 }
 
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target,
-                                          bool leastMemory) {
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory) {
   for (size_t bytes = size_t{1} << 20; bytes <= (size_t{1} << 36); bytes *= 4) {
     auto peak = structurePeak(g, target, leastMemory, bytes);
     if (!peak || *peak)

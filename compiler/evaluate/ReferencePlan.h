@@ -40,8 +40,7 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target = 
 // generated for `target` (computation, values, nodes and their parameters, executable, context,
 // the ports' bindings; not the arena), measured by making those calls in a memory region
 // (odla_ext_memory.h) on this 64-bit host: at least what a 32-bit target needs.
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target,
-                                          bool leastMemory);
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory);
 
 // Draws the plan as text: one row per buffer with its offset, size and lifetime bar.
 std::string printMemoryPlan(const MemoryPlan &plan);

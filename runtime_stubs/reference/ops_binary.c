@@ -228,19 +228,19 @@ odla_value ref_binary_build(const char *op, ref_row_fn (*pick)(odla_element_type
 /* A zero remainder has the divisor's sign (ONNX Mod-28: -0.0 for 4 mod -2 and for 0 mod -3);
  * fmod already gives NaN for an infinite x or a zero z, and x for an infinite z, which the
  * sign correction turns into z where the signs differ. */
-static float ref_floormodf(float x, float z) {
+static inline float ref_floormodf(float x, float z) {
   float r = fmodf(x, z);
   if (r == 0)
     return copysignf(0.0f, z);
   return (r < 0) != (z < 0) ? r + z : r;
 }
-static double ref_floormod(double x, double z) {
+static inline double ref_floormod(double x, double z) {
   double r = fmod(x, z);
   if (r == 0)
     return copysign(0.0, z);
   return (r < 0) != (z < 0) ? r + z : r;
 }
-static int64_t ref_ifloormod(int64_t x, int64_t z) {
+static inline int64_t ref_ifloormod(int64_t x, int64_t z) {
   int64_t r;
   if (z == 0 || z == -1) /* no trap; x % -1 is 0 and INT64_MIN % -1 would overflow */
     return 0;

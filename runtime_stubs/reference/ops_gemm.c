@@ -188,10 +188,11 @@ static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, 
         c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
-/* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing (no scratch):
- * B is read once, which packing it would also do. With B transposed each element of C is a
- * dot product along a row of B, in 8 partial sums the compiler vectorizes; else C's row
- * accumulates scaled rows of B. */
+/* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing: what ref_sgemm
+ * and ref_sgemm_mt compute when given no packing scratch (pack NULL), which a least-memory
+ * computation's products of one row get (ref_mm_layout). With B transposed each element of C
+ * is a dot product along a row of B, in 8 partial sums the compiler vectorizes; else C's row
+ * accumulates scaled rows of B. The sums are in another order than the packed kernel's. */
 static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c) {
   int64_t j, p, q;
@@ -222,16 +223,12 @@ static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alph
   }
 }
 
-size_t ref_sgemm_dense_scratch(int64_t m, int64_t n, int64_t k) {
-  return m == 1 ? 0 : ref_sgemm_scratch(m, n, k);
-}
-
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc, float *pack) {
   ref_dense_b dense;
   ref_init_c(beta, NULL, m, n, c, ldc);
-  if (m == 1) {
+  if (m == 1 && !pack) {
     if (k > 0 && alpha != 0.0f)
       ref_sgemv(trans_a, trans_b, n, k, alpha, a, lda, b, ldb, c);
     return;
@@ -344,7 +341,7 @@ void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t
                   float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                   const float *row_bias, float *c, int64_t ldc, float *pack) {
   ref_dense_b dense;
-  if (m == 1) { /* one thread: a product of one row is small */
+  if (m == 1 && !pack) { /* one thread: a product of one row is small */
     ref_init_c(beta, row_bias, m, n, c, ldc);
     if (k > 0 && alpha != 0.0f)
       ref_sgemv(trans_a, trans_b, n, k, alpha, a, lda, b, ldb, c);
@@ -426,6 +423,7 @@ typedef struct {
   int64_t m, n, k;
   odla_element_type type;
   size_t af_at, bf_at, yf_at, pack_at, bytes; /* scratch layout in bytes */
+  int unpacked; /* a least-memory computation's product of one row: no packing (ref_sgemv) */
 } ref_mm_shape;
 
 static void ref_mm_layout(ref_mm_shape *s) {
@@ -439,8 +437,10 @@ static void ref_mm_layout(ref_mm_shape *s) {
     at += ref_nn_align((size_t)(s->m * s->n) * sizeof(float));
   }
   s->pack_at = at;
-  if (s->type == ODLA_FLOAT32 || s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16)
-    at += ref_sgemm_dense_scratch(s->m, s->n, s->k) * sizeof(float);
+  s->unpacked = s->m == 1 && ref_current()->least_memory;
+  if ((s->type == ODLA_FLOAT32 || s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16) &&
+      !s->unpacked)
+    at += ref_sgemm_scratch(s->m, s->n, s->k) * sizeof(float);
   s->bytes = at;
 }
 
@@ -496,7 +496,7 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
                    const void *b, const ref_mm_bias *bias, void *y) {
   const int64_t lda = s->trans_a ? s->m : s->k, ldb = s->trans_b ? s->k : s->n;
   unsigned char *scratch = (unsigned char *)io->scratch;
-  float *pack = (float *)ref_scratch_at(scratch, s->pack_at);
+  float *pack = s->unpacked ? NULL : (float *)ref_scratch_at(scratch, s->pack_at);
   switch (s->type) {
   case ODLA_FLOAT32:
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a, lda,
@@ -561,7 +561,8 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
     }
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
                  s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n, beta,
-                 NULL, y, s->n, (float *)ref_scratch_at(io->scratch, s->pack_at));
+                 NULL, y, s->n,
+                 s->unpacked ? NULL : (float *)ref_scratch_at(io->scratch, s->pack_at));
     return ODLA_SUCCESS;
   }
   {

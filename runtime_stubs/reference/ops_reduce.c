@@ -252,21 +252,21 @@ REF_RW_INT(u64, uint64_t, REF_PRE_U64, uint64_t, REF_PRE_U64, 0, UINT64_MAX)
       {ref_rw_sq_##SFX, ref_ri_sq_##SFX, ACC},     {ref_rw_prod_##SFX, ref_ri_prod_##SFX, ACC},    \
       {ref_rw_max_##SFX, ref_ri_max_##SFX, ACC},   {ref_rw_min_##SFX, ref_ri_min_##SFX, ACC},      \
       {ref_rw_exp_##SFX, ref_ri_exp_##SFX, EXPACC}};
-REF_IMPLS(f32, REF_ACC_F32, REF_ACC_F32)
-REF_IMPLS(f16, REF_ACC_F32, REF_ACC_F32)
-REF_IMPLS(bf16, REF_ACC_F32, REF_ACC_F32)
-REF_IMPLS(f64, REF_ACC_F64, REF_ACC_F64)
-REF_IMPLS(i8, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(i16, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(i32, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(i64, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(u8, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(u16, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(u32, REF_ACC_BITS, REF_ACC_F64)
-REF_IMPLS(u64, REF_ACC_BITS, REF_ACC_F64)
+REF_IF_f32(REF_IMPLS(f32, REF_ACC_F32, REF_ACC_F32))
+    REF_IF_f16(REF_IMPLS(f16, REF_ACC_F32, REF_ACC_F32))
+        REF_IF_bf16(REF_IMPLS(bf16, REF_ACC_F32, REF_ACC_F32))
+            REF_IF_f64(REF_IMPLS(f64, REF_ACC_F64, REF_ACC_F64))
+                REF_IF_i8(REF_IMPLS(i8, REF_ACC_BITS, REF_ACC_F64))
+                    REF_IF_i16(REF_IMPLS(i16, REF_ACC_BITS, REF_ACC_F64))
+                        REF_IF_i32(REF_IMPLS(i32, REF_ACC_BITS, REF_ACC_F64))
+                            REF_IF_i64(REF_IMPLS(i64, REF_ACC_BITS, REF_ACC_F64))
+                                REF_IF_u8(REF_IMPLS(u8, REF_ACC_BITS, REF_ACC_F64))
+                                    REF_IF_u16(REF_IMPLS(u16, REF_ACC_BITS, REF_ACC_F64))
+                                        REF_IF_u32(REF_IMPLS(u32, REF_ACC_BITS, REF_ACC_F64))
+                                            REF_IF_u64(REF_IMPLS(u64, REF_ACC_BITS, REF_ACC_F64))
 
-/* The kernels for element type t, or NULL when t is not numeric. */
-static const ref_reduce_impl *ref_reduce_impls(odla_element_type t) {
+    /* The kernels for element type t, or NULL when t is not numeric. */
+    static const ref_reduce_impl *ref_reduce_impls(odla_element_type t) {
   switch (t) {
 #define REF_IMPLS_CASE(E, S, C, SFX)                                                               \
   case E:                                                                                          \
@@ -294,6 +294,8 @@ typedef struct {
 /* Stores the low bits of integer accumulators (exact modular results). */
 static void ref_store_bits(odla_element_type t, const uint64_t *acc, void *y, int64_t n) {
   int64_t i;
+  (void)acc, (void)y, (void)n, (void)i; /* unused where ODLA_REFERENCE_ONLY_TYPES leaves no
+                                         integer type */
   switch (t) {
 #define REF_BITS_CASE(E, S, C, SFX)                                                                \
   case E:                                                                                          \

@@ -411,8 +411,8 @@ typedef struct {
 /* Types whose running sums or products live in the output: y[a] = y[a-1] OP x[a or a-1];
  * the exclusive first element is OP's identity. Integer arithmetic wraps (unsigned). */
 #define REF_CUM_DIRECT(SFX, S, ADD, MUL)                                                           \
-  static void ref_cum_##SFX(const ref_cum_params *p, const S *x, S *y, int64_t outer, int64_t len, \
-                            int64_t inner, float *row) {                                           \
+  static inline void ref_cum_##SFX(const ref_cum_params *p, const S *x, S *y, int64_t outer,       \
+                                   int64_t len, int64_t inner, float *row) {                       \
     int64_t o, k, i;                                                                               \
     (void)row;                                                                                     \
     for (o = 0; o < outer; ++o)                                                                    \
@@ -443,8 +443,8 @@ typedef struct {
 
 /* float16/bfloat16: running sums or products in a float32 row of `inner` elements. */
 #define REF_CUM_ROW(SFX)                                                                           \
-  static void ref_cum_##SFX(const ref_cum_params *p, const uint16_t *x, uint16_t *y,               \
-                            int64_t outer, int64_t len, int64_t inner, float *row) {               \
+  static inline void ref_cum_##SFX(const ref_cum_params *p, const uint16_t *x, uint16_t *y,        \
+                                   int64_t outer, int64_t len, int64_t inner, float *row) {        \
     int64_t o, k, i;                                                                               \
     for (o = 0; o < outer; ++o) {                                                                  \
       for (i = 0; i < inner; ++i)                                                                  \

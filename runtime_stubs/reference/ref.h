@@ -332,15 +332,13 @@ typedef struct {
  * `placed`; returns the arena size, or (size_t)-1 when out of memory. */
 size_t ref_plan_buffers(ref_buffer *bufs, int n);
 
-/* Kernels shared between op files. */
+/* Kernels shared between op files. `pack` is packing scratch of ref_sgemm_scratch floats;
+ * NULL with m = 1 computes without packing (a least-memory computation's products). */
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc, float *pack);
 /* Floats of packing scratch that ref_sgemm needs for an m x n x k product. */
 size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k);
-/* The same for ref_sgemm and ref_sgemm_mt, whose B is a dense matrix: none for one row of A
- * (a product of one row runs without packing). */
-size_t ref_sgemm_dense_scratch(int64_t m, int64_t n, int64_t k);
 /* Writes rows [p0, p0+kc) and columns [j0, j0+nc) of a virtual B matrix into `dst` as
  * 32-column panels (kc rows of 32 floats each, zero-padded past nc): how ref_sgemm_packed_b
  * reads a B that is never stored whole, such as a convolution's im2col matrix. */

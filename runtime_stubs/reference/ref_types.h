@@ -119,25 +119,96 @@ static inline uint16_t ref_float_to_bf16(float f) {
 #define REF_STORE_u64(p, i, v) ((p)[i] = (uint64_t)(v))
 #define REF_STORE_bool(p, i, v) ((p)[i] = (uint8_t)((v) != 0))
 
+/* The element types whose kernels the lists below instantiate: every type, or, built with
+ * ODLA_REFERENCE_ONLY_TYPES, those named by ODLA_REFERENCE_WITH_<TYPE> (F32, F64, F16, BF16,
+ * I8, I16, I32, I64, U8, U16, U32, U64, BOOL), so that firmware for one model links no kernel
+ * of a type the model lacks (odlac --no-heap writes the model's set as NAME_reference.h, for
+ * ODLA_REFERENCE_CONFIG). A builder given a type left out fails as for an unsupported one. */
+#ifdef ODLA_REFERENCE_CONFIG
+#include ODLA_REFERENCE_CONFIG
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_F32)
+#define REF_IF_f32(x) x
+#else
+#define REF_IF_f32(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_F64)
+#define REF_IF_f64(x) x
+#else
+#define REF_IF_f64(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_F16)
+#define REF_IF_f16(x) x
+#else
+#define REF_IF_f16(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_BF16)
+#define REF_IF_bf16(x) x
+#else
+#define REF_IF_bf16(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_I8)
+#define REF_IF_i8(x) x
+#else
+#define REF_IF_i8(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_I16)
+#define REF_IF_i16(x) x
+#else
+#define REF_IF_i16(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_I32)
+#define REF_IF_i32(x) x
+#else
+#define REF_IF_i32(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_I64)
+#define REF_IF_i64(x) x
+#else
+#define REF_IF_i64(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_U8)
+#define REF_IF_u8(x) x
+#else
+#define REF_IF_u8(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_U16)
+#define REF_IF_u16(x) x
+#else
+#define REF_IF_u16(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_U32)
+#define REF_IF_u32(x) x
+#else
+#define REF_IF_u32(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_U64)
+#define REF_IF_u64(x) x
+#else
+#define REF_IF_u64(x)
+#endif
+#if !defined(ODLA_REFERENCE_ONLY_TYPES) || defined(ODLA_REFERENCE_WITH_BOOL)
+#define REF_IF_bool(x) x
+#else
+#define REF_IF_bool(x)
+#endif
 #define REF_FOR_FLOAT_TYPES(X)                                                                     \
-  X(ODLA_FLOAT32, float, float, f32)                                                               \
-  X(ODLA_FLOAT64, double, double, f64)                                                             \
-  X(ODLA_FLOAT16, uint16_t, float, f16)                                                            \
-  X(ODLA_BFLOAT16, uint16_t, float, bf16)
+  REF_IF_f32(X(ODLA_FLOAT32, float, float, f32)) REF_IF_f64(X(ODLA_FLOAT64, double, double, f64))  \
+      REF_IF_f16(X(ODLA_FLOAT16, uint16_t, float, f16))                                            \
+          REF_IF_bf16(X(ODLA_BFLOAT16, uint16_t, float, bf16))
 #define REF_FOR_SIGNED_INT_TYPES(X)                                                                \
-  X(ODLA_INT8, int8_t, int8_t, i8)                                                                 \
-  X(ODLA_INT16, int16_t, int16_t, i16)                                                             \
-  X(ODLA_INT32, int32_t, int32_t, i32)                                                             \
-  X(ODLA_INT64, int64_t, int64_t, i64)
+  REF_IF_i8(X(ODLA_INT8, int8_t, int8_t, i8)) REF_IF_i16(X(ODLA_INT16, int16_t, int16_t, i16))     \
+      REF_IF_i32(X(ODLA_INT32, int32_t, int32_t, i32))                                             \
+          REF_IF_i64(X(ODLA_INT64, int64_t, int64_t, i64))
 #define REF_FOR_UNSIGNED_INT_TYPES(X)                                                              \
-  X(ODLA_UINT8, uint8_t, uint8_t, u8)                                                              \
-  X(ODLA_UINT16, uint16_t, uint16_t, u16)                                                          \
-  X(ODLA_UINT32, uint32_t, uint32_t, u32)                                                          \
-  X(ODLA_UINT64, uint64_t, uint64_t, u64)
+  REF_IF_u8(X(ODLA_UINT8, uint8_t, uint8_t, u8))                                                   \
+      REF_IF_u16(X(ODLA_UINT16, uint16_t, uint16_t, u16))                                          \
+          REF_IF_u32(X(ODLA_UINT32, uint32_t, uint32_t, u32))                                      \
+              REF_IF_u64(X(ODLA_UINT64, uint64_t, uint64_t, u64))
 #define REF_FOR_INT_TYPES(X) REF_FOR_SIGNED_INT_TYPES(X) REF_FOR_UNSIGNED_INT_TYPES(X)
 #define REF_FOR_SIGNED_TYPES(X) REF_FOR_FLOAT_TYPES(X) REF_FOR_SIGNED_INT_TYPES(X)
 #define REF_FOR_NUMERIC_TYPES(X) REF_FOR_FLOAT_TYPES(X) REF_FOR_INT_TYPES(X)
-#define REF_FOR_BOOL_TYPE(X) X(ODLA_BOOL, uint8_t, uint8_t, bool)
+#define REF_FOR_BOOL_TYPE(X) REF_IF_bool(X(ODLA_BOOL, uint8_t, uint8_t, bool))
 #define REF_FOR_ALL_TYPES(X) REF_FOR_NUMERIC_TYPES(X) REF_FOR_BOOL_TYPE(X)
 
 /* One element of any type, read or written as double. Integers convert with saturation

@@ -298,7 +298,8 @@ class CortexMTest(Work):
     boards: it classifies the held-out digits as the same program built for the host does,
     digit by digit (all 360 on the M4F: the host's 97.50%), with no call of malloc, calloc,
     realloc or free (no_heap.c ends the run with status 4 at one), within the memory the
-    generated header states, and prints its instructions per inference (QEMU -icount)."""
+    generated header states, without stdio or kernels of other element types linked, and
+    prints its instructions per inference (QEMU -icount)."""
     EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
     BOARDS = (("mps2-an386", 360), ("mps2-an500", 40), ("mps3-an547", 40))
 
@@ -311,7 +312,13 @@ class CortexMTest(Work):
         firmware = os.path.join(out, "firmware.elf")
         run(["make", "-C", self.EXAMPLE, f"BOARD={board}", f"OUT={out}", f"FIRMWARE={firmware}",
              f"COUNT={count}", f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}"])
-        self.assertEqual(Elf(firmware).machine, TARGETS["thumbv7em-none-eabi"][1])
+        elf = Elf(firmware)
+        self.assertEqual(elf.machine, TARGETS["thumbv7em-none-eabi"][1])
+        # No stdio (ODLA_REFERENCE_NO_STDIO) and no kernel of a type the model lacks
+        # (digits_reference.h: float32 only).
+        self.assertEqual([s for s in elf.symbols if "printf" in s], [])
+        self.assertIn("ref_maxpool_run_f32", elf.symbols)
+        self.assertNotIn("ref_maxpool_run_f16", elf.symbols)
         r = run(["timeout", "600", "qemu-system-arm", "-M", board, "-nographic",
                  "-monitor", "none", "-icount", "shift=0",
                  "-semihosting-config", "enable=on,target=native", "-kernel", firmware])
@@ -447,6 +454,19 @@ class LibrariesTest(Work):
                                    rf"bytes of flash \(weights {weights} \+ generated code ~\d+")
         self.odlac(cnn, out, "--weights=obj", f"--ram-budget={arena}", "--flash-budget=1M")
         self.assertTrue(os.path.exists(os.path.join(out, "net_weights.o")))
+        # --no-heap: the budget is all of an instance's memory, as the header states it.
+        heap = os.path.join(self.work, "noheap")
+        self.odlac(cnn, heap, "--no-heap")
+        with open(os.path.join(heap, "net.h")) as f:
+            memory = int(re.search(r"#define NET_MEMORY_BYTES (\d+)", f.read()).group(1))
+        self.assertGreater(memory, arena)
+        r = self.odlac(cnn, os.path.join(self.work, "nh2"), "--no-heap",
+                       f"--ram-budget={memory - 1}", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"the model needs {memory} bytes of RAM per instance (--no-heap memory",
+                      r.stderr)
+        r = self.odlac(cnn, os.path.join(self.work, "nh3"), "--no-heap", "--report", check=False)
+        self.assertIn(f"--no-heap memory per instance {memory} bytes", r.stdout)
 
     def test_two_models_and_two_instances_run_from_two_threads(self):
         models = os.path.join(self.work, "models")
