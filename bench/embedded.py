@@ -254,17 +254,19 @@ def write(rows):
         "calibration inputs), built with arm-none-eabi-gcc -O2 and newlib with the reference",
         "backend's sources (no threads, heap, stdio or call log; only the model's element",
         "types: NAME_reference.h) and the board files of",
-        "[examples/cortex-m](../examples/cortex-m/README.md), run on QEMU's mps2-an386",
-        "(Cortex-M4F), mps2-an500 (Cortex-M7) and mps3-an547 (Cortex-M55) boards.",
+        "[examples/cortex-m](../examples/cortex-m/README.md), run on QEMU's "
+        + ", ".join(f"{CORES[c][0]} ({c.upper()})" for c in ARGS.cores.split(",")) + " boards.",
         "",
-        "- **Instructions**: the fewest of 3 inferences on one input, counted by SysTick under",
+        f"- **Instructions**: the fewest of {ARGS.runs} inferences on one input, counted by "
+        "SysTick under",
         "  `qemu-system-arm -icount shift=0` (QEMU advances virtual time 1 ns per instruction;",
         "  the firmware calibrates ticks against a loop of a known count). Instructions are a",
         "  proxy for cycles: a Cortex-M4 runs about 1.1-1.5 cycles per instruction on such code",
         "  with zero-wait memory, more from flash with wait states.",
         "- **RAM**: bytes of the `--no-heap` buffer the run wrote (instance, activation arena and",
         "  the backend's structures; painted before, scanned after), plus the stack it reached",
-        "  (painted); in parentheses the buffer's size as the generated header states it.",
+        "  (the bottom 64 KiB of the stack painted; >= where it reached the bottom); in",
+        "  parentheses the buffer's size as the generated header states it.",
         "- **Flash**: the firmware's text and initialized data (`arm-none-eabi-size`): weights,",
         "  the code of the model, the backend and newlib's libm and start-up, and the",
         "  application; `code` is that less the weights.",
@@ -278,7 +280,8 @@ def write(rows):
         code = m["text"] + m["data"] - weights
         lines.append(
             f"| {name} | {precision} | {core.upper()} | {m.get('instructions', 0) / 1e6:.2f} M | "
-            f"{m['memory'] / 1024:.1f} + {m['stack'] / 1024:.1f} KiB ({m['stated'] / 1024:.1f}) | "
+            f"{m['memory'] / 1024:.1f} + {'>= ' if m['stack'] >= 65536 else ''}"
+            f"{m['stack'] / 1024:.1f} KiB ({m['stated'] / 1024:.1f}) | "
             f"{(m['text'] + m['data']) / 1024:.0f} KiB ({code / 1024:.0f}) | "
             f"{worst / 1e6:.1g} |")
     lines += [

@@ -16,7 +16,8 @@ uint64_t board_cycles(void);
 /* Starts the counter; returns 0 where the board has none. */
 int board_start(void);
 /* The lowest address the stack has reached since board_start painted it, as bytes below its
- * top (0 where the board does not measure it). */
+ * top (0 where the board does not measure it; board_cortexm.c paints 64 KiB, so 65536 means
+ * at least that). */
 uint32_t board_stack_used(void);
 
 #endif /* BOARD_H_ */

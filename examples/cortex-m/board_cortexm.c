@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 enum { SYS_OPEN = 0x01, SYS_WRITE = 0x05, SYS_EXIT_EXTENDED = 0x20 };
-enum { STACK_PAINT = 0x5AFE57AC, STACK_PAINTED = 16 * 1024 };
+enum { STACK_PAINT = 0x5AFE57AC, STACK_PAINTED = 64 * 1024 };
 
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
