@@ -110,12 +110,10 @@ static void ref_out_double(ref_out *o, double x, int prec, char conv) {
     ref_out_s(o, "inf", 3);
     return;
   }
-  if (conv == 'f') {
-    /* Only %.0f is used, and never for values past 2^63. */
-    if (x < 9.2e18)
-      ref_out_u(o, (unsigned long long)(x + 0.5), 10);
-    else
-      ref_out_g(o, 0, 0, 1);
+  if (conv == 'f' && x < 9.2e18) { /* only %.0f is used; larger values as %g */
+    double whole = floor(x), part = x - whole;
+    unsigned long long u = (unsigned long long)whole;
+    ref_out_u(o, u + (part > 0.5 || (part == 0.5 && (u & 1))), 10); /* half to even */
     return;
   }
   if (prec <= 0)

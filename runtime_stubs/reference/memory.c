@@ -162,13 +162,15 @@ void *ref_realloc(void *p, size_t bytes) {
     return ref_malloc(bytes);
   ref_mutex_lock(&ref_memory_lock);
   r = ref_region_of(p);
-#ifndef ODLA_REFERENCE_NO_HEAP
   if (!r) {
+#ifndef ODLA_REFERENCE_NO_HEAP
     q = realloc(p, bytes ? bytes : 1);
+#else
+    q = NULL; /* not a block of any region: nothing to grow */
+#endif
     ref_mutex_unlock(&ref_memory_lock);
     return q;
   }
-#endif
   {
     /* Grow in place into a free block after it where there is one. */
     ref_block *b = (ref_block *)p - 1, *next = ref_block_next(b);

@@ -181,7 +181,7 @@ static void formats(void) {
   same("%g %g %g %g %g %g", 0.0, 1.0, -2.5, 0.1, 1e-5, 123456.0);
   same("%g %g %g %g", 1234567.0, 3.14159265358979, 1e30, -7.25e-12);
   same("%.9g %.9g %.9g", 0.1f * 1.0, 16777217.0, 1.0 / 3.0);
-  same("%.0f %.0f", 0.0, 12345.0);
+  same("%.0f %.0f %.0f %.0f %.0f", 0.0, 12345.0, 0.5, 2.5, 3.5);
   n = ref_snprintf(small, sizeof small, "%s", "longer than eight");
   CHECK(n == 17 && strcmp(small, "longer ") == 0, "truncation: %d, '%s'", n, small);
   n = ref_snprintf(NULL, 0, "%d", 12345);
