@@ -3,9 +3,13 @@
  * (make_heldout.py), run with the reference backend. The instance, its arena and every
  * structure of the backend live in `memory`, a static buffer of the size the header states;
  * nothing touches the heap (no_heap.c stops the run if anything does) and nothing uses stdio
- * (board.h writes the output). It prints the first few predictions, the memory and stack it
- * used, the instructions per inference where the board counts them, the accuracy, and each
- * class it gave, one line per digit, for tests/build to compare with the host's. */
+ * (board.h writes the output; the backend's messages reach it through ODLA's logger hook).
+ * It first shows what too little memory gives, then prints the first few predictions, the
+ * memory and stack it used, the instructions per inference where the board counts them, the
+ * accuracy, and each class it gave, one line per digit, for tests/build to compare with the
+ * host's. */
+#include <ODLA/odla_log.h>
+
 #include "board.h"
 #include "digits.h"
 #include "heldout.h"
@@ -18,6 +22,17 @@ static void line(const char *text, long long value, const char *rest) {
   board_write(text);
   board_write_int(value);
   board_write(rest);
+}
+
+/* The backend's messages (built without stdio, it writes none itself). */
+static void log_to_board(const char *file, int line, const char *func, odla_log_level level,
+                         const char *msg) {
+  (void)file, (void)line, (void)level;
+  board_write("odla: ");
+  board_write(func);
+  board_write(": ");
+  board_write(msg);
+  board_write("\n");
 }
 
 /* Bytes of `memory` written since it was painted: the highest one that changed. */
@@ -33,6 +48,11 @@ int main(void) {
   float probs[CLASSES];
   int i, k, correct = 0, status, counting = board_start();
   uint64_t least = 0, total = 0;
+  odla_SetLogger(log_to_board);
+  /* Room for the arena but only 512 bytes for the backend's structures: a status and a
+   * message, then the memory is the application's again. */
+  status = digits_create_in(memory, 63 + 64 + (DIGITS_ARENA_BYTES + 63) / 64 * 64 + 512, &net);
+  line("with too little memory: odla_status ", status, "\n");
   for (i = 0; i < (int)sizeof memory; ++i)
     memory[i] = PAINT;
   if ((status = digits_create_in(memory, sizeof memory, &net)) != 0) {

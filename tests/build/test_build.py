@@ -298,8 +298,9 @@ class CortexMTest(Work):
     boards: it classifies the held-out digits as the same program built for the host does,
     digit by digit (all 360 on the M4F: the host's 97.50%), with no call of malloc, calloc,
     realloc or free (no_heap.c ends the run with status 4 at one), within the memory the
-    generated header states, without stdio or kernels of other element types linked, and
-    prints its instructions per inference (QEMU -icount)."""
+    generated header states, without stdio or kernels of other element types linked, its
+    messages through ODLA's logger hook, and prints its instructions per inference (QEMU
+    -icount)."""
     EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
     BOARDS = (("mps2-an386", 360), ("mps2-an500", 40), ("mps3-an547", 40))
 
@@ -339,6 +340,10 @@ class CortexMTest(Work):
             with self.subTest(board=board):
                 out, got = self.firmware(board, count)
                 self.assertNotIn("heap call", got)
+                # Too little memory: ODLA_MEM_ERROR, the backend's message through the logger
+                # hook (formatted without stdio), and the memory usable again after.
+                self.assertIn("with too little memory: odla_status 4", got)
+                self.assertIn("odla: CreateConstant: out of memory", got)
                 self.assertEqual(len(self.classes(got)), count, got[-2000:])
                 self.assertEqual(self.classes(got), self.classes(self.host(out)))
                 used = re.search(r"memory used: (\d+) of (\d+) bytes", got)
