@@ -291,23 +291,35 @@ void Emitter::writeCreateIn(CWriter &w, const InstanceParts &parts) const {
   w.line("return ODLA_SUCCESS;");
   w.close();
   w.line();
+}
+
+void Emitter::writeCreateDestroy(CWriter &w, const InstanceParts &parts) const {
+  if (noHeap()) {
+    writeCreateIn(w, parts);
+  } else {
+    writeCreate(w, parts);
+  }
   w.open("void " + n + "_destroy(" + n + "_instance *inst)");
   w.line("if (!inst)");
   w.line("  return;");
-  w.line(
-      "/* Blocks go back to the region they came from; then the memory is the caller's again. */");
+  if (noHeap())
+    w.line("/* Blocks go back to the region they came from; then the memory is the caller's "
+           "again. */");
   for (auto h = parts.handles.rbegin(); h != parts.handles.rend(); ++h) {
     w.line("if (inst->" + h->field + ")");
     w.line("  " + h->destroy + "(inst->" + h->field + ");");
   }
-  w.line("odla_ExtReleaseMemory(inst->region);");
+  if (noHeap())
+    w.line("odla_ExtReleaseMemory(inst->region);");
+  if (parts.weights)
+    w.line("free(inst->weights);");
+  if (!noHeap())
+    w.line("free(inst);");
   w.close();
   w.line();
 }
 
-void Emitter::writeCreateDestroy(CWriter &w, const InstanceParts &parts) const {
-  if (noHeap())
-    return writeCreateIn(w, parts);
+void Emitter::writeCreate(CWriter &w, const InstanceParts &parts) const {
   w.open(createSignature());
   w.line(n + "_instance *inst;");
   for (const std::string &l : parts.locals)
@@ -333,18 +345,6 @@ void Emitter::writeCreateDestroy(CWriter &w, const InstanceParts &parts) const {
   }
   w.line("*out = inst;");
   w.line("return ODLA_SUCCESS;");
-  w.close();
-  w.line();
-  w.open("void " + n + "_destroy(" + n + "_instance *inst)");
-  w.line("if (!inst)");
-  w.line("  return;");
-  for (auto h = parts.handles.rbegin(); h != parts.handles.rend(); ++h) {
-    w.line("if (inst->" + h->field + ")");
-    w.line("  " + h->destroy + "(inst->" + h->field + ");");
-  }
-  if (parts.weights)
-    w.line("free(inst->weights);");
-  w.line("free(inst);");
   w.close();
   w.line();
 }

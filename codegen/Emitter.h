@@ -101,6 +101,8 @@ public:
   void bindPorts(CWriter &w, ValueIds &ids) const;
   void writeInstanceStruct(CWriter &w, const InstanceParts &parts) const;
   void writeCreateDestroy(CWriter &w, const InstanceParts &parts) const;
+  // NAME_create (the heap) or, with --no-heap, NAME_create_in; writeCreateDestroy calls them.
+  void writeCreate(CWriter &w, const InstanceParts &parts) const;
   void writeCreateIn(CWriter &w, const InstanceParts &parts) const;
   // NAME_init, NAME and NAME_fini over a process-wide instance.
   void writeOneCallApi(CWriter &w) const;

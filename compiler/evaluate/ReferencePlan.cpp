@@ -35,11 +35,19 @@ static Status checkPlannable(const Graph &g) {
   return Status::ok();
 }
 
-// --memory=least: the item the generated code sets before building.
-static void setLeastMemory(odla_computation comp, bool leastMemory) {
+// Records `g` on `comp` (the current computation) as the generated code does, with the
+// --memory=least item set first where it sets it.
+static void build(const Graph &g, const Target &target, bool leastMemory, odla_computation comp,
+                  lower::DirectSink &sink) {
   odla_bool yes = 1;
   if (leastMemory)
     odla_SetComputationItem(comp, ODLA_EXT_ITEM_LEAST_MEMORY, (odla_item_value)&yes);
+  lowerGraph(
+      g, sink,
+      [](const Value &c, size_t) {
+        return lower::Data{c.data()->data, ""};
+      },
+      target);
 }
 
 Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target, bool leastMemory) {
@@ -48,14 +56,8 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target, b
   odla_computation comp = nullptr;
   if (odla_CreateComputation(&comp) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend cannot create a computation");
-  setLeastMemory(comp, leastMemory);
   lower::DirectSink sink;
-  lowerGraph(
-      g, sink,
-      [](const Value &c, size_t) {
-        return lower::Data{c.data()->data, ""};
-      },
-      target);
+  build(g, target, leastMemory, comp, sink);
   MemoryPlan plan;
   odla_size_t bytes = 0;
   odla_int32 nodes = 0;
@@ -116,20 +118,12 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bo
   odla_computation comp = nullptr;
   odla_executable exec = nullptr;
   odla_context ctx = nullptr;
-  std::string error;
   bool full = false;
   odla_status s = odla_CreateComputation(&comp);
   if (s == ODLA_SUCCESS) {
-    setLeastMemory(comp, leastMemory);
     lower::DirectSink sink;
-    lowerGraph(
-        g, sink,
-        [](const Value &c, size_t) {
-          return lower::Data{c.data()->data, ""};
-        },
-        target);
-    full = !sink.firstError().empty();
-    error = sink.firstError();
+    build(g, target, leastMemory, comp, sink);
+    full = !sink.firstError().empty(); // the plan built: only the region can be too small
     if (!full)
       s = odla_CompileComputation(comp, nullptr, &exec);
     if (!full && s == ODLA_SUCCESS)
