@@ -177,8 +177,8 @@ typedef struct {
  * output rows; each run is located once per panel. For each im2col row (one kernel tap of
  * one channel) a run then reads one input row at a fixed stride: the cells whose tap lies
  * outside the input are zero, the others a copy, with no test per value. */
-static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                            float *dst) {
+REF_HOT static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                    float *dst) {
   const ref_conv_im2col *cb = (const ref_conv_im2col *)ctx;
   const ref_window *w = &cb->p->w;
   const int64_t ipix = ref_window_in_count(w), s2 = w->stride[2];
@@ -254,8 +254,8 @@ static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
 /* Each output channel accumulates, for each input channel of its group, its kernel's taps,
  * each tap a scaled run of input row over the output row's cells whose tap lies inside the
  * input. */
-static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
-                                float *yn, int64_t o0, int64_t o1) {
+REF_HOT static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
+                                        float *yn, int64_t o0, int64_t o1) {
   const ref_window *w = &p->w;
   const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
   const int64_t mpg = p->m / p->group, cpg = p->c / p->group, kvol = ref_window_k_count(w);

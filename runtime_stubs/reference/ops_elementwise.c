@@ -49,7 +49,8 @@ struct ref_unary_params {
 /* ref_<name>_<SFX>: y[i] = EXPR for v = x[i] in the compute type C (floats: alpha and beta
  * converted to C). */
 #define REF_UNARY_FN_F(name, SFX, S, C, EXPR)                                                      \
-  static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n, const ref_unary_params *p) { \
+  REF_HOT static void ref_##name##_##SFX(const void *vx, void *vy, int64_t n,                      \
+                                         const ref_unary_params *p) {                              \
     const S *x = (const S *)vx;                                                                    \
     S *y = (S *)vy;                                                                                \
     typedef C ref_c; /* REF_TG's type */                                                           \

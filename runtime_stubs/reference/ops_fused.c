@@ -41,7 +41,8 @@ static float ref_activate(odla_ext_fused_activation act, float v, float alpha, f
 }
 
 #define REF_EPILOGUE(E, S, C, SFX)                                                                 \
-  static void ref_epilogue_##SFX(const ref_epilogue_params *p, const S *x, const S *r, S *y) {     \
+  REF_HOT static void ref_epilogue_##SFX(const ref_epilogue_params *p, const S *x, const S *r,     \
+                                         S *y) {                                                   \
     int64_t i;                                                                                     \
     if (p->act == ODLA_EXT_FUSED_RELU && !r) { /* the common case, kept vectorizable */            \
       for (i = 0; i < p->n; ++i) {                                                                 \

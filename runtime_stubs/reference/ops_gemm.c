@@ -17,18 +17,19 @@
  * tile loops into vector FMAs for any width (measured: NR = 16 vectorizes badly with GCC).
  * MR is the largest row count whose accumulators still fit the register file: 12 rows x 2
  * vectors of the 32 AVX-512 registers, else 4 rows (16 AVX2 or 16 SSE registers). Only the
- * tile sizes depend on the target; the code is the same portable C everywhere. */
+ * tile sizes depend on the instruction set; the code is the same portable C everywhere, and
+ * on x86-64 one library holds a tile for each and picks one by the CPU (ref_tile_get). */
+enum { MR_WIDE = 12, MR_NARROW = 4 };
 #if defined(__AVX512F__)
-enum { MR = 12 };
+enum { MR_BUILD = MR_WIDE };
 #else
-enum { MR = 4 };
+enum { MR_BUILD = MR_NARROW };
 #endif
 /* The scratch size must not depend on MR: odlac plans the arena with the reference library
  * it links, and generated code may run on a build of it for another machine. Scratch is
  * sized for the largest MR, MR_MAX, and MC is a multiple of every MR. */
-enum { MR_MAX = 12, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512, NC_MIN = 128 };
-typedef char
-    ref_mc_fits_every_mr[MC % MR == 0 && MC % MR_MAX == 0 && (int)MR <= (int)MR_MAX ? 1 : -1];
+enum { MR_MAX = MR_WIDE, NR = REF_SGEMM_NR, MC = 120, KC = 256, NC = 512, NC_MIN = 128 };
+typedef char ref_mc_fits_every_mr[MC % MR_WIDE == 0 && MC % MR_NARROW == 0 ? 1 : -1];
 
 static int64_t ref_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
@@ -48,31 +49,31 @@ size_t ref_sgemm_scratch(int64_t m, int64_t n, int64_t k) {
   return (size_t)(kc * nc + mc * kc);
 }
 
-/* Packs rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into MR-row panels: panel r
- * holds kc groups of MR consecutive values, zero-padded past mc. */
-static void ref_pack_a(int trans, const float *a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
-                       int64_t kc, float *dst) {
+/* Packs rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into tile-row panels (tr rows,
+ * the tile's MR): panel r holds kc groups of tr consecutive values, zero-padded past mc. */
+REF_HOT static void ref_pack_a(int trans, const float *a, int64_t lda, int64_t i0, int64_t mc,
+                               int64_t p0, int64_t kc, int64_t tr, float *dst) {
   int64_t ir, p, i;
-  for (ir = 0; ir < mc; ir += MR) {
-    int64_t mr = ref_min(MR, mc - ir);
+  for (ir = 0; ir < mc; ir += tr) {
+    int64_t mr = ref_min(tr, mc - ir);
     if (!trans) { /* rows of A are contiguous along p: walk each row once */
       for (i = 0; i < mr; ++i) {
         const float *row = a + (i0 + ir + i) * lda + p0;
         for (p = 0; p < kc; ++p)
-          dst[p * MR + i] = row[p];
+          dst[p * tr + i] = row[p];
       }
-      for (; i < MR; ++i)
+      for (; i < tr; ++i)
         for (p = 0; p < kc; ++p)
-          dst[p * MR + i] = 0.0f;
-      dst += kc * MR;
+          dst[p * tr + i] = 0.0f;
+      dst += kc * tr;
       continue;
     }
     for (p = 0; p < kc; ++p) {
       for (i = 0; i < mr; ++i)
         dst[i] = a[(p0 + p) * lda + i0 + ir + i];
-      for (; i < MR; ++i)
+      for (; i < tr; ++i)
         dst[i] = 0.0f;
-      dst += MR;
+      dst += tr;
     }
   }
 }
@@ -85,8 +86,8 @@ typedef struct {
 } ref_dense_b;
 
 /* Packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into NR-column panels. */
-static void ref_pack_dense_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                             float *dst) {
+REF_HOT static void ref_pack_dense_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
+                                     int64_t nc, float *dst) {
   const ref_dense_b *d = (const ref_dense_b *)ctx;
   int64_t jr, p, j;
   for (jr = 0; jr < nc; jr += NR) {
@@ -118,26 +119,31 @@ static void ref_pack_dense_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0
   }
 }
 
-/* C[0:mr, 0:nr] += alpha * (packed A panel) x (packed B panel). The full MR x NR tile is
- * always computed (packing zero-pads the edges); only its mr x nr corner is stored. */
-static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *restrict b,
-                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
-  float acc[MR][NR];
+/* C[0:mr, 0:nr] += alpha * (packed A panel) x (packed B panel) for a tile of `rows` (its MR)
+ * rows: inlined into each tile's kernel below with rows a constant. The full tile is always
+ * computed (packing zero-pads the edges); only its mr x nr corner is stored. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+ref_micro_tile(const int64_t rows, int64_t kc, const float *restrict a, const float *restrict b,
+               float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
+  float acc[MR_MAX][NR];
   int64_t p, i, j;
-  for (i = 0; i < MR; ++i)
+  for (i = 0; i < rows; ++i)
     for (j = 0; j < NR; ++j)
       acc[i][j] = 0.0f;
   for (p = 0; p < kc; ++p) {
-    for (i = 0; i < MR; ++i) {
+    for (i = 0; i < rows; ++i) {
       const float ai = a[i];
       for (j = 0; j < NR; ++j)
         acc[i][j] += ai * b[j];
     }
-    a += MR;
+    a += rows;
     b += NR;
   }
-  if (mr == MR && nr == NR) {
-    for (i = 0; i < MR; ++i)
+  if (mr == rows && nr == NR) {
+    for (i = 0; i < rows; ++i)
       for (j = 0; j < NR; ++j)
         c[i * ldc + j] += alpha * acc[i][j];
   } else {
@@ -147,9 +153,52 @@ static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *r
   }
 }
 
-void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c, int64_t ldc,
-                        float *pack) {
+typedef void (*ref_micro_kernel_fn)(int64_t kc, const float *restrict a, const float *restrict b,
+                                    float *restrict c, int64_t ldc, int64_t mr, int64_t nr,
+                                    float alpha);
+
+/* A register tile: its rows (MR) and its kernel. */
+typedef struct {
+  int64_t mr;
+  ref_micro_kernel_fn kernel;
+} ref_tile;
+
+static void ref_micro_kernel(int64_t kc, const float *restrict a, const float *restrict b,
+                             float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
+  ref_micro_tile(MR_BUILD, kc, a, b, c, ldc, mr, nr, alpha);
+}
+
+#if REF_X86_TARGETS
+__attribute__((target("avx512f,fma"))) static void
+ref_micro_kernel_avx512(int64_t kc, const float *restrict a, const float *restrict b,
+                        float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
+  ref_micro_tile(MR_WIDE, kc, a, b, c, ldc, mr, nr, alpha);
+}
+__attribute__((target("avx2,fma"))) static void
+ref_micro_kernel_avx2(int64_t kc, const float *restrict a, const float *restrict b,
+                      float *restrict c, int64_t ldc, int64_t mr, int64_t nr, float alpha) {
+  ref_micro_tile(MR_NARROW, kc, a, b, c, ldc, mr, nr, alpha);
+}
+#endif
+
+/* The tile for this CPU: on x86-64 AVX-512's, else AVX2's with FMA, else the build's. */
+static const ref_tile *ref_tile_get(void) {
+  static const ref_tile build = {MR_BUILD, ref_micro_kernel};
+#if REF_X86_TARGETS
+  static const ref_tile avx512 = {MR_WIDE, ref_micro_kernel_avx512};
+  static const ref_tile avx2 = {MR_NARROW, ref_micro_kernel_avx2};
+  if (ref_cpu_has("avx512f"))
+    return &avx512;
+  if (ref_cpu_has("avx2") && ref_cpu_has("fma"))
+    return &avx2;
+#endif
+  return &build;
+}
+
+REF_HOT void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *a, int64_t lda, ref_pack_b_fn pack_b,
+                                const void *b_ctx, float *c, int64_t ldc, float *pack) {
+  const ref_tile *tile = ref_tile_get();
   int64_t jc, pc, ic, jr, ir, block = ref_sgemm_nc(m, n, k);
   float *pack_b_buf = pack, *pack_a;
   if (k == 0 || alpha == 0.0f)
@@ -162,12 +211,11 @@ void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alph
       pack_b(b_ctx, pc, kc, jc, nc, pack_b_buf);
       for (ic = 0; ic < m; ic += MC) {
         int64_t mc = ref_min(MC, m - ic);
-        ref_pack_a(trans_a, a, lda, ic, mc, pc, kc, pack_a);
+        ref_pack_a(trans_a, a, lda, ic, mc, pc, kc, tile->mr, pack_a);
         for (jr = 0; jr < nc; jr += NR)
-          for (ir = 0; ir < mc; ir += MR)
-            ref_micro_kernel(kc, pack_a + ir * kc, pack_b_buf + jr * kc,
-                             c + (ic + ir) * ldc + jc + jr, ldc, ref_min(MR, mc - ir),
-                             ref_min(NR, nc - jr), alpha);
+          for (ir = 0; ir < mc; ir += tile->mr)
+            tile->kernel(kc, pack_a + ir * kc, pack_b_buf + jr * kc, c + (ic + ir) * ldc + jc + jr,
+                         ldc, ref_min(tile->mr, mc - ir), ref_min(NR, nc - jr), alpha);
       }
     }
   }
@@ -175,8 +223,8 @@ void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alph
 
 /* C = beta * C for an m x n block, or C = row_bias[i] on row i where row_bias is given; the
  * GEMM blocks only accumulate. beta == 0 ignores C's contents. */
-static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, float *c,
-                       int64_t ldc) {
+REF_HOT static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, float *c,
+                               int64_t ldc) {
   int64_t i, j;
   if (row_bias)
     for (i = 0; i < m; ++i)
@@ -193,8 +241,8 @@ static void ref_init_c(float beta, const float *row_bias, int64_t m, int64_t n, 
  * computation's products of one row get (ref_mm_layout). With B transposed each element of C
  * is a dot product along a row of B, in 8 partial sums the compiler vectorizes; else C's row
  * accumulates scaled rows of B. The sums are in another order than the packed kernel's. */
-static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha, const float *a,
-                      int64_t lda, const float *b, int64_t ldb, float *c) {
+REF_HOT static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha,
+                              const float *a, int64_t lda, const float *b, int64_t ldb, float *c) {
   int64_t j, p, q;
   if (trans_b) {
     for (j = 0; j < n; ++j) {
@@ -293,7 +341,7 @@ static void ref_sgemm_part(void *arg, int index, int parts, unsigned char *scrat
                        &b, g->c + lo, g->ldc, pack);
     return;
   }
-  ref_split(g->m, MR, index, parts, &lo, &hi);
+  ref_split(g->m, ref_tile_get()->mr, index, parts, &lo, &hi);
   ref_init_c(g->beta, g->row_bias ? g->row_bias + lo : NULL, hi - lo, g->n, g->c + lo * g->ldc,
              g->ldc);
   ref_sgemm_packed_b(g->trans_a, hi - lo, g->n, g->k, g->alpha,
@@ -308,7 +356,8 @@ static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t 
                               const void *b_ctx, float beta, const float *row_bias, float *c,
                               int64_t ldc, float *pack) {
   ref_threads *pool = io ? ref_io_threads(io) : NULL;
-  const int64_t col_blocks = (n + NR - 1) / NR, row_blocks = (m + MR - 1) / MR;
+  const int64_t col_blocks = (n + NR - 1) / NR, mr = ref_tile_get()->mr,
+                row_blocks = (m + mr - 1) / mr;
   int64_t threads = ref_threads_count(pool), blocks;
   ref_sgemm_job g;
   if (threads < 2 || m * n * k < REF_SGEMM_PARALLEL_MIN)

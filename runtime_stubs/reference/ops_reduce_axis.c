@@ -56,8 +56,8 @@ typedef struct {
 /* One [len x inner] block, x -> y (which may be the same buffer). m and s are `inner`
  * elements of scratch when inner > 1. */
 #define REF_SOFTMAX_BLOCK(SFX, A, EXP, LOG)                                                        \
-  static void ref_softmax_block_##SFX(const A *x, A *y, int64_t len, int64_t inner,                \
-                                      ref_sm_mode mode, A *m, A *s) {                              \
+  REF_HOT static void ref_softmax_block_##SFX(const A *x, A *y, int64_t len, int64_t inner,        \
+                                              ref_sm_mode mode, A *m, A *s) {                      \
     int64_t a, i;                                                                                  \
     if (len == 0)                                                                                  \
       return;                                                                                      \

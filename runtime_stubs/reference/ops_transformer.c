@@ -19,8 +19,8 @@ typedef struct {
 
 /* Statistics in double: mean, then the variance about it (two passes, no cancellation). */
 #define REF_DEFINE_LAYERNORM(E, S, C, SFX)                                                         \
-  static void ref_layernorm_##SFX(const ref_layernorm_params *p, const S *x, const S *scale,       \
-                                  const S *bias, S *y) {                                           \
+  REF_HOT static void ref_layernorm_##SFX(const ref_layernorm_params *p, const S *x,               \
+                                          const S *scale, const S *bias, S *y) {                   \
     int64_t r, j;                                                                                  \
     for (r = 0; r < p->rows; ++r) {                                                                \
       const S *xr = x + r * p->cols;                                                               \
@@ -163,9 +163,9 @@ static size_t ref_attention_f32_scratch(const ref_attention_params *p, size_t *p
   return *pack_offset + (qk > pv ? qk : pv);
 }
 
-static void ref_attention_f32_tiled(const ref_attention_params *p, const float *q, const float *k,
-                                    const float *v, const float *scale, const float *mask, float *y,
-                                    float *scratch) {
+REF_HOT static void ref_attention_f32_tiled(const ref_attention_params *p, const float *q,
+                                            const float *k, const float *v, const float *scale,
+                                            const float *mask, float *y, float *scratch) {
   size_t pack_offset;
   float *scores = scratch, *pack;
   int64_t b, i0, r, j;

@@ -1,15 +1,24 @@
 /* qgemm.c: the integer GEMM of qgemm.h: a REF_QG_MR x REF_QG_NR register tile over int16
- * pairs, then the exact requantization and the byte stores, in portable C99 and, where the
- * compiler targets AVX2, with AVX2 intrinsics (VNNI's fused multiply-add where present). */
+ * pairs, then the exact requantization and the byte stores, in portable C99 and, on x86-64
+ * CPUs with AVX2 and FMA, with AVX2 intrinsics (VNNI's fused multiply-add where the CPU has
+ * it), chosen at run time (ref_qg_x86). */
 #include "qgemm.h"
+#include "ref_isa.h"
 
 #include <string.h>
 
-#if defined(__AVX2__)
+#if REF_X86_TARGETS
 #include <immintrin.h>
-#define REF_QG_AVX2 1
+/* What the x86 kernels and their helpers are compiled for. */
+#define REF_QG_AVX2 __attribute__((target("avx2,fma")))
+#define REF_QG_VNNI512 __attribute__((target("avx2,fma,avx512vnni,avx512vl")))
+#define REF_QG_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
+#endif
+/* Kernels for AVX-VNNI, which Clang 14's __builtin_cpu_supports cannot ask for. */
+#if REF_X86_TARGETS && !defined(__clang__)
+#define REF_QG_WITH_AVXVNNI 1
 #else
-#define REF_QG_AVX2 0
+#define REF_QG_WITH_AVXVNNI 0
 #endif
 
 typedef int32_t ref_qg_acc[REF_QG_MR][REF_QG_NR];
@@ -124,71 +133,133 @@ static void ref_qg_store_portable(const ref_qg_out *o, int64_t r, int64_t nr, in
 
 /* ---- AVX2 ---------------------------------------------------------------------------------- */
 
-#if REF_QG_AVX2
+#if REF_X86_TARGETS
 
-/* c + the pairwise products of x and b (16 int16 pairs into 8 int32 lanes). */
-static inline __m256i ref_qg_madd(__m256i c, __m256i x, __m256i b) {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  return _mm256_dpwssd_epi32(c, x, b);
-#elif defined(__AVXVNNI__)
-  return _mm256_dpwssd_avx_epi32(c, x, b);
-#else
+/* c + the pairwise products of x and b (16 int16 pairs into 8 int32 lanes): AVX2's two
+ * instructions, or one with AVX512-VNNI (VL) or AVX-VNNI. */
+REF_QG_AVX2 static inline __m256i ref_qg_madd(__m256i c, __m256i x, __m256i b) {
   return _mm256_add_epi32(c, _mm256_madd_epi16(x, b));
-#endif
 }
+REF_QG_VNNI512 static inline __m256i ref_qg_madd_vnni512(__m256i c, __m256i x, __m256i b) {
+  return _mm256_dpwssd_epi32(c, x, b);
+}
+#if REF_QG_WITH_AVXVNNI
+REF_QG_AVXVNNI static inline __m256i ref_qg_madd_avxvnni(__m256i c, __m256i x, __m256i b) {
+  return _mm256_dpwssd_avx_epi32(c, x, b);
+}
+#endif
 
 /* The pair at s, in every 32-bit lane. */
-static inline __m256i ref_qg_pair(const int16_t *s) {
+REF_QG_AVX2 static inline __m256i ref_qg_pair(const int16_t *s) {
   int32_t w;
   memcpy(&w, s, sizeof w);
   return _mm256_set1_epi32(w);
 }
 
-static void ref_qg_tile_avx2(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
-                             ref_qg_acc acc) {
-  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  int64_t p;
-  for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR) {
-    const __m256i b0 = _mm256_loadu_si256((const __m256i *)v);
-    const __m256i b1 = _mm256_loadu_si256((const __m256i *)(v + REF_QG_NR));
-    __m256i x = ref_qg_pair(a0 + p);
-    c00 = ref_qg_madd(c00, x, b0);
-    c01 = ref_qg_madd(c01, x, b1);
-    x = ref_qg_pair(a1 + p);
-    c10 = ref_qg_madd(c10, x, b0);
-    c11 = ref_qg_madd(c11, x, b1);
-    x = ref_qg_pair(a2 + p);
-    c20 = ref_qg_madd(c20, x, b0);
-    c21 = ref_qg_madd(c21, x, b1);
-    x = ref_qg_pair(a3 + p);
-    c30 = ref_qg_madd(c30, x, b0);
-    c31 = ref_qg_madd(c31, x, b1);
-    x = ref_qg_pair(a4 + p);
-    c40 = ref_qg_madd(c40, x, b0);
-    c41 = ref_qg_madd(c41, x, b1);
-    x = ref_qg_pair(a5 + p);
-    c50 = ref_qg_madd(c50, x, b0);
-    c51 = ref_qg_madd(c51, x, b1);
-  }
-  _mm256_storeu_si256((__m256i *)acc[0], c00);
-  _mm256_storeu_si256((__m256i *)(acc[0] + 8), c01);
-  _mm256_storeu_si256((__m256i *)acc[1], c10);
-  _mm256_storeu_si256((__m256i *)(acc[1] + 8), c11);
-  _mm256_storeu_si256((__m256i *)acc[2], c20);
-  _mm256_storeu_si256((__m256i *)(acc[2] + 8), c21);
-  _mm256_storeu_si256((__m256i *)acc[3], c30);
-  _mm256_storeu_si256((__m256i *)(acc[3] + 8), c31);
-  _mm256_storeu_si256((__m256i *)acc[4], c40);
-  _mm256_storeu_si256((__m256i *)(acc[4] + 8), c41);
-  _mm256_storeu_si256((__m256i *)acc[5], c50);
-  _mm256_storeu_si256((__m256i *)(acc[5] + 8), c51);
+/* The pair of taps (2j, 2j + 1) of kernel row r (the second 0 past the row's end), in every
+ * 32-bit lane. */
+REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, int64_t j) {
+  int16_t pair[2];
+  pair[0] = w[r * kw + 2 * j];
+  pair[1] = 2 * j + 1 < kw ? w[r * kw + 2 * j + 1] : 0;
+  return ref_qg_pair(pair);
 }
+
+/* The kernels whose multiply-adds are MADD (ref_qg_madd or a VNNI one), compiled for TARGET:
+ * ref_qg_tile_SFX, and ref_qg_depthwise_row_SFX for dil 1 and stride 1 or 2.
+ * In the depthwise rows, stride 1: each register of pairs (x[i], x[i + 1]) at even i serves the
+ * even outputs, the same one element on the odd ones; the two sums interleave back at the end.
+ * Stride 2: the pairs of consecutive outputs are consecutive in memory. Taps pair up along the row.
+ */
+#define REF_QG_X86_KERNELS(SFX, TARGET, MADD)                                                      \
+  TARGET static void ref_qg_tile_##SFX(int64_t kp, const int16_t *const a[REF_QG_MR],              \
+                                       const int16_t *v, ref_qg_acc acc) {                         \
+    const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];          \
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;   \
+    __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;                      \
+    int64_t p;                                                                                     \
+    for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR) {                                              \
+      const __m256i b0 = _mm256_loadu_si256((const __m256i *)v);                                   \
+      const __m256i b1 = _mm256_loadu_si256((const __m256i *)(v + REF_QG_NR));                     \
+      __m256i x = ref_qg_pair(a0 + p);                                                             \
+      c00 = MADD(c00, x, b0);                                                                      \
+      c01 = MADD(c01, x, b1);                                                                      \
+      x = ref_qg_pair(a1 + p);                                                                     \
+      c10 = MADD(c10, x, b0);                                                                      \
+      c11 = MADD(c11, x, b1);                                                                      \
+      x = ref_qg_pair(a2 + p);                                                                     \
+      c20 = MADD(c20, x, b0);                                                                      \
+      c21 = MADD(c21, x, b1);                                                                      \
+      x = ref_qg_pair(a3 + p);                                                                     \
+      c30 = MADD(c30, x, b0);                                                                      \
+      c31 = MADD(c31, x, b1);                                                                      \
+      x = ref_qg_pair(a4 + p);                                                                     \
+      c40 = MADD(c40, x, b0);                                                                      \
+      c41 = MADD(c41, x, b1);                                                                      \
+      x = ref_qg_pair(a5 + p);                                                                     \
+      c50 = MADD(c50, x, b0);                                                                      \
+      c51 = MADD(c51, x, b1);                                                                      \
+    }                                                                                              \
+    _mm256_storeu_si256((__m256i *)acc[0], c00);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[0] + 8), c01);                                             \
+    _mm256_storeu_si256((__m256i *)acc[1], c10);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[1] + 8), c11);                                             \
+    _mm256_storeu_si256((__m256i *)acc[2], c20);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[2] + 8), c21);                                             \
+    _mm256_storeu_si256((__m256i *)acc[3], c30);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[3] + 8), c31);                                             \
+    _mm256_storeu_si256((__m256i *)acc[4], c40);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[4] + 8), c41);                                             \
+    _mm256_storeu_si256((__m256i *)acc[5], c50);                                                   \
+    _mm256_storeu_si256((__m256i *)(acc[5] + 8), c51);                                             \
+  }                                                                                                \
+                                                                                                   \
+  TARGET static void ref_qg_depthwise_row_##SFX(int rows, const int16_t *const *x, int64_t stride, \
+                                                int64_t kw, const int16_t *w, int64_t n,           \
+                                                int accumulate, int32_t *s) {                      \
+    const int64_t pairs = (kw + 1) / 2;                                                            \
+    int64_t ow0, j;                                                                                \
+    int r;                                                                                         \
+    for (ow0 = 0; ow0 < n; ow0 += 16) {                                                            \
+      __m256i a = _mm256_setzero_si256(), b = a, lo, hi;                                           \
+      for (r = 0; r < rows; ++r)                                                                   \
+        for (j = 0; j < pairs; ++j) {                                                              \
+          const __m256i tp = ref_qg_tap_pair(w, kw, r, j);                                         \
+          if (stride == 1) {                                                                       \
+            const int16_t *at = x[r] + ow0 + 2 * j;                                                \
+            a = MADD(a, _mm256_loadu_si256((const __m256i *)at), tp);                              \
+            b = MADD(b, _mm256_loadu_si256((const __m256i *)(at + 1)), tp);                        \
+          } else {                                                                                 \
+            const int16_t *at = x[r] + 2 * ow0 + 2 * j;                                            \
+            a = MADD(a, _mm256_loadu_si256((const __m256i *)at), tp);                              \
+            b = MADD(b, _mm256_loadu_si256((const __m256i *)(at + 16)), tp);                       \
+          }                                                                                        \
+        }                                                                                          \
+      if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */                          \
+        lo = _mm256_unpacklo_epi32(a, b);                                                          \
+        hi = _mm256_unpackhi_epi32(a, b);                                                          \
+        a = _mm256_permute2x128_si256(lo, hi, 0x20);                                               \
+        b = _mm256_permute2x128_si256(lo, hi, 0x31);                                               \
+      }                                                                                            \
+      if (accumulate) {                                                                            \
+        a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(s + ow0)));                   \
+        b = _mm256_add_epi32(b, _mm256_loadu_si256((const __m256i *)(s + ow0 + 8)));               \
+      }                                                                                            \
+      _mm256_storeu_si256((__m256i *)(s + ow0), a);                                                \
+      _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                            \
+    }                                                                                              \
+  }
+REF_QG_X86_KERNELS(avx2, REF_QG_AVX2, ref_qg_madd)
+REF_QG_X86_KERNELS(vnni512, REF_QG_VNNI512, ref_qg_madd_vnni512)
+#if REF_QG_WITH_AVXVNNI
+REF_QG_X86_KERNELS(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
+#endif
+#undef REF_QG_X86_KERNELS
 
 /* ref_qg_requantize on four 64-bit lanes: prod (the products), sh (the shifts); zp, lo and
  * hi 64-bit. */
-static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256i lo, __m256i hi) {
+REF_QG_AVX2 static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256i lo,
+                                                __m256i hi) {
   const __m256i offset = _mm256_set1_epi64x((int64_t)1 << 62), one = _mm256_set1_epi64x(1);
   const __m256i t = _mm256_add_epi64(prod, offset);
   const __m256i odd = _mm256_and_si256(_mm256_srlv_epi64(t, sh), one);
@@ -205,8 +276,8 @@ static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256
 }
 
 /* ref_qg_requantize of eight sums s = acc + bias (int32 lanes; the results in int32 lanes). */
-static inline __m256i ref_qg_exact8(__m256i s, __m256i mult, __m256i shift, __m256i zp, __m256i lo,
-                                    __m256i hi) {
+REF_QG_AVX2 static inline __m256i ref_qg_exact8(__m256i s, __m256i mult, __m256i shift, __m256i zp,
+                                                __m256i lo, __m256i hi) {
   const __m256i low = _mm256_set1_epi64x(0xffffffff);
   const __m256i even =
       ref_qg_round4(_mm256_mul_epi32(s, mult), _mm256_and_si256(shift, low), zp, lo, hi);
@@ -217,39 +288,31 @@ static inline __m256i ref_qg_exact8(__m256i s, __m256i mult, __m256i shift, __m2
 }
 
 /* ref_qg_fast of eight sums: scale0 for lanes 0-3, scale1 for lanes 4-7; zp, lo and hi as
- * int32 lanes. With FMA, s * scale + (1.5 * 2^52 + zp) is rounded once, to nearest even, onto
+ * int32 lanes. s * scale + (1.5 * 2^52 + zp) is rounded once, to nearest even, onto
  * the integers (the sum lies in [2^52, 2^53)): the low 32 bits of that double are then
  * round_half_to_even(s * scale) + zp exactly, whatever s * scale's own precision
  * (ref_qg_prepare bounds |s * scale| well below 2^31). */
-static inline __m256i ref_qg_fast8(__m256i s, __m256i smin, __m256i smax, __m256d scale0,
-                                   __m256d scale1, __m256i zp, __m256i lo, __m256i hi) {
-  __m256d d0, d1;
-  __m256i q;
+REF_QG_AVX2 static inline __m256i ref_qg_fast8(__m256i s, __m256i smin, __m256i smax,
+                                               __m256d scale0, __m256d scale1, __m256i zp,
+                                               __m256i lo, __m256i hi) {
+  const __m256d magic = _mm256_set1_pd(6755399441055744.0); /* 1.5 * 2^52 */
+  const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  __m256i low, high, q;
   s = _mm256_min_epi32(_mm256_max_epi32(s, smin), smax);
-  d0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(s));
-  d1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1));
-#if defined(__FMA__)
-  {
-    const __m256d magic = _mm256_set1_pd(6755399441055744.0); /* 1.5 * 2^52 */
-    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    const __m256i low =
-        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_fmadd_pd(d0, scale0, magic)), even);
-    const __m256i high =
-        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_fmadd_pd(d1, scale1, magic)), even);
-    q = _mm256_add_epi32(_mm256_blend_epi32(low, high, 0xF0), zp);
-  }
-#else
-  d0 = _mm256_round_pd(_mm256_mul_pd(d0, scale0), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  d1 = _mm256_round_pd(_mm256_mul_pd(d1, scale1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  q = _mm256_add_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(d0)),
-                                               _mm256_cvtpd_epi32(d1), 1),
-                       zp);
-#endif
+  low = _mm256_permutevar8x32_epi32(
+      _mm256_castpd_si256(
+          _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(s)), scale0, magic)),
+      even);
+  high = _mm256_permutevar8x32_epi32(
+      _mm256_castpd_si256(
+          _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)), scale1, magic)),
+      even);
+  q = _mm256_add_epi32(_mm256_blend_epi32(low, high, 0xF0), zp);
   return _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
 }
 
 /* Eight results in [lo, hi] (int32 lanes) as bytes in the low 64 bits. */
-static inline __m128i ref_qg_pack8(__m256i r, int y_signed) {
+REF_QG_AVX2 static inline __m128i ref_qg_pack8(__m256i r, int y_signed) {
   const __m256i w = _mm256_packs_epi32(r, r); /* in range: no saturation */
   const __m256i b = y_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
   return _mm256_castsi256_si128(
@@ -258,9 +321,10 @@ static inline __m128i ref_qg_pack8(__m256i r, int y_signed) {
 
 /* Requantizes eight sums s = acc + bias of channels ch[0..8) (per lane) or channel ch0 (all
  * lanes, ch NULL) and stores the bytes at y. */
-static inline void ref_qg_requant8(const ref_qg_out *o, __m256i s, int64_t ch0, const int32_t *mult,
-                                   const int32_t *shift, const double *scale, const int32_t *smin,
-                                   const int32_t *smax, unsigned char *y) {
+REF_QG_AVX2 static inline void ref_qg_requant8(const ref_qg_out *o, __m256i s, int64_t ch0,
+                                               const int32_t *mult, const int32_t *shift,
+                                               const double *scale, const int32_t *smin,
+                                               const int32_t *smax, unsigned char *y) {
   __m256i r;
   if (o->fast) {
     const __m256i zp = _mm256_set1_epi32(o->zp), lo = _mm256_set1_epi32(o->lo);
@@ -285,8 +349,8 @@ static inline void ref_qg_requant8(const ref_qg_out *o, __m256i s, int64_t ch0, 
   _mm_storel_epi64((__m128i *)y, ref_qg_pack8(r, o->y_signed));
 }
 
-static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
-                              ref_qg_acc acc) {
+REF_QG_AVX2 static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c,
+                                          int64_t nc, ref_qg_acc acc) {
   /* per-column parameters of the tile's columns, the missing ones harmless */
   int32_t cb[REF_QG_NR] = {0}, cm[REF_QG_NR] = {0}, cs[REF_QG_NR], lo[REF_QG_NR] = {0};
   int32_t hi[REF_QG_NR] = {0};
@@ -330,7 +394,70 @@ static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_
   }
 }
 
-#endif /* REF_QG_AVX2 */
+/* The runs of sums of ref_qg_requantize_run and ref_qg_requantize_channels, eight at a time:
+ * how many they did (the rest is the portable loop's). */
+REF_QG_AVX2 static int64_t ref_qg_requantize_run_avx2(const ref_qg_out *o, int64_t ch,
+                                                      const int32_t *s, int64_t n,
+                                                      unsigned char *y) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    ref_qg_requant8(o,
+                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + i)),
+                                     _mm256_set1_epi32(o->bias[ch])),
+                    ch, NULL, NULL, NULL, NULL, NULL, y + i);
+  return i;
+}
+REF_QG_AVX2 static int64_t ref_qg_requantize_channels_avx2(const ref_qg_out *o, const int32_t *s,
+                                                           int64_t n, unsigned char *y) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8)
+    ref_qg_requant8(o,
+                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + c)),
+                                     _mm256_loadu_si256((const __m256i *)(o->bias + c))),
+                    0, o->mult + c, o->shift + c, o->fast ? o->scale + c : NULL,
+                    o->fast ? o->smin + c : NULL, o->fast ? o->smax + c : NULL, y + c);
+  return c;
+}
+
+#endif /* REF_X86_TARGETS */
+
+/* ---- The kernels for this CPU ------------------------------------------------------------- */
+
+typedef void (*ref_qg_depthwise_fn)(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
+                                    const int16_t *w, int64_t n, int accumulate, int32_t *s);
+typedef struct {
+  ref_qg_tile_fn tile;
+  ref_qg_store_fn store;
+  ref_qg_depthwise_fn depthwise; /* dil 1, stride 1 or 2; NULL: the portable loop */
+  int x86;                       /* the AVX2 requantization runs */
+} ref_qg_kernels;
+
+/* On x86-64 with AVX2 and FMA, the AVX2 kernels (with VNNI's multiply-add where the CPU has
+ * it), else the portable ones. */
+static const ref_qg_kernels *ref_qg_kernels_get(void) {
+  static const ref_qg_kernels portable = {ref_qg_tile_portable, ref_qg_store_portable, NULL, 0};
+#if REF_X86_TARGETS
+  static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, ref_qg_store_avx2,
+                                      ref_qg_depthwise_row_avx2, 1};
+  static const ref_qg_kernels vnni512 = {ref_qg_tile_vnni512, ref_qg_store_avx2,
+                                         ref_qg_depthwise_row_vnni512, 1};
+#if REF_QG_WITH_AVXVNNI
+  static const ref_qg_kernels avxvnni = {ref_qg_tile_avxvnni, ref_qg_store_avx2,
+                                         ref_qg_depthwise_row_avxvnni, 1};
+#endif
+  if (!ref_cpu_has("avx2") || !ref_cpu_has("fma"))
+    return &portable;
+  if (ref_cpu_has("avx512vnni") && ref_cpu_has("avx512vl"))
+    return &vnni512;
+#if REF_QG_WITH_AVXVNNI
+  if (ref_cpu_has("avxvnni"))
+    return &avxvnni;
+#endif
+  return &avx2;
+#else
+  return &portable;
+#endif
+}
 
 /* ---- The loop over tiles ------------------------------------------------------------------- */
 
@@ -353,11 +480,8 @@ static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int
 }
 
 void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-#if REF_QG_AVX2
-  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_avx2, ref_qg_store_avx2);
-#else
-  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, ref_qg_store_portable);
-#endif
+  const ref_qg_kernels *k = ref_qg_kernels_get();
+  ref_qg_loop(g, r0, r1, c0, c1, k->tile, k->store);
 }
 
 void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
@@ -381,11 +505,9 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
     }
     return;
   }
-#if REF_QG_AVX2
-  for (; i + 8 <= n; i += 8)
-    ref_qg_requant8(
-        o, _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + i)), _mm256_set1_epi32(bias)),
-        ch, NULL, NULL, NULL, NULL, NULL, y + i);
+#if REF_X86_TARGETS
+  if (ref_qg_kernels_get()->x86)
+    i = ref_qg_requantize_run_avx2(o, ch, s, n, y);
 #endif
   if (o->fast)
     for (; i < n; ++i)
@@ -407,13 +529,9 @@ void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n
     }
     return;
   }
-#if REF_QG_AVX2
-  for (; c + 8 <= n; c += 8)
-    ref_qg_requant8(o,
-                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s + c)),
-                                     _mm256_loadu_si256((const __m256i *)(o->bias + c))),
-                    0, o->mult + c, o->shift + c, o->fast ? o->scale + c : NULL,
-                    o->fast ? o->smin + c : NULL, o->fast ? o->smax + c : NULL, y + c);
+#if REF_X86_TARGETS
+  if (ref_qg_kernels_get()->x86)
+    c = ref_qg_requantize_channels_avx2(o, s, n, y);
 #endif
   for (; c < n; ++c) {
     const int32_t v = (int32_t)((int64_t)s[c] + o->bias[c]);
@@ -446,62 +564,12 @@ void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t st
     }
 }
 
-#if REF_QG_AVX2
-/* The pair of taps (2j, 2j + 1) of kernel row r (the second 0 past the row's end), in every
- * 32-bit lane. */
-static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, int64_t j) {
-  int16_t pair[2];
-  pair[0] = w[r * kw + 2 * j];
-  pair[1] = 2 * j + 1 < kw ? w[r * kw + 2 * j + 1] : 0;
-  return ref_qg_pair(pair);
-}
-
-/* Stride 1: each register of pairs (x[i], x[i + 1]) at even i serves the even outputs, the
- * same one element on the odd ones; the two sums interleave back at the end. Stride 2: the
- * pairs of consecutive outputs are consecutive in memory. Taps pair up along the row. */
-static void ref_qg_depthwise_row_avx2(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
-                                      const int16_t *w, int64_t n, int accumulate, int32_t *s) {
-  const int64_t pairs = (kw + 1) / 2;
-  int64_t ow0, j;
-  int r;
-  for (ow0 = 0; ow0 < n; ow0 += 16) {
-    __m256i a = _mm256_setzero_si256(), b = a, lo, hi;
-    for (r = 0; r < rows; ++r)
-      for (j = 0; j < pairs; ++j) {
-        const __m256i tp = ref_qg_tap_pair(w, kw, r, j);
-        if (stride == 1) {
-          const int16_t *at = x[r] + ow0 + 2 * j;
-          a = ref_qg_madd(a, _mm256_loadu_si256((const __m256i *)at), tp);
-          b = ref_qg_madd(b, _mm256_loadu_si256((const __m256i *)(at + 1)), tp);
-        } else {
-          const int16_t *at = x[r] + 2 * ow0 + 2 * j;
-          a = ref_qg_madd(a, _mm256_loadu_si256((const __m256i *)at), tp);
-          b = ref_qg_madd(b, _mm256_loadu_si256((const __m256i *)(at + 16)), tp);
-        }
-      }
-    if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */
-      lo = _mm256_unpacklo_epi32(a, b);
-      hi = _mm256_unpackhi_epi32(a, b);
-      a = _mm256_permute2x128_si256(lo, hi, 0x20);
-      b = _mm256_permute2x128_si256(lo, hi, 0x31);
-    }
-    if (accumulate) {
-      a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(s + ow0)));
-      b = _mm256_add_epi32(b, _mm256_loadu_si256((const __m256i *)(s + ow0 + 8)));
-    }
-    _mm256_storeu_si256((__m256i *)(s + ow0), a);
-    _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);
-  }
-}
-#endif
-
 void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
                           int64_t kw, const int16_t *w, int64_t n, int accumulate, int32_t *s) {
-#if REF_QG_AVX2
-  if (dil == 1 && (stride == 1 || stride == 2)) {
-    ref_qg_depthwise_row_avx2(rows, x, stride, kw, w, n, accumulate, s);
+  const ref_qg_depthwise_fn fast = ref_qg_kernels_get()->depthwise;
+  if (fast && dil == 1 && (stride == 1 || stride == 2)) {
+    fast(rows, x, stride, kw, w, n, accumulate, s);
     return;
   }
-#endif
   ref_qg_depthwise_row_portable(rows, x, stride, dil, kw, w, n, accumulate, s);
 }

@@ -15,6 +15,8 @@
 /* First: it renames the public builders (calls.h), before the ODLA headers declare them. */
 #include "ref_call_names.h"
 
+#include "ref_isa.h"
+
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 

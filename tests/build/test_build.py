@@ -294,6 +294,53 @@ class RiscvLinuxTest(CrossTargetTest):
     test_emit_static_runs_the_cross_compiler_of_the_target = None
 
 
+class X86PortableTest(Work):
+    """One reference library for every x86-64 (docs/backends.md, "Instruction sets"): the
+    float32 CNN and the int8 digits CNN, linked with the build's libodla_reference.a, run on
+    this machine and under qemu-x86_64 as a baseline x86-64 (qemu64: SSE2, no AVX: the
+    build's code, no SIGILL) and as a Haswell (AVX2 and FMA: the AVX2 clones and kernels).
+    Their results agree within rounding (FMA or not; the integer arithmetic is exact on every
+    path, the float32 ops around it are not)."""
+    CPUS = ["qemu64", "Haswell"]
+
+    def program(self, model, tag, *flags):
+        out = os.path.join(self.work, tag)
+        self.odlac(os.path.join(MODELS, model, "model.onnx"), out, "--emit-main", "--weights=c",
+                   *flags)
+        exe = os.path.join(out, "net")
+        self.tc.build(out, exe)
+        return exe
+
+    def outputs(self, prefix, exe, data_sets, tag):
+        outs = []
+        for ds in data_sets:
+            res = os.path.join(self.work, "res", tag, os.path.basename(ds))
+            os.makedirs(res)
+            run([*prefix, exe, os.path.join(ds, "input_0.pb"), "-o", res])
+            outs.append(odlactest.load(os.path.join(res, "output_0.pb")))
+        return outs
+
+    def test_library_holds_kernels_for_each_instruction_set(self):
+        symbols = run(["nm", self.tc.lib]).stdout
+        for name in ["ref_micro_kernel_avx512", "ref_micro_kernel_avx2", "ref_qg_tile_avx2",
+                     "ref_sgemm_packed_b.arch_x86_64_v4", "ref_sgemm_packed_b.arch_x86_64_v3"]:
+            self.assertIn(name, symbols)
+
+    def test_float32_and_int8_run_on_a_baseline_x86_64_and_an_avx2_one(self):
+        digits = os.path.join(MODELS, "digits", "test_data_set_0")  # 4 digits
+        cases = [("cnn", self.program("cnn", "cnn"),
+                  odlactest.data_sets(os.path.join(MODELS, "cnn"))),
+                 ("digits", self.program("digits", "digits_int8", "--quantize=int8",
+                                         f"--calibration={digits}", "--input-shape",
+                                         "input:4x1x8x8"), [digits])]
+        for model, exe, data_sets in cases:
+            host = self.outputs([], exe, data_sets, f"{model}-host")
+            for cpu in self.CPUS:
+                got = self.outputs(["qemu-x86_64", "-cpu", cpu], exe, data_sets, f"{model}-{cpu}")
+                for g, h in zip(got, host):
+                    self.assertTrue(close(g, h), f"{model} on {cpu}: {g} vs host {h}")
+
+
 class CortexMTest(Work):
     """examples/cortex-m: the digits classifier as bare-metal firmware (arm-none-eabi-gcc,
     newlib, the reference backend's sources without threads, heap, stdio or call log; odlac

@@ -1,6 +1,6 @@
 /* The reference backend's integer GEMM and requantization (runtime_stubs/reference/qgemm.h)
- * against naive int64 loops: the kernels the build selects (AVX2 where the compiler targets
- * it) and the portable ones, on random operands in [-255, 255] and edge tiles (every row count
+ * against naive int64 loops: the kernels this CPU gets (AVX2 on an x86-64 CPU that has it)
+ * and the portable ones, on random operands in [-255, 255] and edge tiles (every row count
  * and column count of a partial tile, odd row and panel offsets), per-row and per-column
  * parameters, int8 and uint8 outputs, multipliers and shifts at their limits (0, 2^31 - 1; 1,
  * 62), whose exact rounding includes ties, and both requantizations: the int64 one and the
