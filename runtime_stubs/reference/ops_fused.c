@@ -4,6 +4,7 @@
 #include "autodiff.h"
 #include "ref.h"
 #include "ref_types.h"
+#include "ref_vmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,52 +16,72 @@ typedef struct {
   float alpha, beta;
 } ref_epilogue_params;
 
-static float ref_activate(odla_ext_fused_activation act, float v, float alpha, float beta) {
-  switch (act) {
-  case ODLA_EXT_FUSED_RELU:
-    return v > 0.0f ? v : 0.0f;
-  case ODLA_EXT_FUSED_CLAMP:
-    return v < alpha ? alpha : (v > beta ? beta : v);
-  case ODLA_EXT_FUSED_SIGMOID:
-    return v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-  case ODLA_EXT_FUSED_TANH:
-    return tanhf(v);
-  case ODLA_EXT_FUSED_LEAKY_RELU:
-    return v >= 0.0f ? v : alpha * v;
-  case ODLA_EXT_FUSED_HARD_SWISH: {
-    float g = v / 6.0f + 0.5f;
-    return v * (g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g));
-  }
-  case ODLA_EXT_FUSED_SWISH:
-    return v * (v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
-  case ODLA_EXT_FUSED_GELU:
-    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-  default:
-    return v;
-  }
+/* The activations in float, each an expression of v (alpha and beta: the parameters) for
+ * loops the compiler vectorizes: exp and erf are ref_vmath.h's; sigmoid is 1 / (1 + e) or
+ * e / (1 + e) with e = exp(-|v|), which never overflows. Tanh is the C library's. */
+#define REF_ACT_CLAMP(v) ((v) < alpha ? alpha : ((v) > beta ? beta : (v)))
+#define REF_ACT_SIGMOID(v) ref_sigmoid(v)
+#define REF_ACT_TANH(v) tanhf(v)
+#define REF_ACT_LEAKY_RELU(v) ((v) >= 0.0f ? (v) : alpha * (v))
+#define REF_ACT_HARD_SWISH(v) ((v)*ref_clamp01((v) / 6.0f + 0.5f))
+#define REF_ACT_SWISH(v) ((v)*ref_sigmoid(v))
+#define REF_ACT_GELU(v) (0.5f * (v) * (1.0f + ref_erff((v)*0.70710678118654752f)))
+
+static inline float ref_sigmoid(float v) {
+  const float e = ref_expf(-fabsf(v)), s = 1.0f / (1.0f + e);
+  return v >= 0.0f ? s : e * s;
 }
+static inline float ref_clamp01(float g) { return g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g); }
+
+/* One activation's loop: y = ACT(x (+ r)), in float. (Two loops: a load under `r ? :` in one
+ * would become a masked load that some emulators fault on where r is NULL.) */
+#define REF_EPILOGUE_LOOP(SFX, ACT)                                                                \
+  if (r)                                                                                           \
+    for (i = 0; i < p->n; ++i) {                                                                   \
+      const float v = (float)REF_LOAD_##SFX(x, i) + (float)REF_LOAD_##SFX(r, i);                   \
+      REF_STORE_##SFX(y, i, ACT(v));                                                               \
+    }                                                                                              \
+  else                                                                                             \
+    for (i = 0; i < p->n; ++i) {                                                                   \
+      const float v = (float)REF_LOAD_##SFX(x, i);                                                 \
+      REF_STORE_##SFX(y, i, ACT(v));                                                               \
+    }                                                                                              \
+  return;
 
 #define REF_EPILOGUE(E, S, C, SFX)                                                                 \
   REF_HOT static void ref_epilogue_##SFX(const ref_epilogue_params *p, const S *x, const S *r,     \
                                          S *y) {                                                   \
+    const float alpha = p->alpha, beta = p->beta;                                                  \
     int64_t i;                                                                                     \
-    if (p->act == ODLA_EXT_FUSED_RELU && !r) { /* the common case, kept vectorizable */            \
-      for (i = 0; i < p->n; ++i) {                                                                 \
-        C v = REF_LOAD_##SFX(x, i);                                                                \
-        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                      \
-      }                                                                                            \
+    switch (p->act) {                                                                              \
+    case ODLA_EXT_FUSED_RELU: /* exact in the type: no round trip through float */                 \
+      if (r)                                                                                       \
+        for (i = 0; i < p->n; ++i) {                                                               \
+          C v = REF_LOAD_##SFX(x, i) + REF_LOAD_##SFX(r, i);                                       \
+          REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                    \
+        }                                                                                          \
+      else                                                                                         \
+        for (i = 0; i < p->n; ++i) {                                                               \
+          C v = REF_LOAD_##SFX(x, i);                                                              \
+          REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                    \
+        }                                                                                          \
       return;                                                                                      \
-    }                                                                                              \
-    if (p->act == ODLA_EXT_FUSED_RELU) { /* ResNet's residual block, vectorizable too */           \
-      for (i = 0; i < p->n; ++i) {                                                                 \
-        C v = REF_LOAD_##SFX(x, i) + REF_LOAD_##SFX(r, i);                                         \
-        REF_STORE_##SFX(y, i, v > 0 ? v : 0);                                                      \
-      }                                                                                            \
-      return;                                                                                      \
-    }                                                                                              \
-    for (i = 0; i < p->n; ++i) {                                                                   \
-      float v = (float)REF_LOAD_##SFX(x, i) + (r ? (float)REF_LOAD_##SFX(r, i) : 0.0f);            \
-      REF_STORE_##SFX(y, i, ref_activate(p->act, v, p->alpha, p->beta));                           \
+    case ODLA_EXT_FUSED_CLAMP:                                                                     \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_CLAMP)                                                        \
+    case ODLA_EXT_FUSED_SIGMOID:                                                                   \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_SIGMOID)                                                      \
+    case ODLA_EXT_FUSED_TANH:                                                                      \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_TANH)                                                         \
+    case ODLA_EXT_FUSED_LEAKY_RELU:                                                                \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_LEAKY_RELU)                                                   \
+    case ODLA_EXT_FUSED_HARD_SWISH:                                                                \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_HARD_SWISH)                                                   \
+    case ODLA_EXT_FUSED_SWISH:                                                                     \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_SWISH)                                                        \
+    case ODLA_EXT_FUSED_GELU:                                                                      \
+      REF_EPILOGUE_LOOP(SFX, REF_ACT_GELU)                                                         \
+    default: /* none: the residual sum alone */                                                    \
+      REF_EPILOGUE_LOOP(SFX, )                                                                     \
     }                                                                                              \
   }
 REF_FOR_FLOAT_TYPES(REF_EPILOGUE)

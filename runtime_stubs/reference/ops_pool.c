@@ -7,8 +7,9 @@
  * Semantics worth knowing:
  * - Rounding: ODLA's pooling builders have no ceil-mode flag; output_dims says which rounding
  *   is meant (see ref_make_window).
- * - Max: a NaN in the window gives NaN; ties keep the first position in row-major order.
- *   A window that covers only padding gives 0 (index -1).
+ * - Max: a NaN in the window gives NaN; ties keep the first position in row-major order (the
+ *   row-wise kernel's: the first column's, which differs only between 0.0 and -0.0). A
+ *   window that covers only padding gives 0 (index -1).
  * - Average: the divisor counts the window's cells inside the input, or with
  *   padding_included the cells inside the padded input (windows that stick out past the end
  *   padding in ceil mode are clipped there, as in ONNX Runtime and PyTorch); a dilated window
@@ -34,7 +35,7 @@ struct ref_pool_params {
   int include_pad;  /* AveragePool */
   int column_major; /* MaxPoolIndices */
   double p;         /* LpPool */
-  int rows8;        /* 8-bit MaxPool with a window one cell deep: ref_maxpool_rows_part */
+  int rows;         /* MaxPool by rows (ref_maxpool_rows_part) */
 };
 
 /* The window loops shared by all pooling kernels, over planes [lo, hi): for output cell
@@ -188,14 +189,18 @@ typedef struct {
   const ref_io *io;
 } ref_pool_job;
 
-/* 8-bit max pooling (a quantized model's) with a window of one depth cell (1-D and 2-D
- * windows), which ResNet-50's stem runs on 64 planes of 112 x 112: per output row, the
- * maximum over the window's rows column by column (into scratch, a row's width), then over
- * the window's columns, in loops the compiler vectorizes: k_h + k_w comparisons an output
- * where REF_POOL_LOOP makes k_h * k_w, each with its index arithmetic (5.7 ms to 1.8 ms). */
-#define REF_DEFINE_MAXPOOL_ROWS(S, SFX)                                                            \
-  static void ref_maxpool_rows_##SFX(const ref_pool_params *p, const S *x, S *y, int64_t lo,       \
-                                     int64_t hi, S *rmax) {                                        \
+/* float32 and 8-bit max pooling with a window of one depth cell (1-D and 2-D windows), which
+ * ResNet-50's stem runs on 64 planes of 112 x 112: per output row, the maximum over the
+ * window's rows column by column (into scratch, a row's width), then over the window's
+ * columns, in loops the compiler vectorizes: k_h + k_w comparisons an output where
+ * REF_POOL_LOOP makes k_h * k_w, each with its index arithmetic (int8: 5.7 ms to 1.8 ms).
+ * GT(a, b): whether a replaces b, for floats also when a is NaN (a NaN in the window gives
+ * NaN). Of equal values the one of the first column with the maximum is kept (0.0 or -0.0). */
+#define REF_MAXPOOL_GT_INT(a, b) ((a) > (b))
+#define REF_MAXPOOL_GT_FLOAT(a, b) ((a) > (b) || (a) != (a))
+#define REF_DEFINE_MAXPOOL_ROWS(S, SFX, GT)                                                        \
+  REF_HOT static void ref_maxpool_rows_##SFX(const ref_pool_params *p, const S *x, S *y,           \
+                                             int64_t lo, int64_t hi, S *rmax) {                    \
     const ref_window *w = &p->w;                                                                   \
     const int64_t iw_n = w->in[2], ow_n = w->out[2], sw = w->stride[2], dw = w->dil[2];            \
     const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);                   \
@@ -214,7 +219,7 @@ typedef struct {
               memcpy(rmax, xr, (size_t)iw_n * sizeof *rmax);                                       \
             else                                                                                   \
               for (i = 0; i < iw_n; ++i)                                                           \
-                rmax[i] = xr[i] > rmax[i] ? xr[i] : rmax[i];                                       \
+                rmax[i] = GT(xr[i], rmax[i]) ? xr[i] : rmax[i];                                    \
           }                                                                                        \
           for (ow = 0; ow < ow_n; ++ow) {                                                          \
             const int64_t w0 = ow * sw - w->pad[2];                                                \
@@ -222,7 +227,7 @@ typedef struct {
             int any = 0;                                                                           \
             for (kw = 0; kw < w->k[2] && rows > 0; ++kw) {                                         \
               const int64_t iw = w0 + kw * dw;                                                     \
-              if (iw >= 0 && iw < iw_n && (!any || rmax[iw] > best)) {                             \
+              if (iw >= 0 && iw < iw_n && (!any || GT(rmax[iw], best))) {                          \
                 best = rmax[iw];                                                                   \
                 any = 1;                                                                           \
               }                                                                                    \
@@ -231,8 +236,9 @@ typedef struct {
           }                                                                                        \
         }                                                                                          \
   }
-REF_DEFINE_MAXPOOL_ROWS(uint8_t, u8)
-REF_DEFINE_MAXPOOL_ROWS(int8_t, i8)
+REF_DEFINE_MAXPOOL_ROWS(uint8_t, u8, REF_MAXPOOL_GT_INT)
+REF_DEFINE_MAXPOOL_ROWS(int8_t, i8, REF_MAXPOOL_GT_INT)
+REF_DEFINE_MAXPOOL_ROWS(float, f32, REF_MAXPOOL_GT_FLOAT)
 #undef REF_DEFINE_MAXPOOL_ROWS
 
 static void ref_maxpool_rows_part(void *arg, int index, int parts, unsigned char *scratch) {
@@ -240,12 +246,19 @@ static void ref_maxpool_rows_part(void *arg, int index, int parts, unsigned char
   const ref_pool_params *p = (const ref_pool_params *)job->node->params;
   int64_t lo, hi;
   ref_split(p->planes, 1, index, parts, &lo, &hi);
-  if (job->node->inputs[0]->type.element_type == ODLA_UINT8)
+  switch (job->node->inputs[0]->type.element_type) {
+  case ODLA_UINT8:
     ref_maxpool_rows_u8(p, (const uint8_t *)job->io->in[0], (uint8_t *)job->io->out[0], lo, hi,
                         (uint8_t *)scratch);
-  else
+    break;
+  case ODLA_INT8:
     ref_maxpool_rows_i8(p, (const int8_t *)job->io->in[0], (int8_t *)job->io->out[0], lo, hi,
                         (int8_t *)scratch);
+    break;
+  default: /* float32 */
+    ref_maxpool_rows_f32(p, (const float *)job->io->in[0], (float *)job->io->out[0], lo, hi,
+                         (float *)scratch);
+  }
 }
 
 static void ref_pool_part(void *arg, int index, int parts, unsigned char *scratch) {
@@ -269,7 +282,7 @@ static odla_status ref_pool_run(const ref_node *node, const ref_io *io) {
     parts = 1;
   else if (p->planes < parts)
     parts = (int)p->planes;
-  ref_parallel(ref_io_threads(io), parts, p->rows8 ? ref_maxpool_rows_part : ref_pool_part, &job,
+  ref_parallel(ref_io_threads(io), parts, p->rows ? ref_maxpool_rows_part : ref_pool_part, &job,
                (unsigned char *)io->scratch);
   return ODLA_SUCCESS;
 }
@@ -323,10 +336,13 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
   {
     const odla_element_type t = input->type.element_type;
     odla_value v;
-    p.rows8 = kind == REF_POOL_MAX && (t == ODLA_UINT8 || t == ODLA_INT8) && p.w.k[0] == 1;
+    /* (not float32 in a least-memory computation: the row of maxima takes arena scratch) */
+    p.rows =
+        kind == REF_POOL_MAX && p.w.k[0] == 1 &&
+        (t == ODLA_UINT8 || t == ODLA_INT8 || (t == ODLA_FLOAT32 && !ref_current()->least_memory));
     v = ref_add_op(op, ref_pool_run, 1, &input, out, id, &p, sizeof p);
-    if (v && p.rows8)
-      v->node->scratch_bytes = (size_t)p.w.in[2]; /* a row's maxima */
+    if (v && p.rows)
+      v->node->scratch_bytes = (size_t)p.w.in[2] * ref_elem_size(t); /* a row's maxima */
     return v;
   }
 }
