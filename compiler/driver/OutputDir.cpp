@@ -2,6 +2,7 @@
 // the cleanup of interrupted and killed compiles (see OutputDir.h).
 #include "OutputDir.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -22,6 +23,7 @@ namespace {
 
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr const char *kStagingPrefix = ".odlac-tmp-";
+constexpr const char *kOutputList = ".odlac-outputs-"; // + the model's name
 
 // What a cleanup signal removes: the staging folders and temporary files of this process.
 // The handler reads it while the main thread may be changing it, so a slot is claimed
@@ -207,6 +209,48 @@ Status writeFile(const std::string &path, const std::string &contents) {
   return Status::ok();
 }
 
+// Creates `dir` and its missing parents; returns the folders it created, outermost first.
+Expected<std::vector<std::string>> makeFolders(const std::string &dir) {
+  std::vector<std::string> missing;
+  struct stat st;
+  for (std::string d = dir; stat(d.c_str(), &st) != 0; d = parentOf(d)) {
+    if (errno != ENOENT)
+      return Status::error(d + ": " + std::strerror(errno));
+    missing.insert(missing.begin(), d);
+  }
+  for (size_t i = 0; i < missing.size(); ++i)
+    if (mkdir(missing[i].c_str(), 0777) != 0) {
+      Status s = Status::error(missing[i] + ": cannot create: " + std::strerror(errno));
+      while (i-- > 0)
+        rmdir(missing[i].c_str());
+      return s;
+    }
+  return missing;
+}
+
+// The names in the list of outputs at `path` that a compile may remove: lines naming an entry
+// of its folder itself (no '/', not "." or "..", not odlac's own).
+std::vector<std::string> listedOutputs(const std::string &path) {
+  std::vector<std::string> names;
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return names;
+  std::string line;
+  for (int c; (c = std::fgetc(f)) != EOF && names.size() < 4096;) {
+    if (c != '\n') {
+      line += static_cast<char>(c);
+      continue;
+    }
+    if (!line.empty() && line.size() < NAME_MAX && line.find('/') == std::string::npos &&
+        line.find('\0') == std::string::npos && line != "." && line != ".." &&
+        line.compare(0, 6, ".odlac") != 0)
+      names.push_back(line);
+    line.clear();
+  }
+  std::fclose(f);
+  return names;
+}
+
 // "PARENT/.odlac-tmp-<pid>-XXXXXX", the template of mkdtemp and mkstemp.
 std::vector<char> stagingTemplate(const std::string &parent) {
   std::string t = parent + "/" + kStagingPrefix + std::to_string(getpid()) + "-XXXXXX";
@@ -269,30 +313,42 @@ int runChild(const std::string &dir, const std::vector<std::string> &argv) {
   return got < 0 ? -1 : status;
 }
 
-Expected<Staging> Staging::create(const std::string &dir) {
+Expected<Staging> Staging::create(const std::string &dir, const std::string &name) {
   std::string parent = parentOf(dir);
+  auto created = makeFolders(parent);
+  if (!created)
+    return created.takeStatus();
   removeStale(parent);
   std::vector<char> buf = stagingTemplate(parent);
   SignalsHeld held; // the folder is registered before a signal can find it unregistered
+  auto fail = [&](Status s) {
+    for (auto d = created->rbegin(); d != created->rend(); ++d)
+      rmdir(d->c_str());
+    return s;
+  };
   if (!mkdtemp(buf.data()))
-    return Status::error(parent + ": cannot create a temporary folder: " + std::strerror(errno));
+    return fail(
+        Status::error(parent + ": cannot create a temporary folder: " + std::strerror(errno)));
   int fd = open(buf.data(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 || flock(fd, LOCK_EX) != 0) {
     Status s = Status::error(std::string(buf.data()) + ": cannot open: " + std::strerror(errno));
     if (fd >= 0)
       close(fd);
     rmdir(buf.data());
-    return s;
+    return fail(s);
   }
   std::string clean = dir; // "out/" names its files "out/net.h", not "out//net.h"
   while (clean.size() > 1 && clean.back() == '/')
     clean.pop_back();
-  return Staging(clean, buf.data(), fd, registerCleanup(buf.data(), fd));
+  return Staging(clean, buf.data(), kOutputList + name, fd, registerCleanup(buf.data(), fd),
+                 std::move(*created));
 }
 
 Staging::Staging(Staging &&other) noexcept
-    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)), fd_(other.fd_),
-      slot_(other.slot_), outputs_(std::move(other.outputs_)) {
+    : dir_(std::move(other.dir_)), staging_(std::move(other.staging_)),
+      list_(std::move(other.list_)), fd_(other.fd_), slot_(other.slot_),
+      createdParents_(std::move(other.createdParents_)), committed_(other.committed_),
+      outputs_(std::move(other.outputs_)) {
   other.staging_.clear();
   other.fd_ = other.slot_ = -1;
 }
@@ -304,6 +360,9 @@ Staging::~Staging() {
   unregisterCleanup(slot_);
   removeTree(staging_);
   close(fd_); // releases the lock last
+  if (!committed_)
+    for (auto d = createdParents_.rbegin(); d != createdParents_.rend(); ++d)
+      rmdir(d->c_str());
 }
 
 Status Staging::write(const GeneratedFile &f, bool output) {
@@ -333,6 +392,18 @@ Expected<std::vector<std::string>> Staging::commit() {
     return Status::error(dir_ + ": exists and is not a folder");
   }
   std::vector<std::string> done = destinations();
+  const std::vector<std::string> &names = outputs_;
+  std::string list;
+  for (const std::string &n : names)
+    list += n + "\n";
+  if (Status s = writeFile(pathOf(list_), list))
+    return s;
+  // The previous list, and when it was written: an output rewritten since is not its any more.
+  const std::string listPath = dir_ + "/" + list_;
+  std::vector<std::string> previous = listedOutputs(listPath);
+  struct stat listed;
+  if (stat(listPath.c_str(), &listed) != 0)
+    previous.clear();
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (std::rename(pathOf(outputs_[i]).c_str(), done[i].c_str()) != 0) {
       Status s = Status::error(done[i] + ": cannot move into place: " + std::strerror(errno));
@@ -341,6 +412,18 @@ Expected<std::vector<std::string>> Staging::commit() {
       return s;
     }
   }
+  committed_ = true;
+  for (const std::string &old : previous) {
+    struct stat st;
+    std::string path = dir_ + "/" + old;
+    if (std::find(names.begin(), names.end(), old) == names.end() &&
+        lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        (st.st_mtim.tv_sec < listed.st_mtim.tv_sec ||
+         (st.st_mtim.tv_sec == listed.st_mtim.tv_sec &&
+          st.st_mtim.tv_nsec <= listed.st_mtim.tv_nsec)))
+      unlink(path.c_str());
+  }
+  std::rename(pathOf(list_).c_str(), listPath.c_str());
   return done;
 }
 

@@ -1,6 +1,12 @@
 // Writing the outputs so that a failure leaves nothing behind: files are written into a
 // temporary folder beside the destination (where the C compiler also runs for --emit) and
-// moved into place only when all of them are complete.
+// moved into place only when all of them are complete. Missing parent folders of the
+// destination are created (and removed again when the compile fails).
+//
+// The destination's `.odlac-outputs-NAME` lists the files the last compile of model NAME into
+// it wrote, one name a line: the next compile of NAME there removes those it does not write
+// again (plain files only, named without a '/', and not rewritten since, as another model's
+// compile may do with main.c), and never anything else.
 //
 // Interrupted compiles clean up too. SIGINT, SIGTERM and SIGHUP stop the child tool a compile
 // waits for, remove the staging folders and temporary files, then end odlac by the same
@@ -32,8 +38,9 @@ int runChild(const std::string &dir, const std::vector<std::string> &argv);
 
 class Staging {
 public:
-  // Creates the temporary folder beside `dir`, after removing stale ones there.
-  static Expected<Staging> create(const std::string &dir);
+  // Creates the temporary folder beside `dir` (and `dir`'s missing parents), after removing
+  // stale ones there, for the outputs of model `name`.
+  static Expected<Staging> create(const std::string &dir, const std::string &name);
   Staging(Staging &&other) noexcept;
   Staging(const Staging &) = delete;
   ~Staging(); // removes the temporary folder and whatever is left in it
@@ -48,15 +55,21 @@ public:
   // Where commit() will put the outputs.
   std::vector<std::string> destinations() const;
   // Moves every output into `dir` (created if missing), with the cleanup signals held off so
-  // that an interrupt leaves all of them or none; returns their final paths.
+  // that an interrupt leaves all of them or none, removes the files of the previous compile
+  // that are not outputs now and writes the new list; returns the outputs' final paths.
   Expected<std::vector<std::string>> commit();
 
 private:
-  Staging(std::string dir, std::string staging, int fd, int slot)
-      : dir_(std::move(dir)), staging_(std::move(staging)), fd_(fd), slot_(slot) {}
+  Staging(std::string dir, std::string staging, std::string list, int fd, int slot,
+          std::vector<std::string> createdParents)
+      : dir_(std::move(dir)), staging_(std::move(staging)), list_(std::move(list)), fd_(fd),
+        slot_(slot), createdParents_(std::move(createdParents)) {}
   std::string dir_, staging_;
-  int fd_ = -1;   // the staging folder, open and locked while it exists
-  int slot_ = -1; // in the cleanup registry
+  std::string list_;                        // the name of the list of outputs
+  int fd_ = -1;                             // the staging folder, open and locked while it exists
+  int slot_ = -1;                           // in the cleanup registry
+  std::vector<std::string> createdParents_; // outermost first; removed unless committed
+  bool committed_ = false;
   std::vector<std::string> outputs_;
 };
 

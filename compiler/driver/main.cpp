@@ -195,7 +195,7 @@ static Expected<std::string> depfileText(const Graph &g, const Options &o,
 // builds from them, then the depfile.
 static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig &config,
                            const std::vector<GeneratedFile> &files) {
-  auto staging = Staging::create(o.outDir);
+  auto staging = Staging::create(o.outDir, o.codegen.name);
   if (!staging)
     return staging.takeStatus();
   const std::string &name = o.codegen.name;
@@ -233,12 +233,15 @@ static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig
     depfile = depfileText(g, o, staging->destinations());
   if (!depfile)
     return depfile.takeStatus();
+  // In DIR, the depfile is one more output; elsewhere (-MF) it is written after them.
+  if (o.writeDepfile && o.depfile.empty())
+    if (Status s = staging->write({name + ".d", *depfile}))
+      return s;
   if (auto outputs = staging->commit(); !outputs)
     return outputs.takeStatus();
-  if (!o.writeDepfile)
+  if (!o.writeDepfile || o.depfile.empty())
     return Status::ok();
-  return writeFileAtomically(o.depfile.empty() ? o.outDir + "/" + name + ".d" : o.depfile,
-                             *depfile);
+  return writeFileAtomically(o.depfile, *depfile);
 }
 
 static int run(int argc, char **argv) {

@@ -144,8 +144,8 @@ class ObjectTargetsTest(Work):
             with self.subTest(target=triple):
                 out = os.path.join(self.work, triple)
                 self.odlac(model, out, "-O0", "--weights=obj", f"--target={triple}")
-                self.assertEqual(sorted(os.listdir(out)),
-                                 ["net.c", "net.h", "net.json", "net_weights.o"])
+                self.assertEqual(sorted(os.listdir(out)), [".odlac-outputs-net", "net.c", "net.h",
+                                                           "net.json", "net_weights.o"])
                 elf = Elf(os.path.join(out, "net_weights.o"))
                 self.assertEqual((elf.bits, elf.machine, elf.type), (bits, machine, 1))
                 for name, array in inits.items():
@@ -269,7 +269,8 @@ class CrossTargetTest(Work):
         self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, "--weights=obj",
                    f"--target={self.TRIPLE}", "--emit=static", "--emit-main",
                    odlac=os.path.join(prefix, "bin", "odlac"))
-        self.assertEqual(sorted(os.listdir(out)), ["libnet.a", "main.c", "net.h", "net.json"])
+        self.assertEqual(sorted(os.listdir(out)),
+                         [".odlac-outputs-net", "libnet.a", "main.c", "net.h", "net.json"])
         cc = TARGETS[self.TRIPLE][2]
         members = run([cc.replace("-gcc", "-ar"), "t", os.path.join(out, "libnet.a")]).stdout
         self.assertEqual(members.split(), ["net_code.o", "net_weights.o"])
@@ -416,8 +417,8 @@ class LibrariesTest(Work):
                 out = os.path.join(self.work, emit)
                 self.odlac(os.path.join(MODELS, "cnn", "model.onnx"), out, f"--emit={emit}",
                            "--weights=obj", "--emit-main", odlac=odlac)
-                self.assertEqual(sorted(os.listdir(out)),
-                                 sorted([artifact, "main.c", "net.h", "net.json"]))
+                self.assertEqual(sorted(os.listdir(out)), sorted(
+                    [".odlac-outputs-net", artifact, "main.c", "net.h", "net.json"]))
                 exe = os.path.join(out, "net")
                 main = os.path.join(out, "main.c")
                 if emit == "obj":

@@ -123,6 +123,54 @@ class CliTest(unittest.TestCase):
                                                    shallow=False)
             self.assertEqual((mismatch, errors), ([], []))
 
+    def test_missing_parent_folders_are_created_and_removed_on_failure(self):
+        out = os.path.join(self.work, "gen", "deep", "x")
+        r = self.odlac(os.path.join(CNN, "model.onnx"), "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(out, "net.c")))
+        # a compile that fails once the folders exist (a depfile cannot name a newline)
+        bad = os.path.join(self.work, "other", "dir\nwith a newline", "x")
+        r = self.odlac(os.path.join(CNN, "model.onnx"), "-MD", "-o", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot name", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.work, "other")), r.stderr)
+
+    def test_a_compile_removes_what_the_previous_one_wrote_and_nothing_else(self):
+        out = os.path.join(self.work, "out")
+        os.makedirs(out)
+        mine = os.path.join(out, "notes.txt")
+        with open(mine, "w") as f:
+            f.write("the user's\n")
+        model = os.path.join(CNN, "model.onnx")
+        first = ["main.c", "net.c", "net.d", "net.h", "net.json", "net.weights.bin"]
+        r = self.odlac(model, "--emit-main", "--weights=bin", "-MD", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)),
+                         sorted(first + [".odlac-outputs-net", "notes.txt"]))
+        with open(os.path.join(out, ".odlac-outputs-net")) as f:
+            self.assertEqual(sorted(f.read().split()), first)
+        # another model beside it stays; so does the main.c it rewrites
+        r = self.odlac(model, "--weights=c", "--name", "cnn", "--emit-main", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.odlac(model, "--weights=c", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(out)),
+                         [".odlac-outputs-cnn", ".odlac-outputs-net", "cnn.c", "cnn.h", "cnn.json",
+                          "cnn_weights.c", "main.c", "net.c", "net.h", "net.json",
+                          "net_weights.c", "notes.txt"])
+        # a list naming paths outside the folder, or odlac's own files, removes none of them
+        outside = os.path.join(self.work, "keep.c")
+        with open(outside, "w") as f:
+            f.write("int x;\n")
+        with open(os.path.join(out, ".odlac-outputs-net"), "w") as f:
+            f.write(f"../keep.c\n{outside}\n.odlac-outputs-cnn\n..\nnet.h\n")
+        r = self.odlac(model, "--weights=c", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(outside))
+        self.assertTrue(os.path.exists(os.path.join(out, ".odlac-outputs-cnn")))
+        self.assertTrue(os.path.exists(os.path.join(out, "net.h")))
+        self.assertTrue(os.path.exists(mine))
+
     def test_weights_blob_of_another_model_is_refused(self):
         out = os.path.join(self.work, "out")
         self.assertEqual(self.odlac(os.path.join(CNN, "model.onnx"), "--weights=bin",
@@ -146,7 +194,9 @@ class CliTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertIn("odla_status 3", r.stderr)
 
-    def test_installed_package_builds_the_cnn(self):
+    def test_installed_package_builds_the_cnn_with_the_readmes_lines(self):
+        """The three lines of the README's "Using odlac", as written (P the install prefix),
+        for each --weights choice: no LD_LIBRARY_PATH, the weights found where they are."""
         build_dir = os.environ.get("ODLAC_BUILD_DIR")
         if not build_dir:
             self.skipTest("ODLAC_BUILD_DIR not set")
@@ -157,24 +207,25 @@ class CliTest(unittest.TestCase):
                   "include/ODLA/ops/odla_ops_nn.h", "lib/libodla_reference.a",
                   "lib/libodla_reference.so"):
             self.assertTrue(os.path.exists(os.path.join(prefix, f)), f)
-        out = os.path.join(self.work, "out")
-        r = subprocess.run([os.path.join(prefix, "bin", "odlac"), os.path.join(CNN, "model.onnx"),
-                            "-o", out, "--emit-main"], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        exe = os.path.join(out, "net")
-        sources = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".c"))
-        subprocess.run([self.tc.cc, *sources, f"-I{prefix}/include", f"-L{prefix}/lib",
-                        "-lodla_reference", "-lm", "-o", exe], check=True)
-        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
-        for ds in odlactest.data_sets(CNN):
-            res = os.path.join(self.work, "res", os.path.basename(ds))
-            os.makedirs(res)
-            inputs = sorted(f for f in os.listdir(ds) if f.startswith("input_"))
-            subprocess.run([exe, *[os.path.join(ds, f) for f in inputs], "-o", res], check=True,
-                           env=env)
-            got = [odlactest.load(os.path.join(res, "output_0.pb"))]
-            want = [odlactest.load(os.path.join(ds, "output_0.pb"))]
-            self.assertIsNone(odlactest.max_error(got, want, 1e-4, 1e-6))
+        with open(os.path.join(ROOT, "README.md")) as f:
+            block = f.read().split("## Using odlac", 1)[1].split("```sh\n", 1)[1].split("```")[0]
+        compile_line, build_line, run_line = [l.split("#")[0].strip() for l in block.splitlines()]
+        ds = odlactest.data_sets(CNN)[0]
+        for weights in ("c", "bin", "obj"):
+            with self.subTest(weights=weights):
+                work = os.path.join(self.work, weights)
+                os.makedirs(work)
+                shutil.copy(os.path.join(ds, "input_0.pb"), work)
+                shutil.copy(os.path.join(CNN, "model.onnx"), work)
+                for line in (compile_line.replace("odlac", os.path.join(prefix, "bin", "odlac"), 1)
+                             + f" --weights={weights}",
+                             build_line.replace("P/", prefix + "/"), run_line):
+                    r = subprocess.run(["sh", "-c", line], cwd=work, capture_output=True,
+                                       text=True)
+                    self.assertEqual(r.returncode, 0, f"{line}\n{r.stderr}")
+                got = [odlactest.load(os.path.join(work, "results", "output_0.pb"))]
+                want = [odlactest.load(os.path.join(ds, "output_0.pb"))]
+                self.assertIsNone(odlactest.max_error(got, want, 1e-4, 1e-6))
 
 
 if __name__ == "__main__":
