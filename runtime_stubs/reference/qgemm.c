@@ -90,11 +90,6 @@ static int32_t ref_qg_fast(int32_t s, double scale, int32_t smin, int32_t smax, 
   return q;
 }
 
-/* A result's byte: int8 or uint8. */
-static unsigned char ref_qg_byte(const ref_qg_out *o, int32_t v) {
-  return o->y_signed ? (unsigned char)(int8_t)v : (unsigned char)v;
-}
-
 /* A bound x of acc + bias as int32: `up` rounds away from the data towards +inf, else -inf. */
 static int32_t ref_qg_bound(double x, int up) {
   if (x >= (double)INT32_MAX)
@@ -390,48 +385,72 @@ static void ref_qg_store_avx2(const ref_qg_out *o, int64_t r, int64_t nr, int64_
 
 #if REF_QG_ARM32
 
-/* ref_qg_requantize of an 8-bit output (zp, lo and hi in [-2^16, 2^16]) with SMLAL's 64-bit
- * t = acc * mult + 2^(shift-1): for shifts from 32 on, round half up is an arithmetic shift
- * of t's high word, less one where t's low `shift` bits are all zero (a tie) and the quotient
- * is odd. Shifts below 32 (multipliers far above one) take the portable path. */
-static inline int32_t ref_qg_requantize_arm(int32_t acc, int32_t mult, int32_t shift, int32_t zp,
-                                            int32_t lo, int32_t hi) {
-  uint64_t t;
-  uint32_t e;
-  int32_t q;
-  if (shift < 32)
-    return ref_qg_requantize(acc, mult, shift, zp, lo, hi);
-  e = (uint32_t)shift - 32;
-  t = (uint64_t)((int64_t)acc * mult + ((int64_t)1 << (shift - 1)));
-  q = (int32_t)(uint32_t)(t >> 32) >> e; /* arithmetic on every Arm compiler */
+/* round_half_to_even(s * mult / 2^shift) clamped to [qlo, qhi], for shifts from 32 on, with
+ * SMLAL's 64-bit t = s * mult + 2^(shift-1): round half up is an arithmetic shift of t's high
+ * word, less one where t's low `shift` bits are all zero (a tie) and the quotient is odd. */
+static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shift, int32_t qlo,
+                                            int32_t qhi) {
+  const uint32_t e = (uint32_t)shift - 32;
+  const uint64_t t = (uint64_t)((int64_t)s * mult + ((int64_t)1 << (shift - 1)));
+  int32_t q = (int32_t)(uint32_t)(t >> 32) >> e; /* arithmetic on every Arm compiler */
   if (((uint32_t)t | ((uint32_t)(t >> 32) & ((1u << e) - 1))) == 0)
     q &= ~1;
-  q = q < lo - zp ? lo - zp : q > hi - zp ? hi - zp : q;
-  return q + zp;
+  return q < qlo ? qlo : q > qhi ? qhi : q;
 }
 
-/* The integer requantization (ref_qg_prepare never chooses float64 here) of a tile, with a
- * row's parameters loaded once where they are per row; raw outputs take the portable store. */
+/* The integer requantization (ref_qg_prepare never chooses float64 here) of n sums s + bias
+ * of one channel into bytes y (uint8 or int8: the low byte of the result either way); the
+ * parameters of o read once (the stores may alias nothing the compiler can tell). */
+static void ref_qg_requantize_run_arm(const ref_qg_out *o, const int32_t *s, int32_t bias,
+                                      int32_t mult, int32_t shift, int64_t n, unsigned char *y) {
+  const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
+  int64_t i;
+  if (shift < 32) { /* a multiplier far above one: the portable path */
+    for (i = 0; i < n; ++i)
+      y[i] = (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[i] + bias), mult, shift, zp,
+                                              o->lo, o->hi);
+    return;
+  }
+  for (i = 0; i < n; ++i)
+    y[i] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[i] + bias), mult, shift, qlo,
+                                                 qhi) +
+                           zp);
+}
+
+/* The same for n sums s[c] + bias[c] of channels c with their own multipliers and shifts (the
+ * channels of shifts below 32 redone by the portable path: two loops that keep their
+ * registers). */
+static void ref_qg_requantize_channels_arm(const ref_qg_out *o, const int32_t *s,
+                                           const int32_t *bias, const int32_t *mult,
+                                           const int32_t *shift, int64_t n, unsigned char *y) {
+  const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
+  int64_t c, low = 0;
+  for (c = 0; c < n; ++c) {
+    low |= shift[c] < 32;
+    y[c] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[c] + bias[c]), mult[c],
+                                                 shift[c] < 32 ? 32 : shift[c], qlo, qhi) +
+                           zp);
+  }
+  for (c = 0; low && c < n; ++c)
+    if (shift[c] < 32)
+      y[c] = (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[c] + bias[c]), mult[c], shift[c],
+                                              zp, o->lo, o->hi);
+}
+
+/* A tile's stores: raw outputs take the portable ones. */
 static void ref_qg_store_arm(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
                              ref_qg_acc acc) {
-  int64_t i, j;
+  int64_t i;
   if (o->raw || o->fast) {
     ref_qg_store_portable(o, r, nr, c, nc, acc);
     return;
   }
   for (i = 0; i < nr; ++i) {
     unsigned char *y = ref_qg_y(o, (r + i) * o->y_row + c);
-    const int32_t *s = acc[i];
-    if (o->per_row) {
-      const int32_t bias = o->bias[r + i], mult = o->mult[r + i], shift = o->shift[r + i];
-      for (j = 0; j < nc; ++j)
-        y[j] = ref_qg_byte(o, ref_qg_requantize_arm(s[j] + bias, mult, shift, o->zp, o->lo, o->hi));
-    } else {
-      const int32_t *bias = o->bias + c, *mult = o->mult + c, *shift = o->shift + c;
-      for (j = 0; j < nc; ++j)
-        y[j] = ref_qg_byte(
-            o, ref_qg_requantize_arm(s[j] + bias[j], mult[j], shift[j], o->zp, o->lo, o->hi));
-    }
+    if (o->per_row)
+      ref_qg_requantize_run_arm(o, acc[i], o->bias[r + i], o->mult[r + i], o->shift[r + i], nc, y);
+    else
+      ref_qg_requantize_channels_arm(o, acc[i], o->bias + c, o->mult + c, o->shift + c, nc, y);
   }
 }
 
@@ -615,6 +634,10 @@ void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, in
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */
 
+static unsigned char ref_qg_byte(const ref_qg_out *o, int32_t v) {
+  return o->y_signed ? (unsigned char)(int8_t)v : (unsigned char)v;
+}
+
 void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, int64_t n,
                            unsigned char *y) {
   const int32_t bias = o->bias[ch];
@@ -634,9 +657,7 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
 #endif
 #if REF_QG_ARM32
   if (!o->fast) {
-    for (; i < n; ++i)
-      y[i] = ref_qg_byte(o, ref_qg_requantize_arm((int32_t)((int64_t)s[i] + bias), o->mult[ch],
-                                                  o->shift[ch], o->zp, o->lo, o->hi));
+    ref_qg_requantize_run_arm(o, s, bias, o->mult[ch], o->shift[ch], n, y);
     return;
   }
 #endif
@@ -670,9 +691,7 @@ void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n
 #endif
 #if REF_QG_ARM32
   if (!o->fast) {
-    for (; c < n; ++c)
-      y[c] = ref_qg_byte(o, ref_qg_requantize_arm((int32_t)((int64_t)s[c] + o->bias[c]), o->mult[c],
-                                                  o->shift[c], o->zp, o->lo, o->hi));
+    ref_qg_requantize_channels_arm(o, s, o->bias, o->mult, o->shift, n, y);
     return;
   }
 #endif
