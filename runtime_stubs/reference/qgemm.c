@@ -466,43 +466,39 @@ static inline int32_t ref_qg_word(const int16_t *s) {
 #endif
 
 #ifdef REF_QG_DSP
-/* Sub-tiles of 2 rows x 2 columns, their four sums in registers with their operands (the
- * 13 general registers of a Cortex-M hold no wider tile), two pair rows a step: SMLAD adds
- * both products of a row's pair and a column's pair to a sum. */
+/* Sub-tiles of 2 rows x 4 columns, their eight sums in registers with their operands (the 14
+ * usable general registers of a Cortex-M hold no wider tile), a pair row a step: a row's
+ * pair and a column's pair are one word each, and SMLAD adds both products to a sum. */
 static void ref_qg_tile_dsp(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v, int nr,
                             int nc, ref_qg_acc acc) {
   int i, j;
   for (i = 0; i < nr; i += 2) /* REF_QG_MR is even: a[i + 1] exists (the last row repeated) */
-    for (j = 0; j < nc; j += 2) {
-      const int16_t *a0 = a[i], *a1 = a[i + 1], *b = v + 2 * j, *end = a0 + kp / 4 * 4;
-      int32_t c00 = 0, c01 = 0, c10 = 0, c11 = 0;
-      for (; a0 != end; a0 += 4, a1 += 4, b += 4 * REF_QG_NR) {
+    for (j = 0; j < nc; j += 4) {
+      const int16_t *a0 = a[i], *a1 = a[i + 1], *b = v + 2 * j, *end = a0 + kp;
+      int32_t c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+      for (; a0 != end; a0 += 2, a1 += 2, b += 2 * REF_QG_NR) {
         const int32_t x0 = ref_qg_word(a0), x1 = ref_qg_word(a1);
-        const int32_t y0 = ref_qg_word(a0 + 2), y1 = ref_qg_word(a1 + 2);
-        int32_t u = ref_qg_word(b), w = ref_qg_word(b + 2);
-        c00 = __smlad(x0, u, c00);
+        int32_t w = ref_qg_word(b);
+        c00 = __smlad(x0, w, c00);
+        c10 = __smlad(x1, w, c10);
+        w = ref_qg_word(b + 2);
         c01 = __smlad(x0, w, c01);
-        c10 = __smlad(x1, u, c10);
         c11 = __smlad(x1, w, c11);
-        u = ref_qg_word(b + 2 * REF_QG_NR);
-        w = ref_qg_word(b + 2 * REF_QG_NR + 2);
-        c00 = __smlad(y0, u, c00);
-        c01 = __smlad(y0, w, c01);
-        c10 = __smlad(y1, u, c10);
-        c11 = __smlad(y1, w, c11);
-      }
-      if (kp % 4) { /* the last pair row */
-        const int32_t x0 = ref_qg_word(a0), x1 = ref_qg_word(a1);
-        const int32_t u = ref_qg_word(b), w = ref_qg_word(b + 2);
-        c00 = __smlad(x0, u, c00);
-        c01 = __smlad(x0, w, c01);
-        c10 = __smlad(x1, u, c10);
-        c11 = __smlad(x1, w, c11);
+        w = ref_qg_word(b + 4);
+        c02 = __smlad(x0, w, c02);
+        c12 = __smlad(x1, w, c12);
+        w = ref_qg_word(b + 6);
+        c03 = __smlad(x0, w, c03);
+        c13 = __smlad(x1, w, c13);
       }
       acc[i][j] = c00;
       acc[i][j + 1] = c01;
+      acc[i][j + 2] = c02;
+      acc[i][j + 3] = c03;
       acc[i + 1][j] = c10;
       acc[i + 1][j + 1] = c11;
+      acc[i + 1][j + 2] = c12;
+      acc[i + 1][j + 3] = c13;
     }
 }
 #endif
