@@ -390,7 +390,12 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
           xr = xg + ((id + d0 * (ptrdiff_t)w->dil[0]) * in1 + ih) * in2;
           kr = wo + d0 * c.kd;
           for (ow = 0; ow < out2; ++ow) {
-            ref_conv_taps_inside(w, 2, ow, &w0, &w1);
+            if (ow >= col_lo && ow < col_hi) { /* every tap along the row inside */
+              w0 = 0;
+              w1 = k2;
+            } else {
+              ref_conv_taps_inside(w, 2, ow, &w0, &w1);
+            }
             if (w0 < w1)
               ref_conv_direct_four(&c, xr + ow * s2 - p2 + w0 * c.d2, kr + w0, d1 - d0, k1, w1 - w0,
                                    xs, yr + ow, out2);
