@@ -263,6 +263,7 @@ typedef struct {
   ptrdiff_t cpg, ipix, kvol; /* input channels of a group, input pixels, kernel volume */
   ptrdiff_t xd, xh, kd, kh;  /* input and kernel steps of a kd and of a kh */
   ptrdiff_t d2;              /* dilation along the row */
+  ptrdiff_t km, ym;          /* kernel and output steps of an output channel */
 } ref_conv_direct;
 
 /* The taps along `axis` of output o that lie inside the input: k in [*lo, *hi) (counted:
@@ -336,17 +337,68 @@ static void ref_conv_direct_four(const ref_conv_direct *c, const float *x, const
   y[3 * ys] = a3;
 }
 
+/* The same for two output channels of a group at once (their kernels km, their outputs ym
+ * apart), sharing each input value: eight sums in registers. */
+static void ref_conv_direct_four_two(const ref_conv_direct *c, const float *x, const float *k,
+                                     ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs,
+                                     float *y, ptrdiff_t ys) {
+  const ptrdiff_t d2 = c->d2, km = c->km;
+  float *z = y + c->ym;
+  float a0 = y[0], a1 = y[ys], a2 = y[2 * ys], a3 = y[3 * ys];
+  float b0 = z[0], b1 = z[ys], b2 = z[2 * ys], b3 = z[3 * ys];
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t, xr += d2) {
+          const float kv = kr[t], kz = kr[t + km];
+          const float x0 = xr[0], x1 = xr[xs], x2 = xr[2 * xs], x3 = xr[3 * xs];
+          a0 += kv * x0;
+          a1 += kv * x1;
+          a2 += kv * x2;
+          a3 += kv * x3;
+          b0 += kz * x0;
+          b1 += kz * x1;
+          b2 += kz * x2;
+          b3 += kz * x3;
+        }
+      }
+  y[0] = a0;
+  y[ys] = a1;
+  y[2 * ys] = a2;
+  y[3 * ys] = a3;
+  z[0] = b0;
+  z[ys] = b1;
+  z[2 * ys] = b2;
+  z[3 * ys] = b3;
+}
+
+/* Four outputs of one output channel, or of two (`two`). */
+static void ref_conv_direct_fours(const ref_conv_direct *c, int two, const float *x, const float *k,
+                                  ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs, float *y,
+                                  ptrdiff_t ys) {
+  if (two)
+    ref_conv_direct_four_two(c, x, k, nd, nh, nw, xs, y, ys);
+  else
+    ref_conv_direct_four(c, x, k, nd, nh, nw, xs, y, ys);
+}
+
 /* Outputs [ow0, ow1) of a row, one at a time: x, the input row of the first kernel row
  * inside; k, that kernel row. */
-static void ref_conv_direct_ones(const ref_conv_direct *c, const ref_window *w, const float *x,
-                                 const float *k, ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t ow0,
-                                 ptrdiff_t ow1, float *y) {
+static void ref_conv_direct_ones(const ref_conv_direct *c, const ref_window *w, int two,
+                                 const float *x, const float *k, ptrdiff_t nd, ptrdiff_t nh,
+                                 ptrdiff_t ow0, ptrdiff_t ow1, float *y) {
   const ptrdiff_t s2 = (ptrdiff_t)w->stride[2], p2 = (ptrdiff_t)w->pad[2];
   ptrdiff_t ow, w0, w1;
   for (ow = ow0; ow < ow1; ++ow) {
     ref_conv_taps_inside(w, 2, ow, &w0, &w1);
-    if (w0 < w1)
-      ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
+    if (w0 >= w1)
+      continue;
+    ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
+    if (two)
+      ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + c->km + w0, nd, nh, w1 - w0,
+                          y + c->ym + ow);
   }
 }
 
@@ -361,6 +413,7 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
   const ptrdiff_t xs = (ptrdiff_t)w->stride[1] * in2; /* the input step of an output row */
   ptrdiff_t o, od, oh, ow, d0, d1, h0, h1, w0, w1, row_lo, row_hi, col_lo, col_hi;
   ptrdiff_t row_fours, col_fours; /* where the strips of four end */
+  int two = 0;                    /* output channels o and o + 1 at once */
   ref_conv_direct c;
   c.cpg = (ptrdiff_t)(p->c / p->group);
   c.ipix = (ptrdiff_t)ref_window_in_count(w);
@@ -370,13 +423,16 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
   c.kd = k1 * k2;
   c.kh = k2;
   c.d2 = (ptrdiff_t)w->dil[2];
+  c.km = c.cpg * c.kvol;
+  c.ym = opix;
   ref_conv_outputs_inside(w, 1, &row_lo, &row_hi); /* rows of a column */
   ref_conv_outputs_inside(w, 2, &col_lo, &col_hi); /* outputs of a row */
   row_fours = row_lo + (row_hi - row_lo) / 4 * 4;
   col_fours = col_lo + (col_hi - col_lo) / 4 * 4;
-  for (o = (ptrdiff_t)o0; o < (ptrdiff_t)o1; ++o) {
+  for (o = (ptrdiff_t)o0; o < (ptrdiff_t)o1; o += two ? 2 : 1) {
     const float *xg = xn + o / mpg * c.cpg * c.ipix, *wo = wt + o * c.cpg * c.kvol;
     float *yo = yn + o * opix;
+    two = o + 1 < (ptrdiff_t)o1 && (o + 1) % mpg != 0; /* o + 1 in the part and the group */
     for (od = 0; od < out0; ++od) {
       const ptrdiff_t id = od * (ptrdiff_t)w->stride[0] - (ptrdiff_t)w->pad[0];
       ref_conv_taps_inside(w, 0, od, &d0, &d1);
@@ -397,8 +453,8 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
               ref_conv_taps_inside(w, 2, ow, &w0, &w1);
             }
             if (w0 < w1)
-              ref_conv_direct_four(&c, xr + ow * s2 - p2 + w0 * c.d2, kr + w0, d1 - d0, k1, w1 - w0,
-                                   xs, yr + ow, out2);
+              ref_conv_direct_fours(&c, two, xr + ow * s2 - p2 + w0 * c.d2, kr + w0, d1 - d0, k1,
+                                    w1 - w0, xs, yr + ow, out2);
           }
           oh += 4;
           continue;
@@ -407,10 +463,11 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
         if (h0 < h1) { /* the row's first kernel row inside, and the input row it reads */
           xr = xg + ((id + d0 * (ptrdiff_t)w->dil[0]) * in1 + ih + h0 * (ptrdiff_t)w->dil[1]) * in2;
           kr = wo + d0 * c.kd + h0 * k2;
-          ref_conv_direct_ones(&c, w, xr, kr, d1 - d0, h1 - h0, 0, col_lo, yr);
+          ref_conv_direct_ones(&c, w, two, xr, kr, d1 - d0, h1 - h0, 0, col_lo, yr);
           for (ow = col_lo; ow < col_fours; ow += 4)
-            ref_conv_direct_four(&c, xr + ow * s2 - p2, kr, d1 - d0, h1 - h0, k2, s2, yr + ow, 1);
-          ref_conv_direct_ones(&c, w, xr, kr, d1 - d0, h1 - h0, col_fours, out2, yr);
+            ref_conv_direct_fours(&c, two, xr + ow * s2 - p2, kr, d1 - d0, h1 - h0, k2, s2, yr + ow,
+                                  1);
+          ref_conv_direct_ones(&c, w, two, xr, kr, d1 - d0, h1 - h0, col_fours, out2, yr);
         }
         ++oh;
       }
