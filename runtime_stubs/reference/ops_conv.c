@@ -312,6 +312,27 @@ static void ref_conv_direct_one(const ref_conv_direct *c, const float *x, const 
   *y = a;
 }
 
+/* The same for two output channels of a group at once (their kernels km, their outputs ym
+ * apart), sharing each input value. */
+static void ref_conv_direct_one_two(const ref_conv_direct *c, const float *x, const float *k,
+                                    ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, float *y) {
+  const ptrdiff_t d2 = c->d2, km = c->km;
+  float a = y[0], b = y[c->ym];
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t) {
+          const float xv = xr[t * d2];
+          a += kr[t] * xv;
+          b += kr[t + km] * xv;
+        }
+      }
+  y[0] = a;
+  y[c->ym] = b;
+}
+
 /* The same for the four outputs y[0], y[ys], y[2 ys], y[3 ys], their inputs xs apart. */
 static void ref_conv_direct_four(const ref_conv_direct *c, const float *x, const float *k,
                                  ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs, float *y,
@@ -337,8 +358,7 @@ static void ref_conv_direct_four(const ref_conv_direct *c, const float *x, const
   y[3 * ys] = a3;
 }
 
-/* The same for two output channels of a group at once (their kernels km, their outputs ym
- * apart), sharing each input value: eight sums in registers. */
+/* The same for two output channels at once: eight sums in registers. */
 static void ref_conv_direct_four_two(const ref_conv_direct *c, const float *x, const float *k,
                                      ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs,
                                      float *y, ptrdiff_t ys) {
@@ -395,10 +415,10 @@ static void ref_conv_direct_ones(const ref_conv_direct *c, const ref_window *w, 
     ref_conv_taps_inside(w, 2, ow, &w0, &w1);
     if (w0 >= w1)
       continue;
-    ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
     if (two)
-      ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + c->km + w0, nd, nh, w1 - w0,
-                          y + c->ym + ow);
+      ref_conv_direct_one_two(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
+    else
+      ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
   }
 }
 
