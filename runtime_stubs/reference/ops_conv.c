@@ -256,7 +256,8 @@ static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int64_t j0,
  * the value already there (the bias). Four outputs at a time share each kernel tap: four
  * rows of a column where at least four rows have every kh tap inside (the column's kw taps
  * inside shared by the four), and in the other rows four outputs of a row whose every kw tap
- * lies inside; the rest one at a time. Pointers step through the taps and the indices are
+ * lies inside; the rest one at a time. A pointwise convolution's plane is one row (small
+ * maps have few whole strips). Pointers step through the taps and the indices are
  * ptrdiff_t (they index memory): no 64-bit arithmetic, which a 32-bit core pays for, in the
  * loops. */
 typedef struct {
@@ -453,6 +454,16 @@ static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const
     const float *xg = xn + o / mpg * c.cpg * c.ipix, *wo = wt + o * c.cpg * c.kvol;
     float *yo = yn + o * opix;
     two = o + 1 < (ptrdiff_t)o1 && (o + 1) % mpg != 0; /* o + 1 in the part and the group */
+    if (p->pointwise) { /* the output pixels are the input's: the plane as one row */
+      for (ow = 0; ow + 4 <= opix; ow += 4)
+        ref_conv_direct_fours(&c, two, xg + ow, wo, 1, 1, 1, 1, yo + ow, 1);
+      for (; ow < opix; ++ow)
+        if (two)
+          ref_conv_direct_one_two(&c, xg + ow, wo, 1, 1, 1, yo + ow);
+        else
+          ref_conv_direct_one(&c, xg + ow, wo, 1, 1, 1, yo + ow);
+      continue;
+    }
     for (od = 0; od < out0; ++od) {
       const ptrdiff_t id = od * (ptrdiff_t)w->stride[0] - (ptrdiff_t)w->pad[0];
       ref_conv_taps_inside(w, 0, od, &d0, &d1);
