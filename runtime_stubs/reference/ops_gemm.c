@@ -257,12 +257,13 @@ static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alph
     c[j + 6] = c6;
     c[j + 7] = c7;
   }
-  for (; j < n; ++j) {
-    float cj = c[j];
-    for (p = 0; p < k; ++p)
-      cj += alpha * a[trans_a ? p * lda : p] * b[p * ldb + j];
-    c[j] = cj;
-  }
+  if (j < n) /* the rest as a row at a time */
+    for (p = 0; p < k; ++p) {
+      const float s = alpha * a[trans_a ? p * lda : p], *bp = b + p * ldb;
+      int64_t r;
+      for (r = j; r < n; ++r)
+        c[r] += s * bp[r];
+    }
 }
 
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
