@@ -399,8 +399,9 @@ static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shi
 }
 
 /* The integer requantization (ref_qg_prepare never chooses float64 here) of n sums s + bias
- * of one channel into bytes y (uint8 or int8: the low byte of the result either way); the
- * parameters of o read once (the stores may alias nothing the compiler can tell). */
+ * of one channel into bytes y (uint8 or int8: the low byte of the result either way; zp, lo
+ * and hi are bytes, so that lo - zp and hi - zp fit), o's parameters read once (the compiler
+ * cannot tell that the byte stores leave them alone). */
 static void ref_qg_requantize_run_arm(const ref_qg_out *o, const int32_t *s, int32_t bias,
                                       int32_t mult, int32_t shift, int64_t n, unsigned char *y) {
   const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
@@ -522,10 +523,11 @@ static void ref_qg_tile_dsp(int64_t kp, const int16_t *const a[REF_QG_MR], const
   } while (0)
 
 /* Sub-tiles of 2 rows x 4 columns as dot products of 8 depths: a row's 8 values are one
- * load, a column's the pairs of 4 successive pair rows (REF_QG_NR pairs apart) one gather,
- * and VMLADAVA adds the 8 products of a row and a column to a scalar sum (in an even
- * register: the 8 sums and their operands fit). The depths past the last multiple of 8 take
- * SMLAD. */
+ * load, a column's the pairs of 4 successive pair rows (REF_QG_NR pairs apart) one gather of
+ * words (V's pairs are word-aligned: its panels start on the backend's aligned buffers and
+ * hold whole pairs), and VMLADAVA adds the 8 products of a row and a column to a scalar sum
+ * (in an even register: the 8 sums and their operands fit). The depths past the last
+ * multiple of 8 take SMLAD. */
 static void ref_qg_tile_mve(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v, int nr,
                             int nc, ref_qg_acc acc) {
   const uint32x4_t rows4 = vmulq_n_u32(vidupq_n_u32(0, 1), 2 * REF_QG_NR * sizeof(int16_t));
@@ -563,8 +565,8 @@ static void ref_qg_tile_mve(int64_t kp, const int16_t *const a[REF_QG_MR], const
 
 #ifdef REF_QG_NEON
 /* Sub-tiles of 2 rows x REF_QG_NR columns in eight 4-lane sums: a pair row of V loads
- * de-interleaved (its even depths, then its odd ones, for 8 columns a load) and each row's
- * pair multiplies it lane by lane into the sums (SMLAL by lane). */
+ * de-interleaved (its even depths, then its odd ones, for 8 columns a load) and each of a
+ * row's two values, loaded into every lane, multiplies it into the sums (SMLAL). */
 static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
                              int nr, int nc, ref_qg_acc acc) {
   int i;
