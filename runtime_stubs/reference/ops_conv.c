@@ -251,50 +251,259 @@ REF_HOT static void ref_conv_pack_b(const void *ctx, int64_t p0, int64_t kc, int
   }
 }
 
-/* Each output channel accumulates, for each input channel of its group, its kernel's taps,
- * each tap a scaled run of input row over the output row's cells whose tap lies inside the
- * input. */
+/* The direct loop sums each output in registers, in the order (input channel, kd, kh, kw) over
+ * the taps that lie inside the input (the others skipped, not added as zeros), starting from
+ * the value already there (the bias). Four outputs at a time share each kernel tap: four
+ * rows of a column where at least four rows have every kh tap inside (the column's kw taps
+ * inside shared by the four), and in the other rows four outputs of a row whose every kw tap
+ * lies inside; the rest one at a time. A pointwise convolution's plane is one row (small
+ * maps have few whole strips). Pointers step through the taps and the indices are
+ * ptrdiff_t (they index memory): no 64-bit arithmetic, which a 32-bit core pays for, in the
+ * loops. */
+typedef struct {
+  ptrdiff_t cpg, ipix, kvol; /* input channels of a group, input pixels, kernel volume */
+  ptrdiff_t xd, xh, kd, kh;  /* input and kernel steps of a kd and of a kh */
+  ptrdiff_t d2;              /* dilation along the row */
+  ptrdiff_t km, ym;          /* kernel and output steps of an output channel */
+} ref_conv_direct;
+
+/* The taps along `axis` of output o that lie inside the input: k in [*lo, *hi) (counted:
+ * kernels are small, and a division in 64 bits is a library call on a 32-bit core). */
+static void ref_conv_taps_inside(const ref_window *w, int axis, ptrdiff_t o, ptrdiff_t *lo,
+                                 ptrdiff_t *hi) {
+  const ptrdiff_t at = o * (ptrdiff_t)w->stride[axis] - (ptrdiff_t)w->pad[axis];
+  const ptrdiff_t d = (ptrdiff_t)w->dil[axis], k = (ptrdiff_t)w->k[axis];
+  const ptrdiff_t in = (ptrdiff_t)w->in[axis];
+  for (*lo = 0; *lo < k && at + *lo * d < 0;)
+    ++*lo;
+  for (*hi = *lo; *hi < k && at + *hi * d < in;)
+    ++*hi;
+}
+
+/* The outputs [*lo, *hi) along `axis` whose every tap along it lies inside. */
+static void ref_conv_outputs_inside(const ref_window *w, int axis, ptrdiff_t *lo, ptrdiff_t *hi) {
+  const ptrdiff_t n = (ptrdiff_t)w->out[axis], k = (ptrdiff_t)w->k[axis];
+  ptrdiff_t t0, t1;
+  for (*lo = 0; *lo < n; ++*lo) {
+    ref_conv_taps_inside(w, axis, *lo, &t0, &t1);
+    if (t0 == 0 && t1 == k)
+      break;
+  }
+  for (*hi = *lo; *hi < n; ++*hi) {
+    ref_conv_taps_inside(w, axis, *hi, &t0, &t1);
+    if (t0 != 0 || t1 != k)
+      break;
+  }
+}
+
+/* One output y over nd x nh kernel rows of nw taps from input x and kernel k (the first tap
+ * that lies inside). */
+static void ref_conv_direct_one(const ref_conv_direct *c, const float *x, const float *k,
+                                ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, float *y) {
+  const ptrdiff_t d2 = c->d2;
+  float a = *y;
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t)
+          a += kr[t] * xr[t * d2];
+      }
+  *y = a;
+}
+
+/* The same for two output channels of a group at once (their kernels km, their outputs ym
+ * apart), sharing each input value. */
+static void ref_conv_direct_one_two(const ref_conv_direct *c, const float *x, const float *k,
+                                    ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, float *y) {
+  const ptrdiff_t d2 = c->d2, km = c->km;
+  float a = y[0], b = y[c->ym];
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t) {
+          const float xv = xr[t * d2];
+          a += kr[t] * xv;
+          b += kr[t + km] * xv;
+        }
+      }
+  y[0] = a;
+  y[c->ym] = b;
+}
+
+/* The same for the four outputs y[0], y[ys], y[2 ys], y[3 ys], their inputs xs apart. */
+static void ref_conv_direct_four(const ref_conv_direct *c, const float *x, const float *k,
+                                 ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs, float *y,
+                                 ptrdiff_t ys) {
+  const ptrdiff_t d2 = c->d2;
+  float a0 = y[0], a1 = y[ys], a2 = y[2 * ys], a3 = y[3 * ys];
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t, xr += d2) {
+          const float kv = kr[t];
+          a0 += kv * xr[0];
+          a1 += kv * xr[xs];
+          a2 += kv * xr[2 * xs];
+          a3 += kv * xr[3 * xs];
+        }
+      }
+  y[0] = a0;
+  y[ys] = a1;
+  y[2 * ys] = a2;
+  y[3 * ys] = a3;
+}
+
+/* The same for two output channels at once: eight sums in registers. */
+static void ref_conv_direct_four_two(const ref_conv_direct *c, const float *x, const float *k,
+                                     ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs,
+                                     float *y, ptrdiff_t ys) {
+  const ptrdiff_t d2 = c->d2, km = c->km;
+  float *z = y + c->ym;
+  float a0 = y[0], a1 = y[ys], a2 = y[2 * ys], a3 = y[3 * ys];
+  float b0 = z[0], b1 = z[ys], b2 = z[2 * ys], b3 = z[3 * ys];
+  ptrdiff_t ci, i, j, t;
+  for (ci = 0; ci < c->cpg; ++ci, x += c->ipix, k += c->kvol)
+    for (i = 0; i < nd; ++i)
+      for (j = 0; j < nh; ++j) {
+        const float *xr = x + i * c->xd + j * c->xh, *kr = k + i * c->kd + j * c->kh;
+        for (t = 0; t < nw; ++t, xr += d2) {
+          const float kv = kr[t], kz = kr[t + km];
+          const float x0 = xr[0], x1 = xr[xs], x2 = xr[2 * xs], x3 = xr[3 * xs];
+          a0 += kv * x0;
+          a1 += kv * x1;
+          a2 += kv * x2;
+          a3 += kv * x3;
+          b0 += kz * x0;
+          b1 += kz * x1;
+          b2 += kz * x2;
+          b3 += kz * x3;
+        }
+      }
+  y[0] = a0;
+  y[ys] = a1;
+  y[2 * ys] = a2;
+  y[3 * ys] = a3;
+  z[0] = b0;
+  z[ys] = b1;
+  z[2 * ys] = b2;
+  z[3 * ys] = b3;
+}
+
+/* Four outputs of one output channel, or of two (`two`). */
+static void ref_conv_direct_fours(const ref_conv_direct *c, int two, const float *x, const float *k,
+                                  ptrdiff_t nd, ptrdiff_t nh, ptrdiff_t nw, ptrdiff_t xs, float *y,
+                                  ptrdiff_t ys) {
+  if (two)
+    ref_conv_direct_four_two(c, x, k, nd, nh, nw, xs, y, ys);
+  else
+    ref_conv_direct_four(c, x, k, nd, nh, nw, xs, y, ys);
+}
+
+/* Outputs [ow0, ow1) of a row, one at a time: x, the input row of the first kernel row
+ * inside; k, that kernel row. */
+static void ref_conv_direct_ones(const ref_conv_direct *c, const ref_window *w, int two,
+                                 const float *x, const float *k, ptrdiff_t nd, ptrdiff_t nh,
+                                 ptrdiff_t ow0, ptrdiff_t ow1, float *y) {
+  const ptrdiff_t s2 = (ptrdiff_t)w->stride[2], p2 = (ptrdiff_t)w->pad[2];
+  ptrdiff_t ow, w0, w1;
+  for (ow = ow0; ow < ow1; ++ow) {
+    ref_conv_taps_inside(w, 2, ow, &w0, &w1);
+    if (w0 >= w1)
+      continue;
+    if (two)
+      ref_conv_direct_one_two(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
+    else
+      ref_conv_direct_one(c, x + ow * s2 - p2 + w0 * c->d2, k + w0, nd, nh, w1 - w0, y + ow);
+  }
+}
+
 REF_HOT static void ref_conv_direct_f32(const ref_conv_params *p, const float *xn, const float *wt,
                                         float *yn, int64_t o0, int64_t o1) {
   const ref_window *w = &p->w;
-  const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
-  const int64_t mpg = p->m / p->group, cpg = p->c / p->group, kvol = ref_window_k_count(w);
-  const int64_t s2 = w->stride[2];
-  int64_t o, ci, kd, kh, kw, od, oh, ow;
-  for (o = o0; o < o1; ++o)
-    for (ci = 0; ci < cpg; ++ci) {
-      const float *xg = xn + (o / mpg * cpg + ci) * ipix, *wo = wt + (o * cpg + ci) * kvol;
-      float *yo = yn + o * opix;
-      for (kd = 0; kd < w->k[0]; ++kd)
-        for (kh = 0; kh < w->k[1]; ++kh)
-          for (kw = 0; kw < w->k[2]; ++kw) {
-            const float wv = wo[(kd * w->k[1] + kh) * w->k[2] + kw];
-            const int64_t off = kw * w->dil[2] - w->pad[2];
-            /* ow in [lo, hi) keeps iw = ow * s2 + off inside [0, in[2]). */
-            int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
-            int64_t hi = w->in[2] - off <= 0 ? 0 : (w->in[2] - off - 1) / s2 + 1;
-            if (hi > w->out[2])
-              hi = w->out[2];
-            for (od = 0; od < w->out[0]; ++od) {
-              const int64_t id = od * w->stride[0] - w->pad[0] + kd * w->dil[0];
-              if (id < 0 || id >= w->in[0])
-                continue;
-              for (oh = 0; oh < w->out[1]; ++oh) {
-                const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];
-                const float *xr = xg + (id * w->in[1] + ih) * w->in[2] + off;
-                float *yr = yo + (od * w->out[1] + oh) * w->out[2];
-                if (ih < 0 || ih >= w->in[1])
-                  continue;
-                if (s2 == 1)
-                  for (ow = lo; ow < hi; ++ow)
-                    yr[ow] += wv * xr[ow];
-                else
-                  for (ow = lo; ow < hi; ++ow)
-                    yr[ow] += wv * xr[ow * s2];
-              }
-            }
-          }
+  const ptrdiff_t out0 = (ptrdiff_t)w->out[0], out1 = (ptrdiff_t)w->out[1];
+  const ptrdiff_t out2 = (ptrdiff_t)w->out[2], k1 = (ptrdiff_t)w->k[1], k2 = (ptrdiff_t)w->k[2];
+  const ptrdiff_t s2 = (ptrdiff_t)w->stride[2], p2 = (ptrdiff_t)w->pad[2];
+  const ptrdiff_t in1 = (ptrdiff_t)w->in[1], in2 = (ptrdiff_t)w->in[2];
+  const ptrdiff_t opix = (ptrdiff_t)ref_window_out_count(w), mpg = (ptrdiff_t)(p->m / p->group);
+  const ptrdiff_t xs = (ptrdiff_t)w->stride[1] * in2; /* the input step of an output row */
+  ptrdiff_t o, od, oh, ow, d0, d1, h0, h1, w0, w1, row_lo, row_hi, col_lo, col_hi;
+  ptrdiff_t row_fours, col_fours; /* where the strips of four end */
+  int two = 0;                    /* output channels o and o + 1 at once */
+  ref_conv_direct c;
+  c.cpg = (ptrdiff_t)(p->c / p->group);
+  c.ipix = (ptrdiff_t)ref_window_in_count(w);
+  c.kvol = (ptrdiff_t)ref_window_k_count(w);
+  c.xd = (ptrdiff_t)(w->dil[0] * w->in[1] * w->in[2]);
+  c.xh = (ptrdiff_t)w->dil[1] * in2;
+  c.kd = k1 * k2;
+  c.kh = k2;
+  c.d2 = (ptrdiff_t)w->dil[2];
+  c.km = c.cpg * c.kvol;
+  c.ym = opix;
+  ref_conv_outputs_inside(w, 1, &row_lo, &row_hi); /* rows of a column */
+  ref_conv_outputs_inside(w, 2, &col_lo, &col_hi); /* outputs of a row */
+  row_fours = row_lo + (row_hi - row_lo) / 4 * 4;
+  col_fours = col_lo + (col_hi - col_lo) / 4 * 4;
+  for (o = (ptrdiff_t)o0; o < (ptrdiff_t)o1; o += two ? 2 : 1) {
+    const float *xg = xn + o / mpg * c.cpg * c.ipix, *wo = wt + o * c.cpg * c.kvol;
+    float *yo = yn + o * opix;
+    two = o + 1 < (ptrdiff_t)o1 && (o + 1) % mpg != 0; /* o + 1 in the part and the group */
+    if (p->pointwise) { /* the output pixels are the input's: the plane as one row */
+      for (ow = 0; ow + 4 <= opix; ow += 4)
+        ref_conv_direct_fours(&c, two, xg + ow, wo, 1, 1, 1, 1, yo + ow, 1);
+      for (; ow < opix; ++ow)
+        if (two)
+          ref_conv_direct_one_two(&c, xg + ow, wo, 1, 1, 1, yo + ow);
+        else
+          ref_conv_direct_one(&c, xg + ow, wo, 1, 1, 1, yo + ow);
+      continue;
     }
+    for (od = 0; od < out0; ++od) {
+      const ptrdiff_t id = od * (ptrdiff_t)w->stride[0] - (ptrdiff_t)w->pad[0];
+      ref_conv_taps_inside(w, 0, od, &d0, &d1);
+      if (d0 == d1)
+        continue; /* no tap inside: the bias */
+      for (oh = 0; oh < out1;) {
+        const ptrdiff_t ih = oh * (ptrdiff_t)w->stride[1] - (ptrdiff_t)w->pad[1];
+        float *yr = yo + (od * out1 + oh) * out2;
+        const float *xr, *kr;
+        if (oh >= row_lo && oh < row_fours) { /* four rows, column by column */
+          xr = xg + ((id + d0 * (ptrdiff_t)w->dil[0]) * in1 + ih) * in2;
+          kr = wo + d0 * c.kd;
+          for (ow = 0; ow < out2; ++ow) {
+            if (ow >= col_lo && ow < col_hi) { /* every tap along the row inside */
+              w0 = 0;
+              w1 = k2;
+            } else {
+              ref_conv_taps_inside(w, 2, ow, &w0, &w1);
+            }
+            if (w0 < w1)
+              ref_conv_direct_fours(&c, two, xr + ow * s2 - p2 + w0 * c.d2, kr + w0, d1 - d0, k1,
+                                    w1 - w0, xs, yr + ow, out2);
+          }
+          oh += 4;
+          continue;
+        }
+        ref_conv_taps_inside(w, 1, oh, &h0, &h1);
+        if (h0 < h1) { /* the row's first kernel row inside, and the input row it reads */
+          xr = xg + ((id + d0 * (ptrdiff_t)w->dil[0]) * in1 + ih + h0 * (ptrdiff_t)w->dil[1]) * in2;
+          kr = wo + d0 * c.kd + h0 * k2;
+          ref_conv_direct_ones(&c, w, two, xr, kr, d1 - d0, h1 - h0, 0, col_lo, yr);
+          for (ow = col_lo; ow < col_fours; ow += 4)
+            ref_conv_direct_fours(&c, two, xr + ow * s2 - p2, kr, d1 - d0, h1 - h0, k2, s2, yr + ow,
+                                  1);
+          ref_conv_direct_ones(&c, w, two, xr, kr, d1 - d0, h1 - h0, col_fours, out2, yr);
+        }
+        ++oh;
+      }
+    }
+  }
 }
 
 /* float32 Conv on the node's threads (threads.h): the GEMMs split into blocks of their

@@ -239,36 +239,79 @@ REF_HOT static void ref_init_c(float beta, const float *row_bias, int64_t m, int
 /* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing: what ref_sgemm
  * and ref_sgemm_mt compute when given no packing scratch (pack NULL), which a least-memory
  * computation's products of one row get (ref_mm_layout). With B transposed each element of C
- * is a dot product along a row of B, in 8 partial sums the compiler vectorizes; else C's row
- * accumulates scaled rows of B. The sums are in another order than the packed kernel's. */
+ * is a dot product along a row of B, in 8 partial sums the compiler vectorizes; else each
+ * element of C accumulates its column of B scaled by A's row, in depth order, eight columns
+ * at a time in registers. The sums are in another order than the packed kernel's. */
 REF_HOT static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha,
                               const float *a, int64_t lda, const float *b, int64_t ldb, float *c) {
-  int64_t j, p, q;
+  int64_t j, p;
   if (trans_b) {
     for (j = 0; j < n; ++j) {
       const float *bj = b + j * ldb;
-      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum = 0;
+      /* the partial sums as variables: registers, where an array may stay in memory */
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0, sum = 0;
       if (!trans_a) {
-        for (p = 0; p + 8 <= k; p += 8)
-          for (q = 0; q < 8; ++q)
-            acc[q] += a[p + q] * bj[p + q];
+        for (p = 0; p + 8 <= k; p += 8) {
+          s0 += a[p] * bj[p];
+          s1 += a[p + 1] * bj[p + 1];
+          s2 += a[p + 2] * bj[p + 2];
+          s3 += a[p + 3] * bj[p + 3];
+          s4 += a[p + 4] * bj[p + 4];
+          s5 += a[p + 5] * bj[p + 5];
+          s6 += a[p + 6] * bj[p + 6];
+          s7 += a[p + 7] * bj[p + 7];
+        }
         for (; p < k; ++p)
           sum += a[p] * bj[p];
       } else {
         for (p = 0; p < k; ++p)
           sum += a[p * lda] * bj[p];
       }
-      for (q = 0; q < 8; ++q)
-        sum += acc[q];
+      sum += s0;
+      sum += s1;
+      sum += s2;
+      sum += s3;
+      sum += s4;
+      sum += s5;
+      sum += s6;
+      sum += s7;
       c[j] += alpha * sum;
     }
     return;
   }
-  for (p = 0; p < k; ++p) {
-    const float s = alpha * a[trans_a ? p * lda : p], *bp = b + p * ldb;
-    for (j = 0; j < n; ++j)
-      c[j] += s * bp[j];
+  /* eight columns' sums in registers over the whole depth (each one's additions in the same
+     order as a row at a time), then the rest one at a time */
+  for (j = 0; j + 8 <= n; j += 8) {
+    const float *bp = b + j;
+    float c0 = c[j], c1 = c[j + 1], c2 = c[j + 2], c3 = c[j + 3];
+    float c4 = c[j + 4], c5 = c[j + 5], c6 = c[j + 6], c7 = c[j + 7];
+    for (p = 0; p < k; ++p, bp += ldb) {
+      const float s = alpha * a[trans_a ? p * lda : p];
+      c0 += s * bp[0];
+      c1 += s * bp[1];
+      c2 += s * bp[2];
+      c3 += s * bp[3];
+      c4 += s * bp[4];
+      c5 += s * bp[5];
+      c6 += s * bp[6];
+      c7 += s * bp[7];
+    }
+    c[j] = c0;
+    c[j + 1] = c1;
+    c[j + 2] = c2;
+    c[j + 3] = c3;
+    c[j + 4] = c4;
+    c[j + 5] = c5;
+    c[j + 6] = c6;
+    c[j + 7] = c7;
   }
+  if (j < n) /* the rest as a row at a time */
+    for (p = 0; p < k; ++p) {
+      const float s = alpha * a[trans_a ? p * lda : p], *bp = b + p * ldb;
+      int64_t r;
+      for (r = j; r < n; ++r)
+        c[r] += s * bp[r];
+    }
 }
 
 void ref_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -1,7 +1,8 @@
-/* qgemm.c: the integer GEMM of qgemm.h: a REF_QG_MR x REF_QG_NR register tile over int16
- * pairs, then the exact requantization and the byte stores, in portable C99 and, on x86-64
- * CPUs with AVX2 and FMA, with AVX2 intrinsics (VNNI's fused multiply-add where the CPU has
- * it), chosen at run time (ref_qg_x86). */
+/* qgemm.c: the integer GEMM of qgemm.h: a REF_QG_MR x REF_QG_NR tile over int16 pairs, then
+ * the exact requantization and the byte stores, in portable C99 and with intrinsics: on x86-64
+ * CPUs with AVX2 and FMA, AVX2 (VNNI's fused multiply-add where the CPU has it), chosen at run
+ * time (ref_qg_kernels_get); where the compiler targets them, Arm's DSP extension (SMLAD),
+ * Helium (MVE) and NEON. */
 #include "qgemm.h"
 #include "ref_isa.h"
 
@@ -21,9 +22,49 @@
 #define REF_QG_WITH_AVXVNNI 0
 #endif
 
+/* 32-bit Arm (A and M profiles): the requantization in integers (REF_QG_FLOAT64 is 0). */
+#if defined(__arm__)
+#define REF_QG_ARM32 1
+#else
+#define REF_QG_ARM32 0
+#endif
+
+/* The Arm tile kernel: Helium where present (Cortex-M55; the depth's tail with SMLAD), else
+ * NEON (A profile, 32 or 64 bits), else the DSP extension's SMLAD (Cortex-M4, M7, M33). */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_acle.h>
+#include <arm_mve.h>
+#define REF_QG_MVE 1
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#define REF_QG_NEON 1
+#elif defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+#define REF_QG_DSP 1
+#endif
+
+/* The kernels a build uses where no run-time choice is made (ref_qg_kernels_get): the
+ * target's, else the portable ones. */
+#if defined(REF_QG_MVE)
+#define REF_QG_TILE ref_qg_tile_mve
+#elif defined(REF_QG_NEON)
+#define REF_QG_TILE ref_qg_tile_neon
+#elif defined(REF_QG_DSP)
+#define REF_QG_TILE ref_qg_tile_dsp
+#else
+#define REF_QG_TILE ref_qg_tile_portable
+#endif
+#if REF_QG_ARM32
+#define REF_QG_STORE ref_qg_store_arm
+#else
+#define REF_QG_STORE ref_qg_store_portable
+#endif
+
+/* A tile's sums; a kernel computes at least rows [0, nr) x columns [0, nc) of it (the rest of
+ * the tile repeats the last row or holds zero columns). */
 typedef int32_t ref_qg_acc[REF_QG_MR][REF_QG_NR];
 typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
-                               ref_qg_acc acc);
+                               int nr, int nc, ref_qg_acc acc);
 typedef void (*ref_qg_store_fn)(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
                                 ref_qg_acc acc);
 
@@ -88,15 +129,17 @@ int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t
     /* every product an exact float64 (under 2^53), and the rounded one well inside int32 */
     fast &= reach * m < 9007199254740992.0 && reach * scale[c] < 1073741824.0;
   }
-  return fast;
+  return fast && REF_QG_FLOAT64;
 }
 
 /* ---- Portable ------------------------------------------------------------------------------ */
 
 static void ref_qg_tile_portable(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
-                                 ref_qg_acc acc) {
+                                 int nr, int nc, ref_qg_acc acc) {
   int64_t p;
   int i, j;
+  (void)nr; /* the whole tile: fixed bounds the compiler can vectorize */
+  (void)nc;
   for (i = 0; i < REF_QG_MR; ++i)
     for (j = 0; j < REF_QG_NR; ++j)
       acc[i][j] = 0;
@@ -173,10 +216,12 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
  */
 #define REF_QG_X86_KERNELS(SFX, TARGET, MADD)                                                      \
   TARGET static void ref_qg_tile_##SFX(int64_t kp, const int16_t *const a[REF_QG_MR],              \
-                                       const int16_t *v, ref_qg_acc acc) {                         \
+                                       const int16_t *v, int nr, int nc, ref_qg_acc acc) {         \
     const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];          \
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;   \
     __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;                      \
+    (void)nr; /* the whole tile, in registers */                                                   \
+    (void)nc;                                                                                      \
     int64_t p;                                                                                     \
     for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR) {                                              \
       const __m256i b0 = _mm256_loadu_si256((const __m256i *)v);                                   \
@@ -421,6 +466,226 @@ REF_QG_AVX2 static int64_t ref_qg_requantize_channels_avx2(const ref_qg_out *o, 
 
 #endif /* REF_X86_TARGETS */
 
+/* ---- Arm ----------------------------------------------------------------------------------- */
+
+#if REF_QG_ARM32
+
+/* round_half_to_even(s * mult / 2^shift) clamped to [qlo, qhi], for shifts from 32 on, with
+ * SMLAL's 64-bit t = s * mult + 2^(shift-1): round half up is an arithmetic shift of t's high
+ * word, less one where t's low `shift` bits are all zero (a tie) and the quotient is odd. */
+static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shift, int32_t qlo,
+                                            int32_t qhi) {
+  const uint32_t e = (uint32_t)shift - 32;
+  const uint64_t t = (uint64_t)((int64_t)s * mult + ((int64_t)1 << (shift - 1)));
+  int32_t q = (int32_t)(uint32_t)(t >> 32) >> e; /* arithmetic on every Arm compiler */
+  if (((uint32_t)t | ((uint32_t)(t >> 32) & ((1u << e) - 1))) == 0)
+    q &= ~1;
+  return q < qlo ? qlo : q > qhi ? qhi : q;
+}
+
+/* The integer requantization (ref_qg_prepare never chooses float64 here) of n sums s + bias
+ * of one channel into bytes y (uint8 or int8: the low byte of the result either way; zp, lo
+ * and hi are bytes, so that lo - zp and hi - zp fit), o's parameters read once (the compiler
+ * cannot tell that the byte stores leave them alone). */
+static void ref_qg_requantize_run_arm(const ref_qg_out *o, const int32_t *s, int32_t bias,
+                                      int32_t mult, int32_t shift, int64_t n, unsigned char *y) {
+  const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
+  int64_t i;
+  if (shift < 32) { /* a multiplier far above one: the portable path */
+    for (i = 0; i < n; ++i)
+      y[i] = (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[i] + bias), mult, shift, zp,
+                                              o->lo, o->hi);
+    return;
+  }
+  for (i = 0; i < n; ++i)
+    y[i] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[i] + bias), mult, shift, qlo,
+                                                 qhi) +
+                           zp);
+}
+
+/* The same for n sums s[c] + bias[c] of channels c with their own multipliers and shifts (the
+ * channels of shifts below 32 redone by the portable path: two loops that keep their
+ * registers). */
+static void ref_qg_requantize_channels_arm(const ref_qg_out *o, const int32_t *s,
+                                           const int32_t *bias, const int32_t *mult,
+                                           const int32_t *shift, int64_t n, unsigned char *y) {
+  const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
+  int64_t c, low = 0;
+  for (c = 0; c < n; ++c) {
+    low |= shift[c] < 32;
+    y[c] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[c] + bias[c]), mult[c],
+                                                 shift[c] < 32 ? 32 : shift[c], qlo, qhi) +
+                           zp);
+  }
+  for (c = 0; low && c < n; ++c)
+    if (shift[c] < 32)
+      y[c] = (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[c] + bias[c]), mult[c], shift[c],
+                                              zp, o->lo, o->hi);
+}
+
+/* A tile's stores: raw outputs take the portable ones. */
+static void ref_qg_store_arm(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
+                             ref_qg_acc acc) {
+  int64_t i;
+  if (o->raw || o->fast) {
+    ref_qg_store_portable(o, r, nr, c, nc, acc);
+    return;
+  }
+  for (i = 0; i < nr; ++i) {
+    unsigned char *y = ref_qg_y(o, (r + i) * o->y_row + c);
+    if (o->per_row)
+      ref_qg_requantize_run_arm(o, acc[i], o->bias[r + i], o->mult[r + i], o->shift[r + i], nc, y);
+    else
+      ref_qg_requantize_channels_arm(o, acc[i], o->bias + c, o->mult + c, o->shift + c, nc, y);
+  }
+}
+
+#endif /* REF_QG_ARM32 */
+
+#if defined(REF_QG_MVE) || defined(REF_QG_DSP)
+/* The pair at s as one 32-bit word (SMLAD's operand: two int16 halves). */
+static inline int32_t ref_qg_word(const int16_t *s) {
+  int32_t w;
+  memcpy(&w, s, sizeof w);
+  return w;
+}
+#endif
+
+#ifdef REF_QG_DSP
+/* Sub-tiles of 2 rows x 4 columns, their eight sums in registers with their operands (the 14
+ * usable general registers of a Cortex-M hold no wider tile), a pair row a step: a row's
+ * pair and a column's pair are one word each, and SMLAD adds both products to a sum. */
+static void ref_qg_tile_dsp(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v, int nr,
+                            int nc, ref_qg_acc acc) {
+  int i, j;
+  for (i = 0; i < nr; i += 2) /* REF_QG_MR is even: a[i + 1] exists (the last row repeated) */
+    for (j = 0; j < nc; j += 4) {
+      const int16_t *a0 = a[i], *a1 = a[i + 1], *b = v + 2 * j, *end = a0 + kp;
+      int32_t c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+      for (; a0 != end; a0 += 2, a1 += 2, b += 2 * REF_QG_NR) {
+        const int32_t x0 = ref_qg_word(a0), x1 = ref_qg_word(a1);
+        int32_t w = ref_qg_word(b);
+        c00 = __smlad(x0, w, c00);
+        c10 = __smlad(x1, w, c10);
+        w = ref_qg_word(b + 2);
+        c01 = __smlad(x0, w, c01);
+        c11 = __smlad(x1, w, c11);
+        w = ref_qg_word(b + 4);
+        c02 = __smlad(x0, w, c02);
+        c12 = __smlad(x1, w, c12);
+        w = ref_qg_word(b + 6);
+        c03 = __smlad(x0, w, c03);
+        c13 = __smlad(x1, w, c13);
+      }
+      acc[i][j] = c00;
+      acc[i][j + 1] = c01;
+      acc[i][j + 2] = c02;
+      acc[i][j + 3] = c03;
+      acc[i + 1][j] = c10;
+      acc[i + 1][j + 1] = c11;
+      acc[i + 1][j + 2] = c12;
+      acc[i + 1][j + 3] = c13;
+    }
+}
+#endif
+
+#ifdef REF_QG_MVE
+/* VMLADAVA of one column's gathered pairs with the sub-tile's two rows. */
+#define REF_QG_MVE_COLUMN(h, s0, s1)                                                               \
+  do {                                                                                             \
+    const int16x8_t w_ = vreinterpretq_s16_s32(                                                    \
+        vldrwq_gather_offset_s32((const int32_t *)(const void *)(b + 2 * (h)), rows4));            \
+    s0 = vmladavaq_s16(s0, x0, w_);                                                                \
+    s1 = vmladavaq_s16(s1, x1, w_);                                                                \
+  } while (0)
+
+/* SMLAD of one column's pair at depth row b with the sub-tile's two rows' pairs. */
+#define REF_QG_DSP_COLUMN(h, s0, s1)                                                               \
+  do {                                                                                             \
+    const int32_t w_ = ref_qg_word(b + 2 * (h));                                                   \
+    s0 = __smlad(x0, w_, s0);                                                                      \
+    s1 = __smlad(x1, w_, s1);                                                                      \
+  } while (0)
+
+/* Sub-tiles of 2 rows x 4 columns as dot products of 8 depths: a row's 8 values are one
+ * load, a column's the pairs of 4 successive pair rows (REF_QG_NR pairs apart) one gather of
+ * words (V's pairs are word-aligned: its panels start on the backend's aligned buffers and
+ * hold whole pairs), and VMLADAVA adds the 8 products of a row and a column to a scalar sum
+ * (in an even register: the 8 sums and their operands fit). The depths past the last
+ * multiple of 8 take SMLAD. */
+static void ref_qg_tile_mve(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v, int nr,
+                            int nc, ref_qg_acc acc) {
+  const uint32x4_t rows4 = vmulq_n_u32(vidupq_n_u32(0, 1), 2 * REF_QG_NR * sizeof(int16_t));
+  int i, j;
+  for (i = 0; i < nr; i += 2)
+    for (j = 0; j < nc; j += 4) {
+      const int16_t *a0 = a[i], *a1 = a[i + 1], *b = v + 2 * j;
+      const int16_t *end8 = a0 + kp / 8 * 8, *end = a0 + kp;
+      int32_t c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+      for (; a0 != end8; a0 += 8, a1 += 8, b += 8 * REF_QG_NR) {
+        const int16x8_t x0 = vld1q_s16(a0), x1 = vld1q_s16(a1);
+        REF_QG_MVE_COLUMN(0, c00, c10);
+        REF_QG_MVE_COLUMN(1, c01, c11);
+        REF_QG_MVE_COLUMN(2, c02, c12);
+        REF_QG_MVE_COLUMN(3, c03, c13);
+      }
+      for (; a0 != end; a0 += 2, a1 += 2, b += 2 * REF_QG_NR) {
+        const int32_t x0 = ref_qg_word(a0), x1 = ref_qg_word(a1);
+        REF_QG_DSP_COLUMN(0, c00, c10);
+        REF_QG_DSP_COLUMN(1, c01, c11);
+        REF_QG_DSP_COLUMN(2, c02, c12);
+        REF_QG_DSP_COLUMN(3, c03, c13);
+      }
+      acc[i][j] = c00;
+      acc[i][j + 1] = c01;
+      acc[i][j + 2] = c02;
+      acc[i][j + 3] = c03;
+      acc[i + 1][j] = c10;
+      acc[i + 1][j + 1] = c11;
+      acc[i + 1][j + 2] = c12;
+      acc[i + 1][j + 3] = c13;
+    }
+}
+#endif
+
+#ifdef REF_QG_NEON
+/* Sub-tiles of 2 rows x REF_QG_NR columns in eight 4-lane sums: a pair row of V loads
+ * de-interleaved (its even depths, then its odd ones, for 8 columns a load) and each of a
+ * row's two values, loaded into every lane, multiplies it into the sums (SMLAL). */
+static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
+                             int nr, int nc, ref_qg_acc acc) {
+  int i;
+  (void)nc; /* whole panels */
+  for (i = 0; i < nr; i += 2) {
+    const int16_t *a0 = a[i], *a1 = a[i + 1], *b = v;
+    int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00;
+    int32x4_t c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    int64_t p;
+    for (p = 0; p < kp; p += 2, b += 2 * REF_QG_NR) {
+      const int16x8x2_t lo = vld2q_s16(b), hi = vld2q_s16(b + REF_QG_NR);
+      const int16x4_t x0 = vld1_dup_s16(a0 + p), x1 = vld1_dup_s16(a1 + p);
+      const int16x4_t y0 = vld1_dup_s16(a0 + p + 1), y1 = vld1_dup_s16(a1 + p + 1);
+      c00 = vmlal_s16(vmlal_s16(c00, vget_low_s16(lo.val[0]), x0), vget_low_s16(lo.val[1]), y0);
+      c01 = vmlal_s16(vmlal_s16(c01, vget_high_s16(lo.val[0]), x0), vget_high_s16(lo.val[1]), y0);
+      c02 = vmlal_s16(vmlal_s16(c02, vget_low_s16(hi.val[0]), x0), vget_low_s16(hi.val[1]), y0);
+      c03 = vmlal_s16(vmlal_s16(c03, vget_high_s16(hi.val[0]), x0), vget_high_s16(hi.val[1]), y0);
+      c10 = vmlal_s16(vmlal_s16(c10, vget_low_s16(lo.val[0]), x1), vget_low_s16(lo.val[1]), y1);
+      c11 = vmlal_s16(vmlal_s16(c11, vget_high_s16(lo.val[0]), x1), vget_high_s16(lo.val[1]), y1);
+      c12 = vmlal_s16(vmlal_s16(c12, vget_low_s16(hi.val[0]), x1), vget_low_s16(hi.val[1]), y1);
+      c13 = vmlal_s16(vmlal_s16(c13, vget_high_s16(hi.val[0]), x1), vget_high_s16(hi.val[1]), y1);
+    }
+    vst1q_s32(acc[i], c00);
+    vst1q_s32(acc[i] + 4, c01);
+    vst1q_s32(acc[i] + 8, c02);
+    vst1q_s32(acc[i] + 12, c03);
+    vst1q_s32(acc[i + 1], c10);
+    vst1q_s32(acc[i + 1] + 4, c11);
+    vst1q_s32(acc[i + 1] + 8, c12);
+    vst1q_s32(acc[i + 1] + 12, c13);
+  }
+}
+#endif
+
 /* ---- The kernels for this CPU ------------------------------------------------------------- */
 
 typedef void (*ref_qg_depthwise_fn)(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
@@ -433,9 +698,9 @@ typedef struct {
 } ref_qg_kernels;
 
 /* On x86-64 with AVX2 and FMA, the AVX2 kernels (with VNNI's multiply-add where the CPU has
- * it), else the portable ones. */
+ * it), else the build's (REF_QG_TILE, REF_QG_STORE). */
 static const ref_qg_kernels *ref_qg_kernels_get(void) {
-  static const ref_qg_kernels portable = {ref_qg_tile_portable, ref_qg_store_portable, NULL, 0};
+  static const ref_qg_kernels build = {REF_QG_TILE, REF_QG_STORE, NULL, 0};
 #if REF_X86_TARGETS
   static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, ref_qg_store_avx2,
                                       ref_qg_depthwise_row_avx2, 1};
@@ -446,7 +711,7 @@ static const ref_qg_kernels *ref_qg_kernels_get(void) {
                                          ref_qg_depthwise_row_avxvnni, 1};
 #endif
   if (!ref_cpu_has("avx2") || !ref_cpu_has("fma"))
-    return &portable;
+    return &build;
   if (ref_cpu_has("avx512vnni") && ref_cpu_has("avx512vl"))
     return &vnni512;
 #if REF_QG_WITH_AVXVNNI
@@ -455,7 +720,7 @@ static const ref_qg_kernels *ref_qg_kernels_get(void) {
 #endif
   return &avx2;
 #else
-  return &portable;
+  return &build;
 #endif
 }
 
@@ -473,7 +738,8 @@ static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int
       a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
     for (c = c0; c < c1; c += REF_QG_NR) {
       const int64_t nc = c1 - c < REF_QG_NR ? c1 - c : REF_QG_NR;
-      tile(g->kp, a, g->v + (c - g->v_col0) / REF_QG_NR * (g->kp * REF_QG_NR), acc);
+      tile(g->kp, a, g->v + (c - g->v_col0) / REF_QG_NR * (g->kp * REF_QG_NR), (int)nr, (int)nc,
+           acc);
       store(&g->out, r, nr, c, nc, acc);
     }
   }
@@ -509,6 +775,12 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
   if (ref_qg_kernels_get()->x86)
     i = ref_qg_requantize_run_avx2(o, ch, s, n, y);
 #endif
+#if REF_QG_ARM32
+  if (!o->fast) {
+    ref_qg_requantize_run_arm(o, s, bias, o->mult[ch], o->shift[ch], n, y);
+    return;
+  }
+#endif
   if (o->fast)
     for (; i < n; ++i)
       y[i] = ref_qg_byte(o, ref_qg_fast((int32_t)((int64_t)s[i] + bias), o->scale[ch], o->smin[ch],
@@ -532,6 +804,12 @@ void ref_qg_requantize_channels(const ref_qg_out *o, const int32_t *s, int64_t n
 #if REF_X86_TARGETS
   if (ref_qg_kernels_get()->x86)
     c = ref_qg_requantize_channels_avx2(o, s, n, y);
+#endif
+#if REF_QG_ARM32
+  if (!o->fast) {
+    ref_qg_requantize_channels_arm(o, s, o->bias, o->mult, o->shift, n, y);
+    return;
+  }
 #endif
   for (; c < n; ++c) {
     const int32_t v = (int32_t)((int64_t)s[c] + o->bias[c]);

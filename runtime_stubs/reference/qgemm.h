@@ -18,8 +18,12 @@
  * registers (pmaddwd; vpdpwssd with VNNI), with no horizontal sums: a tile of REF_QG_MR rows x
  * REF_QG_NR columns accumulates in registers.
  *
- * Kernels: AVX2 intrinsics where the compiler targets AVX2 (__AVX2__), else the portable C99
- * loop on the same layouts; tests/runtime's qgemm test checks that both give the same bytes. */
+ * Kernels: AVX2 intrinsics on x86-64 CPUs with AVX2 and FMA (chosen when they run; qgemm.c);
+ * where the compiler targets them, Helium (__ARM_FEATURE_MVE), NEON (__ARM_NEON) or Arm's DSP
+ * extension (__ARM_FEATURE_DSP: SMLAD, whose operands are such pairs); else the portable C99 loop
+ * on the same layouts; tests/runtime's qgemm test checks that both give the same bytes (tests/build
+ * runs it on Arm too). The layouts and the scratch sizes are the same on every target: odlac plans
+ * the arena on the host. */
 #ifndef ODLA_REFERENCE_QGEMM_H_
 #define ODLA_REFERENCE_QGEMM_H_
 
@@ -74,13 +78,22 @@ static inline ref_qg_out ref_qg_out_from(ref_qg_out o, int64_t first) {
   return o;
 }
 
+/* Whether the float64 requantization (ref_qg_prepare) is used at all: not on 32-bit Arm, where
+ * the exact integer one is cheaper (SMULL's 64-bit product; float64 is software on cores
+ * with a single-precision FPU or none, the Cortex-M4's, M33's, M0's). */
+#if defined(__arm__)
+#define REF_QG_FLOAT64 0
+#else
+#define REF_QG_FLOAT64 1
+#endif
+
 /* Fills, for n channels of multipliers and shifts, what makes the requantization a float64
  * product and one rounding: scale[c] = mult[c] / 2^shift[c] (exact) and the range
  * [smin[c], smax[c]] that acc + bias is clamped to first. Outside it the result is clamped
  * anyway (lo or hi: the requantization is monotonic), and inside it |acc + bias| * mult <
  * 2^53 keeps the product exact, so that round-half-to-even of it is the exact result (and
  * |acc + bias| * scale < 2^30 keeps it inside int32). Returns whether that holds for every
- * channel (else the requantization must take the int64 path). */
+ * channel and REF_QG_FLOAT64 (else the requantization must take the int64 path). */
 int ref_qg_prepare(int64_t n, const int32_t *mult, const int32_t *shift, int32_t zp, int32_t lo,
                    int32_t hi, double *scale, int32_t *smin, int32_t *smax);
 

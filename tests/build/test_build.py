@@ -1,7 +1,8 @@
 """Tests of odlac as a build-system step (docs/cli.md, "Building objects and libraries"):
 weights objects written through LLVM for five targets, checked byte by byte against the ONNX
 initializers; an aarch64 program built with the cross compiler and run under qemu against
-the host's and PyTorch's results; --emit=obj|static|shared; byte-identical outputs;
+the host's and PyTorch's results; the reference backend's Arm kernels against its portable
+ones (qemu-user and Cortex-M firmware); --emit=obj|static|shared; byte-identical outputs;
 depfiles; RAM and flash budgets; two models (and two instances of one) in one program from
 two threads; the installed CMake package, pkg-config files and examples/two_models; and a
 model with more than 2 GB of external weights, compiled in a fraction of its size in memory.
@@ -403,6 +404,71 @@ class CortexMTest(Work):
                 self.assertTrue(insns and 100000 < int(insns.group(1)) < 10000000, got[-500:])
                 if count == 360:
                     self.assertIn("accuracy: 351/360", got)
+
+
+class ArmKernelsTest(unittest.TestCase):
+    """The reference backend's Arm kernels (runtime_stubs/reference/qgemm.c: SMLAD, Helium,
+    NEON) against its portable ones and the int64 definition: tests/runtime/test_qgemm.c
+    cross-compiled with -Werror for armv7-a with NEON, armv7-a with only the DSP extension and
+    aarch64 (run under qemu-user), and as firmware (examples/cortex-m's start-up, newlib's
+    semihosting stdio) for the Cortex-M4 (DSP) and the Cortex-M55 (Helium) under
+    qemu-system-arm. Each build must hold the kernel its target selects."""
+    REFERENCE = os.path.join(ROOT, "runtime_stubs", "reference")
+    EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
+    SOURCES = [os.path.join(ROOT, "tests", "runtime", "test_qgemm.c"),
+               os.path.join(REFERENCE, "qgemm.c")]
+    LINUX = {  # name: (compiler, flags, qemu, sysroot, the tile kernel)
+        "armv7-a+neon": ("arm-linux-gnueabihf-gcc", ["-march=armv7-a+simd", "-mfpu=neon"],
+                         "qemu-arm", "/usr/arm-linux-gnueabihf", "ref_qg_tile_neon"),
+        "armv7-a+dsp": ("arm-linux-gnueabihf-gcc", ["-march=armv7-a", "-mfpu=vfpv3-d16"],
+                        "qemu-arm", "/usr/arm-linux-gnueabihf", "ref_qg_tile_dsp"),
+        "aarch64": ("aarch64-linux-gnu-gcc", [], "qemu-aarch64", "/usr/aarch64-linux-gnu",
+                    "ref_qg_tile_neon"),
+    }
+    BOARDS = {  # board: (flags, linker script, the tile kernel)
+        "mps2-an386": (["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"], "mps2.ld",
+                       "ref_qg_tile_dsp"),
+        "mps3-an547": (["-mcpu=cortex-m55", "-mfloat-abi=hard"], "mps3-an547.ld",
+                       "ref_qg_tile_mve"),
+    }
+    AGREE = "qgemm: every case agrees with the int64 definition"
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="odlac-arm-")
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def assert_kernel(self, exe, kernel, nm):
+        self.assertIn(kernel, run([nm, exe]).stdout.split(), f"{exe} lacks {kernel}")
+
+    def test_linux_kernels_agree_with_the_portable_ones(self):
+        for name, (cc, flags, qemu, sysroot, kernel) in self.LINUX.items():
+            with self.subTest(target=name):
+                exe = os.path.join(self.work, name)
+                run([cc, *flags, "-std=c99", "-O3", "-fno-trapping-math", "-Wall", "-Wextra",
+                     "-Werror", "-I", self.REFERENCE, *self.SOURCES, "-lm", "-o", exe])
+                self.assert_kernel(exe, kernel, cc.replace("-gcc", "-nm"))
+                self.assertIn(self.AGREE, run(["timeout", "120", qemu, "-L", sysroot, exe]).stdout)
+
+    def test_cortex_m_kernels_agree_with_the_portable_ones(self):
+        for board, (flags, script, kernel) in self.BOARDS.items():
+            with self.subTest(board=board):
+                cc = ["arm-none-eabi-gcc", "-mthumb", *flags, "-std=c99", "-O2"]
+                objects = [os.path.join(self.work, f"{board}_{i}.o") for i in range(2)]
+                for src, obj in zip(self.SOURCES, objects):  # the test's main as test_main
+                    run([*cc, "-Wall", "-Wextra", "-Werror", "-I", self.REFERENCE,
+                         "-Dmain=test_main", "-c", src, "-o", obj])
+                elf = os.path.join(self.work, board + ".elf")
+                run([*cc, os.path.join(HERE, "firmware_main.c"),
+                     *(os.path.join(self.EXAMPLE, f) for f in ("startup.c", "board_cortexm.c")),
+                     *objects, "-T", os.path.join(self.EXAMPLE, script), "-nostartfiles",
+                     "--specs=rdimon.specs", "-Wl,--defsym=end=__bss_end", "-lm", "-o", elf])
+                self.assert_kernel(elf, kernel, "arm-none-eabi-nm")
+                r = run(["timeout", "120", "qemu-system-arm", "-M", board, "-nographic",
+                         "-monitor", "none", "-semihosting-config", "enable=on,target=native",
+                         "-kernel", elf])
+                self.assertIn(self.AGREE, r.stdout)
 
 
 class LibrariesTest(Work):
