@@ -210,6 +210,7 @@ class CliTest(unittest.TestCase):
         with open(os.path.join(ROOT, "README.md")) as f:
             block = f.read().split("## Using odlac", 1)[1].split("```sh\n", 1)[1].split("```")[0]
         compile_line, build_line, run_line = [l.split("#")[0].strip() for l in block.splitlines()]
+        self.assertTrue(build_line.startswith("cc "), build_line)
         ds = odlactest.data_sets(CNN)[0]
         for weights in ("c", "bin", "obj"):
             with self.subTest(weights=weights):
@@ -219,7 +220,9 @@ class CliTest(unittest.TestCase):
                 shutil.copy(os.path.join(CNN, "model.onnx"), work)
                 for line in (compile_line.replace("odlac", os.path.join(prefix, "bin", "odlac"), 1)
                              + f" --weights={weights}",
-                             build_line.replace("P/", prefix + "/"), run_line):
+                             # (cc: the build's compiler, the sanitize build's wrapper there)
+                             self.tc.cc + build_line.replace("P/", prefix + "/")[len("cc"):],
+                             run_line):
                     r = subprocess.run(["sh", "-c", line], cwd=work, capture_output=True,
                                        text=True)
                     self.assertEqual(r.returncode, 0, f"{line}\n{r.stderr}")
