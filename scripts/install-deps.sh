@@ -29,8 +29,9 @@ build=(cmake make gcc g++ libprotobuf-dev protobuf-compiler libonnx-dev libfmt-d
 test=(clang libclang-rt-14-dev binutils libgtest-dev python3-onnx python3-numpy libonnx-testdata
       libdnnl-dev ocl-icd-opencl-dev) # libdnnl-dev: libodla_dnnl and its conformance run; its CMake
       # config needs OpenCL, only a Recommends that --no-install-recommends skips
-# The build tests (tests/build): cross compilers and qemu for the targets of --weights=obj,
-# pkg-config for the installed .pc files.
+# The build tests (tests/build): cross compilers and qemu for the targets of --weights=obj
+# (qemu-user's qemu-x86_64 also runs the host library as older x86-64 CPUs), pkg-config for
+# the installed .pc files.
 test+=(pkgconf qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
        libc6-dev-armhf-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross gcc-arm-none-eabi
        libnewlib-arm-none-eabi)

@@ -549,6 +549,20 @@ static inline int32_t ref_qg_word(const int16_t *s) {
   memcpy(&w, s, sizeof w);
   return w;
 }
+
+/* A 2 x 4 sub-tile's sums into rows i, i + 1 and columns j .. j + 3 of acc. */
+static inline void ref_qg_put_2x4(ref_qg_acc acc, int i, int j, int32_t c00, int32_t c01,
+                                  int32_t c02, int32_t c03, int32_t c10, int32_t c11, int32_t c12,
+                                  int32_t c13) {
+  acc[i][j] = c00;
+  acc[i][j + 1] = c01;
+  acc[i][j + 2] = c02;
+  acc[i][j + 3] = c03;
+  acc[i + 1][j] = c10;
+  acc[i + 1][j + 1] = c11;
+  acc[i + 1][j + 2] = c12;
+  acc[i + 1][j + 3] = c13;
+}
 #endif
 
 #ifdef REF_QG_DSP
@@ -577,14 +591,7 @@ static void ref_qg_tile_dsp(int64_t kp, const int16_t *const a[REF_QG_MR], const
         c03 = __smlad(x0, w, c03);
         c13 = __smlad(x1, w, c13);
       }
-      acc[i][j] = c00;
-      acc[i][j + 1] = c01;
-      acc[i][j + 2] = c02;
-      acc[i][j + 3] = c03;
-      acc[i + 1][j] = c10;
-      acc[i + 1][j + 1] = c11;
-      acc[i + 1][j + 2] = c12;
-      acc[i + 1][j + 3] = c13;
+      ref_qg_put_2x4(acc, i, j, c00, c01, c02, c03, c10, c11, c12, c13);
     }
 }
 #endif
@@ -636,14 +643,7 @@ static void ref_qg_tile_mve(int64_t kp, const int16_t *const a[REF_QG_MR], const
         REF_QG_DSP_COLUMN(2, c02, c12);
         REF_QG_DSP_COLUMN(3, c03, c13);
       }
-      acc[i][j] = c00;
-      acc[i][j + 1] = c01;
-      acc[i][j + 2] = c02;
-      acc[i][j + 3] = c03;
-      acc[i + 1][j] = c10;
-      acc[i + 1][j + 1] = c11;
-      acc[i + 1][j + 2] = c12;
-      acc[i + 1][j + 3] = c13;
+      ref_qg_put_2x4(acc, i, j, c00, c01, c02, c03, c10, c11, c12, c13);
     }
 }
 #endif

@@ -5,7 +5,7 @@ written in the libonnx-testdata layout and run through the conformance runner (c
 build the C against the backend, run, compare) with an empty expected-failure list.
 
 Covered: BitwiseAnd/Or/Xor/Not (broadcasting, signed and unsigned); Mish, Swish, Gelu (erf and
-tanh); GroupNormalization at opset 18 (per-group scale and bias) and 21 (per-channel);
+tanh); every activation fused after a Conv (and a residual Add); GroupNormalization at opset 18 (per-group scale and bias) and 21 (per-channel);
 RMSNormalization; Col2Im with strides, pads and dilations; CenterCropPad with axes, the shape a
 constant and a graph input; Pad's wrap mode (pads beyond the extent, negative pads) and
 Pad-18's axes known only at run time; LpPool with ceil_mode and dilations, AveragePool with dilations
@@ -102,6 +102,47 @@ def activation_cases():
     yield single_node("new_gelu_tanh", 20,
                       helper.make_node("Gelu", ["x"], ["y"], approximate="tanh"), [("x", x)],
                       [("y", tanh.astype(np.float32))])
+
+
+def fused_activation_cases():
+    """A 1x1 Conv, optionally plus a residual, then each activation odlac fuses into the
+    backend's epilogue (odla_ext_fused.h), against float64 numpy."""
+    x, w, b, res = floats(1, 4, 5, 6) * 2, floats(3, 4, 1, 1), floats(3), floats(1, 3, 5, 6)
+    conv = np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64),
+                     x.astype(np.float64)) + b.astype(np.float64).reshape(1, 3, 1, 1)
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    erf = np.vectorize(math.erf)
+    acts = [  # name, nodes from "s" to "y", reference
+        ("relu", [helper.make_node("Relu", ["s"], ["y"])], lambda v: np.maximum(v, 0)),
+        ("clip", [helper.make_node("Clip", ["s", "lo", "hi"], ["y"])],
+         lambda v: np.clip(v, 0, 6)),
+        ("sigmoid", [helper.make_node("Sigmoid", ["s"], ["y"])], sigmoid),
+        ("tanh", [helper.make_node("Tanh", ["s"], ["y"])], np.tanh),
+        ("leaky_relu", [helper.make_node("LeakyRelu", ["s"], ["y"], alpha=0.1)],
+         lambda v: np.where(v >= 0, v, 0.1 * v)),
+        ("hard_swish", [helper.make_node("HardSwish", ["s"], ["y"])],
+         lambda v: v * np.clip(v / 6 + 0.5, 0, 1)),
+        ("swish", [helper.make_node("Sigmoid", ["s"], ["g"]),
+                   helper.make_node("Mul", ["s", "g"], ["y"])], lambda v: v * sigmoid(v)),
+        ("gelu", [helper.make_node("Gelu", ["s"], ["y"])],
+         lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2)))),
+    ]
+    lo, hi = np.array(0, np.float32), np.array(6, np.float32)
+    for name, nodes, ref in acts:
+        for residual in (False, True):
+            head = [helper.make_node("Conv", ["x", "w", "b"], ["c" if residual else "s"])]
+            if residual:
+                head.append(helper.make_node("Add", ["c", "r"], ["s"]))
+            s = conv + (res.astype(np.float64) if residual else 0)
+            y = ref(s).astype(np.float32)
+            inputs = [("x", x)] + ([("r", res)] if residual else [])
+            graph = helper.make_graph(
+                head + nodes, "fused", [vi(k, v) for k, v in inputs], [vi("y", y)],
+                [numpy_helper.from_array(v, k) for k, v in (("w", w), ("b", b), ("lo", lo),
+                                                            ("hi", hi))])
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+            yield ("new_fused_%s%s" % (name, "_residual" if residual else ""), model,
+                   [v for _, v in inputs], [y])
 
 
 # ---- Normalizations ---------------------------------------------------------------------
@@ -347,8 +388,8 @@ def run_cases(case_fns, what):
 
 
 def main():
-    run_cases((bitwise_cases, activation_cases, normalization_cases, layout_cases, pad_cases,
-               pooling_cases, resize_cases), "new-op")
+    run_cases((bitwise_cases, activation_cases, fused_activation_cases, normalization_cases,
+               layout_cases, pad_cases, pooling_cases, resize_cases), "new-op")
 
 
 if __name__ == "__main__":

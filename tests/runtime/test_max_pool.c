@@ -28,17 +28,6 @@ static float next_value(void) {
   }
 }
 
-static odla_value_shape shape4(int64_t a, int64_t b, int64_t c, int64_t d) {
-  odla_value_shape s;
-  memset(&s, 0, sizeof s);
-  s.size = 4;
-  s.dims[0] = a;
-  s.dims[1] = b;
-  s.dims[2] = c;
-  s.dims[3] = d;
-  return s;
-}
-
 /* The window's maximum by definition: NaN if any cell is NaN, 0 for padding only. */
 static float naive(const float *x, int n, int c, int oh, int ow, const odla_uint32 *k,
                    const odla_uint32 *s, const odla_uint32 *d, const odla_uint32 *pf) {
@@ -64,18 +53,17 @@ static void check_case(const odla_uint32 *k, const odla_uint32 *s, const odla_ui
   static float x[N * C * H * W], y[N * C * H * W];
   const int oh_n = (int)((H + pf[0] + pb[0] - (d[0] * (k[0] - 1) + 1)) / s[0] + 1);
   const int ow_n = (int)((W + pf[1] + pb[1] - (d[1] * (k[1] - 1) + 1)) / s[1] + 1);
+  const odla_value_shape out_shape = {4, {N, C, oh_n, ow_n}};
+  odla_value_type t = {ODLA_FLOAT32, {4, {N, C, H, W}}};
   odla_computation comp;
   odla_context ctx;
   odla_value in, out;
-  odla_value_type t;
   int i, n, c, oh, ow, wrong = 0;
   for (i = 0; i < N * C * H * W; ++i)
     x[i] = next_value();
   CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "CreateComputation");
-  t.element_type = ODLA_FLOAT32;
-  t.shape = shape4(N, C, H, W);
   in = odla_CreateArgument(t, (const odla_value_id) "x");
-  out = odla_ExtMaxPool(in, ODLA_CHANNELS_FIRST, k, s, d, pf, pb, shape4(N, C, oh_n, ow_n),
+  out = odla_ExtMaxPool(in, ODLA_CHANNELS_FIRST, k, s, d, pf, pb, out_shape,
                         (const odla_value_id) "y");
   CHECK(out && odla_SetValueAsOutput(out) == ODLA_SUCCESS, "ExtMaxPool");
   CHECK(odla_CreateContext(&ctx) == ODLA_SUCCESS, "CreateContext");
