@@ -133,6 +133,7 @@ private:
   std::map<const Value *, Observed> observed_;
   std::map<const Value *, UInt8Params> params_;  // the quantization chosen for a value
   std::map<const Value *, Value *> dequantized_; // its DQ(Q(v)), which v's readers now read
+  std::map<const Value *, Value *> original_;    // DQ(Q(v)) -> v
 
   // Runs the calibration inputs through the graph with every float result as an output.
   Status observe(Graph &g) {
@@ -227,11 +228,12 @@ private:
   // calibrated range, or, when a selecting op makes v from one value, with that value's
   // quantization (which is then applied too). nullptr when v has no observed range.
   Expected<Value *> quantized(Graph &g, Value *v) {
+    v = original(v);
     if (auto it = dequantized_.find(v); it != dequantized_.end())
       return it->second;
     UInt8Params p;
     if (Node *prod = v->producer(); selectsFromOne(prod)) {
-      Value *operand = prod->input(0); // read by DQ(Q(operand)) once quantized
+      Value *operand = original(prod->input(0)); // read by DQ(Q(operand)) once quantized
       auto in = quantized(g, operand);
       if (!in || !*in)
         return in;
@@ -270,7 +272,14 @@ private:
           u.node->setInput(u.operand, dq);
     }
     dequantized_[v] = dq;
+    original_[dq] = v;
     return dq;
+  }
+
+  // The value whose DQ(Q(...)) v is, else v: a reader of a quantized value reads its DQ.
+  Value *original(Value *v) const {
+    auto it = original_.find(v);
+    return it == original_.end() ? v : it->second;
   }
 
   static AttrMap quantAttrs(const char *to) {
@@ -314,7 +323,7 @@ private:
       return dx.status();
     if (!*dx)
       return false; // no range observed for the data
-    float sx = params_.at(x).scale;
+    float sx = params_.at(original(x)).scale;
     // Weights: symmetric int8 per output channel, [-127, 127].
     const float *wf = w->data()->as<float>();
     int64_t count = w->type().numElements();

@@ -209,6 +209,12 @@ class Int8Test(unittest.TestCase):
             r = self.tc.compile(src, out, "-O3", "--emit-main", "--quantize=int8",
                                 f"--calibration={calib}")
             self.assertEqual(r.returncode, 0, r.stderr)
+            # Every convolution and the classifier run in integers, as in ORT's QDQ model.
+            emitted = "".join(open(os.path.join(out, f)).read()
+                              for f in os.listdir(out) if f.endswith(".c"))
+            convs = sum(n.op_type == "Conv" for n in onnx.load(src).graph.node)
+            self.assertEqual(emitted.count("odla_ExtQLinearConv("), convs)
+            self.assertEqual(emitted.count("odla_ExtQLinearMatMul("), 1)
             exe = os.path.join(out, "run")
             self.tc.build(out, exe)
             ort_q = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
