@@ -18,6 +18,10 @@
  * channels (channels last) or along rows of pixels (channels first; ref_qconv_cf). Padding
  * contributes nothing: ONNX pads the quantized input with its zero point, whose x - xz is 0.
  *
+ * In a least-memory computation a product whose kernel is a constant int8 tensor with zero
+ * points 0 runs "lean" instead (ref_qi_lean): the kernel and the epilogue's operands are read
+ * where they are, and the scratch is an im2col column or two.
+ *
  * Work splits over blocks of pixels or rows (or output channels, where a product has too
  * few) on the node's threads (threads.h); integer results are the same at any thread count.
  *
@@ -55,6 +59,13 @@ enum { REF_QI_COL_VALUES = 1 << 17, REF_QI_ROW_BLOCK = 64 * REF_QG_MR };
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
 
 static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t ref_qi_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* a / b and a % b of indices (a >= 0, b > 0), in 32 bits where they fit: a 64-bit division is
+ * a library call on 32-bit targets. */
+static int64_t ref_qi_div(int64_t a, int64_t b) {
+  return (a | b) >> 32 ? a / b : (int64_t)((uint32_t)a / (uint32_t)b);
+}
+static int64_t ref_qi_mod(int64_t a, int64_t b) { return a - ref_qi_div(a, b) * b; }
 static int64_t ref_qi_even(int64_t k) { return (k + 1) / 2 * 2; }
 static int64_t ref_qi_round_up(int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -93,6 +104,7 @@ typedef struct {
   int32_t lo, hi;   /* output_min, output_max */
   int64_t channels; /* output channels: the epilogue's per-channel arrays */
   int packed;       /* the packed kernel follows the block, at packed_at; else wp_at */
+  int lean;         /* kernel and epilogue read in place (ref_qi_lean) */
   size_t packed_at;
   /* the epilogue's operands are constants: its channel arrays follow the block, at
      epilogue_at (else at chan_at in scratch, filled by each run), its zero point and
@@ -381,6 +393,109 @@ static int ref_qi_constant_or_absent(odla_value v) {
   return !v || (v->kind == REF_CONSTANT && v->data);
 }
 
+/* ---- Lean products -------------------------------------------------------------------------- */
+
+/* In a least-memory computation (ODLA_EXT_ITEM_LEAST_MEMORY: a microcontroller's), a product
+ * whose kernel is a constant int8 tensor with zero points 0 (symmetric weights: odlac's
+ * --quantize=int8 and ONNX Runtime's per-channel ones) reads the kernel, bias, multipliers
+ * and shifts where they are (const, in flash with --weights-section) instead of copying them
+ * into the node's block as int16 and channel arrays, and its scratch is a lean block of
+ * im2col columns (qgemm.h), a staged row or a depthwise convolution's plane: RAM holds little
+ * more than the activations. A channels-first convolution multiplies each kernel row by the
+ * columns of 4 output pixels at a time (ref_qg_lean_dot), a depthwise one runs along output
+ * rows, a MatMul a row at a time (ref_qg_lean_row). Channels-last convolutions and other kernels
+ * (uint8, a nonzero zero point, computed) are packed as elsewhere. */
+static int ref_qi_lean_kernel(const odla_value *in) {
+  const odla_value w = in[REF_QI_W], wz = in[REF_QI_WZ];
+  int64_t i, n;
+  if (!ref_current()->least_memory || w->type.element_type != ODLA_INT8 ||
+      !ref_qi_constant_kernel(in))
+    return 0;
+  for (i = 0, n = wz ? ref_count(&wz->type.shape) : 0; i < n; ++i)
+    if (((const int8_t *)wz->data)[i] != 0)
+      return 0;
+  return 1;
+}
+
+/* The epilogue's operands, in place. */
+typedef struct {
+  const int32_t *bias, *mult, *shift; /* bias may be NULL */
+  int64_t mult_step, shift_step;      /* 1: one per channel; 0: one for all */
+  int32_t zp, lo, hi;
+  int raw;
+} ref_qi_lean_out;
+
+/* o from the node's operands. ODLA_INVALID_PARAM when a multiplier or shift computed in the
+ * graph is out of range (constant ones the builder checked). */
+static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
+                                        const ref_qi_common *q, ref_qi_lean_out *o) {
+  int64_t c;
+  memset(o, 0, sizeof *o);
+  o->bias = (const int32_t *)io->in[REF_QI_BIAS];
+  o->raw = q->raw;
+  if (q->raw)
+    return ODLA_SUCCESS;
+  o->mult = (const int32_t *)io->in[REF_QI_MULT];
+  o->shift = (const int32_t *)io->in[REF_QI_SHIFT];
+  o->mult_step = ref_count(&node->inputs[REF_QI_MULT]->type.shape) != 1;
+  o->shift_step = ref_count(&node->inputs[REF_QI_SHIFT]->type.shape) != 1;
+  o->zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
+  o->lo = q->lo;
+  o->hi = q->hi;
+  for (c = 0; c < q->channels; ++c)
+    if (!ref_qi_scale_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
+      return ODLA_INVALID_PARAM;
+  return ODLA_SUCCESS;
+}
+
+/* One channel's parameters. */
+typedef struct {
+  int32_t bias, mult, shift;
+} ref_qi_lean_ch;
+static const ref_qi_lean_ch ref_qi_lean_ch_none = {0, 0, 0};
+
+static ref_qi_lean_ch ref_qi_lean_channel(const ref_qi_lean_out *o, int64_t c) {
+  ref_qi_lean_ch ch;
+  ch.bias = o->bias ? o->bias[c] : 0;
+  ch.mult = o->raw ? 0 : o->mult[o->mult_step ? c : 0];
+  ch.shift = o->raw ? 0 : o->shift[o->shift_step ? c : 0];
+  return ch;
+}
+
+/* Output elements y[0, n): the channel's sums s, requantized (bytes), or s + bias (int32,
+ * raw). */
+static void ref_qi_lean_put(const ref_qi_lean_out *o, const ref_qi_lean_ch *ch, const int32_t *s,
+                            int64_t n, unsigned char *y) {
+  int64_t i;
+  if (!o->raw) {
+    ref_qg_requantize_bytes(s, (int)n, ch->bias, ch->mult, ch->shift, o->zp, o->lo, o->hi, y);
+    return;
+  }
+  for (i = 0; i < n; ++i) {
+    const int32_t v = (int32_t)((int64_t)s[i] + ch->bias);
+    memcpy(y + i * 4, &v, sizeof v);
+  }
+}
+
+/* Outputs of channels [c, c + m) at y (channel rows y_row bytes apart) from the sums of a lean
+ * block's n pixels (REF_QG_LEAN_PIXELS a channel). */
+static void ref_qi_lean_tile(const ref_qi_lean_out *o, int64_t c, int m, const int32_t *s, int n,
+                             unsigned char *y, int64_t y_row) {
+  int r;
+  if (!o->raw) {
+    ref_qg_requantize_tile(s, m, n, o->bias ? o->bias + c : NULL, o->mult + c * o->mult_step,
+                           (int)o->mult_step, o->shift + c * o->shift_step, (int)o->shift_step,
+                           o->zp, o->lo, o->hi, y, y_row);
+    return;
+  }
+  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS, y += y_row) {
+    const ref_qi_lean_ch ch = ref_qi_lean_channel(o, c + r);
+    ref_qi_lean_put(o, &ch, s, n, y);
+  }
+}
+
+static size_t ref_qi_lean_esize(const ref_qi_lean_out *o) { return o->raw ? 4 : 1; }
+
 /* Adds the node. `params` (head bytes, whose common head is `q`) is followed in the node's
  * block by the kernel packed by `pack` (packed_values int16) when the kernel is constant
  * (q->packed, ref_qi_constant_kernel), and by the epilogue's channel arrays when its operands
@@ -399,7 +514,7 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   const size_t bytes = built ? chan_at + ref_qi_chan_bytes(q->channels) : chan_at;
   unsigned char *block;
   odla_value v;
-  if (!q->packed && !built)
+  if (q->lean || (!q->packed && !built))
     return ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
   block = (unsigned char *)ref_calloc(1, bytes);
   if (!block)
@@ -443,6 +558,8 @@ typedef struct {
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
   int64_t block;         /* output pixels per im2col block */
   int64_t packed_values; /* int16 values of the packed kernel */
+  /* lean: the window in int, for loops that run on 32-bit cores */
+  int lin[3], lout[3], lk[3], lstride[3], lpad[3], ldil[3];
   /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
      channels-first depthwise convolution's padded plane and kernel taps */
   size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
@@ -534,6 +651,8 @@ typedef struct {
   int32_t xz;
   const int16_t *wp; /* packed kernel: tap t of channel c at t * M + c */
   ref_qg_out out;    /* out.y: the image's result [M][out pixels] */
+  const int8_t *w8;  /* lean: the kernel in place, tap t of channel c at c * taps + t */
+  const ref_qi_lean_out *lean;
 } ref_qconv_cf;
 
 /* The padded plane's extents: depth, height and width with the pads. */
@@ -561,8 +680,11 @@ static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char 
                    plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2], 1);
 }
 
-/* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
-enum { REF_QI_DW_ROWS = 8 };
+/* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls.
+ * A lean convolution's sums: room for this many (or an output row). */
+enum { REF_QI_DW_ROWS = 8, REF_QI_LEAN_DW_SUMS = 256 };
+/* A lean convolution multiplies its block by up to this many kernel rows a call. */
+enum { REF_QI_LEAN_ROWS = 64 };
 
 static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf *d = (const ref_qconv_cf *)arg;
@@ -574,7 +696,7 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   int16_t *taps = (int16_t *)ref_scratch_at(scratch, p->taps_at);
   int32_t *acc = (int32_t *)ref_scratch_at(scratch, p->acc_at);
   const int16_t *rows[REF_QI_DW_ROWS];
-  int64_t dims[3], lo, hi, c, t, od, oh, r0;
+  int64_t dims[3], lo, hi, c, t, od, oh, r0, chunk;
   int r;
   ref_split(p->c, 1, index, parts, &lo, &hi);
   if (lo >= hi)
@@ -582,27 +704,153 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   ref_qconv_plane_dims(w, dims);
   memset(plane, 0, (size_t)ref_qconv_plane_values(w) * sizeof *plane);
   for (c = lo; c < hi; ++c) {
+    const ref_qi_lean_ch ch = d->lean ? ref_qi_lean_channel(d->lean, c) : ref_qi_lean_ch_none;
     for (t = 0; t < kvol; ++t)
-      taps[t] = d->wp[t * p->m + c];
+      taps[t] = d->w8 ? d->w8[c * kvol + t] : d->wp[t * p->m + c];
     ref_qconv_fill_plane(p, d->x + c * ipix, d->xz, plane);
     /* The plane's sums row by row (a row's kernel may write up to a block of 16 past its
-       end: into the next row's sums, which that row then overwrites), requantized at once. */
+       end: into the next row's sums, which that row then overwrites), requantized at once.
+       Lean, in room for REF_QI_LEAN_DW_SUMS sums, requantized as they are done, and with
+       strides 1 several output rows a call: as one row over the padded plane's width (whose
+       sums past each output row's end are not used), so that a narrow map (KWS's 5 columns)
+       does not cost a call a row. */
     for (od = 0; od < w->out[0]; ++od)
-      for (oh = 0; oh < w->out[1]; ++oh) {
-        int32_t *row = acc + (od * w->out[1] + oh) * w->out[2];
+      for (oh = 0; oh < w->out[1]; oh += chunk) {
+        const int64_t first = (od * w->out[1] + oh) * w->out[2];
+        int32_t *row = d->lean ? acc : acc + first;
+        int64_t sums, rr;
+        chunk = 1;
+        if (d->lean && w->stride[1] == 1 && w->stride[2] == 1)
+          chunk = ref_qi_min(w->out[1] - oh,
+                             1 + ref_qi_max(0, REF_QI_LEAN_DW_SUMS - w->out[2]) / dims[2]);
+        sums = (chunk - 1) * dims[2] + w->out[2];
         for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
           const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
           for (r = 0; r < n; ++r) {
-            const int64_t kd = (r0 + r) / w->k[1], kh = (r0 + r) % w->k[1];
+            const int64_t kd = ref_qi_div(r0 + r, w->k[1]), kh = ref_qi_mod(r0 + r, w->k[1]);
             rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] + oh * w->stride[1] +
                                kh * w->dil[1]) *
                                   dims[2];
           }
-          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
-                               w->out[2], r0 > 0, row);
+          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2], sums,
+                               r0 > 0, row);
+        }
+        if (d->lean) { /* the chunk's rows packed together, then requantized at once */
+          for (rr = 1; rr < chunk; ++rr)
+            memmove(row + rr * w->out[2], row + rr * dims[2], (size_t)w->out[2] * sizeof *row);
+          ref_qi_lean_put(d->lean, &ch, row, chunk * w->out[2],
+                          d->out.y + (c * opix + first) * ref_qi_lean_esize(d->lean));
         }
       }
-    ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
+    if (!d->lean)
+      ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
+  }
+}
+
+/* A lean convolution's image: output pixels in pairs, split over the parts. */
+typedef struct {
+  const ref_qconv_params *p;
+  const unsigned char *x; /* the image [C][in pixels] */
+  int32_t xz;
+  const int8_t *w; /* the kernel in place [M][kg] */
+  ref_qi_lean_out out;
+  unsigned char *y; /* the image's result [M][out pixels] */
+} ref_qconv_lean;
+
+/* Pixel h of a lean block (at q): output pixel j's column over the group's input channels from
+ * xg, depth (ci, kernel cell) x - xz of the window's element, 0 where it reads padding; staged
+ * in depth order in col (kg rounded up to 4 values), then placed: depth d at the int16 half
+ * ((d & 1) << 1 | (d >> 1 & 1)) of the pixel's 4 in its group of 4 depths (qgemm.h), the
+ * groups 4 * REF_QG_LEAN_PIXELS values apart. An 8-bit x is (x ^ flip) - flip as int32 (flip
+ * 0x80 for int8, 0 for uint8), and off is flip + xz. */
+static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *xg, int32_t flip,
+                               int32_t off, int j, const int *rows, int16_t *col, int32_t *q) {
+  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], cpg = (int)p->cpg, kg = (int)p->kg;
+  const int in2 = p->lin[2], k2 = p->lk[2], dil2 = p->ldil[2];
+  int16_t *to = col;
+  int ci, kd, kh, kw, g;
+  if (p->unit_window) {
+    const unsigned char *x = xg + j;
+    for (ci = 0; ci < cpg; ++ci, x += ipix)
+      *to++ = (int16_t)((*x ^ flip) - off);
+  } else {
+    const int ow = j % p->lout[2], rest = j / p->lout[2];
+    const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
+    const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
+    const int iw0 = ow * p->lstride[2] - p->lpad[2], iw_last = iw0 + (k2 - 1) * dil2;
+    if (id0 >= 0 && id0 + (p->lk[0] - 1) * p->ldil[0] < p->lin[0] && ih0 >= 0 &&
+        ih0 + (p->lk[1] - 1) * p->ldil[1] < p->lin[1] && iw0 >= 0 && iw_last < in2) {
+      /* the window inside the input: its rows at the offsets `rows` from its corner */
+      const unsigned char *corner = xg + (id0 * p->lin[1] + ih0) * in2 + iw0;
+      const int nrows = cpg * p->lk[0] * p->lk[1];
+      int r;
+      for (r = 0; r < nrows; ++r) {
+        const unsigned char *x = corner + rows[r];
+        for (kw = 0; kw < k2; ++kw, x += dil2)
+          *to++ = (int16_t)((*x ^ flip) - off);
+      }
+    } else {
+      for (ci = 0; ci < cpg; ++ci)
+        for (kd = 0; kd < p->lk[0]; ++kd) {
+          const int id = id0 + kd * p->ldil[0];
+          for (kh = 0; kh < p->lk[1]; ++kh) {
+            const int ih = ih0 + kh * p->ldil[1];
+            const unsigned char *row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
+            if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) {
+              for (kw = 0; kw < k2; ++kw)
+                *to++ = 0;
+            } else if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
+              const unsigned char *x = row + iw0;
+              for (kw = 0; kw < k2; ++kw, x += dil2)
+                *to++ = (int16_t)((*x ^ flip) - off);
+            } else {
+              int iw = iw0;
+              for (kw = 0; kw < k2; ++kw, iw += dil2)
+                *to++ = (int16_t)(iw >= 0 && iw < in2 ? (row[iw] ^ flip) - off : 0);
+            }
+          }
+        }
+    }
+  }
+  for (; (to - col) % 4 != 0;)
+    *to++ = 0;
+  for (g = 0; g < (kg + 3) / 4; ++g, col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
+    q[0] = ref_qg_lean_pack(col[0], col[2]);
+    q[1] = ref_qg_lean_pack(col[1], col[3]);
+  }
+}
+
+/* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
+ * multiplied by every kernel row of the group; int indices (the builder checked they fit). */
+static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
+  const ref_qconv_params *p = l->p;
+  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
+  const int mpg = (int)p->mpg, kg = (int)p->kg, es = (int)ref_qi_lean_esize(&l->out);
+  const int32_t flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0, off = flip + l->xz;
+  int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
+  int16_t *col = (int16_t *)(block + ref_qg_lean_words(p->kg)); /* a column in depth order */
+  int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
+  int32_t *sums = (int32_t *)ref_scratch_at(scratch, p->acc_at);
+  int64_t lo, hi;
+  int g, j, m, h, np, r;
+  ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
+  for (r = 0; !p->unit_window && r < (int)p->cpg * p->lk[0] * p->lk[1]; ++r) {
+    const int ci = r / (p->lk[0] * p->lk[1]), kd = r / p->lk[1] % p->lk[0], kh = r % p->lk[1];
+    rows[r] = ci * ipix + (kd * p->ldil[0] * p->lin[1] + kh * p->ldil[1]) * p->lin[2];
+  }
+  for (g = 0; g < (int)p->group; ++g) {
+    const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
+    for (j = (int)lo; j < (int)hi; j += np) {
+      np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
+      for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
+        ref_qconv_lean_col(p, xg, flip, off, j + (h < np ? h : np - 1), rows, col, block + 2 * h);
+      for (m = 0; m < mpg; m += REF_QI_LEAN_ROWS) { /* kernel rows in chunks */
+        const int c = g * mpg + m, rows_n = mpg - m < REF_QI_LEAN_ROWS ? mpg - m : REF_QI_LEAN_ROWS;
+        ref_qg_lean_dots(kg, l->w + c * kg, rows_n, block, sums);
+        ref_qi_lean_tile(&l->out, c, rows_n, sums, np, l->y + (c * opix + j) * es, opix * es);
+      }
+    }
   }
 }
 
@@ -889,6 +1137,46 @@ static void ref_qconv_cl_part(void *arg, int index, int parts, unsigned char *sc
   }
 }
 
+static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
+  const ref_qconv_params *p = (const ref_qconv_params *)node->params;
+  const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
+  const int32_t xz = io->in[REF_QI_XZ] ? ref_qi_load(p->q.x_type, io->in[REF_QI_XZ], 0) : 0;
+  const int64_t macs = opix * p->mpg * p->kg;
+  ref_qi_lean_out out;
+  int64_t n;
+  const odla_status s = ref_qi_lean_epilogue(node, io, &p->q, &out);
+  if (s != ODLA_SUCCESS)
+    return s;
+  for (n = 0; n < p->n; ++n) {
+    const unsigned char *xn = (const unsigned char *)io->in[REF_QI_X] + n * p->c * ipix;
+    unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix * ref_qi_lean_esize(&out);
+    if (p->depthwise) {
+      ref_qconv_cf d;
+      memset(&d, 0, sizeof d);
+      d.p = p;
+      d.x = xn;
+      d.xz = xz;
+      d.out.y = yn;
+      d.w8 = (const int8_t *)io->in[REF_QI_W];
+      d.lean = &out;
+      ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, p->c), ref_qconv_depthwise_cf_part,
+                   &d, (unsigned char *)io->scratch);
+    } else {
+      ref_qconv_lean l;
+      l.p = p;
+      l.x = xn;
+      l.xz = xz;
+      l.w = (const int8_t *)io->in[REF_QI_W];
+      l.out = out;
+      l.y = yn;
+      ref_parallel(ref_io_threads(io),
+                   ref_qi_parts(io, macs, (opix + REF_QG_LEAN_PIXELS - 1) / REF_QG_LEAN_PIXELS),
+                   ref_qconv_lean_part, &l, (unsigned char *)io->scratch);
+    }
+  }
+  return ODLA_SUCCESS;
+}
+
 static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   const ref_qconv_params *p = (const ref_qconv_params *)node->params;
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
@@ -903,6 +1191,8 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   odla_status s;
   if (p->n == 0 || p->m == 0)
     return ODLA_SUCCESS; /* no outputs (and perhaps no scratch) */
+  if (p->q.lean)
+    return ref_qconv_lean_run(node, io);
   s = ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &out);
   if (s != ODLA_SUCCESS)
     return s;
@@ -930,6 +1220,8 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
       d.wp = wp;
       d.out = out;
       d.out.y = yn;
+      d.w8 = NULL;
+      d.lean = NULL;
       ref_parallel(ref_io_threads(io),
                    ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w), p->c),
                    ref_qconv_depthwise_cf_part, &d, scratch);
@@ -990,6 +1282,26 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
 static void ref_qconv_scratch(ref_qconv_params *p) {
   const int64_t opix = ref_window_out_count(&p->w);
   size_t at = 0;
+  if (p->q.lean && p->depthwise) { /* a row's sums, the padded plane, the taps */
+    p->acc_at = at;
+    at += ref_nn_align((size_t)ref_qg_row_room(ref_qi_max(p->w.out[2], REF_QI_LEAN_DW_SUMS)) *
+                       sizeof(int32_t));
+    p->plane_at = at;
+    at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
+    p->taps_at = at;
+    p->q.bytes = at + ref_nn_align((size_t)ref_window_k_count(&p->w) * sizeof(int16_t));
+    return;
+  }
+  if (p->q.lean) { /* a lean block and a column, the window's row offsets */
+    p->col_at = at;
+    at += ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t) +
+                       (size_t)ref_qi_round_up(p->kg, 4) * sizeof(int16_t));
+    p->rows_at = at;
+    at += ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
+    p->acc_at = at; /* a chunk of kernel rows' sums */
+    p->q.bytes = at + ref_nn_align(REF_QI_LEAN_ROWS * REF_QG_LEAN_PIXELS * sizeof(int32_t));
+    return;
+  }
   p->q.chan_at = at;
   at += ref_qi_chan_bytes(p->m);
   p->q.xs_at = at; /* the staged image: channels last, or padded planes */
@@ -1121,7 +1433,19 @@ odla_value odla_ExtQLinearConv(
   p.packed_values = p.depthwise ? p.m * p.kg
                     : cl        ? p.group * ref_qg_v_count(p.kp, p.mpg)
                                 : p.m * p.kp;
-  p.q.packed = ref_qi_constant_kernel(in);
+  p.q.lean = !cl && ref_qi_lean_kernel(in) && ref_count(xs) < INT32_MAX / 2 &&
+             ref_count(&out.shape) < INT32_MAX / 2 && ref_count(ws) < INT32_MAX / 2;
+  for (i = 0; i < 3; ++i) { /* the int window: every extent and step under 2^20 */
+    p.q.lean &= (p.w.in[i] | p.w.out[i] | p.w.k[i] | p.w.stride[i] | p.w.pad[i] | p.w.dil[i]) <
+                (int64_t)1 << 20;
+    p.lin[i] = (int)p.w.in[i];
+    p.lout[i] = (int)p.w.out[i];
+    p.lk[i] = (int)p.w.k[i];
+    p.lstride[i] = (int)p.w.stride[i];
+    p.lpad[i] = (int)p.w.pad[i];
+    p.ldil[i] = (int)p.w.dil[i];
+  }
+  p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
   ref_qconv_scratch(&p);
   v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values, ref_qconv_pack, out,
                  value_id);
@@ -1161,6 +1485,24 @@ static void ref_qmm_pack(const void *params, const void *w, const void *wz, int 
     }
 }
 
+/* A lean batch: each row of x staged and multiplied by the kernel matrix w in place. */
+static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qi_lean_out *o,
+                               const unsigned char *x, int32_t xz, const int8_t *w,
+                               unsigned char *scratch, unsigned char *y) {
+  int16_t *xs = (int16_t *)ref_scratch_at(scratch, p->q.xs_at);
+  int32_t *acc = (int32_t *)ref_scratch_at(scratch, p->q.chan_at);
+  const size_t es = ref_qi_lean_esize(o);
+  int64_t r, j;
+  for (r = 0; r < p->m; ++r) {
+    ref_qi_widen(p->q.x_type, x + r * p->k, 1, p->k, xz, xs, 1);
+    ref_qg_lean_row(p->k, xs, w, p->n, p->n, acc);
+    for (j = 0; j < p->n; ++j) {
+      const ref_qi_lean_ch ch = ref_qi_lean_channel(o, j);
+      ref_qi_lean_put(o, &ch, acc + j, 1, y + (r * p->n + j) * es);
+    }
+  }
+}
+
 static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   const ref_qmm_params *p = (const ref_qmm_params *)node->params;
   const int64_t vcount = ref_qg_v_count(p->kp, p->n);
@@ -1170,16 +1512,20 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
   unsigned char *y = (unsigned char *)io->out[0];
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r;
-  const int16_t *wp;
+  const int16_t *wp = NULL;
+  ref_qi_lean_out lean;
   ref_qi_job job;
   odla_status s;
   int d;
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
-  s = ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &job.g.out);
+  s = p->q.lean
+          ? ref_qi_lean_epilogue(node, io, &p->q, &lean)
+          : ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &job.g.out);
   if (s != ODLA_SUCCESS)
     return s;
-  wp = ref_qi_kernel(node, io, &p->q, ref_qmm_pack);
+  if (!p->q.lean)
+    wp = ref_qi_kernel(node, io, &p->q, ref_qmm_pack);
   job.rows = p->m;
   job.cols = p->n;
   job.g.kp = p->kp;
@@ -1189,7 +1535,11 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   job.g.out.y_row = p->n;
   for (;;) { /* the batches, as odla_BatchMatMul walks them */
     const unsigned char *xb = x + oa * p->m * p->k;
-    if (p->kp == p->k) {
+    if (p->q.lean) {
+      ref_qmm_lean_batch(p, &lean, xb, xz, (const int8_t *)io->in[REF_QI_W] + ob * p->k * p->n,
+                         scratch, y);
+      y += p->m * p->n * ref_qi_lean_esize(&lean);
+    } else if (p->kp == p->k) {
       ref_qi_widen(p->q.x_type, xb, 1, p->m * p->k, xz, xs, 1);
     } else {
       for (r = 0; r < p->m; ++r) { /* rows of kp, the pad 0 */
@@ -1197,10 +1547,12 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
         xs[r * p->kp + p->k] = 0;
       }
     }
-    job.g.v = wp + ob * vcount;
-    job.g.out.y = y;
-    ref_qi_job_run(io, &job);
-    y += p->m * p->n * ref_qg_esize(&job.g.out);
+    if (!p->q.lean) {
+      job.g.v = wp + ob * vcount;
+      job.g.out.y = y;
+      ref_qi_job_run(io, &job);
+      y += p->m * p->n * ref_qg_esize(&job.g.out);
+    }
     for (d = p->batch_rank - 1; d >= 0; --d) {
       oa += p->sa[d];
       ob += p->sb[d];
@@ -1291,13 +1643,14 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
     p.batch[0] = 1;
   }
   p.kp = ref_qi_even(p.k);
-  p.q.packed = ref_qi_constant_kernel(in);
-  p.q.chan_at = at;
-  at += ref_qi_chan_bytes(p.n);
-  p.q.xs_at = at;
-  at += ref_nn_align((size_t)(p.m * p.kp) * sizeof(int16_t));
+  p.q.lean = ref_qi_lean_kernel(in);
+  p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  p.q.chan_at = at; /* lean: a row's sums */
+  at += p.q.lean ? ref_nn_align((size_t)p.n * sizeof(int32_t)) : ref_qi_chan_bytes(p.n);
+  p.q.xs_at = at; /* the staged input rows (lean: one) */
+  at += ref_nn_align((size_t)((p.q.lean ? 1 : p.m) * p.kp) * sizeof(int16_t));
   p.q.wp_at = at;
-  if (!p.q.packed)
+  if (!p.q.packed && !p.q.lean)
     at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
   p.q.bytes = at;
   v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q,
@@ -1316,13 +1669,43 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
 /* The sum or product of two 8-bit values less their zero points times the multipliers is
  * exact in float64 (under 2^41 and 2^48), and so is its scaling by 2^-shift: one rounding,
  * ref_qg_round_even, gives the exact result. Rows of the broadcast (ops_binary.h) run in loops
- * the compiler vectorizes, one per operand and result type. */
+ * the compiler vectorizes, one per operand and result type. Where float64 is software
+ * (REF_QG_FLOAT64 0: 32-bit Arm) the rows compute the same in int64 instead, rounded by
+ * ref_qg_round_shift. */
 typedef struct {
   ref_bcast_params b; /* first: the row functions' ctx is this block */
   int mul;
   double ma, mb; /* Add: the multipliers / 2^shift; Mul: ma the multiplier / 2^shift */
   double za, zb, zy, lo, hi;
+  int32_t ia, ib, shift; /* the multipliers and shift */
 } ref_qbin_params;
+
+#if REF_QG_FLOAT64
+#define REF_QBIN_NUM double
+#define REF_QBIN_PARAMS                                                                            \
+  const double ma = q->ma, mb = q->mb, za = q->za, zb = q->zb, zy = q->zy, lo = q->lo, hi = q->hi
+#define REF_QBIN_ADD(x, z) ((x)*ma + (z)*mb)
+#define REF_QBIN_MUL(x, z) ((x) * (z)*ma)
+/* y[i] from the exact real result v: rounded, shifted by the zero point, clamped, through
+ * int32 (a conversion compilers vectorize, where one straight to 8 bits they do not). */
+#define REF_QBIN_STORE(Y, EXPR)                                                                    \
+  do {                                                                                             \
+    const double v = ref_qg_round_even(EXPR) + zy;                                                 \
+    y[i] = (Y)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                            \
+  } while (0)
+#else
+#define REF_QBIN_NUM int32_t
+#define REF_QBIN_PARAMS                                                                            \
+  const int32_t ma = q->ia, mb = q->ib, za = (int32_t)q->za, zb = (int32_t)q->zb,                  \
+                zy = (int32_t)q->zy, lo = (int32_t)q->lo, hi = (int32_t)q->hi, shift = q->shift
+#define REF_QBIN_ADD(x, z) ((int64_t)(x)*ma + (int64_t)(z)*mb)
+#define REF_QBIN_MUL(x, z) ((int64_t)((x) * (z)) * ma)
+#define REF_QBIN_STORE(Y, EXPR)                                                                    \
+  do {                                                                                             \
+    const int64_t v = ref_qg_round_shift(EXPR, shift) + zy;                                        \
+    y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                     \
+  } while (0)
+#endif
 
 #define REF_QBIN_ROW(name, A, B, Y, EXPR)                                                          \
   static void name(void *vy, const void *const *in, const int64_t *s, int64_t n,                   \
@@ -1331,41 +1714,33 @@ typedef struct {
     const A *a = (const A *)in[0];                                                                 \
     const B *b = (const B *)in[1];                                                                 \
     Y *y = (Y *)vy;                                                                                \
-    const double ma = q->ma, mb = q->mb, za = q->za, zb = q->zb, zy = q->zy, lo = q->lo,           \
-                 hi = q->hi;                                                                       \
+    REF_QBIN_PARAMS;                                                                               \
     int64_t i;                                                                                     \
     (void)mb;                                                                                      \
     if (s[0] == 1 && s[1] == 1)                                                                    \
       for (i = 0; i < n; ++i) {                                                                    \
-        const double x = a[i] - za, z = b[i] - zb;                                                 \
+        const REF_QBIN_NUM x = a[i] - za, z = b[i] - zb;                                           \
         REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
     else if (s[0] == 1 && s[1] == 0)                                                               \
       for (i = 0; i < n; ++i) {                                                                    \
-        const double x = a[i] - za, z = b[0] - zb;                                                 \
+        const REF_QBIN_NUM x = a[i] - za, z = b[0] - zb;                                           \
         REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
     else if (s[0] == 0 && s[1] == 1)                                                               \
       for (i = 0; i < n; ++i) {                                                                    \
-        const double x = a[0] - za, z = b[i] - zb;                                                 \
+        const REF_QBIN_NUM x = a[0] - za, z = b[i] - zb;                                           \
         REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
     else                                                                                           \
       for (i = 0; i < n; ++i) {                                                                    \
-        const double x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                                   \
+        const REF_QBIN_NUM x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                             \
         REF_QBIN_STORE(Y, EXPR);                                                                   \
       }                                                                                            \
   }
-/* y[i] from the exact real result v: rounded, shifted by the zero point, clamped, through
- * int32 (a conversion compilers vectorize, where one straight to 8 bits they do not). */
-#define REF_QBIN_STORE(Y, EXPR)                                                                    \
-  do {                                                                                             \
-    const double v = ref_qg_round_even(EXPR) + zy;                                                 \
-    y[i] = (Y)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                            \
-  } while (0)
 #define REF_QBIN_ROWS(A, B, Y, SFX)                                                                \
-  REF_QBIN_ROW(ref_qadd_##SFX, A, B, Y, x *ma + z * mb)                                            \
-  REF_QBIN_ROW(ref_qmul_##SFX, A, B, Y, x *z *ma)
+  REF_QBIN_ROW(ref_qadd_##SFX, A, B, Y, REF_QBIN_ADD(x, z))                                        \
+  REF_QBIN_ROW(ref_qmul_##SFX, A, B, Y, REF_QBIN_MUL(x, z))
 REF_QBIN_ROWS(uint8_t, uint8_t, uint8_t, uuu)
 REF_QBIN_ROWS(uint8_t, uint8_t, int8_t, uus)
 REF_QBIN_ROWS(uint8_t, int8_t, uint8_t, usu)
@@ -1377,6 +1752,10 @@ REF_QBIN_ROWS(int8_t, int8_t, int8_t, sss)
 #undef REF_QBIN_ROWS
 #undef REF_QBIN_ROW
 #undef REF_QBIN_STORE
+#undef REF_QBIN_MUL
+#undef REF_QBIN_ADD
+#undef REF_QBIN_PARAMS
+#undef REF_QBIN_NUM
 
 /* Broadcasts of rank <= 2 (most, once ref_bcast_init merged their axes) split over the
  * threads: their rows, or, with too few rows, each row's elements; others run on one. */
@@ -1534,6 +1913,9 @@ static odla_value ref_qbin(const char *op, int mul, odla_value a, odla_value a_z
   p.mul = mul;
   p.ma = ldexp((double)a_multiplier, -shift);
   p.mb = ldexp((double)b_multiplier, -shift);
+  p.ia = a_multiplier;
+  p.ib = b_multiplier;
+  p.shift = shift;
   p.zy = ref_qi_load(out.element_type, output_zero_point->data, 0);
   p.lo = output_min;
   p.hi = output_max;

@@ -68,18 +68,11 @@ typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], co
 typedef void (*ref_qg_store_fn)(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
                                 ref_qg_acc acc);
 
-/* Without branches: floor((prod + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether
- * floor(prod / 2^shift) is odd, rounds up exactly the remainders above one half and the half
- * of an odd quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative
- * number is shifted: that is implementation-defined in C99), less the offset's shift;
- * |acc| <= 2^31 and mult < 2^31 keep |prod| below 2^62. The AVX2 store computes the same. */
+/* |acc| <= 2^31 and mult < 2^31 keep |acc * mult| below 2^62 (ref_qg_round_shift). The AVX2
+ * store computes the same. */
 int32_t ref_qg_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,
                           int32_t hi) {
-  const uint64_t offset = (uint64_t)1 << 62;
-  const int64_t prod = (int64_t)acc * mult, fo = (int64_t)(offset >> shift);
-  const uint64_t t = (uint64_t)prod + offset; /* in [0, 2^63): no sign, no overflow */
-  const uint64_t half = ((uint64_t)1 << shift >> 1) - 1 + ((t >> shift) & 1);
-  const int64_t q = (int64_t)((t + half) >> shift) - fo + zp;
+  const int64_t q = ref_qg_round_shift((int64_t)acc * mult, shift) + zp;
   return (int32_t)(q < lo ? lo : q > hi ? hi : q);
 }
 
@@ -470,39 +463,6 @@ REF_QG_AVX2 static int64_t ref_qg_requantize_channels_avx2(const ref_qg_out *o, 
 
 #if REF_QG_ARM32
 
-/* round_half_to_even(s * mult / 2^shift) clamped to [qlo, qhi], for shifts from 32 on, with
- * SMLAL's 64-bit t = s * mult + 2^(shift-1): round half up is an arithmetic shift of t's high
- * word, less one where t's low `shift` bits are all zero (a tie) and the quotient is odd. */
-static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shift, int32_t qlo,
-                                            int32_t qhi) {
-  const uint32_t e = (uint32_t)shift - 32;
-  const uint64_t t = (uint64_t)((int64_t)s * mult + ((int64_t)1 << (shift - 1)));
-  int32_t q = (int32_t)(uint32_t)(t >> 32) >> e; /* arithmetic on every Arm compiler */
-  if (((uint32_t)t | ((uint32_t)(t >> 32) & ((1u << e) - 1))) == 0)
-    q &= ~1;
-  return q < qlo ? qlo : q > qhi ? qhi : q;
-}
-
-/* The integer requantization (ref_qg_prepare never chooses float64 here) of n sums s + bias
- * of one channel into bytes y (uint8 or int8: the low byte of the result either way; zp, lo
- * and hi are bytes, so that lo - zp and hi - zp fit), o's parameters read once (the compiler
- * cannot tell that the byte stores leave them alone). */
-static void ref_qg_requantize_run_arm(const ref_qg_out *o, const int32_t *s, int32_t bias,
-                                      int32_t mult, int32_t shift, int64_t n, unsigned char *y) {
-  const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
-  int64_t i;
-  if (shift < 32) { /* a multiplier far above one: the portable path */
-    for (i = 0; i < n; ++i)
-      y[i] = (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[i] + bias), mult, shift, zp,
-                                              o->lo, o->hi);
-    return;
-  }
-  for (i = 0; i < n; ++i)
-    y[i] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[i] + bias), mult, shift, qlo,
-                                                 qhi) +
-                           zp);
-}
-
 /* The same for n sums s[c] + bias[c] of channels c with their own multipliers and shifts (the
  * channels of shifts below 32 redone by the portable path: two loops that keep their
  * registers). */
@@ -534,7 +494,8 @@ static void ref_qg_store_arm(const ref_qg_out *o, int64_t r, int64_t nr, int64_t
   for (i = 0; i < nr; ++i) {
     unsigned char *y = ref_qg_y(o, (r + i) * o->y_row + c);
     if (o->per_row)
-      ref_qg_requantize_run_arm(o, acc[i], o->bias[r + i], o->mult[r + i], o->shift[r + i], nc, y);
+      ref_qg_requantize_bytes(acc[i], (int)nc, o->bias[r + i], o->mult[r + i], o->shift[r + i],
+                              o->zp, o->lo, o->hi, y);
     else
       ref_qg_requantize_channels_arm(o, acc[i], o->bias + c, o->mult + c, o->shift + c, nc, y);
   }
@@ -542,7 +503,7 @@ static void ref_qg_store_arm(const ref_qg_out *o, int64_t r, int64_t nr, int64_t
 
 #endif /* REF_QG_ARM32 */
 
-#if defined(REF_QG_MVE) || defined(REF_QG_DSP)
+#if defined(REF_QG_MVE) || defined(__ARM_FEATURE_DSP)
 /* The pair at s as one 32-bit word (SMLAD's operand: two int16 halves). */
 static inline int32_t ref_qg_word(const int16_t *s) {
   int32_t w;
@@ -686,10 +647,194 @@ static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], cons
 }
 #endif
 
-/* ---- The kernels for this CPU ------------------------------------------------------------- */
+/* ---- Lean products ------------------------------------------------------------------------ */
+
+/* The depths past the last multiple of 4 (d < k % 4 of the last group at c), one at a time:
+ * the kernel row's bytes there may be the next row's, or none. */
+static void ref_qg_lean_tail(int k4, const int8_t *w, const int32_t *c, int32_t *s) {
+  int d, h;
+  for (d = 0; d < k4; ++d)
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) { /* depth d: the half d >> 1 of word d & 1 */
+      const uint32_t word = (uint32_t)c[2 * h + (d & 1)];
+      s[h] += w[d] * (int16_t)(uint16_t)(d >> 1 ? word >> 16 : word & 0xFFFFu);
+    }
+}
+
+void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
+                               int32_t *s) {
+  int64_t r, g;
+  int h;
+  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
+    const int8_t *wr = w + r * k;
+    const int32_t *cg = c;
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
+      s[h] = 0;
+    for (g = 0; g < k / 4; ++g, wr += 4, cg += 2 * REF_QG_LEAN_PIXELS)
+      ref_qg_lean_tail(4, wr, cg, s);
+    ref_qg_lean_tail((int)(k % 4), wr, cg, s);
+  }
+}
+
+void ref_qg_lean_row_portable(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
+                              int32_t *s) {
+  int64_t d, j;
+  for (j = 0; j < n; ++j)
+    s[j] = 0;
+  for (d = 0; d < k; ++d) {
+    const int32_t xd = x[d];
+    const int8_t *wd = w + d * ldw;
+    for (j = 0; j < n; ++j)
+      s[j] += xd * wd[j];
+  }
+}
+
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+
+/* Four bytes at p as one word (an unaligned load where the core allows it). */
+static inline int32_t ref_qg_word8(const int8_t *p) {
+  int32_t w;
+  memcpy(&w, p, sizeof w);
+  return w;
+}
+
+/* SXTB16 of x rotated by 8 bits: its bytes 1 and 3 as two int16 halves. */
+static inline int32_t ref_qg_sxtb16_ror8(int32_t x) {
+  int32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+
+/* Four depths a step: the row's 4 kernel bytes one load and two SXTB16 (depths 0 and 2, 1 and
+ * 3), each pixel's two words, eight SMLADs. */
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s) {
+  const uint32_t groups = (uint32_t)(k / 4);
+  const int tail = (int)(k % 4);
+  int64_t r;
+  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
+    const int32_t *cg = c;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint32_t n;
+    for (n = groups; n != 0; --n, w += 4, cg += 8) {
+      const int32_t a = ref_qg_word8(w);
+      const int32_t e = __sxtb16(a), o = ref_qg_sxtb16_ror8(a);
+      s0 = __smlad(o, cg[1], __smlad(e, cg[0], s0));
+      s1 = __smlad(o, cg[3], __smlad(e, cg[2], s1));
+      s2 = __smlad(o, cg[5], __smlad(e, cg[4], s2));
+      s3 = __smlad(o, cg[7], __smlad(e, cg[6], s3));
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+    if (tail) {
+      ref_qg_lean_tail(tail, w, cg, s);
+      w += tail;
+    }
+  }
+}
+
+/* Blocks of 4 columns over pairs of depths: the two kernel rows' 4 bytes one load each, split
+ * by SXTB16 into columns 0 and 2, 1 and 3, and paired across the rows (PKHBT, PKHTB) into
+ * each column's (depth d, depth d + 1) word, which SMLAD multiplies by the row's pair. */
+void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
+                     int32_t *s) {
+  const int64_t k2 = k / 2 * 2;
+  int64_t j = 0, d;
+  for (; j + 4 <= n; j += 4) {
+    const int8_t *wd = w + j;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (d = 0; d < k2; d += 2, wd += 2 * ldw) {
+      const int32_t xp = ref_qg_word(x + d), r0 = ref_qg_word8(wd), r1 = ref_qg_word8(wd + ldw);
+      const uint32_t e0 = (uint32_t)__sxtb16(r0), o0 = (uint32_t)ref_qg_sxtb16_ror8(r0);
+      const uint32_t e1 = (uint32_t)__sxtb16(r1), o1 = (uint32_t)ref_qg_sxtb16_ror8(r1);
+      s0 = __smlad(xp, (int32_t)((e0 & 0xFFFFu) | e1 << 16), s0);
+      s1 = __smlad(xp, (int32_t)((o0 & 0xFFFFu) | o1 << 16), s1);
+      s2 = __smlad(xp, (int32_t)((e1 & 0xFFFF0000u) | e0 >> 16), s2);
+      s3 = __smlad(xp, (int32_t)((o1 & 0xFFFF0000u) | o0 >> 16), s3);
+    }
+    for (; d < k; ++d, wd += ldw) {
+      s0 += x[d] * wd[0];
+      s1 += x[d] * wd[1];
+      s2 += x[d] * wd[2];
+      s3 += x[d] * wd[3];
+    }
+    s[j] = s0;
+    s[j + 1] = s1;
+    s[j + 2] = s2;
+    s[j + 3] = s3;
+  }
+  if (j < n)
+    ref_qg_lean_row_portable(k, x, w + j, ldw, n - j, s + j);
+}
+#else
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s) {
+  ref_qg_lean_dots_portable(k, w, m, c, s);
+}
+
+void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
+                     int32_t *s) {
+  ref_qg_lean_row_portable(k, x, w, ldw, n, s);
+}
+#endif
 
 typedef void (*ref_qg_depthwise_fn)(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
                                     const int16_t *w, int64_t n, int accumulate, int32_t *s);
+
+#if defined(__ARM_FEATURE_DSP)
+/* Depthwise rows (dilation 1) by SMLAD of pairs of taps (the last of an odd row with 0, which
+ * multiplies the value after the window: within the rows' slack) and pairs of input values;
+ * three rows of two pairs (3 x 3 kernels) with the taps in registers. */
+enum { REF_QG_DW_WORDS = 16 };
+static void ref_qg_depthwise_row_dsp(int rows, const int16_t *const *x, int64_t stride, int64_t kw,
+                                     const int16_t *w, int64_t n, int accumulate, int32_t *s) {
+  const int pairs = (int)((kw + 1) / 2);
+  int32_t tw[REF_QG_DW_WORDS];
+  int64_t ow;
+  int r, q;
+  if (rows * pairs > REF_QG_DW_WORDS) {
+    ref_qg_depthwise_row_portable(rows, x, stride, 1, kw, w, n, accumulate, s);
+    return;
+  }
+  for (r = 0; r < rows; ++r)
+    for (q = 0; q < pairs; ++q) {
+      const int16_t lo = w[r * kw + 2 * q], hi = 2 * q + 1 < kw ? w[r * kw + 2 * q + 1] : 0;
+      tw[r * pairs + q] = (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16);
+    }
+  if (!accumulate)
+    memset(s, 0, (size_t)n * sizeof *s);
+  if (rows == 3 && pairs == 2) {
+    const int32_t a0 = tw[0], a1 = tw[1], b0 = tw[2], b1 = tw[3], c0 = tw[4], c1 = tw[5];
+    const int16_t *x0 = x[0], *x1 = x[1], *x2 = x[2];
+    const int32_t *end = s + n;
+    const int step = (int)stride;
+    for (; s != end; ++s, x0 += step, x1 += step, x2 += step) {
+      int32_t acc = __smlad(a0, ref_qg_word(x0), *s);
+      acc = __smlad(a1, ref_qg_word(x0 + 2), acc);
+      acc = __smlad(b0, ref_qg_word(x1), acc);
+      acc = __smlad(b1, ref_qg_word(x1 + 2), acc);
+      acc = __smlad(c0, ref_qg_word(x2), acc);
+      *s = __smlad(c1, ref_qg_word(x2 + 2), acc);
+    }
+    return;
+  }
+  for (ow = 0; ow < n; ++ow) {
+    int32_t acc = s[ow];
+    for (r = 0; r < rows; ++r) {
+      const int16_t *xr = x[r] + ow * stride;
+      for (q = 0; q < pairs; ++q)
+        acc = __smlad(tw[r * pairs + q], ref_qg_word(xr + 2 * q), acc);
+    }
+    s[ow] = acc;
+  }
+}
+#define REF_QG_DEPTHWISE ref_qg_depthwise_row_dsp
+#else
+#define REF_QG_DEPTHWISE NULL
+#endif
+
+/* ---- The kernels for this CPU ------------------------------------------------------------- */
+
 typedef struct {
   ref_qg_tile_fn tile;
   ref_qg_store_fn store;
@@ -700,7 +845,7 @@ typedef struct {
 /* On x86-64 with AVX2 and FMA, the AVX2 kernels (with VNNI's multiply-add where the CPU has
  * it), else the build's (REF_QG_TILE, REF_QG_STORE). */
 static const ref_qg_kernels *ref_qg_kernels_get(void) {
-  static const ref_qg_kernels build = {REF_QG_TILE, REF_QG_STORE, NULL, 0};
+  static const ref_qg_kernels build = {REF_QG_TILE, REF_QG_STORE, REF_QG_DEPTHWISE, 0};
 #if REF_X86_TARGETS
   static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, ref_qg_store_avx2,
                                       ref_qg_depthwise_row_avx2, 1};
@@ -756,6 +901,33 @@ void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, in
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */
 
+void ref_qg_requantize_tile(const int32_t *s, int m, int n, const int32_t *bias,
+                            const int32_t *mult, int mstep, const int32_t *shift, int sstep,
+                            int32_t zp, int32_t lo, int32_t hi, unsigned char *y, int64_t y_row) {
+  int r;
+  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS, y += y_row)
+    ref_qg_requantize_bytes(s, n, bias ? bias[r] : 0, mult[r * mstep], shift[r * sstep], zp, lo, hi,
+                            y);
+}
+
+void ref_qg_requantize_bytes(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t shift,
+                             int32_t zp, int32_t lo, int32_t hi, unsigned char *y) {
+  int i;
+#if REF_QG_ARM32
+  if (shift >= 32) {
+    const int32_t qlo = lo - zp, qhi = hi - zp;
+    for (i = 0; i < n; ++i)
+      y[i] = (unsigned char)(ref_qg_requantize_arm((int32_t)((int64_t)s[i] + bias), mult, shift,
+                                                   qlo, qhi) +
+                             zp);
+    return;
+  }
+#endif
+  for (i = 0; i < n; ++i)
+    y[i] =
+        (unsigned char)ref_qg_requantize((int32_t)((int64_t)s[i] + bias), mult, shift, zp, lo, hi);
+}
+
 static unsigned char ref_qg_byte(const ref_qg_out *o, int32_t v) {
   return o->y_signed ? (unsigned char)(int8_t)v : (unsigned char)v;
 }
@@ -777,7 +949,7 @@ void ref_qg_requantize_run(const ref_qg_out *o, int64_t ch, const int32_t *s, in
 #endif
 #if REF_QG_ARM32
   if (!o->fast) {
-    ref_qg_requantize_run_arm(o, s, bias, o->mult[ch], o->shift[ch], n, y);
+    ref_qg_requantize_bytes(s, (int)n, bias, o->mult[ch], o->shift[ch], o->zp, o->lo, o->hi, y);
     return;
   }
 #endif

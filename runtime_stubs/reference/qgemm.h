@@ -59,6 +59,17 @@ static inline double ref_qg_round_even(double d) {
 #endif
 }
 
+/* round_half_to_even(t / 2^shift), exactly, for |t| < 2^62 and shift in [1, 62]: without
+ * branches, floor((t + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether floor(t /
+ * 2^shift) is odd, rounds up exactly the remainders above one half and the half of an odd
+ * quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative number is
+ * shifted: that is implementation-defined in C99), less the offset's shift. */
+static inline int64_t ref_qg_round_shift(int64_t t, int32_t shift) {
+  const uint64_t offset = (uint64_t)1 << 62, u = (uint64_t)t + offset; /* in [0, 2^63) */
+  const uint64_t half = ((uint64_t)1 << shift >> 1) - 1 + ((u >> shift) & 1);
+  return (int64_t)((u + half) >> shift) - (int64_t)(offset >> shift);
+}
+
 /* The bytes of an output element, and where element `at` of o's outputs is. */
 static inline size_t ref_qg_esize(const ref_qg_out *o) { return o->raw ? 4 : 1; }
 static inline unsigned char *ref_qg_y(const ref_qg_out *o, int64_t at) {
@@ -151,5 +162,59 @@ void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int
 void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
                                    int64_t kw, const int16_t *w, int64_t n, int accumulate,
                                    int32_t *s);
+
+/* ---- Lean products ------------------------------------------------------------------------ */
+
+/* The kernels of least-memory computations (ops_quant_int.c), which read an int8 kernel where
+ * it is (in flash on a microcontroller) instead of packing it as int16 into RAM, and stage the
+ * im2col columns of REF_QG_LEAN_PIXELS output pixels at a time (a "lean block") as int16
+ * x - xz, two to a word (ref_qg_lean_pack): for the group g of depths 4g .. 4g + 3 and pixel h,
+ * the words (4g, 4g + 2) and (4g + 1, 4g + 3) at (g * REF_QG_LEAN_PIXELS + h) * 2, the order in
+ * which Arm's SXTB16 splits 4 kernel bytes into two int16 pairs (bytes 0 and 2, then 1 and 3),
+ * so that each pair multiplies a word of the block by SMLAD. ref_qg_lean_words(k) words; the
+ * depths past k are zero. */
+enum { REF_QG_LEAN_PIXELS = 4 };
+static inline int64_t ref_qg_lean_words(int64_t k) { return (k + 3) / 4 * 2 * REF_QG_LEAN_PIXELS; }
+/* A word of two int16 halves: lo, then hi. */
+static inline int32_t ref_qg_lean_pack(int32_t lo, int32_t hi) {
+  return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)hi << 16);
+}
+
+/* s[r * REF_QG_LEAN_PIXELS + h] = sum over d < k of w[r * k + d] * (depth d of pixel h in the
+ * lean block c), for the m kernel rows of k int8 values at w, read in place. */
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s);
+/* s[j] = sum over d < k of x[d] * w[d * ldw + j], for j < n: a row of k int16 values (k rounded
+ * up to even, the pad zero) times an int8 matrix read in place. */
+void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
+                     int32_t *s);
+/* The same with the portable loops whatever the target: for tests/runtime's comparison. */
+void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s);
+void ref_qg_lean_row_portable(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
+                              int32_t *s);
+
+#if defined(__arm__)
+/* round_half_to_even(s * mult / 2^shift) clamped to [qlo, qhi], for shifts from 32 on, with
+ * SMLAL's 64-bit t = s * mult + 2^(shift-1): round half up is an arithmetic shift of t's high
+ * word, less one where t's low `shift` bits are all zero (a tie) and the quotient is odd. */
+static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shift, int32_t qlo,
+                                            int32_t qhi) {
+  const uint32_t e = (uint32_t)shift - 32;
+  const uint64_t t = (uint64_t)((int64_t)s * mult + ((int64_t)1 << (shift - 1)));
+  int32_t q = (int32_t)(uint32_t)(t >> 32) >> e; /* arithmetic on every Arm compiler */
+  if (((uint32_t)t | ((uint32_t)(t >> 32) & ((1u << e) - 1))) == 0)
+    q &= ~1;
+  return q < qlo ? qlo : q > qhi ? qhi : q;
+}
+#endif
+
+/* y[i] = the low byte of ref_qg_requantize(s[i] + bias, ...) for i < n (uint8 or int8 alike):
+ * one channel's run, on 32-bit Arm for shifts from 32 on by ref_qg_requantize_arm. */
+void ref_qg_requantize_bytes(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t shift,
+                             int32_t zp, int32_t lo, int32_t hi, unsigned char *y);
+/* The same for a tile of m rows of sums, REF_QG_LEAN_PIXELS apart (the first n of each): row r
+ * with bias[r] (none: NULL), mult[r * mstep] and shift[r * sstep] into y + r * y_row. */
+void ref_qg_requantize_tile(const int32_t *s, int m, int n, const int32_t *bias,
+                            const int32_t *mult, int mstep, const int32_t *shift, int sstep,
+                            int32_t zp, int32_t lo, int32_t hi, unsigned char *y, int64_t y_row);
 
 #endif /* ODLA_REFERENCE_QGEMM_H_ */

@@ -264,6 +264,18 @@ class CrossTargetTest(Work):
         for g, h in zip(got, host):
             self.assertTrue(close(g, h), f"{self.TRIPLE}: {g} vs host {h}")
 
+    def test_quantized_ops_agree_with_the_definition_on_the_target(self):
+        """tests/runtime/test_qlinear.c (every integer op against int64 code, packed and, in
+        least-memory computations, lean) on the target's kernels: SMLAD on armv7-a, the
+        integer QLinearAdd of targets whose float64 is software."""
+        exe = os.path.join(self.work, "test_qlinear")
+        run([TARGETS[self.TRIPLE][2], "-std=c99", "-O2", "-I", self.tc.include,
+             "-I", os.path.join(ROOT, "tests", "runtime"),
+             os.path.join(ROOT, "tests", "runtime", "test_qlinear.c"), self.ref_lib, "-lm",
+             "-lpthread", "-o", exe])
+        r = subprocess.run(["timeout", "600", *self.qemu(), exe], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+
     def test_emit_static_runs_the_cross_compiler_of_the_target(self):
         prefix = install(self.work)
         out = os.path.join(self.work, "lib")

@@ -183,6 +183,71 @@ static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t 
   free(s2);
 }
 
+/* Lean products: ref_qg_lean_dots and ref_qg_lean_row (the target's and the portable loops)
+ * against the definition, on int8 kernels at odd offsets (unaligned words) and int16 data in
+ * [-255, 255]; the kernel row ends where the allocation ends, so that a kernel reading past
+ * its depth would be caught by the sanitizers. */
+enum { LEAN_ROWS = 3 };
+static void lean_case(int64_t k, int64_t n, int64_t offset) {
+  const int64_t words = ref_qg_lean_words(k);
+  const int64_t total = offset + (k > 0 ? k : 1) * (n + 2) + LEAN_ROWS * k;
+  int8_t *w = malloc((size_t)total);
+  int32_t *c = malloc((size_t)(words + 1) * sizeof *c);
+  int16_t *x = malloc((size_t)(k + 2) * sizeof *x), *v = malloc((size_t)(4 * (k + 4)) * 2);
+  int32_t *s1 = malloc((size_t)(n + 1) * sizeof *s1), *s2 = malloc((size_t)(n + 1) * sizeof *s2);
+  const int8_t *rows = w + total - LEAN_ROWS * k; /* the kernel rows: the last bytes */
+  int64_t i, j, d;
+  int32_t d1[LEAN_ROWS * REF_QG_LEAN_PIXELS], d2[LEAN_ROWS * REF_QG_LEAN_PIXELS];
+  int h, r;
+  for (i = 0; i < total; ++i)
+    w[i] = (int8_t)uniform(-128, 127);
+  for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) /* pixel h's depths at v + h * (k + 4), then zeros */
+    for (d = 0; d < k + 4; ++d)
+      v[h * (k + 4) + d] = (int16_t)(d < k ? uniform(-255, 255) : 0);
+  for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) /* depths 4g .. 4g + 3 of pixel h in two words */
+    for (d = 0; d < (k + 3) / 4 * 4; d += 4) {
+      const int16_t *vd = v + h * (k + 4) + d;
+      c[(d / 4 * REF_QG_LEAN_PIXELS + h) * 2] = ref_qg_lean_pack(vd[0], vd[2]);
+      c[(d / 4 * REF_QG_LEAN_PIXELS + h) * 2 + 1] = ref_qg_lean_pack(vd[1], vd[3]);
+    }
+  for (i = 0; i < k; ++i)
+    x[i] = (int16_t)uniform(-255, 255);
+  x[k] = 0;
+  ref_qg_lean_dots(k, rows, LEAN_ROWS, c, d1);
+  ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, c, d2);
+  for (r = 0; r < LEAN_ROWS; ++r)
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      const int at = r * REF_QG_LEAN_PIXELS + h;
+      int64_t want = 0;
+      for (d = 0; d < k; ++d)
+        want += (int64_t)rows[r * k + d] * v[h * (k + 4) + d];
+      CHECK(d1[at] == want && d2[at] == want,
+            "lean dots: depth %lld: row %d, pixel %d is %ld (built kernel) and %ld (portable), "
+            "not %lld",
+            (long long)k, r, h, (long)d1[at], (long)d2[at], (long long)want);
+    }
+  ref_qg_lean_row(k, x, w + offset, n + 1, n, s1);
+  ref_qg_lean_row_portable(k, x, w + offset, n + 1, n, s2);
+  for (j = 0; j < n; ++j) {
+    int64_t want = 0;
+    for (d = 0; d < k; ++d)
+      want += (int64_t)x[d] * w[offset + d * (n + 1) + j];
+    CHECK(s1[j] == want && s2[j] == want,
+          "lean row: depth %lld, %lld columns, offset %lld: column %lld is %ld (built kernel) and "
+          "%ld (portable), not %lld",
+          (long long)k, (long long)n, (long long)offset, (long long)j, (long)s1[j], (long)s2[j],
+          (long long)want);
+    if (s1[j] != want || s2[j] != want)
+      break;
+  }
+  free(w);
+  free(c);
+  free(x);
+  free(v);
+  free(s1);
+  free(s2);
+}
+
 int main(void) {
   int64_t rows, cols, k;
   int per_row, y_signed, edges, fast;
@@ -210,6 +275,15 @@ int main(void) {
             for (n = 1; n <= 40; n += 3)
               for (accumulate = 0; accumulate < 2; ++accumulate)
                 row_case(rows, stride, dil, kw, n, accumulate);
+  }
+  {
+    int64_t n, offset;
+    for (k = 0; k <= 13; ++k)
+      for (n = 1; n <= 11; n += 2)
+        for (offset = 0; offset < 4; ++offset)
+          lean_case(k, n, offset);
+    lean_case(576, 64, 1);
+    lean_case(1151, 37, 3);
   }
   if (!failures)
     printf("qgemm: every case agrees with the int64 definition\n");

@@ -69,6 +69,26 @@ typedef struct {
  * (multiplier, shift and output zero point NULL): its results are the int32 sums. */
 static int raw_results;
 
+/* While set, the products run in least-memory computations (ODLA_EXT_ITEM_LEAST_MEMORY),
+ * where a constant int8 kernel with zero points 0 is read in place (the lean kernels); while
+ * `symmetric` is set too, the cases drop their kernel zero points, so that every int8 kernel
+ * that is a constant runs lean. */
+static int least_memory, symmetric;
+
+static void set_least_memory(odla_computation comp) {
+  odla_bool yes = 1;
+  if (least_memory)
+    CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_LEAST_MEMORY, (odla_item_value)&yes) ==
+              ODLA_SUCCESS,
+          "ODLA_EXT_ITEM_LEAST_MEMORY");
+}
+
+/* Drops q's kernel zero point; 1. */
+static int without_wz(qparams *q) {
+  q->has_wz = 0;
+  return 1;
+}
+
 /* Drawn data: one output channel per entry of wz, bias, mult, shift. */
 typedef struct {
   uint8_t xz, yz, wz[128];
@@ -238,7 +258,9 @@ static void naive_conv(const conv_case *t, const qdata *d, const uint8_t *x, con
           }
 }
 
-static void run_conv_case(const conv_case *t) {
+static void run_conv_case(const conv_case *c) {
+  conv_case sym = *c;
+  const conv_case *t = symmetric && without_wz(&sym.q) ? &sym : c;
   const int rank = t->spatial + 2, sp0 = t->cl ? 1 : 2;
   const int64_t cpg = t->c / t->group;
   int64_t xdims[5], wdims[5], ydims[5], out[3], xn = t->n * t->c, wn = t->m * cpg, yn = t->n * t->m;
@@ -282,6 +304,7 @@ static void run_conv_case(const conv_case *t) {
 
   last_error[0] = '\0';
   odla_CreateComputation(&comp);
+  set_least_memory(comp);
   xv = odla_CreateArgument(vt(t->q.xt, rank, xdims), ID("x"));
   wv = t->q.kernel_arg ? odla_CreateArgument(vt(t->q.wt, rank, wdims), ID("w"))
                        : odla_CreateConstant(vt(t->q.wt, rank, wdims), w, ID("w"));
@@ -771,7 +794,9 @@ typedef struct {
   qparams q;
 } mm_case;
 
-static void run_mm_case(const mm_case *t) {
+static void run_mm_case(const mm_case *c) {
+  mm_case sym = *c;
+  const mm_case *t = symmetric && without_wz(&sym.q) ? &sym : c;
   const int64_t m = t->a[t->ra - 2], k = t->a[t->ra - 1], n = t->b[t->rb - 1];
   const int br = (t->ra > t->rb ? t->ra : t->rb) - 2;
   int64_t batch[4], an = m * k, bn = k * n, yn = m * n, nb = 1, bi, ydims[6], i, j, p;
@@ -826,6 +851,7 @@ static void run_mm_case(const mm_case *t) {
 
   last_error[0] = '\0';
   odla_CreateComputation(&comp);
+  set_least_memory(comp);
   xv = odla_CreateArgument(vt(t->q.xt, t->ra, t->a), ID("x"));
   wv = t->q.kernel_arg ? odla_CreateArgument(vt(t->q.wt, t->rb, t->b), ID("w"))
                        : odla_CreateConstant(vt(t->q.wt, t->rb, t->b), w, ID("w"));
@@ -1567,6 +1593,13 @@ int main(int argc, char **argv) {
   odla_SetLogger(keep_error);
   test_conv();
   test_matmul();
+  least_memory = 1; /* the int8 kernels that are constants lean, the others packed */
+  test_conv();
+  test_matmul();
+  symmetric = 1; /* every int8 kernel that is a constant lean */
+  test_conv();
+  test_matmul();
+  least_memory = symmetric = 0;
   test_ties();
   test_refusals();
   test_runtime_shift();
