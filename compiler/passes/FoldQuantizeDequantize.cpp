@@ -7,6 +7,10 @@
 //   - Quantize(Add | Mul(Dequantize(a), Dequantize(b)) [-> Relu | Clamp]), a, b and the
 //     result quantized per tensor, is the integer-only QLinearAdd or QLinearMul (ResNet's
 //     residual sums, ONNX Runtime's QLinearAdd and QLinearMul once imported);
+//   - Quantize(AveragePool(Dequantize(x)) [-> Relu | Clamp]), x and the result quantized per
+//     tensor, without padding or counting it, is a depthwise QLinearConv by a kernel of ones
+//     whose requantization divides by the window's size (ONNX Runtime's QLinearAveragePool;
+//     the classifier's GlobalAveragePool of a CNN then needs no float copy of the last map);
 //   - Quantize(op(Dequantize(x)...)) with the same scale and zero point on every side, where
 //     op selects elements (kSelectsElements: reshapes, transposes, slices, concatenations, max
 //     pooling), is op(x...);
@@ -148,6 +152,11 @@ public:
           return done.status();
       }
       if (!*done) {
+        done = foldAveragePool(g, *q, erased);
+        if (!done)
+          return done.status();
+      }
+      if (!*done) {
         done = foldSelection(g, *q, erased);
         if (!done)
           return done.status();
@@ -238,6 +247,68 @@ private:
       return folded.status();
     for (Node *dq : dequantizes)
       eraseIfUnused(g, dq, erased);
+    return true;
+  }
+
+  // Q(AveragePool(DQ(x)) [-> activation]) -> QLinearConv(x, ones) with group = channels: the
+  // sum of the window's x - x_zero_point requantized by x_scale / (window size * y_scale).
+  // Channels first, floor-rounded windows that hold no padding or count it (ONNX pads the
+  // quantized input with its zero point, which adds nothing to the sum).
+  static Expected<bool> foldAveragePool(Graph &g, const QParams &q,
+                                        std::set<const Node *> &erased) {
+    Node *act = nullptr;
+    Node *pool = opUnder(g, q, &act);
+    if (!pool || !pool->is(ops::AveragePool) || isChannelsLast(*pool) ||
+        pool->i("ceil_mode") != 0)
+      return false;
+    auto x = dequantized(pool->input(0));
+    if (!x || !x->perTensor())
+      return false;
+    const std::vector<int64_t> &kernel = pool->ints("kernel_shape");
+    bool padded = false;
+    for (int64_t p : pool->ints("pads"))
+      padded |= p != 0;
+    if (padded && pool->i("count_include_pad") == 0)
+      return false; // the divisor would be the window's part inside the input
+    const Dims &xd = x->quantized->dims();
+    if (xd.size() != kernel.size() + 2)
+      return false;
+    int64_t channels = xd[1], terms = 1;
+    for (int64_t k : kernel)
+      terms *= k;
+    auto clamp = activationClamp(act, q);
+    if (!clamp || clamp->first > clamp->second || terms <= 0 || !accumulatorFits(terms, 0))
+      return false;
+    auto r = requantization(x->scales[0], {1.0 / double(terms)}, q.scales[0], pool->name());
+    if (!r)
+      return false; // a factor beyond the fixed-point range keeps the float form
+    const std::string base = q.quantized->name();
+    Dims wDims{channels, 1};
+    wDims.insert(wDims.end(), kernel.begin(), kernel.end());
+    std::vector<int8_t> ones(static_cast<size_t>(channels * terms), 1);
+    Value *w = g.addConstant(g.uniqueName(base + "/window"), {DType::I8, wDims},
+                             Buffer::copyOf(ones.data(), ones.size()));
+    Value *multiplier = g.addConstant(g.uniqueName(base + "/multiplier"), {DType::I32, {}},
+                                      Buffer::copyOf(r->multiplier.data(), 4));
+    Value *shift = g.addConstant(g.uniqueName(base + "/shift"), {DType::I32, {}},
+                                 Buffer::copyOf(r->shift.data(), 4));
+    std::vector<int64_t> dilations = pool->ints("dilations");
+    if (dilations.empty())
+      dilations.assign(kernel.size(), 1);
+    AttrMap attrs = {{"output_min", clamp->first}, {"output_max", clamp->second},
+                     {"group", channels},          {"strides", pool->ints("strides")},
+                     {"dilations", dilations},     {"pads", pool->ints("pads")},
+                     {kLayoutAttr, pool->attrs().at(kLayoutAttr)}};
+    std::vector<Node *> nodes{q.node, pool};
+    if (act)
+      nodes.push_back(act);
+    auto folded = match::replacePattern(
+        g, q.quantized, nodes, ops::QLinearConv,
+        {x->quantized, w, nullptr, x->zeroPoint, nullptr, multiplier, shift, outputZero(g, q)},
+        attrs, "/int", erased);
+    if (!folded)
+      return folded.status();
+    eraseIfUnused(g, x->node, erased);
     return true;
   }
 
