@@ -24,7 +24,7 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
   };
   std::string weightsParam = e.bin() ? "const unsigned char *weights" : "";
   CWriter body;
-  GraphFunction fn{"", false, false, ValueIds(e.config.facts.target->integerIds)};
+  GraphFunction fn{"", false, false, 0, 0, ValueIds(e.config.facts.target->integerIds)};
   if (!interpret) {
     body.open("static odla_status " + e.n + "_build(" +
               (weightsParam.empty() ? "void" : weightsParam) + ")");
@@ -32,6 +32,8 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
     lowerGraph(e.graph, sink, data, *e.config.facts.target);
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
+    fn.typeSlots = sink.typeSlots();
+    fn.shapeSlots = sink.shapeSlots();
   } else {
     // Buffers arrive as arrays: parameters named after tensors would clash with the values'
     // variables, and locals ending in '_' never do (cIdentifier trims trailing '_').
@@ -56,6 +58,8 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
     lowerGraph(e.graph, sink, data, *e.config.facts.target);
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
+    fn.typeSlots = sink.typeSlots();
+    fn.shapeSlots = sink.shapeSlots();
     if (byContext) {
       // A backend without odla_GetValueData copies the outputs out of its values when the
       // computation executes, which runs nothing more once every op has run.
@@ -72,6 +76,9 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
     body.line("return ODLA_SUCCESS;");
   body.close();
   fn.text = body.str().substr(0, body.str().size() - 1);
+  // The slots the shapes and types of its calls fill, first in the function's body (after
+  // its head, which may take several lines; a parameter list holds no brace).
+  fn.text.insert(fn.text.find("{\n") + 2, shapeLocals(fn.typeSlots, fn.shapeSlots, "  "));
   return fn;
 }
 

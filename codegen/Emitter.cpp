@@ -171,6 +171,8 @@ void Emitter::prelude(CWriter &w, const std::string &file, const std::string &pu
     w.line("#include <string.h>");
   if (fn && fn->usesMath)
     w.line("#include <math.h>");
+  if (fn && fn->typeSlots + fn->shapeSlots > 0)
+    w.line("#include <stdarg.h>");
   w.line();
   w.line("#include <ODLA/odla.h>");
   if ((fn && fn->usesExtensions) || extensions)
@@ -194,6 +196,8 @@ void Emitter::prelude(CWriter &w, const std::string &file, const std::string &pu
   }
   if (weights)
     stringConstants(w);
+  if (fn)
+    shapeHelpers(w, n, fn->typeSlots > 0, fn->shapeSlots > 0);
 }
 
 // The string constants, as arrays of escaped string literals (cString: no model text

@@ -33,6 +33,7 @@ struct Port { // a graph input or output as the API exposes it
 struct GraphFunction {
   std::string text;
   bool usesMath = false, usesExtensions = false;
+  int typeSlots = 0, shapeSlots = 0; // its locals types_[] and shapes_[] (shapeHelpers)
   ValueIds ids; // how the function wrote each value id, for the calls that bind them
 };
 

@@ -1,6 +1,7 @@
 // Prints ODLA calls as C99.
 #include "PrintSink.h"
 
+#include <algorithm>
 #include <cassert>
 #include <type_traits>
 
@@ -8,13 +9,59 @@ namespace odlac {
 
 using namespace lower;
 
-std::string PrintSink::shape(const lower::Shape &s) {
-  std::string r = "{.size = " + std::to_string(s.rank) + ", .dims = {";
-  for (size_t i = 0; i < s.dims.size(); ++i)
-    r += (i ? ", " : "") + std::to_string(s.dims[i]);
-  if (s.dims.empty())
-    r += "0";
-  return r + "}}";
+// The rank and dims of s as PREFIX_shape's and PREFIX_type's arguments.
+static std::string shapeArgs(const lower::Shape &s) {
+  std::string r = std::to_string(s.rank);
+  for (int64_t d : s.dims)
+    r += ", " + std::to_string(d) + "LL";
+  return r;
+}
+
+void shapeHelpers(CWriter &w, const std::string &prefix, bool types, bool shapes) {
+  if (!types && !shapes)
+    return;
+  w.line("/* Value shapes and types filled into a slot of the caller's and passed as *slot: a");
+  w.line(
+      "   compound literal would take its own bytes of the caller's stack frame for each call. */");
+  w.line("static void " + prefix + "_fill(odla_value_shape *s, int rank, va_list dims) {");
+  w.line("  int i;");
+  w.line("  s->size = rank;");
+  w.line("  for (i = 0; i < ODLA_MAX_DIMENSION; ++i)");
+  w.line("    s->dims[i] = i < rank ? (odla_int64)va_arg(dims, long long) : 0;");
+  w.line("}");
+  w.line();
+  if (shapes) {
+    w.line("static const odla_value_shape *" + prefix +
+           "_shape(odla_value_shape *s, int rank, ...) {");
+    w.line("  va_list dims;");
+    w.line("  va_start(dims, rank);");
+    w.line("  " + prefix + "_fill(s, rank, dims);");
+    w.line("  va_end(dims);");
+    w.line("  return s;");
+    w.line("}");
+    w.line();
+  }
+  if (types) {
+    w.line("static const odla_value_type *" + prefix +
+           "_type(odla_value_type *t, odla_element_type element_type, int rank, ...) {");
+    w.line("  va_list dims;");
+    w.line("  va_start(dims, rank);");
+    w.line("  t->element_type = element_type;");
+    w.line("  " + prefix + "_fill(&t->shape, rank, dims);");
+    w.line("  va_end(dims);");
+    w.line("  return t;");
+    w.line("}");
+    w.line();
+  }
+}
+
+std::string shapeLocals(int typeSlots, int shapeSlots, const std::string &indent) {
+  std::string r;
+  if (typeSlots)
+    r += indent + "odla_value_type types_[" + std::to_string(typeSlots) + "];\n";
+  if (shapeSlots)
+    r += indent + "odla_value_shape shapes_[" + std::to_string(shapeSlots) + "];\n";
+  return r;
 }
 
 template <class T> static std::string joinInts(const std::vector<T> &v) {
@@ -62,12 +109,17 @@ std::string PrintSink::arg(const Arg &a) {
           return v.v.empty() ? "NULL" : "(const odla_uint32[]){" + joinInts(v.v) + "}";
         else if constexpr (std::is_same_v<T, I32s>)
           return v.v.empty() ? "NULL" : "(const odla_int32[]){" + joinInts(v.v) + "}";
-        else if constexpr (std::is_same_v<T, lower::Shape>)
-          return "(odla_value_shape)" + shape(v);
-        else if constexpr (std::is_same_v<T, VType>)
-          return std::string("(odla_value_type){.element_type = ") + typeName(v.elementType) +
-                 ", .shape = " + shape(v.shape) + "}";
-        else if constexpr (std::is_same_v<T, Flag>)
+        else if constexpr (std::is_same_v<T, lower::Shape>) {
+          int k = shapesInCall_++;
+          shapeSlots_ = std::max(shapeSlots_, shapesInCall_);
+          return "*" + prefix_ + "_shape(&shapes_[" + std::to_string(k) + "], " + shapeArgs(v) +
+                 ")";
+        } else if constexpr (std::is_same_v<T, VType>) {
+          int k = typesInCall_++;
+          typeSlots_ = std::max(typeSlots_, typesInCall_);
+          return "*" + prefix_ + "_type(&types_[" + std::to_string(k) + "], " +
+                 typeName(v.elementType) + ", " + shapeArgs(v.shape) + ")";
+        } else if constexpr (std::is_same_v<T, Flag>)
           return v.on ? "1" : "0";
         else if constexpr (std::is_same_v<T, Data>)
           return v.cExpr;
@@ -183,6 +235,7 @@ void PrintSink::callLine(const std::string &head, const std::string &function,
 std::vector<Val> PrintSink::emit(Call &call) {
   std::string fn = call.function;
   usesExtensions_ |= fn.rfind("odla_Ext", 0) == 0;
+  typesInCall_ = shapesInCall_ = 0;
   // Control-flow bodies print one level deeper than the calls that bracket them:
   // odla_BeginIf, each odla_EnterBranchBody and odla_EndIf line up, as do odla_BeginLoop
   // and odla_EndLoop; the ops in between are indented.

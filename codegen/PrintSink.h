@@ -30,11 +30,15 @@ public:
   // `prefix` is the model's (--name): variables never take the names of its symbols; `ids`
   // writes the value ids.
   PrintSink(CWriter &w, std::string checkMacro, const std::string &prefix, ValueIds &ids)
-      : w_(w), checkMacro_(std::move(checkMacro)), variables_(prefix), ids_(ids) {}
+      : w_(w), checkMacro_(std::move(checkMacro)), prefix_(prefix), variables_(prefix), ids_(ids) {}
   // Whether any printed argument needs <math.h> (HUGE_VALF, NAN).
   bool usesMath() const { return usesMath_; }
   // Whether any call is an extension function (odla_Ext...), which needs <ODLA/odla_ext.h>.
   bool usesExtensions() const { return usesExtensions_; }
+  // How many value types and shapes one call takes at most: PREFIX_type and PREFIX_shape
+  // (shapeHelpers) build them into the function's locals types_[] and shapes_[] (shapeLocals).
+  int typeSlots() const { return typeSlots_; }
+  int shapeSlots() const { return shapeSlots_; }
   // Prints `(void)var;` so that -Wunused-variable stays quiet about a value nothing reads.
   void markUnused(lower::Val v) override {
     if (!v.isNull())
@@ -51,7 +55,6 @@ protected:
 private:
   std::string arg(const lower::Arg &a);
   std::string typeName(odla_element_type t);
-  std::string shape(const lower::Shape &s);
   std::string customParams(const lower::CustomParams &p);
   // Prints one line, indented by how deep it sits in if/loop regions.
   void line(const std::string &text);
@@ -59,13 +62,27 @@ private:
                 const std::vector<std::string> &args, const std::string &tail);
 
   CWriter &w_;
-  std::string checkMacro_;
+  std::string checkMacro_, prefix_;
   std::vector<std::string> vars_; // C variable of each Val
   CScope variables_;
   ValueIds &ids_;
   int depth_ = 0; // open odla_BeginIf / odla_BeginLoop regions
   bool usesMath_ = false;
   bool usesExtensions_ = false;
+  int typesInCall_ = 0, shapesInCall_ = 0; // slots the call being printed took
+  int typeSlots_ = 0, shapeSlots_ = 0;
 };
+
+// The static functions PREFIX_shape(&shapes_[k], rank, dims...) and PREFIX_type(&types_[k],
+// element type, rank, dims...) that fill a slot of the calling function's locals and return
+// it, so that a call passes *PREFIX_type(...) by value (dims as long long). A compound literal
+// (odla_value_type){...} at block scope, or a function's struct result, would take its own
+// bytes of the build function's stack frame, which GCC does not share between statements:
+// the frame grew with the model (21.6 KB for MobileNetV1 0.25's), where the slots take a few
+// hundred bytes whatever its size. A call's k-th type (shape) takes slot k. Writes the ones
+// the calls use: types, shapes, or neither.
+void shapeHelpers(CWriter &w, const std::string &prefix, bool types, bool shapes);
+// The declarations of a function's slots, as the first lines of its body (indented `indent`).
+std::string shapeLocals(int typeSlots, int shapeSlots, const std::string &indent);
 
 } // namespace odlac

@@ -258,8 +258,7 @@ private:
                                         std::set<const Node *> &erased) {
     Node *act = nullptr;
     Node *pool = opUnder(g, q, &act);
-    if (!pool || !pool->is(ops::AveragePool) || isChannelsLast(*pool) ||
-        pool->i("ceil_mode") != 0)
+    if (!pool || !pool->is(ops::AveragePool) || isChannelsLast(*pool) || pool->i("ceil_mode") != 0)
       return false;
     auto x = dequantized(pool->input(0));
     if (!x || !x->perTensor())
@@ -295,9 +294,12 @@ private:
     std::vector<int64_t> dilations = pool->ints("dilations");
     if (dilations.empty())
       dilations.assign(kernel.size(), 1);
-    AttrMap attrs = {{"output_min", clamp->first}, {"output_max", clamp->second},
-                     {"group", channels},          {"strides", pool->ints("strides")},
-                     {"dilations", dilations},     {"pads", pool->ints("pads")},
+    AttrMap attrs = {{"output_min", clamp->first},
+                     {"output_max", clamp->second},
+                     {"group", channels},
+                     {"strides", pool->ints("strides")},
+                     {"dilations", dilations},
+                     {"pads", pool->ints("pads")},
                      {kLayoutAttr, pool->attrs().at(kLayoutAttr)}};
     std::vector<Node *> nodes{q.node, pool};
     if (act)

@@ -4,6 +4,7 @@
  * Do not edit: regenerate with odlac. */
 
 #include <stdlib.h>
+#include <stdarg.h>
 
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
@@ -23,6 +24,33 @@ extern const float tiny_w_conv_b[3];
 extern const float tiny_w_fc_w[48];
 extern const float tiny_w_fc_b[4];
 
+/* Value shapes and types filled into a slot of the caller's and passed as *slot: a
+   compound literal would take its own bytes of the caller's stack frame for each call. */
+static void tiny_fill(odla_value_shape *s, int rank, va_list dims) {
+  int i;
+  s->size = rank;
+  for (i = 0; i < ODLA_MAX_DIMENSION; ++i)
+    s->dims[i] = i < rank ? (odla_int64)va_arg(dims, long long) : 0;
+}
+
+static const odla_value_shape *tiny_shape(odla_value_shape *s, int rank, ...) {
+  va_list dims;
+  va_start(dims, rank);
+  tiny_fill(s, rank, dims);
+  va_end(dims);
+  return s;
+}
+
+static const odla_value_type *tiny_type(odla_value_type *t, odla_element_type element_type,
+    int rank, ...) {
+  va_list dims;
+  va_start(dims, rank);
+  t->element_type = element_type;
+  tiny_fill(&t->shape, rank, dims);
+  va_end(dims);
+  return t;
+}
+
 struct tiny_instance {
   odla_computation comp;
   odla_executable exec;
@@ -31,37 +59,35 @@ struct tiny_instance {
 
 /* Records the model on the current computation, one ODLA call per statement. */
 static odla_status tiny_build(void) {
+  odla_value_type types_[1];
+  odla_value_shape shapes_[1];
   odla_value x = odla_CreateArgument(
-      (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 4, .dims = {1, 2, 4, 4}}},
-      (const odla_value_id)"x");
+      *tiny_type(&types_[0], ODLA_FLOAT32, 4, 1LL, 2LL, 4LL, 4LL), (const odla_value_id)"x");
   odla_value conv_w = odla_CreateConstant(
-      (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 4, .dims = {3, 2, 3, 3}}},
-      tiny_w_conv_w, (const odla_value_id)"conv.w");
+      *tiny_type(&types_[0], ODLA_FLOAT32, 4, 3LL, 2LL, 3LL, 3LL), tiny_w_conv_w,
+      (const odla_value_id)"conv.w");
   odla_value conv_b = odla_CreateConstant(
-      (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {3}}},
-      tiny_w_conv_b, (const odla_value_id)"conv.b");
+      *tiny_type(&types_[0], ODLA_FLOAT32, 1, 3LL), tiny_w_conv_b, (const odla_value_id)"conv.b");
   odla_value fc_w = odla_CreateConstant(
-      (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 2, .dims = {4, 12}}},
-      tiny_w_fc_w, (const odla_value_id)"fc.w");
+      *tiny_type(&types_[0], ODLA_FLOAT32, 2, 4LL, 12LL), tiny_w_fc_w, (const odla_value_id)"fc.w");
   odla_value fc_b = odla_CreateConstant(
-      (odla_value_type){.element_type = ODLA_FLOAT32, .shape = {.size = 1, .dims = {4}}},
-      tiny_w_fc_b, (const odla_value_id)"fc.b");
+      *tiny_type(&types_[0], ODLA_FLOAT32, 1, 4LL), tiny_w_fc_b, (const odla_value_id)"fc.b");
   odla_value relu_fused = odla_ExtConv(
       x, ODLA_CHANNELS_FIRST, /*group=*/1, conv_w, ODLA_OIS,
       /*strides=*/(const odla_uint32[]){1, 1}, /*dilations=*/(const odla_uint32[]){1, 1},
       /*paddings_front=*/(const odla_uint32[]){1, 1}, /*paddings_back=*/(const odla_uint32[]){1, 1},
       conv_b, /*residual=*/NULL, ODLA_EXT_FUSED_RELU, /*alpha=*/0.0f, /*beta=*/0.0f,
-      (odla_value_shape){.size = 4, .dims = {1, 3, 4, 4}}, (const odla_value_id)"relu/fused");
+      *tiny_shape(&shapes_[0], 4, 1LL, 3LL, 4LL, 4LL), (const odla_value_id)"relu/fused");
   odla_value pool = odla_MaxPool(
       relu_fused, ODLA_CHANNELS_FIRST, /*window_dims=*/(const odla_uint32[]){2, 2},
       /*strides=*/(const odla_uint32[]){2, 2}, /*paddings_front=*/(const odla_uint32[]){0, 0},
       /*paddings_back=*/(const odla_uint32[]){0, 0},
-      (odla_value_shape){.size = 4, .dims = {1, 3, 2, 2}}, (const odla_value_id)"pool");
+      *tiny_shape(&shapes_[0], 4, 1LL, 3LL, 2LL, 2LL), (const odla_value_id)"pool");
   odla_value flat = odla_Reshape(
-      pool, (odla_value_shape){.size = 2, .dims = {1, 12}}, (const odla_value_id)"flat");
+      pool, *tiny_shape(&shapes_[0], 2, 1LL, 12LL), (const odla_value_id)"flat");
   odla_value fc = odla_Gemm(
       flat, /*A_transpose=*/0, fc_w, /*B_transpose=*/1, /*alpha=*/1.0f, /*beta=*/1.0f, fc_b,
-      (odla_value_shape){.size = 2, .dims = {1, 4}}, (const odla_value_id)"fc");
+      *tiny_shape(&shapes_[0], 2, 1LL, 4LL), (const odla_value_id)"fc");
   odla_value probs = odla_Softmax(fc, /*axis=*/1, (const odla_value_id)"probs");
   TINY_CHECK(odla_SetValueAsOutput(probs));
   return ODLA_SUCCESS;
