@@ -221,8 +221,9 @@ const std::vector<Flag> &flags() {
        }},
       {"--memory", "fast|least",
        "fast (default): the backend's fastest kernels; least: those that need the least "
-       "scratch in the arena (direct convolutions, no packing), for targets where memory is "
-       "scarcer than time (the backend's feature least_memory)",
+       "scratch in the arena (direct convolutions, no packing; constant symmetric int8 "
+       "weights read in place), for targets where memory is scarcer than time (the backend's "
+       "feature least_memory)",
        [](Options &o, const std::string &v) {
          if (v != "fast" && v != "least")
            return Status::error("--memory must be fast or least, got '" + v + "'");
