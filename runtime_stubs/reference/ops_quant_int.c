@@ -20,7 +20,7 @@
  *
  * In a least-memory computation a product whose kernel is a constant int8 tensor with zero
  * points 0 runs "lean" instead (ref_qi_lean): the kernel and the epilogue's operands are read
- * where they are, and the scratch is an im2col column or two.
+ * where they are, and the scratch is an im2col block of a few output pixels.
  *
  * Work splits over blocks of pixels or rows (or output channels, where a product has too
  * few) on the node's threads (threads.h); integer results are the same at any thread count.
@@ -402,7 +402,7 @@ static int ref_qi_constant_or_absent(odla_value v) {
  * into the node's block as int16 and channel arrays, and its scratch is a lean block of
  * im2col columns (qgemm.h), a staged row or a depthwise convolution's plane: RAM holds little
  * more than the activations. A channels-first convolution multiplies each kernel row by the
- * columns of 4 output pixels at a time (ref_qg_lean_dot), a depthwise one runs along output
+ * columns of 4 output pixels at a time (ref_qg_lean_dots), a depthwise one runs along output
  * rows, a MatMul a row at a time (ref_qg_lean_row). Channels-last convolutions and other kernels
  * (uint8, a nonzero zero point, computed) are packed as elsewhere. */
 static int ref_qi_lean_kernel(const odla_value *in) {
@@ -747,7 +747,7 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   }
 }
 
-/* A lean convolution's image: output pixels in pairs, split over the parts. */
+/* A lean convolution's image: blocks of output pixels, split over the parts. */
 typedef struct {
   const ref_qconv_params *p;
   const unsigned char *x; /* the image [C][in pixels] */
@@ -795,11 +795,14 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
           const int id = id0 + kd * p->ldil[0];
           for (kh = 0; kh < p->lk[1]; ++kh) {
             const int ih = ih0 + kh * p->ldil[1];
-            const unsigned char *row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
-            if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) {
+            const unsigned char *row;
+            if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) { /* a padding row */
               for (kw = 0; kw < k2; ++kw)
                 *to++ = 0;
-            } else if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
+              continue;
+            }
+            row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
+            if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
               const unsigned char *x = row + iw0;
               for (kw = 0; kw < k2; ++kw, x += dil2)
                 *to++ = (int16_t)((*x ^ flip) - off);
@@ -826,7 +829,8 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
   const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
-  const int mpg = (int)p->mpg, kg = (int)p->kg, es = (int)ref_qi_lean_esize(&l->out);
+  const int mpg = (int)p->mpg, kg = (int)p->kg;
+  const int64_t es = (int64_t)ref_qi_lean_esize(&l->out); /* a raw result's 4 bytes */
   const int32_t flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0, off = flip + l->xz;
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
   int16_t *col = (int16_t *)(block + ref_qg_lean_words(p->kg)); /* a column in depth order */
@@ -848,7 +852,8 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
       for (m = 0; m < mpg; m += REF_QI_LEAN_ROWS) { /* kernel rows in chunks */
         const int c = g * mpg + m, rows_n = mpg - m < REF_QI_LEAN_ROWS ? mpg - m : REF_QI_LEAN_ROWS;
         ref_qg_lean_dots(kg, l->w + c * kg, rows_n, block, sums);
-        ref_qi_lean_tile(&l->out, c, rows_n, sums, np, l->y + (c * opix + j) * es, opix * es);
+        ref_qi_lean_tile(&l->out, c, rows_n, sums, np, l->y + ((int64_t)c * opix + j) * es,
+                         opix * es);
       }
     }
   }

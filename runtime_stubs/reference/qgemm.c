@@ -463,9 +463,11 @@ REF_QG_AVX2 static int64_t ref_qg_requantize_channels_avx2(const ref_qg_out *o, 
 
 #if REF_QG_ARM32
 
-/* The same for n sums s[c] + bias[c] of channels c with their own multipliers and shifts (the
- * channels of shifts below 32 redone by the portable path: two loops that keep their
- * registers). */
+/* The integer requantization (ref_qg_prepare never chooses float64 on 32-bit Arm) of n sums
+ * s[c] + bias[c] of channels c with their own multipliers and shifts, into bytes (zp, lo and
+ * hi are bytes, so that lo - zp and hi - zp fit); the channels of shifts below 32 redone by
+ * the portable path: two loops that keep their registers. A channel's run is
+ * ref_qg_requantize_bytes. */
 static void ref_qg_requantize_channels_arm(const ref_qg_out *o, const int32_t *s,
                                            const int32_t *bias, const int32_t *mult,
                                            const int32_t *shift, int64_t n, unsigned char *y) {
@@ -706,7 +708,8 @@ static inline int32_t ref_qg_sxtb16_ror8(int32_t x) {
 }
 
 /* Four depths a step: the row's 4 kernel bytes one load and two SXTB16 (depths 0 and 2, 1 and
- * 3), each pixel's two words, eight SMLADs. */
+ * 3), each pixel's two words, eight SMLADs (a block of 4 pixels: its sums in 4 registers). */
+typedef char ref_qg_lean_block_of_4[REF_QG_LEAN_PIXELS == 4 ? 1 : -1];
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s) {
   const uint32_t groups = (uint32_t)(k / 4);
   const int tail = (int)(k % 4);
