@@ -59,13 +59,6 @@ enum { REF_QI_COL_VALUES = 1 << 17, REF_QI_ROW_BLOCK = 64 * REF_QG_MR };
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
 
 static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t ref_qi_max(int64_t a, int64_t b) { return a > b ? a : b; }
-/* a / b and a % b of indices (a >= 0, b > 0), in 32 bits where they fit: a 64-bit division is
- * a library call on 32-bit targets. */
-static int64_t ref_qi_div(int64_t a, int64_t b) {
-  return (a | b) >> 32 ? a / b : (int64_t)((uint32_t)a / (uint32_t)b);
-}
-static int64_t ref_qi_mod(int64_t a, int64_t b) { return a - ref_qi_div(a, b) * b; }
 static int64_t ref_qi_even(int64_t k) { return (k + 1) / 2 * 2; }
 static int64_t ref_qi_round_up(int64_t n, int64_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -83,12 +76,8 @@ static int32_t ref_qi_load(odla_element_type t, const void *p, int64_t i) {
 static void ref_qi_widen(odla_element_type t, const void *src, int64_t step, int64_t n, int32_t zp,
                          int16_t *dst, int64_t stride) {
   int64_t i;
-  if (step == 1 && stride == 1 && t == ODLA_INT8) /* the common cases, vectorized */
-    for (i = 0; i < n; ++i)
-      dst[i] = (int16_t)(((const int8_t *)src)[i] - zp);
-  else if (step == 1 && stride == 1)
-    for (i = 0; i < n; ++i)
-      dst[i] = (int16_t)(((const uint8_t *)src)[i] - zp);
+  if (step == 1 && stride == 1) /* the common case */
+    ref_qg_widen((const unsigned char *)src, n, t == ODLA_INT8, zp, dst);
   else if (t == ODLA_INT8)
     for (i = 0; i < n; ++i)
       dst[i * stride] = (int16_t)(((const int8_t *)src)[i * step] - zp);
@@ -417,18 +406,10 @@ static int ref_qi_lean_kernel(const odla_value *in) {
   return 1;
 }
 
-/* The epilogue's operands, in place. */
-typedef struct {
-  const int32_t *bias, *mult, *shift; /* bias may be NULL */
-  int64_t mult_step, shift_step;      /* 1: one per channel; 0: one for all */
-  int32_t zp, lo, hi;
-  int raw;
-} ref_qi_lean_out;
-
 /* o from the node's operands. ODLA_INVALID_PARAM when a multiplier or shift computed in the
  * graph is out of range (constant ones the builder checked). */
 static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
-                                        const ref_qi_common *q, ref_qi_lean_out *o) {
+                                        const ref_qi_common *q, ref_qg_lean_out *o) {
   int64_t c;
   memset(o, 0, sizeof *o);
   o->bias = (const int32_t *)io->in[REF_QI_BIAS];
@@ -445,56 +426,11 @@ static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
   for (c = 0; c < q->channels; ++c)
     if (!ref_qi_scale_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
       return ODLA_INVALID_PARAM;
+  o->fast = ref_qg_lean_fast_all(o, q->channels);
   return ODLA_SUCCESS;
 }
 
-/* One channel's parameters. */
-typedef struct {
-  int32_t bias, mult, shift;
-} ref_qi_lean_ch;
-static const ref_qi_lean_ch ref_qi_lean_ch_none = {0, 0, 0};
-
-static ref_qi_lean_ch ref_qi_lean_channel(const ref_qi_lean_out *o, int64_t c) {
-  ref_qi_lean_ch ch;
-  ch.bias = o->bias ? o->bias[c] : 0;
-  ch.mult = o->raw ? 0 : o->mult[o->mult_step ? c : 0];
-  ch.shift = o->raw ? 0 : o->shift[o->shift_step ? c : 0];
-  return ch;
-}
-
-/* Output elements y[0, n): the channel's sums s, requantized (bytes), or s + bias (int32,
- * raw). */
-static void ref_qi_lean_put(const ref_qi_lean_out *o, const ref_qi_lean_ch *ch, const int32_t *s,
-                            int64_t n, unsigned char *y) {
-  int64_t i;
-  if (!o->raw) {
-    ref_qg_requantize_bytes(s, (int)n, ch->bias, ch->mult, ch->shift, o->zp, o->lo, o->hi, y);
-    return;
-  }
-  for (i = 0; i < n; ++i) {
-    const int32_t v = (int32_t)((int64_t)s[i] + ch->bias);
-    memcpy(y + i * 4, &v, sizeof v);
-  }
-}
-
-/* Outputs of channels [c, c + m) at y (channel rows y_row bytes apart) from the sums of a lean
- * block's n pixels (REF_QG_LEAN_PIXELS a channel). */
-static void ref_qi_lean_tile(const ref_qi_lean_out *o, int64_t c, int m, const int32_t *s, int n,
-                             unsigned char *y, int64_t y_row) {
-  int r;
-  if (!o->raw) {
-    ref_qg_requantize_tile(s, m, n, o->bias ? o->bias + c : NULL, o->mult + c * o->mult_step,
-                           (int)o->mult_step, o->shift + c * o->shift_step, (int)o->shift_step,
-                           o->zp, o->lo, o->hi, y, y_row);
-    return;
-  }
-  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS, y += y_row) {
-    const ref_qi_lean_ch ch = ref_qi_lean_channel(o, c + r);
-    ref_qi_lean_put(o, &ch, s, n, y);
-  }
-}
-
-static size_t ref_qi_lean_esize(const ref_qi_lean_out *o) { return o->raw ? 4 : 1; }
+static size_t ref_qi_lean_esize(const ref_qg_lean_out *o) { return o->raw ? 4 : 1; }
 
 /* Adds the node. `params` (head bytes, whose common head is `q`) is followed in the node's
  * block by the kernel packed by `pack` (packed_values int16) when the kernel is constant
@@ -651,8 +587,6 @@ typedef struct {
   int32_t xz;
   const int16_t *wp; /* packed kernel: tap t of channel c at t * M + c */
   ref_qg_out out;    /* out.y: the image's result [M][out pixels] */
-  const int8_t *w8;  /* lean: the kernel in place, tap t of channel c at c * taps + t */
-  const ref_qi_lean_out *lean;
 } ref_qconv_cf;
 
 /* The padded plane's extents: depth, height and width with the pads. */
@@ -680,11 +614,8 @@ static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char 
                    plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2], 1);
 }
 
-/* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls.
- * A lean convolution's sums: room for this many (or an output row). */
-enum { REF_QI_DW_ROWS = 8, REF_QI_LEAN_DW_SUMS = 256 };
-/* A lean convolution multiplies its block by up to this many kernel rows a call. */
-enum { REF_QI_LEAN_ROWS = 64 };
+/* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
+enum { REF_QI_DW_ROWS = 8 };
 
 static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf *d = (const ref_qconv_cf *)arg;
@@ -696,7 +627,7 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   int16_t *taps = (int16_t *)ref_scratch_at(scratch, p->taps_at);
   int32_t *acc = (int32_t *)ref_scratch_at(scratch, p->acc_at);
   const int16_t *rows[REF_QI_DW_ROWS];
-  int64_t dims[3], lo, hi, c, t, od, oh, r0, chunk;
+  int64_t dims[3], lo, hi, c, t, od, oh, r0;
   int r;
   ref_split(p->c, 1, index, parts, &lo, &hi);
   if (lo >= hi)
@@ -704,58 +635,70 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   ref_qconv_plane_dims(w, dims);
   memset(plane, 0, (size_t)ref_qconv_plane_values(w) * sizeof *plane);
   for (c = lo; c < hi; ++c) {
-    const ref_qi_lean_ch ch = d->lean ? ref_qi_lean_channel(d->lean, c) : ref_qi_lean_ch_none;
     for (t = 0; t < kvol; ++t)
-      taps[t] = d->w8 ? d->w8[c * kvol + t] : d->wp[t * p->m + c];
+      taps[t] = d->wp[t * p->m + c];
     ref_qconv_fill_plane(p, d->x + c * ipix, d->xz, plane);
     /* The plane's sums row by row (a row's kernel may write up to a block of 16 past its
-       end: into the next row's sums, which that row then overwrites), requantized at once.
-       Lean, in room for REF_QI_LEAN_DW_SUMS sums, requantized as they are done, and with
-       strides 1 several output rows a call: as one row over the padded plane's width (whose
-       sums past each output row's end are not used), so that a narrow map (KWS's 5 columns)
-       does not cost a call a row. */
+       end: into the next row's sums, which that row then overwrites), requantized at once. */
     for (od = 0; od < w->out[0]; ++od)
-      for (oh = 0; oh < w->out[1]; oh += chunk) {
-        const int64_t first = (od * w->out[1] + oh) * w->out[2];
-        int32_t *row = d->lean ? acc : acc + first;
-        int64_t sums, rr;
-        chunk = 1;
-        if (d->lean && w->stride[1] == 1 && w->stride[2] == 1)
-          chunk = ref_qi_min(w->out[1] - oh,
-                             1 + ref_qi_max(0, REF_QI_LEAN_DW_SUMS - w->out[2]) / dims[2]);
-        sums = (chunk - 1) * dims[2] + w->out[2];
+      for (oh = 0; oh < w->out[1]; ++oh) {
+        int32_t *row = acc + (od * w->out[1] + oh) * w->out[2];
         for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
           const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
           for (r = 0; r < n; ++r) {
-            const int64_t kd = ref_qi_div(r0 + r, w->k[1]), kh = ref_qi_mod(r0 + r, w->k[1]);
+            const int64_t kd = (r0 + r) / w->k[1], kh = (r0 + r) % w->k[1];
             rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] + oh * w->stride[1] +
                                kh * w->dil[1]) *
                                   dims[2];
           }
-          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2], sums,
-                               r0 > 0, row);
-        }
-        if (d->lean) { /* the chunk's rows packed together, then requantized at once */
-          for (rr = 1; rr < chunk; ++rr)
-            memmove(row + rr * w->out[2], row + rr * dims[2], (size_t)w->out[2] * sizeof *row);
-          ref_qi_lean_put(d->lean, &ch, row, chunk * w->out[2],
-                          d->out.y + (c * opix + first) * ref_qi_lean_esize(d->lean));
+          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
+                               w->out[2], r0 > 0, row);
         }
       }
-    if (!d->lean)
-      ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
+    ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
   }
 }
 
-/* A lean convolution's image: blocks of output pixels, split over the parts. */
+/* A lean depthwise convolution's image: each channel's input staged into the padded plane,
+ * then its outputs summed and requantized by ref_qg_depthwise_lean over the window's rows
+ * (rows_at: their offsets in the plane), its taps read in place. The parts split the
+ * channels. */
 typedef struct {
   const ref_qconv_params *p;
   const unsigned char *x; /* the image [C][in pixels] */
   int32_t xz;
-  const int8_t *w; /* the kernel in place [M][kg] */
-  ref_qi_lean_out out;
+  const int8_t *w; /* the kernel in place, tap t of channel c at c * taps + t */
+  ref_qg_lean_out out;
   unsigned char *y; /* the image's result [M][out pixels] */
 } ref_qconv_lean;
+
+static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
+  const ref_qconv_params *p = l->p;
+  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
+  const int oplane = p->lout[1] * p->lout[2], kvol = p->lk[0] * p->lk[1] * p->lk[2];
+  const int64_t es = (int64_t)ref_qi_lean_esize(&l->out);
+  int16_t *plane = (int16_t *)ref_scratch_at(scratch, p->plane_at);
+  int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
+  int64_t dims[3], lo, hi, c;
+  int r, od;
+  ref_split(p->c, 1, index, parts, &lo, &hi);
+  if (lo >= hi)
+    return;
+  ref_qconv_plane_dims(&p->w, dims);
+  for (r = 0; r < p->lk[0] * p->lk[1]; ++r)
+    rows[r] =
+        (int)(((r / p->lk[1]) * p->ldil[0] * dims[1] + (r % p->lk[1]) * p->ldil[1]) * dims[2]);
+  memset(plane, 0, (size_t)ref_qconv_plane_values(&p->w) * sizeof *plane);
+  for (c = lo; c < hi; ++c) {
+    ref_qconv_fill_plane(p, l->x + c * ipix, l->xz, plane);
+    for (od = 0; od < p->lout[0]; ++od)
+      ref_qg_depthwise_lean(plane + od * p->lstride[0] * dims[1] * dims[2], rows,
+                            p->lk[0] * p->lk[1], p->lk[2], p->ldil[2], p->lstride[2],
+                            p->lstride[1] * dims[2], l->w + c * kvol, p->lout[1], p->lout[2],
+                            &l->out, c, l->y + (c * opix + od * oplane) * es);
+  }
+}
 
 /* Pixel h of a lean block (at q): output pixel j's column over the group's input channels from
  * xg, depth (ci, kernel cell) x - xz of the window's element, 0 where it reads padding; staged
@@ -824,20 +767,21 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
 }
 
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
- * multiplied by every kernel row of the group; int indices (the builder checked they fit). */
+ * multiplied by every kernel row of the group and requantized (ref_qg_lean_dots); int indices
+ * (the builder checked they fit). Every kernel row but the kernel's last has a row after it
+ * to read past its end into. */
 static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
   const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
-  const int mpg = (int)p->mpg, kg = (int)p->kg;
+  const int mpg = (int)p->mpg, kg = (int)p->kg, m = (int)p->m;
   const int64_t es = (int64_t)ref_qi_lean_esize(&l->out); /* a raw result's 4 bytes */
   const int32_t flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0, off = flip + l->xz;
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
   int16_t *col = (int16_t *)(block + ref_qg_lean_words(p->kg)); /* a column in depth order */
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
-  int32_t *sums = (int32_t *)ref_scratch_at(scratch, p->acc_at);
   int64_t lo, hi;
-  int g, j, m, h, np, r;
+  int g, j, h, np, r;
   ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
   for (r = 0; !p->unit_window && r < (int)p->cpg * p->lk[0] * p->lk[1]; ++r) {
     const int ci = r / (p->lk[0] * p->lk[1]), kd = r / p->lk[1] % p->lk[0], kh = r % p->lk[1];
@@ -845,16 +789,13 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   }
   for (g = 0; g < (int)p->group; ++g) {
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
+    const int c = g * mpg, over = m - 1 - c < mpg ? m - 1 - c : mpg;
     for (j = (int)lo; j < (int)hi; j += np) {
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
       for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
         ref_qconv_lean_col(p, xg, flip, off, j + (h < np ? h : np - 1), rows, col, block + 2 * h);
-      for (m = 0; m < mpg; m += REF_QI_LEAN_ROWS) { /* kernel rows in chunks */
-        const int c = g * mpg + m, rows_n = mpg - m < REF_QI_LEAN_ROWS ? mpg - m : REF_QI_LEAN_ROWS;
-        ref_qg_lean_dots(kg, l->w + c * kg, rows_n, block, sums);
-        ref_qi_lean_tile(&l->out, c, rows_n, sums, np, l->y + ((int64_t)c * opix + j) * es,
-                         opix * es);
-      }
+      ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg, over, block, &l->out, c, np,
+                       l->y + ((int64_t)c * opix + j) * es, opix * es);
     }
   }
 }
@@ -1147,7 +1088,7 @@ static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
   const int32_t xz = io->in[REF_QI_XZ] ? ref_qi_load(p->q.x_type, io->in[REF_QI_XZ], 0) : 0;
   const int64_t macs = opix * p->mpg * p->kg;
-  ref_qi_lean_out out;
+  ref_qg_lean_out out;
   int64_t n;
   const odla_status s = ref_qi_lean_epilogue(node, io, &p->q, &out);
   if (s != ODLA_SUCCESS)
@@ -1155,29 +1096,20 @@ static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
   for (n = 0; n < p->n; ++n) {
     const unsigned char *xn = (const unsigned char *)io->in[REF_QI_X] + n * p->c * ipix;
     unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix * ref_qi_lean_esize(&out);
-    if (p->depthwise) {
-      ref_qconv_cf d;
-      memset(&d, 0, sizeof d);
-      d.p = p;
-      d.x = xn;
-      d.xz = xz;
-      d.out.y = yn;
-      d.w8 = (const int8_t *)io->in[REF_QI_W];
-      d.lean = &out;
-      ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, p->c), ref_qconv_depthwise_cf_part,
-                   &d, (unsigned char *)io->scratch);
-    } else {
-      ref_qconv_lean l;
-      l.p = p;
-      l.x = xn;
-      l.xz = xz;
-      l.w = (const int8_t *)io->in[REF_QI_W];
-      l.out = out;
-      l.y = yn;
+    ref_qconv_lean l;
+    l.p = p;
+    l.x = xn;
+    l.xz = xz;
+    l.w = (const int8_t *)io->in[REF_QI_W];
+    l.out = out;
+    l.y = yn;
+    if (p->depthwise)
+      ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, p->c), ref_qconv_depthwise_lean_part,
+                   &l, (unsigned char *)io->scratch);
+    else
       ref_parallel(ref_io_threads(io),
                    ref_qi_parts(io, macs, (opix + REF_QG_LEAN_PIXELS - 1) / REF_QG_LEAN_PIXELS),
                    ref_qconv_lean_part, &l, (unsigned char *)io->scratch);
-    }
   }
   return ODLA_SUCCESS;
 }
@@ -1225,8 +1157,6 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
       d.wp = wp;
       d.out = out;
       d.out.y = yn;
-      d.w8 = NULL;
-      d.lean = NULL;
       ref_parallel(ref_io_threads(io),
                    ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w), p->c),
                    ref_qconv_depthwise_cf_part, &d, scratch);
@@ -1287,14 +1217,11 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
 static void ref_qconv_scratch(ref_qconv_params *p) {
   const int64_t opix = ref_window_out_count(&p->w);
   size_t at = 0;
-  if (p->q.lean && p->depthwise) { /* a row's sums, the padded plane, the taps */
-    p->acc_at = at;
-    at += ref_nn_align((size_t)ref_qg_row_room(ref_qi_max(p->w.out[2], REF_QI_LEAN_DW_SUMS)) *
-                       sizeof(int32_t));
+  if (p->q.lean && p->depthwise) { /* the padded plane, the window rows' offsets */
     p->plane_at = at;
     at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
-    p->taps_at = at;
-    p->q.bytes = at + ref_nn_align((size_t)ref_window_k_count(&p->w) * sizeof(int16_t));
+    p->rows_at = at;
+    p->q.bytes = at + ref_nn_align((size_t)(p->w.k[0] * p->w.k[1]) * sizeof(int));
     return;
   }
   if (p->q.lean) { /* a lean block and a column, the window's row offsets */
@@ -1302,9 +1229,7 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     at += ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t) +
                        (size_t)ref_qi_round_up(p->kg, 4) * sizeof(int16_t));
     p->rows_at = at;
-    at += ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
-    p->acc_at = at; /* a chunk of kernel rows' sums */
-    p->q.bytes = at + ref_nn_align(REF_QI_LEAN_ROWS * REF_QG_LEAN_PIXELS * sizeof(int32_t));
+    p->q.bytes = at + ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
     return;
   }
   p->q.chan_at = at;
@@ -1491,7 +1416,7 @@ static void ref_qmm_pack(const void *params, const void *w, const void *wz, int 
 }
 
 /* A lean batch: each row of x staged and multiplied by the kernel matrix w in place. */
-static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qi_lean_out *o,
+static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o,
                                const unsigned char *x, int32_t xz, const int8_t *w,
                                unsigned char *scratch, unsigned char *y) {
   int16_t *xs = (int16_t *)ref_scratch_at(scratch, p->q.xs_at);
@@ -1502,8 +1427,8 @@ static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qi_lean_out *o
     ref_qi_widen(p->q.x_type, x + r * p->k, 1, p->k, xz, xs, 1);
     ref_qg_lean_row(p->k, xs, w, p->n, p->n, acc);
     for (j = 0; j < p->n; ++j) {
-      const ref_qi_lean_ch ch = ref_qi_lean_channel(o, j);
-      ref_qi_lean_put(o, &ch, acc + j, 1, y + (r * p->n + j) * es);
+      const ref_qg_lean_ch ch = ref_qg_lean_channel(o, j);
+      ref_qg_lean_put(&ch, acc[j], y + r * p->n * es, j);
     }
   }
 }
@@ -1518,7 +1443,7 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   unsigned char *y = (unsigned char *)io->out[0];
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r;
   const int16_t *wp = NULL;
-  ref_qi_lean_out lean;
+  ref_qg_lean_out lean;
   ref_qi_job job;
   odla_status s;
   int d;

@@ -649,6 +649,17 @@ static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], cons
 }
 #endif
 
+void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed, int32_t zp,
+                           int16_t *dst) {
+  int64_t i;
+  if (is_signed) /* vectorized */
+    for (i = 0; i < n; ++i)
+      dst[i] = (int16_t)((const int8_t *)src)[i] - zp;
+  else
+    for (i = 0; i < n; ++i)
+      dst[i] = (int16_t)(src[i] - zp);
+}
+
 /* ---- Lean products ------------------------------------------------------------------------ */
 
 /* The depths past the last multiple of 4 (d < k % 4 of the last group at c), one at a time:
@@ -662,19 +673,132 @@ static void ref_qg_lean_tail(int k4, const int8_t *w, const int32_t *c, int32_t 
     }
 }
 
-void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
-                               int32_t *s) {
-  int64_t r, g;
-  int h;
+void ref_qg_lean_put(const ref_qg_lean_ch *ch, int32_t s, unsigned char *y, int64_t i) {
+  const int32_t v = (int32_t)((uint32_t)s + (uint32_t)ch->bias);
+  if (ch->raw) {
+    memcpy(y + i * 4, &v, sizeof v);
+    return;
+  }
+#if REF_QG_ARM32
+  if (ch->shift >= 32) {
+    y[i] = (unsigned char)(ref_qg_requantize_arm(v, ch->mult, ch->shift, ch->lo - ch->zp,
+                                                 ch->hi - ch->zp) +
+                           ch->zp);
+    return;
+  }
+#endif
+  y[i] = (unsigned char)ref_qg_requantize(v, ch->mult, ch->shift, ch->zp, ch->lo, ch->hi);
+}
+
+int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
+#if REF_QG_ARM32
+  int64_t c;
+  if (o->raw)
+    return 0;
+  for (c = 0; c < channels; ++c)
+    if (!ref_qg_lean_fast_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
+      return 0;
+  return 1;
+#else
+  (void)o;
+  (void)channels;
+  return 0;
+#endif
+}
+
+/* y[i0 + i] for i < n from channel ch's sums s: in a loop of ref_qg_lean_fast where it
+ * applies. */
+static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t *s, int n,
+                            unsigned char *y, int64_t i0) {
+  const ref_qg_lean_ch q = ref_qg_lean_channel(o, ch);
+  int i;
+#if REF_QG_ARM32
+  if (!q.raw && ref_qg_lean_fast_ok(q.mult, q.shift)) {
+    const int32_t bias = q.bias, mult = q.mult, e = q.shift - 32, zp = q.zp;
+    const int32_t qlo = q.lo - zp, qhi = q.hi - zp;
+    unsigned char *yi = y + i0;
+    for (i = 0; i < n; ++i)
+      yi[i] = (unsigned char)ref_qg_lean_fast(s[i], bias, mult, e, qlo, qhi, zp);
+    return;
+  }
+#endif
+  for (i = 0; i < n; ++i)
+    ref_qg_lean_put(&q, s[i], y, i0 + i);
+}
+
+/* Kept out of its callers where GCC would inline it: the lean kernels' loops need every
+ * register, which a caller's live values take (spills in the inner loop). */
+#if defined(__GNUC__)
+#define REF_QG_NOINLINE __attribute__((noinline))
+#else
+#define REF_QG_NOINLINE
+#endif
+
+/* A lean tile's outputs: rows [0, m) of the sums s (REF_QG_LEAN_PIXELS a row, row r channel
+ * c0 + r), their first n, into y + r * y_row; where every channel is fast, with the layer's
+ * constants in registers. */
+static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
+                             unsigned char *y, int64_t y_row) {
+  int r;
+#if REF_QG_ARM32
+  if (o->fast && n == REF_QG_LEAN_PIXELS) {
+    const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
+    const int mstep = (int)o->mult_step, sstep = (int)o->shift_step;
+    const int32_t *bias = o->bias ? o->bias + c0 : NULL, *mult = o->mult + c0 * mstep;
+    const int32_t *shift = o->shift + c0 * sstep;
+    for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS, y += y_row, mult += mstep, shift += sstep) {
+      const int32_t b = bias ? bias[r] : 0, mu = *mult, e = *shift - 32;
+      y[0] = (unsigned char)ref_qg_lean_fast(s[0], b, mu, e, qlo, qhi, zp);
+      y[1] = (unsigned char)ref_qg_lean_fast(s[1], b, mu, e, qlo, qhi, zp);
+      y[2] = (unsigned char)ref_qg_lean_fast(s[2], b, mu, e, qlo, qhi, zp);
+      y[3] = (unsigned char)ref_qg_lean_fast(s[3], b, mu, e, qlo, qhi, zp);
+    }
+    return;
+  }
+#endif
+  for (r = 0; r < m; ++r)
+    ref_qg_lean_run(o, c0 + r, s + r * REF_QG_LEAN_PIXELS, n, y + r * y_row, 0);
+}
+
+/* s[r * REF_QG_LEAN_PIXELS + h] for the m rows at w (ref_qg_lean_dots' sums); the first
+ * `over` rows in whole groups of 4 depths. */
+typedef void (*ref_qg_lean_sums_fn)(int k, const int8_t *w, int m, int over, const int32_t *c,
+                                    int32_t *s);
+
+REF_QG_NOINLINE static void ref_qg_lean_sums_portable(int k, const int8_t *w, int m, int over,
+                                                      const int32_t *c, int32_t *s) {
+  int r, g, h;
   for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
     const int8_t *wr = w + r * k;
     const int32_t *cg = c;
+    const int whole = r < over ? (k + 3) / 4 : k / 4;
     for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
       s[h] = 0;
-    for (g = 0; g < k / 4; ++g, wr += 4, cg += 2 * REF_QG_LEAN_PIXELS)
+    for (g = 0; g < whole; ++g, wr += 4, cg += 2 * REF_QG_LEAN_PIXELS)
       ref_qg_lean_tail(4, wr, cg, s);
-    ref_qg_lean_tail((int)(k % 4), wr, cg, s);
+    if (whole * 4 < k)
+      ref_qg_lean_tail(k % 4, wr, cg, s);
   }
+}
+
+/* Rows in chunks of REF_QG_LEAN_ROWS: their sums, then their outputs. */
+enum { REF_QG_LEAN_ROWS = 16 };
+static void ref_qg_lean_dots_with(ref_qg_lean_sums_fn sums, int64_t k, const int8_t *w, int64_t m,
+                                  int64_t over, const int32_t *c, const ref_qg_lean_out *o,
+                                  int64_t c0, int n, unsigned char *y, int64_t y_row) {
+  int32_t s[REF_QG_LEAN_ROWS * REF_QG_LEAN_PIXELS];
+  int r0, nr;
+  for (r0 = 0; r0 < (int)m; r0 += nr) { /* the callers' bound: int */
+    nr = (int)m - r0 < REF_QG_LEAN_ROWS ? (int)m - r0 : REF_QG_LEAN_ROWS;
+    sums((int)k, w + (int64_t)r0 * k, nr, (int)over - r0, c, s);
+    ref_qg_lean_tile(o, (int)c0 + r0, nr, s, n, y + r0 * y_row, y_row);
+  }
+}
+
+void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, int64_t over,
+                               const int32_t *c, const ref_qg_lean_out *o, int64_t c0, int n,
+                               unsigned char *y, int64_t y_row) {
+  ref_qg_lean_dots_with(ref_qg_lean_sums_portable, k, w, m, over, c, o, c0, n, y, y_row);
 }
 
 void ref_qg_lean_row_portable(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
@@ -710,31 +834,36 @@ static inline int32_t ref_qg_sxtb16_ror8(int32_t x) {
 /* Four depths a step: the row's 4 kernel bytes one load and two SXTB16 (depths 0 and 2, 1 and
  * 3), each pixel's two words, eight SMLADs (a block of 4 pixels: its sums in 4 registers). */
 typedef char ref_qg_lean_block_of_4[REF_QG_LEAN_PIXELS == 4 ? 1 : -1];
-void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s) {
-  const uint32_t groups = (uint32_t)(k / 4);
-  const int tail = (int)(k % 4);
-  int64_t r;
+REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
+                                                 const int32_t *c, int32_t *s) {
+  const uint32_t whole = (uint32_t)(k + 3) / 4, groups = (uint32_t)k / 4;
+  int r;
   for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
+    const int8_t *wr = w + r * k;
     const int32_t *cg = c;
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    uint32_t n;
-    for (n = groups; n != 0; --n, w += 4, cg += 8) {
-      const int32_t a = ref_qg_word8(w);
-      const int32_t e = __sxtb16(a), o = ref_qg_sxtb16_ror8(a);
-      s0 = __smlad(o, cg[1], __smlad(e, cg[0], s0));
-      s1 = __smlad(o, cg[3], __smlad(e, cg[2], s1));
-      s2 = __smlad(o, cg[5], __smlad(e, cg[4], s2));
-      s3 = __smlad(o, cg[7], __smlad(e, cg[6], s3));
+    uint32_t g;
+    for (g = r < over ? whole : groups; g != 0; --g, wr += 4, cg += 8) {
+      const int32_t a = ref_qg_word8(wr);
+      const int32_t e = __sxtb16(a), od = ref_qg_sxtb16_ror8(a);
+      s0 = __smlad(od, cg[1], __smlad(e, cg[0], s0));
+      s1 = __smlad(od, cg[3], __smlad(e, cg[2], s1));
+      s2 = __smlad(od, cg[5], __smlad(e, cg[4], s2));
+      s3 = __smlad(od, cg[7], __smlad(e, cg[6], s3));
     }
     s[0] = s0;
     s[1] = s1;
     s[2] = s2;
     s[3] = s3;
-    if (tail) {
-      ref_qg_lean_tail(tail, w, cg, s);
-      w += tail;
-    }
+    if (r >= over && k % 4)
+      ref_qg_lean_tail(k % 4, wr, cg, s);
   }
+}
+
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
+                      const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,
+                      int64_t y_row) {
+  ref_qg_lean_dots_with(ref_qg_lean_sums_dsp, k, w, m, over, c, o, c0, n, y, y_row);
 }
 
 /* Blocks of 4 columns over pairs of depths: the two kernel rows' 4 bytes one load each,
@@ -775,9 +904,57 @@ void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, 
   if (j < n)
     ref_qg_lean_row_portable(k, x, w + j, ldw, n - j, s + j);
 }
+/* UXTB16 of x rotated by 8 bits: its bytes 1 and 3 as two uint16 halves. */
+static inline int32_t ref_qg_uxtb16_ror8(int32_t x) {
+  int32_t r;
+  __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+
+/* PKHBT, PKHTB: the low half of lo with the low half of hi above it; the high half of hi with
+ * the high half of lo below it. */
+static inline int32_t ref_qg_pkhbt(int32_t lo, int32_t hi) {
+  int32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+  return r;
+}
+static inline int32_t ref_qg_pkhtb(int32_t hi, int32_t lo) {
+  int32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
+  return r;
+}
+
+/* Four values a step: bytes 0 and 2, 1 and 3 extended and less zp in pairs (SSUB16), put back
+ * in order (PKHBT, PKHTB). */
+void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst) {
+  const int32_t zz = ref_qg_pkhbt(zp, zp);
+  const unsigned char *end = src + (n - n % 4);
+  for (; src != end && is_signed; src += 4, dst += 4) {
+    const int32_t a = ref_qg_word8((const int8_t *)src);
+    const int32_t e = __ssub16(__sxtb16(a), zz), o = __ssub16(ref_qg_sxtb16_ror8(a), zz);
+    const int32_t lo = ref_qg_pkhbt(e, o), hi = ref_qg_pkhtb(o, e);
+    memcpy(dst, &lo, sizeof lo);
+    memcpy(dst + 2, &hi, sizeof hi);
+  }
+  for (; src != end; src += 4, dst += 4) {
+    const int32_t a = ref_qg_word8((const int8_t *)src);
+    const int32_t e = __ssub16((int32_t)__uxtb16(a), zz);
+    const int32_t o = __ssub16(ref_qg_uxtb16_ror8(a), zz);
+    const int32_t lo = ref_qg_pkhbt(e, o), hi = ref_qg_pkhtb(o, e);
+    memcpy(dst, &lo, sizeof lo);
+    memcpy(dst + 2, &hi, sizeof hi);
+  }
+  ref_qg_widen_portable(src, n % 4, is_signed, zp, dst);
+}
 #else
-void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s) {
-  ref_qg_lean_dots_portable(k, w, m, c, s);
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
+                      const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,
+                      int64_t y_row) {
+  ref_qg_lean_dots_portable(k, w, m, over, c, o, c0, n, y, y_row);
+}
+
+void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst) {
+  ref_qg_widen_portable(src, n, is_signed, zp, dst);
 }
 
 void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
@@ -839,6 +1016,135 @@ static void ref_qg_depthwise_row_dsp(int rows, const int16_t *const *x, int64_t 
 #define REF_QG_DEPTHWISE ref_qg_depthwise_row_dsp
 #else
 #define REF_QG_DEPTHWISE NULL
+#endif
+
+/* A lean depthwise convolution's sums: an output row in runs of this many, requantized after
+ * each run (the row kernel's registers hold the taps, the requantization's the channel). */
+enum { REF_QG_DW_RUN = 64 };
+
+void ref_qg_depthwise_lean_portable(const int16_t *x, const int *rows, int nrows, int kw, int dil,
+                                    int stride, int64_t step, const int8_t *taps, int64_t oh,
+                                    int64_t ow, const ref_qg_lean_out *o, int64_t ch,
+                                    unsigned char *y) {
+  int32_t s[REF_QG_DW_RUN];
+  int64_t oy, ox0;
+  int r, t, j, n;
+  for (oy = 0; oy < oh; ++oy)
+    for (ox0 = 0; ox0 < ow; ox0 += n) {
+      n = ow - ox0 < REF_QG_DW_RUN ? (int)(ow - ox0) : REF_QG_DW_RUN;
+      for (j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (r = 0; r < nrows; ++r) {
+          const int16_t *xr = x + oy * step + rows[r] + (ox0 + j) * stride;
+          const int8_t *tr = taps + r * kw;
+          for (t = 0; t < kw; ++t)
+            acc += tr[t] * xr[t * dil];
+        }
+        s[j] = acc;
+      }
+      ref_qg_lean_run(o, ch, s, n, y, oy * ow + ox0);
+    }
+}
+
+#if defined(__ARM_FEATURE_DSP)
+/* Sums of a 3 x 3 (or 3 x 4) window with the taps' pairs in registers, for `rows` output rows
+ * of n (x at each row's window corner, rows `step` apart; d1 and d2 the second and third
+ * window rows' offsets): strides 1 and 2 as constants, so that the loads advance their
+ * pointers. */
+static inline void ref_qg_dw3_rows(const int16_t *x, int d1, int d2, int step, int stride,
+                                   const int32_t *tw, int rows, int n, int32_t *s) {
+  const int32_t a0 = tw[0], a1 = tw[1], b0 = tw[2], b1 = tw[3], c0 = tw[4], c1 = tw[5];
+  int oy;
+  for (oy = 0; oy < rows; ++oy, x += step) {
+    const int16_t *x0 = x, *x1 = x + d1, *x2 = x + d2;
+    const int32_t *end = s + n;
+    for (; s != end; ++s, x0 += stride, x1 += stride, x2 += stride) {
+      int32_t acc = __smlad(a0, ref_qg_word(x0), 0);
+      acc = __smlad(a1, ref_qg_word(x0 + 2), acc);
+      acc = __smlad(b0, ref_qg_word(x1), acc);
+      acc = __smlad(b1, ref_qg_word(x1 + 2), acc);
+      acc = __smlad(c0, ref_qg_word(x2), acc);
+      *s = __smlad(c1, ref_qg_word(x2 + 2), acc);
+    }
+  }
+}
+
+REF_QG_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int step, int stride,
+                                       const int32_t *tw, int rows, int n, int32_t *s) {
+  if (stride == 1)
+    ref_qg_dw3_rows(x, d1, d2, step, 1, tw, rows, n, s);
+  else if (stride == 2)
+    ref_qg_dw3_rows(x, d1, d2, step, 2, tw, rows, n, s);
+  else
+    ref_qg_dw3_rows(x, d1, d2, step, stride, tw, rows, n, s);
+}
+
+/* Any other window: the taps' pairs from tw where they were packed (ntw words), else packed
+ * as they are read (a global pool's window). */
+REF_QG_NOINLINE static void ref_qg_dw_any(const int16_t *x, const int *rows, int nrows, int kw,
+                                          int step, int stride, const int32_t *tw, int ntw,
+                                          const int8_t *taps, int orows, int n, int32_t *s) {
+  const int pairs = (kw + 1) / 2;
+  int oy, j, r, t;
+  for (oy = 0; oy < orows; ++oy, x += step)
+    for (j = 0; j < n; ++j, ++s) {
+      int32_t acc = 0;
+      for (r = 0; r < nrows; ++r) {
+        const int16_t *xr = x + rows[r] + j * stride;
+        if (ntw) {
+          for (t = 0; t < pairs; ++t)
+            acc = __smlad(tw[r * pairs + t], ref_qg_word(xr + 2 * t), acc);
+        } else {
+          const int8_t *tr = taps + r * kw;
+          for (t = 0; t + 1 < kw; t += 2)
+            acc = __smlad(ref_qg_lean_pack(tr[t], tr[t + 1]), ref_qg_word(xr + t), acc);
+          if (kw % 2)
+            acc += tr[kw - 1] * xr[kw - 1];
+        }
+      }
+      *s = acc;
+    }
+}
+
+/* Dilation 1 by SMLAD of pairs of taps and pairs of input values (an odd row's last tap paired
+ * with 0, which multiplies the value after the window: within the slack), the taps packed once
+ * where they fit in REF_QG_DW_WORDS words; the sums of as many whole output rows as
+ * REF_QG_DW_RUN holds (or of a part of one row) a call, then their outputs. */
+void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw, int dil,
+                           int stride, int64_t step, const int8_t *taps, int64_t oh, int64_t ow,
+                           const ref_qg_lean_out *o, int64_t ch, unsigned char *y) {
+  const int pairs = (kw + 1) / 2, ntw = nrows * pairs <= REF_QG_DW_WORDS ? nrows * pairs : 0;
+  const int w = (int)ow, per = w <= REF_QG_DW_RUN ? REF_QG_DW_RUN / w : 1;
+  int32_t tw[REF_QG_DW_WORDS], s[REF_QG_DW_RUN];
+  int oy, ox, r, t, nr, n;
+  if (dil != 1) {
+    ref_qg_depthwise_lean_portable(x, rows, nrows, kw, dil, stride, step, taps, oh, ow, o, ch, y);
+    return;
+  }
+  for (r = 0; ntw && r < nrows; ++r)
+    for (t = 0; t < pairs; ++t)
+      tw[r * pairs + t] =
+          ref_qg_lean_pack(taps[r * kw + 2 * t], 2 * t + 1 < kw ? taps[r * kw + 2 * t + 1] : 0);
+  for (oy = 0; oy < (int)oh; oy += nr) {
+    nr = (int)oh - oy < per ? (int)oh - oy : per;
+    for (ox = 0; ox < w; ox += n) {
+      const int16_t *xo = x + oy * (int)step + ox * stride;
+      n = w - ox < REF_QG_DW_RUN ? w - ox : REF_QG_DW_RUN;
+      if (nrows == 3 && pairs == 2)
+        ref_qg_dw3(xo + rows[0], rows[1] - rows[0], rows[2] - rows[0], (int)step, stride, tw, nr, n,
+                   s);
+      else
+        ref_qg_dw_any(xo, rows, nrows, kw, (int)step, stride, tw, ntw, taps, nr, n, s);
+      ref_qg_lean_run(o, ch, s, nr * n, y, (int64_t)oy * w + ox);
+    }
+  }
+}
+#else
+void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw, int dil,
+                           int stride, int64_t step, const int8_t *taps, int64_t oh, int64_t ow,
+                           const ref_qg_lean_out *o, int64_t ch, unsigned char *y) {
+  ref_qg_depthwise_lean_portable(x, rows, nrows, kw, dil, stride, step, taps, oh, ow, o, ch, y);
+}
 #endif
 
 /* ---- The kernels for this CPU ------------------------------------------------------------- */
@@ -908,15 +1214,6 @@ void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, in
 }
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */
-
-void ref_qg_requantize_tile(const int32_t *s, int m, int n, const int32_t *bias,
-                            const int32_t *mult, int mstep, const int32_t *shift, int sstep,
-                            int32_t zp, int32_t lo, int32_t hi, unsigned char *y, int64_t y_row) {
-  int r;
-  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS, y += y_row)
-    ref_qg_requantize_bytes(s, n, bias ? bias[r] : 0, mult[r * mstep], shift[r * sstep], zp, lo, hi,
-                            y);
-}
 
 void ref_qg_requantize_bytes(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t shift,
                              int32_t zp, int32_t lo, int32_t hi, unsigned char *y) {

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum { REF_QG_MR = 6, REF_QG_NR = 16 };
 
@@ -163,6 +164,13 @@ void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t st
                                    int64_t kw, const int16_t *w, int64_t n, int accumulate,
                                    int32_t *s);
 
+/* dst[i] = x[i] - zp for the n 8-bit values at src (int8 where is_signed, else uint8): an
+ * operand staged as int16. */
+void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst);
+/* The same with the portable loop whatever the target: for tests/runtime's comparison. */
+void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed, int32_t zp,
+                           int16_t *dst);
+
 /* ---- Lean products ------------------------------------------------------------------------ */
 
 /* The kernels of least-memory computations (ops_quant_int.c), which read an int8 kernel where
@@ -180,17 +188,46 @@ static inline int32_t ref_qg_lean_pack(int32_t lo, int32_t hi) {
   return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)hi << 16);
 }
 
-/* s[r * REF_QG_LEAN_PIXELS + h] = sum over d < k of w[r * k + d] * (depth d of pixel h in the
- * lean block c), for the m kernel rows of k int8 values at w, read in place. */
-void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s);
+/* A lean product's epilogue, read in place: output channel c's element is the byte
+ * ref_qg_requantize(s + bias[c], mult[c * mult_step], shift[c * shift_step], zp, lo, hi), or
+ * (raw) the int32 s + bias[c], for its sums s. */
+typedef struct {
+  const int32_t *bias, *mult, *shift; /* bias may be NULL; mult and shift NULL when raw */
+  int64_t mult_step, shift_step;      /* 1: one per channel; 0: one for all */
+  int32_t zp, lo, hi;
+  int raw;
+  int fast; /* every channel takes ref_qg_lean_fast (32-bit Arm; ref_qg_lean_fast_all) */
+} ref_qg_lean_out;
+
+/* For the m kernel rows of k int8 values at w (read in place), row r output channel c0 + r:
+ * the sums over d < k of w[r * k + d] * (depth d of pixel h in the lean block c), for the
+ * block's first n pixels, put by o as elements h of the row at y + r * y_row (bytes). The
+ * first `over` rows may read 3 bytes past their k (the next row's, which the block's zero
+ * depths cancel), so that they run whole groups of 4 depths. */
+void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
+                      const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y, int64_t y_row);
 /* s[j] = sum over d < k of x[d] * w[d * ldw + j], for j < n: a row of k int16 values (k rounded
  * up to even, the pad zero) times an int8 matrix read in place. */
 void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
                      int32_t *s);
+/* One channel of a lean depthwise convolution: for oy < oh, ox < ow, the sum over r < rows,
+ * t < kw of taps[r * kw + t] * x[oy * step + rows[r] + ox * stride + t * dil], put by o's
+ * channel ch as element oy * ow + ox at y. x: the channel's input as int16 x - xz, padded
+ * with the convolution's zeros, readable REF_QG_ROW_SLACK values past the last window; taps
+ * the channel's int8 kernel in place. */
+void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw, int dil,
+                           int stride, int64_t step, const int8_t *taps, int64_t oh, int64_t ow,
+                           const ref_qg_lean_out *o, int64_t ch, unsigned char *y);
 /* The same with the portable loops whatever the target: for tests/runtime's comparison. */
-void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, const int32_t *c, int32_t *s);
+void ref_qg_lean_dots_portable(int64_t k, const int8_t *w, int64_t m, int64_t over,
+                               const int32_t *c, const ref_qg_lean_out *o, int64_t c0, int n,
+                               unsigned char *y, int64_t y_row);
 void ref_qg_lean_row_portable(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,
                               int32_t *s);
+void ref_qg_depthwise_lean_portable(const int16_t *x, const int *rows, int nrows, int kw, int dil,
+                                    int stride, int64_t step, const int8_t *taps, int64_t oh,
+                                    int64_t ow, const ref_qg_lean_out *o, int64_t ch,
+                                    unsigned char *y);
 
 #if defined(__arm__)
 /* round_half_to_even(s * mult / 2^shift) clamped to [qlo, qhi], for shifts from 32 on, with
@@ -207,14 +244,55 @@ static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shi
 }
 #endif
 
+/* One channel of a ref_qg_lean_out. */
+typedef struct {
+  int32_t bias, mult, shift, zp, lo, hi;
+  int raw;
+} ref_qg_lean_ch;
+
+static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64_t c) {
+  ref_qg_lean_ch ch;
+  ch.raw = o->raw;
+  ch.bias = o->bias ? o->bias[c] : 0;
+  ch.mult = o->raw ? 0 : o->mult[c * o->mult_step];
+  ch.shift = o->raw ? 0 : o->shift[c * o->shift_step];
+  ch.zp = o->zp;
+  ch.lo = o->lo;
+  ch.hi = o->hi;
+  return ch;
+}
+
+#if defined(__arm__)
+/* On 32-bit Arm, the channels whose shift is 33 or more and whose sums cannot fall on a tie
+ * take ref_qg_lean_fast: there ref_qg_requantize_arm's t = s * mult + 2^(shift-1) is
+ * (hi + 2^(e-1)) : lo, e = shift - 32, hi and lo SMULL's words, so the quotient is
+ * (hi + 2^(e-1)) >> e, in int32 (|s * mult| < 2^62). A tie needs s * mult to be an odd
+ * multiple of 2^(shift-1), v2(s) = shift - 1 - v2(mult) <= 31 for an int32 s, which only a
+ * multiplier whose low e bits are zero allows. */
+static inline int ref_qg_lean_fast_ok(int32_t mult, int32_t shift) {
+  return shift >= 33 && shift <= 62 &&
+         (mult == 0 || ((uint32_t)mult & (((uint32_t)1 << (shift - 32)) - 1)) != 0);
+}
+
+/* The output byte for the sum s (qlo, qhi: the clamp less the zero point), e = shift - 32. */
+static inline int32_t ref_qg_lean_fast(int32_t s, int32_t bias, int32_t mult, int32_t e,
+                                       int32_t qlo, int32_t qhi, int32_t zp) {
+  const int32_t v = (int32_t)((uint32_t)s + (uint32_t)bias);
+  const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
+  const int32_t q = (hi + ((int32_t)1 << (e - 1))) >> e; /* arithmetic on every Arm compiler */
+  return (q < qlo ? qlo : q > qhi ? qhi : q) + zp;
+}
+#endif
+
+/* Whether each of o's `channels` channels takes ref_qg_lean_fast (never off 32-bit Arm). */
+int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels);
+
+/* Element i of the channel's outputs at y (a byte, or raw an int32) from its sum s. */
+void ref_qg_lean_put(const ref_qg_lean_ch *ch, int32_t s, unsigned char *y, int64_t i);
+
 /* y[i] = the low byte of ref_qg_requantize(s[i] + bias, ...) for i < n (uint8 or int8 alike):
  * one channel's run, on 32-bit Arm for shifts from 32 on by ref_qg_requantize_arm. */
 void ref_qg_requantize_bytes(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t shift,
                              int32_t zp, int32_t lo, int32_t hi, unsigned char *y);
-/* The same for a tile of m rows of sums, REF_QG_LEAN_PIXELS apart (the first n of each): row r
- * with bias[r] (none: NULL), mult[r * mstep] and shift[r * sstep] into y + r * y_row. */
-void ref_qg_requantize_tile(const int32_t *s, int m, int n, const int32_t *bias,
-                            const int32_t *mult, int mstep, const int32_t *shift, int sstep,
-                            int32_t zp, int32_t lo, int32_t hi, unsigned char *y, int64_t y_row);
 
 #endif /* ODLA_REFERENCE_QGEMM_H_ */

@@ -183,12 +183,63 @@ static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t 
   free(s2);
 }
 
+/* A lean epilogue for LEAN_CHANNELS channels, mode 0: random multipliers and shifts from 31
+ * to 44 (the integer path below 32); 1: multipliers 2^30 and 2^29 and shifts 32 to 36, so
+ * that many sums fall on ties; 2: raw int32 results; 3: random multipliers and shifts from 33
+ * to 44, every channel fast on 32-bit Arm (ref_qg_lean_fast_all). */
+enum { LEAN_CHANNELS = 8 };
+typedef struct {
+  int32_t bias[LEAN_CHANNELS], mult[LEAN_CHANNELS], shift[LEAN_CHANNELS];
+  ref_qg_lean_out o;
+} lean_epilogue;
+
+static void lean_epilogue_init(lean_epilogue *e, int mode) {
+  int c;
+  memset(e, 0, sizeof *e);
+  for (c = 0; c < LEAN_CHANNELS; ++c) {
+    e->bias[c] = uniform(-3000, 3000);
+    e->mult[c] = mode == 1 ? (int32_t)1 << (29 + c % 2) : uniform(1 << 30, 0x7fffffff) | 1;
+    e->shift[c] = mode == 1 ? uniform(32, 36) : uniform(mode == 3 ? 33 : 31, 44);
+  }
+  if (mode == 0) { /* shifts 31 and 32 (not fast) on channels 0 and 1 */
+    e->shift[0] = 31;
+    e->shift[1] = 32;
+  }
+  e->o.bias = e->bias;
+  e->o.mult = e->mult;
+  e->o.shift = e->shift;
+  e->o.mult_step = e->o.shift_step = 1;
+  e->o.raw = mode == 2;
+  e->o.zp = uniform(-20, 20);
+  e->o.lo = -128 + uniform(0, 100); /* a fused activation's clamp, sometimes */
+  e->o.hi = 127;
+  e->o.fast = ref_qg_lean_fast_all(&e->o, LEAN_CHANNELS);
+#if defined(__arm__)
+  CHECK(e->o.fast == (mode == 3), "lean epilogue, mode %d: fast is %d", mode, e->o.fast);
+#endif
+}
+
+/* Whether element i at y (bytes, or int32 where raw) is channel ch's result for the sum s. */
+static int lean_expected(const lean_epilogue *e, int64_t ch, int64_t s, const unsigned char *y,
+                         int64_t i, int64_t *want) {
+  const int64_t v = s + e->bias[ch];
+  int32_t got;
+  if (e->o.raw) {
+    memcpy(&got, y + i * 4, sizeof got);
+    *want = v;
+    return got == v;
+  }
+  *want = round_shift(v * e->mult[ch], e->shift[ch]) + e->o.zp;
+  *want = *want < e->o.lo ? e->o.lo : *want > e->o.hi ? e->o.hi : *want;
+  return (int8_t)y[i] == *want;
+}
+
 /* Lean products: ref_qg_lean_dots and ref_qg_lean_row (the target's and the portable loops)
  * against the definition, on int8 kernels at odd offsets (unaligned words) and int16 data in
- * [-255, 255]; the kernel row ends where the allocation ends, so that a kernel reading past
- * its depth would be caught by the sanitizers. */
+ * [-255, 255]; the kernel rows end where the allocation ends, so that a kernel reading past
+ * the depth of the last row would be caught by the sanitizers (the others may: `over`). */
 enum { LEAN_ROWS = 3 };
-static void lean_case(int64_t k, int64_t n, int64_t offset) {
+static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   const int64_t words = ref_qg_lean_words(k);
   const int64_t total = offset + (k > 0 ? k : 1) * (n + 2) + LEAN_ROWS * k;
   int8_t *w = malloc((size_t)total);
@@ -196,9 +247,12 @@ static void lean_case(int64_t k, int64_t n, int64_t offset) {
   int16_t *x = malloc((size_t)(k + 2) * sizeof *x), *v = malloc((size_t)(4 * (k + 4)) * 2);
   int32_t *s1 = malloc((size_t)(n + 1) * sizeof *s1), *s2 = malloc((size_t)(n + 1) * sizeof *s2);
   const int8_t *rows = w + total - LEAN_ROWS * k; /* the kernel rows: the last bytes */
-  int64_t i, j, d;
-  int32_t d1[LEAN_ROWS * REF_QG_LEAN_PIXELS], d2[LEAN_ROWS * REF_QG_LEAN_PIXELS];
-  int h, r;
+  enum { ROW_BYTES = 4 * REF_QG_LEAN_PIXELS };
+  unsigned char d1[LEAN_ROWS * ROW_BYTES], d2[LEAN_ROWS * ROW_BYTES];
+  lean_epilogue e;
+  int64_t i, j, d, want;
+  int h, r, np;
+  lean_epilogue_init(&e, mode);
   for (i = 0; i < total; ++i)
     w[i] = (int8_t)uniform(-128, 127);
   for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) /* pixel h's depths at v + h * (k + 4), then zeros */
@@ -213,23 +267,37 @@ static void lean_case(int64_t k, int64_t n, int64_t offset) {
   for (i = 0; i < k; ++i)
     x[i] = (int16_t)uniform(-255, 255);
   x[k] = 0;
-  ref_qg_lean_dots(k, rows, LEAN_ROWS, c, d1);
-  ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, c, d2);
-  for (r = 0; r < LEAN_ROWS; ++r)
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-      const int at = r * REF_QG_LEAN_PIXELS + h;
-      int64_t want = 0;
-      for (d = 0; d < k; ++d)
-        want += (int64_t)rows[r * k + d] * v[h * (k + 4) + d];
-      CHECK(d1[at] == want && d2[at] == want,
-            "lean dots: depth %lld: row %d, pixel %d is %ld (built kernel) and %ld (portable), "
-            "not %lld",
-            (long long)k, r, h, (long)d1[at], (long)d2[at], (long long)want);
-    }
+  for (np = 1; np <= REF_QG_LEAN_PIXELS; np += REF_QG_LEAN_PIXELS - 1) {
+    memset(d1, 0xA5, sizeof d1);
+    memset(d2, 0xA5, sizeof d2);
+    ref_qg_lean_dots(k, rows, LEAN_ROWS, LEAN_ROWS - 1, c, &e.o, 2, np, d1, ROW_BYTES);
+    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, LEAN_ROWS - 1, c, &e.o, 2, np, d2, ROW_BYTES);
+    for (r = 0; r < LEAN_ROWS; ++r)
+      for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+        const unsigned char *y1 = d1 + r * ROW_BYTES, *y2 = d2 + r * ROW_BYTES;
+        int64_t sum = 0;
+        int ok1, ok2;
+        for (d = 0; d < k; ++d)
+          sum += (int64_t)rows[r * k + d] * v[h * (k + 4) + d];
+        if (h >= np) { /* not written */
+          const int es = e.o.raw ? 4 : 1;
+          CHECK(y1[h * es] == 0xA5 && y2[h * es] == 0xA5,
+                "lean dots: depth %lld: row %d, pixel %d of %d written", (long long)k, r, h, np);
+          continue;
+        }
+        ok1 = lean_expected(&e, 2 + r, sum, y1, h, &want);
+        ok2 = lean_expected(&e, 2 + r, sum, y2, h, &want);
+        CHECK(ok1 && ok2,
+              "lean dots: depth %lld, mode %d: row %d, pixel %d is wrong (built kernel: %s, "
+              "portable: %s; want %lld)",
+              (long long)k, mode, r, h, ok1 ? "right" : "wrong", ok2 ? "right" : "wrong",
+              (long long)want);
+      }
+  }
   ref_qg_lean_row(k, x, w + offset, n + 1, n, s1);
   ref_qg_lean_row_portable(k, x, w + offset, n + 1, n, s2);
   for (j = 0; j < n; ++j) {
-    int64_t want = 0;
+    want = 0;
     for (d = 0; d < k; ++d)
       want += (int64_t)x[d] * w[offset + d * (n + 1) + j];
     CHECK(s1[j] == want && s2[j] == want,
@@ -246,6 +314,70 @@ static void lean_case(int64_t k, int64_t n, int64_t offset) {
   free(v);
   free(s1);
   free(s2);
+}
+
+/* A lean depthwise channel: ref_qg_depthwise_lean (the target's and the portable loop) over a
+ * random padded plane against the definition, for nrows kernel rows of kw taps. */
+static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t oh, int64_t ow,
+                                int mode) {
+  const int64_t pitch = (ow - 1) * stride + (kw - 1) * dil + 1 + 3, step = stride * pitch;
+  const int64_t values = ((oh - 1) * stride + nrows) * pitch + REF_QG_ROW_SLACK;
+  int16_t *x = malloc((size_t)values * sizeof *x);
+  int8_t *taps = malloc((size_t)(nrows * kw));
+  unsigned char *y1 = malloc((size_t)(oh * ow * 4)), *y2 = malloc((size_t)(oh * ow * 4));
+  int *rows = malloc((size_t)nrows * sizeof *rows);
+  lean_epilogue e;
+  int64_t i, oy, ox, want;
+  int r, t, bad = 0;
+  lean_epilogue_init(&e, mode);
+  for (i = 0; i < values; ++i)
+    x[i] = (int16_t)uniform(-255, 255);
+  for (i = 0; i < nrows * kw; ++i)
+    taps[i] = (int8_t)uniform(-128, 127);
+  for (r = 0; r < nrows; ++r)
+    rows[r] = (int)(r * pitch);
+  ref_qg_depthwise_lean(x, rows, nrows, kw, dil, stride, step, taps, oh, ow, &e.o, 5, y1);
+  ref_qg_depthwise_lean_portable(x, rows, nrows, kw, dil, stride, step, taps, oh, ow, &e.o, 5, y2);
+  for (oy = 0; oy < oh && !bad; ++oy)
+    for (ox = 0; ox < ow && !bad; ++ox) {
+      int64_t sum = 0;
+      int ok1, ok2;
+      for (r = 0; r < nrows; ++r)
+        for (t = 0; t < kw; ++t)
+          sum += (int64_t)taps[r * kw + t] * x[oy * step + rows[r] + ox * stride + t * dil];
+      ok1 = lean_expected(&e, 5, sum, y1, oy * ow + ox, &want);
+      ok2 = lean_expected(&e, 5, sum, y2, oy * ow + ox, &want);
+      bad = !ok1 || !ok2;
+      CHECK(!bad,
+            "lean depthwise: %d rows of %d taps, dilation %d, stride %d, mode %d: output (%lld, "
+            "%lld) of %lldx%lld is wrong (built kernel: %s, portable: %s; want %lld)",
+            nrows, kw, dil, stride, mode, (long long)oy, (long long)ox, (long long)oh,
+            (long long)ow, ok1 ? "right" : "wrong", ok2 ? "right" : "wrong", (long long)want);
+    }
+  free(x);
+  free(taps);
+  free(y1);
+  free(y2);
+  free(rows);
+}
+
+/* ref_qg_widen (the target's and the portable loop) against the definition, at odd offsets. */
+static void widen_case(int64_t n, int64_t offset, int is_signed) {
+  unsigned char src[64];
+  int16_t d1[64], d2[64];
+  const int32_t zp = is_signed ? uniform(-128, 127) : uniform(0, 255);
+  int64_t i;
+  for (i = 0; i < (int64_t)sizeof src; ++i)
+    src[i] = (unsigned char)uniform(0, 255);
+  ref_qg_widen(src + offset, n, is_signed, zp, d1 + offset);
+  ref_qg_widen_portable(src + offset, n, is_signed, zp, d2 + offset);
+  for (i = 0; i < n; ++i) {
+    const int32_t want = (is_signed ? (int32_t)(int8_t)src[offset + i] : src[offset + i]) - zp;
+    CHECK(d1[offset + i] == want && d2[offset + i] == want,
+          "widen: %lld values at %lld, %s: value %lld is %d and %d, not %d", (long long)n,
+          (long long)offset, is_signed ? "int8" : "uint8", (long long)i, d1[offset + i],
+          d2[offset + i], (int)want);
+  }
 }
 
 int main(void) {
@@ -278,12 +410,27 @@ int main(void) {
   }
   {
     int64_t n, offset;
-    for (k = 0; k <= 13; ++k)
-      for (n = 1; n <= 11; n += 2)
-        for (offset = 0; offset < 4; ++offset)
-          lean_case(k, n, offset);
-    lean_case(576, 64, 1);
-    lean_case(1151, 37, 3);
+    int mode, nrows, kw, dil, stride, is_signed;
+    for (n = 0; n <= 21; ++n)
+      for (offset = 0; offset < 4; ++offset)
+        for (is_signed = 0; is_signed < 2; ++is_signed)
+          widen_case(n, offset, is_signed);
+    for (mode = 0; mode < 4; ++mode) {
+      for (k = 0; k <= 13; ++k)
+        for (n = 1; n <= 11; n += 2)
+          for (offset = 0; offset < 4; ++offset)
+            lean_case(k, n, offset, mode);
+      lean_case(576, 64, 1, mode);
+      lean_case(1151, 37, 3, mode);
+      for (nrows = 1; nrows <= 5; ++nrows)
+        for (kw = 1; kw <= 7; ++kw)
+          for (dil = 1; dil <= 2; ++dil)
+            for (stride = 1; stride <= 3; ++stride)
+              depthwise_lean_case(nrows, kw, dil, stride, 1 + (nrows + kw) % 4, 1 + kw + stride,
+                                  mode);
+      depthwise_lean_case(25, 5, 1, 1, 1, 1, mode); /* a global pool's window */
+      depthwise_lean_case(9, 10, 1, 2, 2, 3, mode);
+    }
   }
   if (!failures)
     printf("qgemm: every case agrees with the int64 definition\n");
