@@ -290,7 +290,29 @@ static double ref_quantize_one(const ref_quant_params *p, double x, double scale
  * ref_quantize_one in the default rounding mode (round to nearest, ties to even; ONNX
  * Runtime's kernels assume it too). The quotient x / scale rounds to an integer by adding and
  * subtracting 1.5 * 2^23 (exact below 2^22; beyond, any result saturates alike); the zero
- * point is added and the sum saturated in float32; NaN gives the zero point. */
+ * point is added and the sum saturated in float32; NaN gives the zero point. On 32-bit Arm
+ * with a single-precision FPU (Cortex-M4F and up, no vector unit to fill) one VCVTR rounds the
+ * quotient in the same mode and saturates (NaN: 0), and the clamp is in integers. */
+#if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && !defined(__ARM_NEON) &&             \
+    !defined(__ARM_FEATURE_MVE)
+static inline int32_t ref_quantize_round(float q) {
+  float r;
+  int32_t i;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(q));
+  memcpy(&i, &r, sizeof i);
+  return i;
+}
+#define REF_QUANTIZE_F32_TO(T, SFX)                                                                \
+  static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
+                                        int32_t lo, int32_t hi, T *y) {                            \
+    const int32_t qlo = lo - zp, qhi = hi - zp;                                                    \
+    const float *end = x + n;                                                                      \
+    for (; x != end; ++x, ++y) {                                                                   \
+      const int32_t r = ref_quantize_round(*x / scale);                                            \
+      *y = (T)((r < qlo ? qlo : r > qhi ? qhi : r) + zp);                                          \
+    }                                                                                              \
+  }
+#else
 #define REF_QUANTIZE_F32_TO(T, SFX)                                                                \
   static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
                                         int32_t lo, int32_t hi, T *y) {                            \
@@ -306,6 +328,7 @@ static double ref_quantize_one(const ref_quant_params *p, double x, double scale
       y[i] = (T)(q == q ? r : zp);                                                                 \
     }                                                                                              \
   }
+#endif
 REF_QUANTIZE_F32_TO(uint8_t, u8)
 REF_QUANTIZE_F32_TO(int8_t, i8)
 #undef REF_QUANTIZE_F32_TO

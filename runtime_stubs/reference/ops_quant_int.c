@@ -602,16 +602,28 @@ static int64_t ref_qconv_plane_values(const ref_window *w) {
   return dims[0] * dims[1] * dims[2] + REF_QG_ROW_SLACK;
 }
 
-/* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed). */
+/* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed); rows
+ * narrower than REF_QI_NARROW values in a loop here, wider ones by ref_qg_widen. */
+enum { REF_QI_NARROW = 12 };
 static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
                                  int16_t *plane) {
   const ref_window *w = &p->w;
+  const int in2 = (int)w->in[2], is_signed = p->q.x_type == ODLA_INT8;
   int64_t dims[3], id, ih;
+  int t;
   ref_qconv_plane_dims(w, dims);
   for (id = 0; id < w->in[0]; ++id)
-    for (ih = 0; ih < w->in[1]; ++ih)
-      ref_qi_widen(p->q.x_type, xc + (id * w->in[1] + ih) * w->in[2], 1, w->in[2], xz,
-                   plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2], 1);
+    for (ih = 0; ih < w->in[1]; ++ih, xc += in2) {
+      int16_t *to = plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
+      if (in2 >= REF_QI_NARROW)
+        ref_qg_widen(xc, in2, is_signed, xz, to);
+      else if (is_signed)
+        for (t = 0; t < in2; ++t)
+          to[t] = (int16_t)(((const int8_t *)xc)[t] - xz);
+      else
+        for (t = 0; t < in2; ++t)
+          to[t] = (int16_t)(xc[t] - xz);
+    }
 }
 
 /* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
@@ -700,70 +712,188 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
   }
 }
 
+/* n values x[t * step] - xz of a window row, int8 (is_signed) or uint8, at to. Returns the
+ * position after them. */
+static int16_t *ref_qconv_lean_run_of(const unsigned char *x, int n, int step, int is_signed,
+                                      int32_t xz, int16_t *to) {
+  int t;
+  if (is_signed)
+    for (t = 0; t < n; ++t)
+      *to++ = (int16_t)(((const int8_t *)x)[t * step] - xz);
+  else
+    for (t = 0; t < n; ++t)
+      *to++ = (int16_t)(x[t * step] - xz);
+  return to;
+}
+
 /* Pixel h of a lean block (at q): output pixel j's column over the group's input channels from
- * xg, depth (ci, kernel cell) x - xz of the window's element, 0 where it reads padding; staged
- * in depth order in col (kg rounded up to 4 values), then placed: depth d at the int16 half
- * ((d & 1) << 1 | (d >> 1 & 1)) of the pixel's 4 in its group of 4 depths (qgemm.h), the
- * groups 4 * REF_QG_LEAN_PIXELS values apart. An 8-bit x is (x ^ flip) - flip as int32 (flip
- * 0x80 for int8, 0 for uint8), and off is flip + xz. */
-static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *xg, int32_t flip,
-                               int32_t off, int j, const int *rows, int16_t *col, int32_t *q) {
+ * xg, depth (ci, kernel cell) x - xz of the window's element (int8 where is_signed, else
+ * uint8), 0 where it reads padding; staged in depth order in col (kg rounded up to 4 values),
+ * then placed (ref_qg_lean_place). ow and rest: j's column and the rest of its index,
+ * j = rest * lout[2] + ow. */
+static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *xg, int is_signed,
+                               int32_t xz, int ow, int rest, const int *rows, int16_t *col,
+                               int32_t *q) {
   const int ipix = p->lin[0] * p->lin[1] * p->lin[2], cpg = (int)p->cpg, kg = (int)p->kg;
   const int in2 = p->lin[2], k2 = p->lk[2], dil2 = p->ldil[2];
+  const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
+  const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
+  const int iw0 = ow * p->lstride[2] - p->lpad[2], iw_last = iw0 + (k2 - 1) * dil2;
   int16_t *to = col;
-  int ci, kd, kh, kw, g;
-  if (p->unit_window) {
-    const unsigned char *x = xg + j;
-    for (ci = 0; ci < cpg; ++ci, x += ipix)
-      *to++ = (int16_t)((*x ^ flip) - off);
-  } else {
-    const int ow = j % p->lout[2], rest = j / p->lout[2];
-    const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
-    const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
-    const int iw0 = ow * p->lstride[2] - p->lpad[2], iw_last = iw0 + (k2 - 1) * dil2;
-    if (id0 >= 0 && id0 + (p->lk[0] - 1) * p->ldil[0] < p->lin[0] && ih0 >= 0 &&
-        ih0 + (p->lk[1] - 1) * p->ldil[1] < p->lin[1] && iw0 >= 0 && iw_last < in2) {
-      /* the window inside the input: its rows at the offsets `rows` from its corner */
-      const unsigned char *corner = xg + (id0 * p->lin[1] + ih0) * in2 + iw0;
-      const int nrows = cpg * p->lk[0] * p->lk[1];
-      int r;
-      for (r = 0; r < nrows; ++r) {
-        const unsigned char *x = corner + rows[r];
-        for (kw = 0; kw < k2; ++kw, x += dil2)
-          *to++ = (int16_t)((*x ^ flip) - off);
+  int ci, kd, kh, kw;
+  if (id0 >= 0 && id0 + (p->lk[0] - 1) * p->ldil[0] < p->lin[0] && ih0 >= 0 &&
+      ih0 + (p->lk[1] - 1) * p->ldil[1] < p->lin[1] && iw0 >= 0 && iw_last < in2) {
+    /* the window inside the input: its rows at the offsets `rows` from its corner */
+    const unsigned char *corner = xg + (id0 * p->lin[1] + ih0) * in2 + iw0;
+    const int nrows = cpg * p->lk[0] * p->lk[1];
+    int r;
+    if (k2 == 3 && dil2 == 1 && is_signed) /* a 3 x 3 window's rows, unrolled */
+      for (r = 0; r < nrows; ++r, to += 3) {
+        const int8_t *x = (const int8_t *)corner + rows[r];
+        to[0] = (int16_t)(x[0] - xz);
+        to[1] = (int16_t)(x[1] - xz);
+        to[2] = (int16_t)(x[2] - xz);
       }
-    } else {
-      for (ci = 0; ci < cpg; ++ci)
-        for (kd = 0; kd < p->lk[0]; ++kd) {
-          const int id = id0 + kd * p->ldil[0];
-          for (kh = 0; kh < p->lk[1]; ++kh) {
-            const int ih = ih0 + kh * p->ldil[1];
-            const unsigned char *row;
-            if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) { /* a padding row */
-              for (kw = 0; kw < k2; ++kw)
-                *to++ = 0;
-              continue;
-            }
-            row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
-            if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
-              const unsigned char *x = row + iw0;
-              for (kw = 0; kw < k2; ++kw, x += dil2)
-                *to++ = (int16_t)((*x ^ flip) - off);
-            } else {
-              int iw = iw0;
-              for (kw = 0; kw < k2; ++kw, iw += dil2)
-                *to++ = (int16_t)(iw >= 0 && iw < in2 ? (row[iw] ^ flip) - off : 0);
-            }
+    else if (k2 == 3 && dil2 == 1)
+      for (r = 0; r < nrows; ++r, to += 3) {
+        const unsigned char *x = corner + rows[r];
+        to[0] = (int16_t)(x[0] - xz);
+        to[1] = (int16_t)(x[1] - xz);
+        to[2] = (int16_t)(x[2] - xz);
+      }
+    else
+      for (r = 0; r < nrows; ++r)
+        to = ref_qconv_lean_run_of(corner + rows[r], k2, dil2, is_signed, xz, to);
+  } else {
+    for (ci = 0; ci < cpg; ++ci)
+      for (kd = 0; kd < p->lk[0]; ++kd) {
+        const int id = id0 + kd * p->ldil[0];
+        for (kh = 0; kh < p->lk[1]; ++kh) {
+          const int ih = ih0 + kh * p->ldil[1];
+          const unsigned char *row;
+          int iw = iw0;
+          if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) { /* a padding row */
+            for (kw = 0; kw < k2; ++kw)
+              *to++ = 0;
+            continue;
           }
+          row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
+          if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
+            to = ref_qconv_lean_run_of(row + iw0, k2, dil2, is_signed, xz, to);
+            continue;
+          }
+          for (kw = 0; kw < k2; ++kw, iw += dil2)
+            *to++ = (int16_t)(iw < 0 || iw >= in2 ? 0
+                              : is_signed         ? ((const int8_t *)row)[iw] - xz
+                                                  : row[iw] - xz);
         }
-    }
+      }
   }
   for (; (to - col) % 4 != 0;)
     *to++ = 0;
-  for (g = 0; g < (kg + 3) / 4; ++g, col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
-    q[0] = ref_qg_lean_pack(col[0], col[2]);
-    q[1] = ref_qg_lean_pack(col[1], col[3]);
+  ref_qg_lean_place(col, kg, q);
+}
+
+/* The block of 4 output pixels in one row of a 3-wide window with stride S (1 or 2) along it,
+ * every window inside the input (corner: pixel 0's), built in place: 4 window rows a step are
+ * 12 depths, 3 whole groups of the block, so that where each value goes is a constant
+ * (qgemm.h's layout: depth d of pixel h at int16 (d / 4 * 8 + 2h + d % 2) * 2 + d / 2 % 2,
+ * little-endian halves: ref_qi_little_endian), and the 2S + 4 input values of a window row
+ * serve the 4 pixels; the last nrows % 4 window rows one value at a time, the pad depths up to
+ * the next group zero. */
+#define REF_QI_AT(d, h) (((d) / 4 * 8 + 2 * (h) + (d) % 2) * 2 + (d) / 2 % 2)
+#define REF_QI_PUT(d, h, v)                                                                        \
+  do {                                                                                             \
+    const int16_t put_ = (int16_t)(v);                                                             \
+    memcpy(b + 2 * REF_QI_AT(d, h), &put_, sizeof put_);                                           \
+  } while (0)
+#define REF_QI_PIXEL3(j, h, a, b, c)                                                               \
+  do {                                                                                             \
+    REF_QI_PUT(3 * (j), h, a);                                                                     \
+    REF_QI_PUT(3 * (j) + 1, h, b);                                                                 \
+    REF_QI_PUT(3 * (j) + 2, h, c);                                                                 \
+  } while (0)
+/* A window row's values are read before any is stored (the stores may alias x). */
+#define REF_QI_ROW3_1(T, j)                                                                        \
+  do {                                                                                             \
+    const T *x = (const T *)(corner + rows[r + (j)]);                                              \
+    const int32_t v0 = x[0] - xz, v1 = x[1] - xz, v2 = x[2] - xz, v3 = x[3] - xz;                  \
+    const int32_t v4 = x[4] - xz, v5 = x[5] - xz;                                                  \
+    REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
+    REF_QI_PIXEL3(j, 1, v1, v2, v3);                                                               \
+    REF_QI_PIXEL3(j, 2, v2, v3, v4);                                                               \
+    REF_QI_PIXEL3(j, 3, v3, v4, v5);                                                               \
+  } while (0)
+#define REF_QI_ROW3_2(T, j)                                                                        \
+  do {                                                                                             \
+    const T *x = (const T *)(corner + rows[r + (j)]);                                              \
+    const int32_t v0 = x[0] - xz, v1 = x[1] - xz, v2 = x[2] - xz, v3 = x[3] - xz;                  \
+    const int32_t v4 = x[4] - xz, v5 = x[5] - xz, v6 = x[6] - xz, v7 = x[7] - xz;                  \
+    const int32_t v8 = x[8] - xz;                                                                  \
+    REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
+    REF_QI_PIXEL3(j, 1, v2, v3, v4);                                                               \
+    REF_QI_PIXEL3(j, 2, v4, v5, v6);                                                               \
+    REF_QI_PIXEL3(j, 3, v6, v7, v8);                                                               \
+  } while (0)
+#define REF_QI_ROWS3(T, S)                                                                         \
+  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
+    REF_QI_ROW3_##S(T, 0);                                                                         \
+    REF_QI_ROW3_##S(T, 1);                                                                         \
+    REF_QI_ROW3_##S(T, 2);                                                                         \
+    REF_QI_ROW3_##S(T, 3);                                                                         \
   }
+static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, int nrows,
+                                  int stride, int is_signed, int32_t xz, int32_t *q) {
+  unsigned char *b = (unsigned char *)q;
+  int r, d, h;
+  if (is_signed && stride == 1)
+    REF_QI_ROWS3(int8_t, 1)
+  else if (is_signed)
+    REF_QI_ROWS3(int8_t, 2)
+  else if (stride == 1)
+    REF_QI_ROWS3(uint8_t, 1)
+  else
+    REF_QI_ROWS3(uint8_t, 2)
+  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      const unsigned char *x = corner + (r + d / 3 < nrows ? rows[r + d / 3] : 0);
+      const int at = h * stride + d % 3;
+      REF_QI_PUT(d, h,
+                 r + d / 3 >= nrows ? 0
+                 : is_signed        ? ((const int8_t *)x)[at] - xz
+                                    : x[at] - xz);
+    }
+}
+#undef REF_QI_ROWS3
+#undef REF_QI_ROW3_1
+#undef REF_QI_ROW3_2
+#undef REF_QI_PIXEL3
+#undef REF_QI_PUT
+#undef REF_QI_AT
+
+/* Whether int16 halves of an int32 are stored low half first (every target here; a constant). */
+static int ref_qi_little_endian(void) {
+  const uint16_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+/* Pixel j's window corner where the block of 4 pixels from j takes ref_qconv_lean_block3,
+ * else NULL. */
+static const unsigned char *ref_qconv_lean_corner3(const ref_qconv_params *p,
+                                                   const unsigned char *xg, int j) {
+  const int ow = j % p->lout[2], rest = j / p->lout[2];
+  const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
+  const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
+  const int iw0 = ow * p->lstride[2] - p->lpad[2];
+  if (!ref_qi_little_endian() || p->lk[2] != 3 || p->ldil[2] != 1 ||
+      (p->lstride[2] != 1 && p->lstride[2] != 2) || ow + REF_QG_LEAN_PIXELS > p->lout[2] ||
+      id0 < 0 || id0 + (p->lk[0] - 1) * p->ldil[0] >= p->lin[0] || ih0 < 0 ||
+      ih0 + (p->lk[1] - 1) * p->ldil[1] >= p->lin[1] || iw0 < 0 ||
+      iw0 + (REF_QG_LEAN_PIXELS - 1) * p->lstride[2] + 2 >= p->lin[2])
+    return NULL;
+  return xg + (id0 * p->lin[1] + ih0) * p->lin[2] + iw0;
 }
 
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
@@ -776,14 +906,15 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
   const int mpg = (int)p->mpg, kg = (int)p->kg, m = (int)p->m;
   const int64_t es = (int64_t)ref_qi_lean_esize(&l->out); /* a raw result's 4 bytes */
-  const int32_t flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0, off = flip + l->xz;
+  const int is_signed = p->q.x_type == ODLA_INT8;
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
   int16_t *col = (int16_t *)(block + ref_qg_lean_words(p->kg)); /* a column in depth order */
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
+  const int nrows = (int)p->cpg * p->lk[0] * p->lk[1];
   int64_t lo, hi;
   int g, j, h, np, r;
   ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
-  for (r = 0; !p->unit_window && r < (int)p->cpg * p->lk[0] * p->lk[1]; ++r) {
+  for (r = 0; r < nrows; ++r) {
     const int ci = r / (p->lk[0] * p->lk[1]), kd = r / p->lk[1] % p->lk[0], kh = r % p->lk[1];
     rows[r] = ci * ipix + (kd * p->ldil[0] * p->lin[1] + kh * p->ldil[1]) * p->lin[2];
   }
@@ -792,8 +923,18 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
     const int c = g * mpg, over = m - 1 - c < mpg ? m - 1 - c : mpg;
     for (j = (int)lo; j < (int)hi; j += np) {
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
-      for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
-        ref_qconv_lean_col(p, xg, flip, off, j + (h < np ? h : np - 1), rows, col, block + 2 * h);
+      const unsigned char *corner =
+          np == REF_QG_LEAN_PIXELS ? ref_qconv_lean_corner3(p, xg, j) : NULL;
+      if (p->unit_window && np == REF_QG_LEAN_PIXELS)
+        ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
+      else if (corner)
+        ref_qconv_lean_block3(corner, rows, nrows, p->lstride[2], is_signed, l->xz, block);
+      else
+        for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+          const int jh = j + (h < np ? h : np - 1);
+          ref_qconv_lean_col(p, xg, is_signed, l->xz, jh % p->lout[2], jh / p->lout[2], rows, col,
+                             block + 2 * h);
+        }
       ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg, over, block, &l->out, c, np,
                        l->y + ((int64_t)c * opix + j) * es, opix * es);
     }

@@ -24,6 +24,7 @@
 
 /* 32-bit Arm (A and M profiles): the requantization in integers (REF_QG_FLOAT64 is 0). */
 #if defined(__arm__)
+#include <arm_acle.h>
 #define REF_QG_ARM32 1
 #else
 #define REF_QG_ARM32 0
@@ -649,6 +650,31 @@ static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], cons
 }
 #endif
 
+void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q) {
+  int64_t g;
+  for (g = 0; g < (k + 3) / 4; ++g, col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
+    q[0] = ref_qg_lean_pack(col[0], col[2]);
+    q[1] = ref_qg_lean_pack(col[1], col[3]);
+  }
+}
+
+void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                                     int32_t xz, int32_t *q) {
+  int64_t g;
+  int h, i;
+  for (g = 0; g < (k + 3) / 4; ++g, q += 2 * REF_QG_LEAN_PIXELS)
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      int32_t v[4];
+      for (i = 0; i < 4; ++i) {
+        const int64_t d = 4 * g + i;
+        const unsigned char b = d < k ? x[d * ipix + h] : 0;
+        v[i] = d < k ? (is_signed ? (int32_t)(int8_t)b : (int32_t)b) - xz : 0;
+      }
+      q[2 * h] = ref_qg_lean_pack(v[0], v[2]);
+      q[2 * h + 1] = ref_qg_lean_pack(v[1], v[3]);
+    }
+}
+
 void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed, int32_t zp,
                            int16_t *dst) {
   int64_t i;
@@ -737,9 +763,40 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
 /* A lean tile's outputs: rows [0, m) of the sums s (REF_QG_LEAN_PIXELS a row, row r channel
  * c0 + r), their first n, into y + r * y_row; where every channel is fast, with the layer's
  * constants in registers. */
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+/* ref_qg_lean_fast of an int8 output whose clamp is [lo, 127]: SSAT saturates to int8, the
+ * lower bound of a fused activation a compare (rnd = 2^(e-1)). */
+static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rnd, int32_t e, int32_t zp,
+                                     int32_t lo) {
+  const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
+  const int32_t q = __ssat(((hi + rnd) >> e) + zp, 8); /* arithmetic on every Arm compiler */
+  return q < lo ? lo : q;
+}
+#endif
+
 static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
                              unsigned char *y, int64_t y_row) {
   int r;
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+  if (o->fast && n == REF_QG_LEAN_PIXELS && o->hi == 127 && o->lo >= -128 && o->mult_step == 1 &&
+      o->shift_step == 1) { /* per-channel int8: the channel in registers */
+    const int32_t zp = o->zp, lo = o->lo, none = 0, *bias = o->bias ? o->bias + c0 : &none;
+    const int32_t *mult = o->mult + c0, *shift = o->shift + c0, *end = s + m * REF_QG_LEAN_PIXELS;
+    const int bstep = o->bias ? 1 : 0;
+    for (; s != end; s += REF_QG_LEAN_PIXELS, y += y_row, bias += bstep) {
+      const int32_t b = *bias, mu = *mult++, e = *shift++ - 32, rnd = (int32_t)1 << (e - 1);
+      y[0] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[0] + (uint32_t)b), mu, rnd, e, zp,
+                                           lo);
+      y[1] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[1] + (uint32_t)b), mu, rnd, e, zp,
+                                           lo);
+      y[2] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[2] + (uint32_t)b), mu, rnd, e, zp,
+                                           lo);
+      y[3] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[3] + (uint32_t)b), mu, rnd, e, zp,
+                                           lo);
+    }
+    return;
+  }
+#endif
 #if REF_QG_ARM32
   if (o->fast && n == REF_QG_LEAN_PIXELS) {
     const int32_t zp = o->zp, qlo = o->lo - zp, qhi = o->hi - zp;
@@ -834,16 +891,14 @@ static inline int32_t ref_qg_sxtb16_ror8(int32_t x) {
 /* Four depths a step: the row's 4 kernel bytes one load and two SXTB16 (depths 0 and 2, 1 and
  * 3), each pixel's two words, eight SMLADs (a block of 4 pixels: its sums in 4 registers). */
 typedef char ref_qg_lean_block_of_4[REF_QG_LEAN_PIXELS == 4 ? 1 : -1];
-REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
-                                                 const int32_t *c, int32_t *s) {
-  const uint32_t whole = (uint32_t)(k + 3) / 4, groups = (uint32_t)k / 4;
-  int r;
-  for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
-    const int8_t *wr = w + r * k;
+/* `rows` rows of `groups` groups of 4 depths, k bytes apart. */
+static inline void ref_qg_lean_sums_rows(const int8_t *w, int k, int rows, int groups,
+                                         const int32_t *c, int32_t *s) {
+  for (; rows > 0; --rows, w += k, s += REF_QG_LEAN_PIXELS) {
+    const int8_t *wr = w, *end = w + 4 * groups;
     const int32_t *cg = c;
     int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    uint32_t g;
-    for (g = r < over ? whole : groups; g != 0; --g, wr += 4, cg += 8) {
+    for (; wr != end; wr += 4, cg += 8) {
       const int32_t a = ref_qg_word8(wr);
       const int32_t e = __sxtb16(a), od = ref_qg_sxtb16_ror8(a);
       s0 = __smlad(od, cg[1], __smlad(e, cg[0], s0));
@@ -855,9 +910,18 @@ REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, 
     s[1] = s1;
     s[2] = s2;
     s[3] = s3;
-    if (r >= over && k % 4)
-      ref_qg_lean_tail(k % 4, wr, cg, s);
   }
+}
+
+REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
+                                                 const int32_t *c, int32_t *s) {
+  const int full = over < 0 ? 0 : over < m ? over : m;
+  int r;
+  ref_qg_lean_sums_rows(w, k, full, (k + 3) / 4, c, s);
+  ref_qg_lean_sums_rows(w + full * k, k, m - full, k / 4, c, s + full * REF_QG_LEAN_PIXELS);
+  for (r = full; r < m && k % 4; ++r)
+    ref_qg_lean_tail(k % 4, w + r * k + k / 4 * 4, c + k / 4 * 2 * REF_QG_LEAN_PIXELS,
+                     s + r * REF_QG_LEAN_PIXELS);
 }
 
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
@@ -946,6 +1010,54 @@ void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp
   }
   ref_qg_widen_portable(src, n % 4, is_signed, zp, dst);
 }
+
+/* Two words of the staged column (depths d, d + 1 and d + 2, d + 3) a group: (d, d + 2) by
+ * PKHBT, (d + 1, d + 3) by PKHTB. */
+void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
+  const int16_t *end = col + (k + 3) / 4 * 4;
+  for (; col != end; col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
+    const int32_t a = ref_qg_word(col), b = ref_qg_word(col + 2);
+    q[0] = ref_qg_pkhbt(a, b);
+    q[1] = ref_qg_pkhtb(b, a);
+  }
+}
+
+/* Four depths a step, each a word of the 4 pixels' bytes: extended in pairs (pixels 0 and 2,
+ * 1 and 3) less xz, then depths d and d + 2 of a pixel paired by PKHBT / PKHTB. */
+void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                            int32_t xz, int32_t *q) {
+  const int32_t zz = ref_qg_pkhbt(xz, xz);
+  const int step = (int)ipix, groups = (int)(k / 4);
+  int g;
+  for (g = 0; g < groups; ++g, x += 4 * step, q += 2 * REF_QG_LEAN_PIXELS) {
+    const int32_t a0 = ref_qg_word8((const int8_t *)x);
+    const int32_t a1 = ref_qg_word8((const int8_t *)x + step);
+    const int32_t a2 = ref_qg_word8((const int8_t *)x + 2 * step);
+    const int32_t a3 = ref_qg_word8((const int8_t *)x + 3 * step);
+    int32_t e0, o0, e1, o1, e2, o2, e3, o3;
+    if (is_signed) {
+      e0 = __sxtb16(a0), o0 = ref_qg_sxtb16_ror8(a0), e1 = __sxtb16(a1);
+      o1 = ref_qg_sxtb16_ror8(a1), e2 = __sxtb16(a2), o2 = ref_qg_sxtb16_ror8(a2);
+      e3 = __sxtb16(a3), o3 = ref_qg_sxtb16_ror8(a3);
+    } else {
+      e0 = (int32_t)__uxtb16(a0), o0 = ref_qg_uxtb16_ror8(a0), e1 = (int32_t)__uxtb16(a1);
+      o1 = ref_qg_uxtb16_ror8(a1), e2 = (int32_t)__uxtb16(a2), o2 = ref_qg_uxtb16_ror8(a2);
+      e3 = (int32_t)__uxtb16(a3), o3 = ref_qg_uxtb16_ror8(a3);
+    }
+    e0 = __ssub16(e0, zz), o0 = __ssub16(o0, zz), e1 = __ssub16(e1, zz), o1 = __ssub16(o1, zz);
+    e2 = __ssub16(e2, zz), o2 = __ssub16(o2, zz), e3 = __ssub16(e3, zz), o3 = __ssub16(o3, zz);
+    q[0] = ref_qg_pkhbt(e0, e2); /* pixel 0: depths (0, 2), (1, 3) */
+    q[1] = ref_qg_pkhbt(e1, e3);
+    q[2] = ref_qg_pkhbt(o0, o2); /* pixel 1 */
+    q[3] = ref_qg_pkhbt(o1, o3);
+    q[4] = ref_qg_pkhtb(e2, e0); /* pixel 2 */
+    q[5] = ref_qg_pkhtb(e3, e1);
+    q[6] = ref_qg_pkhtb(o2, o0); /* pixel 3 */
+    q[7] = ref_qg_pkhtb(o3, o1);
+  }
+  if (k % 4)
+    ref_qg_lean_block_unit_portable(x, ipix, k % 4, is_signed, xz, q);
+}
 #else
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,
@@ -955,6 +1067,15 @@ void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const
 
 void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst) {
   ref_qg_widen_portable(src, n, is_signed, zp, dst);
+}
+
+void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
+  ref_qg_lean_place_portable(col, k, q);
+}
+
+void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                            int32_t xz, int32_t *q) {
+  ref_qg_lean_block_unit_portable(x, ipix, k, is_signed, xz, q);
 }
 
 void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,

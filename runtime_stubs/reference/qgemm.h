@@ -188,6 +188,19 @@ static inline int32_t ref_qg_lean_pack(int32_t lo, int32_t hi) {
   return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)hi << 16);
 }
 
+/* Places pixel h's column, staged in depth order at col (k int16 values, rounded up to 4 with
+ * zeros), into the lean block at q + 2 * h. */
+void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q);
+/* A lean block of 4 pixels whose columns are runs of a 1 x 1 window: pixel h's depth d is
+ * x[d * ipix + h] - xz (int8 where is_signed, else uint8), for k depths (the block's pad
+ * depths zero). */
+void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                            int32_t xz, int32_t *q);
+/* The same with the portable loops whatever the target: for tests/runtime's comparison. */
+void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q);
+void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                                     int32_t xz, int32_t *q);
+
 /* A lean product's epilogue, read in place: output channel c's element is the byte
  * ref_qg_requantize(s + bias[c], mult[c * mult_step], shift[c * shift_step], zp, lo, hi), or
  * (raw) the int32 s + bias[c], for its sums s. */

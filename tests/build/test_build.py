@@ -266,15 +266,20 @@ class CrossTargetTest(Work):
 
     def test_quantized_ops_agree_with_the_definition_on_the_target(self):
         """tests/runtime/test_qlinear.c (every integer op against int64 code, packed and, in
-        least-memory computations, lean) on the target's kernels: SMLAD on armv7-a, the
-        integer QLinearAdd of targets whose float64 is software."""
-        exe = os.path.join(self.work, "test_qlinear")
-        run([TARGETS[self.TRIPLE][2], "-std=c99", "-O2", "-I", self.tc.include,
-             "-I", os.path.join(ROOT, "tests", "runtime"),
-             os.path.join(ROOT, "tests", "runtime", "test_qlinear.c"), self.ref_lib, "-lm",
-             "-lpthread", "-o", exe])
-        r = subprocess.run(["timeout", "600", *self.qemu(), exe], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+        least-memory computations, lean) and test_quantize.c (float32 to 8 bits at the
+        rounding's ties, NaN, infinities) on the target's kernels: SMLAD on armv7-a, the
+        integer QLinearAdd of targets whose float64 is software, VCVTR's rounding on armv7-a
+        without NEON."""
+        for test in ("test_qlinear", "test_quantize"):
+            with self.subTest(test=test):
+                exe = os.path.join(self.work, test)
+                run([TARGETS[self.TRIPLE][2], "-std=c99", "-O2", "-I", self.tc.include,
+                     "-I", os.path.join(ROOT, "tests", "runtime"),
+                     os.path.join(ROOT, "tests", "runtime", test + ".c"), self.ref_lib, "-lm",
+                     "-lpthread", "-o", exe])
+                r = subprocess.run(["timeout", "600", *self.qemu(), exe, self.work],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
 
     def test_emit_static_runs_the_cross_compiler_of_the_target(self):
         prefix = install(self.work)

@@ -380,6 +380,52 @@ static void widen_case(int64_t n, int64_t offset, int is_signed) {
   }
 }
 
+/* A lean block built both ways (ref_qg_lean_block_unit from a 1 x 1 window's runs, and
+ * ref_qg_lean_place of each pixel's staged column), the target's and the portable code, against
+ * the definition of its layout (qgemm.h). */
+static void block_case(int64_t k, int is_signed) {
+  enum { IPIX = 7 };
+  const int64_t words = ref_qg_lean_words(k);
+  unsigned char *x = malloc((size_t)(k * IPIX + 4));
+  int16_t *col = calloc((size_t)(k + 4), sizeof *col);
+  int32_t *q[4];
+  const int32_t xz = is_signed ? uniform(-128, 127) : uniform(0, 255);
+  int64_t i, d;
+  int h, b;
+  for (b = 0; b < 4; ++b)
+    q[b] = malloc((size_t)words * sizeof *q[b]);
+  for (i = 0; i < k * IPIX + 4; ++i)
+    x[i] = (unsigned char)uniform(0, 255);
+  ref_qg_lean_block_unit(x, IPIX, k, is_signed, xz, q[0]);
+  ref_qg_lean_block_unit_portable(x, IPIX, k, is_signed, xz, q[1]);
+  for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+    for (d = 0; d < k; ++d)
+      col[d] = (int16_t)((is_signed ? (int32_t)(int8_t)x[d * IPIX + h] : x[d * IPIX + h]) - xz);
+    ref_qg_lean_place(col, k, q[2] + 2 * h);
+    ref_qg_lean_place_portable(col, k, q[3] + 2 * h);
+  }
+  for (d = 0; d < (k + 3) / 4 * 4; ++d)
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      const int64_t word = (d / 4 * REF_QG_LEAN_PIXELS + h) * 2 + d % 2;
+      const int32_t want =
+          d < k ? (is_signed ? (int32_t)(int8_t)x[d * IPIX + h] : x[d * IPIX + h]) - xz : 0;
+      for (b = 0; b < 4; ++b) {
+        const uint32_t v = (uint32_t)q[b][word];
+        const int32_t got = (int16_t)(uint16_t)(d / 2 % 2 ? v >> 16 : v & 0xFFFFu);
+        CHECK(got == want, "lean block (%s), depth %lld of %lld, %s: pixel %d is %d, not %d",
+              b == 0   ? "unit window"
+              : b == 1 ? "unit window, portable"
+              : b == 2 ? "placed"
+                       : "placed, portable",
+              (long long)d, (long long)k, is_signed ? "int8" : "uint8", h, (int)got, (int)want);
+      }
+    }
+  for (b = 0; b < 4; ++b)
+    free(q[b]);
+  free(x);
+  free(col);
+}
+
 int main(void) {
   int64_t rows, cols, k;
   int per_row, y_signed, edges, fast;
@@ -412,9 +458,11 @@ int main(void) {
     int64_t n, offset;
     int mode, nrows, kw, dil, stride, is_signed;
     for (n = 0; n <= 21; ++n)
-      for (offset = 0; offset < 4; ++offset)
-        for (is_signed = 0; is_signed < 2; ++is_signed)
+      for (is_signed = 0; is_signed < 2; ++is_signed) {
+        for (offset = 0; offset < 4; ++offset)
           widen_case(n, offset, is_signed);
+        block_case(n, is_signed);
+      }
     for (mode = 0; mode < 4; ++mode) {
       for (k = 0; k <= 13; ++k)
         for (n = 1; n <= 11; n += 2)
