@@ -732,6 +732,17 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
 #endif
 }
 
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+/* ref_qg_lean_fast of an int8 output whose clamp is [lo, 127]: SSAT saturates to int8, the
+ * lower bound of a fused activation a compare (rnd = 2^(e-1)). */
+static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rnd, int32_t e, int32_t zp,
+                                     int32_t lo) {
+  const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
+  const int32_t q = __ssat(((hi + rnd) >> e) + zp, 8); /* arithmetic on every Arm compiler */
+  return q < lo ? lo : q;
+}
+#endif
+
 /* y[i0 + i] for i < n from channel ch's sums s: in a loop of ref_qg_lean_fast where it
  * applies. */
 static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t *s, int n,
@@ -743,6 +754,15 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
     const int32_t bias = q.bias, mult = q.mult, e = q.shift - 32, zp = q.zp;
     const int32_t qlo = q.lo - zp, qhi = q.hi - zp;
     unsigned char *yi = y + i0;
+#if defined(__ARM_FEATURE_SAT)
+    if (q.hi == 127 && q.lo >= -128) {
+      const int32_t rnd = (int32_t)1 << (e - 1), lo = q.lo;
+      for (i = 0; i < n; ++i)
+        yi[i] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[i] + (uint32_t)bias), mult, rnd,
+                                              e, zp, lo);
+      return;
+    }
+#endif
     for (i = 0; i < n; ++i)
       yi[i] = (unsigned char)ref_qg_lean_fast(s[i], bias, mult, e, qlo, qhi, zp);
     return;
@@ -763,16 +783,6 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
 /* A lean tile's outputs: rows [0, m) of the sums s (REF_QG_LEAN_PIXELS a row, row r channel
  * c0 + r), their first n, into y + r * y_row; where every channel is fast, with the layer's
  * constants in registers. */
-#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
-/* ref_qg_lean_fast of an int8 output whose clamp is [lo, 127]: SSAT saturates to int8, the
- * lower bound of a fused activation a compare (rnd = 2^(e-1)). */
-static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rnd, int32_t e, int32_t zp,
-                                     int32_t lo) {
-  const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
-  const int32_t q = __ssat(((hi + rnd) >> e) + zp, 8); /* arithmetic on every Arm compiler */
-  return q < lo ? lo : q;
-}
-#endif
 
 static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
                              unsigned char *y, int64_t y_row) {
@@ -1190,10 +1200,42 @@ static inline void ref_qg_dw3_rows(const int16_t *x, int d1, int d2, int step, i
   }
 }
 
+/* Stride 1: two outputs a step, whose windows' words are one value apart. */
+static void ref_qg_dw3_rows_1(const int16_t *x, int d1, int d2, int step, const int32_t *tw,
+                              int rows, int n, int32_t *s) {
+  const int32_t a0 = tw[0], a1 = tw[1], b0 = tw[2], b1 = tw[3], c0 = tw[4], c1 = tw[5];
+  int oy;
+  for (oy = 0; oy < rows; ++oy, x += step) {
+    const int16_t *x0 = x, *x1 = x + d1, *x2 = x + d2;
+    const int32_t *end = s + n - n % 2;
+    for (; s != end; s += 2, x0 += 2, x1 += 2, x2 += 2) {
+      int32_t u = __smlad(a0, ref_qg_word(x0), 0), v = __smlad(a0, ref_qg_word(x0 + 1), 0);
+      u = __smlad(a1, ref_qg_word(x0 + 2), u);
+      v = __smlad(a1, ref_qg_word(x0 + 3), v);
+      u = __smlad(b0, ref_qg_word(x1), u);
+      v = __smlad(b0, ref_qg_word(x1 + 1), v);
+      u = __smlad(b1, ref_qg_word(x1 + 2), u);
+      v = __smlad(b1, ref_qg_word(x1 + 3), v);
+      u = __smlad(c0, ref_qg_word(x2), u);
+      v = __smlad(c0, ref_qg_word(x2 + 1), v);
+      s[0] = __smlad(c1, ref_qg_word(x2 + 2), u);
+      s[1] = __smlad(c1, ref_qg_word(x2 + 3), v);
+    }
+    if (n % 2) {
+      int32_t u = __smlad(a0, ref_qg_word(x0), 0);
+      u = __smlad(a1, ref_qg_word(x0 + 2), u);
+      u = __smlad(b0, ref_qg_word(x1), u);
+      u = __smlad(b1, ref_qg_word(x1 + 2), u);
+      u = __smlad(c0, ref_qg_word(x2), u);
+      *s++ = __smlad(c1, ref_qg_word(x2 + 2), u);
+    }
+  }
+}
+
 REF_QG_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int step, int stride,
                                        const int32_t *tw, int rows, int n, int32_t *s) {
   if (stride == 1)
-    ref_qg_dw3_rows(x, d1, d2, step, 1, tw, rows, n, s);
+    ref_qg_dw3_rows_1(x, d1, d2, step, tw, rows, n, s);
   else if (stride == 2)
     ref_qg_dw3_rows(x, d1, d2, step, 2, tw, rows, n, s);
   else
