@@ -923,11 +923,39 @@ static inline void ref_qg_lean_sums_rows(const int8_t *w, int k, int rows, int g
   }
 }
 
+/* Pairs of rows: each word of the block multiplies both rows' halves (16 SMLADs for 2 kernel
+ * words and 8 block words). */
+static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
+                                          const int32_t *c, int32_t *s) {
+  for (; pairs > 0; --pairs, w += 2 * k, s += 2 * REF_QG_LEAN_PIXELS) {
+    const int8_t *wr = w, *end = w + 4 * groups;
+    const int32_t *cg = c;
+    int32_t p0 = 0, p1 = 0, p2 = 0, p3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+    for (; wr != end; wr += 4, cg += 8) {
+      const int32_t a = ref_qg_word8(wr), b = ref_qg_word8(wr + k);
+      int32_t ua = __sxtb16(a), ub = __sxtb16(b), v;
+      v = cg[0], p0 = __smlad(ua, v, p0), q0 = __smlad(ub, v, q0);
+      v = cg[2], p1 = __smlad(ua, v, p1), q1 = __smlad(ub, v, q1);
+      v = cg[4], p2 = __smlad(ua, v, p2), q2 = __smlad(ub, v, q2);
+      v = cg[6], p3 = __smlad(ua, v, p3), q3 = __smlad(ub, v, q3);
+      ua = ref_qg_sxtb16_ror8(a), ub = ref_qg_sxtb16_ror8(b);
+      v = cg[1], p0 = __smlad(ua, v, p0), q0 = __smlad(ub, v, q0);
+      v = cg[3], p1 = __smlad(ua, v, p1), q1 = __smlad(ub, v, q1);
+      v = cg[5], p2 = __smlad(ua, v, p2), q2 = __smlad(ub, v, q2);
+      v = cg[7], p3 = __smlad(ua, v, p3), q3 = __smlad(ub, v, q3);
+    }
+    s[0] = p0, s[1] = p1, s[2] = p2, s[3] = p3;
+    s[4] = q0, s[5] = q1, s[6] = q2, s[7] = q3;
+  }
+}
+
 REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
                                                  const int32_t *c, int32_t *s) {
   const int full = over < 0 ? 0 : over < m ? over : m;
   int r;
-  ref_qg_lean_sums_rows(w, k, full, (k + 3) / 4, c, s);
+  ref_qg_lean_sums_rows2(w, k, full / 2, (k + 3) / 4, c, s);
+  ref_qg_lean_sums_rows(w + full / 2 * 2 * k, k, full % 2, (k + 3) / 4, c,
+                        s + full / 2 * 2 * REF_QG_LEAN_PIXELS);
   ref_qg_lean_sums_rows(w + full * k, k, m - full, k / 4, c, s + full * REF_QG_LEAN_PIXELS);
   for (r = full; r < m && k % 4; ++r)
     ref_qg_lean_tail(k % 4, w + r * k + k / 4 * 4, c + k / 4 * 2 * REF_QG_LEAN_PIXELS,
