@@ -684,6 +684,17 @@ typedef struct {
   unsigned char *y; /* the image's result [M][out pixels] */
 } ref_qconv_lean;
 
+/* Whether a lean depthwise convolution's window is its whole input (one output pixel, no pads,
+ * dilation 1): a global pool's. */
+static int ref_qconv_global(const ref_qconv_params *p) {
+  int i;
+  for (i = 0; i < 3; ++i)
+    if (p->lk[i] != p->lin[i] || p->lpad[i] != 0 || p->w.pad_end[i] != 0 || p->ldil[i] != 1 ||
+        p->lout[i] != 1)
+      return 0;
+  return 1;
+}
+
 static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
@@ -697,6 +708,15 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
   ref_split(p->c, 1, index, parts, &lo, &hi);
   if (lo >= hi)
     return;
+  if (ref_qconv_global(p)) { /* the window a channel's whole input: one dot product */
+    for (c = lo; c < hi; ++c) {
+      const ref_qg_lean_ch ch = ref_qg_lean_channel(&l->out, c);
+      ref_qg_lean_put(
+          &ch, ref_qg_dot8(l->x + c * ipix, l->w + c * kvol, kvol, p->q.x_type == ODLA_INT8, l->xz),
+          l->y, c);
+    }
+    return;
+  }
   ref_qconv_plane_dims(&p->w, dims);
   for (r = 0; r < p->lk[0] * p->lk[1]; ++r)
     rows[r] =

@@ -650,6 +650,15 @@ static void ref_qg_tile_neon(int64_t kp, const int16_t *const a[REF_QG_MR], cons
 }
 #endif
 
+int32_t ref_qg_dot8_portable(const unsigned char *x, const int8_t *w, int64_t n, int is_signed,
+                             int32_t xz) {
+  int64_t i;
+  int32_t s = 0;
+  for (i = 0; i < n; ++i)
+    s += w[i] * ((is_signed ? (int32_t)(int8_t)x[i] : (int32_t)x[i]) - xz);
+  return s;
+}
+
 void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q) {
   int64_t g;
   for (g = 0; g < (k + 3) / 4; ++g, col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
@@ -1049,6 +1058,28 @@ void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp
   ref_qg_widen_portable(src, n % 4, is_signed, zp, dst);
 }
 
+/* Four values a step: both words split into pairs, two SMLADs for the products and two for the
+ * kernel's sum (times xz, taken away at the end). */
+int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz) {
+  const int8_t *end = w + (n - n % 4);
+  const int32_t ones = 0x00010001;
+  int32_t s = 0, sw = 0;
+  for (; w != end && is_signed; w += 4, x += 4) {
+    const int32_t a = ref_qg_word8((const int8_t *)x), b = ref_qg_word8(w);
+    const int32_t be = __sxtb16(b), bo = ref_qg_sxtb16_ror8(b);
+    s = __smlad(ref_qg_sxtb16_ror8(a), bo, __smlad(__sxtb16(a), be, s));
+    sw = __smlad(bo, ones, __smlad(be, ones, sw));
+  }
+  for (; w != end; w += 4, x += 4) {
+    const int32_t a = ref_qg_word8((const int8_t *)x), b = ref_qg_word8(w);
+    const int32_t be = __sxtb16(b), bo = ref_qg_sxtb16_ror8(b);
+    s = __smlad(ref_qg_uxtb16_ror8(a), bo, __smlad((int32_t)__uxtb16(a), be, s));
+    sw = __smlad(bo, ones, __smlad(be, ones, sw));
+  }
+  return (int32_t)((uint32_t)s - (uint32_t)xz * (uint32_t)sw) + /* exact where the sum fits */
+         ref_qg_dot8_portable(x, w, n % 4, is_signed, xz);
+}
+
 /* Two words of the staged column (depths d, d + 1 and d + 2, d + 3) a group: (d, d + 2) by
  * PKHBT, (d + 1, d + 3) by PKHTB. */
 void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
@@ -1109,6 +1140,10 @@ void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp
 
 void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
   ref_qg_lean_place_portable(col, k, q);
+}
+
+int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz) {
+  return ref_qg_dot8_portable(x, w, n, is_signed, xz);
 }
 
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,

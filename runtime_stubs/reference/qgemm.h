@@ -196,6 +196,11 @@ void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q);
  * depths zero). */
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                             int32_t xz, int32_t *q);
+/* The sum over i < n of w[i] * (x[i] - xz), x int8 where is_signed, else uint8: a window that
+ * is a whole channel's input (a global pool's as a depthwise convolution). */
+int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz);
+int32_t ref_qg_dot8_portable(const unsigned char *x, const int8_t *w, int64_t n, int is_signed,
+                             int32_t xz);
 /* The same with the portable loops whatever the target: for tests/runtime's comparison. */
 void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q);
 void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,

@@ -361,14 +361,19 @@ static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t 
   free(rows);
 }
 
-/* ref_qg_widen (the target's and the portable loop) against the definition, at odd offsets. */
+/* ref_qg_widen and ref_qg_dot8 (the target's and the portable loops) against the definition,
+ * at odd offsets. */
 static void widen_case(int64_t n, int64_t offset, int is_signed) {
   unsigned char src[64];
   int16_t d1[64], d2[64];
+  int8_t w[64];
   const int32_t zp = is_signed ? uniform(-128, 127) : uniform(0, 255);
-  int64_t i;
+  int64_t i, dot_want = 0;
+  int32_t dot1, dot2;
   for (i = 0; i < (int64_t)sizeof src; ++i)
     src[i] = (unsigned char)uniform(0, 255);
+  for (i = 0; i < (int64_t)sizeof w; ++i)
+    w[i] = (int8_t)uniform(-128, 127);
   ref_qg_widen(src + offset, n, is_signed, zp, d1 + offset);
   ref_qg_widen_portable(src + offset, n, is_signed, zp, d2 + offset);
   for (i = 0; i < n; ++i) {
@@ -378,6 +383,13 @@ static void widen_case(int64_t n, int64_t offset, int is_signed) {
           (long long)offset, is_signed ? "int8" : "uint8", (long long)i, d1[offset + i],
           d2[offset + i], (int)want);
   }
+  for (i = 0; i < n; ++i)
+    dot_want += w[i] * ((is_signed ? (int32_t)(int8_t)src[offset + i] : src[offset + i]) - zp);
+  dot1 = ref_qg_dot8(src + offset, w, n, is_signed, zp);
+  dot2 = ref_qg_dot8_portable(src + offset, w, n, is_signed, zp);
+  CHECK(dot1 == dot_want && dot2 == dot_want,
+        "dot8: %lld values at %lld, %s: %ld and %ld, not %lld", (long long)n, (long long)offset,
+        is_signed ? "int8" : "uint8", (long)dot1, (long)dot2, (long long)dot_want);
 }
 
 /* A lean block built both ways (ref_qg_lean_block_unit from a 1 x 1 window's runs, and
