@@ -299,12 +299,12 @@ REF_QG_X86_KERNELS(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
  * hi 64-bit. */
 REF_QG_AVX2 static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256i lo,
                                                 __m256i hi) {
-  const __m256i offset = _mm256_set1_epi64x((int64_t)1 << 62), one = _mm256_set1_epi64x(1);
+  const __m256i offset = _mm256_set1_epi64x(INT64_MIN), one = _mm256_set1_epi64x(1); /* 2^63 */
   const __m256i t = _mm256_add_epi64(prod, offset);
   const __m256i odd = _mm256_and_si256(_mm256_srlv_epi64(t, sh), one);
-  /* 2^(shift-1) - 1 + odd; 2^62 >> (63 - shift) is 2^(shift-1) for shift in [1, 62] */
+  /* 2^(shift-1) - 1 + odd; 2^63 >> (64 - shift) is 2^(shift-1) for shift in [1, 62] */
   const __m256i half = _mm256_sub_epi64(
-      _mm256_add_epi64(_mm256_srlv_epi64(offset, _mm256_sub_epi64(_mm256_set1_epi64x(63), sh)),
+      _mm256_add_epi64(_mm256_srlv_epi64(offset, _mm256_sub_epi64(_mm256_set1_epi64x(64), sh)),
                        odd),
       one);
   __m256i q = _mm256_sub_epi64(_mm256_srlv_epi64(_mm256_add_epi64(t, half), sh),

@@ -63,10 +63,11 @@ static inline double ref_qg_round_even(double d) {
 /* round_half_to_even(t / 2^shift), exactly, for |t| < 2^62 and shift in [1, 62]: without
  * branches, floor((t + 2^(shift-1) - 1 + odd) / 2^shift), where odd is whether floor(t /
  * 2^shift) is odd, rounds up exactly the remainders above one half and the half of an odd
- * quotient. Each floor is an unsigned shift of the sum offset by 2^62 (no negative number is
- * shifted: that is implementation-defined in C99), less the offset's shift. */
+ * quotient. Each floor is an unsigned shift of the sum offset by 2^63 (no negative number is
+ * shifted: that is implementation-defined in C99), less the offset's shift, which is even for
+ * every shift (with 2^62, a shift of 62 took ties the wrong way). */
 static inline int64_t ref_qg_round_shift(int64_t t, int32_t shift) {
-  const uint64_t offset = (uint64_t)1 << 62, u = (uint64_t)t + offset; /* in [0, 2^63) */
+  const uint64_t offset = (uint64_t)1 << 63, u = (uint64_t)t + offset; /* in [2^62, 3 * 2^62) */
   const uint64_t half = ((uint64_t)1 << shift >> 1) - 1 + ((u >> shift) & 1);
   return (int64_t)((u + half) >> shift) - (int64_t)(offset >> shift);
 }
@@ -307,6 +308,21 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels);
 
 /* Element i of the channel's outputs at y (a byte, or raw an int32) from its sum s. */
 void ref_qg_lean_put(const ref_qg_lean_ch *ch, int32_t s, unsigned char *y, int64_t i);
+
+#if defined(__arm__)
+/* ref_qg_round_shift(t, shift) for shifts from 33 on (and |t| < 2^62), in 32-bit words: t +
+ * 2^(shift-1) adds only to the high word, whose shift by e = shift - 32 is the quotient
+ * rounded half up, less one where the sum's low shift bits are all zero (a tie) and the
+ * quotient is odd. The result fits int32 (|t| / 2^33 < 2^29). */
+static inline int32_t ref_qg_round_shift_arm(int64_t t, int32_t shift) {
+  const uint32_t e = (uint32_t)shift - 32, lo = (uint32_t)(uint64_t)t;
+  const uint32_t hi = (uint32_t)((uint64_t)t >> 32) + ((uint32_t)1 << (e - 1));
+  int32_t q = (int32_t)hi >> e; /* arithmetic on every Arm compiler */
+  if ((lo | (hi & (((uint32_t)1 << e) - 1))) == 0)
+    q &= ~1;
+  return q;
+}
+#endif
 
 /* y[i] = the low byte of ref_qg_requantize(s[i] + bias, ...) for i < n (uint8 or int8 alike):
  * one channel's run, on 32-bit Arm for shifts from 32 on by ref_qg_requantize_arm. */

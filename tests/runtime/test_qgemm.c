@@ -438,6 +438,36 @@ static void block_case(int64_t k, int is_signed) {
   free(col);
 }
 
+/* ref_qg_round_shift (and on 32-bit Arm ref_qg_round_shift_arm, for shifts from 33 on) against
+ * the definition for shifts 1 to 62: random t below 2^(shift + 9) in magnitude (2^61 at most),
+ * and the ties (2j + 1) * 2^(shift - 1) and their neighbours. */
+static void round_shift_cases(void) {
+  int32_t shift;
+  int i, d;
+  for (shift = 1; shift <= 62; ++shift)
+    for (i = 0; i < 200; ++i) {
+      const int bits = shift + 10 < 62 ? shift + 10 : 62; /* quotients up to 2^9 */
+      const int32_t lim = shift >= 61   ? 0
+                          : shift >= 45 ? (int32_t)(((int64_t)1 << (61 - shift)) - 1)
+                                        : 100000;
+      const int64_t j = (int64_t)uniform(-lim, lim); /* |t| < 2^62 */
+      int64_t t = (int64_t)((uint64_t)next() << 32 | next()) >> (64 - bits);
+      if (i % 2)
+        t = (2 * j + 1) * ((int64_t)1 << (shift - 1));
+      for (d = -1; d <= 1; ++d) {
+        const int64_t u = t + d, want = round_shift(u, shift), got = ref_qg_round_shift(u, shift);
+        CHECK(got == want, "round shift: %lld / 2^%ld is %lld, not %lld", (long long)u, (long)shift,
+              (long long)got, (long long)want);
+#if defined(__arm__)
+        if (shift >= 33)
+          CHECK(ref_qg_round_shift_arm(u, shift) == want,
+                "round shift (32-bit words): %lld / 2^%ld is %ld, not %lld", (long long)u,
+                (long)shift, (long)ref_qg_round_shift_arm(u, shift), (long long)want);
+#endif
+      }
+    }
+}
+
 int main(void) {
   int64_t rows, cols, k;
   int per_row, y_signed, edges, fast;
@@ -492,6 +522,7 @@ int main(void) {
       depthwise_lean_case(9, 10, 1, 2, 2, 3, mode);
     }
   }
+  round_shift_cases();
   if (!failures)
     printf("qgemm: every case agrees with the int64 definition\n");
   return failures != 0;
