@@ -1762,7 +1762,7 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
  * ref_qg_round_even, gives the exact result. Rows of the broadcast (ops_binary.h) run in loops
  * the compiler vectorizes, one per operand and result type. Where float64 is software
  * (REF_QG_FLOAT64 0: 32-bit Arm) the rows compute the same in int64 instead, rounded by
- * ref_qg_round_shift (by ref_qg_round_shift_arm's 32-bit words for shifts from 33 on). */
+ * ref_qg_round_shift. */
 typedef struct {
   ref_bcast_params b; /* first: the row functions' ctx is this block */
   int mul;
@@ -1793,9 +1793,7 @@ typedef struct {
 #define REF_QBIN_MUL(x, z) ((int64_t)((x) * (z)) * ma)
 #define REF_QBIN_STORE(Y, EXPR)                                                                    \
   do {                                                                                             \
-    const int64_t t = (EXPR);                                                                      \
-    const int64_t v =                                                                              \
-        (shift >= 33 ? ref_qg_round_shift_arm(t, shift) : ref_qg_round_shift(t, shift)) + zy;      \
+    const int64_t v = ref_qg_round_shift(EXPR, shift) + zy;                                        \
     y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                     \
   } while (0)
 #endif

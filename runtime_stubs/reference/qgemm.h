@@ -309,21 +309,6 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels);
 /* Element i of the channel's outputs at y (a byte, or raw an int32) from its sum s. */
 void ref_qg_lean_put(const ref_qg_lean_ch *ch, int32_t s, unsigned char *y, int64_t i);
 
-#if defined(__arm__)
-/* ref_qg_round_shift(t, shift) for shifts from 33 on (and |t| < 2^62), in 32-bit words: t +
- * 2^(shift-1) adds only to the high word, whose shift by e = shift - 32 is the quotient
- * rounded half up, less one where the sum's low shift bits are all zero (a tie) and the
- * quotient is odd. The result fits int32 (|t| / 2^33 < 2^29). */
-static inline int32_t ref_qg_round_shift_arm(int64_t t, int32_t shift) {
-  const uint32_t e = (uint32_t)shift - 32, lo = (uint32_t)(uint64_t)t;
-  const uint32_t hi = (uint32_t)((uint64_t)t >> 32) + ((uint32_t)1 << (e - 1));
-  int32_t q = (int32_t)hi >> e; /* arithmetic on every Arm compiler */
-  if ((lo | (hi & (((uint32_t)1 << e) - 1))) == 0)
-    q &= ~1;
-  return q;
-}
-#endif
-
 /* y[i] = the low byte of ref_qg_requantize(s[i] + bias, ...) for i < n (uint8 or int8 alike):
  * one channel's run, on 32-bit Arm for shifts from 32 on by ref_qg_requantize_arm. */
 void ref_qg_requantize_bytes(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t shift,

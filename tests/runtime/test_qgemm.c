@@ -438,9 +438,8 @@ static void block_case(int64_t k, int is_signed) {
   free(col);
 }
 
-/* ref_qg_round_shift (and on 32-bit Arm ref_qg_round_shift_arm, for shifts from 33 on) against
- * the definition for shifts 1 to 62: random t below 2^(shift + 9) in magnitude (2^61 at most),
- * and the ties (2j + 1) * 2^(shift - 1) and their neighbours. */
+/* ref_qg_round_shift against the definition for shifts 1 to 62: random t below 2^(shift + 9) in
+ * magnitude (2^61 at most), and the ties (2j + 1) * 2^(shift - 1) and their neighbours. */
 static void round_shift_cases(void) {
   int32_t shift;
   int i, d;
@@ -458,12 +457,6 @@ static void round_shift_cases(void) {
         const int64_t u = t + d, want = round_shift(u, shift), got = ref_qg_round_shift(u, shift);
         CHECK(got == want, "round shift: %lld / 2^%ld is %lld, not %lld", (long long)u, (long)shift,
               (long long)got, (long long)want);
-#if defined(__arm__)
-        if (shift >= 33)
-          CHECK(ref_qg_round_shift_arm(u, shift) == want,
-                "round shift (32-bit words): %lld / 2^%ld is %ld, not %lld", (long long)u,
-                (long)shift, (long)ref_qg_round_shift_arm(u, shift), (long long)want);
-#endif
       }
     }
 }
