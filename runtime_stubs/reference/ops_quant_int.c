@@ -603,26 +603,21 @@ static int64_t ref_qconv_plane_values(const ref_window *w) {
 }
 
 /* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed); rows
- * narrower than REF_QI_NARROW values in a loop here, wider ones by ref_qg_widen. */
+ * narrower than REF_QI_NARROW values by the inline portable loop, wider ones by ref_qg_widen. */
 enum { REF_QI_NARROW = 12 };
 static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
                                  int16_t *plane) {
   const ref_window *w = &p->w;
   const int in2 = (int)w->in[2], is_signed = p->q.x_type == ODLA_INT8;
   int64_t dims[3], id, ih;
-  int t;
   ref_qconv_plane_dims(w, dims);
   for (id = 0; id < w->in[0]; ++id)
     for (ih = 0; ih < w->in[1]; ++ih, xc += in2) {
       int16_t *to = plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
       if (in2 >= REF_QI_NARROW)
         ref_qg_widen(xc, in2, is_signed, xz, to);
-      else if (is_signed)
-        for (t = 0; t < in2; ++t)
-          to[t] = (int16_t)(((const int8_t *)xc)[t] - xz);
       else
-        for (t = 0; t < in2; ++t)
-          to[t] = (int16_t)(xc[t] - xz);
+        ref_qg_widen_portable(xc, in2, is_signed, xz, to);
     }
 }
 
@@ -658,7 +653,7 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
         for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
           const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
           for (r = 0; r < n; ++r) {
-            const int64_t kd = (r0 + r) / w->k[1], kh = (r0 + r) % w->k[1];
+            const int kr = (int)r0 + r, kd = kr / (int)w->k[1], kh = kr % (int)w->k[1]; /* 32-bit */
             rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] + oh * w->stride[1] +
                                kh * w->dil[1]) *
                                   dims[2];
@@ -833,34 +828,25 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
     REF_QI_PUT(3 * (j) + 1, h, b);                                                                 \
     REF_QI_PUT(3 * (j) + 2, h, c);                                                                 \
   } while (0)
-/* A window row's values are read before any is stored (the stores may alias x). */
-#define REF_QI_ROW3_1(T, j)                                                                        \
+/* A window row's 3S + 3 values are read before any is stored (the stores may alias x); pixel h
+ * takes values hS to hS + 2 (S a constant: the choices fold). */
+#define REF_QI_ROW3(T, j, S)                                                                       \
   do {                                                                                             \
     const T *x = (const T *)(corner + rows[r + (j)]);                                              \
     const int32_t v0 = x[0] - xz, v1 = x[1] - xz, v2 = x[2] - xz, v3 = x[3] - xz;                  \
-    const int32_t v4 = x[4] - xz, v5 = x[5] - xz;                                                  \
+    const int32_t v4 = x[4] - xz, v5 = x[5] - xz, v6 = (S) == 2 ? x[6] - xz : 0;                   \
+    const int32_t v7 = (S) == 2 ? x[7] - xz : 0, v8 = (S) == 2 ? x[8] - xz : 0;                    \
     REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
-    REF_QI_PIXEL3(j, 1, v1, v2, v3);                                                               \
-    REF_QI_PIXEL3(j, 2, v2, v3, v4);                                                               \
-    REF_QI_PIXEL3(j, 3, v3, v4, v5);                                                               \
-  } while (0)
-#define REF_QI_ROW3_2(T, j)                                                                        \
-  do {                                                                                             \
-    const T *x = (const T *)(corner + rows[r + (j)]);                                              \
-    const int32_t v0 = x[0] - xz, v1 = x[1] - xz, v2 = x[2] - xz, v3 = x[3] - xz;                  \
-    const int32_t v4 = x[4] - xz, v5 = x[5] - xz, v6 = x[6] - xz, v7 = x[7] - xz;                  \
-    const int32_t v8 = x[8] - xz;                                                                  \
-    REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
-    REF_QI_PIXEL3(j, 1, v2, v3, v4);                                                               \
-    REF_QI_PIXEL3(j, 2, v4, v5, v6);                                                               \
-    REF_QI_PIXEL3(j, 3, v6, v7, v8);                                                               \
+    REF_QI_PIXEL3(j, 1, (S) == 2 ? v2 : v1, (S) == 2 ? v3 : v2, (S) == 2 ? v4 : v3);               \
+    REF_QI_PIXEL3(j, 2, (S) == 2 ? v4 : v2, (S) == 2 ? v5 : v3, (S) == 2 ? v6 : v4);               \
+    REF_QI_PIXEL3(j, 3, (S) == 2 ? v6 : v3, (S) == 2 ? v7 : v4, (S) == 2 ? v8 : v5);               \
   } while (0)
 #define REF_QI_ROWS3(T, S)                                                                         \
   for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
-    REF_QI_ROW3_##S(T, 0);                                                                         \
-    REF_QI_ROW3_##S(T, 1);                                                                         \
-    REF_QI_ROW3_##S(T, 2);                                                                         \
-    REF_QI_ROW3_##S(T, 3);                                                                         \
+    REF_QI_ROW3(T, 0, S);                                                                          \
+    REF_QI_ROW3(T, 1, S);                                                                          \
+    REF_QI_ROW3(T, 2, S);                                                                          \
+    REF_QI_ROW3(T, 3, S);                                                                          \
   }
 static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, int nrows,
                                   int stride, int is_signed, int32_t xz, int32_t *q) {
@@ -885,8 +871,7 @@ static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, 
     }
 }
 #undef REF_QI_ROWS3
-#undef REF_QI_ROW3_1
-#undef REF_QI_ROW3_2
+#undef REF_QI_ROW3
 #undef REF_QI_PIXEL3
 #undef REF_QI_PUT
 #undef REF_QI_AT

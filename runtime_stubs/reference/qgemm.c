@@ -684,17 +684,6 @@ void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64
     }
 }
 
-void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed, int32_t zp,
-                           int16_t *dst) {
-  int64_t i;
-  if (is_signed) /* vectorized */
-    for (i = 0; i < n; ++i)
-      dst[i] = (int16_t)((const int8_t *)src)[i] - zp;
-  else
-    for (i = 0; i < n; ++i)
-      dst[i] = (int16_t)(src[i] - zp);
-}
-
 /* ---- Lean products ------------------------------------------------------------------------ */
 
 /* The depths past the last multiple of 4 (d < k % 4 of the last group at c), one at a time:

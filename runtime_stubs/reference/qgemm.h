@@ -168,9 +168,18 @@ void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t st
 /* dst[i] = x[i] - zp for the n 8-bit values at src (int8 where is_signed, else uint8): an
  * operand staged as int16. */
 void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst);
-/* The same with the portable loop whatever the target: for tests/runtime's comparison. */
-void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed, int32_t zp,
-                           int16_t *dst);
+/* The same with the portable loop whatever the target: ref_qg_widen's tail, narrow rows, and
+ * tests/runtime's comparison. */
+static inline void ref_qg_widen_portable(const unsigned char *src, int64_t n, int is_signed,
+                                         int32_t zp, int16_t *dst) {
+  int64_t i;
+  if (is_signed) /* vectorized */
+    for (i = 0; i < n; ++i)
+      dst[i] = (int16_t)(((const int8_t *)src)[i] - zp);
+  else
+    for (i = 0; i < n; ++i)
+      dst[i] = (int16_t)(src[i] - zp);
+}
 
 /* ---- Lean products ------------------------------------------------------------------------ */
 
@@ -200,6 +209,7 @@ void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int
 /* The sum over i < n of w[i] * (x[i] - xz), x int8 where is_signed, else uint8: a window that
  * is a whole channel's input (a global pool's as a depthwise convolution). */
 int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz);
+/* The same with the portable loop whatever the target: its tail, and tests/runtime's. */
 int32_t ref_qg_dot8_portable(const unsigned char *x, const int8_t *w, int64_t n, int is_signed,
                              int32_t xz);
 /* The same with the portable loops whatever the target: for tests/runtime's comparison. */
