@@ -903,8 +903,8 @@ static const unsigned char *ref_qconv_lean_corner3(const ref_qconv_params *p,
 
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
  * multiplied by every kernel row of the group and requantized (ref_qg_lean_dots); int indices
- * (the builder checked they fit). Every kernel row but the kernel's last has a row after it
- * to read past its end into. */
+ * (the builder checked they fit). Kernel rows read past their end only as far as the kernel
+ * goes (ref_qg_lean_over). */
 static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
@@ -925,7 +925,7 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   }
   for (g = 0; g < (int)p->group; ++g) {
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
-    const int c = g * mpg, over = m - 1 - c < mpg ? m - 1 - c : mpg;
+    const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg);
     for (j = (int)lo; j < (int)hi; j += np) {
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
       const unsigned char *corner =

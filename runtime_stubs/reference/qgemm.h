@@ -231,10 +231,17 @@ typedef struct {
 /* For the m kernel rows of k int8 values at w (read in place), row r output channel c0 + r:
  * the sums over d < k of w[r * k + d] * (depth d of pixel h in the lean block c), for the
  * block's first n pixels, put by o as elements h of the row at y + r * y_row (bytes). The
- * first `over` rows may read 3 bytes past their k (the next row's, which the block's zero
- * depths cancel), so that they run whole groups of 4 depths. */
+ * first `over` rows may read up to 3 bytes past their k (the next rows', which the block's zero
+ * depths cancel), so that they run whole groups of 4 depths: ref_qg_lean_over. */
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y, int64_t y_row);
+/* The `over` of ref_qg_lean_dots for rows c0 .. c0 + m - 1 of a kernel of `rows` rows of k
+ * bytes: those whose last group of 4 depths ends inside the kernel. */
+static inline int64_t ref_qg_lean_over(int64_t k, int64_t rows, int64_t c0, int64_t m) {
+  const int64_t past = (4 - k % 4) % 4, after = k > 0 ? (past + k - 1) / k : rows;
+  const int64_t over = rows - after - c0;
+  return over < 0 ? 0 : over > m ? m : over;
+}
 /* s[j] = sum over d < k of x[d] * w[d * ldw + j], for j < n: a row of k int16 values (k rounded
  * up to even, the pad zero) times an int8 matrix read in place. */
 void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, int64_t n,

@@ -237,7 +237,8 @@ static int lean_expected(const lean_epilogue *e, int64_t ch, int64_t s, const un
 /* Lean products: ref_qg_lean_dots and ref_qg_lean_row (the target's and the portable loops)
  * against the definition, on int8 kernels at odd offsets (unaligned words) and int16 data in
  * [-255, 255]; the kernel rows end where the allocation ends, so that a kernel reading past
- * the depth of the last row would be caught by the sanitizers (the others may: `over`). */
+ * the depth of the last row would be caught by the sanitizers (the others may, as far as
+ * ref_qg_lean_over allows). */
 enum { LEAN_ROWS = 3 };
 static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   const int64_t words = ref_qg_lean_words(k);
@@ -270,8 +271,9 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   for (np = 1; np <= REF_QG_LEAN_PIXELS; np += REF_QG_LEAN_PIXELS - 1) {
     memset(d1, 0xA5, sizeof d1);
     memset(d2, 0xA5, sizeof d2);
-    ref_qg_lean_dots(k, rows, LEAN_ROWS, LEAN_ROWS - 1, c, &e.o, 2, np, d1, ROW_BYTES);
-    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, LEAN_ROWS - 1, c, &e.o, 2, np, d2, ROW_BYTES);
+    const int64_t over = ref_qg_lean_over(k, LEAN_ROWS, 0, LEAN_ROWS);
+    ref_qg_lean_dots(k, rows, LEAN_ROWS, over, c, &e.o, 2, np, d1, ROW_BYTES);
+    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, over, c, &e.o, 2, np, d2, ROW_BYTES);
     for (r = 0; r < LEAN_ROWS; ++r)
       for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
         const unsigned char *y1 = d1 + r * ROW_BYTES, *y2 = d2 + r * ROW_BYTES;
