@@ -731,13 +731,62 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
 }
 
 #if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
-/* ref_qg_lean_fast of an int8 output whose clamp is [lo, 127]: SSAT saturates to int8, the
- * lower bound of a fused activation a compare (rnd = 2^(e-1)). */
-static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rnd, int32_t e, int32_t zp,
+/* ref_qg_lean_fast where the clamp is [-128, 127] or [0, 255] (SSAT or USAT saturates to it)
+ * before the lower bound of a fused activation: (hi + rnd) >> e plus the zero point is
+ * (hi + rnd + zp * 2^e) >> e, rz that constant (ref_qg_lean_fast_ok bounds it). u: uint8's
+ * clamp; lo: the activation's bound where it is above the clamp's, else INT32_MIN (a constant
+ * compare the compiler drops). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rz, int32_t e, int u,
                                      int32_t lo) {
   const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
-  const int32_t q = __ssat(((hi + rnd) >> e) + zp, 8); /* arithmetic on every Arm compiler */
+  const int32_t t = (hi + rz) >> e; /* arithmetic on every Arm compiler */
+  const int32_t q = u ? (int32_t)__usat(t, 8) : __ssat(t, 8);
   return q < lo ? lo : q;
+}
+
+/* rz of ref_qg_lean_q8. */
+static inline int32_t ref_qg_lean_rz(int32_t e, int32_t zp) {
+  return ((int32_t)1 << (e - 1)) + zp * ((int32_t)1 << e);
+}
+
+/* Whether the clamp [lo, hi] takes ref_qg_lean_q8. */
+static inline int ref_qg_lean_sat8(int32_t lo, int32_t hi) {
+  return (hi == 127 && lo >= -128) || (hi == 255 && lo >= 0);
+}
+
+/* ref_qg_lean_run's loop for ref_qg_lean_q8, u and lo constants where it is inlined. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void ref_qg_lean_run8(const int32_t *s, int n, int32_t bias, int32_t mult,
+                                    int32_t e, int32_t zp, int u, int32_t lo, unsigned char *y) {
+  const int32_t rz = ref_qg_lean_rz(e, zp);
+  int i;
+  for (i = 0; i < n; ++i)
+    y[i] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[i] + (uint32_t)bias), mult, rz, e,
+                                         u, lo);
+}
+
+/* ref_qg_lean_tile's rows for ref_qg_lean_q8 (per-channel multipliers and shifts). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s,
+                                     unsigned char *y, int64_t y_row, int u, int32_t lo) {
+  const int32_t zp = o->zp, none = 0, *bias = o->bias ? o->bias + c0 : &none;
+  const int32_t *mult = o->mult + c0, *shift = o->shift + c0, *end = s + m * REF_QG_LEAN_PIXELS;
+  const int bstep = o->bias ? 1 : 0;
+  for (; s != end; s += REF_QG_LEAN_PIXELS, y += y_row, bias += bstep) {
+    const uint32_t b = (uint32_t)*bias;
+    const int32_t mu = *mult++, e = *shift++ - 32, rz = ref_qg_lean_rz(e, zp);
+    y[0] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[0] + b), mu, rz, e, u, lo);
+    y[1] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[1] + b), mu, rz, e, u, lo);
+    y[2] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[2] + b), mu, rz, e, u, lo);
+    y[3] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[3] + b), mu, rz, e, u, lo);
+  }
 }
 #endif
 
@@ -753,11 +802,15 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
     const int32_t qlo = q.lo - zp, qhi = q.hi - zp;
     unsigned char *yi = y + i0;
 #if defined(__ARM_FEATURE_SAT)
-    if (q.hi == 127 && q.lo >= -128) {
-      const int32_t rnd = (int32_t)1 << (e - 1), lo = q.lo;
-      for (i = 0; i < n; ++i)
-        yi[i] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[i] + (uint32_t)bias), mult, rnd,
-                                              e, zp, lo);
+    if (ref_qg_lean_sat8(q.lo, q.hi)) { /* the common clamps with their constants */
+      if (q.hi == 255 && q.lo == 0)
+        ref_qg_lean_run8(s, n, bias, mult, e, zp, 1, INT32_MIN, yi);
+      else if (q.hi == 255)
+        ref_qg_lean_run8(s, n, bias, mult, e, zp, 1, q.lo, yi);
+      else if (q.lo == -128)
+        ref_qg_lean_run8(s, n, bias, mult, e, zp, 0, INT32_MIN, yi);
+      else
+        ref_qg_lean_run8(s, n, bias, mult, e, zp, 0, q.lo, yi);
       return;
     }
 #endif
@@ -786,22 +839,16 @@ static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int3
                              unsigned char *y, int64_t y_row) {
   int r;
 #if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
-  if (o->fast && n == REF_QG_LEAN_PIXELS && o->hi == 127 && o->lo >= -128 && o->mult_step == 1 &&
-      o->shift_step == 1) { /* per-channel int8: the channel in registers */
-    const int32_t zp = o->zp, lo = o->lo, none = 0, *bias = o->bias ? o->bias + c0 : &none;
-    const int32_t *mult = o->mult + c0, *shift = o->shift + c0, *end = s + m * REF_QG_LEAN_PIXELS;
-    const int bstep = o->bias ? 1 : 0;
-    for (; s != end; s += REF_QG_LEAN_PIXELS, y += y_row, bias += bstep) {
-      const int32_t b = *bias, mu = *mult++, e = *shift++ - 32, rnd = (int32_t)1 << (e - 1);
-      y[0] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[0] + (uint32_t)b), mu, rnd, e, zp,
-                                           lo);
-      y[1] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[1] + (uint32_t)b), mu, rnd, e, zp,
-                                           lo);
-      y[2] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[2] + (uint32_t)b), mu, rnd, e, zp,
-                                           lo);
-      y[3] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[3] + (uint32_t)b), mu, rnd, e, zp,
-                                           lo);
-    }
+  if (o->fast && n == REF_QG_LEAN_PIXELS && ref_qg_lean_sat8(o->lo, o->hi) && o->mult_step == 1 &&
+      o->shift_step == 1) { /* per-channel, the common clamps with their constants */
+    if (o->hi == 255 && o->lo == 0)
+      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 1, INT32_MIN);
+    else if (o->hi == 255)
+      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 1, o->lo);
+    else if (o->lo == -128)
+      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 0, INT32_MIN);
+    else
+      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 0, o->lo);
     return;
   }
 #endif
@@ -923,6 +970,103 @@ static inline void ref_qg_lean_sums_rows(const int8_t *w, int k, int rows, int g
 
 /* Pairs of rows: each word of the block multiplies both rows' halves (16 SMLADs for 2 kernel
  * words and 8 block words). */
+#if defined(__thumb2__) && defined(__GNUC__)
+/* In Thumb-2 assembly: the 8 sums, the two pointers, k and three temporaries take all 14
+ * registers, which C compilers do not manage (GCC reloads block words and spills, 40
+ * instructions a group). A group's odd depths (the block's odd words), then its even ones,
+ * each phase one half of each row's word (SXTB16) in a register and each block word loaded
+ * once for both rows: 35 instructions for 32 multiply-adds, the loop's end read from the
+ * stack. Arguments: w, k, pairs, groups; c and s on the stack. */
+void ref_qg_lean_pairs_t2(const int8_t *w, int k, int pairs, int groups, const int32_t *c,
+                          int32_t *s);
+__asm__(".syntax unified\n"
+        ".pushsection .text.ref_qg_lean_pairs_t2,\"ax\",%progbits\n"
+        ".balign 4\n"
+        ".global ref_qg_lean_pairs_t2\n"
+        ".hidden ref_qg_lean_pairs_t2\n"
+        ".type ref_qg_lean_pairs_t2, %function\n"
+        ".thumb\n"
+        ".thumb_func\n"
+        "ref_qg_lean_pairs_t2:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #16\n" /* [sp]: the pair's end, [sp, 4]: pairs left, [sp, 8]: 4 groups */
+        "  cmp r2, #0\n"       /* [sp, 12]: the pair's first row; c at [sp, 52], s at [sp, 56] */
+        "  ble 4f\n"
+        "  str r2, [sp, #4]\n"
+        "  lsls r3, r3, #2\n"
+        "  str r3, [sp, #8]\n"
+        "1:\n"
+        "  str r0, [sp, #12]\n"
+        "  ldr r3, [sp, #8]\n"
+        "  add r3, r3, r0\n"
+        "  str r3, [sp, #0]\n"
+        "  ldr r2, [sp, #52]\n"
+        "  mov r4, #0\n"
+        "  mov r5, #0\n"
+        "  mov r6, #0\n"
+        "  mov r7, #0\n"
+        "  mov r8, #0\n"
+        "  mov r9, #0\n"
+        "  mov r10, #0\n"
+        "  mov r11, #0\n"
+        "  cmp r0, r3\n"
+        "  beq 3f\n"
+        "2:\n"
+        "  ldr lr, [r0, r1]\n"
+        "  sxtb16 r12, lr, ror #8\n"
+        "  ldr lr, [r0]\n"
+        "  sxtb16 r3, lr, ror #8\n"
+        "  ldr lr, [r2, #4]\n"
+        "  smlad r4, r3, lr, r4\n"
+        "  smlad r8, r12, lr, r8\n"
+        "  ldr lr, [r2, #12]\n"
+        "  smlad r5, r3, lr, r5\n"
+        "  smlad r9, r12, lr, r9\n"
+        "  ldr lr, [r2, #20]\n"
+        "  smlad r6, r3, lr, r6\n"
+        "  smlad r10, r12, lr, r10\n"
+        "  ldr lr, [r2, #28]\n"
+        "  smlad r7, r3, lr, r7\n"
+        "  smlad r11, r12, lr, r11\n"
+        "  ldr lr, [r0, r1]\n"
+        "  sxtb16 r12, lr\n"
+        "  ldr lr, [r0], #4\n"
+        "  sxtb16 r3, lr\n"
+        "  ldr lr, [r2, #8]\n"
+        "  smlad r5, r3, lr, r5\n"
+        "  smlad r9, r12, lr, r9\n"
+        "  ldr lr, [r2, #16]\n"
+        "  smlad r6, r3, lr, r6\n"
+        "  smlad r10, r12, lr, r10\n"
+        "  ldr lr, [r2, #24]\n"
+        "  smlad r7, r3, lr, r7\n"
+        "  smlad r11, r12, lr, r11\n"
+        "  ldr lr, [r2], #32\n"
+        "  smlad r4, r3, lr, r4\n"
+        "  smlad r8, r12, lr, r8\n"
+        "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr lr, [sp, #56]\n"
+        "  stmia lr!, {r4-r11}\n"
+        "  str lr, [sp, #56]\n"
+        "  ldr r0, [sp, #12]\n"
+        "  add r0, r0, r1, lsl #1\n"
+        "  ldr r2, [sp, #4]\n"
+        "  subs r2, r2, #1\n"
+        "  str r2, [sp, #4]\n"
+        "  bne 1b\n"
+        "4:\n"
+        "  add sp, sp, #16\n"
+        "  pop {r4-r11, pc}\n"
+        ".size ref_qg_lean_pairs_t2, .-ref_qg_lean_pairs_t2\n"
+        ".popsection\n");
+static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
+                                          const int32_t *c, int32_t *s) {
+  ref_qg_lean_pairs_t2(w, k, pairs, groups, c, s);
+}
+#else
 static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
                                           const int32_t *c, int32_t *s) {
   for (; pairs > 0; --pairs, w += 2 * k, s += 2 * REF_QG_LEAN_PIXELS) {
@@ -946,6 +1090,7 @@ static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int
     s[4] = q0, s[5] = q1, s[6] = q2, s[7] = q3;
   }
 }
+#endif
 
 REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
                                                  const int32_t *c, int32_t *s) {

@@ -304,9 +304,10 @@ static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64
  * (hi + 2^(e-1)) : lo, e = shift - 32, hi and lo SMULL's words, so the quotient is
  * (hi + 2^(e-1)) >> e, in int32 (|s * mult| < 2^62). A tie needs s * mult to be an odd
  * multiple of 2^(shift-1), v2(s) = shift - 1 - v2(mult) <= 31 for an int32 s, which only a
- * multiplier whose low e bits are zero allows. */
+ * multiplier whose low e bits are zero allows. Shifts up to 54 (e <= 22), so that a zero point
+ * times 2^e joins the rounding constant: |hi| <= 2^30, |zp| * 2^e + 2^(e-1) < 2^30. */
 static inline int ref_qg_lean_fast_ok(int32_t mult, int32_t shift) {
-  return shift >= 33 && shift <= 62 &&
+  return shift >= 33 && shift <= 54 &&
          (mult == 0 || ((uint32_t)mult & (((uint32_t)1 << (shift - 32)) - 1)) != 0);
 }
 

@@ -426,7 +426,8 @@ class CortexMTest(Work):
 class ArmKernelsTest(unittest.TestCase):
     """The reference backend's Arm kernels (runtime_stubs/reference/qgemm.c: SMLAD, Helium,
     NEON) against its portable ones and the int64 definition: tests/runtime/test_qgemm.c
-    cross-compiled with -Werror for armv7-a with NEON, armv7-a with only the DSP extension and
+    cross-compiled with -Werror for armv7-a with NEON (Thumb-2), armv7-a with only the DSP
+    extension (in the Arm instruction set: the C loops that Thumb-2 builds take in assembly) and
     aarch64 (run under qemu-user), and as firmware (examples/cortex-m's start-up, newlib's
     semihosting stdio) for the Cortex-M4 (DSP) and the Cortex-M55 (Helium) under
     qemu-system-arm. Each build must hold the kernel its target selects."""
@@ -437,8 +438,9 @@ class ArmKernelsTest(unittest.TestCase):
     LINUX = {  # name: (compiler, flags, qemu, sysroot, the tile kernel)
         "armv7-a+neon": ("arm-linux-gnueabihf-gcc", ["-march=armv7-a+simd", "-mfpu=neon"],
                          "qemu-arm", "/usr/arm-linux-gnueabihf", "ref_qg_tile_neon"),
-        "armv7-a+dsp": ("arm-linux-gnueabihf-gcc", ["-march=armv7-a", "-mfpu=vfpv3-d16"],
-                        "qemu-arm", "/usr/arm-linux-gnueabihf", "ref_qg_tile_dsp"),
+        "armv7-a+dsp": ("arm-linux-gnueabihf-gcc",
+                        ["-march=armv7-a", "-mfpu=vfpv3-d16", "-marm"], "qemu-arm",
+                        "/usr/arm-linux-gnueabihf", "ref_qg_tile_dsp"),
         "aarch64": ("aarch64-linux-gnu-gcc", [], "qemu-aarch64", "/usr/aarch64-linux-gnu",
                     "ref_qg_tile_neon"),
     }

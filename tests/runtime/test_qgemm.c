@@ -186,7 +186,9 @@ static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t 
 /* A lean epilogue for LEAN_CHANNELS channels, mode 0: random multipliers and shifts from 31
  * to 44 (the integer path below 32); 1: multipliers 2^30 and 2^29 and shifts 32 to 36, so
  * that many sums fall on ties; 2: raw int32 results; 3: random multipliers and shifts from 33
- * to 44, every channel fast on 32-bit Arm (ref_qg_lean_fast_all). */
+ * to 44, every channel fast on 32-bit Arm (ref_qg_lean_fast_all); 4: fast too, at the bounds
+ * of ref_qg_lean_q8's int32 sum: biases near +-2^31, shifts up to 54, the zero point's
+ * extremes. int8 or uint8 clamps, at random. */
 enum { LEAN_CHANNELS = 8 };
 typedef struct {
   int32_t bias[LEAN_CHANNELS], mult[LEAN_CHANNELS], shift[LEAN_CHANNELS];
@@ -197,9 +199,11 @@ static void lean_epilogue_init(lean_epilogue *e, int mode) {
   int c;
   memset(e, 0, sizeof *e);
   for (c = 0; c < LEAN_CHANNELS; ++c) {
-    e->bias[c] = uniform(-3000, 3000);
+    e->bias[c] = mode == 4 ? (c % 2 ? 1 : -1) * (0x7fffffff - (1 << 27)) : uniform(-3000, 3000);
     e->mult[c] = mode == 1 ? (int32_t)1 << (29 + c % 2) : uniform(1 << 30, 0x7fffffff) | 1;
-    e->shift[c] = mode == 1 ? uniform(32, 36) : uniform(mode == 3 ? 33 : 31, 44);
+    e->shift[c] = mode == 1   ? uniform(32, 36)
+                  : mode == 4 ? uniform(44, 54)
+                              : uniform(mode == 3 ? 33 : 31, 44);
   }
   if (mode == 0) { /* shifts 31 and 32 (not fast) on channels 0 and 1 */
     e->shift[0] = 31;
@@ -210,12 +214,20 @@ static void lean_epilogue_init(lean_epilogue *e, int mode) {
   e->o.shift = e->shift;
   e->o.mult_step = e->o.shift_step = 1;
   e->o.raw = mode == 2;
-  e->o.zp = uniform(-20, 20);
-  e->o.lo = -128 + uniform(0, 100); /* a fused activation's clamp, sometimes */
-  e->o.hi = 127;
+  if (uniform(0, 1)) { /* int8, and sometimes a fused activation's lower bound */
+    e->o.zp = uniform(-20, 20);
+    e->o.lo = uniform(0, 1) ? -128 : -128 + uniform(1, 100);
+    e->o.hi = 127;
+  } else { /* uint8 */
+    e->o.zp = uniform(108, 148);
+    e->o.lo = uniform(0, 1) ? 0 : uniform(1, 100);
+    e->o.hi = 255;
+  }
+  if (mode == 4) /* the zero point's extremes */
+    e->o.zp = e->o.hi == 255 ? 255 * uniform(0, 1) : uniform(0, 1) ? 127 : -128;
   e->o.fast = ref_qg_lean_fast_all(&e->o, LEAN_CHANNELS);
 #if defined(__arm__)
-  CHECK(e->o.fast == (mode == 3), "lean epilogue, mode %d: fast is %d", mode, e->o.fast);
+  CHECK(e->o.fast == (mode >= 3), "lean epilogue, mode %d: fast is %d", mode, e->o.fast);
 #endif
 }
 
@@ -231,7 +243,7 @@ static int lean_expected(const lean_epilogue *e, int64_t ch, int64_t s, const un
   }
   *want = round_shift(v * e->mult[ch], e->shift[ch]) + e->o.zp;
   *want = *want < e->o.lo ? e->o.lo : *want > e->o.hi ? e->o.hi : *want;
-  return (int8_t)y[i] == *want;
+  return (e->o.hi == 255 ? (int64_t)y[i] : (int64_t)(int8_t)y[i]) == *want;
 }
 
 /* Lean products: ref_qg_lean_dots and ref_qg_lean_row (the target's and the portable loops)
@@ -500,7 +512,7 @@ int main(void) {
           widen_case(n, offset, is_signed);
         block_case(n, is_signed);
       }
-    for (mode = 0; mode < 4; ++mode) {
+    for (mode = 0; mode < 5; ++mode) {
       for (k = 0; k <= 13; ++k)
         for (n = 1; n <= 11; n += 2)
           for (offset = 0; offset < 4; ++offset)
