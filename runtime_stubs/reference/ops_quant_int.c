@@ -406,11 +406,14 @@ static int ref_qi_lean_kernel(const odla_value *in) {
   return 1;
 }
 
-/* o from the node's operands. ODLA_INVALID_PARAM when a multiplier or shift computed in the
- * graph is out of range (constant ones the builder checked). */
+/* o from the node's operands, for sums of `depth` products of an int8 kernel value and an
+ * input value less its zero point (|w| <= 128, |x - xz| <= 255: o->sum_bits). ODLA_INVALID_PARAM
+ * when a multiplier or shift computed in the graph is out of range (constant ones the builder
+ * checked). */
 static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
-                                        const ref_qi_common *q, ref_qg_lean_out *o) {
-  int64_t c;
+                                        const ref_qi_common *q, int64_t depth,
+                                        ref_qg_lean_out *o) {
+  int64_t c, bound = 0;
   memset(o, 0, sizeof *o);
   o->bias = (const int32_t *)io->in[REF_QI_BIAS];
   o->raw = q->raw;
@@ -423,9 +426,15 @@ static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
   o->zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
   o->lo = q->lo;
   o->hi = q->hi;
-  for (c = 0; c < q->channels; ++c)
+  for (c = 0; c < q->channels; ++c) {
+    const int64_t b = o->bias ? (int64_t)o->bias[c] : 0;
     if (!ref_qi_scale_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
       return ODLA_INVALID_PARAM;
+    bound = b < -bound ? -b : b > bound ? b : bound;
+  }
+  bound += depth * 128 * 255; /* depth < 2^31 / (128 * 255): the builder bounded the sums */
+  while (o->sum_bits < 32 && bound >= (int64_t)1 << o->sum_bits)
+    ++o->sum_bits;
   o->fast = ref_qg_lean_fast_all(o, q->channels);
   return ODLA_SUCCESS;
 }
@@ -1236,7 +1245,7 @@ static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
   const int64_t macs = opix * p->mpg * p->kg;
   ref_qg_lean_out out;
   int64_t n;
-  const odla_status s = ref_qi_lean_epilogue(node, io, &p->q, &out);
+  const odla_status s = ref_qi_lean_epilogue(node, io, &p->q, p->kg, &out);
   if (s != ODLA_SUCCESS)
     return s;
   for (n = 0; n < p->n; ++n) {
@@ -1596,7 +1605,7 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
   s = p->q.lean
-          ? ref_qi_lean_epilogue(node, io, &p->q, &lean)
+          ? ref_qi_lean_epilogue(node, io, &p->q, p->k, &lean)
           : ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &job.g.out);
   if (s != ODLA_SUCCESS)
     return s;

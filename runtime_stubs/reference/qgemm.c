@@ -720,7 +720,7 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
   if (o->raw)
     return 0;
   for (c = 0; c < channels; ++c)
-    if (!ref_qg_lean_fast_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
+    if (!ref_qg_lean_fast_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step], o->sum_bits))
       return 0;
   return 1;
 #else
@@ -797,7 +797,7 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
   const ref_qg_lean_ch q = ref_qg_lean_channel(o, ch);
   int i;
 #if REF_QG_ARM32
-  if (!q.raw && ref_qg_lean_fast_ok(q.mult, q.shift)) {
+  if (!q.raw && ref_qg_lean_fast_ok(q.mult, q.shift, q.sum_bits)) {
     const int32_t bias = q.bias, mult = q.mult, e = q.shift - 32, zp = q.zp;
     const int32_t qlo = q.lo - zp, qhi = q.hi - zp;
     unsigned char *yi = y + i0;
@@ -940,6 +940,19 @@ static inline int32_t ref_qg_word8(const int8_t *p) {
 static inline int32_t ref_qg_sxtb16_ror8(int32_t x) {
   int32_t r;
   __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+
+/* PKHBT, PKHTB: the low half of lo with the low half of hi above it; the high half of hi with
+ * the high half of lo below it. */
+static inline int32_t ref_qg_pkhbt(int32_t lo, int32_t hi) {
+  int32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
+  return r;
+}
+static inline int32_t ref_qg_pkhtb(int32_t hi, int32_t lo) {
+  int32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
   return r;
 }
 
@@ -1127,9 +1140,8 @@ void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, 
     uint32_t p;
     for (p = pairs; p != 0; --p, xd += 2, wd += 2 * ldw) {
       const int32_t xp = ref_qg_word(xd);
-      const uint32_t r0 = (uint32_t)ref_qg_word8(wd), r1 = (uint32_t)ref_qg_word8(wd + ldw);
-      const int32_t lo = (int32_t)((r0 & 0xFFFFu) | r1 << 16);
-      const int32_t hi = (int32_t)((r1 & 0xFFFF0000u) | r0 >> 16);
+      const int32_t r0 = ref_qg_word8(wd), r1 = ref_qg_word8(wd + ldw);
+      const int32_t lo = ref_qg_pkhbt(r0, r1), hi = ref_qg_pkhtb(r1, r0);
       s0 = __smlad(xp, __sxtb16(lo), s0);
       s1 = __smlad(xp, ref_qg_sxtb16_ror8(lo), s1);
       s2 = __smlad(xp, __sxtb16(hi), s2);
@@ -1156,18 +1168,6 @@ static inline int32_t ref_qg_uxtb16_ror8(int32_t x) {
   return r;
 }
 
-/* PKHBT, PKHTB: the low half of lo with the low half of hi above it; the high half of hi with
- * the high half of lo below it. */
-static inline int32_t ref_qg_pkhbt(int32_t lo, int32_t hi) {
-  int32_t r;
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(lo), "r"(hi));
-  return r;
-}
-static inline int32_t ref_qg_pkhtb(int32_t hi, int32_t lo) {
-  int32_t r;
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(hi), "r"(lo));
-  return r;
-}
 
 /* Four values a step: bytes 0 and 2, 1 and 3 extended and less zp in pairs (SSUB16), put back
  * in order (PKHBT, PKHTB). */
@@ -1397,41 +1397,43 @@ static inline void ref_qg_dw3_rows(const int16_t *x, int d1, int d2, int step, i
   }
 }
 
-/* Stride 1: two outputs a step, whose windows' words are one value apart. */
+/* Stride 1, 3 taps a row: two outputs a step from each window row's two words (values 0-1,
+ * 2-3): the first output's a0 x0 + a1 x1 by SMLAD and a2 x2 by SMLATB of (a1, a2), the
+ * second's a1 x2 + a2 x3 by SMLAD of (a1, a2) and a0 x1 by SMLABT: 6 loads and 12
+ * multiply-adds for two outputs (were 12 and 12). tw: (a0, a1) and (a2, 0) a row. */
 static void ref_qg_dw3_rows_1(const int16_t *x, int d1, int d2, int step, const int32_t *tw,
                               int rows, int n, int32_t *s) {
-  const int32_t a0 = tw[0], a1 = tw[1], b0 = tw[2], b1 = tw[3], c0 = tw[4], c1 = tw[5];
+  const int32_t a0 = tw[0], b0 = ref_qg_pkhbt(a0 >> 16, tw[1]);
+  const int32_t a1 = tw[2], b1 = ref_qg_pkhbt(a1 >> 16, tw[3]);
+  const int32_t a2 = tw[4], b2 = ref_qg_pkhbt(a2 >> 16, tw[5]);
   int oy;
   for (oy = 0; oy < rows; ++oy, x += step) {
     const int16_t *x0 = x, *x1 = x + d1, *x2 = x + d2;
     const int32_t *end = s + n - n % 2;
     for (; s != end; s += 2, x0 += 2, x1 += 2, x2 += 2) {
-      int32_t u = __smlad(a0, ref_qg_word(x0), 0), v = __smlad(a0, ref_qg_word(x0 + 1), 0);
-      u = __smlad(a1, ref_qg_word(x0 + 2), u);
-      v = __smlad(a1, ref_qg_word(x0 + 3), v);
-      u = __smlad(b0, ref_qg_word(x1), u);
-      v = __smlad(b0, ref_qg_word(x1 + 1), v);
-      u = __smlad(b1, ref_qg_word(x1 + 2), u);
-      v = __smlad(b1, ref_qg_word(x1 + 3), v);
-      u = __smlad(c0, ref_qg_word(x2), u);
-      v = __smlad(c0, ref_qg_word(x2 + 1), v);
-      s[0] = __smlad(c1, ref_qg_word(x2 + 2), u);
-      s[1] = __smlad(c1, ref_qg_word(x2 + 3), v);
+      int32_t p = ref_qg_word(x0), q = ref_qg_word(x0 + 2);
+      int32_t u = __smlatb(b0, q, __smuad(a0, p)), v = __smlabt(a0, p, __smuad(b0, q));
+      p = ref_qg_word(x1), q = ref_qg_word(x1 + 2);
+      u = __smlatb(b1, q, __smlad(a1, p, u)), v = __smlabt(a1, p, __smlad(b1, q, v));
+      p = ref_qg_word(x2), q = ref_qg_word(x2 + 2);
+      s[0] = __smlatb(b2, q, __smlad(a2, p, u));
+      s[1] = __smlabt(a2, p, __smlad(b2, q, v));
     }
     if (n % 2) {
       int32_t u = __smlad(a0, ref_qg_word(x0), 0);
-      u = __smlad(a1, ref_qg_word(x0 + 2), u);
-      u = __smlad(b0, ref_qg_word(x1), u);
-      u = __smlad(b1, ref_qg_word(x1 + 2), u);
-      u = __smlad(c0, ref_qg_word(x2), u);
-      *s++ = __smlad(c1, ref_qg_word(x2 + 2), u);
+      u = __smlabb(tw[1], ref_qg_word(x0 + 2), u);
+      u = __smlad(a1, ref_qg_word(x1), u);
+      u = __smlabb(tw[3], ref_qg_word(x1 + 2), u);
+      u = __smlad(a2, ref_qg_word(x2), u);
+      *s++ = __smlabb(tw[5], ref_qg_word(x2 + 2), u);
     }
   }
 }
 
+/* Stride 1 with 3 taps a row; strides 1 (4 taps) and 2 as constants, others as they are. */
 REF_QG_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int step, int stride,
-                                       const int32_t *tw, int rows, int n, int32_t *s) {
-  if (stride == 1)
+                                       int kw, const int32_t *tw, int rows, int n, int32_t *s) {
+  if (stride == 1 && kw == 3)
     ref_qg_dw3_rows_1(x, d1, d2, step, tw, rows, n, s);
   else if (stride == 2)
     ref_qg_dw3_rows(x, d1, d2, step, 2, tw, rows, n, s);
@@ -1491,8 +1493,8 @@ void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw,
       const int16_t *xo = x + oy * (int)step + ox * stride;
       n = w - ox < REF_QG_DW_RUN ? w - ox : REF_QG_DW_RUN;
       if (nrows == 3 && pairs == 2)
-        ref_qg_dw3(xo + rows[0], rows[1] - rows[0], rows[2] - rows[0], (int)step, stride, tw, nr, n,
-                   s);
+        ref_qg_dw3(xo + rows[0], rows[1] - rows[0], rows[2] - rows[0], (int)step, stride, kw, tw,
+                   nr, n, s);
       else
         ref_qg_dw_any(xo, rows, nrows, kw, (int)step, stride, tw, ntw, taps, nr, n, s);
       ref_qg_lean_run(o, ch, s, nr * n, y, (int64_t)oy * w + ox);

@@ -225,7 +225,8 @@ typedef struct {
   int64_t mult_step, shift_step;      /* 1: one per channel; 0: one for all */
   int32_t zp, lo, hi;
   int raw;
-  int fast; /* every channel takes ref_qg_lean_fast (32-bit Arm; ref_qg_lean_fast_all) */
+  int fast;     /* every channel takes ref_qg_lean_fast (32-bit Arm; ref_qg_lean_fast_all) */
+  int sum_bits; /* |s + bias| < 2^sum_bits for every sum; 0: not known (32) */
 } ref_qg_lean_out;
 
 /* For the m kernel rows of k int8 values at w (read in place), row r output channel c0 + r:
@@ -283,7 +284,7 @@ static inline int32_t ref_qg_requantize_arm(int32_t s, int32_t mult, int32_t shi
 /* One channel of a ref_qg_lean_out. */
 typedef struct {
   int32_t bias, mult, shift, zp, lo, hi;
-  int raw;
+  int raw, sum_bits;
 } ref_qg_lean_ch;
 
 static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64_t c) {
@@ -295,6 +296,7 @@ static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64
   ch.zp = o->zp;
   ch.lo = o->lo;
   ch.hi = o->hi;
+  ch.sum_bits = o->sum_bits;
   return ch;
 }
 
@@ -303,12 +305,14 @@ static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64
  * take ref_qg_lean_fast: there ref_qg_requantize_arm's t = s * mult + 2^(shift-1) is
  * (hi + 2^(e-1)) : lo, e = shift - 32, hi and lo SMULL's words, so the quotient is
  * (hi + 2^(e-1)) >> e, in int32 (|s * mult| < 2^62). A tie needs s * mult to be an odd
- * multiple of 2^(shift-1), v2(s) = shift - 1 - v2(mult) <= 31 for an int32 s, which only a
- * multiplier whose low e bits are zero allows. Shifts up to 54 (e <= 22), so that a zero point
- * times 2^e joins the rounding constant: |hi| <= 2^30, |zp| * 2^e + 2^(e-1) < 2^30. */
-static inline int ref_qg_lean_fast_ok(int32_t mult, int32_t shift) {
+ * multiple of 2^(shift-1), v2(s) = shift - 1 - v2(mult), so |s| >= 2^(shift-1-v2(mult)):
+ * none where |s| < 2^sum_bits (32 when not known) and mult has a bit set below
+ * shift - sum_bits. Shifts up to 54 (e <= 22), so that a zero point times 2^e joins the
+ * rounding constant: |hi| <= 2^30, |zp| * 2^e + 2^(e-1) < 2^30. */
+static inline int ref_qg_lean_fast_ok(int32_t mult, int32_t shift, int sum_bits) {
+  const int32_t low = shift - (sum_bits > 0 ? sum_bits : 32); /* mult's bits that rule out ties */
   return shift >= 33 && shift <= 54 &&
-         (mult == 0 || ((uint32_t)mult & (((uint32_t)1 << (shift - 32)) - 1)) != 0);
+         (mult == 0 || low >= 31 || (low > 0 && ((uint32_t)mult & (((uint32_t)1 << low) - 1)) != 0));
 }
 
 /* The output byte for the sum s (qlo, qhi: the clamp less the zero point), e = shift - 32. */

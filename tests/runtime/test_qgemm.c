@@ -188,23 +188,32 @@ static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t 
  * that many sums fall on ties; 2: raw int32 results; 3: random multipliers and shifts from 33
  * to 44, every channel fast on 32-bit Arm (ref_qg_lean_fast_all); 4: fast too, at the bounds
  * of ref_qg_lean_q8's int32 sum: biases near +-2^31, shifts up to 54, the zero point's
- * extremes. int8 or uint8 clamps, at random. */
+ * extremes; 5: fast thanks to the sums' bound (o.sum_bits, from the depth): multipliers whose
+ * low 12 bits are zero and shifts from 40 to 44. int8 or uint8 clamps, at random. */
 enum { LEAN_CHANNELS = 8 };
 typedef struct {
   int32_t bias[LEAN_CHANNELS], mult[LEAN_CHANNELS], shift[LEAN_CHANNELS];
   ref_qg_lean_out o;
 } lean_epilogue;
 
-static void lean_epilogue_init(lean_epilogue *e, int mode) {
+static void lean_epilogue_init(lean_epilogue *e, int mode, int64_t depth) {
+  int64_t bound = 0;
   int c;
   memset(e, 0, sizeof *e);
   for (c = 0; c < LEAN_CHANNELS; ++c) {
     e->bias[c] = mode == 4 ? (c % 2 ? 1 : -1) * (0x7fffffff - (1 << 27)) : uniform(-3000, 3000);
-    e->mult[c] = mode == 1 ? (int32_t)1 << (29 + c % 2) : uniform(1 << 30, 0x7fffffff) | 1;
+    e->mult[c] = mode == 1   ? (int32_t)1 << (29 + c % 2)
+                 : mode == 5 ? (int32_t)((uint32_t)uniform(1 << 30, 0x7fffffff) & ~0xFFFu) | 0x1000
+                             : uniform(1 << 30, 0x7fffffff) | 1;
     e->shift[c] = mode == 1   ? uniform(32, 36)
                   : mode == 4 ? uniform(44, 54)
+                  : mode == 5 ? uniform(40, 44)
                               : uniform(mode == 3 ? 33 : 31, 44);
+    bound = e->bias[c] < -bound ? -e->bias[c] : e->bias[c] > bound ? e->bias[c] : bound;
   }
+  bound += depth * 255 * 128;
+  while (mode != 0 && e->o.sum_bits < 32 && bound >= (int64_t)1 << e->o.sum_bits)
+    ++e->o.sum_bits; /* as the backend bounds its sums; mode 0 leaves it unknown */
   if (mode == 0) { /* shifts 31 and 32 (not fast) on channels 0 and 1 */
     e->shift[0] = 31;
     e->shift[1] = 32;
@@ -265,7 +274,7 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   lean_epilogue e;
   int64_t i, j, d, want;
   int h, r, np;
-  lean_epilogue_init(&e, mode);
+  lean_epilogue_init(&e, mode, k);
   for (i = 0; i < total; ++i)
     w[i] = (int8_t)uniform(-128, 127);
   for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) /* pixel h's depths at v + h * (k + 4), then zeros */
@@ -343,7 +352,7 @@ static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t 
   lean_epilogue e;
   int64_t i, oy, ox, want;
   int r, t, bad = 0;
-  lean_epilogue_init(&e, mode);
+  lean_epilogue_init(&e, mode, (int64_t)nrows * kw);
   for (i = 0; i < values; ++i)
     x[i] = (int16_t)uniform(-255, 255);
   for (i = 0; i < nrows * kw; ++i)
@@ -512,7 +521,7 @@ int main(void) {
           widen_case(n, offset, is_signed);
         block_case(n, is_signed);
       }
-    for (mode = 0; mode < 5; ++mode) {
+    for (mode = 0; mode < 6; ++mode) {
       for (k = 0; k <= 13; ++k)
         for (n = 1; n <= 11; n += 2)
           for (offset = 0; offset < 4; ++offset)
