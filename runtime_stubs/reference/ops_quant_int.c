@@ -837,18 +837,23 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
     REF_QI_PUT(3 * (j) + 1, h, b);                                                                 \
     REF_QI_PUT(3 * (j) + 2, h, c);                                                                 \
   } while (0)
-/* A window row's 3S + 3 values are read before any is stored (the stores may alias x); pixel h
- * takes values hS to hS + 2 (S a constant: the choices fold). */
+/* Window row j's depths 3j to 3j + 2 of the 4 pixels from its values v0 to v8: pixel h takes
+ * values hS to hS + 2 (S a constant: the choices fold). */
+#define REF_QI_STORE3(j, S)                                                                        \
+  do {                                                                                             \
+    REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
+    REF_QI_PIXEL3(j, 1, (S) == 2 ? v2 : v1, (S) == 2 ? v3 : v2, (S) == 2 ? v4 : v3);               \
+    REF_QI_PIXEL3(j, 2, (S) == 2 ? v4 : v2, (S) == 2 ? v5 : v3, (S) == 2 ? v6 : v4);               \
+    REF_QI_PIXEL3(j, 3, (S) == 2 ? v6 : v3, (S) == 2 ? v7 : v4, (S) == 2 ? v8 : v5);               \
+  } while (0)
+/* A window row's 3S + 3 values are read before any is stored (the stores may alias x). */
 #define REF_QI_ROW3(T, j, S)                                                                       \
   do {                                                                                             \
     const T *x = (const T *)(corner + rows[r + (j)]);                                              \
     const int32_t v0 = x[0] - xz, v1 = x[1] - xz, v2 = x[2] - xz, v3 = x[3] - xz;                  \
     const int32_t v4 = x[4] - xz, v5 = x[5] - xz, v6 = (S) == 2 ? x[6] - xz : 0;                   \
     const int32_t v7 = (S) == 2 ? x[7] - xz : 0, v8 = (S) == 2 ? x[8] - xz : 0;                    \
-    REF_QI_PIXEL3(j, 0, v0, v1, v2);                                                               \
-    REF_QI_PIXEL3(j, 1, (S) == 2 ? v2 : v1, (S) == 2 ? v3 : v2, (S) == 2 ? v4 : v3);               \
-    REF_QI_PIXEL3(j, 2, (S) == 2 ? v4 : v2, (S) == 2 ? v5 : v3, (S) == 2 ? v6 : v4);               \
-    REF_QI_PIXEL3(j, 3, (S) == 2 ? v6 : v3, (S) == 2 ? v7 : v4, (S) == 2 ? v8 : v5);               \
+    REF_QI_STORE3(j, S);                                                                           \
   } while (0)
 #define REF_QI_ROWS3(T, S)                                                                         \
   for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
@@ -880,7 +885,66 @@ static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, 
     }
 }
 #undef REF_QI_ROWS3
+
+/* Whether window row r (ci, kd, kh) of the window whose corner is (id0, ih0) reads an input
+ * row, not padding. */
+static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, int r) {
+  const int id = id0 + r / p->lk[1] % p->lk[0] * p->ldil[0], ih = ih0 + r % p->lk[1] * p->ldil[1];
+  return id >= 0 && id < p->lin[0] && ih >= 0 && ih < p->lin[1];
+}
+
+/* ref_qconv_lean_block3 where the windows reach into the padding: window row r's value k (k <
+ * 3S + 3) is x[at + rows[r] + k] - xz for the columns k in [kl, kr) of rows that read the
+ * input (ref_qconv_lean_row_in), else 0; at: the corner's offset (id0, ih0, iw0), which may lie
+ * outside the input. Edge blocks took ref_qconv_lean_col a pixel at a time (every block of an
+ * 8-wide ResNet-8 layer). */
+#define REF_QI_ROW3E(T, j, S)                                                                      \
+  do {                                                                                             \
+    const T *x = (const T *)xg;                                                                    \
+    const int o_ = at + rows[r + (j)];                                                             \
+    const int kl_ = ref_qconv_lean_row_in(p, id0, ih0, r + (j)) ? kl : 9;                          \
+    const int32_t v0 = REF_QI_V(0), v1 = REF_QI_V(1), v2 = REF_QI_V(2), v3 = REF_QI_V(3);          \
+    const int32_t v4 = REF_QI_V(4), v5 = REF_QI_V(5), v6 = (S) == 2 ? REF_QI_V(6) : 0;             \
+    const int32_t v7 = (S) == 2 ? REF_QI_V(7) : 0, v8 = (S) == 2 ? REF_QI_V(8) : 0;                \
+    REF_QI_STORE3(j, S);                                                                           \
+  } while (0)
+#define REF_QI_V(k) ((k) >= kl_ && (k) < kr ? x[o_ + (k)] - xz : 0)
+#define REF_QI_ROWS3E(T, S)                                                                        \
+  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
+    REF_QI_ROW3E(T, 0, S);                                                                         \
+    REF_QI_ROW3E(T, 1, S);                                                                         \
+    REF_QI_ROW3E(T, 2, S);                                                                         \
+    REF_QI_ROW3E(T, 3, S);                                                                         \
+  }
+static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned char *xg,
+                                   const int *rows, int id0, int ih0, int iw0, int is_signed,
+                                   int32_t xz, int32_t *q) {
+  const int nrows = (int)p->cpg * p->lk[0] * p->lk[1], stride = p->lstride[2];
+  const int at = (id0 * p->lin[1] + ih0) * p->lin[2] + iw0;
+  const int kl = iw0 < 0 ? -iw0 : 0, kr = p->lin[2] - iw0; /* the columns inside */
+  unsigned char *b = (unsigned char *)q;
+  int r, d, h;
+  if (is_signed && stride == 1)
+    REF_QI_ROWS3E(int8_t, 1)
+  else if (is_signed)
+    REF_QI_ROWS3E(int8_t, 2)
+  else if (stride == 1)
+    REF_QI_ROWS3E(uint8_t, 1)
+  else
+    REF_QI_ROWS3E(uint8_t, 2)
+  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      const int rr = r + d / 3, k = h * stride + d % 3;
+      const int in = rr < nrows && k >= kl && k < kr && ref_qconv_lean_row_in(p, id0, ih0, rr);
+      const int o = in ? at + rows[rr] + k : 0;
+      REF_QI_PUT(d, h, !in ? 0 : is_signed ? ((const int8_t *)xg)[o] - xz : xg[o] - xz);
+    }
+}
+#undef REF_QI_ROWS3E
+#undef REF_QI_V
+#undef REF_QI_ROW3E
 #undef REF_QI_ROW3
+#undef REF_QI_STORE3
 #undef REF_QI_PIXEL3
 #undef REF_QI_PUT
 #undef REF_QI_AT
@@ -893,21 +957,22 @@ static int ref_qi_little_endian(void) {
   return first == 1;
 }
 
-/* Pixel j's window corner where the block of 4 pixels from j takes ref_qconv_lean_block3,
- * else NULL. */
-static const unsigned char *ref_qconv_lean_corner3(const ref_qconv_params *p,
-                                                   const unsigned char *xg, int j) {
+/* Whether the block of 4 pixels from j takes ref_qconv_lean_block3 (1: its windows inside the
+ * input) or ref_qconv_lean_block3e (2), 0 neither (not one output row, or not a 3-wide window
+ * of stride 1 or 2); o: the first window's corner (depth, height, width), maybe in the pads. */
+static int ref_qconv_lean_corner3(const ref_qconv_params *p, int j, int o[3]) {
   const int ow = j % p->lout[2], rest = j / p->lout[2];
-  const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
-  const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
-  const int iw0 = ow * p->lstride[2] - p->lpad[2];
+  o[0] = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
+  o[1] = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
+  o[2] = ow * p->lstride[2] - p->lpad[2];
   if (!ref_qi_little_endian() || p->lk[2] != 3 || p->ldil[2] != 1 ||
-      (p->lstride[2] != 1 && p->lstride[2] != 2) || ow + REF_QG_LEAN_PIXELS > p->lout[2] ||
-      id0 < 0 || id0 + (p->lk[0] - 1) * p->ldil[0] >= p->lin[0] || ih0 < 0 ||
-      ih0 + (p->lk[1] - 1) * p->ldil[1] >= p->lin[1] || iw0 < 0 ||
-      iw0 + (REF_QG_LEAN_PIXELS - 1) * p->lstride[2] + 2 >= p->lin[2])
-    return NULL;
-  return xg + (id0 * p->lin[1] + ih0) * p->lin[2] + iw0;
+      (p->lstride[2] != 1 && p->lstride[2] != 2) || ow + REF_QG_LEAN_PIXELS > p->lout[2])
+    return 0;
+  return o[0] < 0 || o[0] + (p->lk[0] - 1) * p->ldil[0] >= p->lin[0] || o[1] < 0 ||
+                 o[1] + (p->lk[1] - 1) * p->ldil[1] >= p->lin[1] || o[2] < 0 ||
+                 o[2] + (REF_QG_LEAN_PIXELS - 1) * p->lstride[2] + 2 >= p->lin[2]
+             ? 2
+             : 1;
 }
 
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
@@ -936,13 +1001,16 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
     const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg);
     for (j = (int)lo; j < (int)hi; j += np) {
+      int o[3];
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
-      const unsigned char *corner =
-          np == REF_QG_LEAN_PIXELS ? ref_qconv_lean_corner3(p, xg, j) : NULL;
+      const int way = np == REF_QG_LEAN_PIXELS ? ref_qconv_lean_corner3(p, j, o) : 0;
       if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
-      else if (corner)
-        ref_qconv_lean_block3(corner, rows, nrows, p->lstride[2], is_signed, l->xz, block);
+      else if (way == 1)
+        ref_qconv_lean_block3(xg + (o[0] * p->lin[1] + o[1]) * p->lin[2] + o[2], rows, nrows,
+                              p->lstride[2], is_signed, l->xz, block);
+      else if (way == 2)
+        ref_qconv_lean_block3e(p, xg, rows, o[0], o[1], o[2], is_signed, l->xz, block);
       else
         for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
           const int jh = j + (h < np ? h : np - 1);
@@ -1763,6 +1831,7 @@ typedef struct {
   double ma, mb; /* Add: the multipliers / 2^shift; Mul: ma the multiplier / 2^shift */
   double za, zb, zy, lo, hi;
   int32_t ia, ib, shift; /* the multipliers and shift */
+  int word;              /* shift <= 31 and every quotient fits in int32: ref_qbin_round_word */
 } ref_qbin_params;
 
 #if REF_QG_FLOAT64
@@ -1790,6 +1859,58 @@ typedef struct {
     const int64_t v = ref_qg_round_shift(EXPR, shift) + zy;                                        \
     y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                     \
   } while (0)
+/* ref_qg_round_shift(t, shift) for shifts 1 to 31 where the quotient fits in int32, in 32-bit
+ * words: t + 2^(shift-1) by ADDS/ADC, its quotient from the two words, and a tie (the low shift
+ * bits of the sum all zero) rounded to even. The adds' shifts (30 and 31 on ResNet-8) took
+ * ref_qg_round_shift's 64-bit path, 50 instructions an element on a Cortex-M4. */
+static inline int32_t ref_qbin_round_word(int64_t t, int32_t shift) {
+  const uint64_t u = (uint64_t)t + ((uint64_t)1 << (shift - 1));
+  const uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> 32);
+  const int32_t q = (int32_t)(hi << (32 - shift) | lo >> shift);
+  return lo << (32 - shift) == 0 ? (int32_t)((uint32_t)q & ~1u) : q;
+}
+#define REF_QBIN_STORE_WORD(Y, EXPR)                                                               \
+  do {                                                                                             \
+    const int32_t v = ref_qbin_round_word(EXPR, shift) + zy;                                       \
+    y[i] = (Y)(v < lo ? lo : v > hi ? hi : v);                                                     \
+  } while (0)
+#endif
+
+/* The row's loops, by the operands' strides (1 or 0: broadcast), each storing by STORE. */
+#define REF_QBIN_LOOPS(Y, EXPR, STORE)                                                             \
+  do {                                                                                             \
+    if (s[0] == 1 && s[1] == 1)                                                                    \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const REF_QBIN_NUM x = a[i] - za, z = b[i] - zb;                                           \
+        STORE(Y, EXPR);                                                                            \
+      }                                                                                            \
+    else if (s[0] == 1 && s[1] == 0)                                                               \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const REF_QBIN_NUM x = a[i] - za, z = b[0] - zb;                                           \
+        STORE(Y, EXPR);                                                                            \
+      }                                                                                            \
+    else if (s[0] == 0 && s[1] == 1)                                                               \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const REF_QBIN_NUM x = a[0] - za, z = b[i] - zb;                                           \
+        STORE(Y, EXPR);                                                                            \
+      }                                                                                            \
+    else                                                                                           \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const REF_QBIN_NUM x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                             \
+        STORE(Y, EXPR);                                                                            \
+      }                                                                                            \
+  } while (0)
+
+#if REF_QG_FLOAT64
+#define REF_QBIN_BODY(Y, EXPR) REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE)
+#else
+#define REF_QBIN_BODY(Y, EXPR)                                                                     \
+  do {                                                                                             \
+    if (q->word)                                                                                   \
+      REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE_WORD);                                                \
+    else                                                                                           \
+      REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE);                                                     \
+  } while (0)
 #endif
 
 #define REF_QBIN_ROW(name, A, B, Y, EXPR)                                                          \
@@ -1802,26 +1923,7 @@ typedef struct {
     REF_QBIN_PARAMS;                                                                               \
     int64_t i;                                                                                     \
     (void)mb;                                                                                      \
-    if (s[0] == 1 && s[1] == 1)                                                                    \
-      for (i = 0; i < n; ++i) {                                                                    \
-        const REF_QBIN_NUM x = a[i] - za, z = b[i] - zb;                                           \
-        REF_QBIN_STORE(Y, EXPR);                                                                   \
-      }                                                                                            \
-    else if (s[0] == 1 && s[1] == 0)                                                               \
-      for (i = 0; i < n; ++i) {                                                                    \
-        const REF_QBIN_NUM x = a[i] - za, z = b[0] - zb;                                           \
-        REF_QBIN_STORE(Y, EXPR);                                                                   \
-      }                                                                                            \
-    else if (s[0] == 0 && s[1] == 1)                                                               \
-      for (i = 0; i < n; ++i) {                                                                    \
-        const REF_QBIN_NUM x = a[0] - za, z = b[i] - zb;                                           \
-        REF_QBIN_STORE(Y, EXPR);                                                                   \
-      }                                                                                            \
-    else                                                                                           \
-      for (i = 0; i < n; ++i) {                                                                    \
-        const REF_QBIN_NUM x = a[i * s[0]] - za, z = b[i * s[1]] - zb;                             \
-        REF_QBIN_STORE(Y, EXPR);                                                                   \
-      }                                                                                            \
+    REF_QBIN_BODY(Y, EXPR);                                                                        \
   }
 #define REF_QBIN_ROWS(A, B, Y, SFX)                                                                \
   REF_QBIN_ROW(ref_qadd_##SFX, A, B, Y, REF_QBIN_ADD(x, z))                                        \
@@ -2001,6 +2103,11 @@ static odla_value ref_qbin(const char *op, int mul, odla_value a, odla_value a_z
   p.ia = a_multiplier;
   p.ib = b_multiplier;
   p.shift = shift;
+  { /* |quotient| <= (the largest |sum| + 2^(shift-1)) / 2^shift, 8-bit operands less zero points */
+    const double most = mul ? 255.0 * 255.0 * a_multiplier
+                            : 255.0 * ((double)a_multiplier + (double)b_multiplier);
+    p.word = shift <= 31 && ldexp(most, -shift) + 1 < 2147483647.0;
+  }
   p.zy = ref_qi_load(out.element_type, output_zero_point->data, 0);
   p.lo = output_min;
   p.hi = output_max;
