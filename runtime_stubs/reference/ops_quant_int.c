@@ -617,17 +617,19 @@ enum { REF_QI_NARROW = 12 };
 static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
                                  int16_t *plane) {
   const ref_window *w = &p->w;
-  const int in2 = (int)w->in[2], is_signed = p->q.x_type == ODLA_INT8;
-  int64_t dims[3], id, ih;
+  const int in0 = (int)w->in[0], in1 = (int)w->in[1], in2 = (int)w->in[2];
+  const int is_signed = p->q.x_type == ODLA_INT8;
+  int64_t dims[3];
+  int id, ih;
   ref_qconv_plane_dims(w, dims);
-  for (id = 0; id < w->in[0]; ++id)
-    for (ih = 0; ih < w->in[1]; ++ih, xc += in2) {
-      int16_t *to = plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
+  for (id = 0; id < in0; ++id) { /* int arithmetic: the plane is in the scratch */
+    int16_t *to = plane + (int)(((id + w->pad[0]) * dims[1] + w->pad[1]) * dims[2] + w->pad[2]);
+    for (ih = 0; ih < in1; ++ih, xc += in2, to += (int)dims[2])
       if (in2 >= REF_QI_NARROW)
         ref_qg_widen(xc, in2, is_signed, xz, to);
       else
         ref_qg_widen_portable(xc, in2, is_signed, xz, to);
-    }
+  }
 }
 
 /* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
