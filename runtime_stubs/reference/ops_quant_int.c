@@ -825,8 +825,8 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
  * 12 depths, 3 whole groups of the block, so that where each value goes is a constant
  * (qgemm.h's layout: depth d of pixel h at int16 (d / 4 * 8 + 2h + d % 2) * 2 + d / 2 % 2,
  * little-endian halves: ref_qi_little_endian), and the 2S + 4 input values of a window row
- * serve the 4 pixels; the last nrows % 4 window rows one value at a time, the pad depths up to
- * the next group zero. */
+ * serve the 4 pixels; the last nrows % 4 window rows the same way, the pad depths up to the
+ * next group zero. */
 #define REF_QI_AT(d, h) (((d) / 4 * 8 + 2 * (h) + (d) % 2) * 2 + (d) / 2 % 2)
 #define REF_QI_PUT(d, h, v)                                                                        \
   do {                                                                                             \
@@ -857,36 +857,38 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
     const int32_t v7 = (S) == 2 ? x[7] - xz : 0, v8 = (S) == 2 ? x[8] - xz : 0;                    \
     REF_QI_STORE3(j, S);                                                                           \
   } while (0)
-#define REF_QI_ROWS3(T, S)                                                                         \
-  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
-    REF_QI_ROW3(T, 0, S);                                                                          \
-    REF_QI_ROW3(T, 1, S);                                                                          \
-    REF_QI_ROW3(T, 2, S);                                                                          \
-    REF_QI_ROW3(T, 3, S);                                                                          \
-  }
+/* The window rows 4 a step, then the last nrows % 4 by ROW and their group's pad depths zero. */
+#define REF_QI_ROWS(ROW, T, S)                                                                     \
+  do {                                                                                             \
+    for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {          \
+      ROW(T, 0, S);                                                                                \
+      ROW(T, 1, S);                                                                                \
+      ROW(T, 2, S);                                                                                \
+      ROW(T, 3, S);                                                                                \
+    }                                                                                              \
+    if (nrows - r >= 1)                                                                            \
+      ROW(T, 0, S);                                                                                \
+    if (nrows - r >= 2)                                                                            \
+      ROW(T, 1, S);                                                                                \
+    if (nrows - r >= 3)                                                                            \
+      ROW(T, 2, S);                                                                                \
+    for (d = 3 * (nrows - r); d % 4 != 0; ++d)                                                     \
+      for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)                                                     \
+        REF_QI_PUT(d, h, 0);                                                                       \
+  } while (0)
 static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, int nrows,
                                   int stride, int is_signed, int32_t xz, int32_t *q) {
   unsigned char *b = (unsigned char *)q;
   int r, d, h;
   if (is_signed && stride == 1)
-    REF_QI_ROWS3(int8_t, 1)
+    REF_QI_ROWS(REF_QI_ROW3, int8_t, 1);
   else if (is_signed)
-    REF_QI_ROWS3(int8_t, 2)
+    REF_QI_ROWS(REF_QI_ROW3, int8_t, 2);
   else if (stride == 1)
-    REF_QI_ROWS3(uint8_t, 1)
+    REF_QI_ROWS(REF_QI_ROW3, uint8_t, 1);
   else
-    REF_QI_ROWS3(uint8_t, 2)
-  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-      const unsigned char *x = corner + (r + d / 3 < nrows ? rows[r + d / 3] : 0);
-      const int at = h * stride + d % 3;
-      REF_QI_PUT(d, h,
-                 r + d / 3 >= nrows ? 0
-                 : is_signed        ? ((const int8_t *)x)[at] - xz
-                                    : x[at] - xz);
-    }
+    REF_QI_ROWS(REF_QI_ROW3, uint8_t, 2);
 }
-#undef REF_QI_ROWS3
 
 /* Whether window row r (ci, kd, kh) of the window whose corner is (id0, ih0) reads an input
  * row, not padding. */
@@ -911,13 +913,6 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
     REF_QI_STORE3(j, S);                                                                           \
   } while (0)
 #define REF_QI_V(k) ((k) >= kl_ && (k) < kr ? x[o_ + (k)] - xz : 0)
-#define REF_QI_ROWS3E(T, S)                                                                        \
-  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
-    REF_QI_ROW3E(T, 0, S);                                                                         \
-    REF_QI_ROW3E(T, 1, S);                                                                         \
-    REF_QI_ROW3E(T, 2, S);                                                                         \
-    REF_QI_ROW3E(T, 3, S);                                                                         \
-  }
 static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned char *xg,
                                    const int *rows, int id0, int ih0, int iw0, int is_signed,
                                    int32_t xz, int32_t *q) {
@@ -927,24 +922,17 @@ static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned cha
   unsigned char *b = (unsigned char *)q;
   int r, d, h;
   if (is_signed && stride == 1)
-    REF_QI_ROWS3E(int8_t, 1)
+    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 1);
   else if (is_signed)
-    REF_QI_ROWS3E(int8_t, 2)
+    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 2);
   else if (stride == 1)
-    REF_QI_ROWS3E(uint8_t, 1)
+    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 1);
   else
-    REF_QI_ROWS3E(uint8_t, 2)
-  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-      const int rr = r + d / 3, k = h * stride + d % 3;
-      const int in = rr < nrows && k >= kl && k < kr && ref_qconv_lean_row_in(p, id0, ih0, rr);
-      const int o = in ? at + rows[rr] + k : 0;
-      REF_QI_PUT(d, h, !in ? 0 : is_signed ? ((const int8_t *)xg)[o] - xz : xg[o] - xz);
-    }
+    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 2);
 }
-#undef REF_QI_ROWS3E
 #undef REF_QI_V
 #undef REF_QI_ROW3E
+#undef REF_QI_ROWS
 #undef REF_QI_ROW3
 #undef REF_QI_STORE3
 #undef REF_QI_PIXEL3
