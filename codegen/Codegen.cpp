@@ -6,6 +6,10 @@
 #include "ops/OpDef.h"
 #include "support/Checked.h"
 
+#include <algorithm>
+#include <regex>
+#include <set>
+
 namespace odlac {
 
 uint64_t weightBytes(const Graph &g) {
@@ -20,6 +24,49 @@ uint64_t weightBytes(const Graph &g) {
 
 uint64_t noHeapMemoryBytes(const CodegenFacts &facts) {
   return 63 + 64 + (facts.arenaBytes + 63) / 64 * 64 + (facts.structureBytes + 63) / 64 * 64;
+}
+
+// The element types of every value of `g` and its subgraphs.
+static void collectTypes(const Graph &g, std::set<DType> &types) {
+  for (const Value *v : g.inputs())
+    types.insert(v->dtype());
+  for (const Value *v : g.constants())
+    types.insert(v->dtype());
+  for (const Node *n : g.nodes()) {
+    for (const Value *v : n->outputs())
+      types.insert(v->dtype());
+    for (const auto &[name, body] : n->subgraphs())
+      collectTypes(*body, types);
+  }
+}
+
+std::vector<std::string> referenceTypes(const Graph &g) {
+  // The types the reference backend's ODLA_REFERENCE_WITH_<TYPE> names; a model with another
+  // (the 8-, 4- and 2-bit extension types, strings) keeps every kernel.
+  static const std::set<DType> kNamed = {
+      DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::I16, DType::I32,
+      DType::I64, DType::U8,  DType::U16, DType::U32,  DType::U64, DType::Bool};
+  std::set<DType> types;
+  collectTypes(g, types);
+  if (!std::all_of(types.begin(), types.end(), [](DType t) { return kNamed.count(t); }))
+    return {};
+  std::vector<std::string> names;
+  for (DType t : types)
+    names.emplace_back(dtypeName(t));
+  return names;
+}
+
+std::map<std::string, int> odlaCalls(const std::vector<GeneratedFile> &files,
+                                     const std::string &name) {
+  // An ODLA function's name is odla_ and a capital (odla_value, odla_size_t are types;
+  // ODLA_SUCCESS a constant), and the generated C takes no ODLA function's address.
+  static const std::regex kCall(R"(\bodla_[A-Z]\w*(?=\s*\())");
+  std::map<std::string, int> calls;
+  for (const GeneratedFile &f : files)
+    if (f.name == name + ".c")
+      for (std::sregex_iterator m(f.contents.begin(), f.contents.end(), kCall), end; m != end; ++m)
+        ++calls[m->str()];
+  return calls;
 }
 
 CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,

@@ -8,6 +8,7 @@
 #include "target/Target.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,14 @@ Status checkCStrings(const Graph &g);
 Status checkExecMode(const Graph &g, ExecMode mode);
 
 std::vector<GeneratedFile> generateC(const Graph &g, const CodegenConfig &config);
+// The record of what the model's code (NAME.c of generateC's files) calls: each ODLA function
+// and its number of call sites, read from the C it holds, which is what a linker sees.
+std::map<std::string, int> odlaCalls(const std::vector<GeneratedFile> &files,
+                                     const std::string &name);
+// The element types of `g` as the reference backend's ODLA_REFERENCE_WITH_<TYPE> names them
+// (f32, i64, ...; NAME_reference.h), or none where it has a type without such a name and every
+// kernel is kept.
+std::vector<std::string> referenceTypes(const Graph &g);
 // The weights in the order and under the symbols the generated C declares them (for
 // writing them as an object file).
 struct WeightSymbol {

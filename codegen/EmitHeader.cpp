@@ -115,29 +115,7 @@ std::string header(const Emitter &e) {
   return w.str();
 }
 
-// The element types of every value of `g` and its subgraphs.
-static void collectTypes(const Graph &g, std::set<DType> &types) {
-  for (const Value *v : g.inputs())
-    types.insert(v->dtype());
-  for (const Value *v : g.constants())
-    types.insert(v->dtype());
-  for (const Node *n : g.nodes()) {
-    for (const Value *v : n->outputs())
-      types.insert(v->dtype());
-    for (const auto &[name, body] : n->subgraphs())
-      collectTypes(*body, types);
-  }
-}
-
 std::string referenceConfig(const Emitter &e) {
-  // The types the reference backend's ODLA_REFERENCE_WITH_<TYPE> names; a model with another
-  // (the 8-, 4- and 2-bit extension types, strings) keeps every kernel.
-  static const std::set<DType> kNamed = {
-      DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::I16, DType::I32,
-      DType::I64, DType::U8,  DType::U16, DType::U32,  DType::U64, DType::Bool};
-  std::set<DType> types;
-  collectTypes(e.graph, types);
-  bool all = std::all_of(types.begin(), types.end(), [](DType t) { return kNamed.count(t); });
   std::string out = e.banner(e.n + "_reference.h",
                              "the element types of the model, for a reference backend built for "
                              "it alone:\n * compile the backend's sources with "
@@ -145,12 +123,12 @@ std::string referenceConfig(const Emitter &e) {
                                  e.n +
                                  "_reference.h\"' (this folder on the\n * include path) and they "
                                  "instantiate no kernel of another type (docs/backends.md).");
-  if (!all)
+  std::vector<std::string> types = referenceTypes(e.graph);
+  if (types.empty())
     return out + "\n/* The model has types outside ODLA_REFERENCE_WITH_<TYPE>: every kernel is "
                  "kept. */\n";
   out += "\n#define ODLA_REFERENCE_ONLY_TYPES\n";
-  for (DType t : types) {
-    std::string name = dtypeName(t);
+  for (std::string name : types) {
     std::transform(name.begin(), name.end(), name.begin(), ::toupper);
     out += "#define ODLA_REFERENCE_WITH_" + name + "\n";
   }

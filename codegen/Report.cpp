@@ -84,6 +84,69 @@ uint64_t arenaLowerBound(const Graph &g) {
   return bound;
 }
 
+std::string MemoryFigure::text() const {
+  std::string r = std::to_string(bytes) + " bytes (";
+  for (size_t i = 0; i < parts.size(); ++i)
+    r += (i ? " + " : "") + parts[i].first + " " + std::to_string(parts[i].second);
+  return r + (notCounted.empty() ? "" : "; not counted: " + notCounted) + ")";
+}
+
+static std::string withoutTable(const ReportFacts &f) {
+  return "no footprint table for " + (f.target.empty() ? "the host" : f.target) + " and the " +
+         f.backend + " backend (odlac has the reference backend's on thumbv7em-none-eabi)";
+}
+
+MemoryFigure ramFigure(const Graph &g, const ReportFacts &f) {
+  MemoryFigure m;
+  // --no-heap states all of an instance's memory; otherwise the arena is what odlac knows.
+  if (f.memoryBytes)
+    m.parts.emplace_back("--no-heap memory", f.memoryBytes);
+  else
+    m.parts.emplace_back("activation arena", f.arenaBytes);
+  if (!f.memoryBytes && f.weightsBlob)
+    m.parts.emplace_back("weights blob", weightBytes(g));
+  if (f.footprint) {
+    m.parts.emplace_back("backend static data", f.footprint->staticRam);
+    if (f.footprint->stack)
+      m.parts.emplace_back("stack", *f.footprint->stack);
+    else
+      m.notCounted = "the stack (a call tree recurses)";
+    if (!f.memoryBytes)
+      m.notCounted += std::string(m.notCounted.empty() ? "" : ", ") + "the backend's structures "
+                                                                      "(--no-heap states them)";
+  } else {
+    m.notCounted = "the stack and the backend's static data: " + withoutTable(f);
+  }
+  for (const auto &p : m.parts)
+    m.bytes += p.second;
+  return m;
+}
+
+// The generated code's size without a table, estimated from the node count. The constants
+// bound what arm-none-eabi-gcc -Os -mcpu=cortex-m4 -mthumb makes of NAME.c (text + data) for
+// the models in models/: mlp 3 nodes 1135 bytes, digits 8 nodes 1901, cnn 14 nodes 3798.
+static uint64_t nodeCodeBytes(const Graph &g) {
+  constexpr uint64_t kFixedBytes = 512, kBytesPerNode = 256;
+  return kFixedBytes + kBytesPerNode * g.numNodes();
+}
+
+MemoryFigure flashFigure(const Graph &g, const ReportFacts &f) {
+  MemoryFigure m;
+  if (!f.weightsBlob)
+    m.parts.emplace_back("weights", weightBytes(g));
+  if (f.footprint) {
+    m.parts.emplace_back("generated code", f.footprint->codeFlash);
+    m.parts.emplace_back("backend", f.footprint->backendFlash);
+    m.parts.emplace_back("C library", f.footprint->libraryFlash);
+  } else {
+    m.parts.emplace_back("generated code (512 + 256 per node)", nodeCodeBytes(g));
+    m.notCounted = "the backend library: " + withoutTable(f);
+  }
+  for (const auto &p : m.parts)
+    m.bytes += p.second;
+  return m;
+}
+
 // The planned arena over the bound, or 0 when the bound is 0.
 static double arenaRatio(const Graph &g, const ReportFacts &f) {
   uint64_t bound = arenaLowerBound(g);
@@ -138,6 +201,19 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   if (f.memoryBytes)
     r += "  \"no_heap_memory_bytes\": " + std::to_string(f.memoryBytes) + ",\n";
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";
+  r += "  \"target\": " + jsonString(f.target) + ",\n";
+  r += "  \"odla_calls\": " + countsJson(f.calls) + ",\n";
+  for (const auto &[key, m] : {std::pair("ram", ramFigure(g, f)), {"flash", flashFigure(g, f)}}) {
+    r += fmt::format("  \"{}_bytes\": {},\n  \"{}\": {{", key, m.bytes, key);
+    for (size_t i = 0; i < m.parts.size(); ++i)
+      r +=
+          (i ? ", " : "") + jsonString(m.parts[i].first) + ": " + std::to_string(m.parts[i].second);
+    r += "},\n  \"" + std::string(key) + "_not_counted\": " + jsonString(m.notCounted) + ",\n";
+  }
+  if (f.footprint)
+    r += "  \"footprint\": {\"compiler\": " + jsonString(f.footprint->compiler) +
+         ", \"deepest_call\": " + jsonString(f.footprint->stackEntry) +
+         ", \"generated_code_stack\": " + std::to_string(f.footprint->codeStack) + "},\n";
   r += fmt::format("  \"arena_over_bound\": {:.4f},\n", arenaRatio(g, f));
   r += "  \"nodes_before\": " + std::to_string([&] {
          int n = 0;
@@ -172,6 +248,14 @@ std::string reportText(const Graph &g, const ReportFacts &f) {
     r += fmt::format("  --no-heap memory per instance {} bytes (instance, arena and the backend's "
                      "structures)\n",
                      f.memoryBytes);
+  MemoryFigure ram = ramFigure(g, f), flash = flashFigure(g, f);
+  r += "  RAM per instance " + ram.text() + "\n";
+  r += "  flash " + flash.text() + "\n";
+  if (f.footprint)
+    r += fmt::format("  (measured for {} with {}; the deepest call {}, the generated code's own "
+                     "stack {})\n",
+                     f.target, f.footprint->compiler, f.footprint->stackEntry,
+                     f.footprint->codeStack);
   r += "  op                        before   after\n";
   for (const std::string &op : ops) {
     auto b = f.opsBefore.find(op);

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <tuple>
 
 using namespace odlac;
 
@@ -92,43 +93,22 @@ static Status reportQuantization(const Graph &g, const Calibration &cal) {
   return Status::ok();
 }
 
-// The generated code's size in flash, estimated from the node count. The constants bound
-// what arm-none-eabi-gcc -Os -mcpu=cortex-m4 -mthumb makes of NAME.c (text + data) for the
-// models in models/: mlp 3 nodes 1135 bytes, digits 8 nodes 1901, cnn 14 nodes 3798.
-static uint64_t estimatedCodeBytes(const Graph &g) {
-  constexpr uint64_t kFixedBytes = 512, kBytesPerNode = 256;
-  return kFixedBytes + kBytesPerNode * g.numNodes();
-}
-
-// --ram-budget, --flash-budget and the size limit on weights plus arena, checked before
-// anything is written.
-static Status checkBudgets(const Graph &g, const Options &o, const CodegenConfig &c) {
-  uint64_t weights = weightBytes(g), arena = c.facts.arenaBytes;
-  bool blob = c.options.weights == WeightsMode::Bin; // loaded into RAM at run time
+// --ram-budget, --flash-budget (on the report's figures) and the size limit on weights plus
+// arena, checked before anything is written.
+static Status checkBudgets(const Graph &g, const Options &o, const ReportFacts &facts) {
+  uint64_t weights = weightBytes(g), arena = facts.arenaBytes;
   Status all;
-  // --no-heap states all of an instance's memory; otherwise the arena is what odlac knows.
-  uint64_t ram = c.options.noHeap ? noHeapMemoryBytes(c.facts) : arena + (blob ? weights : 0);
-  if (o.ramBudget && ram > o.ramBudget)
-    all.append(Status::error(
-        "--ram-budget=" + std::to_string(o.ramBudget) + ": the model needs " + std::to_string(ram) +
-        " bytes of RAM per instance (" +
-        (c.options.noHeap
-             ? "--no-heap memory: the instance, arena " + std::to_string(arena) +
-                   " and the backend's structures"
-             : "activation arena " + std::to_string(arena) +
-                   (blob ? " + weights blob " + std::to_string(weights) : std::string())) +
-        "), " + std::to_string(ram - o.ramBudget) + " bytes over"));
+  for (const auto &[flag, budget, figure, what] :
+       {std::tuple("--ram-budget", o.ramBudget, ramFigure(g, facts), "RAM per instance"),
+        {"--flash-budget", o.flashBudget, flashFigure(g, facts), "flash"}})
+    if (budget && figure.bytes > budget)
+      all.append(Status::error(std::string(flag) + "=" + std::to_string(budget) + ": " + what +
+                               " " + figure.text() + ", " + std::to_string(figure.bytes - budget) +
+                               " bytes over"));
   const SizeLimits &limits = o.import.limits;
   if (weights + arena > static_cast<uint64_t>(limits.maxBytes))
     all.append(Status::error("the weights (" + bytesText(weights) + ") and the activation arena (" +
                              bytesText(arena) + ") together exceed " + limits.describe()));
-  uint64_t code = estimatedCodeBytes(g);
-  if (o.flashBudget && weights + code > o.flashBudget)
-    all.append(Status::error(
-        "--flash-budget=" + std::to_string(o.flashBudget) + ": the model needs about " +
-        std::to_string(weights + code) + " bytes of flash (weights " + std::to_string(weights) +
-        " + generated code ~" + std::to_string(code) + ", the backend library not counted), " +
-        std::to_string(weights + code - o.flashBudget) + " bytes over"));
   return all;
 }
 
@@ -270,9 +250,11 @@ static int run(int argc, char **argv) {
   for (const std::string &d : (*graph)->info().diagnostics)
     printDiagnostic(d);
   const Target &target = opts->target;
-  ReportFacts facts{opts->codegen.name, countOps(**graph), 0,
-                    target.backend + (opts->coreProfile ? " (core profile)" : ""),
-                    opts->pipeline.level};
+  ReportFacts facts;
+  facts.name = opts->codegen.name;
+  facts.opsBefore = countOps(**graph);
+  facts.backend = target.backend + (opts->coreProfile ? " (core profile)" : "");
+  facts.optLevel = opts->pipeline.level;
   PassContext passCtx;
   passCtx.target = &target;
   Calibration calibration;
@@ -331,16 +313,23 @@ static int run(int argc, char **argv) {
     codegenFacts.structureBytes = *structures;
     facts.memoryBytes = noHeapMemoryBytes(codegenFacts);
   }
+  const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
+  std::vector<GeneratedFile> files = generateC(**graph, config);
+  facts.calls = odlaCalls(files, opts->codegen.name);
+  facts.target = opts->triple;
+  facts.weightsBlob = config.options.weights == WeightsMode::Bin;
+  // Built for the model alone (NAME_reference.h) under --no-heap; otherwise every type.
+  if (hasFootprintTable(target.backend, opts->triple))
+    facts.footprint = backendFootprint(
+        facts.calls, opts->codegen.noHeap ? referenceTypes(**graph) : std::vector<std::string>());
   if (opts->report)
     std::fputs(reportText(**graph, facts).c_str(), stdout);
   if (opts->outDir.empty())
     return 0;
-  const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
-  if (Status s = checkBudgets(**graph, *opts, config))
+  if (Status s = checkBudgets(**graph, *opts, facts))
     return fail(s);
   if (Status s = checkCStrings(**graph))
     return fail(s);
-  std::vector<GeneratedFile> files = generateC(**graph, config);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
   if (Status s = writeOutputs(**graph, *opts, config, files))
     return fail(s);

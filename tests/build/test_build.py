@@ -8,7 +8,9 @@ two threads; the installed CMake package, pkg-config files and examples/two_mode
 model with more than 2 GB of external weights, compiled in a fraction of its size in memory.
 
 Run a group with `test_build.py TestClass`; ctest runs each group as one test (label build)."""
+import collections
 import glob
+import json
 import os
 import re
 import resource
@@ -27,6 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import odlactest  # noqa: E402
 from elf import Elf  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+from backend_footprint import kept_sections  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 MODELS = os.path.join(ROOT, "models")
@@ -369,7 +373,8 @@ class CortexMTest(Work):
     realloc or free (no_heap.c ends the run with status 4 at one), within the memory the
     generated header states, without stdio or kernels of other element types linked, its
     messages through ODLA's logger hook, and prints its instructions per inference (QEMU
-    -icount)."""
+    -icount). odlac's report (digits.json) against the linked firmware (its map) and the stack
+    it used, float32 on each board and int8 on the M4F (FOOTPRINT)."""
     EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
     BOARDS = (("mps2-an386", 360), ("mps2-an500", 40), ("mps3-an547", 40))
 
@@ -377,11 +382,20 @@ class CortexMTest(Work):
     def classes(output):
         return [line for line in output.splitlines() if line.startswith("class ")]
 
-    def firmware(self, board, count):
-        out = os.path.join(self.work, board)
+    # The report's figures against the firmware's (docs/backends.md, "Footprint table"):
+    # the backend's objects and the generated code within 15% of what the link
+    # holds of them (the table is measured on the M4F; the M7 and M55 build the same C), the
+    # weights within 1%, and the stack an upper bound of the one the run used, less the
+    # application's frames (main, the reset handler), and at most 4 times it (the bound
+    # counts every path of each call tree: error messages, interpret mode).
+    FOOTPRINT = {"code": 0.15, "weights": 0.01, "stack_over": 4.0}
+
+    def firmware(self, board, count, flags="", name=None):
+        out = os.path.join(self.work, name or board)
         firmware = os.path.join(out, "firmware.elf")
         run(["make", "-C", self.EXAMPLE, f"BOARD={board}", f"OUT={out}", f"FIRMWARE={firmware}",
-             f"COUNT={count}", f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}"])
+             f"COUNT={count}", f"ODLAC={self.tc.odlac}", f"ODLA_INCLUDE={self.tc.include}",
+             f"ODLAC_FLAGS={flags}", "EXTRA_CFLAGS=-fstack-usage"])
         elf = Elf(firmware)
         self.assertEqual(elf.machine, TARGETS["thumbv7em-none-eabi"][1])
         # No stdio (ODLA_REFERENCE_NO_STDIO) and no kernel of a type the model lacks
@@ -421,6 +435,52 @@ class CortexMTest(Work):
                 self.assertTrue(insns and 100000 < int(insns.group(1)) < 10000000, got[-500:])
                 if count == 360:
                     self.assertIn("accuracy: 351/360", got)
+                self.check_footprint(out, got)
+
+    def test_int8_report_figures_match_the_firmware(self):
+        calibration = os.path.join(self.work, "calibration")
+        rng = np.random.default_rng(1)
+        for k in range(8):
+            os.makedirs(os.path.join(calibration, f"test_data_set_{k}"))
+            with open(os.path.join(calibration, f"test_data_set_{k}", "input_0.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(rng.random((1, 1, 8, 8), dtype=np.float32) * 16,
+                                                "input").SerializeToString())
+        out, got = self.firmware("mps2-an386", 40, f"--quantize=int8 --calibration={calibration}",
+                                 name="int8")
+        self.assertNotIn("heap call", got)
+        self.assertEqual(len(self.classes(got)), 40, got[-2000:])
+        self.check_footprint(out, got)
+
+    def check_footprint(self, out, got):
+        with open(os.path.join(out, "digits", "digits.json")) as f:
+            report = json.load(f)
+        reference = {f[:-2] + ".o" for f in os.listdir(os.path.join(ROOT, "runtime_stubs",
+                                                                     "reference"))
+                     if f.endswith(".c")}
+        linked = collections.Counter()
+        for (source, _), (size, flash, _) in kept_sections(
+                os.path.join(out, "firmware.map")).items():
+            part = ("backend" if source in reference else
+                    {"digits.o": "generated code", "digits_weights.o": "weights"}.get(source))
+            if flash and part:
+                linked[part] += size
+        frames = 0
+        for obj, fn in (("classify", "main"), ("startup", "Reset_Handler")):
+            with open(os.path.join(out, "obj", obj + ".su")) as f:
+                frames += int(re.search(rf":{fn}\t(\d+)", f.read()).group(1))
+        stack = int(re.search(r"stack used: (\d+) bytes", got).group(1)) - frames
+        estimate = report["flash"]
+        print(f"{out}: flash {report['flash_bytes']}, RAM {report['ram_bytes']}: " + ", ".join(
+            f"{part} {estimate[part]} (linked {linked[part]})" for part in linked) +
+            f", stack {report['ram']['stack']} (used {stack} beyond main)", file=sys.stderr)
+        for part, tolerance in (("backend", "code"), ("generated code", "code"),
+                                ("weights", "weights")):
+            self.assertLessEqual(abs(estimate[part] - linked[part]),
+                                 self.FOOTPRINT[tolerance] * linked[part], (part, estimate, linked))
+        self.assertGreaterEqual(report["ram"]["stack"], stack)
+        self.assertLessEqual(report["ram"]["stack"], self.FOOTPRINT["stack_over"] * stack)
+        self.assertEqual(report["ram_bytes"], sum(report["ram"].values()))
+        self.assertEqual(report["flash_bytes"], sum(estimate.values()))
 
 
 class ArmKernelsTest(unittest.TestCase):
@@ -584,16 +644,19 @@ class LibrariesTest(Work):
         out = os.path.join(self.work, "out")
         r = self.odlac(cnn, out, "--weights=c", f"--ram-budget={arena - 1}", check=False)
         self.assertEqual(r.returncode, 1)
-        self.assertIn(f"--ram-budget={arena - 1}: the model needs {arena} bytes of RAM per "
-                      f"instance (activation arena {arena}), 1 bytes over", r.stderr)
+        self.assertIn(f"--ram-budget={arena - 1}: RAM per instance {arena} bytes (activation arena "
+                      f"{arena}; not counted: the stack and the backend's static data: no "
+                      "footprint table for the host", r.stderr)
+        self.assertIn("), 1 bytes over", r.stderr)
         self.assertFalse(os.path.exists(out))
         # A weights blob is loaded into RAM too.
         r = self.odlac(cnn, out, "--weights=bin", f"--ram-budget={arena}", check=False)
         self.assertIn(f"activation arena {arena} + weights blob {weights}", r.stderr)
         r = self.odlac(cnn, out, "--weights=c", f"--flash-budget={weights}", check=False)
         self.assertEqual(r.returncode, 1)
-        self.assertRegex(r.stderr, rf"--flash-budget={weights}: the model needs about \d+ "
-                                   rf"bytes of flash \(weights {weights} \+ generated code ~\d+")
+        self.assertRegex(r.stderr, rf"--flash-budget={weights}: flash \d+ bytes \(weights "
+                                   rf"{weights} \+ generated code \(512 \+ 256 per node\) \d+; "
+                                   "not counted: the backend library")
         self.odlac(cnn, out, "--weights=obj", f"--ram-budget={arena}", "--flash-budget=1M")
         self.assertTrue(os.path.exists(os.path.join(out, "net_weights.o")))
         # --no-heap: the budget is all of an instance's memory, as the header states it.
@@ -605,10 +668,29 @@ class LibrariesTest(Work):
         r = self.odlac(cnn, os.path.join(self.work, "nh2"), "--no-heap",
                        f"--ram-budget={memory - 1}", check=False)
         self.assertEqual(r.returncode, 1)
-        self.assertIn(f"the model needs {memory} bytes of RAM per instance (--no-heap memory",
-                      r.stderr)
+        self.assertIn(f"RAM per instance {memory} bytes (--no-heap memory {memory};", r.stderr)
         r = self.odlac(cnn, os.path.join(self.work, "nh3"), "--no-heap", "--report", check=False)
         self.assertIn(f"--no-heap memory per instance {memory} bytes", r.stdout)
+        # On the M4F, the table's figures: each part named, the stack among them.
+        m4 = ["--no-heap", "--target=thumbv7em-none-eabi", "--weights=c"]
+        r = self.odlac(cnn, os.path.join(self.work, "m4"), *m4, "--report")
+        ram = re.search(r"RAM per instance (\d+) bytes \(--no-heap memory (\d+) \+ backend "
+                        r"static data (\d+) \+ stack (\d+)\)", r.stdout)
+        flash = re.search(r"flash (\d+) bytes \(weights (\d+) \+ generated code (\d+) \+ "
+                          r"backend (\d+) \+ C library (\d+)\)", r.stdout)
+        self.assertTrue(ram and flash, r.stdout)
+        self.assertEqual(int(ram.group(2)), memory)
+        for figure in (ram, flash):
+            self.assertEqual(int(figure.group(1)), sum(map(int, figure.groups()[1:])))
+        r = self.odlac(cnn, os.path.join(self.work, "m4b"), *m4, f"--ram-budget={memory}",
+                       f"--flash-budget={weights}", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"--ram-budget={memory}: RAM per instance {ram.group(1)} bytes (--no-heap "
+                      f"memory {memory} + backend static data {ram.group(3)} + stack "
+                      f"{ram.group(4)}), {int(ram.group(1)) - memory} bytes over", r.stderr)
+        self.assertIn(f"--flash-budget={weights}: flash {flash.group(1)} bytes (weights {weights} "
+                      f"+ generated code {flash.group(3)} + backend {flash.group(4)} + C library "
+                      f"{flash.group(5)}), {int(flash.group(1)) - weights} bytes over", r.stderr)
 
     def test_two_models_and_two_instances_run_from_two_threads(self):
         models = os.path.join(self.work, "models")

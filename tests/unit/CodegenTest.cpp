@@ -164,6 +164,46 @@ TEST(Codegen, BannerAndReportTakeAnyProducer) {
   EXPECT_NE(json.find("\"model\": \"m\\u001b.onnx\""), std::string::npos);
 }
 
+// The record of the ODLA calls, and the RAM and flash the report and the budgets state: with
+// the M4F's table each part of it; without one, today's figures and what they leave out.
+TEST(Codegen, ReportStatesRamAndFlashFromTheCallsOfTheCode) {
+  auto g = mlp();
+  ASSERT_TRUE(g);
+  CodegenOptions o;
+  o.noHeap = true;
+  auto files = generateC(*g, resolveCodegen(*g, o, {}));
+  ReportFacts f;
+  f.calls = odlaCalls(files, "net");
+  EXPECT_EQ(f.calls["odla_CreateComputation"], 1);
+  EXPECT_EQ(f.calls.count("odla_value"), 0u); // a type, not a call
+  EXPECT_GE(f.calls["odla_CreateConstant"], 2);
+  f.memoryBytes = 5000;
+  MemoryFigure host = ramFigure(*g, f);
+  EXPECT_EQ(host.bytes, 5000u);
+  EXPECT_NE(host.text().find("not counted: the stack"), std::string::npos) << host.text();
+  EXPECT_NE(flashFigure(*g, f).notCounted.find("the backend library"), std::string::npos);
+  EXPECT_NE(reportText(*g, f).find("no footprint table for the host"), std::string::npos);
+  ASSERT_TRUE(hasFootprintTable("reference", "thumbv7em-none-eabi"));
+  EXPECT_FALSE(hasFootprintTable("dnnl", "thumbv7em-none-eabi"));
+  f.target = "thumbv7em-none-eabi";
+  f.footprint = backendFootprint(f.calls, referenceTypes(*g));
+  EXPECT_TRUE(f.footprint->unknown.empty());
+  EXPECT_GT(f.footprint->backendFlash, 10000u);
+  ASSERT_TRUE(f.footprint->stack);
+  MemoryFigure ram = ramFigure(*g, f), flash = flashFigure(*g, f);
+  EXPECT_EQ(ram.bytes, 5000 + f.footprint->staticRam + *f.footprint->stack);
+  EXPECT_EQ(ram.notCounted, "");
+  EXPECT_EQ(flash.bytes, weightBytes(*g) + f.footprint->codeFlash + f.footprint->backendFlash +
+                             f.footprint->libraryFlash);
+  std::string json = reportJson(*g, f);
+  EXPECT_NE(json.find("\"ram_bytes\": " + std::to_string(ram.bytes)), std::string::npos) << json;
+  EXPECT_NE(json.find("\"backend\": " + std::to_string(f.footprint->backendFlash)),
+            std::string::npos);
+  EXPECT_NE(json.find("\"odla_CreateComputation\": 1"), std::string::npos);
+  // Every type's kernels (no NAME_reference.h) link more than float32's alone.
+  EXPECT_GT(backendFootprint(f.calls, {}).backendFlash, f.footprint->backendFlash);
+}
+
 TEST(Codegen, OutputIsByteIdenticalAcrossRuns) {
   auto g1 = mlp(), g2 = mlp();
   ASSERT_TRUE(g1 && g2);
