@@ -1635,14 +1635,11 @@ static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o
   int16_t *xs = (int16_t *)ref_scratch_at(scratch, p->q.xs_at);
   int32_t *acc = (int32_t *)ref_scratch_at(scratch, p->q.chan_at);
   const size_t es = ref_qi_lean_esize(o);
-  int64_t r, j;
+  int64_t r;
   for (r = 0; r < p->m; ++r) {
     ref_qi_widen(p->q.x_type, x + r * p->k, 1, p->k, xz, xs, 1);
     ref_qg_lean_row(p->k, xs, w, p->n, p->n, acc);
-    for (j = 0; j < p->n; ++j) {
-      const ref_qg_lean_ch ch = ref_qg_lean_channel(o, j);
-      ref_qg_lean_put(&ch, acc[j], y + r * p->n * es, j);
-    }
+    ref_qg_lean_put_channels(o, 0, p->n, acc, y + r * p->n * es);
   }
 }
 

@@ -788,7 +788,45 @@ static inline void ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, co
     y[3] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[3] + b), mu, rz, e, u, lo);
   }
 }
+/* ref_qg_lean_put_channels' loop for ref_qg_lean_q8 (per-channel multipliers and shifts). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
 #endif
+static inline void ref_qg_lean_channels8(const ref_qg_lean_out *o, int64_t c0, int64_t n,
+                                         const int32_t *s, unsigned char *y, int u, int32_t lo) {
+  const int32_t zp = o->zp, none = 0, *bias = o->bias ? o->bias + c0 : &none;
+  const int32_t *mult = o->mult + c0, *shift = o->shift + c0;
+  const int bstep = o->bias ? 1 : 0;
+  int64_t j;
+  for (j = 0; j < n; ++j, bias += bstep) {
+    const int32_t e = shift[j] - 32;
+    y[j] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[j] + (uint32_t)*bias), mult[j],
+                                         ref_qg_lean_rz(e, zp), e, u, lo);
+  }
+}
+#endif
+
+void ref_qg_lean_put_channels(const ref_qg_lean_out *o, int64_t c0, int64_t n, const int32_t *s,
+                              unsigned char *y) {
+  int64_t j;
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+  if (o->fast && ref_qg_lean_sat8(o->lo, o->hi) && o->mult_step == 1 && o->shift_step == 1) {
+    if (o->hi == 255 && o->lo == 0)
+      ref_qg_lean_channels8(o, c0, n, s, y, 1, INT32_MIN);
+    else if (o->hi == 255)
+      ref_qg_lean_channels8(o, c0, n, s, y, 1, o->lo);
+    else if (o->lo == -128)
+      ref_qg_lean_channels8(o, c0, n, s, y, 0, INT32_MIN);
+    else
+      ref_qg_lean_channels8(o, c0, n, s, y, 0, o->lo);
+    return;
+  }
+#endif
+  for (j = 0; j < n; ++j) {
+    const ref_qg_lean_ch ch = ref_qg_lean_channel(o, c0 + j);
+    ref_qg_lean_put(&ch, s[j], y, j);
+  }
+}
 
 /* y[i0 + i] for i < n from channel ch's sums s: in a loop of ref_qg_lean_fast where it
  * applies. */

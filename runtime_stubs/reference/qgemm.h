@@ -330,6 +330,10 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels);
 
 /* Element i of the channel's outputs at y (a byte, or raw an int32) from its sum s. */
 void ref_qg_lean_put(const ref_qg_lean_ch *ch, int32_t s, unsigned char *y, int64_t i);
+/* Elements j < n at y of channels c0 + j from their sums s[j] (a MatMul's row), by
+ * ref_qg_lean_fast's 8-bit loop where it applies. */
+void ref_qg_lean_put_channels(const ref_qg_lean_out *o, int64_t c0, int64_t n, const int32_t *s,
+                              unsigned char *y);
 
 /* y[i] = the low byte of ref_qg_requantize(s[i] + bias, ...) for i < n (uint8 or int8 alike):
  * one channel's run, on 32-bit Arm for shifts from 32 on by ref_qg_requantize_arm. */

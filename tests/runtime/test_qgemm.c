@@ -339,6 +339,25 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   free(s2);
 }
 
+/* ref_qg_lean_put_channels (a MatMul row's outputs, channel j at element j) against the
+ * definition, on sums over the depth's whole range. */
+static void put_channels_case(int mode) {
+  enum { DEPTH = 300 };
+  int32_t sums[LEAN_CHANNELS];
+  unsigned char y[LEAN_CHANNELS * 4];
+  lean_epilogue e;
+  int64_t want;
+  int j;
+  lean_epilogue_init(&e, mode, DEPTH);
+  for (j = 0; j < LEAN_CHANNELS; ++j)
+    sums[j] = uniform(-DEPTH * 255 * 128, DEPTH * 255 * 128);
+  ref_qg_lean_put_channels(&e.o, 0, LEAN_CHANNELS, sums, y);
+  for (j = 0; j < LEAN_CHANNELS; ++j)
+    CHECK(lean_expected(&e, j, sums[j], y, j, &want),
+          "lean channels, mode %d: channel %d of sum %ld is wrong (want %lld)", mode, j,
+          (long)sums[j], (long long)want);
+}
+
 /* A lean depthwise channel: ref_qg_depthwise_lean (the target's and the portable loop) over a
  * random padded plane against the definition, for nrows kernel rows of kw taps. */
 static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t oh, int64_t ow,
@@ -513,7 +532,7 @@ int main(void) {
                 row_case(rows, stride, dil, kw, n, accumulate);
   }
   {
-    int64_t n, offset;
+    int64_t n, offset, i;
     int mode, nrows, kw, dil, stride, is_signed;
     for (n = 0; n <= 21; ++n)
       for (is_signed = 0; is_signed < 2; ++is_signed) {
@@ -536,6 +555,8 @@ int main(void) {
                                   mode);
       depthwise_lean_case(25, 5, 1, 1, 1, 1, mode); /* a global pool's window */
       depthwise_lean_case(9, 10, 1, 2, 2, 3, mode);
+      for (i = 0; i < 50; ++i)
+        put_channels_case(mode);
     }
   }
   round_shift_cases();
