@@ -411,8 +411,7 @@ static int ref_qi_lean_kernel(const odla_value *in) {
  * when a multiplier or shift computed in the graph is out of range (constant ones the builder
  * checked). */
 static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
-                                        const ref_qi_common *q, int64_t depth,
-                                        ref_qg_lean_out *o) {
+                                        const ref_qi_common *q, int64_t depth, ref_qg_lean_out *o) {
   int64_t c, bound = 0;
   memset(o, 0, sizeof *o);
   o->bias = (const int32_t *)io->in[REF_QI_BIAS];
@@ -2091,8 +2090,8 @@ static odla_value ref_qbin(const char *op, int mul, odla_value a, odla_value a_z
   p.ib = b_multiplier;
   p.shift = shift;
   { /* |quotient| <= (the largest |sum| + 2^(shift-1)) / 2^shift, 8-bit operands less zero points */
-    const double most = mul ? 255.0 * 255.0 * a_multiplier
-                            : 255.0 * ((double)a_multiplier + (double)b_multiplier);
+    const double most =
+        mul ? 255.0 * 255.0 * a_multiplier : 255.0 * ((double)a_multiplier + (double)b_multiplier);
     p.word = shift <= 31 && ldexp(most, -shift) + 1 < 2147483647.0;
   }
   p.zy = ref_qi_load(out.element_type, output_zero_point->data, 0);

@@ -739,8 +739,8 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline int32_t ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rz, int32_t e, int u,
-                                     int32_t lo) {
+static inline int32_t
+ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rz, int32_t e, int u, int32_t lo) {
   const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
   const int32_t t = (hi + rz) >> e; /* arithmetic on every Arm compiler */
   const int32_t q = u ? (int32_t)__usat(t, 8) : __ssat(t, 8);
@@ -761,21 +761,23 @@ static inline int ref_qg_lean_sat8(int32_t lo, int32_t hi) {
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void ref_qg_lean_run8(const int32_t *s, int n, int32_t bias, int32_t mult,
-                                    int32_t e, int32_t zp, int u, int32_t lo, unsigned char *y) {
+static inline void
+ref_qg_lean_run8(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t e, int32_t zp, int u,
+                 int32_t lo, unsigned char *y) {
   const int32_t rz = ref_qg_lean_rz(e, zp);
   int i;
   for (i = 0; i < n; ++i)
-    y[i] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[i] + (uint32_t)bias), mult, rz, e,
-                                         u, lo);
+    y[i] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[i] + (uint32_t)bias), mult, rz, e, u,
+                                         lo);
 }
 
 /* ref_qg_lean_tile's rows for ref_qg_lean_q8 (per-channel multipliers and shifts). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s,
-                                     unsigned char *y, int64_t y_row, int u, int32_t lo) {
+static inline void
+ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, unsigned char *y,
+                  int64_t y_row, int u, int32_t lo) {
   const int32_t zp = o->zp, none = 0, *bias = o->bias ? o->bias + c0 : &none;
   const int32_t *mult = o->mult + c0, *shift = o->shift + c0, *end = s + m * REF_QG_LEAN_PIXELS;
   const int bstep = o->bias ? 1 : 0;
@@ -792,8 +794,9 @@ static inline void ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, co
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void ref_qg_lean_channels8(const ref_qg_lean_out *o, int64_t c0, int64_t n,
-                                         const int32_t *s, unsigned char *y, int u, int32_t lo) {
+static inline void
+ref_qg_lean_channels8(const ref_qg_lean_out *o, int64_t c0, int64_t n, const int32_t *s,
+                      unsigned char *y, int u, int32_t lo) {
   const int32_t zp = o->zp, none = 0, *bias = o->bias ? o->bias + c0 : &none;
   const int32_t *mult = o->mult + c0, *shift = o->shift + c0;
   const int bstep = o->bias ? 1 : 0;
@@ -1041,7 +1044,7 @@ __asm__(".syntax unified\n"
         "ref_qg_lean_pairs_t2:\n"
         "  push {r4-r11, lr}\n"
         "  sub sp, sp, #16\n" /* [sp]: the pair's end, [sp, 4]: pairs left, [sp, 8]: 4 groups */
-        "  cmp r2, #0\n"       /* [sp, 12]: the pair's first row; c at [sp, 52], s at [sp, 56] */
+        "  cmp r2, #0\n"      /* [sp, 12]: the pair's first row; c at [sp, 52], s at [sp, 56] */
         "  ble 4f\n"
         "  str r2, [sp, #4]\n"
         "  lsls r3, r3, #2\n"
@@ -1205,7 +1208,6 @@ static inline int32_t ref_qg_uxtb16_ror8(int32_t x) {
   __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
   return r;
 }
-
 
 /* Four values a step: bytes 0 and 2, 1 and 3 extended and less zp in pairs (SSUB16), put back
  * in order (PKHBT, PKHTB). */

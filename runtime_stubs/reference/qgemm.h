@@ -312,7 +312,8 @@ static inline ref_qg_lean_ch ref_qg_lean_channel(const ref_qg_lean_out *o, int64
 static inline int ref_qg_lean_fast_ok(int32_t mult, int32_t shift, int sum_bits) {
   const int32_t low = shift - (sum_bits > 0 ? sum_bits : 32); /* mult's bits that rule out ties */
   return shift >= 33 && shift <= 54 &&
-         (mult == 0 || low >= 31 || (low > 0 && ((uint32_t)mult & (((uint32_t)1 << low) - 1)) != 0));
+         (mult == 0 || low >= 31 ||
+          (low > 0 && ((uint32_t)mult & (((uint32_t)1 << low) - 1)) != 0));
 }
 
 /* The output byte for the sum s (qlo, qhi: the clamp less the zero point), e = shift - 32. */

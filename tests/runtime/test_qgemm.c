@@ -214,7 +214,7 @@ static void lean_epilogue_init(lean_epilogue *e, int mode, int64_t depth) {
   bound += depth * 255 * 128;
   while (mode != 0 && e->o.sum_bits < 32 && bound >= (int64_t)1 << e->o.sum_bits)
     ++e->o.sum_bits; /* as the backend bounds its sums; mode 0 leaves it unknown */
-  if (mode == 0) { /* shifts 31 and 32 (not fast) on channels 0 and 1 */
+  if (mode == 0) {   /* shifts 31 and 32 (not fast) on channels 0 and 1 */
     e->shift[0] = 31;
     e->shift[1] = 32;
   }
