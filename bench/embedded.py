@@ -299,7 +299,7 @@ def write(rows):
     ]
     m4 = {(n, p): m for n, p, c, _, m, _ in rows if c == "m4"}
     for name, (ref, best) in PUBLISHED.items():
-        cell = lambda p: (f"{m4[(name, p)]['instructions'] / 1e6:.1f} M instructions"  # noqa: E731
+        cell = lambda p: (f"{m4[(name, p)]['instructions'] / 1e6:.2f} M instructions"  # noqa: E731
                           if (name, p) in m4 and "instructions" in m4[(name, p)] else "not run")
         lines.append(f"| {name} | {TASKS[name]} | {ref} ms ({ref * 0.12:.1f} M cycles) | {best} ms "
                      f"({best * 0.12:.2f} M cycles) | {cell('int8')} | {cell('float32')} |")
@@ -310,10 +310,11 @@ def write(rows):
         "(instructions). Every convolution, Gemm and average pool of the int8 rows runs in",
         "integers, on the reference backend's lean kernels of least-memory computations",
         "(docs/quantization.md): the int8 weights read in place from flash, im2col blocks of 4",
-        "pixels multiplied by SMLAD after SXTB16 splits 4 weight bytes into pairs (on the M55",
-        "too: Helium serves only the packed kernels), exact integer requantization (SMULL, a",
-        "rounding add and a shift where no tie can occur) and integer QLinearAdd; the float32",
-        "rows run portable C99, which GCC auto-vectorizes for",
+        "pixels built in place and multiplied by SMLAD after SXTB16 splits 4 weight bytes into",
+        "pairs, two kernel rows at a time in Thumb-2 assembly (on the M55 too: Helium serves",
+        "only the packed kernels), exact integer requantization (SMULL's high word, one add and",
+        "one shift, SSAT or USAT, where no sum can fall on a tie) and integer QLinearAdd; the",
+        "float32 rows run portable C99, which GCC auto-vectorizes for",
         "Helium on the M55. RAM is the activation arena plus the backend's structures (an",
         "odla_value of about 180 bytes for each value, constants included, each node's",
         "parameters): for these small models the structures are most of it. TFLite Micro's",
