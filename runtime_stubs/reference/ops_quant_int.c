@@ -856,15 +856,18 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
     const int32_t v7 = (S) == 2 ? x[7] - xz : 0, v8 = (S) == 2 ? x[8] - xz : 0;                    \
     REF_QI_STORE3(j, S);                                                                           \
   } while (0)
-/* The window rows 4 a step, then the last nrows % 4 by ROW and their group's pad depths zero. */
+/* The window rows 4 a step (r: the rows done). */
+#define REF_QI_ROWS4(ROW, T, S)                                                                    \
+  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
+    ROW(T, 0, S);                                                                                  \
+    ROW(T, 1, S);                                                                                  \
+    ROW(T, 2, S);                                                                                  \
+    ROW(T, 3, S);                                                                                  \
+  }
+/* The same, then the last nrows % 4 by ROW and their group's pad depths zero. */
 #define REF_QI_ROWS(ROW, T, S)                                                                     \
   do {                                                                                             \
-    for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {          \
-      ROW(T, 0, S);                                                                                \
-      ROW(T, 1, S);                                                                                \
-      ROW(T, 2, S);                                                                                \
-      ROW(T, 3, S);                                                                                \
-    }                                                                                              \
+    REF_QI_ROWS4(ROW, T, S)                                                                        \
     if (nrows - r >= 1)                                                                            \
       ROW(T, 0, S);                                                                                \
     if (nrows - r >= 2)                                                                            \
@@ -920,18 +923,26 @@ static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned cha
   const int kl = iw0 < 0 ? -iw0 : 0, kr = p->lin[2] - iw0; /* the columns inside */
   unsigned char *b = (unsigned char *)q;
   int r, d, h;
-  if (is_signed && stride == 1)
-    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 1);
+  if (is_signed && stride == 1) /* the last nrows % 4 rows' values one at a time */
+    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 1)
   else if (is_signed)
-    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 2);
+    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 2)
   else if (stride == 1)
-    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 1);
+    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 1)
   else
-    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 2);
+    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 2)
+  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+      const int rr = r + d / 3, k = h * stride + d % 3;
+      const int in = rr < nrows && k >= kl && k < kr && ref_qconv_lean_row_in(p, id0, ih0, rr);
+      const int o = in ? at + rows[rr] + k : 0;
+      REF_QI_PUT(d, h, !in ? 0 : is_signed ? ((const int8_t *)xg)[o] - xz : xg[o] - xz);
+    }
 }
 #undef REF_QI_V
 #undef REF_QI_ROW3E
 #undef REF_QI_ROWS
+#undef REF_QI_ROWS4
 #undef REF_QI_ROW3
 #undef REF_QI_STORE3
 #undef REF_QI_PIXEL3
@@ -1889,11 +1900,14 @@ static inline int32_t ref_qbin_round_word(int64_t t, int32_t shift) {
 
 #if REF_QG_FLOAT64
 #define REF_QBIN_BODY(Y, EXPR) REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE)
-#else
+#else /* the word rounding where both operands are contiguous (a residual block's sum) */
 #define REF_QBIN_BODY(Y, EXPR)                                                                     \
   do {                                                                                             \
-    if (q->word)                                                                                   \
-      REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE_WORD);                                                \
+    if (q->word && s[0] == 1 && s[1] == 1)                                                         \
+      for (i = 0; i < n; ++i) {                                                                    \
+        const REF_QBIN_NUM x = a[i] - za, z = b[i] - zb;                                           \
+        REF_QBIN_STORE_WORD(Y, EXPR);                                                              \
+      }                                                                                            \
     else                                                                                           \
       REF_QBIN_LOOPS(Y, EXPR, REF_QBIN_STORE);                                                     \
   } while (0)
