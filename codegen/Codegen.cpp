@@ -56,6 +56,31 @@ std::vector<std::string> referenceTypes(const Graph &g) {
   return names;
 }
 
+// C source without its comments and the contents of its string and character literals (the
+// model's names live there: a name reading "odla_X(" is not a call).
+static std::string codeOnly(const std::string &c) {
+  std::string out;
+  out.reserve(c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.compare(i, 2, "/*") == 0) {
+      size_t end = c.find("*/", i + 2);
+      i = end == std::string::npos ? c.size() : end + 1;
+      out += ' ';
+    } else if (c.compare(i, 2, "//") == 0) {
+      i = std::min(c.find('\n', i), c.size()) - 1;
+    } else if (c[i] == '"' || c[i] == '\'') {
+      const char quote = c[i];
+      for (++i; i < c.size() && c[i] != quote; ++i)
+        if (c[i] == '\\')
+          ++i;
+      out += ' ';
+    } else {
+      out += c[i];
+    }
+  }
+  return out;
+}
+
 std::map<std::string, int> odlaCalls(const std::vector<GeneratedFile> &files,
                                      const std::string &name) {
   // An ODLA function's name is odla_ and a capital (odla_value, odla_size_t are types;
@@ -63,9 +88,11 @@ std::map<std::string, int> odlaCalls(const std::vector<GeneratedFile> &files,
   static const std::regex kCall(R"(\bodla_[A-Z]\w*(?=\s*\())");
   std::map<std::string, int> calls;
   for (const GeneratedFile &f : files)
-    if (f.name == name + ".c")
-      for (std::sregex_iterator m(f.contents.begin(), f.contents.end(), kCall), end; m != end; ++m)
+    if (f.name == name + ".c") {
+      const std::string code = codeOnly(f.contents);
+      for (std::sregex_iterator m(code.begin(), code.end(), kCall), end; m != end; ++m)
         ++calls[m->str()];
+    }
   return calls;
 }
 

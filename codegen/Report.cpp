@@ -91,6 +91,14 @@ std::string MemoryFigure::text() const {
   return r + (notCounted.empty() ? "" : "; not counted: " + notCounted) + ")";
 }
 
+// The called functions the table lacks (a table older than the code odlac generates).
+static std::string notInTable(const ReportFacts &f) {
+  std::string r;
+  for (const std::string &fn : f.footprint->unknown)
+    r += (r.empty() ? "the code of " : ", ") + fn;
+  return r.empty() ? r : r + " (not in the footprint table: rerun scripts/backend_footprint.py)";
+}
+
 static std::string withoutTable(const ReportFacts &f) {
   return "no footprint table for " + (f.target.empty() ? "the host" : f.target) + " and the " +
          f.backend + " backend (odlac has the reference backend's on thumbv7em-none-eabi)";
@@ -138,6 +146,7 @@ MemoryFigure flashFigure(const Graph &g, const ReportFacts &f) {
     m.parts.emplace_back("generated code", f.footprint->codeFlash);
     m.parts.emplace_back("backend", f.footprint->backendFlash);
     m.parts.emplace_back("C library", f.footprint->libraryFlash);
+    m.notCounted = notInTable(f);
   } else {
     m.parts.emplace_back("generated code (512 + 256 per node)", nodeCodeBytes(g));
     m.notCounted = "the backend library: " + withoutTable(f);

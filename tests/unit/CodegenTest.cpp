@@ -176,6 +176,10 @@ TEST(Codegen, ReportStatesRamAndFlashFromTheCallsOfTheCode) {
   f.calls = odlaCalls(files, "net");
   EXPECT_EQ(f.calls["odla_CreateComputation"], 1);
   EXPECT_EQ(f.calls.count("odla_value"), 0u); // a type, not a call
+  // A model's name that reads like a call, in a string or a comment of the C, is none.
+  EXPECT_TRUE(odlaCalls({{"net.c", "/* odla_Fake(1) */ f(\"odla_Fake(\\\"\", 'x');\n"
+                                   "// odla_Fake()\nodla_Real(2);"}},
+                        "net") == (std::map<std::string, int>{{"odla_Real", 1}}));
   EXPECT_GE(f.calls["odla_CreateConstant"], 2);
   f.memoryBytes = 5000;
   MemoryFigure host = ramFigure(*g, f);
@@ -195,6 +199,13 @@ TEST(Codegen, ReportStatesRamAndFlashFromTheCallsOfTheCode) {
   EXPECT_EQ(ram.notCounted, "");
   EXPECT_EQ(flash.bytes, weightBytes(*g) + f.footprint->codeFlash + f.footprint->backendFlash +
                              f.footprint->libraryFlash);
+  EXPECT_EQ(flash.notCounted, "");
+  {
+    ReportFacts stale = f; // a call the table lacks is named, not silently left out
+    stale.calls["odla_ExtNotYetMeasured"] = 1;
+    stale.footprint = backendFootprint(stale.calls, referenceTypes(*g));
+    EXPECT_NE(flashFigure(*g, stale).notCounted.find("odla_ExtNotYetMeasured"), std::string::npos);
+  }
   std::string json = reportJson(*g, f);
   EXPECT_NE(json.find("\"ram_bytes\": " + std::to_string(ram.bytes)), std::string::npos) << json;
   EXPECT_NE(json.find("\"backend\": " + std::to_string(f.footprint->backendFlash)),
