@@ -257,6 +257,7 @@ static int run(int argc, char **argv) {
   facts.optLevel = opts->pipeline.level;
   PassContext passCtx;
   passCtx.target = &target;
+  passCtx.leastMemory = opts->codegen.leastMemory;
   Calibration calibration;
   if (opts->quantize) {
     auto sets = loadCalibrationSets(opts->calibrationDir, **graph);

@@ -34,6 +34,8 @@ struct PassContext {
   const Target *target = &referenceTarget();
   // --quantize=int8: quantize-static quantizes the float model from these inputs.
   const Calibration *calibration = nullptr;
+  // --memory=least: the backend reads constant kernels where they are (their layout matters).
+  bool leastMemory = false;
 };
 
 class Pass {

@@ -22,6 +22,7 @@ std::unique_ptr<Pass> createFoldBiasAddIntoConv();
 std::unique_ptr<Pass> createFuseMatMulAddIntoGemm();
 std::unique_ptr<Pass> createQuantizeStatic();
 std::unique_ptr<Pass> createFuseActivations();
+std::unique_ptr<Pass> createMatMulRowsAsConv();
 std::unique_ptr<Pass> createSinkTransposes();
 std::unique_ptr<Pass> createAssignLayout();
 std::unique_ptr<Pass> createDeadCodeElimination();

@@ -67,6 +67,10 @@ const std::vector<PipelineEntry> &pipeline() {
        "last of the rewrites around products: biases and Gemms are final, so a residual Add "
        "and an activation can join the product's epilogue",
        createFuseActivations},
+      {"matmul-rows-as-conv", 0,
+       "--memory=least only: once integer products and their clamps are final, a product by "
+       "a constant int8 matrix takes the kernel layout the backend reads in place fastest",
+       createMatMulRowsAsConv},
       {"assign-layout", 0,
        "after fusion, so that each fused convolution changes layout once; follows the "
        "target's manifest (layout channels_last) at every level, since a backend may run "

@@ -94,6 +94,7 @@ typedef struct {
   int64_t channels; /* output channels: the epilogue's per-channel arrays */
   int packed;       /* the packed kernel follows the block, at packed_at; else wp_at */
   int lean;         /* kernel and epilogue read in place (ref_qi_lean) */
+  int lean_known, lean_sum_bits, lean_fast; /* ref_qi_lean_know */
   size_t packed_at;
   /* the epilogue's operands are constants: its channel arrays follow the block, at
      epilogue_at (else at chan_at in scratch, filled by each run), its zero point and
@@ -406,25 +407,30 @@ static int ref_qi_lean_kernel(const odla_value *in) {
   return 1;
 }
 
-/* o from the node's operands, for sums of `depth` products of an int8 kernel value and an
- * input value less its zero point (|w| <= 128, |x - xz| <= 255: o->sum_bits). ODLA_INVALID_PARAM
- * when a multiplier or shift computed in the graph is out of range (constant ones the builder
- * checked). */
-static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
-                                        const ref_qi_common *q, int64_t depth, ref_qg_lean_out *o) {
+/* o from the operands `in` (their values) at `data`, for sums of `depth` products of an int8
+ * kernel value and an input value less its zero point (|w| <= 128, |x - xz| <= 255:
+ * o->sum_bits). ODLA_INVALID_PARAM when a multiplier or shift computed in the graph is out of
+ * range (constant ones the builder checked). */
+static odla_status ref_qi_lean_out_of(const odla_value *in, const void *const *data,
+                                      const ref_qi_common *q, int64_t depth, ref_qg_lean_out *o) {
   int64_t c, bound = 0;
   memset(o, 0, sizeof *o);
-  o->bias = (const int32_t *)io->in[REF_QI_BIAS];
+  o->bias = (const int32_t *)data[REF_QI_BIAS];
   o->raw = q->raw;
   if (q->raw)
     return ODLA_SUCCESS;
-  o->mult = (const int32_t *)io->in[REF_QI_MULT];
-  o->shift = (const int32_t *)io->in[REF_QI_SHIFT];
-  o->mult_step = ref_count(&node->inputs[REF_QI_MULT]->type.shape) != 1;
-  o->shift_step = ref_count(&node->inputs[REF_QI_SHIFT]->type.shape) != 1;
-  o->zp = ref_qi_load(q->y_type, io->in[REF_QI_YZ], 0);
+  o->mult = (const int32_t *)data[REF_QI_MULT];
+  o->shift = (const int32_t *)data[REF_QI_SHIFT];
+  o->mult_step = ref_count(&in[REF_QI_MULT]->type.shape) != 1;
+  o->shift_step = ref_count(&in[REF_QI_SHIFT]->type.shape) != 1;
+  o->zp = ref_qi_load(q->y_type, data[REF_QI_YZ], 0);
   o->lo = q->lo;
   o->hi = q->hi;
+  if (q->lean_known) { /* constants: ref_qi_lean_know computed the rest when the node was built */
+    o->sum_bits = q->lean_sum_bits;
+    o->fast = q->lean_fast;
+    return ODLA_SUCCESS;
+  }
   for (c = 0; c < q->channels; ++c) {
     const int64_t b = o->bias ? (int64_t)o->bias[c] : 0;
     if (!ref_qi_scale_ok(o->mult[c * o->mult_step], o->shift[c * o->shift_step]))
@@ -436,6 +442,31 @@ static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
     ++o->sum_bits;
   o->fast = ref_qg_lean_fast_all(o, q->channels);
   return ODLA_SUCCESS;
+}
+
+/* A lean node's epilogue for one run. */
+static odla_status ref_qi_lean_epilogue(const ref_node *node, const ref_io *io,
+                                        const ref_qi_common *q, int64_t depth, ref_qg_lean_out *o) {
+  return ref_qi_lean_out_of(node->inputs, io->in, q, depth, o);
+}
+
+/* When the epilogue's operands are constants (the builder checked their values), q keeps what
+ * ref_qi_lean_out_of computes from them, so that runs do not loop over the channels again. */
+static void ref_qi_lean_know(const odla_value *in, ref_qi_common *q, int64_t depth) {
+  const void *data[REF_QI_OPERANDS] = {NULL};
+  ref_qg_lean_out o;
+  int i;
+  q->lean_known = 0;
+  for (i = REF_QI_BIAS; i < REF_QI_OPERANDS; ++i) {
+    if (in[i] && !(in[i]->kind == REF_CONSTANT && in[i]->data))
+      return;
+    data[i] = in[i] ? in[i]->data : NULL;
+  }
+  if (!q->lean || ref_qi_lean_out_of(in, data, q, depth, &o) != ODLA_SUCCESS)
+    return;
+  q->lean_sum_bits = o.sum_bits;
+  q->lean_fast = o.fast;
+  q->lean_known = 1;
 }
 
 static size_t ref_qi_lean_esize(const ref_qg_lean_out *o) { return o->raw ? 4 : 1; }
@@ -751,14 +782,20 @@ static int16_t *ref_qconv_lean_run_of(const unsigned char *x, int n, int step, i
   return to;
 }
 
-/* Pixel h of a lean block (at q): output pixel j's column over the group's input channels from
- * xg, depth (ci, kernel cell) x - xz of the window's element (int8 where is_signed, else
- * uint8), 0 where it reads padding; staged in depth order in col (kg rounded up to 4 values),
- * then placed (ref_qg_lean_place). ow and rest: j's column and the rest of its index,
- * j = rest * lout[2] + ow. */
+/* Whether a lean convolution is a 1 x 1 window over a map of one pixel: its column is its
+ * input, read as a lean column (ref_qg_lean_column_unit). */
+static int ref_qconv_unit_column(const ref_qconv_params *p) {
+  return p->unit_window && ref_window_out_count(&p->w) == 1;
+}
+
+/* Pixel h of a lean block (at q, pixels REF_QG_LEAN_PIXELS), or a lean column (pixels 1):
+ * output pixel j's column over the group's input channels from xg, depth (ci, kernel cell)
+ * x - xz of the window's element (int8 where is_signed, else uint8), 0 where it reads padding;
+ * staged in depth order in col (kg rounded up to 4 values), then placed (ref_qg_lean_place). ow
+ * and rest: j's column and the rest of its index, j = rest * lout[2] + ow. */
 static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *xg, int is_signed,
                                int32_t xz, int ow, int rest, const int *rows, int16_t *col,
-                               int32_t *q) {
+                               int pixels, int32_t *q) {
   const int ipix = p->lin[0] * p->lin[1] * p->lin[2], cpg = (int)p->cpg, kg = (int)p->kg;
   const int in2 = p->lin[2], k2 = p->lk[2], dil2 = p->ldil[2];
   const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
@@ -816,7 +853,7 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
   }
   for (; (to - col) % 4 != 0;)
     *to++ = 0;
-  ref_qg_lean_place(col, kg, q);
+  ref_qg_lean_place(col, kg, pixels, q);
 }
 
 /* The block of 4 output pixels in one row of a 3-wide window with stride S (1 or 2) along it,
@@ -975,10 +1012,12 @@ static int ref_qconv_lean_corner3(const ref_qconv_params *p, int j, int o[3]) {
              : 1;
 }
 
-/* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block), each
- * multiplied by every kernel row of the group and requantized (ref_qg_lean_dots); int indices
- * (the builder checked they fit). Kernel rows read past their end only as far as the kernel
- * goes (ref_qg_lean_over). */
+/* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block; a lean
+ * column where one pixel is left), each multiplied by every kernel row of the group and
+ * requantized (ref_qg_lean_dots); int indices (the builder checked they fit). Kernel rows read
+ * past their end only as far as the kernel goes (ref_qg_lean_over). A 1 x 1 window over a map
+ * of one pixel (a product of one row as odlac's matmul-rows-as-conv gives it) reads its column
+ * straight from the input (ref_qconv_unit_column). */
 static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
@@ -986,10 +1025,11 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const int mpg = (int)p->mpg, kg = (int)p->kg, m = (int)p->m;
   const int64_t es = (int64_t)ref_qi_lean_esize(&l->out); /* a raw result's 4 bytes */
   const int is_signed = p->q.x_type == ODLA_INT8;
+  const int unit_column = ref_qconv_unit_column(p);
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
-  int16_t *col = (int16_t *)(block + ref_qg_lean_words(p->kg)); /* a column in depth order */
+  int16_t *col = unit_column ? NULL : (int16_t *)(block + ref_qg_lean_words(p->kg)); /* staged */
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
-  const int nrows = (int)p->cpg * p->lk[0] * p->lk[1];
+  const int nrows = unit_column ? 0 : (int)p->cpg * p->lk[0] * p->lk[1];
   int64_t lo, hi;
   int g, j, h, np, r;
   ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
@@ -1004,18 +1044,23 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
       int o[3];
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
       const int way = np == REF_QG_LEAN_PIXELS ? ref_qconv_lean_corner3(p, j, o) : 0;
-      if (p->unit_window && np == REF_QG_LEAN_PIXELS)
+      if (unit_column)
+        ref_qg_lean_column_unit(xg, kg, is_signed, l->xz, block);
+      else if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
       else if (way == 1)
         ref_qconv_lean_block3(xg + (o[0] * p->lin[1] + o[1]) * p->lin[2] + o[2], rows, nrows,
                               p->lstride[2], is_signed, l->xz, block);
       else if (way == 2)
         ref_qconv_lean_block3e(p, xg, rows, o[0], o[1], o[2], is_signed, l->xz, block);
+      else if (np == 1)
+        ref_qconv_lean_col(p, xg, is_signed, l->xz, j % p->lout[2], j / p->lout[2], rows, col, 1,
+                           block);
       else
         for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
           const int jh = j + (h < np ? h : np - 1);
           ref_qconv_lean_col(p, xg, is_signed, l->xz, jh % p->lout[2], jh / p->lout[2], rows, col,
-                             block + 2 * h);
+                             REF_QG_LEAN_PIXELS, block + 2 * h);
         }
       ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg, over, block, &l->out, c, np,
                        l->y + ((int64_t)c * opix + j) * es, opix * es);
@@ -1447,6 +1492,11 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     p->q.bytes = at + ref_nn_align((size_t)(p->w.k[0] * p->w.k[1]) * sizeof(int));
     return;
   }
+  if (p->q.lean && ref_qconv_unit_column(p)) { /* a lean column */
+    p->col_at = p->rows_at = at;
+    p->q.bytes = ref_nn_align((size_t)((p->kg + 3) / 4 * 2) * sizeof(int32_t));
+    return;
+  }
   if (p->q.lean) { /* a lean block and a column, the window's row offsets */
     p->col_at = at;
     at += ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t) +
@@ -1599,6 +1649,7 @@ odla_value odla_ExtQLinearConv(
     p.ldil[i] = (int)p.w.dil[i];
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  ref_qi_lean_know(in, &p.q, p.kg);
   ref_qconv_scratch(&p);
   v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values, ref_qconv_pack, out,
                  value_id);
@@ -1795,6 +1846,7 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.kp = ref_qi_even(p.k);
   p.q.lean = ref_qi_lean_kernel(in);
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  ref_qi_lean_know(in, &p.q, p.k);
   p.q.chan_at = at; /* lean: a row's sums */
   at += p.q.lean ? ref_nn_align((size_t)p.n * sizeof(int32_t)) : ref_qi_chan_bytes(p.n);
   p.q.xs_at = at; /* the staged input rows (lean: one) */

@@ -659,11 +659,24 @@ int32_t ref_qg_dot8_portable(const unsigned char *x, const int8_t *w, int64_t n,
   return s;
 }
 
-void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q) {
+void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int pixels, int32_t *q) {
   int64_t g;
-  for (g = 0; g < (k + 3) / 4; ++g, col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
+  for (g = 0; g < (k + 3) / 4; ++g, col += 4, q += 2 * pixels) {
     q[0] = ref_qg_lean_pack(col[0], col[2]);
     q[1] = ref_qg_lean_pack(col[1], col[3]);
+  }
+}
+
+void ref_qg_lean_column_unit_portable(const unsigned char *x, int64_t k, int is_signed, int32_t xz,
+                                      int32_t *q) {
+  int64_t g;
+  int i;
+  for (g = 0; g < (k + 3) / 4; ++g, x += 4, q += 2) {
+    int32_t v[4];
+    for (i = 0; i < 4; ++i)
+      v[i] = g * 4 + i >= k ? 0 : (is_signed ? (int32_t)(int8_t)x[i] : (int32_t)x[i]) - xz;
+    q[0] = ref_qg_lean_pack(v[0], v[2]);
+    q[1] = ref_qg_lean_pack(v[1], v[3]);
   }
 }
 
@@ -686,12 +699,13 @@ void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64
 
 /* ---- Lean products ------------------------------------------------------------------------ */
 
-/* The depths past the last multiple of 4 (d < k % 4 of the last group at c), one at a time:
- * the kernel row's bytes there may be the next row's, or none. */
-static void ref_qg_lean_tail(int k4, const int8_t *w, const int32_t *c, int32_t *s) {
+/* The depths past the last multiple of 4 (d < k % 4 of the last group at c), one at a time,
+ * for the block's first `pixels` pixels: the kernel row's bytes there may be the next row's, or
+ * none. */
+static void ref_qg_lean_tail(int k4, const int8_t *w, const int32_t *c, int pixels, int32_t *s) {
   int d, h;
   for (d = 0; d < k4; ++d)
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) { /* depth d: the half d >> 1 of word d & 1 */
+    for (h = 0; h < pixels; ++h) { /* depth d: the half d >> 1 of word d & 1 */
       const uint32_t word = (uint32_t)c[2 * h + (d & 1)];
       s[h] += w[d] * (int16_t)(uint16_t)(d >> 1 ? word >> 16 : word & 0xFFFFu);
     }
@@ -747,9 +761,9 @@ ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rz, int32_t e, int u, int32_t lo
   return q < lo ? lo : q;
 }
 
-/* rz of ref_qg_lean_q8. */
+/* rz of ref_qg_lean_q8: 2^(e-1) + zp * 2^e, one shift of 2 zp + 1. */
 static inline int32_t ref_qg_lean_rz(int32_t e, int32_t zp) {
-  return ((int32_t)1 << (e - 1)) + zp * ((int32_t)1 << e);
+  return (int32_t)((uint32_t)(2 * zp + 1) << (e - 1));
 }
 
 /* Whether the clamp [lo, hi] takes ref_qg_lean_q8. */
@@ -771,13 +785,14 @@ ref_qg_lean_run8(const int32_t *s, int n, int32_t bias, int32_t mult, int32_t e,
                                          lo);
 }
 
-/* ref_qg_lean_tile's rows for ref_qg_lean_q8 (per-channel multipliers and shifts). */
+/* ref_qg_lean_tile's rows for ref_qg_lean_q8 (per-channel multipliers and shifts), each of
+ * n = 4 or 1 elements (a constant where it is inlined). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline void
-ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, unsigned char *y,
-                  int64_t y_row, int u, int32_t lo) {
+ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
+                  unsigned char *y, int64_t y_row, int u, int32_t lo) {
   const int32_t zp = o->zp, none = 0, *bias = o->bias ? o->bias + c0 : &none;
   const int32_t *mult = o->mult + c0, *shift = o->shift + c0, *end = s + m * REF_QG_LEAN_PIXELS;
   const int bstep = o->bias ? 1 : 0;
@@ -785,6 +800,8 @@ ref_qg_lean_rows8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, uns
     const uint32_t b = (uint32_t)*bias;
     const int32_t mu = *mult++, e = *shift++ - 32, rz = ref_qg_lean_rz(e, zp);
     y[0] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[0] + b), mu, rz, e, u, lo);
+    if (n == 1)
+      continue;
     y[1] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[1] + b), mu, rz, e, u, lo);
     y[2] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[2] + b), mu, rz, e, u, lo);
     y[3] = (unsigned char)ref_qg_lean_q8((int32_t)((uint32_t)s[3] + b), mu, rz, e, u, lo);
@@ -876,21 +893,38 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
  * c0 + r), their first n, into y + r * y_row; where every channel is fast, with the layer's
  * constants in registers. */
 
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+/* ref_qg_lean_rows8 for the common clamps, with their constants. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+ref_qg_lean_clamps8(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
+                    unsigned char *y, int64_t y_row) {
+  if (o->hi == 255 && o->lo == 0)
+    ref_qg_lean_rows8(o, c0, m, s, n, y, y_row, 1, INT32_MIN);
+  else if (o->hi == 255)
+    ref_qg_lean_rows8(o, c0, m, s, n, y, y_row, 1, o->lo);
+  else if (o->lo == -128)
+    ref_qg_lean_rows8(o, c0, m, s, n, y, y_row, 0, INT32_MIN);
+  else
+    ref_qg_lean_rows8(o, c0, m, s, n, y, y_row, 0, o->lo);
+}
+#endif
+
 static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int32_t *s, int n,
                              unsigned char *y, int64_t y_row) {
   int r;
 #if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
-  if (o->fast && n == REF_QG_LEAN_PIXELS && ref_qg_lean_sat8(o->lo, o->hi) && o->mult_step == 1 &&
-      o->shift_step == 1) { /* per-channel, the common clamps with their constants */
-    if (o->hi == 255 && o->lo == 0)
-      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 1, INT32_MIN);
-    else if (o->hi == 255)
-      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 1, o->lo);
-    else if (o->lo == -128)
-      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 0, INT32_MIN);
-    else
-      ref_qg_lean_rows8(o, c0, m, s, y, y_row, 0, o->lo);
-    return;
+  if (o->fast && ref_qg_lean_sat8(o->lo, o->hi) && o->mult_step == 1 && o->shift_step == 1) {
+    if (n == REF_QG_LEAN_PIXELS) { /* per-channel */
+      ref_qg_lean_clamps8(o, c0, m, s, REF_QG_LEAN_PIXELS, y, y_row);
+      return;
+    }
+    if (n == 1) { /* a lean column: a product of one row, a 1 x 1 output */
+      ref_qg_lean_clamps8(o, c0, m, s, 1, y, y_row);
+      return;
+    }
   }
 #endif
 #if REF_QG_ARM32
@@ -913,24 +947,26 @@ static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int3
     ref_qg_lean_run(o, c0 + r, s + r * REF_QG_LEAN_PIXELS, n, y + r * y_row, 0);
 }
 
-/* s[r * REF_QG_LEAN_PIXELS + h] for the m rows at w (ref_qg_lean_dots' sums); the first
- * `over` rows in whole groups of 4 depths. */
+/* s[r * REF_QG_LEAN_PIXELS + h] for the m rows at w (ref_qg_lean_dots' sums) and the block's
+ * pixels h < n (n = 1: c is a lean column; else all 4); the first `over` rows in whole groups
+ * of 4 depths. */
 typedef void (*ref_qg_lean_sums_fn)(int k, const int8_t *w, int m, int over, const int32_t *c,
-                                    int32_t *s);
+                                    int n, int32_t *s);
 
 REF_QG_NOINLINE static void ref_qg_lean_sums_portable(int k, const int8_t *w, int m, int over,
-                                                      const int32_t *c, int32_t *s) {
+                                                      const int32_t *c, int n, int32_t *s) {
+  const int pixels = n == 1 ? 1 : REF_QG_LEAN_PIXELS;
   int r, g, h;
   for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
     const int8_t *wr = w + r * k;
     const int32_t *cg = c;
     const int whole = r < over ? (k + 3) / 4 : k / 4;
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
+    for (h = 0; h < pixels; ++h)
       s[h] = 0;
-    for (g = 0; g < whole; ++g, wr += 4, cg += 2 * REF_QG_LEAN_PIXELS)
-      ref_qg_lean_tail(4, wr, cg, s);
+    for (g = 0; g < whole; ++g, wr += 4, cg += 2 * pixels)
+      ref_qg_lean_tail(4, wr, cg, pixels, s);
     if (whole * 4 < k)
-      ref_qg_lean_tail(k % 4, wr, cg, s);
+      ref_qg_lean_tail(k % 4, wr, cg, pixels, s);
   }
 }
 
@@ -943,7 +979,7 @@ static void ref_qg_lean_dots_with(ref_qg_lean_sums_fn sums, int64_t k, const int
   int r0, nr;
   for (r0 = 0; r0 < (int)m; r0 += nr) { /* the callers' bound: int */
     nr = (int)m - r0 < REF_QG_LEAN_ROWS ? (int)m - r0 : REF_QG_LEAN_ROWS;
-    sums((int)k, w + (int64_t)r0 * k, nr, (int)over - r0, c, s);
+    sums((int)k, w + (int64_t)r0 * k, nr, (int)over - r0, c, n, s);
     ref_qg_lean_tile(o, (int)c0 + r0, nr, s, n, y + r0 * y_row, y_row);
   }
 }
@@ -1146,17 +1182,167 @@ static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int
 }
 #endif
 
-REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
-                                                 const int32_t *c, int32_t *s) {
+/* A lean column (n = 1: a product of one row, a 1 x 1 output), four rows a step: a group of 4
+ * depths is a load and two SXTB16 a row against the column's two words, loaded once for the
+ * four rows. */
+#if defined(__thumb2__) && defined(__GNUC__)
+/* In Thumb-2 assembly (GCC reloads k and the loop's end from the stack): rows 0, 1 and 2, 3
+ * from two pointers k bytes apart, the column's words by one LDRD; two groups a loop (an odd
+ * one first): 44 instructions for 32 multiply-adds. Arguments: w, k, quads, groups; c and s on
+ * the stack. */
+void ref_qg_lean_one4_t2(const int8_t *w, int k, int quads, int groups, const int32_t *c,
+                         int32_t *s);
+/* One group of 4 depths of the four rows: r0, r2 the rows 0 and 2 (r1 = k), r3 the column. */
+#define REF_QG_ONE4_GROUP                                                                          \
+  "  ldrd r8, r9, [r3], #8\n" /* the column's words: depths (0, 2), (1, 3) */                      \
+  "  ldr r10, [r0, r1]\n"                                                                          \
+  "  ldr r11, [r0], #4\n"                                                                          \
+  "  sxtb16 lr, r11\n"                                                                             \
+  "  smlad r4, lr, r8, r4\n"                                                                       \
+  "  sxtb16 lr, r11, ror #8\n"                                                                     \
+  "  smlad r4, lr, r9, r4\n"                                                                       \
+  "  sxtb16 lr, r10\n"                                                                             \
+  "  smlad r5, lr, r8, r5\n"                                                                       \
+  "  sxtb16 lr, r10, ror #8\n"                                                                     \
+  "  smlad r5, lr, r9, r5\n"                                                                       \
+  "  ldr r10, [r2, r1]\n"                                                                          \
+  "  ldr r11, [r2], #4\n"                                                                          \
+  "  sxtb16 lr, r11\n"                                                                             \
+  "  smlad r6, lr, r8, r6\n"                                                                       \
+  "  sxtb16 lr, r11, ror #8\n"                                                                     \
+  "  smlad r6, lr, r9, r6\n"                                                                       \
+  "  sxtb16 lr, r10\n"                                                                             \
+  "  smlad r7, lr, r8, r7\n"                                                                       \
+  "  sxtb16 lr, r10, ror #8\n"                                                                     \
+  "  smlad r7, lr, r9, r7\n"
+__asm__(".syntax unified\n"
+        ".pushsection .text.ref_qg_lean_one4_t2,\"ax\",%progbits\n"
+        ".balign 4\n"
+        ".global ref_qg_lean_one4_t2\n"
+        ".hidden ref_qg_lean_one4_t2\n"
+        ".type ref_qg_lean_one4_t2, %function\n"
+        ".thumb\n"
+        ".thumb_func\n"
+        "ref_qg_lean_one4_t2:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #16\n" /* [sp]: quads left, [sp, 4]: the quad's first row */
+        "  cmp r2, #0\n"      /* [sp, 8]: 4 groups, [sp, 12]: s; c at [sp, 52], s at [sp, 56] */
+        "  ble 4f\n"
+        "  str r2, [sp, #0]\n"
+        "  lsls r3, r3, #2\n"
+        "  str r3, [sp, #8]\n"
+        "  ldr r2, [sp, #56]\n"
+        "  str r2, [sp, #12]\n"
+        "1:\n"
+        "  str r0, [sp, #4]\n"
+        "  ldr r3, [sp, #8]\n"
+        "  add r12, r0, r3\n"
+        "  add r2, r0, r1, lsl #1\n"
+        "  movs r4, #0\n"
+        "  movs r5, #0\n"
+        "  movs r6, #0\n"
+        "  movs r7, #0\n"
+        "  tst r3, #4\n" /* an odd number of groups: one first */
+        "  ldr r3, [sp, #52]\n"
+        "  beq 5f\n" REF_QG_ONE4_GROUP "5:\n"
+        "  cmp r0, r12\n"
+        "  beq 3f\n"
+        "2:\n" REF_QG_ONE4_GROUP REF_QG_ONE4_GROUP "  cmp r0, r12\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr lr, [sp, #12]\n" /* rows 4 sums apart (REF_QG_LEAN_PIXELS) */
+        "  str r4, [lr]\n"
+        "  str r5, [lr, #16]\n"
+        "  str r6, [lr, #32]\n"
+        "  str r7, [lr, #48]\n"
+        "  add lr, lr, #64\n"
+        "  str lr, [sp, #12]\n"
+        "  ldr r0, [sp, #4]\n"
+        "  add r0, r0, r1, lsl #2\n"
+        "  ldr r2, [sp, #0]\n"
+        "  subs r2, r2, #1\n"
+        "  str r2, [sp, #0]\n"
+        "  bne 1b\n"
+        "4:\n"
+        "  add sp, sp, #16\n"
+        "  pop {r4-r11, pc}\n"
+        ".size ref_qg_lean_one4_t2, .-ref_qg_lean_one4_t2\n"
+        ".popsection\n");
+#undef REF_QG_ONE4_GROUP
+static inline void ref_qg_lean_sums_one4(const int8_t *w, int k, int quads, int groups,
+                                         const int32_t *c, int32_t *s) {
+  ref_qg_lean_one4_t2(w, k, quads, groups, c, s);
+}
+#else
+/* Rows 0, 1 and 2, 3 from two pointers k bytes apart. */
+static inline void ref_qg_lean_sums_one4(const int8_t *w, int k, int quads, int groups,
+                                         const int32_t *c, int32_t *s) {
+  for (; quads > 0; --quads, w += 4 * k, s += 4 * REF_QG_LEAN_PIXELS) {
+    const int8_t *w0 = w, *w2 = w + 2 * k, *end = w + 4 * groups;
+    const int32_t *cg = c;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; w0 != end; w0 += 4, w2 += 4, cg += 2) {
+      const int32_t xe = cg[0], xo = cg[1];
+      int32_t a = ref_qg_word8(w0);
+      s0 = __smlad(ref_qg_sxtb16_ror8(a), xo, __smlad(__sxtb16(a), xe, s0));
+      a = ref_qg_word8(w0 + k);
+      s1 = __smlad(ref_qg_sxtb16_ror8(a), xo, __smlad(__sxtb16(a), xe, s1));
+      a = ref_qg_word8(w2);
+      s2 = __smlad(ref_qg_sxtb16_ror8(a), xo, __smlad(__sxtb16(a), xe, s2));
+      a = ref_qg_word8(w2 + k);
+      s3 = __smlad(ref_qg_sxtb16_ror8(a), xo, __smlad(__sxtb16(a), xe, s3));
+    }
+    s[0] = s0;
+    s[REF_QG_LEAN_PIXELS] = s1;
+    s[2 * REF_QG_LEAN_PIXELS] = s2;
+    s[3 * REF_QG_LEAN_PIXELS] = s3;
+  }
+}
+
+#endif
+
+/* The same a row at a time. */
+static inline void ref_qg_lean_sums_one(const int8_t *w, int k, int rows, int groups,
+                                        const int32_t *c, int32_t *s) {
+  for (; rows > 0; --rows, w += k, s += REF_QG_LEAN_PIXELS) {
+    const int8_t *wr = w, *end = w + 4 * groups;
+    const int32_t *cg = c;
+    int32_t s0 = 0;
+    for (; wr != end; wr += 4, cg += 2) {
+      const int32_t a = ref_qg_word8(wr);
+      s0 = __smlad(ref_qg_sxtb16_ror8(a), cg[1], __smlad(__sxtb16(a), cg[0], s0));
+    }
+    s[0] = s0;
+  }
+}
+
+REF_QG_NOINLINE static void ref_qg_lean_sums_dsp1(int k, const int8_t *w, int m, int over,
+                                                  const int32_t *c, int32_t *s) {
   const int full = over < 0 ? 0 : over < m ? over : m;
   int r;
+  ref_qg_lean_sums_one4(w, k, full / 4, (k + 3) / 4, c, s);
+  ref_qg_lean_sums_one(w + full / 4 * 4 * k, k, full % 4, (k + 3) / 4, c,
+                       s + full / 4 * 4 * REF_QG_LEAN_PIXELS);
+  ref_qg_lean_sums_one(w + full * k, k, m - full, k / 4, c, s + full * REF_QG_LEAN_PIXELS);
+  for (r = full; r < m && k % 4; ++r)
+    ref_qg_lean_tail(k % 4, w + r * k + k / 4 * 4, c + k / 4 * 2, 1, s + r * REF_QG_LEAN_PIXELS);
+}
+
+REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
+                                                 const int32_t *c, int n, int32_t *s) {
+  const int full = over < 0 ? 0 : over < m ? over : m;
+  int r;
+  if (n == 1) {
+    ref_qg_lean_sums_dsp1(k, w, m, over, c, s);
+    return;
+  }
   ref_qg_lean_sums_rows2(w, k, full / 2, (k + 3) / 4, c, s);
   ref_qg_lean_sums_rows(w + full / 2 * 2 * k, k, full % 2, (k + 3) / 4, c,
                         s + full / 2 * 2 * REF_QG_LEAN_PIXELS);
   ref_qg_lean_sums_rows(w + full * k, k, m - full, k / 4, c, s + full * REF_QG_LEAN_PIXELS);
   for (r = full; r < m && k % 4; ++r)
     ref_qg_lean_tail(k % 4, w + r * k + k / 4 * 4, c + k / 4 * 2 * REF_QG_LEAN_PIXELS,
-                     s + r * REF_QG_LEAN_PIXELS);
+                     REF_QG_LEAN_PIXELS, s + r * REF_QG_LEAN_PIXELS);
 }
 
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
@@ -1256,13 +1442,33 @@ int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_s
 
 /* Two words of the staged column (depths d, d + 1 and d + 2, d + 3) a group: (d, d + 2) by
  * PKHBT, (d + 1, d + 3) by PKHTB. */
-void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
+void ref_qg_lean_place(const int16_t *col, int64_t k, int pixels, int32_t *q) {
   const int16_t *end = col + (k + 3) / 4 * 4;
-  for (; col != end; col += 4, q += 2 * REF_QG_LEAN_PIXELS) {
+  for (; col != end; col += 4, q += 2 * pixels) {
     const int32_t a = ref_qg_word(col), b = ref_qg_word(col + 2);
     q[0] = ref_qg_pkhbt(a, b);
     q[1] = ref_qg_pkhtb(b, a);
   }
+}
+
+/* Four depths a step, one word: its bytes 0 and 2, 1 and 3 extended in pairs less xz (SSUB16)
+ * are the column's two words as they are. */
+void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, int32_t xz,
+                             int32_t *q) {
+  const int32_t zz = ref_qg_pkhbt(xz, xz);
+  const unsigned char *end = x + k / 4 * 4;
+  for (; x != end && is_signed; x += 4, q += 2) {
+    const int32_t a = ref_qg_word8((const int8_t *)x);
+    q[0] = __ssub16(__sxtb16(a), zz);
+    q[1] = __ssub16(ref_qg_sxtb16_ror8(a), zz);
+  }
+  for (; x != end; x += 4, q += 2) {
+    const int32_t a = ref_qg_word8((const int8_t *)x);
+    q[0] = __ssub16((int32_t)__uxtb16(a), zz);
+    q[1] = __ssub16(ref_qg_uxtb16_ror8(a), zz);
+  }
+  if (k % 4)
+    ref_qg_lean_column_unit_portable(x, k % 4, is_signed, xz, q);
 }
 
 /* Four depths a step, each a word of the 4 pixels' bytes: extended in pairs (pixels 0 and 2,
@@ -1312,8 +1518,13 @@ void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp
   ref_qg_widen_portable(src, n, is_signed, zp, dst);
 }
 
-void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q) {
-  ref_qg_lean_place_portable(col, k, q);
+void ref_qg_lean_place(const int16_t *col, int64_t k, int pixels, int32_t *q) {
+  ref_qg_lean_place_portable(col, k, pixels, q);
+}
+
+void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, int32_t xz,
+                             int32_t *q) {
+  ref_qg_lean_column_unit_portable(x, k, is_signed, xz, q);
 }
 
 int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz) {

@@ -190,7 +190,8 @@ static inline void ref_qg_widen_portable(const unsigned char *src, int64_t n, in
  * the words (4g, 4g + 2) and (4g + 1, 4g + 3) at (g * REF_QG_LEAN_PIXELS + h) * 2, the order in
  * which Arm's SXTB16 splits 4 kernel bytes into two int16 pairs (bytes 0 and 2, then 1 and 3),
  * so that each pair multiplies a word of the block by SMLAD. ref_qg_lean_words(k) words; the
- * depths past k are zero. */
+ * depths past k are zero. A block of one pixel (a "lean column": a product of one row, the last
+ * pixel of a map) has its two words of group g at 2g. */
 enum { REF_QG_LEAN_PIXELS = 4 };
 static inline int64_t ref_qg_lean_words(int64_t k) { return (k + 3) / 4 * 2 * REF_QG_LEAN_PIXELS; }
 /* A word of two int16 halves: lo, then hi. */
@@ -199,8 +200,13 @@ static inline int32_t ref_qg_lean_pack(int32_t lo, int32_t hi) {
 }
 
 /* Places pixel h's column, staged in depth order at col (k int16 values, rounded up to 4 with
- * zeros), into the lean block at q + 2 * h. */
-void ref_qg_lean_place(const int16_t *col, int64_t k, int32_t *q);
+ * zeros), into the lean block at q + 2 * h (pixels = REF_QG_LEAN_PIXELS), or as a lean column
+ * at q (pixels = 1). */
+void ref_qg_lean_place(const int16_t *col, int64_t k, int pixels, int32_t *q);
+/* The lean column of k contiguous input values less xz at x (int8 where is_signed, else
+ * uint8): a 1 x 1 window's pixel where the map is that one pixel. */
+void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, int32_t xz,
+                             int32_t *q);
 /* A lean block of 4 pixels whose columns are runs of a 1 x 1 window: pixel h's depth d is
  * x[d * ipix + h] - xz (int8 where is_signed, else uint8), for k depths (the block's pad
  * depths zero). */
@@ -213,7 +219,9 @@ int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_s
 int32_t ref_qg_dot8_portable(const unsigned char *x, const int8_t *w, int64_t n, int is_signed,
                              int32_t xz);
 /* The same with the portable loops whatever the target: for tests/runtime's comparison. */
-void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int32_t *q);
+void ref_qg_lean_place_portable(const int16_t *col, int64_t k, int pixels, int32_t *q);
+void ref_qg_lean_column_unit_portable(const unsigned char *x, int64_t k, int is_signed, int32_t xz,
+                                      int32_t *q);
 void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                                      int32_t xz, int32_t *q);
 
@@ -231,7 +239,8 @@ typedef struct {
 
 /* For the m kernel rows of k int8 values at w (read in place), row r output channel c0 + r:
  * the sums over d < k of w[r * k + d] * (depth d of pixel h in the lean block c), for the
- * block's first n pixels, put by o as elements h of the row at y + r * y_row (bytes). The
+ * block's first n pixels (n = 1: c is a lean column), put by o as elements h of the row at
+ * y + r * y_row (bytes). The
  * first `over` rows may read up to 3 bytes past their k (the next rows', which the block's zero
  * depths cancel), so that they run whole groups of 4 depths: ref_qg_lean_over. */
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,

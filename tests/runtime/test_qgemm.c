@@ -190,7 +190,7 @@ static void row_case(int rows, int64_t stride, int64_t dil, int64_t kw, int64_t 
  * of ref_qg_lean_q8's int32 sum: biases near +-2^31, shifts up to 54, the zero point's
  * extremes; 5: fast thanks to the sums' bound (o.sum_bits, from the depth): multipliers whose
  * low 12 bits are zero and shifts from 40 to 44. int8 or uint8 clamps, at random. */
-enum { LEAN_CHANNELS = 8 };
+enum { LEAN_CHANNELS = 12 };
 typedef struct {
   int32_t bias[LEAN_CHANNELS], mult[LEAN_CHANNELS], shift[LEAN_CHANNELS];
   ref_qg_lean_out o;
@@ -255,17 +255,19 @@ static int lean_expected(const lean_epilogue *e, int64_t ch, int64_t s, const un
   return (e->o.hi == 255 ? (int64_t)y[i] : (int64_t)(int8_t)y[i]) == *want;
 }
 
-/* Lean products: ref_qg_lean_dots and ref_qg_lean_row (the target's and the portable loops)
- * against the definition, on int8 kernels at odd offsets (unaligned words) and int16 data in
- * [-255, 255]; the kernel rows end where the allocation ends, so that a kernel reading past
- * the depth of the last row would be caught by the sanitizers (the others may, as far as
- * ref_qg_lean_over allows). */
-enum { LEAN_ROWS = 3 };
+/* Lean products: ref_qg_lean_dots (a block of 4 pixels, and a lean column: one pixel) and
+ * ref_qg_lean_row (the target's and the portable loops) against the definition, on int8 kernels
+ * at odd offsets (unaligned words) and int16 data in [-255, 255]; the kernel rows end where the
+ * allocation ends, so that a kernel reading past the depth of the last row would be caught by
+ * the sanitizers (the others may, as far as ref_qg_lean_over allows). 7 rows: the column's
+ * kernel takes 4 at a time, then one by one. */
+enum { LEAN_ROWS = 7 };
 static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   const int64_t words = ref_qg_lean_words(k);
   const int64_t total = offset + (k > 0 ? k : 1) * (n + 2) + LEAN_ROWS * k;
   int8_t *w = malloc((size_t)total);
   int32_t *c = malloc((size_t)(words + 1) * sizeof *c);
+  int32_t *c1 = malloc((size_t)(words / REF_QG_LEAN_PIXELS + 1) * sizeof *c1); /* pixel 0 */
   int16_t *x = malloc((size_t)(k + 2) * sizeof *x), *v = malloc((size_t)(4 * (k + 4)) * 2);
   int32_t *s1 = malloc((size_t)(n + 1) * sizeof *s1), *s2 = malloc((size_t)(n + 1) * sizeof *s2);
   const int8_t *rows = w + total - LEAN_ROWS * k; /* the kernel rows: the last bytes */
@@ -285,6 +287,10 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
       const int16_t *vd = v + h * (k + 4) + d;
       c[(d / 4 * REF_QG_LEAN_PIXELS + h) * 2] = ref_qg_lean_pack(vd[0], vd[2]);
       c[(d / 4 * REF_QG_LEAN_PIXELS + h) * 2 + 1] = ref_qg_lean_pack(vd[1], vd[3]);
+      if (h == 0) {
+        c1[d / 4 * 2] = ref_qg_lean_pack(vd[0], vd[2]);
+        c1[d / 4 * 2 + 1] = ref_qg_lean_pack(vd[1], vd[3]);
+      }
     }
   for (i = 0; i < k; ++i)
     x[i] = (int16_t)uniform(-255, 255);
@@ -293,8 +299,9 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
     memset(d1, 0xA5, sizeof d1);
     memset(d2, 0xA5, sizeof d2);
     const int64_t over = ref_qg_lean_over(k, LEAN_ROWS, 0, LEAN_ROWS);
-    ref_qg_lean_dots(k, rows, LEAN_ROWS, over, c, &e.o, 2, np, d1, ROW_BYTES);
-    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, over, c, &e.o, 2, np, d2, ROW_BYTES);
+    ref_qg_lean_dots(k, rows, LEAN_ROWS, over, np == 1 ? c1 : c, &e.o, 2, np, d1, ROW_BYTES);
+    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, over, np == 1 ? c1 : c, &e.o, 2, np, d2,
+                              ROW_BYTES);
     for (r = 0; r < LEAN_ROWS; ++r)
       for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
         const unsigned char *y1 = d1 + r * ROW_BYTES, *y2 = d2 + r * ROW_BYTES;
@@ -333,6 +340,7 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   }
   free(w);
   free(c);
+  free(c1);
   free(x);
   free(v);
   free(s1);
@@ -435,19 +443,22 @@ static void widen_case(int64_t n, int64_t offset, int is_signed) {
 }
 
 /* A lean block built both ways (ref_qg_lean_block_unit from a 1 x 1 window's runs, and
- * ref_qg_lean_place of each pixel's staged column), the target's and the portable code, against
- * the definition of its layout (qgemm.h). */
+ * ref_qg_lean_place of each pixel's staged column), and a lean column (ref_qg_lean_column_unit
+ * from contiguous values, ref_qg_lean_place of one column), the target's and the portable code,
+ * against the definition of their layouts (qgemm.h). */
 static void block_case(int64_t k, int is_signed) {
   enum { IPIX = 7 };
-  const int64_t words = ref_qg_lean_words(k);
+  const int64_t words = ref_qg_lean_words(k), column_words = (k + 3) / 4 * 2;
   unsigned char *x = malloc((size_t)(k * IPIX + 4));
   int16_t *col = calloc((size_t)(k + 4), sizeof *col);
-  int32_t *q[4];
+  int32_t *q[4], *qc[4];
   const int32_t xz = is_signed ? uniform(-128, 127) : uniform(0, 255);
   int64_t i, d;
   int h, b;
-  for (b = 0; b < 4; ++b)
+  for (b = 0; b < 4; ++b) {
     q[b] = malloc((size_t)words * sizeof *q[b]);
+    qc[b] = malloc((size_t)(column_words + 1) * sizeof *qc[b]);
+  }
   for (i = 0; i < k * IPIX + 4; ++i)
     x[i] = (unsigned char)uniform(0, 255);
   ref_qg_lean_block_unit(x, IPIX, k, is_signed, xz, q[0]);
@@ -455,8 +466,31 @@ static void block_case(int64_t k, int is_signed) {
   for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
     for (d = 0; d < k; ++d)
       col[d] = (int16_t)((is_signed ? (int32_t)(int8_t)x[d * IPIX + h] : x[d * IPIX + h]) - xz);
-    ref_qg_lean_place(col, k, q[2] + 2 * h);
-    ref_qg_lean_place_portable(col, k, q[3] + 2 * h);
+    ref_qg_lean_place(col, k, REF_QG_LEAN_PIXELS, q[2] + 2 * h);
+    ref_qg_lean_place_portable(col, k, REF_QG_LEAN_PIXELS, q[3] + 2 * h);
+  }
+  /* the column of pixel 0 of a map of one pixel: x's first k values (the last may end the
+     allocation, where the sanitizers would catch a read past them) */
+  ref_qg_lean_column_unit(x + k * IPIX + 4 - k, k, is_signed, xz, qc[0]);
+  ref_qg_lean_column_unit_portable(x + k * IPIX + 4 - k, k, is_signed, xz, qc[1]);
+  for (d = 0; d < k; ++d)
+    col[d] =
+        (int16_t)((is_signed ? (int32_t)(int8_t)x[k * IPIX + 4 - k + d] : x[k * IPIX + 4 - k + d]) -
+                  xz);
+  ref_qg_lean_place(col, k, 1, qc[2]);
+  ref_qg_lean_place_portable(col, k, 1, qc[3]);
+  for (d = 0; d < (k + 3) / 4 * 4; ++d) {
+    const int32_t want = d < k ? col[d] : 0;
+    for (b = 0; b < 4; ++b) {
+      const uint32_t v = (uint32_t)qc[b][d / 4 * 2 + d % 2];
+      const int32_t got = (int16_t)(uint16_t)(d / 2 % 2 ? v >> 16 : v & 0xFFFFu);
+      CHECK(got == want, "lean column (%s), depth %lld of %lld, %s: %d, not %d",
+            b == 0   ? "unit"
+            : b == 1 ? "unit, portable"
+            : b == 2 ? "placed"
+                     : "placed, portable",
+            (long long)d, (long long)k, is_signed ? "int8" : "uint8", (int)got, (int)want);
+    }
   }
   for (d = 0; d < (k + 3) / 4 * 4; ++d)
     for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
@@ -474,8 +508,10 @@ static void block_case(int64_t k, int is_signed) {
               (long long)d, (long long)k, is_signed ? "int8" : "uint8", h, (int)got, (int)want);
       }
     }
-  for (b = 0; b < 4; ++b)
+  for (b = 0; b < 4; ++b) {
     free(q[b]);
+    free(qc[b]);
+  }
   free(x);
   free(col);
 }

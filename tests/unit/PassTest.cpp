@@ -4,7 +4,8 @@
 // after is run on the reference backend with the same pseudo-random inputs: the outputs must
 // agree. Every rewrite has a case where it must not fire (EXPECT equals the input).
 // A line "// LAYOUT: channels_last" before RUN makes the passes see a target whose manifest
-// prefers that layout; "// PROFILE: core" one without extensions (--odla-profile=core).
+// prefers that layout; "// PROFILE: core" one without extensions (--odla-profile=core);
+// "// MEMORY: least" passes see a --memory=least compilation.
 #include "evaluate/Evaluate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -29,6 +30,7 @@ struct PassCase {
   std::string input, expected;
   std::string layout; // the target's preferred layout; empty: the reference manifest's
   bool core = false;  // the target offers no extension functions
+  bool least = false; // --memory=least
 };
 
 // gtest prints a parameter with each test; the file and case number say it all.
@@ -73,6 +75,7 @@ std::vector<PassCase> loadCases() {
       if (size_t layout = chunk.find("// LAYOUT:"); layout < run)
         c.layout = trim(chunk.substr(layout + 10, chunk.find('\n', layout) - layout - 10));
       c.core = chunk.find("// PROFILE: core") < run;
+      c.least = chunk.find("// MEMORY: least") < run;
       size_t expect = chunk.find("// EXPECT:", eol);
       c.input =
           chunk.substr(eol + 1, expect == std::string::npos ? std::string::npos : expect - eol - 1);
@@ -133,6 +136,7 @@ TEST_P(PassFile, RewritesAsExpectedAndKeepsTheNumbers) {
     target.layout = c.layout;
   PassContext ctx;
   ctx.target = &target;
+  ctx.leastMemory = c.least;
   for (const std::string &p : c.passes) {
     const PipelineEntry *entry = nullptr;
     for (const PipelineEntry &e : pipeline())
