@@ -1066,9 +1066,44 @@ static inline void ref_qg_lean_sums_rows(const int8_t *w, int k, int rows, int g
  * instructions a group). A group's odd depths (the block's odd words), then its even ones,
  * each phase one half of each row's word (SXTB16) in a register and each block word loaded
  * once for both rows: 35 instructions for 32 multiply-adds, the loop's end read from the
- * stack. Arguments: w, k, pairs, groups; c and s on the stack. */
+ * stack; two groups a loop (an odd one first): 67 for 64. Arguments: w, k, pairs, groups; c and s
+ * on the stack. */
 void ref_qg_lean_pairs_t2(const int8_t *w, int k, int pairs, int groups, const int32_t *c,
                           int32_t *s);
+/* One group of 4 depths of the two rows (r0 and r0 + r1) against the block at r2. */
+#define REF_QG_PAIRS_GROUP                                                                         \
+  "  ldr lr, [r0, r1]\n"                                                                           \
+  "  sxtb16 r12, lr, ror #8\n"                                                                     \
+  "  ldr lr, [r0]\n"                                                                               \
+  "  sxtb16 r3, lr, ror #8\n"                                                                      \
+  "  ldr lr, [r2, #4]\n"                                                                           \
+  "  smlad r4, r3, lr, r4\n"                                                                       \
+  "  smlad r8, r12, lr, r8\n"                                                                      \
+  "  ldr lr, [r2, #12]\n"                                                                          \
+  "  smlad r5, r3, lr, r5\n"                                                                       \
+  "  smlad r9, r12, lr, r9\n"                                                                      \
+  "  ldr lr, [r2, #20]\n"                                                                          \
+  "  smlad r6, r3, lr, r6\n"                                                                       \
+  "  smlad r10, r12, lr, r10\n"                                                                    \
+  "  ldr lr, [r2, #28]\n"                                                                          \
+  "  smlad r7, r3, lr, r7\n"                                                                       \
+  "  smlad r11, r12, lr, r11\n"                                                                    \
+  "  ldr lr, [r0, r1]\n"                                                                           \
+  "  sxtb16 r12, lr\n"                                                                             \
+  "  ldr lr, [r0], #4\n"                                                                           \
+  "  sxtb16 r3, lr\n"                                                                              \
+  "  ldr lr, [r2, #8]\n"                                                                           \
+  "  smlad r5, r3, lr, r5\n"                                                                       \
+  "  smlad r9, r12, lr, r9\n"                                                                      \
+  "  ldr lr, [r2, #16]\n"                                                                          \
+  "  smlad r6, r3, lr, r6\n"                                                                       \
+  "  smlad r10, r12, lr, r10\n"                                                                    \
+  "  ldr lr, [r2, #24]\n"                                                                          \
+  "  smlad r7, r3, lr, r7\n"                                                                       \
+  "  smlad r11, r12, lr, r11\n"                                                                    \
+  "  ldr lr, [r2], #32\n"                                                                          \
+  "  smlad r4, r3, lr, r4\n"                                                                       \
+  "  smlad r8, r12, lr, r8\n"
 __asm__(".syntax unified\n"
         ".pushsection .text.ref_qg_lean_pairs_t2,\"ax\",%progbits\n"
         ".balign 4\n"
@@ -1099,42 +1134,13 @@ __asm__(".syntax unified\n"
         "  mov r9, #0\n"
         "  mov r10, #0\n"
         "  mov r11, #0\n"
-        "  cmp r0, r3\n"
-        "  beq 3f\n"
-        "2:\n"
-        "  ldr lr, [r0, r1]\n"
-        "  sxtb16 r12, lr, ror #8\n"
-        "  ldr lr, [r0]\n"
-        "  sxtb16 r3, lr, ror #8\n"
-        "  ldr lr, [r2, #4]\n"
-        "  smlad r4, r3, lr, r4\n"
-        "  smlad r8, r12, lr, r8\n"
-        "  ldr lr, [r2, #12]\n"
-        "  smlad r5, r3, lr, r5\n"
-        "  smlad r9, r12, lr, r9\n"
-        "  ldr lr, [r2, #20]\n"
-        "  smlad r6, r3, lr, r6\n"
-        "  smlad r10, r12, lr, r10\n"
-        "  ldr lr, [r2, #28]\n"
-        "  smlad r7, r3, lr, r7\n"
-        "  smlad r11, r12, lr, r11\n"
-        "  ldr lr, [r0, r1]\n"
-        "  sxtb16 r12, lr\n"
-        "  ldr lr, [r0], #4\n"
-        "  sxtb16 r3, lr\n"
-        "  ldr lr, [r2, #8]\n"
-        "  smlad r5, r3, lr, r5\n"
-        "  smlad r9, r12, lr, r9\n"
-        "  ldr lr, [r2, #16]\n"
-        "  smlad r6, r3, lr, r6\n"
-        "  smlad r10, r12, lr, r10\n"
-        "  ldr lr, [r2, #24]\n"
-        "  smlad r7, r3, lr, r7\n"
-        "  smlad r11, r12, lr, r11\n"
-        "  ldr lr, [r2], #32\n"
-        "  smlad r4, r3, lr, r4\n"
-        "  smlad r8, r12, lr, r8\n"
+        "  ldr lr, [sp, #8]\n"
+        "  tst lr, #4\n" /* an odd number of groups: one first */
+        "  beq 5f\n" REF_QG_PAIRS_GROUP "5:\n"
         "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  beq 3f\n"
+        "2:\n" REF_QG_PAIRS_GROUP REF_QG_PAIRS_GROUP "  ldr lr, [sp, #0]\n"
         "  cmp r0, lr\n"
         "  bne 2b\n"
         "3:\n"
@@ -1152,6 +1158,7 @@ __asm__(".syntax unified\n"
         "  pop {r4-r11, pc}\n"
         ".size ref_qg_lean_pairs_t2, .-ref_qg_lean_pairs_t2\n"
         ".popsection\n");
+#undef REF_QG_PAIRS_GROUP
 static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
                                           const int32_t *c, int32_t *s) {
   ref_qg_lean_pairs_t2(w, k, pairs, groups, c, s);
