@@ -72,11 +72,12 @@ def output_scale(model):
 class Int8Test(unittest.TestCase):
     tc = odlactest.Toolchain()
 
-    def compile(self, qdq, work, shape):
-        """Compiles the QDQ model at -O3 for input shape `shape`; returns the driver and the IR."""
+    def compile(self, qdq, work, shape, flags=()):
+        """Compiles the QDQ model at -O3 with `flags` for input shape `shape`; returns the driver
+        and the IR."""
         out = os.path.join(work, "out")
         name = onnx.load(qdq).graph.input[0].name
-        pin = ["--input-shape", name + ":" + "x".join(map(str, shape))]
+        pin = ["--input-shape", name + ":" + "x".join(map(str, shape)), *flags]
         r = self.tc.compile(qdq, out, "-O3", "--emit-main", *pin)
         self.assertEqual(r.returncode, 0, r.stderr)
         exe = os.path.join(out, "run")
@@ -99,22 +100,24 @@ class Int8Test(unittest.TestCase):
         return odlactest.load(os.path.join(res, "output_0.pb"))
 
     def check(self, label, model_path, calibration, inputs, max_steps, min_agree, labels=None,
-              qoperator=False):
-        """Quantizes with ORT (QDQ, or the QOperator format), compiles with odlac, runs both on
-        `inputs` (a list of batches) and compares: top-1 agreement at least `min_agree`, at most
-        `max_steps` output steps."""
+              qoperator=False, flags=()):
+        """Quantizes with ORT (QDQ, or the QOperator format), compiles with odlac (and `flags`),
+        runs both on `inputs` (a list of batches) and compares: top-1 agreement at least
+        `min_agree`, at most `max_steps` output steps."""
         with tempfile.TemporaryDirectory() as work:
             qdq = os.path.join(work, "model.qdq.onnx")
             quantize(model_path, qdq, calibration, qoperator)
             qmodel = onnx.load(qdq)
             step = output_scale(qmodel)
             sess = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"])
-            exe, ir = self.compile(qdq, work, inputs[0].shape)
+            exe, ir = self.compile(qdq, work, inputs[0].shape, flags)
             float_products = [line for line in ir.splitlines()
                               if any(f"= {op}(" in line for op in ("Conv", "Gemm", "MatMul",
                                                                    "FusedConv", "FusedGemm"))]
             self.assertEqual(float_products, [], f"{label}: float products left in the -O3 IR")
             folded = sum("= QLinearConv(" in l or "= QLinearMatMul(" in l for l in ir.splitlines())
+            if "--memory=least" in flags:  # FC layers as 1 x 1 convolutions (matmul-rows-as-conv)
+                self.assertNotIn("= QLinearMatMul(", ir, f"{label}: a MatMul left")
             got, want = [], []
             for k, x in enumerate(inputs):
                 want.append(sess.run(None, {sess.get_inputs()[0].name: x})[0])
@@ -134,10 +137,14 @@ class Int8Test(unittest.TestCase):
         self.assertLessEqual(steps.max(), max_steps, line)
 
     def test_digits(self):
+        """Also in a least-memory computation (a microcontroller's): kernels read in place by
+        the lean kernels, the FC layers 1 x 1 convolutions of one-pixel maps (360 of them)."""
         images, labels = digits("heldout")
-        self.check("digits", os.path.join(ROOT, "models", "digits", "model.onnx"),
-                   [images[i:i + 8] for i in range(0, 64, 8)], [images], max_steps=2,
-                   min_agree=1.0, labels=labels)
+        model = os.path.join(ROOT, "models", "digits", "model.onnx")
+        for flags in ((), ("--memory=least",)):
+            self.check(" ".join(("digits",) + flags), model,
+                       [images[i:i + 8] for i in range(0, 64, 8)], [images], max_steps=2,
+                       min_agree=1.0, labels=labels, flags=flags)
 
     def test_digits_quantized_by_odlac(self):
         """odlac --quantize=int8 calibrated on the digits' training images (4 sets of 360):
