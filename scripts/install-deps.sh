@@ -42,6 +42,8 @@ test+=(qemu-system-arm make)
 test+=(clang-14 libclang-rt-14-dev)
 # The tree's style checks (tests/house/check_style.sh, label house).
 test+=(clang-format-14 clang-tidy-14)
+# odlac --dump-graph=FILE.svg draws with Graphviz's dot (tests/cli).
+test+=(graphviz)
 # HALO's ODLA backends (tests/halo, label halo), built from ../shared/halo-odla: its Eigen
 # and XNNPACK platforms (its oneDNN ones use libdnnl-dev above). xnnpack.h includes
 # pthreadpool.h, whose -dev package libxnnpack-dev does not pull in (a fresh machine lacked it).

@@ -26,6 +26,10 @@ struct Flag {
   std::function<Status(Options &, const std::string &)> apply;
 };
 
+bool endsWith(const std::string &s, const std::string &tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 bool isCIdentifier(const std::string &s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
     return false;
@@ -369,6 +373,25 @@ const std::vector<Flag> &flags() {
          o.printMemoryPlan = true;
          return Status::ok();
        }},
+      {"--dump-graph", "FILE",
+       "draw the optimized graph: FILE.dot (Graphviz's language) or FILE.svg (drawn by "
+       "Graphviz's dot, Debian's graphviz): each node's op, name, attributes and constants, each "
+       "value's type and place in the activation arena",
+       [](Options &o, const std::string &v) {
+         if (!endsWith(v, ".dot") && !endsWith(v, ".svg"))
+           return Status::error("--dump-graph '" + v + "': name the file .dot or .svg");
+         o.dumpGraph = v;
+         return Status::ok();
+       }},
+      {"--dump-memory-plan", "FILE",
+       "draw the activation arena plan as FILE.svg: a box per buffer, its offset up the arena, "
+       "its lifetime across the nodes",
+       [](Options &o, const std::string &v) {
+         if (!endsWith(v, ".svg"))
+           return Status::error("--dump-memory-plan '" + v + "': name the file .svg");
+         o.dumpMemoryPlan = v;
+         return Status::ok();
+       }},
       {"--report", nullptr,
        "print a summary: op counts before and after optimization, FLOPs, weights, arena "
        "(NAME.json in DIR has the same facts)",
@@ -534,7 +557,7 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&
-      o.pipeline.printAfter.empty())
+      o.pipeline.printAfter.empty() && o.dumpGraph.empty() && o.dumpMemoryPlan.empty())
     return Status::error("no output folder given: add -o DIR");
   if (!o.codegen.weightsSection.empty() && o.codegen.weights == WeightsMode::Bin)
     return Status::error("--weights-section needs --weights=c or --weights=obj");

@@ -43,6 +43,8 @@ struct Options {
   int64_t batchSize = 0;     // --batch-size; 0: 1
   bool printIr = false;
   bool printMemoryPlan = false;
+  std::string dumpGraph;      // --dump-graph FILE.dot|FILE.svg
+  std::string dumpMemoryPlan; // --dump-memory-plan FILE.svg
   bool report = false;
   bool help = false;
   bool version = false;

@@ -7,6 +7,7 @@
 #include "ObjectWriter.h"
 #include "Options.h"
 #include "OutputDir.h"
+#include "Pictures.h"
 #include "Report.h"
 #include "evaluate/Evaluate.h"
 #include "evaluate/ReferencePlan.h"
@@ -298,13 +299,21 @@ static int run(int argc, char **argv) {
     return fail(s);
   if (opts->printIr)
     std::fputs(printGraph(**graph).c_str(), stdout);
-  if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report)
+  if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report && opts->dumpGraph.empty() &&
+      opts->dumpMemoryPlan.empty())
     return 0;
   auto plan = referenceMemoryPlan(**graph, target, opts->codegen.leastMemory);
   if (!plan)
     return fail(plan.status());
   if (opts->printMemoryPlan)
     std::fputs(printMemoryPlan(*plan).c_str(), stdout);
+  if (!opts->dumpGraph.empty())
+    if (Status s = writeGraphPicture(opts->dumpGraph, graphDot(**graph, *plan)))
+      return fail(s);
+  if (!opts->dumpMemoryPlan.empty())
+    if (Status s =
+            writeFileAtomically(opts->dumpMemoryPlan, memoryPlanSvg(*plan, opts->codegen.name)))
+      return fail(s);
   facts.arenaBytes = plan->arenaBytes;
   codegenFacts.arenaBytes = plan->arenaBytes;
   if (opts->codegen.noHeap) {

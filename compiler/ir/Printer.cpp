@@ -50,32 +50,6 @@ std::string floatText(double d) {
   return text;
 }
 
-std::string attrText(const AttrValue &v) {
-  switch (attrKind(v)) {
-  case AttrKind::Int:
-    return std::to_string(std::get<int64_t>(v));
-  case AttrKind::Float:
-    return floatText(std::get<double>(v));
-  case AttrKind::String:
-    return quoted(std::get<std::string>(v));
-  case AttrKind::Ints:
-    return dimsToString(std::get<std::vector<int64_t>>(v));
-  case AttrKind::Floats: {
-    std::string s = "[";
-    for (double d : std::get<std::vector<double>>(v))
-      s += (s.size() > 1 ? "," : "") + floatText(d);
-    return s + "]";
-  }
-  case AttrKind::Strings: {
-    std::string s = "[";
-    for (const std::string &str : std::get<std::vector<std::string>>(v))
-      s += (s.size() > 1 ? "," : "") + quoted(str);
-    return s + "]";
-  }
-  }
-  return "?";
-}
-
 template <class T> std::string elementsAs(const Buffer &b, size_t n, bool isFloat) {
   std::string s;
   const T *p = b.as<T>();
@@ -175,6 +149,32 @@ void printInto(std::string &s, const Graph &g, size_t denseLimit, const std::str
 }
 
 } // namespace
+
+std::string attrText(const AttrValue &v) {
+  switch (attrKind(v)) {
+  case AttrKind::Int:
+    return std::to_string(std::get<int64_t>(v));
+  case AttrKind::Float:
+    return floatText(std::get<double>(v));
+  case AttrKind::String:
+    return quoted(std::get<std::string>(v));
+  case AttrKind::Ints:
+    return dimsToString(std::get<std::vector<int64_t>>(v));
+  case AttrKind::Floats: {
+    std::string s = "[";
+    for (double d : std::get<std::vector<double>>(v))
+      s += (s.size() > 1 ? "," : "") + floatText(d);
+    return s + "]";
+  }
+  case AttrKind::Strings: {
+    std::string s = "[";
+    for (const std::string &str : std::get<std::vector<std::string>>(v))
+      s += (s.size() > 1 ? "," : "") + quoted(str);
+    return s + "]";
+  }
+  }
+  return "?";
+}
 
 std::string printGraph(const Graph &g, size_t denseLimit) {
   std::string s;

@@ -21,5 +21,7 @@
 namespace odlac {
 
 std::string printGraph(const Graph &g, size_t denseLimit = 16);
+// An attribute value as printGraph writes it: 3, 0.5, "text" (escaped), [1,2].
+std::string attrText(const AttrValue &v);
 
 } // namespace odlac

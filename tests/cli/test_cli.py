@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 import onnx
 from onnx import TensorProto, helper
@@ -73,12 +74,53 @@ class CliTest(unittest.TestCase):
              "the default ONNX domain's ops are odlac's own"),
             (["--backend-manifest", os.path.join(self.work, "none.txt"), "m.onnx", "-o",
               self.work], "cannot read"),
+            (["--dump-graph", "g.png", "m.onnx"], "name the file .dot or .svg"),
+            (["--dump-memory-plan", "m.dot", "m.onnx"], "name the file .svg"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
                 r = self.odlac(*args)
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertIn(message, r.stderr)
+
+    def test_pictures_of_the_graph_and_the_memory_plan(self):
+        """--dump-graph draws every node with its op and name (a hostile name escaped: the DOT
+        and the SVG that Graphviz draws from it parse), each value's type and arena offset;
+        --dump-memory-plan draws a box per buffer of the plan --print-memory-plan prints."""
+        nodes = [helper.make_node("Relu", ["x"], ["r"], name='evil"\\N\n<b>&amp;'),
+                 helper.make_node("Sigmoid", ["r"], ["y"], name="plain")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, [2, 8])], [helper.make_tensor_value_info(
+                "y", TensorProto.FLOAT, [2, 8])])
+        model = os.path.join(self.work, "m.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), model)
+        dot, svg, plan = (os.path.join(self.work, f) for f in ("g.dot", "g.svg", "plan.svg"))
+        for picture in (dot, svg):
+            r = self.odlac(model, "-O0", "--dump-graph", picture, "--dump-memory-plan", plan)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        with open(dot) as f:
+            text = f.read()
+        self.assertEqual(text.count('[label="Relu\\n'), 1, text)
+        self.assertIn('evil\\"\\\\N\\\\x0a<b>&amp;', text)  # quote, backslash, \\x0a escaped
+        self.assertEqual(text.count(" -> "), 3, text)  # x -> Relu -> Sigmoid -> y
+        self.assertIn("f32[2,8]\\n@0 (64 B)", text)  # the intermediate value's arena place
+        r = subprocess.run(["dot", "-Tsvg", dot], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        titles = [t.text for t in ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}title")]
+        self.assertIn("n0", titles)
+        self.assertIn("n1", titles)
+        printed = self.odlac(model, "-O0", "--print-memory-plan").stdout.splitlines()
+        buffers = int(printed[0].split(" buffers")[0].split()[-1])
+        boxes = list(ET.parse(plan).getroot().iter("{http://www.w3.org/2000/svg}rect"))
+        self.assertEqual(len(boxes), 1 + buffers)  # the frame, then a box per buffer
+        r = self.odlac(model, "--dump-graph", os.path.join(self.work, "no", "such", "g.dot"))
+        self.assertEqual(r.returncode, 1)
+        os.remove(svg)
+        r = subprocess.run([self.tc.odlac, model, "--dump-graph", svg], capture_output=True,
+                           text=True, env=dict(os.environ, PATH=self.work))  # no Graphviz
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("Graphviz's dot is not installed (Debian: graphviz)", r.stderr)
+        self.assertFalse(os.path.exists(svg))
 
     def test_a_backend_lacking_an_op_is_reported_before_anything_is_written(self):
         # A manifest of a backend with Conv and Relu only, on float32, and no extensions.
