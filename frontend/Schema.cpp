@@ -187,6 +187,16 @@ const char *onnxRelease() { return kOnnxRelease; }
 
 std::string canonicalDomain(const std::string &domain) { return domain == "ai.onnx" ? "" : domain; }
 
+std::vector<std::pair<std::string, std::vector<int64_t>>> onnxOpVersions() {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ops;
+  for (const OnnxSchema &s : kOnnxSchemas) { // sorted by op, then version
+    if (ops.empty() || ops.back().first != s.op)
+      ops.push_back({s.op, {}});
+    ops.back().second.push_back(s.since);
+  }
+  return ops;
+}
+
 Status checkVersions(const onnx::ModelProto &m) {
   Status all;
   std::string release = std::string("ONNX ") + kOnnxRelease;

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace odlac {
 
@@ -18,6 +20,10 @@ const char *onnxRelease();
 
 // An ONNX domain name as odlac keys it: the default domain, also spelled "ai.onnx", is "".
 std::string canonicalDomain(const std::string &domain);
+
+// The ops of ONNX's default domain in that release, by name, each with the opsets at which its
+// schema changed, ascending (for odlac --list-ops).
+std::vector<std::pair<std::string, std::vector<int64_t>>> onnxOpVersions();
 
 // The model's IR version and the opset of each domain it imports: at least 1, no newer than
 // the ONNX release odlac knows, one entry per domain, and one for the default domain.

@@ -302,12 +302,14 @@ const std::vector<Flag> &flags() {
        "the ODLA backend to generate code for, by its shipped manifest (default: reference)",
        [](Options &o, const std::string &v) {
          o.backend = v;
+         o.backendGiven = true;
          return Status::ok();
        }},
       {"--backend-manifest", "FILE",
        "generate code for the backend that FILE's capability manifest describes",
        [](Options &o, const std::string &v) {
          o.backendManifest = v;
+         o.backendGiven = true;
          return Status::ok();
        }},
       {"--odla-profile", "full|core",
@@ -317,6 +319,7 @@ const std::vector<Flag> &flags() {
          if (v != "full" && v != "core")
            return Status::error("--odla-profile must be full or core, got '" + v + "'");
          o.coreProfile = v == "core";
+         o.backendGiven = true;
          return Status::ok();
        }},
       {"--exec-mode", "compile|interpret|load",
@@ -407,6 +410,14 @@ const std::vector<Flag> &flags() {
       {"--help", nullptr, "show this help",
        [](Options &o, const std::string &) {
          o.help = true;
+         return Status::ok();
+       }},
+      {"--list-ops", nullptr,
+       "list every ONNX op with its opsets and how odlac imports or refuses it, as a Markdown "
+       "table (docs/ops.md); with --backend, --backend-manifest or --odla-profile, what that "
+       "backend offers for it",
+       [](Options &o, const std::string &) {
+         o.listOps = true;
          return Status::ok();
        }},
       {"--version", nullptr, "show odlac's version",
@@ -554,6 +565,8 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
                            "lacks the feature runtime_shapes)");
     o.import.batchSize = o.batchSize ? o.batchSize : 1;
   }
+  if (o.listOps)
+    return o;
   if (o.model.empty())
     return Status::error("no model given (usage: odlac [options] model.onnx -o DIR)");
   if (o.outDir.empty() && !o.printIr && !o.printMemoryPlan && !o.report &&

@@ -46,6 +46,8 @@ struct Options {
   std::string dumpGraph;      // --dump-graph FILE.dot|FILE.svg
   std::string dumpMemoryPlan; // --dump-memory-plan FILE.svg
   bool report = false;
+  bool listOps = false;      // --list-ops
+  bool backendGiven = false; // --backend, --backend-manifest or --odla-profile given
   bool help = false;
   bool version = false;
 };

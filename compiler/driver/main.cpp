@@ -4,6 +4,7 @@
 #include "Calibration.h"
 #include "Codegen.h"
 #include "Import.h"
+#include "ListOps.h"
 #include "ObjectWriter.h"
 #include "Options.h"
 #include "OutputDir.h"
@@ -231,6 +232,10 @@ static int run(int argc, char **argv) {
     return fail(opts.status());
   if (opts->help) {
     std::fputs(helpText(), stdout);
+    return 0;
+  }
+  if (opts->listOps) {
+    std::fputs(listOps(opts->target, opts->backendGiven).c_str(), stdout);
     return 0;
   }
   if (opts->version) {

@@ -122,6 +122,24 @@ class CliTest(unittest.TestCase):
         self.assertIn("Graphviz's dot is not installed (Debian: graphviz)", r.stderr)
         self.assertFalse(os.path.exists(svg))
 
+    def test_list_ops(self):
+        """--list-ops: docs/ops.md holds its table as it is; every ONNX op is listed; a backend
+        with a list of ops gets its manifest's builders and limits, or their absence."""
+        r = self.odlac("--list-ops")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(ROOT, "docs", "ops.md")) as f:
+            doc = [l for l in f.read().splitlines() if l.startswith("|")]
+        self.assertEqual(doc, r.stdout.splitlines(), "docs/ops.md is not odlac --list-ops's")
+        listed = {l.split(" | ")[0][2:] for l in doc[2:]}
+        for op in ("Conv", "LSTM", "Constant", "ai.onnx.ml.TreeEnsemble", "Bernoulli"):
+            self.assertIn(op, listed)
+        self.assertIn("| Bernoulli | 15+ | refused: it draws random numbers", r.stdout)
+        r = self.odlac("--list-ops", "--backend", "halo-xnnpack")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("| Relu | 6+ | imported as `Relu` | `odla_Relu`; input.rank=4 |", r.stdout)
+        self.assertIn("| Tanh | 6+ | imported as `Tanh` | no `odla_Tanh`", r.stdout)
+        self.assertIn("`odla_Gemm`; A.rank=2", r.stdout)
+
     def test_a_backend_lacking_an_op_is_reported_before_anything_is_written(self):
         # A manifest of a backend with Conv and Relu only, on float32, and no extensions.
         manifest = os.path.join(self.work, "tiny.txt")
