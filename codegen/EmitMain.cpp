@@ -1,5 +1,6 @@
-// Writes main.c (--emit-main): a test driver that reads inputs as ONNX TensorProto files, runs
-// the model through its instance API, writes the outputs and times repeated runs.
+// Writes main.c (--emit-main): a test driver that reads inputs as ONNX TensorProto or NumPy .npy
+// files, runs the model through its instance API, prints or writes the outputs and times
+// repeated runs.
 #include "Emitter.h"
 
 namespace odlac {
@@ -12,8 +13,9 @@ namespace emit {
 std::string mainC(const Emitter &e) {
   CWriter w;
   w.line(e.banner("main.c",
-                  "a test driver: reads inputs as ONNX TensorProto files, runs the\n"
-                  " * model, writes outputs as TensorProto files, and times repeated runs."));
+                  "a test driver: reads inputs as ONNX TensorProto or NumPy .npy\n"
+                  " * files, runs the model, prints the outputs or writes them as files of\n"
+                  " * either kind, and times repeated runs."));
   w.line("#define _POSIX_C_SOURCE 200809L");
   w.line();
   w.line(kMainSupportSource);
@@ -25,15 +27,17 @@ std::string mainC(const Emitter &e) {
     ins += " input_" + std::to_string(i) + ".pb";
   bool load = e.config.options.execMode == ExecMode::Load;
   w.line("fprintf(stderr, \"usage: %s [--repeat N]" + std::string(load ? " [--store]" : "") + ins +
-         " [-o OUTDIR]\\n\"");
+         " [-o OUTDIR [--npy]] [--print]\\n\"");
   if (load)
     w.line("                \"--store first writes the executable " + e.n +
            ".odlx beside this program (" + e.n + "_store).\\n\"");
   // The model's file name is an argument, never part of the format.
-  w.line(
-      "                \"Runs model '%s' on the inputs (ONNX TensorProto files) and writes\\n\"");
-  w.line("                \"OUTDIR/output_<i>.pb. --repeat N times N runs after a warm-up.\\n\", "
-         "argv0,");
+  w.line("                \"Runs model '%s' on the inputs (ONNX TensorProto or .npy files) and "
+         "writes\\n\"");
+  w.line("                \"OUTDIR/output_<i>.pb (.npy with --npy), or prints the outputs (without "
+         "-o\\n\"");
+  w.line("                \"and --repeat, or with --print). --repeat N times N runs after a "
+         "warm-up.\\n\", argv0,");
   w.line("        " + cString(e.graph.info().fileName) + ");");
   w.close();
   w.line();
@@ -49,7 +53,7 @@ std::string mainC(const Emitter &e) {
   w.line("void *out[" + std::to_string(std::max<size_t>(1, nOut)) + "];");
   w.line("const char *outdir = NULL;");
   w.line("long repeat = 0;");
-  w.line("int n_paths = 0, i, status = 0;");
+  w.line("int n_paths = 0, i, status = 0, npy = 0, print = 0;");
   w.line(e.n + "_instance *inst = NULL;");
   w.line("double startup_ms, first_run_ms;");
   if (e.bin())
@@ -72,6 +76,10 @@ std::string mainC(const Emitter &e) {
   w.line("  return 2;");
   w.reopen("else if (strcmp(argv[i], \"-o\") == 0)");
   w.line("outdir = argv[++i];");
+  w.reopen("else if (strcmp(argv[i], \"--npy\") == 0)");
+  w.line("npy = 1;");
+  w.reopen("else if (strcmp(argv[i], \"--print\") == 0)");
+  w.line("print = 1;");
   if (load) {
     w.reopen("else if (strcmp(argv[i], \"--store\") == 0)");
     w.line("store = 1;");
@@ -86,6 +94,11 @@ std::string mainC(const Emitter &e) {
   w.line("paths[n_paths++] = argv[i];");
   w.close();
   w.close();
+  w.open("if (npy && !outdir)");
+  w.line("fprintf(stderr, \"--npy names the format of the files -o writes: add -o OUTDIR\\n\");");
+  w.line("return 2;");
+  w.close();
+  w.line("print |= !outdir && repeat == 0; /* outputs are shown, not thrown away */");
   w.open("if (n_paths != " + nInText + ")");
   w.line("fprintf(stderr, \"the model takes " + nInText + " input file" + (nIn == 1 ? "" : "s") +
          ", %d given\\n\", n_paths);");
@@ -171,6 +184,14 @@ std::string mainC(const Emitter &e) {
   w.line("fprintf(stderr, \"" + e.n + "_run failed with odla_status %d\\n\", status);");
   w.line("goto fail;");
   w.close();
+  for (size_t i = 0; i < nOut; ++i) {
+    std::string p = e.N + "_OUTPUT_" + std::to_string(i) + "_";
+    w.open("if (print)");
+    w.line("static const int64_t dims[] = " + p + "SHAPE;");
+    w.line("odlac_print_output(stdout, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
+           "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES);");
+    w.close();
+  }
   if (nOut > 0) {
     w.open("if (outdir)");
     w.line("char path[4096];");
@@ -181,13 +202,16 @@ std::string mainC(const Emitter &e) {
       w.open("");
       w.line("static const int64_t dims[] = " + p + "SHAPE;");
       w.line("int n = snprintf(path, sizeof path, \"%s/output_" + std::to_string(i) +
-             ".pb\", outdir);");
+             ".%s\", outdir, npy ? \"npy\" : \"pb\");");
       w.open("if (status == 0 && (n < 0 || (size_t)n >= sizeof path))");
       w.line("fprintf(stderr, \"%s: output folder path too long\\n\", outdir);");
       w.line("status = 1;");
       w.close();
-      w.line("if (status != 0 || odlac_save_tensor(path, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
-             "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES) != 0)");
+      w.line("if (status != 0 ||");
+      w.line("    (npy ? odlac_save_npy(path, " + p + "ONNX_TYPE, " + p + "RANK, dims, out[" +
+             std::to_string(i) + "], " + p + "BYTES)");
+      w.line("         : odlac_save_tensor(path, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
+             "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES)) != 0)");
       w.line("  status = 1;");
       w.close();
     }

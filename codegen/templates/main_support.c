@@ -735,13 +735,357 @@ bad:
   return -1;
 }
 
+/* ---- NumPy .npy files (format versions 1 to 3) ---- */
+
+/* The NumPy dtypes of the ONNX types they can hold, as .npy headers spell them (one-byte
+ * types with '|', the others little-endian). */
+static const struct {
+  const char *descr;
+  int32_t data_type;
+} odlac_npy_types[] = {{"<f4", 1}, {"|u1", 2}, {"|i1", 3},  {"<u2", 4},  {"<i2", 5},  {"<i4", 6},
+                       {"<i8", 7}, {"|b1", 9}, {"<f2", 10}, {"<f8", 11}, {"<u4", 12}, {"<u8", 13}};
+
+ODLAC_HELPER const char *odlac_npy_descr(int32_t data_type) {
+  size_t i;
+  for (i = 0; i < sizeof odlac_npy_types / sizeof odlac_npy_types[0]; ++i)
+    if (odlac_npy_types[i].data_type == data_type)
+      return odlac_npy_types[i].descr;
+  return NULL;
+}
+
+static const unsigned char odlac_npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+ODLAC_HELPER const char *odlac_npy_space(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t'))
+    ++p;
+  return p;
+}
+
+/* A quoted key or string of the header at p (at most cap - 1 characters) into out; the
+ * position after it, or NULL. */
+ODLAC_HELPER const char *odlac_npy_string(const char *p, const char *end, char *out, size_t cap) {
+  char quote;
+  size_t n = 0;
+  if (p >= end || (*p != '\'' && *p != '"'))
+    return NULL;
+  for (quote = *p++; p < end && *p != quote; ++p) {
+    if (n + 1 >= cap || *p == '\\')
+      return NULL;
+    out[n++] = *p;
+  }
+  out[n] = 0;
+  return p < end ? p + 1 : NULL;
+}
+
+/* Parses a .npy file into t (the dtype as its ONNX type, the shape as dims, the data); every
+ * field checked: the magic and version, the header's length and its dict (exactly 'descr',
+ * 'fortran_order' False and 'shape', each once), the dims, and the data's size against them. */
+ODLAC_HELPER int odlac_parse_npy(const unsigned char *buf, size_t size, odlac_tensor *t,
+                                 const char *path) {
+  size_t len, at, i;
+  const char *p, *end;
+  char key[32], descr[16] = "";
+  int have_descr = 0, have_order = 0, have_shape = 0;
+  int64_t count;
+  size_t elem;
+  memset(t, 0, sizeof *t);
+  if (size < 10 || buf[6] < 1 || buf[6] > 3 || buf[7] != 0) {
+    fprintf(stderr, "%s: not a .npy file of format version 1, 2 or 3\n", path);
+    return -1;
+  }
+  if (buf[6] == 1) {
+    len = (size_t)buf[8] | (size_t)buf[9] << 8;
+    at = 10;
+  } else {
+    if (size < 12) {
+      fprintf(stderr, "%s: truncated .npy header\n", path);
+      return -1;
+    }
+    len = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    at = 12;
+  }
+  if (len > size - at) {
+    fprintf(stderr, "%s: the .npy header claims %lu bytes, the file has %lu after its start\n",
+            path, (unsigned long)len, (unsigned long)(size - at));
+    return -1;
+  }
+  p = (const char *)buf + at;
+  end = p + len;
+  p = odlac_npy_space(p, end);
+  if (p >= end || *p++ != '{')
+    goto bad;
+  for (;;) {
+    p = odlac_npy_space(p, end);
+    if (p < end && *p == '}')
+      break;
+    if (!(p = odlac_npy_string(p, end, key, sizeof key)))
+      goto bad;
+    p = odlac_npy_space(p, end);
+    if (p >= end || *p++ != ':')
+      goto bad;
+    p = odlac_npy_space(p, end);
+    if (strcmp(key, "descr") == 0 && !have_descr) {
+      have_descr = 1;
+      if (!(p = odlac_npy_string(p, end, descr, sizeof descr)))
+        goto bad;
+    } else if (strcmp(key, "fortran_order") == 0 && !have_order) {
+      have_order = 1;
+      if ((size_t)(end - p) >= 4 && memcmp(p, "True", 4) == 0) {
+        fprintf(stderr, "%s: the .npy data is in Fortran order; save it in C order\n", path);
+        return -1;
+      }
+      if ((size_t)(end - p) < 5 || memcmp(p, "False", 5) != 0)
+        goto bad;
+      p += 5;
+    } else if (strcmp(key, "shape") == 0 && !have_shape) {
+      have_shape = 1;
+      if (p >= end || *p++ != '(')
+        goto bad;
+      for (;;) {
+        uint64_t d = 0;
+        p = odlac_npy_space(p, end);
+        if (p < end && *p == ')')
+          break;
+        if (p >= end || *p < '0' || *p > '9')
+          goto bad;
+        for (; p < end && *p >= '0' && *p <= '9'; ++p) {
+          if (d > (uint64_t)INT64_MAX / 10)
+            goto bad;
+          d = d * 10 + (uint64_t)(*p - '0');
+        }
+        if (d > (uint64_t)INT64_MAX || t->rank == ODLAC_MAX_RANK) {
+          fprintf(stderr, "%s: the .npy shape has more than %d dims or a dim too large\n", path,
+                  ODLAC_MAX_RANK);
+          return -1;
+        }
+        t->dims[t->rank++] = (int64_t)d;
+        p = odlac_npy_space(p, end);
+        if (p < end && *p == ',')
+          ++p;
+        else if (p >= end || *p != ')')
+          goto bad;
+      }
+      ++p; /* ')' */
+    } else {
+      fprintf(stderr, "%s: the .npy header has an unexpected or repeated key '", path);
+      odlac_print_text(stderr, key);
+      fprintf(stderr, "'\n");
+      return -1;
+    }
+    p = odlac_npy_space(p, end);
+    if (p < end && *p == ',')
+      ++p;
+    else if (p >= end || *p != '}')
+      goto bad;
+  }
+  for (++p; p < end; ++p) /* after '}': the padding */
+    if (*p != ' ' && *p != '\n')
+      goto bad;
+  if (!have_descr || !have_order || !have_shape)
+    goto bad;
+  for (i = 0; i < sizeof odlac_npy_types / sizeof odlac_npy_types[0]; ++i)
+    if (strcmp(descr, odlac_npy_types[i].descr) == 0 ||
+        (descr[0] == '<' && odlac_npy_types[i].descr[0] == '|' &&
+         strcmp(descr + 1, odlac_npy_types[i].descr + 1) == 0))
+      t->data_type = odlac_npy_types[i].data_type;
+  if (!t->data_type) {
+    fprintf(stderr, "%s: .npy dtype '", path);
+    odlac_print_text(stderr, descr);
+    fprintf(stderr, "' is not one an input can have (little-endian bool, ints, uints and floats "
+                    "of 16, 32 and 64 bits)\n");
+    return -1;
+  }
+  elem = odlac_elem_size(t->data_type);
+  count = odlac_count(t, elem);
+  if (count < 0) {
+    fprintf(stderr, "%s: .npy shape ", path);
+    odlac_print_dims(stderr, t->rank, t->dims);
+    fprintf(stderr, " holds more elements than fit in memory\n");
+    return -1;
+  }
+  t->bytes = (size_t)count * elem;
+  at += len;
+  if (size - at != t->bytes) {
+    fprintf(stderr, "%s: .npy data holds %lu bytes, shape ", path, (unsigned long)(size - at));
+    odlac_print_dims(stderr, t->rank, t->dims);
+    fprintf(stderr, " of '%s' needs %lu\n", descr, (unsigned long)t->bytes);
+    return -1;
+  }
+  if (!(t->data = (unsigned char *)malloc(t->bytes ? t->bytes : 1))) {
+    fprintf(stderr, "%s: cannot allocate %lu bytes\n", path, (unsigned long)t->bytes);
+    return -1;
+  }
+  if (t->bytes)
+    memcpy(t->data, buf + at, t->bytes);
+  return 0;
+bad:
+  fprintf(stderr,
+          "%s: the .npy header is not the dict {'descr': ..., 'fortran_order': False, "
+          "'shape': (...)} of NumPy's format\n",
+          path);
+  return -1;
+}
+
+/* Writes a .npy file (format version 1, or 2 for a header over 64 KiB) of the elements. */
+ODLAC_HELPER int odlac_save_npy(const char *path, int32_t data_type, int rank, const int64_t *dims,
+                                const void *data, size_t bytes) {
+  const char *descr = odlac_npy_descr(data_type);
+  char header[2048];
+  size_t n, total;
+  int i, failed;
+  FILE *f;
+  if (!descr) {
+    fprintf(stderr, "%s: ONNX type %d has no NumPy dtype; write .pb files instead\n", path,
+            (int)data_type);
+    return -1;
+  }
+  n = (size_t)snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                       descr);
+  for (i = 0; i < rank; ++i)
+    n += (size_t)snprintf(header + n, sizeof header - n, "%lld,%s", (long long)dims[i],
+                          i + 1 < rank ? " " : "");
+  n += (size_t)snprintf(header + n, sizeof header - n, "), }");
+  total = (10 + n + 1 + 63) / 64 * 64; /* the data starts 64-byte aligned */
+  while (10 + n + 1 < total)
+    header[n++] = ' ';
+  header[n++] = '\n';
+  if (!(f = fopen(path, "wb"))) {
+    fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
+    return -1;
+  }
+  fwrite(odlac_npy_magic, 1, sizeof odlac_npy_magic, f);
+  fputc(1, f);
+  fputc(0, f);
+  fputc((int)(n & 0xff), f);
+  fputc((int)(n >> 8), f);
+  fwrite(header, 1, n, f);
+  if (bytes)
+    fwrite(data, 1, bytes, f);
+  failed = ferror(f);
+  if (fclose(f) != 0 || failed) {
+    fprintf(stderr, "%s: write failed\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* A float16 or bfloat16 element as a float (printing only). */
+ODLAC_HELPER double odlac_half(uint16_t h, int bf16) {
+  uint32_t bits;
+  float f;
+  if (bf16) {
+    bits = (uint32_t)h << 16;
+  } else {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0x1f)
+      bits = sign | 0x7f800000u | m << 13;
+    else if (e != 0)
+      bits = sign | (e + 112) << 23 | m << 13;
+    else if (m == 0)
+      bits = sign;
+    else { /* subnormal: normalize */
+      e = 113;
+      while (!(m & 0x400)) {
+        m <<= 1;
+        --e;
+      }
+      bits = sign | e << 23 | (m & 0x3ff) << 13;
+    }
+  }
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+#define ODLAC_PRINT_LIMIT 1000 /* values printed per output */
+
+/* Prints an output for people: "name: ONNX type T, shape [..]:" then its values (floats with
+ * 9 significant digits), at most ODLAC_PRINT_LIMIT of them. */
+ODLAC_HELPER void odlac_print_output(FILE *f, const char *name, int32_t data_type, int rank,
+                                     const int64_t *dims, const void *data, size_t bytes) {
+  const unsigned char *b = (const unsigned char *)data;
+  size_t elem = data_type == 8 ? sizeof(const char *) : odlac_elem_size(data_type);
+  size_t n = elem ? bytes / elem : 0, i;
+  odlac_print_text(f, name);
+  fprintf(f, ": ONNX type %d, shape ", (int)data_type);
+  odlac_print_dims(f, rank, dims);
+  fprintf(f, ":");
+  for (i = 0; i < n && i < ODLAC_PRINT_LIMIT; ++i) {
+    const unsigned char *e = b + i * elem;
+    union {
+      float f32;
+      double f64;
+      int8_t i8;
+      int16_t i16;
+      int32_t i32;
+      int64_t i64;
+      uint16_t u16;
+      uint32_t u32;
+      uint64_t u64;
+      const char *str;
+    } v;
+    memcpy(&v, e, elem);
+    fputc(' ', f);
+    switch (data_type) {
+    case 1:
+      fprintf(f, "%.9g", v.f32);
+      break;
+    case 11:
+      fprintf(f, "%.17g", v.f64);
+      break;
+    case 10:
+    case 16:
+      fprintf(f, "%.5g", odlac_half(v.u16, data_type == 16));
+      break;
+    case 3:
+      fprintf(f, "%d", v.i8);
+      break;
+    case 5:
+      fprintf(f, "%d", v.i16);
+      break;
+    case 6:
+      fprintf(f, "%ld", (long)v.i32);
+      break;
+    case 7:
+      fprintf(f, "%lld", (long long)v.i64);
+      break;
+    case 4:
+      fprintf(f, "%u", (unsigned)v.u16);
+      break;
+    case 12:
+      fprintf(f, "%lu", (unsigned long)v.u32);
+      break;
+    case 13:
+      fprintf(f, "%llu", (unsigned long long)v.u64);
+      break;
+    case 8:
+      fputc('"', f);
+      odlac_print_text(f, v.str);
+      fputc('"', f);
+      break;
+    default: /* uint8, bool, and the one-byte codes of the 8-, 4- and 2-bit types */
+      fprintf(f, "%u", (unsigned)e[0]);
+    }
+  }
+  if (n > ODLAC_PRINT_LIMIT)
+    fprintf(f, " ... (%lu values in all)", (unsigned long)n);
+  fputc('\n', f);
+}
+
+/* An input file's bytes: a .npy file (by its magic) or an ONNX TensorProto. */
+ODLAC_HELPER int odlac_parse_input(const unsigned char *buf, size_t size, odlac_tensor *t,
+                                   const char *path) {
+  return size >= sizeof odlac_npy_magic && memcmp(buf, odlac_npy_magic, sizeof odlac_npy_magic) == 0
+             ? odlac_parse_npy(buf, size, t, path)
+             : odlac_parse_tensor(buf, size, t, path);
+}
+
 ODLAC_HELPER int odlac_load_tensor(const char *path, odlac_tensor *t) {
   size_t size = 0;
   unsigned char *buf = odlac_read_file(path, &size);
   int rc;
   if (!buf)
     return -1;
-  rc = odlac_parse_tensor(buf, size, t, path);
+  rc = odlac_parse_input(buf, size, t, path);
   free(buf);
   return rc;
 }

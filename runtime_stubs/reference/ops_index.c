@@ -25,6 +25,28 @@ static int64_t ref_wrap_index(int64_t k, int64_t extent) {
 
 static int ref_is_index_type(odla_element_type t) { return t == ODLA_INT32 || t == ODLA_INT64; }
 
+/* Element i of the indices, outside [-extent, extent), found while the kernel runs: logged with
+ * the op, its result, the index and where it is among the indices (the executor then names
+ * the node); ODLA_INVALID_PARAM. */
+static odla_status ref_index_error(const ref_node *node, const void *indices, int index64,
+                                   int64_t i, int64_t extent) {
+  ref_report(ODLA_LOG_LEVEL_ERROR, node->op,
+             "result '%s': index %lld (element %lld of the indices) is outside [%lld, %lld)",
+             node->num_outputs ? node->outputs[0]->id : "",
+             (long long)ref_index_at(indices, index64, i), (long long)i, (long long)-extent,
+             (long long)extent);
+  return ODLA_INVALID_PARAM;
+}
+
+/* The first of the `count` indices outside [-extent, extent) reported (a kernel found one). */
+static odla_status ref_first_index_error(const ref_node *node, const void *indices, int index64,
+                                         int64_t count, int64_t extent) {
+  int64_t i;
+  for (i = 0; i < count && ref_wrap_index(ref_index_at(indices, index64, i), extent) >= 0; ++i) {
+  }
+  return ref_index_error(node, indices, index64, i < count ? i : 0, extent);
+}
+
 static odla_value ref_output_conflict(const char *op, const odla_value_shape *given,
                                       const odla_value_shape *computed) {
   char s1[128], s2[128];
@@ -60,7 +82,7 @@ static odla_status ref_gather_run(const ref_node *node, const ref_io *io) {
     for (i = 0; i < p->count; ++i) {
       int64_t k = ref_wrap_index(ref_index_at(io->in[1], p->index64, i), p->extent);
       if (k < 0)
-        return ODLA_INVALID_PARAM; /* an index out of range */
+        return ref_index_error(node, io->in[1], p->index64, i, p->extent);
       memcpy(y, x + ((size_t)(o * p->extent + k)) * row, row);
       y += row;
     }
@@ -158,20 +180,27 @@ REF_GATHER_ELEMENTS_KERNEL(uint64_t)
 
 static odla_status ref_gather_elements_run(const ref_node *node, const ref_io *io) {
   const ref_elements_params *p = (const ref_elements_params *)node->params;
+  odla_status s;
   switch (p->elem) {
   case 1:
-    return ref_gather_elements_uint8_t(p, (const uint8_t *)io->in[0], io->in[1],
-                                       (uint8_t *)io->out[0]);
+    s = ref_gather_elements_uint8_t(p, (const uint8_t *)io->in[0], io->in[1],
+                                    (uint8_t *)io->out[0]);
+    break;
   case 2:
-    return ref_gather_elements_uint16_t(p, (const uint16_t *)io->in[0], io->in[1],
-                                        (uint16_t *)io->out[0]);
+    s = ref_gather_elements_uint16_t(p, (const uint16_t *)io->in[0], io->in[1],
+                                     (uint16_t *)io->out[0]);
+    break;
   case 4:
-    return ref_gather_elements_uint32_t(p, (const uint32_t *)io->in[0], io->in[1],
-                                        (uint32_t *)io->out[0]);
+    s = ref_gather_elements_uint32_t(p, (const uint32_t *)io->in[0], io->in[1],
+                                     (uint32_t *)io->out[0]);
+    break;
   default:
-    return ref_gather_elements_uint64_t(p, (const uint64_t *)io->in[0], io->in[1],
-                                        (uint64_t *)io->out[0]);
+    s = ref_gather_elements_uint64_t(p, (const uint64_t *)io->in[0], io->in[1],
+                                     (uint64_t *)io->out[0]);
   }
+  return s == ODLA_SUCCESS
+             ? s
+             : ref_first_index_error(node, io->in[1], p->index64, p->count, p->extent);
 }
 
 /* Checks data and indices of GatherElements / ScatterElements and fills the walk. */
@@ -302,7 +331,7 @@ static odla_status ref_scatter_elements_run(const ref_node *node, const ref_io *
     int64_t k = ref_wrap_index(ref_index_at(io->in[1], p->index64, i), p->extent);
     int64_t j = base + k * p->axis_stride;
     if (k < 0)
-      return ODLA_INVALID_PARAM;
+      return ref_index_error(node, io->in[1], p->index64, i, p->extent);
     if (p->reduction == ODLA_EXT_SCATTER_NONE)
       memcpy(y + (size_t)j * p->elem, u + (size_t)i * p->elem, p->elem);
     else
@@ -378,6 +407,17 @@ static int64_t ref_nd_offset(const ref_nd_params *p, const void *ind, int64_t t)
   return off * p->slice;
 }
 
+/* Tuple t's first index outside its dim reported (ref_nd_offset found one). */
+static odla_status ref_nd_error(const ref_node *node, const ref_nd_params *p, const void *ind,
+                                int64_t t) {
+  int j;
+  for (j = 0;
+       j + 1 < p->k && ref_wrap_index(ref_index_at(ind, p->index64, t * p->k + j), p->dims[j]) >= 0;
+       ++j) {
+  }
+  return ref_index_error(node, ind, p->index64, t * p->k + j, p->dims[j]);
+}
+
 static odla_status ref_gather_nd_run(const ref_node *node, const ref_io *io) {
   const ref_nd_params *p = (const ref_nd_params *)node->params;
   const unsigned char *x = (const unsigned char *)io->in[0];
@@ -388,7 +428,7 @@ static odla_status ref_gather_nd_run(const ref_node *node, const ref_io *io) {
     for (t = 0; t < p->tuples; ++t) {
       int64_t off = ref_nd_offset(p, io->in[1], b * p->tuples + t);
       if (off < 0)
-        return ODLA_INVALID_PARAM;
+        return ref_nd_error(node, p, io->in[1], b * p->tuples + t);
       memcpy(y, x + (size_t)(b * p->batch_size + off) * p->elem, row);
       y += row;
     }
@@ -483,7 +523,7 @@ static odla_status ref_scatter_nd_run(const ref_node *node, const ref_io *io) {
   for (t = 0; t < p->tuples; ++t) {
     int64_t off = ref_nd_offset(p, io->in[1], t);
     if (off < 0)
-      return ODLA_INVALID_PARAM;
+      return ref_nd_error(node, p, io->in[1], t);
     if (p->reduction == ODLA_EXT_SCATTER_NONE)
       memcpy(y + (size_t)off * p->elem, u + (size_t)(t * p->slice) * p->elem,
              (size_t)p->slice * p->elem);

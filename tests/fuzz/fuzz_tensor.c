@@ -1,4 +1,4 @@
-/* libFuzzer target `tensor`: the TensorProto reader of generated drivers
+/* libFuzzer target `tensor`: the input file reader of generated drivers, TensorProto and .npy
  * (codegen/templates/main_support.c, compiled in as odlac copies it into every main.c) on
  * arbitrary bytes, then the driver's input check against a declared input. A tensor the
  * reader accepts must have dims >= 0 whose element count times the element size is exactly
@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const int64_t dims[] = {1, 3, 2, 2};
   volatile unsigned char sink = 0;
   odlac_tensor t;
-  if (odlac_parse_tensor(data, size, &t, "input_0.pb") == 0) {
+  if (odlac_parse_input(data, size, &t, "input_0.pb") == 0) {
     size_t bytes = odlac_elem_size(t.data_type), i;
     int k;
     for (k = 0; k < t.rank; ++k)

@@ -7,7 +7,8 @@ Usage: make_seeds.py OUT --odlac ODLAC --lib LIBODLA_REFERENCE_A --include DIR [
 
 Writes, each file named by its content's SHA-1 as libFuzzer names corpus files:
   OUT/import/  the models (model.onnx files);
-  OUT/tensor/  their test inputs and outputs (TensorProto files);
+  OUT/tensor/  their test inputs and outputs (TensorProto files, and as .npy files those
+               NumPy can hold);
   OUT/load/    for models/ and a small test model per ONNX op type: the stored executable,
                the stored computation and the constants array libodla_reference makes of each
                (odlac --exec-mode=load, then seed_store.c with the generated net_store.c);
@@ -101,6 +102,27 @@ def write_dict(path, words):
                 f.write('"%s"\n' % w.replace("\\", "\\\\").replace('"', '\\"'))
 
 
+def npy_of(pb):
+    """The tensor of a TensorProto file as a .npy file (the drivers' other input format), or
+    None where NumPy has no dtype for it (strings, bfloat16...)."""
+    import io
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    t = onnx.TensorProto()
+    with open(pb, "rb") as f:
+        t.ParseFromString(f.read())
+    try:
+        a = numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 (a type this onnx cannot convert)
+        return None
+    if a.dtype.kind not in "biuf":
+        return None
+    buf = io.BytesIO()
+    np.save(buf, a)
+    return buf.getvalue()
+
+
 def onnx_words():
     import onnx.defs
     words = {"ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "com.microsoft"}
@@ -129,6 +151,10 @@ def main(argv):
                                 os.path.join(folder, "model.onnx"), args.max_bytes)
         for pb in sorted(glob.glob(os.path.join(folder, "test_data_set_*", "*.pb"))):
             counts["tensor"] += add(os.path.join(args.out, "tensor"), pb, args.max_bytes)
+            npy = npy_of(pb)
+            if npy:
+                counts["tensor"] += add_bytes(os.path.join(args.out, "tensor"), npy,
+                                              args.max_bytes)
 
     def stored(folder):
         """(the stored files' paths, net_store.c) of one model, in a scratch folder."""

@@ -4,8 +4,10 @@ for (type, dims, the element count of every data field, raw_data's size, value r
 overflow), only regular files are read, and arguments are checked. Each case has its exit
 status (2 for a usage error, 1 for a bad file) and its precise message, and never a crash:
 the driver is built with AddressSanitizer and UBSan where the compiler has them."""
+import io
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -268,6 +270,129 @@ class BadFiles(DriverTest):
         a, b = self.file("a.pb", raw_a()), self.file("b.pb", tensor([2, 3], TensorProto.INT8,
                                                                     raw_data=B.tobytes()))
         self.driver(a, b, "-o", deep, status=1, message=": output folder path too long")
+
+
+def npy(array=None, header=None, data=None, version=1):
+    """A .npy file: `array` as NumPy writes it, or a crafted header (the dict's text) and data."""
+    if header is None:
+        buf = io.BytesIO()
+        np.save(buf, array)
+        return buf.getvalue()
+    text = header.encode()
+    if version == 1:
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + (data or b"")
+    return b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(text)) + text + (data or b"")
+
+
+class NpyFiles(DriverTest):
+    """NumPy .npy inputs and outputs, and printed outputs."""
+
+    def test_npy_in_and_out(self):
+        a, b = self.file("a.npy", npy(A)), self.file("b.npy", npy(B))
+        self.driver(a, b, "-o", self.path("res"), "--npy", status=0)
+        np.testing.assert_allclose(np.load(self.path("res", "output_0.npy")),
+                                   A + B.astype(np.float32))
+        # A .npy file beside a .pb one, format version 2, a header padded NumPy's way.
+        self.assertRunsOn(npy(header="{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+                              + " " * 40 + "\n", data=A.tobytes(), version=2),
+                          tensor([2, 3], TensorProto.INT8, raw_data=B.tobytes()))
+
+    def test_outputs_are_printed_unless_written(self):
+        a, b = self.file("a.npy", npy(A)), self.file("b.npy", npy(B))
+        r = self.driver(a, b, status=0)
+        want = " ".join(f"{v:.9g}" for v in (A + B.astype(np.float32)).ravel())
+        self.assertEqual(r.stdout, f"y: ONNX type 1, shape [2,3]: {want}\n")
+        r = self.driver(a, b, "-o", self.path("res"), status=0)
+        self.assertEqual(r.stdout, "")
+        r = self.driver(a, b, "-o", self.path("res"), "--print", status=0)
+        self.assertIn("y: ONNX type 1, shape [2,3]: ", r.stdout)
+        self.driver(a, b, "--npy", status=2, message="--npy names the format of the files -o "
+                                                   "writes: add -o OUTDIR")
+
+    def test_bad_npy_files(self):
+        ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+        cases = [
+            (npy(A.astype(">f4")), ".npy dtype '>f4' is not one an input can have"),
+            (npy(np.asfortranarray(np.ones((3, 2), np.float32)).T.copy(order="F")),
+             "the .npy data is in Fortran order"),
+            (npy(A.astype(np.float64)), "input 'a' must have ONNX type 1 and shape [2,3], the "
+                                        "file holds type 11"),
+            (npy(header=ok, data=A.tobytes()[:-1]), ".npy data holds 23 bytes, shape [2,3] of "
+                                                    "'<f4' needs 24"),
+            (npy(header=ok, data=A.tobytes() + b"\0"), ".npy data holds 25 bytes"),
+            (npy(header=ok.replace("'shape'", "'shape2'"), data=A.tobytes()),
+             "the .npy header has an unexpected or repeated key 'shape2'"),
+            (npy(header=ok.replace("}", "'descr': '<f4', }"), data=A.tobytes()),
+             "the .npy header has an unexpected or repeated key 'descr'"),
+            (npy(header=ok.replace("(2, 3)", "(" + "1, " * 17 + ")"), data=A.tobytes()),
+             "the .npy shape has more than 16 dims or a dim too large"),
+            (npy(header=ok.replace("(2, 3)", "(4294967296, 4294967296, 6)"), data=A.tobytes()),
+             ".npy shape [4294967296,4294967296,6] holds more elements than fit in memory"),
+            (npy(header=ok.replace("(2, 3)", "(99999999999999999999,)"), data=A.tobytes()),
+             "the .npy header is not the dict"),
+            (npy(header=ok.replace("(2, 3)", "(-2, 3)"), data=A.tobytes()),
+             "the .npy header is not the dict"),
+            (npy(header=ok.replace("'<f4'", "'<f4\\x'"), data=A.tobytes()),
+             "the .npy header is not the dict"),
+            (npy(header=ok + "x", data=A.tobytes()), "the .npy header is not the dict"),
+            (npy(header=ok[:-2]), "the .npy header is not the dict"),
+            (b"\x93NUMPY\x01\x00\xff\xff{}", "the .npy header claims 65535 bytes"),
+            (b"\x93NUMPY\x04\x00\x00\x00", "not a .npy file of format version 1, 2 or 3"),
+            (b"\x93NUMPY\x02\x00\x05", "not a .npy file"),
+            (npy(np.array(["x"] * 6).reshape(2, 3)), ".npy dtype '<U1' is not one an input"),
+        ]
+        for data, message in cases:
+            with self.subTest(message=message):
+                self.bad_a(data, message)
+
+
+class IndicesOutOfRange(hostile.HostileCase):
+    """An index outside its axis at run time: the backend names the op, its result, the index
+    and where it is among the indices, then the node; the driver exits 1."""
+
+    def test_gather_family(self):
+        d = numpy_helper.from_array(np.arange(20, dtype=np.float32).reshape(5, 4), "d")
+        graph = helper.make_graph(
+            [helper.make_node("Gather", ["d", "i"], ["g"], axis=0),
+             helper.make_node("GatherElements", ["d", "j"], ["ge"], axis=1),
+             helper.make_node("GatherND", ["d", "k"], ["gn"])], "g",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, [3]),
+             helper.make_tensor_value_info("j", TensorProto.INT64, [5, 2]),
+             helper.make_tensor_value_info("k", TensorProto.INT64, [2, 2])],
+            [helper.make_tensor_value_info("g", TensorProto.FLOAT, [3, 4]),
+             helper.make_tensor_value_info("ge", TensorProto.FLOAT, [5, 2]),
+             helper.make_tensor_value_info("gn", TensorProto.FLOAT, [2])], [d])
+        model = self.path("m.onnx")
+        with open(model, "wb") as f:
+            f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                    .SerializeToString())
+        out = self.path("out")
+        subprocess.run([self.tc.odlac, model, "-o", out, "--emit-main"], check=True)
+        exe = self.path("run")
+        subprocess.run([self.tc.cc, "-std=c99", "-I", self.tc.include,
+                        *sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith(".c")),
+                        self.tc.lib, "-lm", "-lpthread", "-o", exe], check=True)
+        good = {"i": np.array([0, -5, 4]), "j": np.zeros((5, 2), np.int64),
+                "k": np.array([[0, 3], [-1, -4]])}
+        cases = [("i", np.array([0, 7, 1]), "Gather: result 'g': index 7 (element 1 of the "
+                  "indices) is outside [-5, 5)"),
+                 ("j", np.array([[0, 1]] * 4 + [[2, -5]]), "GatherElements: result 'ge': index "
+                  "-5 (element 9 of the indices) is outside [-4, 4)"),
+                 ("k", np.array([[0, 3], [5, 0]]), "GatherND: result 'gn': index 5 (element 2 "
+                  "of the indices) is outside [-5, 5)")]
+        for name, bad, message in [(None, None, None)] + cases:
+            paths = []
+            for n, v in good.items():
+                paths.append(self.path(n + ".npy"))
+                np.save(paths[-1], (bad if n == name else v).astype(np.int64))
+            r = subprocess.run([exe, *paths], capture_output=True, text=True)
+            if name is None:
+                self.assertEqual(r.returncode, 0, r.stderr)
+                continue
+            with self.subTest(op=message.split(":")[0]):
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn(message, r.stderr)
+                self.assertIn("producing '" + message.split("'")[1] + "' failed with status", r.stderr)
 
 
 class BadArguments(DriverTest):
