@@ -60,8 +60,8 @@ std::string quoted(const std::vector<std::string> &argv) {
   return s;
 }
 
-// Runs argv in `dir` with no shell in between (runChild execs argv[0] with argv as it is); the
-// tool's own messages go to stderr.
+} // namespace
+
 Status runIn(const std::string &dir, const std::vector<std::string> &argv) {
   int status = runChild(dir, argv);
   if (status < 0)
@@ -73,8 +73,9 @@ Status runIn(const std::string &dir, const std::vector<std::string> &argv) {
       std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) + ")");
 }
 
-// The folder above odlac's bin/: where its install put include/ODLA and the backends.
-std::string ownPrefix() {
+std::string odlaPrefix(const Options &opts) {
+  if (!opts.odlaPrefix.empty())
+    return opts.odlaPrefix;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0)
@@ -84,8 +85,6 @@ std::string ownPrefix() {
     p = p.substr(0, std::max<size_t>(1, p.find_last_of('/')));
   return p;
 }
-
-} // namespace
 
 Toolchain toolchainFor(const std::string &triple) {
   Toolchain t;
@@ -136,7 +135,7 @@ Status buildArtifact(const Options &opts, Staging &staging, const std::vector<st
   if (opts.emit == Options::Emit::Shared && !tc.hosted)
     return Status::error("--emit=shared: target '" + opts.triple +
                          "' has no operating system to load shared libraries; use --emit=static");
-  std::string prefix = opts.odlaPrefix.empty() ? ownPrefix() : opts.odlaPrefix;
+  std::string prefix = odlaPrefix(opts);
   std::string include = prefix + "/" ODLAC_INSTALL_INCLUDEDIR;
   if (!exists(include + "/ODLA/odla.h"))
     return Status::error("--emit: no ODLA headers in " + include +

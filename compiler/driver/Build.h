@@ -21,6 +21,14 @@ struct Toolchain {
 };
 Toolchain toolchainFor(const std::string &triple);
 
+// Where include/ODLA and lib/libodla_* are: --odla-prefix, else the folder above odlac's bin/
+// (where its install put them).
+std::string odlaPrefix(const Options &opts);
+
+// Runs argv in `dir` with no shell in between (runChild execs argv[0] with argv as it is); the
+// tool's own messages go to stderr.
+Status runIn(const std::string &dir, const std::vector<std::string> &argv);
+
 // Compiles `sources` (in the staging folder) and packages them with `objects` into the
 // artifact --emit asks for, which becomes an output of `staging`.
 Status buildArtifact(const Options &opts, Staging &staging, const std::vector<std::string> &sources,

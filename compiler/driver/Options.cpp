@@ -441,7 +441,9 @@ bool isBuildOnlyFlag(const std::string &name) {
 const char *helpText() {
   static const std::string text = [] {
     std::string t =
-        "usage: odlac [options] model.onnx -o DIR\n\n"
+        "usage: odlac [options] model.onnx -o DIR\n"
+        "       odlac run [options] model.onnx [inputs...] [--print] [--repeat N] [-o DIR "
+        "[--npy]]\n\n"
         "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
         "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
         "options:\n";
@@ -454,6 +456,13 @@ const char *helpText() {
     return t;
   }();
   return text.c_str();
+}
+
+bool takesNextArgument(const std::string &arg) {
+  for (const Flag &f : flags())
+    if (arg == f.name)
+      return f.valueName != nullptr;
+  return false;
 }
 
 Expected<Options> parseOptions(const std::vector<std::string> &args) {

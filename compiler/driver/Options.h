@@ -54,6 +54,9 @@ struct Options {
 
 // Parses argv; errors name the offending argument.
 Expected<Options> parseOptions(const std::vector<std::string> &args);
+// Whether the argument is a flag written without its value, which is then the next argument
+// ("--backend" but not "--backend=dnnl"; "-O" but not "-O2").
+bool takesNextArgument(const std::string &arg);
 const char *helpText();
 
 } // namespace odlac

@@ -10,6 +10,7 @@
 #include "OutputDir.h"
 #include "Pictures.h"
 #include "Report.h"
+#include "RunCommand.h"
 #include "evaluate/Evaluate.h"
 #include "evaluate/ReferencePlan.h"
 #include "ir/Limits.h"
@@ -227,6 +228,8 @@ static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig
 }
 
 static int run(int argc, char **argv) {
+  if (argc > 1 && std::strcmp(argv[1], "run") == 0)
+    return runCommand(std::vector<std::string>(argv + 2, argv + argc));
   const auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!opts)
     return fail(opts.status());

@@ -254,6 +254,52 @@ class CliTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertIn("odla_status 3", r.stderr)
 
+    def test_run_compiles_builds_and_runs_from_a_cache(self):
+        """odlac run (installed): the outputs PyTorch's test data expects, printed; the driver
+        built once per model and options; its own arguments after the model."""
+        build_dir = os.environ.get("ODLAC_BUILD_DIR")
+        if not build_dir:
+            self.skipTest("ODLAC_BUILD_DIR not set")
+        prefix = os.path.join(self.work, "prefix")
+        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                       capture_output=True)
+        odlac = os.path.join(prefix, "bin", "odlac")
+        env = dict(os.environ, ODLAC_CACHE_DIR=os.path.join(self.work, "cache"))
+        ds = odlactest.data_sets(CNN)[0]
+        model, x = os.path.join(CNN, "model.onnx"), os.path.join(ds, "input_0.pb")
+
+        def run(*args):
+            return subprocess.run([odlac, "run", *args], capture_output=True, text=True, env=env)
+
+        r = run(model, x)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        head, values = r.stdout.split(": ", 2)[1:]
+        self.assertEqual(head, "ONNX type 1, shape [1,10]")
+        got = [float(v) for v in values.split()]
+        want = odlactest.load(os.path.join(ds, "output_0.pb")).ravel().tolist()
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-4 + 1e-4 * abs(w))
+        folders = os.listdir(env["ODLAC_CACHE_DIR"])
+        exe = os.path.join(env["ODLAC_CACHE_DIR"], folders[0], "run")
+        built = os.stat(exe).st_mtime_ns
+        r = run(model, x, "--repeat", "3", "-o", os.path.join(self.work, "res"), "--npy")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("latency_ms median=", r.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.work, "res", "output_0.npy")))
+        self.assertEqual(os.stat(exe).st_mtime_ns, built)  # the cached driver, not rebuilt
+        self.assertEqual(run("-O1", model, x).returncode, 0)
+        self.assertEqual(len(os.listdir(env["ODLAC_CACHE_DIR"])), 2)  # other options, other folder
+        for args, message, status in (
+                (["-o", "out", model, x], "'-o' is not an option of run", 1),
+                ([], "odlac run: no model given", 1),
+                ([os.path.join(self.work, "none.onnx")], "none.onnx: cannot open", 1),
+                ([model], "the model takes 1 input file, 0 given", 2)):
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, status, r.stderr)
+                self.assertIn(message, r.stderr)
+
     def test_installed_package_builds_the_cnn_with_the_readmes_lines(self):
         """The three lines of the README's "Using odlac", as written (P the install prefix),
         for each --weights choice: no LD_LIBRARY_PATH, the weights found where they are."""
