@@ -412,6 +412,13 @@ const std::vector<Flag> &flags() {
          o.help = true;
          return Status::ok();
        }},
+      {"--tap-values", nullptr,
+       "every node's results become graph outputs too, after the model's own, named as their "
+       "values (what odlac verify --bisect compares)",
+       [](Options &o, const std::string &) {
+         o.tapValues = true;
+         return Status::ok();
+       }},
       {"--list-ops", nullptr,
        "list every ONNX op with its opsets and how odlac imports or refuses it, as a Markdown "
        "table (docs/ops.md); with --backend, --backend-manifest or --odla-profile, what that "
@@ -443,7 +450,9 @@ const char *helpText() {
     std::string t =
         "usage: odlac [options] model.onnx -o DIR\n"
         "       odlac run [options] model.onnx [inputs...] [--print] [--repeat N] [-o DIR "
-        "[--npy]]\n\n"
+        "[--npy]]\n"
+        "       odlac verify [options] model.onnx [--against reference|onnxruntime] [--inputs "
+        "DIR] [--bisect]\n\n"
         "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
         "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
         "options:\n";

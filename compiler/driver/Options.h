@@ -47,6 +47,7 @@ struct Options {
   std::string dumpMemoryPlan; // --dump-memory-plan FILE.svg
   bool report = false;
   bool listOps = false;      // --list-ops
+  bool tapValues = false;    // --tap-values
   bool backendGiven = false; // --backend, --backend-manifest or --odla-profile given
   bool help = false;
   bool version = false;

@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 namespace odlac {
-namespace {
 
 int error(const std::string &message) {
   std::fprintf(stderr, "odlac: error: %s\n", printable(message).c_str());
   return 1;
 }
+
+namespace {
 
 // FNV-1a, 64 bits: names cache folders and stamps their builds (not a security boundary: the
 // cache is the user's own).
@@ -69,65 +70,47 @@ std::string cacheRoot() {
 
 } // namespace
 
-int runCommand(const std::vector<std::string> &args) {
-  // odlac's options, up to the model; the rest is the driver's.
-  std::vector<std::string> options, driverArgs;
-  std::string model;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    if (!model.empty()) {
-      driverArgs.push_back(a);
-    } else if (a.empty() || a[0] != '-' || a == "-") {
-      model = a;
-    } else {
-      if (a == "-o" || a.rfind("-o", 0) == 0 || a.rfind("--emit", 0) == 0)
-        return error("odlac run: '" + a +
-                     "' is not an option of run, which compiles into its cache: options before "
-                     "the model are odlac's, after it the driver's (-o DIR for its outputs)");
-      options.push_back(a);
-      if (takesNextArgument(a) && i + 1 < args.size())
-        options.push_back(args[++i]);
-    }
-  }
-  if (model.empty())
-    return error("odlac run: no model given (usage: odlac run [options] model.onnx [inputs...] "
-                 "[--print] [--repeat N] [-o DIR [--npy]])");
+Expected<std::string> buildDriver(const std::vector<std::string> &options,
+                                  const std::string &model) {
   char real[PATH_MAX];
   if (!realpath(model.c_str(), real))
-    return error(model + ": cannot open: " + std::strerror(errno));
-
+    return Status::error(model + ": cannot open: " + std::strerror(errno));
   // One folder per model path and options; the compile rewrites what changed in it.
   std::string key = std::string(real) + "\n" + ODLAC_VERSION_STRING;
   for (const std::string &o : options)
     key += "\n" + o;
   const std::string dir = cacheRoot() + "/" + hex(fnv(key));
   if (!makeFolders(dir))
-    return error(dir + ": cannot create the cache folder: " + std::strerror(errno));
+    return Status::error(dir + ": cannot create the cache folder: " + std::strerror(errno));
   std::vector<std::string> compile = options;
   compile.insert(compile.end(), {model, "--emit-main", "-o", dir});
   auto opts = parseOptions(compile);
   if (!opts)
-    return error("odlac run: " + opts.status().message());
+    return opts.takeStatus();
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0)
-    return error("odlac run: cannot find odlac's own executable");
+    return Status::error("cannot find odlac's own executable");
   self[n] = '\0';
   compile.insert(compile.begin(), self);
   if (runChild(".", compile) != 0)
-    return 1; // the compile printed why
+    return Status::error(model + ": the compile failed (above)");
 
   // The build: the README's line against the installed headers and backend.
   const std::string prefix = odlaPrefix(*opts);
   std::string include = prefix + "/" ODLAC_INSTALL_INCLUDEDIR,
               lib = prefix + "/" ODLAC_INSTALL_LIBDIR;
   if (access((include + "/ODLA/odla.h").c_str(), R_OK) != 0)
-    return error("odlac run: no ODLA headers in " + include +
-                 "/ODLA; pass --odla-prefix with the folder that holds include/ODLA and lib");
-  const std::string backend = "odla_" + opts->linkBackend;
+    return Status::error("no ODLA headers in " + include +
+                         "/ODLA; pass --odla-prefix with the folder that holds include/ODLA and "
+                         "lib");
+  // The manifest's library (--backend-manifest names another backend's), unless --link-backend
+  // chose one.
+  const std::string backend =
+      opts->linkBackend == opts->backend ? opts->target.library : "odla_" + opts->linkBackend;
   if (access((lib + "/lib" + backend + ".so").c_str(), R_OK) != 0 &&
       access((lib + "/lib" + backend + ".a").c_str(), R_OK) != 0)
-    return error("odlac run: no lib" + backend + ".so or .a in " + lib);
+    return Status::error("no lib" + backend + ".so or .a in " + lib);
   if (realpath(include.c_str(), real))
     include = real;
   if (realpath(lib.c_str(), real))
@@ -155,25 +138,62 @@ int runCommand(const std::vector<std::string> &args) {
   for (const std::string &f : sources)
     stamp = fnv(f + "\n" + readAll(dir + "/" + f), stamp);
   const std::string exe = dir + "/run", stampFile = dir + "/.odlac-run-stamp";
-  if (access(exe.c_str(), X_OK) != 0 || readAll(stampFile) != hex(stamp)) {
-    const std::string tmp = ".run-" + std::to_string(getpid());
-    build.insert(build.end(), {"-o", tmp});
-    if (Status s = runIn(dir, build)) {
-      unlink((dir + "/" + tmp).c_str());
-      return error("odlac run: " + s.message());
-    }
-    if (std::rename((dir + "/" + tmp).c_str(), exe.c_str()) != 0)
-      return error(exe + ": cannot move into place: " + std::strerror(errno));
-    if (Status s = writeFileAtomically(stampFile, hex(stamp)))
-      return error(s.message());
+  if (access(exe.c_str(), X_OK) == 0 && readAll(stampFile) == hex(stamp))
+    return exe;
+  const std::string tmp = ".run-" + std::to_string(getpid());
+  build.insert(build.end(), {"-o", tmp});
+  if (Status s = runIn(dir, build)) {
+    unlink((dir + "/" + tmp).c_str());
+    return s;
   }
-  std::vector<char *> argv{const_cast<char *>(exe.c_str())};
+  if (std::rename((dir + "/" + tmp).c_str(), exe.c_str()) != 0)
+    return Status::error(exe + ": cannot move into place: " + std::strerror(errno));
+  if (Status s = writeFileAtomically(stampFile, hex(stamp)))
+    return s;
+  return exe;
+}
+
+bool splitAtModel(const std::vector<std::string> &args, const char *command,
+                  std::vector<std::string> &options, std::string &model,
+                  std::vector<std::string> &rest) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (!model.empty()) {
+      rest.push_back(a);
+    } else if (a.empty() || a[0] != '-' || a == "-") {
+      model = a;
+    } else {
+      if (a.rfind("-o", 0) == 0 || a.rfind("--emit", 0) == 0) {
+        error(std::string("odlac ") + command + ": '" + a + "' is not an option of " + command +
+              ", which compiles into its cache: options before the model are odlac's, after it " +
+              command + "'s");
+        return false;
+      }
+      options.push_back(a);
+      if (takesNextArgument(a) && i + 1 < args.size())
+        options.push_back(args[++i]);
+    }
+  }
+  if (model.empty())
+    error(std::string("odlac ") + command + ": no model given (see odlac --help)");
+  return !model.empty();
+}
+
+int runCommand(const std::vector<std::string> &args) {
+  std::vector<std::string> options, driverArgs;
+  std::string model;
+  if (!splitAtModel(args, "run", options, model, driverArgs))
+    return 1;
+  auto exe = buildDriver(options, model);
+  if (!exe)
+    return error("odlac run: " + exe.status().message());
+  std::vector<char *> argv{const_cast<char *>(exe->c_str())};
   for (const std::string &a : driverArgs)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
   std::fflush(stdout);
-  execv(exe.c_str(), argv.data());
-  return error(exe + ": cannot run: " + std::strerror(errno));
+  execv(exe->c_str(), argv.data());
+  return error(*exe + ": cannot run: " + std::strerror(errno));
 }
 
 } // namespace odlac

@@ -11,6 +11,7 @@
 #include "Pictures.h"
 #include "Report.h"
 #include "RunCommand.h"
+#include "VerifyCommand.h"
 #include "evaluate/Evaluate.h"
 #include "evaluate/ReferencePlan.h"
 #include "ir/Limits.h"
@@ -230,6 +231,8 @@ static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig
 static int run(int argc, char **argv) {
   if (argc > 1 && std::strcmp(argv[1], "run") == 0)
     return runCommand(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc > 1 && std::strcmp(argv[1], "verify") == 0)
+    return verifyCommand(std::vector<std::string>(argv + 2, argv + argc));
   const auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!opts)
     return fail(opts.status());
@@ -282,6 +285,11 @@ static int run(int argc, char **argv) {
   if (opts->quantize)
     if (Status s = reportQuantization(**graph, calibration))
       return fail(s);
+  if (opts->tapValues) // after every pass: the values the generated code computes
+    for (const Node *n : (*graph)->nodes())
+      for (Value *v : n->outputs())
+        if (v && !(*graph)->isGraphOutput(v))
+          (*graph)->addOutput(v);
   // Passes make constants (folding) and values of their own: the limits hold after them too.
   if (Status s = checkSizeLimits(**graph, opts->import.limits))
     return fail(s);

@@ -300,6 +300,77 @@ class CliTest(unittest.TestCase):
                 self.assertEqual(r.returncode, status, r.stderr)
                 self.assertIn(message, r.stderr)
 
+    def test_verify_and_bisect(self):
+        """odlac verify (installed): the CNN agrees with the reference backend on generated
+        inputs and with ONNX Runtime on its test data; against a backend with one planted wrong
+        kernel (Sigmoid computed as Tanh, in a copy of libodla_reference), the output differs
+        and --bisect names the Sigmoid node."""
+        build_dir = os.environ.get("ODLAC_BUILD_DIR")
+        if not build_dir:
+            self.skipTest("ODLAC_BUILD_DIR not set")
+        prefix = os.path.join(self.work, "prefix")
+        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                       capture_output=True)
+        odlac = os.path.join(prefix, "bin", "odlac")
+        env = dict(os.environ, ODLAC_CACHE_DIR=os.path.join(self.work, "cache"))
+
+        def verify(*args):
+            return subprocess.run([odlac, "verify", *args], capture_output=True, text=True,
+                                  env=env)
+
+        model = os.path.join(CNN, "model.onnx")
+        r = verify("-O3", model)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("all 1 outputs agree", r.stdout)
+        self.assertRegex(r.stdout, r"\| output \| f32\[1,10\] \| [0-9.e+-]+ \| [0-9.e+-]+ \| \d+ \| ok \|")
+        python = os.environ.get("ODLAC_PYTHON", "")
+        if os.path.exists(python):  # the venv's onnxruntime
+            r = verify(model, "--against", "onnxruntime", "--inputs", CNN)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("against ONNX Runtime", r.stdout)
+        # The planted bug: odla_Sigmoid weakened in a copy of the backend, a wrong one beside it.
+        lib = os.path.join(prefix, "lib")
+        broken = os.path.join(self.work, "broken.c")
+        with open(broken, "w") as f:
+            f.write("#include <ODLA/odla.h>\n"
+                    "odla_value odla_Sigmoid(odla_value x, const odla_value_id id) {\n"
+                    "  return odla_Tanh(x, id);\n}\n")
+        weak = os.path.join(self.work, "libweak.a")
+        subprocess.run(["objcopy", "--weaken-symbol=odla_Sigmoid",
+                        os.path.join(lib, "libodla_reference.a"), weak], check=True)
+        subprocess.run([self.tc.cc, "-shared", "-fPIC", "-I", os.path.join(prefix, "include"),
+                        broken, "-Wl,--whole-archive", weak, "-Wl,--no-whole-archive", "-lm",
+                        "-lpthread", "-o", os.path.join(lib, "libodla_broken.so")], check=True)
+        manifest = os.path.join(self.work, "broken.txt")
+        with open(os.path.join(ROOT, "runtime_stubs", "reference", "manifest.txt")) as f:
+            text = f.read().replace("\nbackend reference\n", "\nbackend broken\n")
+        with open(manifest, "w") as f:
+            f.write(text.replace("\nlibrary odla_reference\n", "\nlibrary odla_broken\n"))
+        nodes = [helper.make_node("Abs", ["x"], ["a"], name="abs"),
+                 helper.make_node("Sigmoid", ["a"], ["s"], name="the_sigmoid"),
+                 helper.make_node("Neg", ["s"], ["y"], name="neg")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, [2, 8])], [helper.make_tensor_value_info(
+                "y", TensorProto.FLOAT, [2, 8])])
+        small = os.path.join(self.work, "sig.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), small)
+        r = verify("--backend-manifest", manifest, small, "--bisect")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("| y | f32[2,8] |", r.stdout)
+        self.assertIn("1 of 1 outputs differ", r.stdout)
+        self.assertIn("bisect: the first value that differs from the reference backend's is 's'",
+                      r.stdout)
+        self.assertIn("bisect: computed by node 'the_sigmoid' (Sigmoid)", r.stdout)
+        self.assertEqual(verify(small, "--bisect").returncode, 0)  # the reference itself agrees
+        for args, message in ((["--against", "tf"], "--against must be reference or onnxruntime"),
+                              (["--bogus"], "unknown argument '--bogus'"),
+                              (["--atol", "x"], "'x' is not a number for --atol"),
+                              (["--bisect", "--against", "onnxruntime"], "drop --against")):
+            with self.subTest(args=args):
+                r = verify(small, *args)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn(message, r.stderr)
+
     def test_installed_package_builds_the_cnn_with_the_readmes_lines(self):
         """The three lines of the README's "Using odlac", as written (P the install prefix),
         for each --weights choice: no LD_LIBRARY_PATH, the weights found where they are."""
