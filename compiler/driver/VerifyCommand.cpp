@@ -222,6 +222,12 @@ Comparison compare(const NamedTensor &got, const NamedTensor &want, double atol,
     c.why = toString(got.type) + " where the reference has " + toString(want.type);
     return c;
   }
+  if (got.type.dtype == DType::Str) { // const char * per element (Buffer::ofStrings)
+    c.numeric = false;
+    for (int64_t k = 0; k < got.type.numElements(); ++k)
+      c.ok &= std::strcmp(got.data->as<const char *>()[k], want.data->as<const char *>()[k]) == 0;
+    return c;
+  }
   for (int64_t k = 0; k < got.type.numElements(); ++k) {
     double a, b;
     if (!element(got, k, a) || !element(want, k, b)) {
@@ -381,10 +387,18 @@ int verifyCommand(const std::vector<std::string> &args) {
       inputs.push_back(*b);
     }
   }
+  // The driver and ONNX Runtime read DIR's own files (strings, names as they are); generated
+  // inputs are written as TensorProto files first.
   std::vector<std::string> inputPaths;
+  const std::string set = inputsDir + "/test_data_set_0";
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value *in = (*graph)->inputs()[i];
-    inputPaths.push_back(work + "/input_" + std::to_string(i) + ".pb");
+    const std::string file = "/input_" + std::to_string(i) + ".pb";
+    if (!inputsDir.empty()) {
+      inputPaths.push_back((access(set.c_str(), F_OK) == 0 ? set : inputsDir) + file);
+      continue;
+    }
+    inputPaths.push_back(work + file);
     if (Status s = writeTensorFile(inputPaths.back(), {in->name(), in->type(), inputs[i]}))
       return cleanup(error(s.message()));
   }
