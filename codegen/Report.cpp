@@ -207,6 +207,18 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
   r += "  \"flops\": " + std::to_string(estimateFlops(g)) + ",\n";
   r += "  \"weights_bytes\": " + std::to_string(weightBytes(g)) + ",\n";
   r += "  \"arena_bytes\": " + std::to_string(f.arenaBytes) + ",\n";
+  // NAME_run's tensors in its parameters' order (the Python API binds them by this).
+  for (const auto &[key, values] :
+       {std::pair("inputs", &g.inputs()), std::pair("outputs", &g.outputs())}) {
+    r += fmt::format("  \"{}\": [", key);
+    for (size_t i = 0; i < values->size(); ++i) {
+      const TensorType &t = (*values)[i]->type();
+      r += fmt::format("{}{{\"name\": {}, \"type\": \"{}\", \"onnx_type\": {}, \"shape\": {}}}",
+                       i ? ", " : "", jsonString((*values)[i]->name()), dtypeName(t.dtype),
+                       dtypeInfo(t.dtype).onnxType, dimsToString(t.dims));
+    }
+    r += "],\n";
+  }
   if (f.memoryBytes)
     r += "  \"no_heap_memory_bytes\": " + std::to_string(f.memoryBytes) + ",\n";
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";

@@ -82,21 +82,31 @@ fi
 # The venv is up to date when it holds a copy of the requirements it was made from (written
 # last, so an interrupted install is redone). A lock keeps two checkouts from making it at
 # once; the second finds it done.
-stamp="$venv/odlac-requirements.txt"
-cmp -s "$req" "$stamp" 2>/dev/null && exit 0
+stamp="$venv/odlac-requirements.txt" tools=scripts/pypi-tools.txt
+tools_stamp="$venv/odlac-tools.txt"
+cmp -s "$req" "$stamp" 2>/dev/null && cmp -s "$tools" "$tools_stamp" 2>/dev/null && exit 0
 mkdir -p "$(dirname "$venv")"
 exec 9>"$venv.lock"
 flock 9
-cmp -s "$req" "$stamp" 2>/dev/null && exit 0
-echo "install-deps: making the venv $venv ($req)"
-rm -rf "$venv"
-# Debian's python3, not one that PATH may put first (pyenv...): the same interpreter on every
-# Debian 12 machine, so the same wheels. No system site packages: Debian's onnx 1.12 must not
-# show through.
-/usr/bin/python3 -m venv "$venv"
-# --only-binary: wheels only, no compiler runs; PIP_FIND_LINKS off: PyPI itself, not a
-# machine's local wheel folder.
-PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  --no-deps --only-binary=:all: -r "$req"
-"$venv/bin/python" -m pip check --disable-pip-version-check
-cp "$req" "$stamp"
+if ! cmp -s "$req" "$stamp" 2>/dev/null; then
+  echo "install-deps: making the venv $venv ($req)"
+  rm -rf "$venv"
+  # Debian's python3, not one that PATH may put first (pyenv...): the same interpreter on every
+  # Debian 12 machine, so the same wheels. No system site packages: Debian's onnx 1.12 must not
+  # show through.
+  /usr/bin/python3 -m venv "$venv"
+  # --only-binary: wheels only, no compiler runs; PIP_FIND_LINKS off: PyPI itself, not a
+  # machine's local wheel folder.
+  PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-deps --only-binary=:all: -r "$req"
+  "$venv/bin/python" -m pip check --disable-pip-version-check
+  cp "$req" "$stamp"
+fi
+# The test tools (their own pinned list; see it), into the venv that has the requirements.
+if ! cmp -s "$tools" "$tools_stamp" 2>/dev/null; then
+  echo "install-deps: installing the test tools of $tools into $venv"
+  PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-deps --only-binary=:all: -r "$tools"
+  "$venv/bin/python" -m pip check --disable-pip-version-check
+  cp "$tools" "$tools_stamp"
+fi
