@@ -412,6 +412,18 @@ const std::vector<Flag> &flags() {
          o.help = true;
          return Status::ok();
        }},
+      {"--progress", nullptr,
+       "show the compile's phases and a bar while large files are written (shown anyway on a "
+       "terminal for models of 100 MiB of weights or more)",
+       [](Options &o, const std::string &) {
+         o.progress = true;
+         return Status::ok();
+       }},
+      {"--quiet", nullptr, "print errors only: no warnings, notes or progress",
+       [](Options &o, const std::string &) {
+         o.quiet = true;
+         return Status::ok();
+       }},
       {"--tap-values", nullptr,
        "every node's results become graph outputs too, after the model's own, named as their "
        "values (what odlac verify --bisect compares)",

@@ -47,6 +47,8 @@ struct Options {
   std::string dumpMemoryPlan; // --dump-memory-plan FILE.svg
   bool report = false;
   bool listOps = false;      // --list-ops
+  bool progress = false;     // --progress
+  bool quiet = false;        // --quiet
   bool tapValues = false;    // --tap-values
   bool backendGiven = false; // --backend, --backend-manifest or --odla-profile given
   bool help = false;

@@ -2,6 +2,8 @@
 // the cleanup of interrupted and killed compiles (see OutputDir.h).
 #include "OutputDir.h"
 
+#include "Progress.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -202,7 +204,17 @@ Status writeFile(const std::string &path, const std::string &contents) {
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     return Status::error(path + ": cannot create: " + std::strerror(errno));
-  bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  // A file of kProgressBytes or more in hundredths, each shown on the progress bar.
+  const size_t size = contents.size(),
+               chunk = size >= kProgressBytes ? (size + 99) / 100 : std::max<size_t>(size, 1);
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  bool ok = true;
+  for (size_t at = 0; ok && at < size; at += chunk) {
+    const size_t n = std::min(chunk, size - at);
+    ok = std::fwrite(contents.data() + at, 1, n, f) == n;
+    if (size >= kProgressBytes)
+      Progress::bytes(name, at + n, size);
+  }
   ok &= std::fclose(f) == 0;
   if (!ok)
     return Status::error(path + ": write failed: " + std::strerror(errno));

@@ -9,6 +9,7 @@
 #include "Options.h"
 #include "OutputDir.h"
 #include "Pictures.h"
+#include "Progress.h"
 #include "Report.h"
 #include "RunCommand.h"
 #include "VerifyCommand.h"
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <sys/stat.h>
 #include <tuple>
 
 using namespace odlac;
@@ -38,6 +40,8 @@ using namespace odlac;
 // overrides in them from reaching the terminal.
 static void printDiagnostic(const std::string &m) {
   bool advice = m.rfind("warning: ", 0) == 0 || m.rfind("note: ", 0) == 0;
+  if (advice && Progress::quiet)
+    return;
   std::fprintf(stderr, "odlac: %s%s\n", advice ? "" : "error: ", printable(m).c_str());
 }
 
@@ -256,6 +260,12 @@ static int run(int argc, char **argv) {
     return fail(calls.status());
   codegenFacts.calls = *calls;
   codegenFacts.plannedBatch = opts->dynamicBatch ? opts->import.batchSize : 0;
+  Progress::quiet = opts->quiet;
+  {
+    struct stat st;
+    Progress::decide(opts->progress, stat(opts->model.c_str(), &st) == 0 ? st.st_size : 0);
+  }
+  Progress::phase("importing " + opts->model);
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
     return fail(graph.status());
@@ -280,6 +290,8 @@ static int run(int argc, char **argv) {
     calibration.percentile = opts->calibrationPercentile;
     passCtx.calibration = &calibration;
   }
+  Progress::decide(opts->progress, weightBytes(**graph)); // external data counts too
+  Progress::phase("optimizing (-O" + std::to_string(opts->pipeline.level) + ")");
   if (Status s = runPipeline(**graph, opts->pipeline, passCtx))
     return fail(s);
   if (opts->quantize)
@@ -318,6 +330,7 @@ static int run(int argc, char **argv) {
   if (opts->outDir.empty() && !opts->printMemoryPlan && !opts->report && opts->dumpGraph.empty() &&
       opts->dumpMemoryPlan.empty())
     return 0;
+  Progress::phase("planning the activation arena");
   auto plan = referenceMemoryPlan(**graph, target, opts->codegen.leastMemory);
   if (!plan)
     return fail(plan.status());
@@ -340,6 +353,7 @@ static int run(int argc, char **argv) {
     facts.memoryBytes = noHeapMemoryBytes(codegenFacts);
   }
   const CodegenConfig config = resolveCodegen(**graph, opts->codegen, codegenFacts);
+  Progress::phase("generating C");
   std::vector<GeneratedFile> files = generateC(**graph, config);
   facts.calls = odlaCalls(files, opts->codegen.name);
   facts.target = opts->triple;
@@ -357,6 +371,7 @@ static int run(int argc, char **argv) {
   if (Status s = checkCStrings(**graph))
     return fail(s);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
+  Progress::phase("writing " + opts->outDir);
   if (Status s = writeOutputs(**graph, *opts, config, files))
     return fail(s);
   return 0;

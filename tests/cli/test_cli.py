@@ -122,6 +122,36 @@ class CliTest(unittest.TestCase):
         self.assertIn("Graphviz's dot is not installed (Debian: graphviz)", r.stderr)
         self.assertFalse(os.path.exists(svg))
 
+    def test_progress_and_quiet(self):
+        """--progress prints each phase with the time so far and the quarters of writing a
+        file of 100 MiB or more; --quiet leaves stderr empty where a note would be."""
+        out = os.path.join(self.work, "out")
+        r = self.odlac(os.path.join(CNN, "model.onnx"), "--progress", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        phases = [l.split("] ", 1)[1] for l in r.stderr.splitlines()]
+        self.assertEqual(phases, ["importing " + os.path.join(CNN, "model.onnx"),
+                                  "optimizing (-O2)", "planning the activation arena",
+                                  "generating C", "writing " + out])
+        import numpy as np
+        from onnx import numpy_helper
+        w = numpy_helper.from_array(np.ones((5200, 5100), np.float32), "w")  # 101 MiB
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "big",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5200])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5100])],
+                                  [w])
+        big = os.path.join(self.work, "big.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), big)
+        r = self.odlac(big, "--progress", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        quarters = [l.split("] ", 1)[1] for l in r.stderr.splitlines() if "net.weights.bin" in l]
+        self.assertEqual(quarters, [f"writing net.weights.bin: {p}% of 101 MiB"
+                                    for p in (25, 50, 75, 100)])
+        args = [os.path.join(CNN, "model.onnx"), "--quantize=int8", f"--calibration={CNN}", "-o",
+                out]
+        self.assertIn("odlac: note: int8 against float32", self.odlac(*args).stderr)
+        r = self.odlac(*args, "--quiet", "--progress")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+
     def test_list_ops(self):
         """--list-ops: docs/ops.md holds its table as it is; every ONNX op is listed; a backend
         with a list of ops gets its manifest's builders and limits, or their absence."""
