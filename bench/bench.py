@@ -37,6 +37,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot  # noqa: E402 (bench/plot.py: the page's plot)
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 MODELS = ["resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0", "bert_encoder"]
 ENGINES = ["odlac+dnnl", "odlac+reference", "onnxruntime", "pytorch"]
@@ -475,6 +478,9 @@ class Bench:
             lines.append("| %s | %s | %d | %.2f | %.2f | %s | %s | %s | %d | %.0f | %.1e |" % (
                 r["model"], r["engine"], r["threads"], r["median_ms"], r["min_ms"], ratio,
                 target_txt, r["rounds"], r["runs"], r["peak_mb"], r["rel_err"]))
+        lines += ["", "![Median latency relative to ONNX Runtime, per model and thread count]"
+                  "(images/benchmarks.svg)", "",
+                  "(The plot is the table's \"vs ORT\" column, drawn by bench/plot.py.)"]
         lines += ["", "## odlac compile time (-O3, median of 3)", "",
                   "| model | seconds | peak MB |", "|---|--:|--:|"]
         for c in self.compile_rows:
@@ -588,6 +594,7 @@ def main(argv):
         with open(args.out, "w") as f:
             f.write(bench.markdown(command.strip()) + ("\n" + int8 if int8 else ""))
         print("wrote " + args.out)
+        plot.main([args.out, os.path.join(os.path.dirname(args.out), "images", "benchmarks.svg")])
     finally:
         if not args.keep:
             shutil.rmtree(bench.work, ignore_errors=True)
