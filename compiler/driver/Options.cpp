@@ -24,6 +24,9 @@ struct Flag {
                          // flag ("-O2") is accepted too
   const char *help;
   std::function<Status(Options &, const std::string &)> apply;
+  // docs/cli.md's description (Markdown), where it says more than `help`: odlac
+  // --help-markdown writes that page's table from these.
+  const char *doc = nullptr;
 };
 
 bool endsWith(const std::string &s, const std::string &tail) {
@@ -78,14 +81,25 @@ const std::vector<Flag> &flags() {
                                 "keyword, a C library macro, an ODLA name or a leading '_')");
          o.codegen.name = v;
          return Status::ok();
-       }},
+       },
+       "prefix of every generated symbol and file (default `net`); must be a C identifier, not "
+       "starting with `_`, and not a name generated C cannot declare (a C or C++ keyword, a C "
+       "library macro such as `EOF`, or an `odla`/`ODLA` name)"},
       {"--input-shape", "NAME:D0xD1x...",
        "pin the shape of input NAME (needed for symbolic dims); repeatable",
-       [](Options &o, const std::string &v) { return parseInputShape(v, o.import); }},
+       [](Options &o, const std::string &v) { return parseInputShape(v, o.import); },
+       "pins the shape of graph input NAME; needed when the model has symbolic dims (`N`, "
+       "`batch`...); repeatable; must agree with the model's fixed dims"},
       {"--sequence-length", "NAME=N",
        "the number of elements of sequence input NAME (or of the sequence an optional input "
        "holds): each becomes an input NAME.0 ... NAME.N-1; repeatable",
-       [](Options &o, const std::string &v) { return parseSequenceLength(v, o.import); }},
+       [](Options &o, const std::string &v) { return parseSequenceLength(v, o.import); },
+       "graph input NAME is a sequence of N tensors (or an optional holding one): ONNX's types do "
+       "not give a sequence's length, and odlac resolves sequences at compile time, so each "
+       "element becomes one input of the generated code, named `NAME.0` ... `NAME.N-1` (pin their "
+       "shapes with `--input-shape NAME.0:...` when the model leaves them symbolic); N from 0 to "
+       "4096; repeatable. A sequence graph output is flattened the same way, its length being what "
+       "the model computes ([Sequences and optionals](#sequences-and-optionals))"},
       {"--optional-absent", "NAME",
        "compile optional input NAME as absent (without it, an optional input holds a value); "
        "repeatable",
@@ -94,7 +108,10 @@ const std::vector<Flag> &flags() {
            return Status::error("--optional-absent needs an input name");
          o.import.absentOptionals.insert(v);
          return Status::ok();
-       }},
+       },
+       "compile optional graph input NAME as absent: the generated code has no input for it, and "
+       "`OptionalHasElement` of it is false. Without it an optional input holds a value: the input "
+       "NAME itself for a tensor, `NAME.0`... for a sequence; repeatable"},
       {"--custom-op-domain", "DOMAIN",
        "import every node of ONNX domain DOMAIN as a custom op: odla_CustomOp named by its "
        "op_type, run by a kernel the application registers (odla_ExtRegisterCustomOp); the "
@@ -106,7 +123,11 @@ const std::vector<Flag> &flags() {
                                 "ops are odlac's own; name a custom domain such as com.example");
          o.import.customOpDomains.insert(v);
          return Status::ok();
-       }},
+       },
+       "imports every node of ONNX domain DOMAIN as a custom op, run by a kernel the application "
+       "registers ([generated-code.md](generated-code.md#custom-ops---custom-op-domain)); the "
+       "model must declare the types of those nodes' outputs (`value_info` or graph outputs); "
+       "repeatable. Without it a node of a domain other than ONNX's is an error"},
       {"--libonnx-timeout", "SECONDS",
        "time limit for each step odlac leaves to the system's libonnx (its checker, whose "
        "verdict is a warning; its version converter, for opsets before 7), each run in a child "
@@ -116,7 +137,10 @@ const std::vector<Flag> &flags() {
            return Status::error("--libonnx-timeout '" + v + "': expected a number of seconds");
          o.import.libonnxSeconds = std::stoi(v);
          return Status::ok();
-       }},
+       },
+       "time limit for each step left to the system's libonnx, each in a child process: its "
+       "checker (advice, below) and its version converter (opsets before 7). Default 20; 0 runs "
+       "neither (an old-opset model is then imported at its own opset)"},
       {"--quantize", "int8",
        "static post-training quantization (docs/quantization.md): the products with constant "
        "weights (Conv, Gemm, MatMul) run in integers, weights int8 per output channel, data "
@@ -127,7 +151,12 @@ const std::vector<Flag> &flags() {
            return Status::error("--quantize takes int8, got '" + v + "'");
          o.quantize = true;
          return Status::ok();
-       }},
+       },
+       "static post-training quantization ([quantization.md](quantization.md#--quantizeint8)): "
+       "Conv, Gemm and MatMul with constant weights run in integers (weights int8 per output "
+       "channel, data uint8 over the calibrated ranges); odlac prints, per output, the quantized "
+       "model's error against the float model on the calibration inputs. Needs `--calibration`; "
+       "not with `--dynamic-batch`"},
       {"--calibration", "DIR",
        "the calibration inputs of --quantize: DIR's test_data_set_* folders (ONNX's layout), "
        "or DIR itself, each holding input_0.pb ... (one TensorProto per graph input, of the "
@@ -137,7 +166,10 @@ const std::vector<Flag> &flags() {
            return Status::error("--calibration needs a folder");
          o.calibrationDir = v;
          return Status::ok();
-       }},
+       },
+       "the calibration inputs of `--quantize`: DIR's `test_data_set_*` folders, or DIR itself, "
+       "each holding `input_0.pb` ... (one TensorProto per graph input, of its type and shape as "
+       "compiled)"},
       {"--calibration-method", "METHOD",
        "how --quantize chooses a value's range from the calibration: minmax (default, the "
        "observed minimum and maximum), percentile[:P] (clipped to the P-th percentile of |x|, "
@@ -165,7 +197,10 @@ const std::vector<Flag> &flags() {
                                 v + "'");
          }
          return Status::ok();
-       }},
+       },
+       "how `--quantize` chooses a value's range: the observed min and max (default), clipped at "
+       "the P-th percentile of \\|x\\| (default 99.99), or TensorRT's entropy threshold; clipping "
+       "applies only to values that only products read"},
       {"--dynamic-batch", nullptr,
        "the symbolic leading dim of every input is a batch that NAME_run_batch chooses at run "
        "time: odlac plans for --batch-size rows, checks that every op keeps rows apart, and "
@@ -173,7 +208,16 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &) {
          o.dynamicBatch = true;
          return Status::ok();
-       }},
+       },
+       "the symbolic leading dim of every input is a batch chosen at run time: the code is planned "
+       "for `--batch-size` rows and `NAME_run_batch` runs any number "
+       "([generated-code.md](generated-code.md#dynamic-batch---dynamic-batch)). odlac refuses, "
+       "naming the node and the rule, a graph whose ops mix rows (a reduction, softmax, concat or "
+       "slice over axis 0, a product with the batch in B, an op without a batch rule, control "
+       "flow) or that computes with its batch size (it imports the model again at one more row: "
+       "constants folded from the batch must not change, except a row repeated for every row); "
+       "every input needs a symbolic leading dim. Compile mode only; the backend's manifest must "
+       "list `features runtime_shapes`"},
       {"--batch-size", "N",
        "with --dynamic-batch, the rows the code is planned for (default 1; larger runs "
        "ceil(n/N) passes, padding the last)",
@@ -183,7 +227,9 @@ const std::vector<Flag> &flags() {
            return Status::error("--batch-size '" + v + "': expected a positive number");
          o.batchSize = std::stoll(v);
          return Status::ok();
-       }},
+       },
+       "with `--dynamic-batch`, the rows the code is planned for (default 1; a batch that is not a "
+       "multiple runs a padded last pass)"},
       {"--weights", "c|bin|obj",
        "weights as C arrays (default up to 1 MiB), a binary blob NAME.weights.bin (default "
        "above), or an object file NAME_weights.o for --target, written through LLVM",
@@ -197,7 +243,11 @@ const std::vector<Flag> &flags() {
          else
            return Status::error("--weights must be c, bin or obj, got '" + v + "'");
          return Status::ok();
-       }},
+       },
+       "weights as C arrays in `NAME_weights.c`, a blob `NAME.weights.bin` with a loader, or an "
+       "object file `NAME_weights.o` for `--target`, written through LLVM "
+       "([generated-code.md](generated-code.md#weights)). Default: C arrays up to 1 MiB of "
+       "weights, the blob above"},
       {"--target", "TRIPLE",
        "the machine the code is built for, e.g. aarch64-linux-gnu, armv7a-linux-gnueabihf, "
        "thumbv7em-none-eabi, riscv64-linux-gnu: the format of --weights=obj and the cross "
@@ -208,7 +258,11 @@ const std::vector<Flag> &flags() {
            return t.takeStatus();
          o.triple = v;
          return Status::ok();
-       }},
+       },
+       "the machine the code is for: `x86_64-linux-gnu`, `aarch64-linux-gnu`, "
+       "`armv7a-linux-gnueabihf`, `thumbv7em-none-eabi`, `riscv64-linux-gnu`, ... (little-endian "
+       "ELF targets). Sets the format of `--weights=obj` and the cross compiler `--emit` runs. "
+       "Default: the host"},
       {"--weights-section", "NAME",
        "put the weights (--weights=c or obj) in linker section NAME instead of read-only data, "
        "e.g. for flash placement by a linker script",
@@ -222,7 +276,11 @@ const std::vector<Flag> &flags() {
                                 "at most 64)");
          o.codegen.weightsSection = v;
          return Status::ok();
-       }},
+       },
+       "put the weights (`--weights=c`: a GCC/Clang `section` attribute on each array; "
+       "`--weights=obj`: the object's section) in linker section NAME instead of read-only data, "
+       "e.g. for a linker script that places them in flash. NAME: letters, digits, `.`, `_` and "
+       "`$`, at most 64"},
       {"--memory", "fast|least",
        "fast (default): the backend's fastest kernels; least: those that need the least "
        "scratch in the arena (direct convolutions, no packing; constant symmetric int8 "
@@ -233,7 +291,17 @@ const std::vector<Flag> &flags() {
            return Status::error("--memory must be fast or least, got '" + v + "'");
          o.codegen.leastMemory = v == "least";
          return Status::ok();
-       }},
+       },
+       "`fast` (default): the backend's fastest kernels. `least`: those that need the least "
+       "scratch in the activation arena, for targets where memory is scarcer than time (the "
+       "reference backend's float32 convolutions become direct loops and its products of one row "
+       "read B unpacked: the digits CNN's arena drops from 46,208 bytes to 6,144, its lower bound, "
+       "and on a Cortex-M4 its instructions per inference from 1.18 M to 0.60 M: the direct loop "
+       "keeps its sums in registers; int8 convolutions and MatMuls whose weights are constant, "
+       "symmetric int8 read them in place, in flash, with no int16 copy in RAM: "
+       "[quantization.md](quantization.md)). Sets the computation item "
+       "`ODLA_EXT_ITEM_LEAST_MEMORY`; needs a backend with the feature `least_memory` and "
+       "`--exec-mode=compile`"},
       {"--no-heap", nullptr,
        "NAME_create_in builds each instance in memory the caller gives (NAME_MEMORY_BYTES: the "
        "instance, its arena and the backend's structures); the backend allocates nothing else "
@@ -241,7 +309,13 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &) {
          o.codegen.noHeap = true;
          return Status::ok();
-       }},
+       },
+       "`NAME_create_in(memory, bytes, &inst)` builds each instance in memory the caller gives, "
+       "`NAME_MEMORY_BYTES` of it (the instance, its arena and every structure of the backend), "
+       "and the backend allocates nothing else "
+       "([generated-code.md](generated-code.md#no-heap---no-heap)). Needs a backend with the "
+       "feature `static_memory` (the reference backend), `--exec-mode=compile` and weights "
+       "compiled in (`c` or `obj`; the default becomes `c`)"},
       {"--emit", "c|obj|static|shared",
        "c: the C files (default); obj: compile them into NAME.o; static: libNAME.a; shared: "
        "libNAME.so linked to the --link-backend. Runs $CC, or the cross compiler of --target",
@@ -256,7 +330,10 @@ const std::vector<Flag> &flags() {
            return Status::error("--emit must be c, obj, static or shared, got '" + v + "'");
          o.emit = it->second;
          return Status::ok();
-       }},
+       },
+       "`c` (default): the C files. `obj`: `NAME.o`, one relocatable object with the model and its "
+       "weights; `static`: `libNAME.a`; `shared`: `libNAME.so`, linked to `libodla_<link-backend>` "
+       "(below)"},
       {"--link-backend", "NAME",
        "the backend libodla_NAME that --emit=shared links (default: the --backend)",
        [](Options &o, const std::string &v) {
@@ -264,54 +341,72 @@ const std::vector<Flag> &flags() {
            return Status::error("--link-backend '" + v + "' is not a backend name");
          o.linkBackend = v;
          return Status::ok();
-       }},
+       },
+       "the backend `libodla_NAME` that `--emit=shared` links (default: the `--backend`)"},
       {"--odla-prefix", "DIR",
        "where include/ODLA/ and lib/libodla_* are for --emit (default: odlac's install prefix)",
        [](Options &o, const std::string &v) {
          o.odlaPrefix = v;
          return Status::ok();
-       }},
+       },
+       "where `include/ODLA/` and `lib/libodla_*` are for `--emit` (default: the prefix odlac is "
+       "installed in, the folder above its `bin/`)"},
       {"-MD", nullptr,
        "also write a depfile for make and ninja (DIR/NAME.d unless -MF): the outputs depend on "
        "the model, its external data files and the backend manifest",
        [](Options &o, const std::string &) {
          o.writeDepfile = true;
          return Status::ok();
-       }},
+       },
+       "also write a depfile (below): `DIR/NAME.d`, or `-MF`'s FILE"},
       {"-MF", "FILE", "write the depfile to FILE (implies -MD)",
        [](Options &o, const std::string &v) {
          o.writeDepfile = true;
          o.depfile = v;
          return Status::ok();
-       }},
+       },
+       "write the depfile to FILE (implies `-MD`)"},
       {"--ram-budget", "BYTES",
        "fail unless the RAM an instance needs (activation arena, plus the weights when a blob "
        "loads them) fits in BYTES (suffixes K, M, G: powers of 1024)",
-       [](Options &o, const std::string &v) { return parseBytes("--ram-budget", v, o.ramBudget); }},
+       [](Options &o, const std::string &v) { return parseBytes("--ram-budget", v, o.ramBudget); },
+       "fail unless the model fits (below); `K`, `M`, `G`, `T` suffixes are powers of 1024"},
       {"--flash-budget", "BYTES",
        "fail unless the weights plus the estimated code size fit in BYTES",
        [](Options &o, const std::string &v) {
          return parseBytes("--flash-budget", v, o.flashBudget);
-       }},
+       },
+       "fail unless the model fits (below); `K`, `M`, `G`, `T` suffixes are powers of 1024"},
       {"--size-limit", "BYTES",
        "the most bytes of one tensor, and of the weights plus the activation arena together "
        "(default 1T on 64-bit targets, at most 256T; 2G - 1 on 32-bit ones, the most there): "
        "a larger model is refused (docs/cli.md \"Limits\")",
-       [](Options &o, const std::string &v) { return parseBytes("--size-limit", v, o.sizeLimit); }},
+       [](Options &o, const std::string &v) { return parseBytes("--size-limit", v, o.sizeLimit); },
+       "the most bytes of one tensor, and of the weights plus the activation arena together "
+       "([Limits](#limits)); default `1T` on 64-bit targets (at most `256T`), `2G` - 1 on 32-bit "
+       "ones (also the most it can be there)"},
       {"--backend", "NAME",
        "the ODLA backend to generate code for, by its shipped manifest (default: reference)",
        [](Options &o, const std::string &v) {
          o.backend = v;
          o.backendGiven = true;
          return Status::ok();
-       }},
+       },
+       "the ODLA backend the code is for, by its shipped manifest: `reference` (default), `dnnl`, "
+       "or HALO's `halo-dnnl`, `halo-dnnl-interpreter`, `halo-eigen`, `halo-xnnpack` "
+       "([backends.md](backends.md#backends--features)). The manifest sets the ops and limits "
+       "checked at compile time, the layout, the value ids, the calls the code makes and, when the "
+       "backend has no compile mode, the default `--exec-mode` (`--backend-manifest` and "
+       "`--odla-profile` below)"},
       {"--backend-manifest", "FILE",
        "generate code for the backend that FILE's capability manifest describes",
        [](Options &o, const std::string &v) {
          o.backendManifest = v;
          o.backendGiven = true;
          return Status::ok();
-       }},
+       },
+       "another backend's manifest instead of a shipped one (format: "
+       "`runtime_stubs/reference/manifest.txt`)"},
       {"--odla-profile", "full|core",
        "core: call only ODLA 0.5's functions (extension ops decomposed), so the code links "
        "against any ODLA 0.5 backend (default: full, what the backend's manifest offers)",
@@ -321,7 +416,9 @@ const std::vector<Flag> &flags() {
          o.coreProfile = v == "core";
          o.backendGiven = true;
          return Status::ok();
-       }},
+       },
+       "`full` (default), or `core`: no extensions and no executables, the subset every ODLA 0.5 "
+       "backend implements"},
       {"--exec-mode", "compile|interpret|load",
        "how the generated code runs the model: compile (build and compile once per instance; "
        "the default where the backend's manifest lists it, else interpret), interpret (each "
@@ -338,13 +435,21 @@ const std::vector<Flag> &flags() {
          else
            return Status::error("--exec-mode must be compile, interpret or load, got '" + v + "'");
          return Status::ok();
-       }},
+       },
+       "how the generated code runs the model "
+       "([generated-code.md](generated-code.md#execution-modes---exec-mode)): `compile` (default) "
+       "builds and compiles the computation in `NAME_create`; `interpret` runs each op as "
+       "`NAME_run` calls it; `load` makes `NAME_create` load an executable that `NAME_store` (in "
+       "`NAME_store.c`) writes once. The backend's manifest must list the mode in its `modes` "
+       "line; models with If/Loop/Scan run in `compile` and `load` mode (`interpret` is refused at "
+       "compile time, naming the node)"},
       {"--emit-main", nullptr,
        "also write main.c, a driver that runs the model on ONNX TensorProto files",
        [](Options &o, const std::string &) {
          o.codegen.emitMain = true;
          return Status::ok();
-       }},
+       },
+       "also write `main.c`, a test driver (below)"},
       {"-O", "LEVEL",
        "optimization level 0-3 (default 2): 1 cleans up and folds constants, 2 folds and "
        "fuses ops and cancels transposes, 3 is 2 (the data layout a backend's manifest asks "
@@ -385,7 +490,9 @@ const std::vector<Flag> &flags() {
            return Status::error("--dump-graph '" + v + "': name the file .dot or .svg");
          o.dumpGraph = v;
          return Status::ok();
-       }},
+       },
+       "draw the optimized graph ([Pictures](#pictures)): `FILE.dot` writes Graphviz's source, "
+       "`FILE.svg` the drawing (needs Graphviz's `dot`, Debian's `graphviz`)"},
       {"--dump-memory-plan", "FILE",
        "draw the activation arena plan as FILE.svg: a box per buffer, its offset up the arena, "
        "its lifetime across the nodes",
@@ -394,7 +501,8 @@ const std::vector<Flag> &flags() {
            return Status::error("--dump-memory-plan '" + v + "': name the file .svg");
          o.dumpMemoryPlan = v;
          return Status::ok();
-       }},
+       },
+       "draw the activation arena plan as `FILE.svg` ([Pictures](#pictures))"},
       {"--report", nullptr,
        "print a summary: op counts before and after optimization, FLOPs, weights, arena "
        "(NAME.json in DIR has the same facts)",
@@ -412,25 +520,38 @@ const std::vector<Flag> &flags() {
          o.help = true;
          return Status::ok();
        }},
+      {"--help-markdown", nullptr,
+       "print the options as the Markdown table of docs/cli.md (which holds it as it is)",
+       [](Options &o, const std::string &) {
+         o.helpMarkdown = true;
+         return Status::ok();
+       }},
       {"--progress", nullptr,
        "show the compile's phases and a bar while large files are written (shown anyway on a "
        "terminal for models of 100 MiB of weights or more)",
        [](Options &o, const std::string &) {
          o.progress = true;
          return Status::ok();
-       }},
+       },
+       "print each phase of the compile with the time so far (`odlac: [1.2 s] optimizing (-O2)`) "
+       "and, while a file of 100 MiB or more is written, a bar on a terminal (elsewhere its "
+       "quarters as lines); shown without the flag on a terminal when the model's weights reach "
+       "100 MiB"},
       {"--quiet", nullptr, "print errors only: no warnings, notes or progress",
        [](Options &o, const std::string &) {
          o.quiet = true;
          return Status::ok();
-       }},
+       },
+       "print errors only: no warnings, notes (such as `--quantize`'s error report) or progress"},
       {"--tap-values", nullptr,
        "every node's results become graph outputs too, after the model's own, named as their "
        "values (what odlac verify --bisect compares)",
        [](Options &o, const std::string &) {
          o.tapValues = true;
          return Status::ok();
-       }},
+       },
+       "every node's results become graph outputs too, after the model's own, named as their "
+       "values (what `odlac verify --bisect` compares)"},
       {"--list-ops", nullptr,
        "list every ONNX op with its opsets and how odlac imports or refuses it, as a Markdown "
        "table (docs/ops.md); with --backend, --backend-manifest or --odla-profile, what that "
@@ -438,7 +559,10 @@ const std::vector<Flag> &flags() {
        [](Options &o, const std::string &) {
          o.listOps = true;
          return Status::ok();
-       }},
+       },
+       "list every ONNX op with its opsets and how odlac imports or refuses it, as the Markdown "
+       "table of [ops.md](ops.md); with `--backend`, `--backend-manifest` or `--odla-profile`, a "
+       "column of what that backend's manifest offers for it. Needs no model"},
       {"--version", nullptr, "show odlac's version",
        [](Options &o, const std::string &) {
          o.version = true;
@@ -473,6 +597,20 @@ const char *helpText() {
           std::string("  ") + f.name + (f.valueName ? std::string(" ") + f.valueName : "");
       head.resize(std::max<size_t>(head.size() + 2, 30), ' ');
       t += head + f.help + "\n";
+    }
+    return t;
+  }();
+  return text.c_str();
+}
+
+const char *helpMarkdown() {
+  static const std::string text = [] {
+    std::string t = "| option | meaning |\n|---|---|\n";
+    for (const Flag &f : flags()) {
+      std::string name = std::string(f.name) + (f.valueName ? std::string(" ") + f.valueName : "");
+      for (size_t at = 0; (at = name.find('|', at)) != std::string::npos; at += 2)
+        name.insert(at, "\\"); // a cell's '|' would end it
+      t += "| `" + name + "` | " + (f.doc ? f.doc : f.help) + " |\n";
     }
     return t;
   }();
@@ -538,7 +676,7 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
   }
   o.codegen.flags = flagsText;
   o.pipeline.printTo = &std::cout;
-  if (o.help || o.version)
+  if (o.help || o.helpMarkdown || o.version)
     return o;
   if (o.backendManifest.empty()) {
     auto t = shippedTarget(o.backend);

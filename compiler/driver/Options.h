@@ -52,6 +52,7 @@ struct Options {
   bool tapValues = false;    // --tap-values
   bool backendGiven = false; // --backend, --backend-manifest or --odla-profile given
   bool help = false;
+  bool helpMarkdown = false; // --help-markdown
   bool version = false;
 };
 
@@ -61,5 +62,7 @@ Expected<Options> parseOptions(const std::vector<std::string> &args);
 // ("--backend" but not "--backend=dnnl"; "-O" but not "-O2").
 bool takesNextArgument(const std::string &arg);
 const char *helpText();
+// The options as docs/cli.md's table: each flag with its docs description, else its help.
+const char *helpMarkdown();
 
 } // namespace odlac

@@ -244,6 +244,10 @@ static int run(int argc, char **argv) {
     std::fputs(helpText(), stdout);
     return 0;
   }
+  if (opts->helpMarkdown) {
+    std::fputs(helpMarkdown(), stdout);
+    return 0;
+  }
   if (opts->listOps) {
     std::fputs(listOps(opts->target, opts->backendGiven).c_str(), stdout);
     return 0;

@@ -198,6 +198,18 @@ class CliTest(unittest.TestCase):
         r = self.odlac("--version")
         self.assertEqual(r.returncode, 0)
         self.assertRegex(r.stdout, r"^odlac \d+\.\d+\.\d+")
+        # docs/cli.md's option table is --help-markdown's output: every flag --help lists.
+        r = self.odlac("--help-markdown")
+        self.assertEqual(r.returncode, 0)
+        with open(os.path.join(ROOT, "docs", "cli.md")) as f:
+            text = f.read()
+        start = text.index("| option | meaning |")
+        self.assertEqual(text[start:text.index("\n\n", start) + 1], r.stdout,
+                         "docs/cli.md's table is not odlac --help-markdown's")
+        flags = [l.split()[0] for l in self.odlac("--help").stdout.splitlines()
+                 if l.startswith("  -")]
+        rows = [l.split("`")[1].split()[0] for l in r.stdout.splitlines()[2:]]
+        self.assertEqual(rows, flags)
 
     def test_output_is_byte_identical_between_runs(self):
         for mode in ("c", "bin"):
