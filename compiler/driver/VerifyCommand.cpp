@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -361,15 +362,13 @@ int verifyCommand(const std::vector<std::string> &args) {
     return error(graph.status().message());
 
   // The inputs: DIR's first set, or generated; written as TensorProto files for the driver.
-  char tmpl[] = "/tmp/odlac-verify-XXXXXX";
   const char *tmp = std::getenv("TMPDIR");
-  std::string work = tmp && *tmp ? std::string(tmp) + "/odlac-verify-XXXXXX" : tmpl;
+  std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/odlac-verify-XXXXXX";
   if (!mkdtemp(work.data()))
     return error("odlac verify: cannot create a temporary folder: " + std::string(strerror(errno)));
   auto cleanup = [&](int status) {
-    std::string rm = "rm -rf '" + work + "'"; // work: mkdtemp's name, no quote in it
-    if (std::system(rm.c_str()) != 0)
-      std::fprintf(stderr, "odlac verify: could not remove %s\n", work.c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(work, ec);
     return status;
   };
   std::vector<std::shared_ptr<const Buffer>> inputs;

@@ -196,6 +196,15 @@ executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &i
   }
   if (s == ODLA_SUCCESS && sink.firstError().empty())
     s = odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, nullptr);
+  // A string result's elements point into the context's strings, which die with it: they are
+  // copied first.
+  std::vector<std::shared_ptr<const Buffer>> strings(storage.size());
+  for (size_t i = 0; s == ODLA_SUCCESS && i < storage.size(); ++i)
+    if (g.outputs()[i]->dtype() == DType::Str) {
+      const auto *p = reinterpret_cast<const char *const *>(storage[i]->data());
+      strings[i] =
+          Buffer::ofStrings(std::vector<std::string>(p, p + g.outputs()[i]->type().numElements()));
+    }
   if (ctx)
     odla_DestroyContext(ctx);
   odla_DestroyComputation(comp);
@@ -204,6 +213,10 @@ executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &i
   if (s != ODLA_SUCCESS)
     return Status::error("the reference backend returned status " + std::to_string(s));
   for (size_t i = 0; i < storage.size(); ++i) {
+    if (strings[i]) {
+      outputs.push_back(strings[i]);
+      continue;
+    }
     auto buf = std::make_shared<Buffer>();
     buf->data = storage[i]->data();
     buf->size = g.outputs()[i]->type().byteSize();

@@ -29,7 +29,8 @@ std::string notConstantBecause(const Value &v);
 Expected<std::shared_ptr<const Buffer>> evaluateValue(const Value &v, int64_t maxBytes = INT64_MAX);
 
 // Runs the whole graph on the reference backend: one buffer per graph input, in order;
-// returns one buffer per graph output. Used by the unit tests that run imported graphs.
+// returns one buffer per graph output (a string output's strings copied: Buffer::ofStrings).
+// Used by the unit tests that run imported graphs and by odlac verify.
 Expected<std::vector<std::shared_ptr<const Buffer>>>
 executeGraph(const Graph &g, const std::vector<std::shared_ptr<const Buffer>> &inputs);
 
