@@ -221,25 +221,6 @@ Status writeFile(const std::string &path, const std::string &contents) {
   return Status::ok();
 }
 
-// Creates `dir` and its missing parents; returns the folders it created, outermost first.
-Expected<std::vector<std::string>> makeFolders(const std::string &dir) {
-  std::vector<std::string> missing;
-  struct stat st;
-  for (std::string d = dir; stat(d.c_str(), &st) != 0; d = parentOf(d)) {
-    if (errno != ENOENT)
-      return Status::error(d + ": " + std::strerror(errno));
-    missing.insert(missing.begin(), d);
-  }
-  for (size_t i = 0; i < missing.size(); ++i)
-    if (mkdir(missing[i].c_str(), 0777) != 0) {
-      Status s = Status::error(missing[i] + ": cannot create: " + std::strerror(errno));
-      while (i-- > 0)
-        rmdir(missing[i].c_str());
-      return s;
-    }
-  return missing;
-}
-
 // The names in the list of outputs at `path` that a compile may remove: lines naming an entry
 // of its folder itself (no '/', not "." or "..", not odlac's own).
 std::vector<std::string> listedOutputs(const std::string &path) {
@@ -270,6 +251,24 @@ std::vector<char> stagingTemplate(const std::string &parent) {
 }
 
 } // namespace
+
+Expected<std::vector<std::string>> makeFolders(const std::string &dir) {
+  std::vector<std::string> missing;
+  struct stat st;
+  for (std::string d = dir; stat(d.c_str(), &st) != 0; d = parentOf(d)) {
+    if (errno != ENOENT)
+      return Status::error(d + ": " + std::strerror(errno));
+    missing.insert(missing.begin(), d);
+  }
+  for (size_t i = 0; i < missing.size(); ++i)
+    if (mkdir(missing[i].c_str(), 0777) != 0) {
+      Status s = Status::error(missing[i] + ": cannot create: " + std::strerror(errno));
+      while (i-- > 0)
+        rmdir(missing[i].c_str());
+      return s;
+    }
+  return missing;
+}
 
 void installCleanupHandlers() {
   struct sigaction sa;

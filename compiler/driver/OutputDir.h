@@ -73,6 +73,9 @@ private:
   std::vector<std::string> outputs_;
 };
 
+// Creates `dir` and its missing parents; returns the folders it created, outermost first.
+Expected<std::vector<std::string>> makeFolders(const std::string &dir);
+
 // Writes one file atomically (a temporary sibling, then a rename).
 Status writeFileAtomically(const std::string &path, const std::string &contents);
 

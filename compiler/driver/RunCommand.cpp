@@ -48,17 +48,6 @@ std::string readAll(const std::string &path) {
   return s.str();
 }
 
-// mkdir -p; false with errno set when a component cannot be made.
-bool makeFolders(const std::string &path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos)
-    if (pos == path.size() || path[pos] == '/') {
-      std::string part = path.substr(0, pos);
-      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
-        return false;
-    }
-  return true;
-}
-
 std::string cacheRoot() {
   if (const char *d = std::getenv("ODLAC_CACHE_DIR"); d && *d)
     return d;
@@ -80,8 +69,8 @@ Expected<std::string> buildDriver(const std::vector<std::string> &options,
   for (const std::string &o : options)
     key += "\n" + o;
   const std::string dir = cacheRoot() + "/" + hex(fnv(key));
-  if (!makeFolders(dir))
-    return Status::error(dir + ": cannot create the cache folder: " + std::strerror(errno));
+  if (auto made = makeFolders(dir); !made)
+    return made.takeStatus();
   std::vector<std::string> compile = options;
   compile.insert(compile.end(), {model, "--emit-main", "-o", dir});
   auto opts = parseOptions(compile);

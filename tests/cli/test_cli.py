@@ -29,6 +29,17 @@ class CliTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.work, ignore_errors=True)
 
+    def installed(self):
+        """odlac installed from ODLAC_BUILD_DIR into a prefix in the work folder (the test is
+        skipped without that build)."""
+        build_dir = os.environ.get("ODLAC_BUILD_DIR")
+        if not build_dir:
+            self.skipTest("ODLAC_BUILD_DIR not set")
+        prefix = os.path.join(self.work, "prefix")
+        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                       capture_output=True)
+        return prefix
+
     def odlac(self, *args):
         return subprocess.run([self.tc.odlac, *args], capture_output=True, text=True)
 
@@ -299,12 +310,7 @@ class CliTest(unittest.TestCase):
     def test_run_compiles_builds_and_runs_from_a_cache(self):
         """odlac run (installed): the outputs PyTorch's test data expects, printed; the driver
         built once per model and options; its own arguments after the model."""
-        build_dir = os.environ.get("ODLAC_BUILD_DIR")
-        if not build_dir:
-            self.skipTest("ODLAC_BUILD_DIR not set")
-        prefix = os.path.join(self.work, "prefix")
-        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
-                       capture_output=True)
+        prefix = self.installed()
         odlac = os.path.join(prefix, "bin", "odlac")
         env = dict(os.environ, ODLAC_CACHE_DIR=os.path.join(self.work, "cache"))
         ds = odlactest.data_sets(CNN)[0]
@@ -347,12 +353,7 @@ class CliTest(unittest.TestCase):
         inputs and with ONNX Runtime on its test data; against a backend with one planted wrong
         kernel (Sigmoid computed as Tanh, in a copy of libodla_reference), the output differs
         and --bisect names the Sigmoid node."""
-        build_dir = os.environ.get("ODLAC_BUILD_DIR")
-        if not build_dir:
-            self.skipTest("ODLAC_BUILD_DIR not set")
-        prefix = os.path.join(self.work, "prefix")
-        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
-                       capture_output=True)
+        prefix = self.installed()
         odlac = os.path.join(prefix, "bin", "odlac")
         env = dict(os.environ, ODLAC_CACHE_DIR=os.path.join(self.work, "cache"))
 
@@ -416,12 +417,7 @@ class CliTest(unittest.TestCase):
     def test_installed_package_builds_the_cnn_with_the_readmes_lines(self):
         """The three lines of the README's "Using odlac", as written (P the install prefix),
         for each --weights choice: no LD_LIBRARY_PATH, the weights found where they are."""
-        build_dir = os.environ.get("ODLAC_BUILD_DIR")
-        if not build_dir:
-            self.skipTest("ODLAC_BUILD_DIR not set")
-        prefix = os.path.join(self.work, "prefix")
-        subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
-                       capture_output=True)
+        prefix = self.installed()
         for f in ("bin/odlac", "include/ODLA/odla.h", "include/ODLA/odla_ext.h",
                   "include/ODLA/ops/odla_ops_nn.h", "lib/libodla_reference.a",
                   "lib/libodla_reference.so"):
