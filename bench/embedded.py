@@ -134,8 +134,9 @@ def compile_model(odlac, model, shape, name, precision, work):
         f.write(APP.replace("@NAME@", name).replace("@UPPER@", name.upper())
                 .replace("@RUNS@", str(ARGS.runs)))
     header = open(os.path.join(out, name + ".h")).read()
-    weights = int(re.search(r"_WEIGHTS_BYTES (\d+)", header).group(1))
-    return out, weights
+    weights, arena = (int(re.search(rf"_{what}_BYTES (\d+)", header).group(1))
+                      for what in ("WEIGHTS", "ARENA"))
+    return out, weights, arena
 
 
 def outputs(text):
@@ -230,20 +231,32 @@ def main():
             else:
                 model, shape = tiny_models.export(name, work)
             for precision in ARGS.precisions.split(","):
-                out, weights = compile_model(ARGS.odlac, model, shape, name, precision, work)
+                out, weights, arena = compile_model(ARGS.odlac, model, shape, name, precision, work)
                 want = host_outputs(out, name, ARGS.host_lib)
                 for core in ARGS.cores.split(","):
-                    m = firmware(out, name, core, work)
+                    m = dict(firmware(out, name, core, work), arena=arena)
                     worst = float(np.max(np.abs(m["outputs"] - want))) if len(want) else 0.0
                     rows.append((name, precision, core, weights, m, worst))
                     print(f"{name:6} {precision:7} {core:3}: {m.get('instructions', 0) / 1e6:8.3f} M "
                           f"instructions, memory {m['memory']} of {m['stated']} B, stack "
                           f"{m['stack']} B, text {m['text']} B (weights {weights}), outputs "
                           f"within {worst / 1e6:.2g} of the host's", flush=True)
-    write(rows)
+    write(rows, {name: tflm_arena(name) for name in ARGS.models.split(",") if name in PUBLISHED})
 
 
-def write(rows):
+def tflm_arena(name):
+    """TFLite Micro's arena for the model (bench/tflm_arena.py in the TFLite Micro venv):
+    bytes in all, of tensors (the head) and of persistent structures (the tail)."""
+    python = os.path.join(run([os.path.join(ROOT, "scripts", "install-deps.sh"), "venv-path",
+                               "tflm"]).stdout.strip(), "bin", "python")
+    if not os.path.exists(python):
+        raise RuntimeError(f"{python} is missing: run scripts/install-deps.sh bench")
+    r = run([python, os.path.join(HERE, "tflm_arena.py"), name])
+    text = r.stdout + r.stderr  # TFLite Micro's own print goes to stderr
+    return {k: int(v) for k, v in re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)}
+
+
+def write(rows, tflm):
     lines = [
         "# odlac on microcontrollers: instructions, RAM and flash per inference",
         "",
@@ -319,10 +332,31 @@ def write(rows):
         "float32 rows run portable C99, which GCC auto-vectorizes for",
         "Helium on the M55. RAM is the activation arena plus the backend's structures (an",
         "odla_value of about 180 bytes for each value, constants included, each node's",
-        "parameters): for these small models the structures are most of it. TFLite Micro's",
-        "arena for the same models was not measured (it is not installable here).",
+        "parameters): for these small models the structures are most of it.",
         "",
+        "RAM against TFLite Micro's arena for the same architectures in int8, measured by",
+        "`bench/tflm_arena.py`: Keras twins of the models (random weights), converted by",
+        "TensorFlow's converter with full-integer quantization, loaded by the tflite-micro",
+        "interpreter (PyPI), whose recording allocator reports the arena: tensors (its planner's",
+        "activations) plus persistent structures (per-channel requantization data, tensor and",
+        "node records). That interpreter is TFLite Micro's x86-64 build: its persistent",
+        "structures hold 8-byte pointers (a 32-bit core's are smaller), and its reference",
+        "kernels ask for no scratch (CMSIS-NN's convolutions take an im2col buffer from the",
+        "arena). odlac's figure is the M4 int8 row's buffer: its activation arena (odlac's plan)",
+        "plus the instance and the backend's structures; odlac keeps the requantization data in",
+        "flash.",
+        "",
+        "| model | TFLite Micro arena: tensors + persistent | odlac M4 int8 buffer: activation arena + structures | odlac / TFLite Micro |",
+        "|---|---|---|---|",
     ]
+    for name, t in tflm.items():
+        m = m4.get((name, "int8"))
+        ours = (f"{m['memory']:,} B: {m['arena']:,} + {m['memory'] - m['arena']:,}" if m
+                else "not run")
+        ratio = f"{m['memory'] / t['total']:.2f}" if m else ""
+        lines.append(f"| {name} | {t['total']:,} B: {t['head']:,} + {t['tail']:,} | {ours} | "
+                     f"{ratio} |")
+    lines.append("")
     with open(ARGS.output, "w") as f:
         f.write("\n".join(lines))
     print("wrote", ARGS.output)

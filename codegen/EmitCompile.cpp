@@ -54,6 +54,10 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
                           "(odla_item_value)&" +
                           n + "_least_memory_)");
+  if (e.noHeap())
+    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
+                          "(odla_item_value)&" +
+                          n + "_static_ids_)");
   parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
   if (batch)
     parts.steps.push_back(n + "_batch_items(inst->comp)");
@@ -64,6 +68,12 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   if (e.config.options.leastMemory) {
     w.line("/* --memory=least: kernels that need the least scratch. */");
     w.line("static odla_bool " + n + "_least_memory_ = 1;");
+    w.line();
+  }
+  if (e.noHeap()) {
+    w.line("/* --no-heap: the value ids below are literals, kept by pointer (no copies in the");
+    w.line(" * instance's memory). */");
+    w.line("static odla_bool " + n + "_static_ids_ = 1;");
     w.line();
   }
   if (e.bin())

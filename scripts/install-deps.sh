@@ -5,7 +5,10 @@
 #   scripts/install-deps.sh build       what building odlac and running the demo needs
 #   scripts/install-deps.sh test        that, plus what the test suite needs (default)
 #   scripts/install-deps.sh bench       that, plus what bench/run.sh needs (node, for ONNX Runtime)
+#                                       and the TFLite Micro venv of bench/embedded.py
+#                                       (scripts/pypi-tflm.txt: TensorFlow, tflite-micro)
 #   scripts/install-deps.sh venv-path   print where the venv is (CMake asks), install nothing
+#   scripts/install-deps.sh venv-path tflm   the same for the TFLite Micro venv
 # The venv lives in $ODLAC_VENV, by default ~/.cache/odlac/venv-<hash of the requirements>:
 # it is made before any build folder exists, one venv serves every build folder and checkout
 # of the machine that pins the same packages and survives `rm -rf build`, and checkouts that
@@ -15,10 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 profile=${1:-test}
-req=scripts/pypi-requirements.txt
+req=scripts/pypi-requirements.txt tflm_req=scripts/pypi-tflm.txt
 venv=${ODLAC_VENV:-$HOME/.cache/odlac/venv-$(sha256sum "$req" | cut -c1-12)}
+tflm_venv=$HOME/.cache/odlac/venv-tflm-$(sha256sum "$tflm_req" | cut -c1-12)
 if [ "$profile" = venv-path ]; then
-  echo "$venv"
+  if [ "${2:-}" = tflm ]; then echo "$tflm_venv"; else echo "$venv"; fi
   exit 0
 fi
 
@@ -79,34 +83,35 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ "$profile" = build ] && exit 0
 
-# The venv is up to date when it holds a copy of the requirements it was made from (written
-# last, so an interrupted install is redone). A lock keeps two checkouts from making it at
-# once; the second finds it done.
-stamp="$venv/odlac-requirements.txt" tools=scripts/pypi-tools.txt
-tools_stamp="$venv/odlac-tools.txt"
-cmp -s "$req" "$stamp" 2>/dev/null && cmp -s "$tools" "$tools_stamp" 2>/dev/null && exit 0
-mkdir -p "$(dirname "$venv")"
-exec 9>"$venv.lock"
-flock 9
-if ! cmp -s "$req" "$stamp" 2>/dev/null; then
-  echo "install-deps: making the venv $venv ($req)"
-  rm -rf "$venv"
-  # Debian's python3, not one that PATH may put first (pyenv...): the same interpreter on every
-  # Debian 12 machine, so the same wheels. No system site packages: Debian's onnx 1.12 must not
-  # show through.
-  /usr/bin/python3 -m venv "$venv"
-  # --only-binary: wheels only, no compiler runs; PIP_FIND_LINKS off: PyPI itself, not a
-  # machine's local wheel folder.
-  PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-deps --only-binary=:all: -r "$req"
-  "$venv/bin/python" -m pip check --disable-pip-version-check
-  cp "$req" "$stamp"
-fi
-# The test tools (their own pinned list; see it), into the venv that has the requirements.
-if ! cmp -s "$tools" "$tools_stamp" 2>/dev/null; then
-  echo "install-deps: installing the test tools of $tools into $venv"
-  PIP_FIND_LINKS= "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-deps --only-binary=:all: -r "$tools"
-  "$venv/bin/python" -m pip check --disable-pip-version-check
-  cp "$tools" "$tools_stamp"
-fi
+# Installs the pinned list $2 into the venv $1 (made first, from nothing, when $4 is "new"),
+# --only-binary: wheels only, no compiler runs; PIP_FIND_LINKS off: PyPI itself, not a machine's
+# local wheel folder. Debian's python3, not one that PATH may put first (pyenv...): the same
+# interpreter on every Debian 12 machine, so the same wheels. No system site packages: Debian's
+# onnx 1.12 must not show through. A venv is up to date when it holds a copy of the list it was
+# made from (its file $3, written last, so an interrupted install is redone). A lock keeps two
+# checkouts from making it at once; the second finds it done.
+pip_install() {
+  local dir=$1 list=$2 stamp="$1/$3"
+  cmp -s "$list" "$stamp" 2>/dev/null && return 0
+  mkdir -p "$(dirname "$dir")"
+  exec 9>"$dir.lock"
+  flock 9
+  if ! cmp -s "$list" "$stamp" 2>/dev/null; then
+    echo "install-deps: installing $list into $dir"
+    if [ "$4" = new ]; then
+      rm -rf "$dir"
+      /usr/bin/python3 -m venv "$dir"
+    fi
+    PIP_FIND_LINKS= "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+      --no-deps --only-binary=:all: -r "$list"
+    "$dir/bin/python" -m pip check --disable-pip-version-check
+    cp "$list" "$stamp"
+  fi
+  exec 9>&-
+}
+# The project venv from the requirements (a changed list makes a new venv), then the test tools
+# (their own pinned list; see it) into it; for the bench, the TFLite Micro venv.
+pip_install "$venv" "$req" odlac-requirements.txt new
+pip_install "$venv" scripts/pypi-tools.txt odlac-tools.txt more
+[ "$profile" = bench ] && pip_install "$tflm_venv" "$tflm_req" odlac-tflm.txt new
+exit 0

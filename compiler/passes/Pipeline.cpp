@@ -71,6 +71,10 @@ const std::vector<PipelineEntry> &pipeline() {
        "--memory=least only: once integer products and their clamps are final, a product by "
        "a constant int8 matrix takes the kernel layout the backend reads in place fastest",
        createMatMulRowsAsConv},
+      {"eliminate-common-subexpressions-after-quantize", 1,
+       "quantize-static writes each product's zero points and scales as constants of its own: "
+       "the equal ones merge, one value fewer each in the backend (RAM on a microcontroller)",
+       createEliminateCommonSubexpressions},
       {"assign-layout", 0,
        "after fusion, so that each fused convolution changes layout once; follows the "
        "target's manifest (layout channels_last) at every level, since a backend may run "

@@ -38,6 +38,11 @@ odla_status odla_SetComputationItem(odla_computation comp, odla_item_type type,
                                     odla_item_value value) {
   if (!comp)
     return ODLA_INVALID_PARAM;
+  // The values this backend adds while compiling own copies of their ids (compile.cpp), which
+  // a computation of the caller's ids would not free: that item, for scarce memory, is not
+  // this backend's.
+  if (type == ODLA_EXT_ITEM_STATIC_IDS)
+    return ODLA_UNSUPPORTED_DATATYPE;
   if (type != ODLA_PROCESSOR_NUM)
     return odla_ref_SetComputationItem(comp, type, value);
   int threads = processorNum(value);

@@ -372,11 +372,13 @@ private:
     }
     auto v = static_cast<odla_value>(std::calloc(1, sizeof(struct _odla_value)));
     std::string id = std::string(like->id) + suffix;
-    if (!v || !(v->id = static_cast<char *>(std::malloc(id.size() + 1)))) {
+    char *copy = v ? static_cast<char *>(std::malloc(id.size() + 1)) : nullptr;
+    if (!copy) {
       std::free(v);
       throw std::bad_alloc();
     }
-    std::memcpy(v->id, id.c_str(), id.size() + 1);
+    std::memcpy(copy, id.c_str(), id.size() + 1);
+    v->id = copy; // freed with the computation's values (api.cpp refuses static ids)
     v->type = like->type;
     v->kind = kind;
     v->index = comp_->num_values;

@@ -230,7 +230,8 @@ odla_status odla_DestroyComputation(odla_computation comp) {
     return ODLA_INVALID_PARAM;
   for (i = 0; i < comp->num_values; ++i) {
     ref_release_held(comp->values[i]);
-    ref_free(comp->values[i]->id);
+    if (!comp->static_ids)
+      ref_free((void *)comp->values[i]->id);
     ref_free(comp->values[i]);
   }
   for (i = 0; i < comp->num_nodes; ++i) {
@@ -273,7 +274,7 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
     comp->cap_values = cap;
   }
   v = (odla_value)ref_calloc(1, sizeof *v);
-  if (!v || !(v->id = ref_strdup(name))) {
+  if (!v || !(v->id = comp->static_ids ? name : ref_strdup(name))) {
     ref_free(v);
     return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
   }

@@ -292,7 +292,8 @@ static double ref_quantize_one(const ref_quant_params *p, double x, double scale
  * subtracting 1.5 * 2^23 (exact below 2^22; beyond, any result saturates alike); the zero
  * point is added and the sum saturated in float32; NaN gives the zero point. On 32-bit Arm
  * with a single-precision FPU (Cortex-M4F and up, no vector unit to fill) one VCVTR rounds the
- * quotient in the same mode and saturates (NaN: 0), and the clamp is in integers. */
+ * quotient in the same mode and saturates (NaN: 0), and the clamp is in integers (to the
+ * type's whole range by a saturating add of the zero point and USAT or SSAT). */
 #if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && !defined(__ARM_NEON) &&             \
     !defined(__ARM_FEATURE_MVE)
 static inline int32_t ref_quantize_round(float q) {
@@ -302,18 +303,31 @@ static inline int32_t ref_quantize_round(float q) {
   memcpy(&i, &r, sizeof i);
   return i;
 }
-#define REF_QUANTIZE_F32_TO(T, SFX)                                                                \
+#if defined(__ARM_FEATURE_SAT) && defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+/* The type's whole range: QADD's saturating sum, then USAT or SSAT (SAT). */
+#define REF_QUANTIZE_WHOLE(T, MIN, MAX, SAT)                                                       \
+  if (lo == (MIN) && hi == (MAX)) {                                                                \
+    for (; x != end; ++x, ++y)                                                                     \
+      *y = (T)SAT(__qadd(ref_quantize_round(*x / scale), zp), 8);                                  \
+    return;                                                                                        \
+  }
+#else
+#define REF_QUANTIZE_WHOLE(T, MIN, MAX, SAT)
+#endif
+#define REF_QUANTIZE_F32_TO(T, SFX, MIN, MAX, SAT)                                                 \
   static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
                                         int32_t lo, int32_t hi, T *y) {                            \
     const int32_t qlo = lo - zp, qhi = hi - zp;                                                    \
     const float *end = x + n;                                                                      \
+    REF_QUANTIZE_WHOLE(T, MIN, MAX, SAT)                                                           \
     for (; x != end; ++x, ++y) {                                                                   \
       const int32_t r = ref_quantize_round(*x / scale);                                            \
       *y = (T)((r < qlo ? qlo : r > qhi ? qhi : r) + zp);                                          \
     }                                                                                              \
   }
 #else
-#define REF_QUANTIZE_F32_TO(T, SFX)                                                                \
+#define REF_QUANTIZE_F32_TO(T, SFX, MIN, MAX, SAT)                                                 \
   static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
                                         int32_t lo, int32_t hi, T *y) {                            \
     const float zf = (float)zp, lof = (float)lo, hif = (float)hi;                                  \
@@ -329,9 +343,10 @@ static inline int32_t ref_quantize_round(float q) {
     }                                                                                              \
   }
 #endif
-REF_QUANTIZE_F32_TO(uint8_t, u8)
-REF_QUANTIZE_F32_TO(int8_t, i8)
+REF_QUANTIZE_F32_TO(uint8_t, u8, 0, 255, __usat)
+REF_QUANTIZE_F32_TO(int8_t, i8, -128, 127, __ssat)
 #undef REF_QUANTIZE_F32_TO
+#undef REF_QUANTIZE_WHOLE
 
 static int ref_quantize_fast(const ref_quant_params *p) {
   return p->x_type == ODLA_FLOAT32 && p->scale_type == ODLA_FLOAT32 && p->block == 0 &&

@@ -747,17 +747,18 @@ int ref_qg_lean_fast_all(const ref_qg_lean_out *o, int64_t channels) {
 #if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
 /* ref_qg_lean_fast where the clamp is [-128, 127] or [0, 255] (SSAT or USAT saturates to it)
  * before the lower bound of a fused activation: (hi + rnd) >> e plus the zero point is
- * (hi + rnd + zp * 2^e) >> e, rz that constant (ref_qg_lean_fast_ok bounds it). u: uint8's
- * clamp; lo: the activation's bound where it is above the clamp's, else INT32_MIN (a constant
- * compare the compiler drops). */
+ * (hi + rnd + zp * 2^e) >> e, rz that constant (ref_qg_lean_fast_ok bounds it: no sum wraps). u:
+ * uint8's clamp; lo: the activation's bound where it is above the clamp's, else INT32_MIN (a
+ * constant compare the compiler drops). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline int32_t
 ref_qg_lean_q8(int32_t v, int32_t mult, int32_t rz, int32_t e, int u, int32_t lo) {
-  const int32_t hi = (int32_t)(uint32_t)((uint64_t)((int64_t)v * mult) >> 32);
-  const int32_t t = (hi + rz) >> e; /* arithmetic on every Arm compiler */
-  const int32_t q = u ? (int32_t)__usat(t, 8) : __ssat(t, 8);
+  int32_t t, q; /* hi + rz by SMMLA (the product's high word plus rz): compilers do not pick it */
+  __asm__("smmla %0, %1, %2, %3" : "=r"(t) : "r"(v), "r"(mult), "r"(rz));
+  t >>= e; /* arithmetic on every Arm compiler */
+  q = u ? (int32_t)__usat(t, 8) : __ssat(t, 8);
   return q < lo ? lo : q;
 }
 
@@ -1699,6 +1700,87 @@ REF_QG_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int ste
     ref_qg_dw3_rows(x, d1, d2, step, stride, tw, rows, n, s);
 }
 
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+/* A 3 x 3 depthwise channel's outputs in one pass, stride 1 or 2 (a constant where inlined),
+ * each sum started at the bias and requantized as it is made (ref_qg_lean_q8: u, lo constants
+ * where inlined), rows of n outputs into y: no sums stored, no call a run. tw: the taps' pairs
+ * (a0, a1), (a2, 0) of each row. Two outputs a step; stride 1: the first output's
+ * a0 x0 + a1 x1 by SMLAD and a2 x2 by SMLATB of (a1, a2), the second's a1 x2 + a2 x3 by
+ * SMLAD of (a1, a2) and a0 x1 by SMLABT (6 loads, 12 multiply-adds); stride 2: the first
+ * output's a0 x0 + a1 x1 and a2 x2 by SMLABB, the second's a0 x2 + a1 x3 and a2 x4 (9 loads,
+ * 12 multiply-adds). An odd n's last output on its own. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+ref_qg_dw3_q8_rows(const int16_t *x, int d1, int d2, int step, int stride, const int32_t *tw,
+                   int rows, int n, int32_t bias, int32_t mult, int32_t e, int32_t rz, int u,
+                   int32_t lo, unsigned char *y) {
+  const int32_t a0 = tw[0], a1 = tw[2], a2 = tw[4], c0 = tw[1], c1 = tw[3], c2 = tw[5];
+  const int32_t b0 = ref_qg_pkhbt(a0 >> 16, c0), b1 = ref_qg_pkhbt(a1 >> 16, c1);
+  const int32_t b2 = ref_qg_pkhbt(a2 >> 16, c2);
+  int oy;
+  for (oy = 0; oy < rows; ++oy, x += step) {
+    const int16_t *x0 = x, *x1 = x + d1, *x2 = x + d2;
+    unsigned char *end = y + (n - n % 2);
+    for (; y != end; y += 2, x0 += 2 * stride, x1 += 2 * stride, x2 += 2 * stride) {
+      int32_t f, g;
+      if (stride == 1) {
+        int32_t p = ref_qg_word(x0), q = ref_qg_word(x0 + 2);
+        f = __smlatb(b0, q, __smlad(a0, p, bias)), g = __smlabt(a0, p, __smlad(b0, q, bias));
+        p = ref_qg_word(x1), q = ref_qg_word(x1 + 2);
+        f = __smlatb(b1, q, __smlad(a1, p, f)), g = __smlabt(a1, p, __smlad(b1, q, g));
+        p = ref_qg_word(x2), q = ref_qg_word(x2 + 2);
+        f = __smlatb(b2, q, __smlad(a2, p, f)), g = __smlabt(a2, p, __smlad(b2, q, g));
+      } else {
+        int32_t p = ref_qg_word(x0), q = ref_qg_word(x0 + 2), r = ref_qg_word(x0 + 4);
+        f = __smlabb(c0, q, __smlad(a0, p, bias)), g = __smlabb(c0, r, __smlad(a0, q, bias));
+        p = ref_qg_word(x1), q = ref_qg_word(x1 + 2), r = ref_qg_word(x1 + 4);
+        f = __smlabb(c1, q, __smlad(a1, p, f)), g = __smlabb(c1, r, __smlad(a1, q, g));
+        p = ref_qg_word(x2), q = ref_qg_word(x2 + 2), r = ref_qg_word(x2 + 4);
+        f = __smlabb(c2, q, __smlad(a2, p, f)), g = __smlabb(c2, r, __smlad(a2, q, g));
+      }
+      y[0] = (unsigned char)ref_qg_lean_q8(f, mult, rz, e, u, lo);
+      y[1] = (unsigned char)ref_qg_lean_q8(g, mult, rz, e, u, lo);
+    }
+    if (n % 2) {
+      int32_t f = __smlad(a0, ref_qg_word(x0), bias);
+      f = __smlabb(c0, ref_qg_word(x0 + 2), f);
+      f = __smlad(a1, ref_qg_word(x1), f);
+      f = __smlabb(c1, ref_qg_word(x1 + 2), f);
+      f = __smlad(a2, ref_qg_word(x2), f);
+      *y++ =
+          (unsigned char)ref_qg_lean_q8(__smlabb(c2, ref_qg_word(x2 + 2), f), mult, rz, e, u, lo);
+    }
+  }
+}
+
+/* ref_qg_dw3_q8_rows for strides 1 and 2 and the common clamps, with their constants. */
+#define REF_QG_DW3_Q8(u, lo)                                                                       \
+  (stride == 1 ? ref_qg_dw3_q8_rows(x, d1, d2, step, 1, tw, rows, n, bias, mult, e, rz, u, lo, y)  \
+               : ref_qg_dw3_q8_rows(x, d1, d2, step, 2, tw, rows, n, bias, mult, e, rz, u, lo, y))
+REF_QG_NOINLINE static void ref_qg_dw3_q8(const int16_t *x, int d1, int d2, int step, int stride,
+                                          const int32_t *tw, int rows, int n,
+                                          const ref_qg_lean_ch *q, unsigned char *y) {
+  const int32_t bias = q->bias, mult = q->mult, e = q->shift - 32, rz = ref_qg_lean_rz(e, q->zp);
+  if (q->hi == 255 && q->lo == 0)
+    REF_QG_DW3_Q8(1, INT32_MIN);
+  else if (q->hi == 255)
+    REF_QG_DW3_Q8(1, q->lo);
+  else if (q->lo == -128)
+    REF_QG_DW3_Q8(0, INT32_MIN);
+  else
+    REF_QG_DW3_Q8(0, q->lo);
+}
+#undef REF_QG_DW3_Q8
+
+/* Whether channel q of a 3 x 3 window (dilation 1) takes ref_qg_dw3_q8. */
+static int ref_qg_dw3_q8_ok(const ref_qg_lean_ch *q, int kw, int stride) {
+  return kw == 3 && (stride == 1 || stride == 2) && !q->raw &&
+         ref_qg_lean_fast_ok(q->mult, q->shift, q->sum_bits) && ref_qg_lean_sat8(q->lo, q->hi);
+}
+#endif
+
 /* Any other window: the taps' pairs from tw where they were packed (ntw words), else packed
  * as they are read (a global pool's window). */
 REF_QG_NOINLINE static void ref_qg_dw_any(const int16_t *x, const int *rows, int nrows, int kw,
@@ -1741,10 +1823,26 @@ void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw,
     ref_qg_depthwise_lean_portable(x, rows, nrows, kw, dil, stride, step, taps, oh, ow, o, ch, y);
     return;
   }
-  for (r = 0; ntw && r < nrows; ++r)
-    for (t = 0; t < pairs; ++t)
-      tw[r * pairs + t] =
-          ref_qg_lean_pack(taps[r * kw + 2 * t], 2 * t + 1 < kw ? taps[r * kw + 2 * t + 1] : 0);
+  if (nrows == 3 && kw == 3) /* unrolled: a channel's packing was a tenth of its 3 x 3 work */
+    for (r = 0; r < 3; ++r) {
+      tw[2 * r] = ref_qg_lean_pack(taps[3 * r], taps[3 * r + 1]);
+      tw[2 * r + 1] = ref_qg_lean_pack(taps[3 * r + 2], 0);
+    }
+  else
+    for (r = 0; ntw && r < nrows; ++r)
+      for (t = 0; t < pairs; ++t)
+        tw[r * pairs + t] =
+            ref_qg_lean_pack(taps[r * kw + 2 * t], 2 * t + 1 < kw ? taps[r * kw + 2 * t + 1] : 0);
+#if REF_QG_ARM32 && defined(__ARM_FEATURE_SAT)
+  if (nrows == 3 && pairs == 2) {
+    const ref_qg_lean_ch q = ref_qg_lean_channel(o, ch);
+    if (ref_qg_dw3_q8_ok(&q, kw, stride)) {
+      ref_qg_dw3_q8(x + rows[0], rows[1] - rows[0], rows[2] - rows[0], (int)step, stride, tw,
+                    (int)oh, w, &q, y);
+      return;
+    }
+  }
+#endif
   for (oy = 0; oy < (int)oh; oy += nr) {
     nr = (int)oh - oy < per ? (int)oh - oy : per;
     for (ox = 0; ox < w; ox += n) {

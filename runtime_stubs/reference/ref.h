@@ -94,29 +94,30 @@ static inline void *ref_scratch_at(void *scratch, size_t offset) {
 
 typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
 
+/* A value: one per argument, constant and result. Its flags are bytes, last: a 32-bit
+ * target's values take 144 bytes, not 160 (on a microcontroller, RAM for each of them). */
 struct _odla_value {
   odla_value_type type;
-  char *id;
-  ref_value_kind kind;
+  const char *id;   /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
   const void *data; /* constants: the caller's bytes, which must outlive the computation */
   ref_node *node;   /* results: the producing node */
   int index;        /* position in the computation's value list */
-  int is_output;
   /* Planning (planner.c): arena offset and the node indices of first and last use; a value
    * that reuses an operand's buffer in place points at the value that owns the buffer. */
   size_t offset;
   int first_use, last_use;
   odla_value shares;
-  /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` after
-   * odla_ReleaseValue. */
+  /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` (below)
+   * after odla_ReleaseValue. */
   void *held;
-  int released;
-  /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
-   * the loss's gradient with respect to. */
-  int is_variable;
   /* odla_SetInputValueInfo (runtime_shapes.c): the caller's per-element bounds of an
    * argument's data, checked before each execution, or NULL. */
   const void *min_value, *max_value;
+  unsigned char kind; /* a ref_value_kind */
+  unsigned char is_output, released;
+  /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
+   * the loss's gradient with respect to. */
+  unsigned char is_variable;
 };
 
 struct ref_node {
@@ -163,6 +164,7 @@ struct _odla_computation {
   int threads;             /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
   int least_memory;        /* the ODLA_EXT_ITEM_LEAST_MEMORY item: builders pick kernels with
                               the least scratch */
+  int static_ids;          /* the ODLA_EXT_ITEM_STATIC_IDS item: values' ids are the caller's */
   ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
    * items; 0 where unset. */

@@ -238,6 +238,17 @@ odla_status odla_SetComputationItem(odla_computation computation, odla_item_type
     computation->least_memory = *(const odla_bool *)value != 0;
     return ODLA_SUCCESS;
   }
+  if (type == ODLA_EXT_ITEM_STATIC_IDS) {
+    if (!value)
+      return ODLA_INVALID_PARAM;
+    if (computation->num_values) { /* the ids given so far were copied */
+      ref_report(ODLA_LOG_LEVEL_ERROR, "SetComputationItem",
+                 "ODLA_EXT_ITEM_STATIC_IDS is set before the computation's first value");
+      return ODLA_INVALID_PARAM;
+    }
+    computation->static_ids = *(const odla_bool *)value != 0;
+    return ODLA_SUCCESS;
+  }
   /* Shapes other than the batch are fixed when the graph is built, and there is no engine
    * cache or quantization table: no other item applies. */
   ref_report(ODLA_LOG_LEVEL_WARN, "SetComputationItem", "item %d does not apply to this backend",

@@ -2,6 +2,7 @@
 byte-identical between runs, weights blobs are found and checked, and an installed odlac
 with its headers and libodla_reference builds a model that matches PyTorch."""
 import filecmp
+import re
 import os
 import shutil
 import subprocess
@@ -162,6 +163,25 @@ class CliTest(unittest.TestCase):
         self.assertIn("odlac: note: int8 against float32", self.odlac(*args).stderr)
         r = self.odlac(*args, "--quiet", "--progress")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
+
+    def test_no_heap_int8_structures(self):
+        """--quantize=int8 --no-heap: the zero points that quantize-static writes per product
+        merge (eliminate-common-subexpressions-after-quantize), and the code keeps the values'
+        ids by pointer (ODLA_EXT_ITEM_STATIC_IDS): both less memory than without."""
+        def build(*extra):
+            out = os.path.join(self.work, "q%d" % len(extra))
+            r = self.odlac(os.path.join(CNN, "model.onnx"), "--quantize=int8",
+                           f"--calibration={CNN}", "--no-heap", "--report", *extra, "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "net.c")) as f:
+                code = f.read()
+            memory = int(re.search(r"--no-heap memory per instance (\d+) bytes", r.stdout)[1])
+            return code.count("odla_CreateConstant("), memory, code
+        merged, memory, code = build()
+        apart, more, _ = build("--disable-pass=eliminate-common-subexpressions-after-quantize")
+        self.assertLess(merged, apart)
+        self.assertLess(memory, more)
+        self.assertIn("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS", code)
 
     def test_list_ops(self):
         """--list-ops: docs/ops.md holds its table as it is; every ONNX op is listed; a backend

@@ -2,11 +2,13 @@
  * ODLA headers only: stored computations (odla_StoreComputation / odla_LoadComputation, and
  * the refusal of truncated, corrupt, foreign, missing and mismatched files), constants arrays
  * (create, store, load, and odla_AsyncLaunchExecutable running one executable with another
- * computation's weights), values bound to a context (odla_BindValueTo*ById) and odla_Dump's
- * text. Outputs are checked against plain C loops written here.
+ * computation's weights), values bound to a context (odla_BindValueTo*ById), odla_Dump's
+ * text and the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied).
+ * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
 #include <ODLA/odla.h>
+#include <ODLA/odla_ext.h>
 
 #include <math.h>
 #include <pthread.h>
@@ -299,6 +301,42 @@ static void test_constants_arrays(void) {
   odla_DestroyComputation(comp);
 }
 
+/* ---- Static ids ---------------------------------------------------------------------------- */
+
+/* With ODLA_EXT_ITEM_STATIC_IDS a value's id is the caller's string itself; without it a copy
+ * (the caller may reuse its buffer). The item is refused once a value exists: earlier ids
+ * were copied. */
+static void test_static_ids(void) {
+  static const float one = 1;
+  static const char name[] = "the_constant";
+  odla_bool yes = 1;
+  char buffer[32];
+  int kind;
+  for (kind = 0; kind < 2; ++kind) {
+    odla_computation comp = NULL;
+    odla_value v;
+    odla_value_id id = NULL;
+    odla_value_type t = {ODLA_FLOAT32, {1, {1}}};
+    CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "create");
+    if (kind)
+      CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_STATIC_IDS, (odla_item_value)&yes) ==
+                ODLA_SUCCESS,
+            "ODLA_EXT_ITEM_STATIC_IDS");
+    strcpy(buffer, name);
+    v = odla_CreateConstant(t, &one, (const odla_value_id)(kind ? name : buffer));
+    CHECK(v && odla_GetValueId(v, &id) == ODLA_SUCCESS && strcmp((const char *)id, name) == 0,
+          "the constant's id");
+    if (kind)
+      CHECK((const char *)id == name, "with static ids the id is not the caller's string");
+    else
+      CHECK((const char *)id != buffer, "without static ids the id is not a copy");
+    CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_STATIC_IDS, (odla_item_value)&yes) ==
+              ODLA_INVALID_PARAM,
+          "ODLA_EXT_ITEM_STATIC_IDS accepted after a value");
+    odla_DestroyComputation(comp);
+  }
+}
+
 /* ---- Values bound to a context ----------------------------------------------------------- */
 
 static void test_bind_values(void) {
@@ -407,6 +445,7 @@ int main(int argc, char **argv) {
   test_stored_computation();
   test_constants_arrays();
   test_bind_values();
+  test_static_ids();
   test_dump();
   if (!failures)
     printf("test_api_runtime: all checks passed\n");

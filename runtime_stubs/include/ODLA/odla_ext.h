@@ -65,6 +65,13 @@ typedef struct {
  * return ODLA_UNSUPPORTED_DATATYPE. */
 #define ODLA_EXT_ITEM_LEAST_MEMORY ((odla_item_type)(ODLA_EXT_ITEM_BASE + 1))
 
+/* Computation item, set before the ops are built: a pointer to an odla_bool; true promises
+ * that every value id this computation's builders are given is a string that outlives the
+ * computation (a literal, as generated code's are), which the backend then keeps by pointer
+ * instead of copying: less memory where memory is scarce (odlac --no-heap sets it). Backends
+ * without the choice return ODLA_UNSUPPORTED_DATATYPE. */
+#define ODLA_EXT_ITEM_STATIC_IDS ((odla_item_type)(ODLA_EXT_ITEM_BASE + 2))
+
 /* Bytes of activation memory (one arena) that one context needs to execute a computation.
  * Compiles the computation if it is not compiled yet. */
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetArenaBytes(odla_computation computation,
