@@ -1159,6 +1159,121 @@ __asm__(".syntax unified\n"
         "  pop {r4-r11, pc}\n"
         ".size ref_qg_lean_pairs_t2, .-ref_qg_lean_pairs_t2\n"
         ".popsection\n");
+/* ref_qg_lean_pairs_t2 whose rows end in uint8 outputs [0, 255] by ref_qg_lean_q8 (every
+ * channel fast, per-channel multipliers and shifts): each pair's sums start at the rows'
+ * biases and are requantized in registers as the pair ends (SMMLA, ASR, USAT), each row's 4
+ * bytes stored at its place in y; no sums stored, no tile of them requantized after. */
+typedef struct {
+  const int32_t *bias, *mult, *shift; /* the first row's */
+  unsigned char *y;                   /* the first row's first output */
+  int32_t y_row;                      /* bytes from one row's outputs to the next's */
+  int32_t zp2p1;                      /* 2 zp + 1 (rz = zp2p1 << (e - 1)) */
+} ref_qg_lean_u8;
+void ref_qg_lean_pairs_u8_t2(const int8_t *w, int k, int pairs, int groups, const int32_t *c,
+                             const ref_qg_lean_u8 *q);
+/* One row's 4 sums (registers A-D) requantized: mult in r12, rz in lr, e in r3, y in r1. */
+#define REF_QG_PAIRS_U8_ROW(A, B, C, D)                                                            \
+  "  smmla " A ", " A ", r12, lr\n"                                                                \
+  "  smmla " B ", " B ", r12, lr\n"                                                                \
+  "  smmla " C ", " C ", r12, lr\n"                                                                \
+  "  smmla " D ", " D ", r12, lr\n"                                                                \
+  "  asr " A ", " A ", r3\n"                                                                       \
+  "  asr " B ", " B ", r3\n"                                                                       \
+  "  asr " C ", " C ", r3\n"                                                                       \
+  "  asr " D ", " D ", r3\n"                                                                       \
+  "  usat " A ", #8, " A "\n"                                                                      \
+  "  usat " B ", #8, " B "\n"                                                                      \
+  "  usat " C ", #8, " C "\n"                                                                      \
+  "  usat " D ", #8, " D "\n"                                                                      \
+  "  strb " A ", [r1, #0]\n"                                                                       \
+  "  strb " B ", [r1, #1]\n"                                                                       \
+  "  strb " C ", [r1, #2]\n"                                                                       \
+  "  strb " D ", [r1, #3]\n"
+/* Frame: [sp] the pair's end, [sp, 4] pairs left, [sp, 8] 4 groups, [sp, 12] the pair's first
+ * row, [sp, 16] k, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced per pair);
+ * c at [sp, 80], q at [sp, 84]. */
+__asm__(".syntax unified\n"
+        ".pushsection .text.ref_qg_lean_pairs_u8_t2,\"ax\",%progbits\n"
+        ".balign 4\n"
+        ".global ref_qg_lean_pairs_u8_t2\n"
+        ".hidden ref_qg_lean_pairs_u8_t2\n"
+        ".type ref_qg_lean_pairs_u8_t2, %function\n"
+        ".thumb\n"
+        ".thumb_func\n"
+        "ref_qg_lean_pairs_u8_t2:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #44\n"
+        "  cmp r2, #0\n"
+        "  ble 4f\n"
+        "  str r2, [sp, #4]\n"
+        "  lsls r3, r3, #2\n"
+        "  str r3, [sp, #8]\n"
+        "  str r1, [sp, #16]\n"
+        "  ldr r12, [sp, #84]\n"
+        "  ldmia r12, {r3-r8}\n"
+        "  add lr, sp, #20\n"
+        "  stmia lr, {r3-r8}\n"
+        "1:\n"
+        "  str r0, [sp, #12]\n"
+        "  ldr r3, [sp, #8]\n"
+        "  add r3, r3, r0\n"
+        "  str r3, [sp, #0]\n"
+        "  ldr r2, [sp, #80]\n"
+        "  ldr r3, [sp, #20]\n" /* the biases: the sums' start */
+        "  ldr r4, [r3], #4\n"
+        "  ldr r8, [r3], #4\n"
+        "  str r3, [sp, #20]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
+        "  mov r9, r8\n"
+        "  mov r10, r8\n"
+        "  mov r11, r8\n"
+        "  ldr lr, [sp, #8]\n"
+        "  tst lr, #4\n" /* an odd number of groups: one first */
+        "  beq 5f\n" REF_QG_PAIRS_GROUP "5:\n"
+        "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  beq 3f\n"
+        "2:\n" REF_QG_PAIRS_GROUP REF_QG_PAIRS_GROUP "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr r0, [sp, #24]\n"
+        "  ldr r2, [sp, #28]\n"
+        "  ldr r12, [r0], #4\n" /* the first row's multiplier, shift, e, rz */
+        "  ldr r3, [r2], #4\n"
+        "  ldr lr, [sp, #40]\n"
+        "  sub r3, r3, #32\n"
+        "  sub r1, r3, #1\n"
+        "  lsl lr, lr, r1\n"
+        "  ldr r1, [sp, #32]\n" REF_QG_PAIRS_U8_ROW("r4", "r5", "r6", "r7")
+        "  ldr r12, [r0], #4\n" /* the second row's */
+        "  ldr r3, [r2], #4\n"
+        "  str r0, [sp, #24]\n"
+        "  str r2, [sp, #28]\n"
+        "  ldr lr, [sp, #40]\n"
+        "  sub r3, r3, #32\n"
+        "  sub r0, r3, #1\n"
+        "  lsl lr, lr, r0\n"
+        "  ldr r0, [sp, #36]\n"
+        "  add r1, r1, r0\n" REF_QG_PAIRS_U8_ROW("r8", "r9", "r10", "r11")
+        "  add r1, r1, r0\n"
+        "  str r1, [sp, #32]\n"
+        "  ldr r1, [sp, #16]\n"
+        "  ldr r0, [sp, #12]\n"
+        "  add r0, r0, r1, lsl #1\n"
+        "  ldr r2, [sp, #4]\n"
+        "  subs r2, r2, #1\n"
+        "  str r2, [sp, #4]\n"
+        "  bne 1b\n"
+        "4:\n"
+        "  add sp, sp, #44\n"
+        "  pop {r4-r11, pc}\n"
+        ".size ref_qg_lean_pairs_u8_t2, .-ref_qg_lean_pairs_u8_t2\n"
+        ".popsection\n");
+#undef REF_QG_PAIRS_U8_ROW
+#define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
 static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
                                           const int32_t *c, int32_t *s) {
@@ -1353,9 +1468,40 @@ REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, 
                      REF_QG_LEAN_PIXELS, s + r * REF_QG_LEAN_PIXELS);
 }
 
+#if defined(REF_QG_LEAN_PAIRS_U8)
+/* ref_qg_lean_dots by ref_qg_lean_pairs_u8_t2, where ref_qg_lean_dots_u8_ok. */
+REF_QG_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t m,
+                                                const int32_t *c, const ref_qg_lean_out *o,
+                                                int64_t c0, unsigned char *y, int64_t y_row) {
+  ref_qg_lean_u8 q;
+  q.bias = o->bias + c0;
+  q.mult = o->mult + c0;
+  q.shift = o->shift + c0;
+  q.y = y;
+  q.y_row = (int32_t)y_row;
+  q.zp2p1 = 2 * o->zp + 1;
+  ref_qg_lean_pairs_u8_t2(w, (int)k, (int)m / 2, (int)(k + 3) / 4, c, &q);
+}
+
+/* Whole pairs of rows to uint8 [0, 255] outputs, requantized as each pair ends: only where
+ * every row reads whole groups (a kernel row's last one past its end only into the next's)
+ * and they pair up. A last row of its own, or one whose last group would read past the
+ * kernel, takes ref_qg_lean_dots_with with the rows before it (two calls cost more). */
+static int ref_qg_lean_dots_u8_ok(int64_t m, int64_t over, const ref_qg_lean_out *o, int n) {
+  return n == REF_QG_LEAN_PIXELS && over >= m && m % 2 == 0 && o->fast && o->bias &&
+         o->lo == 0 && o->hi == 255 && o->mult_step == 1 && o->shift_step == 1;
+}
+#endif
+
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,
                       int64_t y_row) {
+#if defined(REF_QG_LEAN_PAIRS_U8)
+  if (ref_qg_lean_dots_u8_ok(m, over, o, n)) {
+    ref_qg_lean_dots_u8(k, w, m, c, o, c0, y, y_row);
+    return;
+  }
+#endif
   ref_qg_lean_dots_with(ref_qg_lean_sums_dsp, k, w, m, over, c, o, c0, n, y, y_row);
 }
 
