@@ -103,6 +103,11 @@ typedef struct {
   int32_t zp;
   size_t epilogue_at;
   size_t chan_at, xs_at, wp_at, bytes; /* scratch: channel arrays, staged input, kernel */
+  /* lean convolutions whose kernel's last row ends inside its last group of 4 depths: that
+     row and the one before, then zeros to the last row's group's end, follow the block at
+     tail_at (0: none), so that the last pair of rows reads whole groups too
+     (ref_qconv_lean_part) */
+  size_t tail_at;
 } ref_qi_common;
 
 /* Bytes of the epilogue's channel arrays: float64 scales, then bias, multiplier, shift and
@@ -478,7 +483,8 @@ static size_t ref_qi_lean_esize(const ref_qg_lean_out *o) { return o->raw ? 4 : 
  * operands (a constants array cannot replace them: they shaped the block). */
 static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, void *params,
                              size_t head, ref_qi_common *q, int64_t packed_values,
-                             ref_qi_pack_fn pack, odla_value_type out, odla_value_id id) {
+                             ref_qi_pack_fn pack, odla_value_type out, odla_value_id id,
+                             const void *tail, size_t tail_bytes) {
   const size_t packed_at = (head + 15) / 16 * 16;
   const size_t chan_at =
       q->packed ? (packed_at + (size_t)packed_values * sizeof(int16_t) + 15) / 16 * 16 : packed_at;
@@ -489,6 +495,18 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   const size_t bytes = built ? chan_at + ref_qi_chan_bytes(q->channels) : chan_at;
   unsigned char *block;
   odla_value v;
+  if (q->lean && tail_bytes) { /* the lean tail (ref_qi_common.tail_at) after the block */
+    q->tail_at = packed_at;
+    block = (unsigned char *)ref_calloc(1, packed_at + tail_bytes);
+    if (!block)
+      return ref_fail(ODLA_MEM_ERROR, op, "no memory for the node's parameters (%lu bytes)",
+                      (unsigned long)(packed_at + tail_bytes));
+    memcpy(block, params, head);
+    memcpy(block + packed_at, tail, tail_bytes);
+    v = ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, block, packed_at + tail_bytes);
+    ref_free(block);
+    return v;
+  }
   if (q->lean || (!q->packed && !built))
     return ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
   block = (unsigned char *)ref_calloc(1, bytes);
@@ -521,6 +539,11 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
 }
 
 /* ---- odla_ExtQLinearConv ------------------------------------------------------------------- */
+
+/* The deepest kernel whose lean tail (ref_qi_common.tail_at) is kept: two rows of it. */
+enum {
+  REF_QI_LEAN_TAIL_DEPTH = 64
+}; /* a first layer's (3 x 3 x 3 is 27), in the builder's stack */
 
 typedef struct {
   ref_qi_common q;
@@ -1039,7 +1062,9 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   }
   for (g = 0; g < (int)p->group; ++g) {
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
-    const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg);
+    /* the last group's last two rows from the tail, where there is one */
+    const int tail = p->q.tail_at && g == (int)p->group - 1 ? 2 : 0;
+    const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg - tail);
     for (j = (int)lo; j < (int)hi; j += np) {
       int o[3];
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
@@ -1062,8 +1087,11 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
           ref_qconv_lean_col(p, xg, is_signed, l->xz, jh % p->lout[2], jh / p->lout[2], rows, col,
                              REF_QG_LEAN_PIXELS, block + 2 * h);
         }
-      ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg, over, block, &l->out, c, np,
+      ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg - tail, over, block, &l->out, c, np,
                        l->y + ((int64_t)c * opix + j) * es, opix * es);
+      if (tail)
+        ref_qg_lean_dots(kg, (const int8_t *)p + p->q.tail_at, 2, 2, block, &l->out, m - 2, np,
+                         l->y + ((int64_t)(m - 2) * opix + j) * es, opix * es);
     }
   }
 }
@@ -1564,6 +1592,8 @@ odla_value odla_ExtQLinearConv(
   int64_t kernel_dims[REF_SPATIAL], kc;
   int i, r, cl;
   char s1[128], s2[128];
+  int8_t tail[2 * REF_QI_LEAN_TAIL_DEPTH + 4];
+  size_t tail_bytes = 0;
   in[REF_QI_X] = input;
   in[REF_QI_XZ] = input_zero_point;
   in[REF_QI_W] = kernel;
@@ -1651,8 +1681,16 @@ odla_value odla_ExtQLinearConv(
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
   ref_qi_lean_know(in, &p.q, p.kg);
   ref_qconv_scratch(&p);
+  /* The lean tail: the last two rows of a kernel whose last row's last group would read past
+     it (depth 3 and up, not a multiple of 4; pairs of rows in the last group), when small. */
+  if (p.q.lean && !p.depthwise && p.kg % 4 != 0 && p.kg >= 3 && p.mpg % 2 == 0 &&
+      p.kg <= REF_QI_LEAN_TAIL_DEPTH) {
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, (const int8_t *)in[REF_QI_W]->data + (p.m - 2) * p.kg, (size_t)(2 * p.kg));
+    tail_bytes = (size_t)(2 * p.kg + 4 - p.kg % 4);
+  }
   v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values, ref_qconv_pack, out,
-                 value_id);
+                 value_id, tail, tail_bytes);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.n * p.m * ref_window_out_count(&p.w), p.kg);
@@ -1856,7 +1894,8 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
     at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
   p.q.bytes = at;
   v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q,
-                 p.kernel_batches * ref_qg_v_count(p.kp, p.n), ref_qmm_pack, out, value_id);
+                 p.kernel_batches * ref_qg_v_count(p.kp, p.n), ref_qmm_pack, out, value_id, NULL,
+                 0);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.m * p.n, p.k);

@@ -1247,31 +1247,33 @@ __asm__(".syntax unified\n"
         "  sub r3, r3, #32\n"
         "  sub r1, r3, #1\n"
         "  lsl lr, lr, r1\n"
-        "  ldr r1, [sp, #32]\n" REF_QG_PAIRS_U8_ROW("r4", "r5", "r6", "r7")
-        "  ldr r12, [r0], #4\n" /* the second row's */
-        "  ldr r3, [r2], #4\n"
-        "  str r0, [sp, #24]\n"
-        "  str r2, [sp, #28]\n"
-        "  ldr lr, [sp, #40]\n"
-        "  sub r3, r3, #32\n"
-        "  sub r0, r3, #1\n"
-        "  lsl lr, lr, r0\n"
-        "  ldr r0, [sp, #36]\n"
-        "  add r1, r1, r0\n" REF_QG_PAIRS_U8_ROW("r8", "r9", "r10", "r11")
-        "  add r1, r1, r0\n"
-        "  str r1, [sp, #32]\n"
-        "  ldr r1, [sp, #16]\n"
-        "  ldr r0, [sp, #12]\n"
-        "  add r0, r0, r1, lsl #1\n"
-        "  ldr r2, [sp, #4]\n"
-        "  subs r2, r2, #1\n"
-        "  str r2, [sp, #4]\n"
-        "  bne 1b\n"
-        "4:\n"
-        "  add sp, sp, #44\n"
-        "  pop {r4-r11, pc}\n"
-        ".size ref_qg_lean_pairs_u8_t2, .-ref_qg_lean_pairs_u8_t2\n"
-        ".popsection\n");
+        "  ldr r1, [sp, #32]\n" REF_QG_PAIRS_U8_ROW(
+            "r4", "r5", "r6",
+            "r7") "  ldr r12, [r0], #4\n" /* the second row's */
+                  "  ldr r3, [r2], #4\n"
+                  "  str r0, [sp, #24]\n"
+                  "  str r2, [sp, #28]\n"
+                  "  ldr lr, [sp, #40]\n"
+                  "  sub r3, r3, #32\n"
+                  "  sub r0, r3, #1\n"
+                  "  lsl lr, lr, r0\n"
+                  "  ldr r0, [sp, #36]\n"
+                  "  add r1, r1, r0\n" REF_QG_PAIRS_U8_ROW(
+                      "r8", "r9", "r10",
+                      "r11") "  add r1, r1, r0\n"
+                             "  str r1, [sp, #32]\n"
+                             "  ldr r1, [sp, #16]\n"
+                             "  ldr r0, [sp, #12]\n"
+                             "  add r0, r0, r1, lsl #1\n"
+                             "  ldr r2, [sp, #4]\n"
+                             "  subs r2, r2, #1\n"
+                             "  str r2, [sp, #4]\n"
+                             "  bne 1b\n"
+                             "4:\n"
+                             "  add sp, sp, #44\n"
+                             "  pop {r4-r11, pc}\n"
+                             ".size ref_qg_lean_pairs_u8_t2, .-ref_qg_lean_pairs_u8_t2\n"
+                             ".popsection\n");
 #undef REF_QG_PAIRS_U8_ROW
 #define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
@@ -1488,8 +1490,8 @@ REF_QG_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int6
  * and they pair up. A last row of its own, or one whose last group would read past the
  * kernel, takes ref_qg_lean_dots_with with the rows before it (two calls cost more). */
 static int ref_qg_lean_dots_u8_ok(int64_t m, int64_t over, const ref_qg_lean_out *o, int n) {
-  return n == REF_QG_LEAN_PIXELS && over >= m && m % 2 == 0 && o->fast && o->bias &&
-         o->lo == 0 && o->hi == 255 && o->mult_step == 1 && o->shift_step == 1;
+  return n == REF_QG_LEAN_PIXELS && over >= m && m % 2 == 0 && o->fast && o->bias && o->lo == 0 &&
+         o->hi == 255 && o->mult_step == 1 && o->shift_step == 1;
 }
 #endif
 

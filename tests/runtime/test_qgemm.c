@@ -260,7 +260,8 @@ static int lean_expected(const lean_epilogue *e, int64_t ch, int64_t s, const un
  * at odd offsets (unaligned words) and int16 data in [-255, 255]; the kernel rows end where the
  * allocation ends, so that a kernel reading past the depth of the last row would be caught by
  * the sanitizers (the others may, as far as ref_qg_lean_over allows). 7 rows: the column's
- * kernel takes 4 at a time, then one by one. */
+ * kernel takes 4 at a time, then one by one; and the first 6: whole pairs (on Cortex-M a
+ * block's pairs of uint8 rows are requantized in registers, ref_qg_lean_pairs_u8_t2). */
 enum { LEAN_ROWS = 7 };
 static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   const int64_t words = ref_qg_lean_words(k);
@@ -275,7 +276,7 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   unsigned char d1[LEAN_ROWS * ROW_BYTES], d2[LEAN_ROWS * ROW_BYTES];
   lean_epilogue e;
   int64_t i, j, d, want;
-  int h, r, np;
+  int h, r, np, m;
   lean_epilogue_init(&e, mode, k);
   for (i = 0; i < total; ++i)
     w[i] = (int8_t)uniform(-128, 127);
@@ -295,35 +296,36 @@ static void lean_case(int64_t k, int64_t n, int64_t offset, int mode) {
   for (i = 0; i < k; ++i)
     x[i] = (int16_t)uniform(-255, 255);
   x[k] = 0;
-  for (np = 1; np <= REF_QG_LEAN_PIXELS; np += REF_QG_LEAN_PIXELS - 1) {
-    memset(d1, 0xA5, sizeof d1);
-    memset(d2, 0xA5, sizeof d2);
-    const int64_t over = ref_qg_lean_over(k, LEAN_ROWS, 0, LEAN_ROWS);
-    ref_qg_lean_dots(k, rows, LEAN_ROWS, over, np == 1 ? c1 : c, &e.o, 2, np, d1, ROW_BYTES);
-    ref_qg_lean_dots_portable(k, rows, LEAN_ROWS, over, np == 1 ? c1 : c, &e.o, 2, np, d2,
-                              ROW_BYTES);
-    for (r = 0; r < LEAN_ROWS; ++r)
-      for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-        const unsigned char *y1 = d1 + r * ROW_BYTES, *y2 = d2 + r * ROW_BYTES;
-        int64_t sum = 0;
-        int ok1, ok2;
-        for (d = 0; d < k; ++d)
-          sum += (int64_t)rows[r * k + d] * v[h * (k + 4) + d];
-        if (h >= np) { /* not written */
-          const int es = e.o.raw ? 4 : 1;
-          CHECK(y1[h * es] == 0xA5 && y2[h * es] == 0xA5,
-                "lean dots: depth %lld: row %d, pixel %d of %d written", (long long)k, r, h, np);
-          continue;
+  for (m = LEAN_ROWS - 1; m <= LEAN_ROWS; ++m)
+    for (np = 1; np <= REF_QG_LEAN_PIXELS; np += REF_QG_LEAN_PIXELS - 1) {
+      memset(d1, 0xA5, sizeof d1);
+      memset(d2, 0xA5, sizeof d2);
+      const int64_t over = ref_qg_lean_over(k, LEAN_ROWS, 0, m);
+      ref_qg_lean_dots(k, rows, m, over, np == 1 ? c1 : c, &e.o, 2, np, d1, ROW_BYTES);
+      ref_qg_lean_dots_portable(k, rows, m, over, np == 1 ? c1 : c, &e.o, 2, np, d2, ROW_BYTES);
+      for (r = 0; r < LEAN_ROWS; ++r)
+        for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
+          const unsigned char *y1 = d1 + r * ROW_BYTES, *y2 = d2 + r * ROW_BYTES;
+          int64_t sum = 0;
+          int ok1, ok2;
+          for (d = 0; d < k; ++d)
+            sum += (int64_t)rows[r * k + d] * v[h * (k + 4) + d];
+          if (h >= np || r >= m) { /* not written */
+            const int es = e.o.raw ? 4 : 1;
+            CHECK(y1[h * es] == 0xA5 && y2[h * es] == 0xA5,
+                  "lean dots: depth %lld: row %d of %d, pixel %d of %d written", (long long)k, r, m,
+                  h, np);
+            continue;
+          }
+          ok1 = lean_expected(&e, 2 + r, sum, y1, h, &want);
+          ok2 = lean_expected(&e, 2 + r, sum, y2, h, &want);
+          CHECK(ok1 && ok2,
+                "lean dots: depth %lld, mode %d: row %d, pixel %d is wrong (built kernel: %s, "
+                "portable: %s; want %lld)",
+                (long long)k, mode, r, h, ok1 ? "right" : "wrong", ok2 ? "right" : "wrong",
+                (long long)want);
         }
-        ok1 = lean_expected(&e, 2 + r, sum, y1, h, &want);
-        ok2 = lean_expected(&e, 2 + r, sum, y2, h, &want);
-        CHECK(ok1 && ok2,
-              "lean dots: depth %lld, mode %d: row %d, pixel %d is wrong (built kernel: %s, "
-              "portable: %s; want %lld)",
-              (long long)k, mode, r, h, ok1 ? "right" : "wrong", ok2 ? "right" : "wrong",
-              (long long)want);
-      }
-  }
+    }
   ref_qg_lean_row(k, x, w + offset, n + 1, n, s1);
   ref_qg_lean_row_portable(k, x, w + offset, n + 1, n, s2);
   for (j = 0; j < n; ++j) {
