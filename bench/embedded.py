@@ -253,7 +253,8 @@ def tflm_arena(name):
         raise RuntimeError(f"{python} is missing: run scripts/install-deps.sh bench")
     r = run([python, os.path.join(HERE, "tflm_arena.py"), name])
     text = r.stdout + r.stderr  # TFLite Micro's own print goes to stderr
-    return {k: int(v) for k, v in re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)}
+    found = re.findall(r"Arena allocation (total|head|tail) (\d+) bytes", text)
+    return {k: int(v) for k, v in found}
 
 
 def write(rows, tflm):
@@ -325,14 +326,16 @@ def write(rows, tflm):
         "(docs/quantization.md): the int8 weights read in place from flash, im2col blocks of 4",
         "pixels built in place and multiplied by SMLAD after SXTB16 splits 4 weight bytes into",
         "pairs, two kernel rows at a time in Thumb-2 assembly (on the M55 too: Helium serves",
-        "only the packed kernels); a Gemm of one row runs as the 1 x 1 convolution of a map of",
-        "one pixel (odlac's matmul-rows-as-conv), four kernel rows of K bytes against its column;",
-        "exact integer requantization (SMULL's high word, one add and",
-        "one shift, SSAT or USAT, where no sum can fall on a tie) and integer QLinearAdd; the",
-        "float32 rows run portable C99, which GCC auto-vectorizes for",
-        "Helium on the M55. RAM is the activation arena plus the backend's structures (an",
-        "odla_value of about 180 bytes for each value, constants included, each node's",
-        "parameters): for these small models the structures are most of it.",
+        "only the packed kernels), each pair's uint8 outputs requantized in registers as it ends;",
+        "3 x 3 depthwise channels summed by SMLAD from the bias, each output requantized as it is",
+        "made; a Gemm of one row runs as the 1 x 1 convolution of a map of one pixel (odlac's",
+        "matmul-rows-as-conv), four kernel rows of K bytes against its column; exact integer",
+        "requantization (SMMLA: the product's high word plus the rounding and the zero point, one",
+        "shift, SSAT or USAT, where no sum can fall on a tie) and integer QLinearAdd; the float32",
+        "rows run portable C99, which GCC auto-vectorizes for Helium on the M55. RAM is the",
+        "activation arena plus the backend's structures (an odla_value of 144 bytes for each value,",
+        "constants included, and each node's parameters, about 500 bytes for a convolution): for",
+        "these small models the structures are most of it.",
         "",
         "RAM against TFLite Micro's arena for the same architectures in int8, measured by",
         "`bench/tflm_arena.py`: Keras twins of the models (random weights), converted by",

@@ -70,8 +70,7 @@ void captureErrors(const char *file, int line, const char *func, odla_log_level 
 
 } // namespace
 
-std::vector<Val> DirectSink::emit(Call &given) {
-  Call &call = keep_ ? kept_.emplace_back(std::move(given)) : given;
+std::vector<Val> DirectSink::emit(Call &call) {
   if (std::string(call.function) == "odla_CustomOp")
     odla_ExtRegisterCustomOp(std::get<Str>(call.args[1]).s.c_str(), applicationKernelOnly,
                              declaredTypes, nullptr);

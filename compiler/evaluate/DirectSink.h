@@ -5,7 +5,6 @@
 
 #include "lower/OdlaSink.h"
 
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -19,9 +18,6 @@ public:
   const std::vector<odla_value> &values() const { return values_; }
   // The first call that failed ("odla_Conv for value 'x' returned NULL"); empty if none.
   const std::string &firstError() const { return firstError_; }
-  // Keeps every call's arguments for the sink's life: the ids stay valid for a computation
-  // with the item ODLA_EXT_ITEM_STATIC_IDS, which keeps them by pointer.
-  void keepCalls() { keep_ = true; }
 
 protected:
   std::vector<Val> emit(Call &call) override;
@@ -29,8 +25,6 @@ protected:
 private:
   std::vector<odla_value> values_;
   std::string firstError_;
-  bool keep_ = false;
-  std::deque<Call> kept_; // a deque: its elements do not move as it grows
 };
 
 } // namespace odlac::lower
