@@ -556,8 +556,6 @@ typedef struct {
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
   int64_t block;         /* output pixels per im2col block */
   int64_t packed_values; /* int16 values of the packed kernel */
-  /* lean: the window in int, for loops that run on 32-bit cores */
-  int lin[3], lout[3], lk[3], lstride[3], lpad[3], ldil[3];
   /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
      channels-first depthwise convolution's padded plane and kernel taps */
   size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
@@ -748,8 +746,8 @@ typedef struct {
 static int ref_qconv_global(const ref_qconv_params *p) {
   int i;
   for (i = 0; i < 3; ++i)
-    if (p->lk[i] != p->lin[i] || p->lpad[i] != 0 || p->w.pad_end[i] != 0 || p->ldil[i] != 1 ||
-        p->lout[i] != 1)
+    if ((int)p->w.k[i] != (int)p->w.in[i] || (int)p->w.pad[i] != 0 || p->w.pad_end[i] != 0 ||
+        (int)p->w.dil[i] != 1 || (int)p->w.out[i] != 1)
       return 0;
   return 1;
 }
@@ -757,8 +755,10 @@ static int ref_qconv_global(const ref_qconv_params *p) {
 static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
-  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
-  const int oplane = p->lout[1] * p->lout[2], kvol = p->lk[0] * p->lk[1] * p->lk[2];
+  const int ipix = (int)p->w.in[0] * (int)p->w.in[1] * (int)p->w.in[2],
+            opix = (int)p->w.out[0] * (int)p->w.out[1] * (int)p->w.out[2];
+  const int oplane = (int)p->w.out[1] * (int)p->w.out[2],
+            kvol = (int)p->w.k[0] * (int)p->w.k[1] * (int)p->w.k[2];
   const int64_t es = (int64_t)ref_qi_lean_esize(&l->out);
   int16_t *plane = (int16_t *)ref_scratch_at(scratch, p->plane_at);
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
@@ -777,17 +777,19 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
     return;
   }
   ref_qconv_plane_dims(&p->w, dims);
-  for (r = 0; r < p->lk[0] * p->lk[1]; ++r)
-    rows[r] =
-        (int)(((r / p->lk[1]) * p->ldil[0] * dims[1] + (r % p->lk[1]) * p->ldil[1]) * dims[2]);
+  for (r = 0; r < (int)p->w.k[0] * (int)p->w.k[1]; ++r)
+    rows[r] = (int)(((r / (int)p->w.k[1]) * (int)p->w.dil[0] * dims[1] +
+                     (r % (int)p->w.k[1]) * (int)p->w.dil[1]) *
+                    dims[2]);
   memset(plane, 0, (size_t)ref_qconv_plane_values(&p->w) * sizeof *plane);
   for (c = lo; c < hi; ++c) {
     ref_qconv_fill_plane(p, l->x + c * ipix, l->xz, plane);
-    for (od = 0; od < p->lout[0]; ++od)
-      ref_qg_depthwise_lean(plane + od * p->lstride[0] * dims[1] * dims[2], rows,
-                            p->lk[0] * p->lk[1], p->lk[2], p->ldil[2], p->lstride[2],
-                            p->lstride[1] * dims[2], l->w + c * kvol, p->lout[1], p->lout[2],
-                            &l->out, c, l->y + (c * opix + od * oplane) * es);
+    for (od = 0; od < (int)p->w.out[0]; ++od)
+      ref_qg_depthwise_lean(plane + od * (int)p->w.stride[0] * dims[1] * dims[2], rows,
+                            (int)p->w.k[0] * (int)p->w.k[1], (int)p->w.k[2], (int)p->w.dil[2],
+                            (int)p->w.stride[2], (int)p->w.stride[1] * dims[2], l->w + c * kvol,
+                            (int)p->w.out[1], (int)p->w.out[2], &l->out, c,
+                            l->y + (c * opix + od * oplane) * es);
   }
 }
 
@@ -815,22 +817,24 @@ static int ref_qconv_unit_column(const ref_qconv_params *p) {
  * output pixel j's column over the group's input channels from xg, depth (ci, kernel cell)
  * x - xz of the window's element (int8 where is_signed, else uint8), 0 where it reads padding;
  * staged in depth order in col (kg rounded up to 4 values), then placed (ref_qg_lean_place). ow
- * and rest: j's column and the rest of its index, j = rest * lout[2] + ow. */
+ * and rest: j's column and the rest of its index, j = rest * w.out[2] + ow. */
 static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *xg, int is_signed,
                                int32_t xz, int ow, int rest, const int *rows, int16_t *col,
                                int pixels, int32_t *q) {
-  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], cpg = (int)p->cpg, kg = (int)p->kg;
-  const int in2 = p->lin[2], k2 = p->lk[2], dil2 = p->ldil[2];
-  const int id0 = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
-  const int ih0 = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
-  const int iw0 = ow * p->lstride[2] - p->lpad[2], iw_last = iw0 + (k2 - 1) * dil2;
+  const int ipix = (int)p->w.in[0] * (int)p->w.in[1] * (int)p->w.in[2], cpg = (int)p->cpg,
+            kg = (int)p->kg;
+  const int in2 = (int)p->w.in[2], k2 = (int)p->w.k[2], dil2 = (int)p->w.dil[2];
+  const int id0 = rest / (int)p->w.out[1] * (int)p->w.stride[0] - (int)p->w.pad[0];
+  const int ih0 = rest % (int)p->w.out[1] * (int)p->w.stride[1] - (int)p->w.pad[1];
+  const int iw0 = ow * (int)p->w.stride[2] - (int)p->w.pad[2], iw_last = iw0 + (k2 - 1) * dil2;
   int16_t *to = col;
   int ci, kd, kh, kw;
-  if (id0 >= 0 && id0 + (p->lk[0] - 1) * p->ldil[0] < p->lin[0] && ih0 >= 0 &&
-      ih0 + (p->lk[1] - 1) * p->ldil[1] < p->lin[1] && iw0 >= 0 && iw_last < in2) {
+  if (id0 >= 0 && id0 + ((int)p->w.k[0] - 1) * (int)p->w.dil[0] < (int)p->w.in[0] && ih0 >= 0 &&
+      ih0 + ((int)p->w.k[1] - 1) * (int)p->w.dil[1] < (int)p->w.in[1] && iw0 >= 0 &&
+      iw_last < in2) {
     /* the window inside the input: its rows at the offsets `rows` from its corner */
-    const unsigned char *corner = xg + (id0 * p->lin[1] + ih0) * in2 + iw0;
-    const int nrows = cpg * p->lk[0] * p->lk[1];
+    const unsigned char *corner = xg + (id0 * (int)p->w.in[1] + ih0) * in2 + iw0;
+    const int nrows = cpg * (int)p->w.k[0] * (int)p->w.k[1];
     int r;
     if (k2 == 3 && dil2 == 1 && is_signed) /* a 3 x 3 window's rows, unrolled */
       for (r = 0; r < nrows; ++r, to += 3) {
@@ -851,18 +855,19 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
         to = ref_qconv_lean_run_of(corner + rows[r], k2, dil2, is_signed, xz, to);
   } else {
     for (ci = 0; ci < cpg; ++ci)
-      for (kd = 0; kd < p->lk[0]; ++kd) {
-        const int id = id0 + kd * p->ldil[0];
-        for (kh = 0; kh < p->lk[1]; ++kh) {
-          const int ih = ih0 + kh * p->ldil[1];
+      for (kd = 0; kd < (int)p->w.k[0]; ++kd) {
+        const int id = id0 + kd * (int)p->w.dil[0];
+        for (kh = 0; kh < (int)p->w.k[1]; ++kh) {
+          const int ih = ih0 + kh * (int)p->w.dil[1];
           const unsigned char *row;
           int iw = iw0;
-          if (id < 0 || id >= p->lin[0] || ih < 0 || ih >= p->lin[1]) { /* a padding row */
+          if (id < 0 || id >= (int)p->w.in[0] || ih < 0 ||
+              ih >= (int)p->w.in[1]) { /* a padding row */
             for (kw = 0; kw < k2; ++kw)
               *to++ = 0;
             continue;
           }
-          row = xg + ci * ipix + (id * p->lin[1] + ih) * in2;
+          row = xg + ci * ipix + (id * (int)p->w.in[1] + ih) * in2;
           if (iw0 >= 0 && iw_last < in2) { /* the window row inside the input */
             to = ref_qconv_lean_run_of(row + iw0, k2, dil2, is_signed, xz, to);
             continue;
@@ -955,8 +960,9 @@ static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, 
 /* Whether window row r (ci, kd, kh) of the window whose corner is (id0, ih0) reads an input
  * row, not padding. */
 static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, int r) {
-  const int id = id0 + r / p->lk[1] % p->lk[0] * p->ldil[0], ih = ih0 + r % p->lk[1] * p->ldil[1];
-  return id >= 0 && id < p->lin[0] && ih >= 0 && ih < p->lin[1];
+  const int id = id0 + r / (int)p->w.k[1] % (int)p->w.k[0] * (int)p->w.dil[0],
+            ih = ih0 + r % (int)p->w.k[1] * (int)p->w.dil[1];
+  return id >= 0 && id < (int)p->w.in[0] && ih >= 0 && ih < (int)p->w.in[1];
 }
 
 /* ref_qconv_lean_block3 where the windows reach into the padding: window row r's value k (k <
@@ -978,9 +984,9 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
 static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned char *xg,
                                    const int *rows, int id0, int ih0, int iw0, int is_signed,
                                    int32_t xz, int32_t *q) {
-  const int nrows = (int)p->cpg * p->lk[0] * p->lk[1], stride = p->lstride[2];
-  const int at = (id0 * p->lin[1] + ih0) * p->lin[2] + iw0;
-  const int kl = iw0 < 0 ? -iw0 : 0, kr = p->lin[2] - iw0; /* the columns inside */
+  const int nrows = (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1], stride = (int)p->w.stride[2];
+  const int at = (id0 * (int)p->w.in[1] + ih0) * (int)p->w.in[2] + iw0;
+  const int kl = iw0 < 0 ? -iw0 : 0, kr = (int)p->w.in[2] - iw0; /* the columns inside */
   unsigned char *b = (unsigned char *)q;
   int r, d, h;
   if (is_signed && stride == 1) /* the last nrows % 4 rows' values one at a time */
@@ -1021,16 +1027,18 @@ static int ref_qi_little_endian(void) {
  * input) or ref_qconv_lean_block3e (2), 0 neither (not one output row, or not a 3-wide window
  * of stride 1 or 2); o: the first window's corner (depth, height, width), maybe in the pads. */
 static int ref_qconv_lean_corner3(const ref_qconv_params *p, int j, int o[3]) {
-  const int ow = j % p->lout[2], rest = j / p->lout[2];
-  o[0] = rest / p->lout[1] * p->lstride[0] - p->lpad[0];
-  o[1] = rest % p->lout[1] * p->lstride[1] - p->lpad[1];
-  o[2] = ow * p->lstride[2] - p->lpad[2];
-  if (!ref_qi_little_endian() || p->lk[2] != 3 || p->ldil[2] != 1 ||
-      (p->lstride[2] != 1 && p->lstride[2] != 2) || ow + REF_QG_LEAN_PIXELS > p->lout[2])
+  const int ow = j % (int)p->w.out[2], rest = j / (int)p->w.out[2];
+  o[0] = rest / (int)p->w.out[1] * (int)p->w.stride[0] - (int)p->w.pad[0];
+  o[1] = rest % (int)p->w.out[1] * (int)p->w.stride[1] - (int)p->w.pad[1];
+  o[2] = ow * (int)p->w.stride[2] - (int)p->w.pad[2];
+  if (!ref_qi_little_endian() || (int)p->w.k[2] != 3 || (int)p->w.dil[2] != 1 ||
+      ((int)p->w.stride[2] != 1 && (int)p->w.stride[2] != 2) ||
+      ow + REF_QG_LEAN_PIXELS > (int)p->w.out[2])
     return 0;
-  return o[0] < 0 || o[0] + (p->lk[0] - 1) * p->ldil[0] >= p->lin[0] || o[1] < 0 ||
-                 o[1] + (p->lk[1] - 1) * p->ldil[1] >= p->lin[1] || o[2] < 0 ||
-                 o[2] + (REF_QG_LEAN_PIXELS - 1) * p->lstride[2] + 2 >= p->lin[2]
+  return o[0] < 0 || o[0] + ((int)p->w.k[0] - 1) * (int)p->w.dil[0] >= (int)p->w.in[0] ||
+                 o[1] < 0 || o[1] + ((int)p->w.k[1] - 1) * (int)p->w.dil[1] >= (int)p->w.in[1] ||
+                 o[2] < 0 ||
+                 o[2] + (REF_QG_LEAN_PIXELS - 1) * (int)p->w.stride[2] + 2 >= (int)p->w.in[2]
              ? 2
              : 1;
 }
@@ -1044,7 +1052,8 @@ static int ref_qconv_lean_corner3(const ref_qconv_params *p, int j, int o[3]) {
 static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
-  const int ipix = p->lin[0] * p->lin[1] * p->lin[2], opix = p->lout[0] * p->lout[1] * p->lout[2];
+  const int ipix = (int)p->w.in[0] * (int)p->w.in[1] * (int)p->w.in[2],
+            opix = (int)p->w.out[0] * (int)p->w.out[1] * (int)p->w.out[2];
   const int mpg = (int)p->mpg, kg = (int)p->kg, m = (int)p->m;
   const int64_t es = (int64_t)ref_qi_lean_esize(&l->out); /* a raw result's 4 bytes */
   const int is_signed = p->q.x_type == ODLA_INT8;
@@ -1052,13 +1061,15 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
   int16_t *col = unit_column ? NULL : (int16_t *)(block + ref_qg_lean_words(p->kg)); /* staged */
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
-  const int nrows = unit_column ? 0 : (int)p->cpg * p->lk[0] * p->lk[1];
+  const int nrows = unit_column ? 0 : (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1];
   int64_t lo, hi;
   int g, j, h, np, r;
   ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
   for (r = 0; r < nrows; ++r) {
-    const int ci = r / (p->lk[0] * p->lk[1]), kd = r / p->lk[1] % p->lk[0], kh = r % p->lk[1];
-    rows[r] = ci * ipix + (kd * p->ldil[0] * p->lin[1] + kh * p->ldil[1]) * p->lin[2];
+    const int ci = r / ((int)p->w.k[0] * (int)p->w.k[1]), kd = r / (int)p->w.k[1] % (int)p->w.k[0],
+              kh = r % (int)p->w.k[1];
+    rows[r] = ci * ipix +
+              (kd * (int)p->w.dil[0] * (int)p->w.in[1] + kh * (int)p->w.dil[1]) * (int)p->w.in[2];
   }
   for (g = 0; g < (int)p->group; ++g) {
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
@@ -1074,18 +1085,18 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
       else if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
       else if (way == 1)
-        ref_qconv_lean_block3(xg + (o[0] * p->lin[1] + o[1]) * p->lin[2] + o[2], rows, nrows,
-                              p->lstride[2], is_signed, l->xz, block);
+        ref_qconv_lean_block3(xg + (o[0] * (int)p->w.in[1] + o[1]) * (int)p->w.in[2] + o[2], rows,
+                              nrows, (int)p->w.stride[2], is_signed, l->xz, block);
       else if (way == 2)
         ref_qconv_lean_block3e(p, xg, rows, o[0], o[1], o[2], is_signed, l->xz, block);
       else if (np == 1)
-        ref_qconv_lean_col(p, xg, is_signed, l->xz, j % p->lout[2], j / p->lout[2], rows, col, 1,
-                           block);
+        ref_qconv_lean_col(p, xg, is_signed, l->xz, j % (int)p->w.out[2], j / (int)p->w.out[2],
+                           rows, col, 1, block);
       else
         for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
           const int jh = j + (h < np ? h : np - 1);
-          ref_qconv_lean_col(p, xg, is_signed, l->xz, jh % p->lout[2], jh / p->lout[2], rows, col,
-                             REF_QG_LEAN_PIXELS, block + 2 * h);
+          ref_qconv_lean_col(p, xg, is_signed, l->xz, jh % (int)p->w.out[2], jh / (int)p->w.out[2],
+                             rows, col, REF_QG_LEAN_PIXELS, block + 2 * h);
         }
       ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg - tail, over, block, &l->out, c, np,
                        l->y + ((int64_t)c * opix + j) * es, opix * es);
@@ -1671,12 +1682,6 @@ odla_value odla_ExtQLinearConv(
   for (i = 0; i < 3; ++i) { /* the int window: every extent and step under 2^20 */
     p.q.lean &= (p.w.in[i] | p.w.out[i] | p.w.k[i] | p.w.stride[i] | p.w.pad[i] | p.w.dil[i]) <
                 (int64_t)1 << 20;
-    p.lin[i] = (int)p.w.in[i];
-    p.lout[i] = (int)p.w.out[i];
-    p.lk[i] = (int)p.w.k[i];
-    p.lstride[i] = (int)p.w.stride[i];
-    p.lpad[i] = (int)p.w.pad[i];
-    p.ldil[i] = (int)p.w.dil[i];
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
   ref_qi_lean_know(in, &p.q, p.kg);
