@@ -308,7 +308,7 @@ static odla_value_shape ref_ad_any_shape(void) {
 /* The id of a gradient contribution to `v` made by the current node's rule. */
 static odla_value_id ref_ad_id(const ref_ad *ad, odla_value v, char *buf, size_t cap) {
   ref_snprintf(buf, cap, "%s:grad@%d", v->id, ad->node->index);
-  return (odla_value_id)buf;
+  return ref_made_id(buf);
 }
 
 /* Appends a backward-kernel node of one result. */
@@ -334,7 +334,7 @@ static int ref_ad_add(ref_ad *ad, odla_value v, odla_value g) {
     return 1;
   }
   ref_snprintf(buf, sizeof buf, "%s:grad+%d", v->id, ad->node->index);
-  *slot = odla_Add(*slot, g, (odla_value_id)buf);
+  *slot = odla_Add(*slot, g, ref_made_id(buf));
   return *slot != NULL;
 }
 
@@ -719,7 +719,7 @@ static int ref_ad_outputs(ref_ad *ad) {
                  buf, v->id);
         return 0;
       }
-    g = ref_ad_op("GradOutput", ref_ad_copy_run, 1, &ad->grad[i], v->type, (odla_value_id)buf, NULL,
+    g = ref_ad_op("GradOutput", ref_ad_copy_run, 1, &ad->grad[i], v->type, ref_made_id(buf), NULL,
                   0);
     if (!g)
       return 0;
@@ -769,7 +769,7 @@ odla_status odla_DifferentiateComputation(odla_computation computation) {
   loss = ref_ad_prepare(&ad);
   if (loss) {
     ref_snprintf(buf, sizeof buf, "%s:grad", loss->id);
-    seed = ref_ad_op("GradSeed", ref_ad_ones_run, 0, NULL, loss->type, (odla_value_id)buf, NULL, 0);
+    seed = ref_ad_op("GradSeed", ref_ad_ones_run, 0, NULL, loss->type, ref_made_id(buf), NULL, 0);
     ad.grad[loss->index] = seed;
     ok = seed != NULL;
     for (i = computation->num_forward_nodes - 1; i >= 0 && ok; --i)

@@ -246,10 +246,22 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   ref_free_loaded_computation(comp);
   ref_profile_forget(comp);
   ref_string_pool_free(&comp->strings);
+  ref_string_pool_free(&comp->made_ids);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   ref_free(comp);
   return ODLA_SUCCESS;
+}
+
+odla_value_id ref_made_id(const char *text) {
+  odla_computation comp = ref_current_comp;
+  const size_t bytes = strlen(text) + 1;
+  char *copy;
+  if (!comp || !comp->static_ids)
+    return (odla_value_id)text;
+  if ((copy = ref_string_alloc(&comp->made_ids, bytes)) != NULL)
+    memcpy(copy, text, bytes);
+  return (odla_value_id)copy;
 }
 
 static odla_value ref_new_value(odla_computation comp, const char *op, odla_value_type type,

@@ -138,7 +138,7 @@ static odla_value ref_epilogue(const char *op, odla_value product, odla_value re
 /* The id of the product inside a fused op: "<id>/product". */
 static odla_value_id ref_product_id(odla_value_id id, char *buf, size_t cap) {
   ref_snprintf(buf, cap, "%s/product", id ? (const char *)id : "");
-  return (odla_value_id)buf;
+  return ref_made_id(buf);
 }
 
 odla_value odla_ExtConv(odla_value input, odla_memory_layout input_layout, odla_uint32 group,

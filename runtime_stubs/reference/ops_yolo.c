@@ -235,8 +235,8 @@ odla_values odla_PostProcess(odla_value orig_img_w, odla_value orig_img_h, odla_
   out[1].shape.dims[0] = p.classes;
   ref_snprintf(id0, sizeof id0, "%s0", value_id ? (const char *)value_id : "");
   ref_snprintf(id1, sizeof id1, "%s1", value_id ? (const char *)value_id : "");
-  ids[0] = (odla_value_id)id0;
-  ids[1] = (odla_value_id)id1;
+  ids[0] = ref_made_id(id0);
+  ids[1] = ref_made_id(id1);
   node = ref_add_node("PostProcess", ref_yolo_run, 5, in, 2, out, ids, &p, sizeof p);
   if (!node)
     return res;

@@ -303,9 +303,28 @@ static void test_constants_arrays(void) {
 
 /* ---- Static ids ---------------------------------------------------------------------------- */
 
+/* A fused product (odla_ExtGemm), whose inner product the backend names "g/product" in a buffer
+ * of the builder's stack; then that stack overwritten. */
+static void __attribute__((noinline)) fused_product(void) {
+  static const float one[4] = {1, 1, 1, 1};
+  odla_value_type t = {ODLA_FLOAT32, {2, {2, 2}}};
+  odla_value_shape s = {2, {2, 2}};
+  odla_value a = odla_CreateConstant(t, one, (const odla_value_id) "fa");
+  CHECK(odla_ExtGemm(a, 0, a, 0, 1, 0, NULL, NULL, (odla_ext_fused_activation)ODLA_EXT_ACT_RELU, 0,
+                     0, s, (const odla_value_id) "g") != NULL,
+        "odla_ExtGemm");
+}
+static void __attribute__((noinline)) overwrite_stack(void) {
+  volatile char junk[4096];
+  size_t i;
+  for (i = 0; i < sizeof junk; ++i)
+    junk[i] = 'Z';
+}
+
 /* With ODLA_EXT_ITEM_STATIC_IDS a value's id is the caller's string itself; without it a copy
- * (the caller may reuse its buffer). The item is refused once a value exists: earlier ids
- * were copied. */
+ * (the caller may reuse its buffer); the ids the backend makes itself (a fused op's product)
+ * live as long as the computation either way. The item is refused once a value exists:
+ * earlier ids were copied. */
 static void test_static_ids(void) {
   static const float one = 1;
   static const char name[] = "the_constant";
@@ -333,6 +352,13 @@ static void test_static_ids(void) {
     CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_STATIC_IDS, (odla_item_value)&yes) ==
               ODLA_INVALID_PARAM,
           "ODLA_EXT_ITEM_STATIC_IDS accepted after a value");
+    fused_product();
+    overwrite_stack();
+    id = NULL;
+    CHECK(odla_FindValueById((const odla_value_id) "g/product", &v) == ODLA_SUCCESS && v &&
+              odla_GetValueId(v, &id) == ODLA_SUCCESS && id &&
+              strcmp((const char *)id, "g/product") == 0,
+          "static ids %d: the fused product's id is lost", kind);
     odla_DestroyComputation(comp);
   }
 }
