@@ -246,7 +246,9 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   ref_free_loaded_computation(comp);
   ref_profile_forget(comp);
   ref_string_pool_free(&comp->strings);
-  ref_string_pool_free(&comp->made_ids);
+  for (i = 0; i < comp->num_made_ids; ++i)
+    ref_free(comp->made_ids[i]);
+  ref_free(comp->made_ids);
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   ref_free(comp);
@@ -255,12 +257,19 @@ odla_status odla_DestroyComputation(odla_computation comp) {
 
 odla_value_id ref_made_id(const char *text) {
   odla_computation comp = ref_current_comp;
-  const size_t bytes = strlen(text) + 1;
   char *copy;
   if (!comp || !comp->static_ids)
     return (odla_value_id)text;
-  if ((copy = ref_string_alloc(&comp->made_ids, bytes)) != NULL)
-    memcpy(copy, text, bytes);
+  if (comp->num_made_ids == comp->cap_made_ids) {
+    const int cap = comp->cap_made_ids ? 2 * comp->cap_made_ids : 8;
+    char **ids = (char **)ref_realloc(comp->made_ids, (size_t)cap * sizeof *ids);
+    if (!ids)
+      return NULL;
+    comp->made_ids = ids;
+    comp->cap_made_ids = cap;
+  }
+  if ((copy = ref_strdup(text)) != NULL)
+    comp->made_ids[comp->num_made_ids++] = copy;
   return (odla_value_id)copy;
 }
 

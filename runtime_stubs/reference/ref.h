@@ -161,12 +161,13 @@ struct _odla_computation {
   /* odla_DifferentiateComputation (autodiff.c): the nodes before the appended backward pass,
    * all that ODLA_COMPUTE_INFERENCE runs; 0 when not differentiated. */
   int num_forward_nodes;
-  int threads;              /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
-  int least_memory;         /* the ODLA_EXT_ITEM_LEAST_MEMORY item: builders pick kernels with
-                               the least scratch */
-  int static_ids;           /* the ODLA_EXT_ITEM_STATIC_IDS item: values' ids are the caller's */
-  ref_string_pool made_ids; /* with static ids, the ids the backend makes (ref_made_id) */
-  ref_string_pool strings;  /* interpret mode: the string results' bytes */
+  int threads;      /* the ODLA_PROCESSOR_NUM item, 0 where unset (threads.h) */
+  int least_memory; /* the ODLA_EXT_ITEM_LEAST_MEMORY item: builders pick kernels with
+                       the least scratch */
+  int static_ids;   /* the ODLA_EXT_ITEM_STATIC_IDS item: values' ids are the caller's */
+  char **made_ids;  /* with static ids, the ids the backend makes (ref_made_id), its own */
+  int num_made_ids, cap_made_ids;
+  ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
    * items; 0 where unset. */
   struct {
@@ -220,8 +221,8 @@ void ref_set_current(odla_computation comp);
 odla_value ref_fail(odla_status status, const char *op, const char *fmt, ...);
 /* An id the backend makes for a value of its own (a fused op's "<id>/product"): where the
  * current computation keeps ids by pointer (ODLA_EXT_ITEM_STATIC_IDS), a copy of `text` that
- * lives as long as the computation (NULL when there is no memory for it: the value is then
- * nameless); else `text` itself, which the value copies. */
+ * the computation frees (NULL when there is no memory for it: the value is then nameless);
+ * else `text` itself, which the value copies. */
 odla_value_id ref_made_id(const char *text);
 /* Logs `fmt` at `level` for the function `func`, recording nothing (runtime functions). */
 void ref_report(odla_log_level level, const char *func, const char *fmt, ...);
