@@ -540,10 +540,9 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
 
 /* ---- odla_ExtQLinearConv ------------------------------------------------------------------- */
 
-/* The deepest kernel whose lean tail (ref_qi_common.tail_at) is kept: two rows of it. */
-enum {
-  REF_QI_LEAN_TAIL_DEPTH = 64
-}; /* a first layer's (3 x 3 x 3 is 27), in the builder's stack */
+/* The deepest kernel whose lean tail (ref_qi_common.tail_at) is kept, two rows of it in the
+ * builder's stack: a first layer's (3 x 3 x 3 is 27). */
+enum { REF_QI_LEAN_TAIL_DEPTH = 64 };
 
 typedef struct {
   ref_qi_common q;
