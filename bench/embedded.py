@@ -1,7 +1,8 @@
 """The MLPerf Tiny models (bench/tiny_models.py) and the digits CNN as bare-metal firmware on
 QEMU's Cortex-M4F, M7 and M55 boards: instructions per inference, RAM and flash per model,
-precision and core, written to docs/embedded.md beside MLPerf Tiny's published figures. A
-measurement, not a test:
+precision and core, written to docs/embedded.md beside MLPerf Tiny's published figures and
+TFLite Micro's arena for the same architectures (bench/tflm_arena.py, run in the venv that
+scripts/install-deps.sh bench makes). A measurement, not a test:
 
     PY bench/embedded.py [--cores m4,m7,m55] [--models kws,ic,vww,ad,digits] [--runs 3]
 
