@@ -1105,6 +1105,34 @@ void ref_qg_lean_pairs_t2(const int8_t *w, int k, int pairs, int groups, const i
   "  ldr lr, [r2], #32\n"                                                                          \
   "  smlad r4, r3, lr, r4\n"                                                                       \
   "  smlad r8, r12, lr, r8\n"
+/* The parts both pair kernels share (their frame's first 16 bytes alike: [sp] the pair's end,
+ * [sp, 4] pairs left, [sp, 8] 4 groups, [sp, 12] the pair's first row). A pair's start: its
+ * first row and end. */
+#define REF_QG_PAIRS_START                                                                         \
+  "  str r0, [sp, #12]\n"                                                                          \
+  "  ldr r3, [sp, #8]\n"                                                                           \
+  "  add r3, r3, r0\n"                                                                             \
+  "  str r3, [sp, #0]\n"
+/* The pair's groups into the sums r4-r11: an odd one first, then two a loop; ends at 3:. */
+#define REF_QG_PAIRS_GROUPS                                                                        \
+  "  ldr lr, [sp, #8]\n"                                                                           \
+  "  tst lr, #4\n"                                                                                 \
+  "  beq 5f\n" REF_QG_PAIRS_GROUP "5:\n"                                                           \
+  "  ldr lr, [sp, #0]\n"                                                                           \
+  "  cmp r0, lr\n"                                                                                 \
+  "  beq 3f\n"                                                                                     \
+  "2:\n" REF_QG_PAIRS_GROUP REF_QG_PAIRS_GROUP "  ldr lr, [sp, #0]\n"                              \
+  "  cmp r0, lr\n"                                                                                 \
+  "  bne 2b\n"                                                                                     \
+  "3:\n"
+/* The next pair (k in r1), back to 1: while pairs are left. */
+#define REF_QG_PAIRS_NEXT                                                                          \
+  "  ldr r0, [sp, #12]\n"                                                                          \
+  "  add r0, r0, r1, lsl #1\n"                                                                     \
+  "  ldr r2, [sp, #4]\n"                                                                           \
+  "  subs r2, r2, #1\n"                                                                            \
+  "  str r2, [sp, #4]\n"                                                                           \
+  "  bne 1b\n"
 __asm__(".syntax unified\n"
         ".pushsection .text.ref_qg_lean_pairs_t2,\"ax\",%progbits\n"
         ".balign 4\n"
@@ -1121,12 +1149,7 @@ __asm__(".syntax unified\n"
         "  str r2, [sp, #4]\n"
         "  lsls r3, r3, #2\n"
         "  str r3, [sp, #8]\n"
-        "1:\n"
-        "  str r0, [sp, #12]\n"
-        "  ldr r3, [sp, #8]\n"
-        "  add r3, r3, r0\n"
-        "  str r3, [sp, #0]\n"
-        "  ldr r2, [sp, #52]\n"
+        "1:\n" REF_QG_PAIRS_START "  ldr r2, [sp, #52]\n"
         "  mov r4, #0\n"
         "  mov r5, #0\n"
         "  mov r6, #0\n"
@@ -1134,27 +1157,9 @@ __asm__(".syntax unified\n"
         "  mov r8, #0\n"
         "  mov r9, #0\n"
         "  mov r10, #0\n"
-        "  mov r11, #0\n"
-        "  ldr lr, [sp, #8]\n"
-        "  tst lr, #4\n" /* an odd number of groups: one first */
-        "  beq 5f\n" REF_QG_PAIRS_GROUP "5:\n"
-        "  ldr lr, [sp, #0]\n"
-        "  cmp r0, lr\n"
-        "  beq 3f\n"
-        "2:\n" REF_QG_PAIRS_GROUP REF_QG_PAIRS_GROUP "  ldr lr, [sp, #0]\n"
-        "  cmp r0, lr\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  ldr lr, [sp, #56]\n"
+        "  mov r11, #0\n" REF_QG_PAIRS_GROUPS "  ldr lr, [sp, #56]\n"
         "  stmia lr!, {r4-r11}\n"
-        "  str lr, [sp, #56]\n"
-        "  ldr r0, [sp, #12]\n"
-        "  add r0, r0, r1, lsl #1\n"
-        "  ldr r2, [sp, #4]\n"
-        "  subs r2, r2, #1\n"
-        "  str r2, [sp, #4]\n"
-        "  bne 1b\n"
-        "4:\n"
+        "  str lr, [sp, #56]\n" REF_QG_PAIRS_NEXT "4:\n"
         "  add sp, sp, #16\n"
         "  pop {r4-r11, pc}\n"
         ".size ref_qg_lean_pairs_t2, .-ref_qg_lean_pairs_t2\n"
@@ -1189,6 +1194,8 @@ void ref_qg_lean_pairs_u8_t2(const int8_t *w, int k, int pairs, int groups, cons
   "  strb " B ", [r1, #1]\n"                                                                       \
   "  strb " C ", [r1, #2]\n"                                                                       \
   "  strb " D ", [r1, #3]\n"
+#define REF_QG_PAIRS_U8_FIRST REF_QG_PAIRS_U8_ROW("r4", "r5", "r6", "r7")
+#define REF_QG_PAIRS_U8_SECOND REF_QG_PAIRS_U8_ROW("r8", "r9", "r10", "r11")
 /* Frame: [sp] the pair's end, [sp, 4] pairs left, [sp, 8] 4 groups, [sp, 12] the pair's first
  * row, [sp, 16] k, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced per pair);
  * c at [sp, 80], q at [sp, 84]. */
@@ -1213,12 +1220,7 @@ __asm__(".syntax unified\n"
         "  ldmia r12, {r3-r8}\n"
         "  add lr, sp, #20\n"
         "  stmia lr, {r3-r8}\n"
-        "1:\n"
-        "  str r0, [sp, #12]\n"
-        "  ldr r3, [sp, #8]\n"
-        "  add r3, r3, r0\n"
-        "  str r3, [sp, #0]\n"
-        "  ldr r2, [sp, #80]\n"
+        "1:\n" REF_QG_PAIRS_START "  ldr r2, [sp, #80]\n"
         "  ldr r3, [sp, #20]\n" /* the biases: the sums' start */
         "  ldr r4, [r3], #4\n"
         "  ldr r8, [r3], #4\n"
@@ -1228,18 +1230,7 @@ __asm__(".syntax unified\n"
         "  mov r7, r4\n"
         "  mov r9, r8\n"
         "  mov r10, r8\n"
-        "  mov r11, r8\n"
-        "  ldr lr, [sp, #8]\n"
-        "  tst lr, #4\n" /* an odd number of groups: one first */
-        "  beq 5f\n" REF_QG_PAIRS_GROUP "5:\n"
-        "  ldr lr, [sp, #0]\n"
-        "  cmp r0, lr\n"
-        "  beq 3f\n"
-        "2:\n" REF_QG_PAIRS_GROUP REF_QG_PAIRS_GROUP "  ldr lr, [sp, #0]\n"
-        "  cmp r0, lr\n"
-        "  bne 2b\n"
-        "3:\n"
-        "  ldr r0, [sp, #24]\n"
+        "  mov r11, r8\n" REF_QG_PAIRS_GROUPS "  ldr r0, [sp, #24]\n"
         "  ldr r2, [sp, #28]\n"
         "  ldr r12, [r0], #4\n" /* the first row's multiplier, shift, e, rz */
         "  ldr r3, [r2], #4\n"
@@ -1247,36 +1238,30 @@ __asm__(".syntax unified\n"
         "  sub r3, r3, #32\n"
         "  sub r1, r3, #1\n"
         "  lsl lr, lr, r1\n"
-        "  ldr r1, [sp, #32]\n" REF_QG_PAIRS_U8_ROW(
-            "r4", "r5", "r6",
-            "r7") "  ldr r12, [r0], #4\n" /* the second row's */
-                  "  ldr r3, [r2], #4\n"
-                  "  str r0, [sp, #24]\n"
-                  "  str r2, [sp, #28]\n"
-                  "  ldr lr, [sp, #40]\n"
-                  "  sub r3, r3, #32\n"
-                  "  sub r0, r3, #1\n"
-                  "  lsl lr, lr, r0\n"
-                  "  ldr r0, [sp, #36]\n"
-                  "  add r1, r1, r0\n" REF_QG_PAIRS_U8_ROW(
-                      "r8", "r9", "r10",
-                      "r11") "  add r1, r1, r0\n"
-                             "  str r1, [sp, #32]\n"
-                             "  ldr r1, [sp, #16]\n"
-                             "  ldr r0, [sp, #12]\n"
-                             "  add r0, r0, r1, lsl #1\n"
-                             "  ldr r2, [sp, #4]\n"
-                             "  subs r2, r2, #1\n"
-                             "  str r2, [sp, #4]\n"
-                             "  bne 1b\n"
-                             "4:\n"
-                             "  add sp, sp, #44\n"
-                             "  pop {r4-r11, pc}\n"
-                             ".size ref_qg_lean_pairs_u8_t2, .-ref_qg_lean_pairs_u8_t2\n"
-                             ".popsection\n");
+        "  ldr r1, [sp, #32]\n" REF_QG_PAIRS_U8_FIRST "  ldr r12, [r0], #4\n" /* the second row's */
+        "  ldr r3, [r2], #4\n"
+        "  str r0, [sp, #24]\n"
+        "  str r2, [sp, #28]\n"
+        "  ldr lr, [sp, #40]\n"
+        "  sub r3, r3, #32\n"
+        "  sub r0, r3, #1\n"
+        "  lsl lr, lr, r0\n"
+        "  ldr r0, [sp, #36]\n"
+        "  add r1, r1, r0\n" REF_QG_PAIRS_U8_SECOND "  add r1, r1, r0\n"
+        "  str r1, [sp, #32]\n"
+        "  ldr r1, [sp, #16]\n" REF_QG_PAIRS_NEXT "4:\n"
+        "  add sp, sp, #44\n"
+        "  pop {r4-r11, pc}\n"
+        ".size ref_qg_lean_pairs_u8_t2, .-ref_qg_lean_pairs_u8_t2\n"
+        ".popsection\n");
 #undef REF_QG_PAIRS_U8_ROW
+#undef REF_QG_PAIRS_U8_FIRST
+#undef REF_QG_PAIRS_U8_SECOND
 #define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
+#undef REF_QG_PAIRS_START
+#undef REF_QG_PAIRS_GROUPS
+#undef REF_QG_PAIRS_NEXT
 static inline void ref_qg_lean_sums_rows2(const int8_t *w, int k, int pairs, int groups,
                                           const int32_t *c, int32_t *s) {
   ref_qg_lean_pairs_t2(w, k, pairs, groups, c, s);
