@@ -305,6 +305,10 @@ public:
           absorbed.insert(it->second.epilogue);
         continue;
       }
+      if (keepsLayout(n)) {
+        order_.push_back(n);
+        continue;
+      }
       for (int i = 0; i < n->num_inputs; ++i)
         if (n->inputs[i] && layout_.count(n->inputs[i]))
           n->inputs[i] = convert(n->inputs[i], plainDesc(n->inputs[i]));
@@ -465,6 +469,35 @@ private:
       layout_[w] = md;
     conversions_.push_back({v, md, w});
     return w;
+  }
+
+  /* Whether reference node n runs on its operands in the layout a oneDNN producer gave one of
+   * them: an integer Add or Mul (odla_ExtQLinearAdd/Mul, elementwise: the same computation on
+   * each byte whatever the order) of two operands of its result's shape and element type, one
+   * in a dense layout (no padding: the int8 convolutions' channels-last), the other converted
+   * to it. The result keeps that layout, so a residual block's sum costs no reorder out of and
+   * back into the convolutions' layout (ResNet-50 int8: 37 reorders, 17% of its time). */
+  bool keepsLayout(ref_node *n) {
+    if ((std::strcmp(n->op, "ExtQLinearAdd") && std::strcmp(n->op, "ExtQLinearMul")) ||
+        n->num_inputs != 2 || n->num_outputs != 1 || n->outputs[0]->is_output)
+      return false;
+    odla_value y = n->outputs[0];
+    auto it = layout_.find(n->inputs[0]);
+    if (it == layout_.end())
+      it = layout_.find(n->inputs[1]);
+    if (it == layout_.end() || it->second.get_size() != ref_bytes(&y->type))
+      return false;
+    const Desc md = it->second;
+    for (int i = 0; i < 2; ++i) {
+      const odla_value_type &t = n->inputs[i]->type;
+      if (t.element_type != y->type.element_type || t.shape.size != y->type.shape.size ||
+          !std::equal(t.shape.dims, t.shape.dims + t.shape.size, y->type.shape.dims))
+        return false;
+    }
+    for (int i = 0; i < 2; ++i)
+      n->inputs[i] = convert(n->inputs[i], md);
+    layout_[y] = md;
+    return true;
   }
 
   /* The value a primitive writes for the op's final result `y` in layout dst: y itself, or,

@@ -328,8 +328,8 @@ static inline int32_t ref_quantize_round(float q) {
   }
 #else
 #define REF_QUANTIZE_F32_TO(T, SFX, MIN, MAX, SAT)                                                 \
-  static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale, int32_t zp,        \
-                                        int32_t lo, int32_t hi, T *y) {                            \
+  REF_HOT static void ref_quantize_f32_to_##SFX(const float *x, int64_t n, float scale,            \
+                                                int32_t zp, int32_t lo, int32_t hi, T *y) {        \
     const float zf = (float)zp, lof = (float)lo, hif = (float)hi;                                  \
     int64_t i;                                                                                     \
     for (i = 0; i < n; ++i) {                                                                      \
@@ -507,30 +507,34 @@ odla_value odla_ExtQuantize(odla_value input, odla_value scale, odla_value zero_
 
 /* uint8 or int8 to float32 with float32 scales, not blocked (quantized models' common case):
  * (x - zero point) * scale in float32, as the general path computes it; split as Quantize's. */
+REF_HOT static void ref_dequantize_8bit(const void *vx, int x_signed, int64_t n, float s, float z,
+                                        float *y) {
+  int64_t i;
+  if (x_signed) {
+    const int8_t *x = (const int8_t *)vx;
+    for (i = 0; i < n; ++i)
+      y[i] = ((float)x[i] - z) * s;
+  } else {
+    const uint8_t *x = (const uint8_t *)vx;
+    for (i = 0; i < n; ++i)
+      y[i] = ((float)x[i] - z) * s;
+  }
+}
+
 static void ref_dequantize_fast_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_quant_fast_job *job = (const ref_quant_fast_job *)arg;
   const ref_quant_params *p = job->p;
-  int64_t lo, hi, at, i;
+  int64_t lo, hi, at;
   (void)scratch;
   ref_quant_fast_range(p, index, parts, &lo, &hi);
   for (at = lo; at < hi;) {
     int64_t slice = at / p->inner, end = (slice + 1) * p->inner;
     double scale, zp;
-    float s, z, *y = (float *)job->io->out[0] + at;
     if (end > hi)
       end = hi;
     ref_quant_params_at(p, job->io, slice / p->channels, slice % p->channels, 0, &scale, &zp);
-    s = (float)scale;
-    z = (float)zp;
-    if (p->x_type == ODLA_INT8) {
-      const int8_t *x = (const int8_t *)job->io->in[0] + at;
-      for (i = 0; i < end - at; ++i)
-        y[i] = ((float)x[i] - z) * s;
-    } else {
-      const uint8_t *x = (const uint8_t *)job->io->in[0] + at;
-      for (i = 0; i < end - at; ++i)
-        y[i] = ((float)x[i] - z) * s;
-    }
+    ref_dequantize_8bit((const unsigned char *)job->io->in[0] + at, p->x_type == ODLA_INT8,
+                        end - at, (float)scale, (float)zp, (float *)job->io->out[0] + at);
     at = end;
   }
 }

@@ -1936,8 +1936,9 @@ typedef struct {
  * int32 (a conversion compilers vectorize, where one straight to 8 bits they do not). */
 #define REF_QBIN_STORE(Y, EXPR)                                                                    \
   do {                                                                                             \
-    const double v = ref_qg_round_even(EXPR) + zy;                                                 \
-    y[i] = (Y)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                            \
+    double v = ref_qg_round_even(EXPR) + zy;                                                       \
+    v = v < lo ? lo : v; /* two steps, each a MAXPD or MINPD */                                    \
+    y[i] = (Y)(int32_t)(v > hi ? hi : v);                                                          \
   } while (0)
 #else
 #define REF_QBIN_NUM int32_t
@@ -2009,8 +2010,8 @@ static inline int32_t ref_qbin_round_word(int64_t t, int32_t shift) {
 #endif
 
 #define REF_QBIN_ROW(name, A, B, Y, EXPR)                                                          \
-  static void name(void *vy, const void *const *in, const int64_t *s, int64_t n,                   \
-                   const void *ctx) {                                                              \
+  REF_HOT static void name(void *vy, const void *const *in, const int64_t *s, int64_t n,           \
+                           const void *ctx) {                                                      \
     const ref_qbin_params *q = (const ref_qbin_params *)ctx;                                       \
     const A *a = (const A *)in[0];                                                                 \
     const B *b = (const B *)in[1];                                                                 \

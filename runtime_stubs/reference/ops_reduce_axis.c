@@ -62,27 +62,21 @@ typedef struct {
     if (len == 0)                                                                                  \
       return;                                                                                      \
     if (inner == 1) {                                                                              \
-      /* Eight running maxima (NaN noted apart) and sums, so that the loops vectorize. */          \
-      A mx, sum = 0, lane[8];                                                                      \
-      int found = 0, nan[8], j;                                                                    \
-      for (j = 0; j < 8; ++j) {                                                                    \
-        lane[j] = x[0];                                                                            \
-        nan[j] = 0;                                                                                \
-      }                                                                                            \
-      for (a = 0; a + 8 <= len; a += 8)                                                            \
-        for (j = 0; j < 8; ++j) {                                                                  \
-          const A v = x[a + j];                                                                    \
-          lane[j] = v > lane[j] ? v : lane[j];                                                     \
-          nan[j] |= v != v;                                                                        \
-        }                                                                                          \
+      /* Running maxima of w lanes (NaN sticks: REF_MAX_NAN), then eight running sums, so that     \
+       * the loops vectorize (a w fixed at compile time gets unrolled into scalar code). */        \
+      const int64_t w = len < 16 ? len : 16;                                                       \
+      A mx, sum = 0, lane[16];                                                                     \
+      int found = 0, j;                                                                            \
+      for (a = 0; a < w; ++a)                                                                      \
+        lane[a] = x[a];                                                                            \
+      for (; a + w <= len; a += w)                                                                 \
+        for (i = 0; i < w; ++i)                                                                    \
+          lane[i] = REF_MAX_NAN(lane[i], x[a + i]);                                                \
       for (; a < len; ++a)                                                                         \
         lane[0] = REF_MAX_NAN(lane[0], x[a]);                                                      \
       mx = lane[0];                                                                                \
-      for (j = 1; j < 8; ++j) {                                                                    \
-        mx = REF_MAX_NAN(mx, lane[j]);                                                             \
-        nan[0] |= nan[j];                                                                          \
-      }                                                                                            \
-      mx = nan[0] ? (A)NAN : mx;                                                                   \
+      for (i = 1; i < w; ++i)                                                                      \
+        mx = REF_MAX_NAN(mx, lane[i]);                                                             \
       switch (mode) {                                                                              \
       case REF_SM_SOFTMAX:                                                                         \
         for (j = 0; j < 8; ++j)                                                                    \
