@@ -1,8 +1,8 @@
 /* qgemm.c: the integer GEMM of qgemm.h: a REF_QG_MR x REF_QG_NR tile over int16 pairs, then
  * the exact requantization and the byte stores, in portable C99 and with intrinsics: on x86-64
- * CPUs with AVX2 and FMA, AVX2 (VNNI's fused multiply-add where the CPU has it), chosen at run
- * time (ref_qg_kernels_get); where the compiler targets them, Arm's DSP extension (SMLAD),
- * Helium (MVE) and NEON. */
+ * CPUs with AVX2 and FMA, AVX2 (AVX-VNNI's fused multiply-add where the CPU has it; 512-bit
+ * tiles with AVX512-VNNI), chosen at run time (ref_qg_kernels_get); where the compiler targets
+ * them, Arm's DSP extension (SMLAD), Helium (MVE) and NEON. */
 #include "qgemm.h"
 #include "ref_isa.h"
 
@@ -14,6 +14,7 @@
 #define REF_QG_AVX2 __attribute__((target("avx2,fma")))
 #define REF_QG_VNNI512 __attribute__((target("avx2,fma,avx512vnni,avx512vl")))
 #define REF_QG_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
+#define REF_QG_VNNI512Z __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
 #endif
 /* Kernels for AVX-VNNI, which Clang 14's __builtin_cpu_supports cannot ask for. */
 #if REF_X86_TARGETS && !defined(__clang__)
@@ -66,6 +67,10 @@
 typedef int32_t ref_qg_acc[REF_QG_MR][REF_QG_NR];
 typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
                                int nr, int nc, ref_qg_acc acc);
+/* Two tiles side by side: rows of a against the panels v and w (the next panel), into acc and
+ * acc2. */
+typedef void (*ref_qg_tile2_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
+                                const int16_t *w, ref_qg_acc acc, ref_qg_acc acc2);
 typedef void (*ref_qg_store_fn)(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
                                 ref_qg_acc acc);
 
@@ -203,12 +208,13 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
 }
 
 /* The kernels whose multiply-adds are MADD (ref_qg_madd or a VNNI one), compiled for TARGET:
- * ref_qg_tile_SFX, and ref_qg_depthwise_row_SFX for dil 1 and stride 1 or 2.
+ * ref_qg_tile_SFX (AVX512-VNNI has its own, ref_qg_tile_vnni512z), and
+ * ref_qg_depthwise_row_SFX for dil 1 and stride 1 or 2.
  * In the depthwise rows, stride 1: each register of pairs (x[i], x[i + 1]) at even i serves the
  * even outputs, the same one element on the odd ones; the two sums interleave back at the end.
  * Stride 2: the pairs of consecutive outputs are consecutive in memory. Taps pair up along the row.
  */
-#define REF_QG_X86_KERNELS(SFX, TARGET, MADD)                                                      \
+#define REF_QG_X86_TILE(SFX, TARGET, MADD)                                                         \
   TARGET static void ref_qg_tile_##SFX(int64_t kp, const int16_t *const a[REF_QG_MR],              \
                                        const int16_t *v, int nr, int nc, ref_qg_acc acc) {         \
     const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];          \
@@ -251,8 +257,8 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
     _mm256_storeu_si256((__m256i *)(acc[4] + 8), c41);                                             \
     _mm256_storeu_si256((__m256i *)acc[5], c50);                                                   \
     _mm256_storeu_si256((__m256i *)(acc[5] + 8), c51);                                             \
-  }                                                                                                \
-                                                                                                   \
+  }
+#define REF_QG_X86_DEPTHWISE(SFX, TARGET, MADD)                                                    \
   TARGET static void ref_qg_depthwise_row_##SFX(int rows, const int16_t *const *x, int64_t stride, \
                                                 int64_t kw, const int16_t *w, int64_t n,           \
                                                 int accumulate, int32_t *s) {                      \
@@ -288,12 +294,122 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
       _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                            \
     }                                                                                              \
   }
-REF_QG_X86_KERNELS(avx2, REF_QG_AVX2, ref_qg_madd)
-REF_QG_X86_KERNELS(vnni512, REF_QG_VNNI512, ref_qg_madd_vnni512)
+REF_QG_X86_TILE(avx2, REF_QG_AVX2, ref_qg_madd)
+REF_QG_X86_DEPTHWISE(avx2, REF_QG_AVX2, ref_qg_madd)
+REF_QG_X86_DEPTHWISE(vnni512, REF_QG_VNNI512, ref_qg_madd_vnni512)
 #if REF_QG_WITH_AVXVNNI
-REF_QG_X86_KERNELS(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
+REF_QG_X86_TILE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
+REF_QG_X86_DEPTHWISE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
 #endif
-#undef REF_QG_X86_KERNELS
+#undef REF_QG_X86_TILE
+#undef REF_QG_X86_DEPTHWISE
+
+/* The tile in 512-bit registers (AVX512-VNNI): a pair row of a V panel (REF_QG_NR = 16
+ * columns of int16 pairs) is one register, so a row's pair is one VPDPWSSD for the whole row
+ * of the tile, half the instructions of the 256-bit kernel. Each row sums the even and the odd
+ * pair rows apart (12 chains of additions, enough to cover the instruction's latency), added
+ * at the end. REF_QG_DPW: c += the pairwise products of b and the pair at s, broadcast by the
+ * instruction itself; in assembly because GCC 12 copies each accumulator between registers
+ * around the intrinsic (twice the instructions). */
+#define REF_QG_DPW(c, s, b)                                                                        \
+  __asm__("vpdpwssd %1%{1to16%}, %2, %0"                                                           \
+          : "+v"(c)                                                                                \
+          : "m"(*(const int32_t *)(const void *)(s)), "v"(b))
+
+REF_QG_VNNI512Z static inline __m512i ref_qg_pair512(const int16_t *s) {
+  int32_t w;
+  memcpy(&w, s, sizeof w);
+  return _mm512_set1_epi32(w);
+}
+
+REF_QG_VNNI512Z static void ref_qg_tile_vnni512z(int64_t kp, const int16_t *const a[REF_QG_MR],
+                                                 const int16_t *v, int nr, int nc, ref_qg_acc acc) {
+  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
+  int64_t p = 0;
+  (void)nr; /* the whole tile, in registers */
+  (void)nc;
+  for (; p + 4 <= kp; p += 4, v += 4 * REF_QG_NR) {
+    const __m512i b0 = _mm512_loadu_si512((const void *)v);
+    const __m512i b1 = _mm512_loadu_si512((const void *)(v + 2 * REF_QG_NR));
+    REF_QG_DPW(c0, a0 + p, b0);
+    REF_QG_DPW(c1, a1 + p, b0);
+    REF_QG_DPW(c2, a2 + p, b0);
+    REF_QG_DPW(c3, a3 + p, b0);
+    REF_QG_DPW(c4, a4 + p, b0);
+    REF_QG_DPW(c5, a5 + p, b0);
+    REF_QG_DPW(d0, a0 + p + 2, b1);
+    REF_QG_DPW(d1, a1 + p + 2, b1);
+    REF_QG_DPW(d2, a2 + p + 2, b1);
+    REF_QG_DPW(d3, a3 + p + 2, b1);
+    REF_QG_DPW(d4, a4 + p + 2, b1);
+    REF_QG_DPW(d5, a5 + p + 2, b1);
+  }
+  if (p < kp) { /* kp is even: one pair row left */
+    const __m512i b0 = _mm512_loadu_si512((const void *)v);
+    REF_QG_DPW(c0, a0 + p, b0);
+    REF_QG_DPW(c1, a1 + p, b0);
+    REF_QG_DPW(c2, a2 + p, b0);
+    REF_QG_DPW(c3, a3 + p, b0);
+    REF_QG_DPW(c4, a4 + p, b0);
+    REF_QG_DPW(c5, a5 + p, b0);
+  }
+  _mm512_storeu_si512((void *)acc[0], _mm512_add_epi32(c0, d0));
+  _mm512_storeu_si512((void *)acc[1], _mm512_add_epi32(c1, d1));
+  _mm512_storeu_si512((void *)acc[2], _mm512_add_epi32(c2, d2));
+  _mm512_storeu_si512((void *)acc[3], _mm512_add_epi32(c3, d3));
+  _mm512_storeu_si512((void *)acc[4], _mm512_add_epi32(c4, d4));
+  _mm512_storeu_si512((void *)acc[5], _mm512_add_epi32(c5, d5));
+}
+
+/* Two panels at once: each row's pair is broadcast into a register once for both (8 loads for
+ * 12 multiply-adds, where the one-panel tile has 7 for 6). REF_QG_DPR: c += the pairwise
+ * products of the registers x and b. */
+#define REF_QG_DPR(c, x, b) __asm__("vpdpwssd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
+
+REF_QG_VNNI512Z static void ref_qg_tile2_vnni512z(int64_t kp, const int16_t *const a[REF_QG_MR],
+                                                  const int16_t *v, const int16_t *w,
+                                                  ref_qg_acc acc, ref_qg_acc acc2) {
+  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
+  int64_t p;
+  for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR, w += 2 * REF_QG_NR) {
+    const __m512i b0 = _mm512_loadu_si512((const void *)v);
+    const __m512i b1 = _mm512_loadu_si512((const void *)w);
+    __m512i x = ref_qg_pair512(a0 + p);
+    REF_QG_DPR(c0, x, b0);
+    REF_QG_DPR(d0, x, b1);
+    x = ref_qg_pair512(a1 + p);
+    REF_QG_DPR(c1, x, b0);
+    REF_QG_DPR(d1, x, b1);
+    x = ref_qg_pair512(a2 + p);
+    REF_QG_DPR(c2, x, b0);
+    REF_QG_DPR(d2, x, b1);
+    x = ref_qg_pair512(a3 + p);
+    REF_QG_DPR(c3, x, b0);
+    REF_QG_DPR(d3, x, b1);
+    x = ref_qg_pair512(a4 + p);
+    REF_QG_DPR(c4, x, b0);
+    REF_QG_DPR(d4, x, b1);
+    x = ref_qg_pair512(a5 + p);
+    REF_QG_DPR(c5, x, b0);
+    REF_QG_DPR(d5, x, b1);
+  }
+  _mm512_storeu_si512((void *)acc[0], c0);
+  _mm512_storeu_si512((void *)acc[1], c1);
+  _mm512_storeu_si512((void *)acc[2], c2);
+  _mm512_storeu_si512((void *)acc[3], c3);
+  _mm512_storeu_si512((void *)acc[4], c4);
+  _mm512_storeu_si512((void *)acc[5], c5);
+  _mm512_storeu_si512((void *)acc2[0], d0);
+  _mm512_storeu_si512((void *)acc2[1], d1);
+  _mm512_storeu_si512((void *)acc2[2], d2);
+  _mm512_storeu_si512((void *)acc2[3], d3);
+  _mm512_storeu_si512((void *)acc2[4], d4);
+  _mm512_storeu_si512((void *)acc2[5], d5);
+}
 
 /* ref_qg_requantize on four 64-bit lanes: prod (the products), sh (the shifts); zp, lo and
  * hi 64-bit. */
@@ -2002,6 +2118,7 @@ void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw,
 
 typedef struct {
   ref_qg_tile_fn tile;
+  ref_qg_tile2_fn tile2; /* NULL: one panel at a time */
   ref_qg_store_fn store;
   ref_qg_depthwise_fn depthwise; /* dil 1, stride 1 or 2; NULL: the portable loop */
   int x86;                       /* the AVX2 requantization runs */
@@ -2010,19 +2127,19 @@ typedef struct {
 /* On x86-64 with AVX2 and FMA, the AVX2 kernels (with VNNI's multiply-add where the CPU has
  * it), else the build's (REF_QG_TILE, REF_QG_STORE). */
 static const ref_qg_kernels *ref_qg_kernels_get(void) {
-  static const ref_qg_kernels build = {REF_QG_TILE, REF_QG_STORE, REF_QG_DEPTHWISE, 0};
+  static const ref_qg_kernels build = {REF_QG_TILE, NULL, REF_QG_STORE, REF_QG_DEPTHWISE, 0};
 #if REF_X86_TARGETS
-  static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, ref_qg_store_avx2,
+  static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, NULL, ref_qg_store_avx2,
                                       ref_qg_depthwise_row_avx2, 1};
-  static const ref_qg_kernels vnni512 = {ref_qg_tile_vnni512, ref_qg_store_avx2,
-                                         ref_qg_depthwise_row_vnni512, 1};
+  static const ref_qg_kernels vnni512 = {ref_qg_tile_vnni512z, ref_qg_tile2_vnni512z,
+                                         ref_qg_store_avx2, ref_qg_depthwise_row_vnni512, 1};
 #if REF_QG_WITH_AVXVNNI
-  static const ref_qg_kernels avxvnni = {ref_qg_tile_avxvnni, ref_qg_store_avx2,
+  static const ref_qg_kernels avxvnni = {ref_qg_tile_avxvnni, NULL, ref_qg_store_avx2,
                                          ref_qg_depthwise_row_avxvnni, 1};
 #endif
   if (!ref_cpu_has("avx2") || !ref_cpu_has("fma"))
     return &build;
-  if (ref_cpu_has("avx512vnni") && ref_cpu_has("avx512vl"))
+  if (ref_cpu_has("avx512vnni") && ref_cpu_has("avx512vl") && ref_cpu_has("avx512bw"))
     return &vnni512;
 #if REF_QG_WITH_AVXVNNI
   if (ref_cpu_has("avxvnni"))
@@ -2037,8 +2154,8 @@ static const ref_qg_kernels *ref_qg_kernels_get(void) {
 /* ---- The loop over tiles ------------------------------------------------------------------- */
 
 static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                        ref_qg_tile_fn tile, ref_qg_store_fn store) {
-  ref_qg_acc acc;
+                        ref_qg_tile_fn tile, ref_qg_tile2_fn tile2, ref_qg_store_fn store) {
+  ref_qg_acc acc, acc2;
   const int16_t *a[REF_QG_MR];
   int64_t r, c;
   int i;
@@ -2048,8 +2165,16 @@ static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int
       a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
     for (c = c0; c < c1; c += REF_QG_NR) {
       const int64_t nc = c1 - c < REF_QG_NR ? c1 - c : REF_QG_NR;
-      tile(g->kp, a, g->v + (c - g->v_col0) / REF_QG_NR * (g->kp * REF_QG_NR), (int)nr, (int)nc,
-           acc);
+      const int16_t *v = g->v + (c - g->v_col0) / REF_QG_NR * (g->kp * REF_QG_NR);
+      if (tile2 && c1 - c > REF_QG_NR) { /* this panel and (part of) the next */
+        const int64_t nc2 = c1 - c - REF_QG_NR < REF_QG_NR ? c1 - c - REF_QG_NR : REF_QG_NR;
+        tile2(g->kp, a, v, v + g->kp * REF_QG_NR, acc, acc2);
+        store(&g->out, r, nr, c, nc, acc);
+        c += REF_QG_NR;
+        store(&g->out, r, nr, c, nc2, acc2);
+        continue;
+      }
+      tile(g->kp, a, v, (int)nr, (int)nc, acc);
       store(&g->out, r, nr, c, nc, acc);
     }
   }
@@ -2057,11 +2182,11 @@ static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int
 
 void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   const ref_qg_kernels *k = ref_qg_kernels_get();
-  ref_qg_loop(g, r0, r1, c0, c1, k->tile, k->store);
+  ref_qg_loop(g, r0, r1, c0, c1, k->tile, k->tile2, k->store);
 }
 
 void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, ref_qg_store_portable);
+  ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, NULL, ref_qg_store_portable);
 }
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */

@@ -18,7 +18,8 @@
  * registers (pmaddwd; vpdpwssd with VNNI), with no horizontal sums: a tile of REF_QG_MR rows x
  * REF_QG_NR columns accumulates in registers.
  *
- * Kernels: AVX2 intrinsics on x86-64 CPUs with AVX2 and FMA (chosen when they run; qgemm.c);
+ * Kernels: AVX2 intrinsics on x86-64 CPUs with AVX2 and FMA, 512-bit VPDPWSSD tiles (one or two
+ * panels a call) on CPUs with AVX512-VNNI (chosen when they run; qgemm.c);
  * where the compiler targets them, Helium (__ARM_FEATURE_MVE), NEON (__ARM_NEON) or Arm's DSP
  * extension (__ARM_FEATURE_DSP: SMLAD, whose operands are such pairs); else the portable C99 loop
  * on the same layouts; tests/runtime's qgemm test checks that both give the same bytes (tests/build
