@@ -138,7 +138,8 @@ static inline int64_t ref_qg_v_count(int64_t kp, int64_t cols) {
 }
 
 /* Computes and stores outputs [r0, r1) x [c0, c1): panel by panel for each block of
- * REF_QG_MR rows (the rows' P in L1 against V's panels). */
+ * REF_QG_MR rows (the rows' P in L1 against V's panels), or, with more columns than rows,
+ * row block by row block for each panel (so that the larger operand is read once). */
 void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
 /* The same with the portable kernel whatever the target: for tests/runtime's comparison. */
