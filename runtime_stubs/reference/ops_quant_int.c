@@ -55,8 +55,12 @@ static const char *const ref_qi_names[REF_QI_OPERANDS] = {
 /* im2col blocks hold at most this many values (in L2 beside the kernel rows that run over
  * them); a channels-last convolution's rows come in blocks of this many pixels at most. */
 enum { REF_QI_COL_VALUES = 1 << 17, REF_QI_ROW_BLOCK = 64 * REF_QG_MR };
-/* Products under this many multiply-adds stay on one thread (as ops_gemm.c's floats). */
+/* Products under this many multiply-adds stay on one thread (as ops_gemm.c's floats). A
+ * depthwise convolution's multiply-add counts as REF_QI_DW_COST of them: without a register
+ * tile it runs at a few GMAC/s (MobileNetV2's 14 x 14 x 384 layers, 0.7 M of them, took 0.2 ms
+ * on one thread, about 15x a GEMM's time for as many). */
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
+enum { REF_QI_DW_COST = 16 };
 
 static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_qi_even(int64_t k) { return (k + 1) / 2 * 2; }
@@ -1464,7 +1468,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
       d.out = out;
       d.out.y = yn;
       ref_parallel(ref_io_threads(io),
-                   ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w), p->c),
+                   ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w) * REF_QI_DW_COST, p->c),
                    ref_qconv_depthwise_cf_part, &d, scratch);
       continue;
     }
@@ -1477,7 +1481,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
       d.out.y = yn;
       d.out.y_row = p->m;
       ref_parallel(ref_io_threads(io),
-                   ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w), opix),
+                   ref_qi_parts(io, opix * p->m * ref_window_k_count(&p->w) * REF_QI_DW_COST, opix),
                    ref_qconv_depthwise_part, &d, scratch);
       continue;
     }
