@@ -711,22 +711,28 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
       taps[t] = d->wp[t * p->m + c];
     ref_qconv_fill_plane(p, d->x + c * ipix, d->xz, plane);
     /* The plane's sums row by row (a row's kernel may write up to a block of 16 past its
-       end: into the next row's sums, which that row then overwrites), requantized at once. */
-    for (od = 0; od < w->out[0]; ++od)
-      for (oh = 0; oh < w->out[1]; ++oh) {
-        int32_t *row = acc + (od * w->out[1] + oh) * w->out[2];
-        for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
-          const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
-          for (r = 0; r < n; ++r) {
-            const int kr = (int)r0 + r, kd = kr / (int)w->k[1], kh = kr % (int)w->k[1]; /* 32-bit */
-            rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] + oh * w->stride[1] +
-                               kh * w->dil[1]) *
-                                  dims[2];
+       end: into the next row's sums, which that row then overwrites), requantized at once;
+       a 2-D window's rows by one call. */
+    if (w->k[0] == 1 && w->out[0] == 1 && krows <= REF_QI_DW_ROWS)
+      ref_qg_depthwise_plane(plane, dims[2], w->out[1], w->stride[1], w->dil[1], (int)krows,
+                             w->stride[2], w->dil[2], w->k[2], taps, w->out[2], acc);
+    else
+      for (od = 0; od < w->out[0]; ++od)
+        for (oh = 0; oh < w->out[1]; ++oh) {
+          int32_t *row = acc + (od * w->out[1] + oh) * w->out[2];
+          for (r0 = 0; r0 < krows; r0 += REF_QI_DW_ROWS) {
+            const int n = (int)ref_qi_min(REF_QI_DW_ROWS, krows - r0);
+            for (r = 0; r < n; ++r) {
+              const int kr = (int)r0 + r, kd = kr / (int)w->k[1],
+                        kh = kr % (int)w->k[1]; /* 32-bit */
+              rows[r] = plane + ((od * w->stride[0] + kd * w->dil[0]) * dims[1] +
+                                 oh * w->stride[1] + kh * w->dil[1]) *
+                                    dims[2];
+            }
+            ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
+                                 w->out[2], r0 > 0, row);
           }
-          ref_qg_depthwise_row(n, rows, w->stride[2], w->dil[2], w->k[2], taps + r0 * w->k[2],
-                               w->out[2], r0 > 0, row);
         }
-      }
     ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
   }
 }

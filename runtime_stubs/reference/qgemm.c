@@ -71,6 +71,11 @@ typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], co
  * acc2. */
 typedef void (*ref_qg_tile2_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
                                 const int16_t *w, ref_qg_acc acc, ref_qg_acc acc2);
+/* The most pairs of taps (kernel rows x (kw + 1) / 2) a plane kernel holds in registers. */
+enum { REF_QG_DW_PLANE_PAIRS = 16 };
+typedef void (*ref_qg_dw_plane_fn)(const int16_t *x, int64_t pitch, int64_t n_rows,
+                                   int64_t row_stride, int64_t row_dil, int rows, int64_t stride,
+                                   int64_t kw, const int16_t *w, int64_t n, int32_t *s);
 typedef void (*ref_qg_store_fn)(const ref_qg_out *o, int64_t r, int64_t nr, int64_t c, int64_t nc,
                                 ref_qg_acc acc);
 
@@ -294,15 +299,53 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
       _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                            \
     }                                                                                              \
   }
+/* ref_qg_depthwise_plane for dil 1, stride 1 or 2 and at most REF_QG_DW_PLANE_PAIRS pairs of
+ * taps: the rows of ref_qg_depthwise_row_SFX with the pairs broadcast once for the plane. */
+#define REF_QG_X86_DEPTHWISE_PLANE(SFX, TARGET, MADD)                                              \
+  TARGET static void ref_qg_depthwise_plane_##SFX(                                                 \
+      const int16_t *x, int64_t pitch, int64_t n_rows, int64_t row_stride, int64_t row_dil,        \
+      int rows, int64_t stride, int64_t kw, const int16_t *w, int64_t n, int32_t *s) {             \
+    const int64_t pairs = (kw + 1) / 2;                                                            \
+    __m256i tp[REF_QG_DW_PLANE_PAIRS];                                                             \
+    int64_t o, ow0, j;                                                                             \
+    int r;                                                                                         \
+    for (r = 0; r < rows; ++r)                                                                     \
+      for (j = 0; j < pairs; ++j)                                                                  \
+        tp[r * pairs + j] = ref_qg_tap_pair(w, kw, r, j);                                          \
+    for (o = 0; o < n_rows; ++o, s += n)                                                           \
+      for (ow0 = 0; ow0 < n; ow0 += 16) {                                                          \
+        __m256i a = _mm256_setzero_si256(), b = a, lo, hi;                                         \
+        for (r = 0; r < rows; ++r) {                                                               \
+          const int16_t *at = x + (o * row_stride + r * row_dil) * pitch + stride * ow0;           \
+          for (j = 0; j < pairs; ++j, at += 2) {                                                   \
+            a = MADD(a, _mm256_loadu_si256((const __m256i *)at), tp[r * pairs + j]);               \
+            b = MADD(b, _mm256_loadu_si256((const __m256i *)(at + (stride == 1 ? 1 : 16))),        \
+                     tp[r * pairs + j]);                                                           \
+          }                                                                                        \
+        }                                                                                          \
+        if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */                        \
+          lo = _mm256_unpacklo_epi32(a, b);                                                        \
+          hi = _mm256_unpackhi_epi32(a, b);                                                        \
+          a = _mm256_permute2x128_si256(lo, hi, 0x20);                                             \
+          b = _mm256_permute2x128_si256(lo, hi, 0x31);                                             \
+        }                                                                                          \
+        _mm256_storeu_si256((__m256i *)(s + ow0), a);                                              \
+        _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                          \
+      }                                                                                            \
+  }
 REF_QG_X86_TILE(avx2, REF_QG_AVX2, ref_qg_madd)
 REF_QG_X86_DEPTHWISE(avx2, REF_QG_AVX2, ref_qg_madd)
 REF_QG_X86_DEPTHWISE(vnni512, REF_QG_VNNI512, ref_qg_madd_vnni512)
+REF_QG_X86_DEPTHWISE_PLANE(avx2, REF_QG_AVX2, ref_qg_madd)
+REF_QG_X86_DEPTHWISE_PLANE(vnni512, REF_QG_VNNI512, ref_qg_madd_vnni512)
 #if REF_QG_WITH_AVXVNNI
 REF_QG_X86_TILE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
 REF_QG_X86_DEPTHWISE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
+REF_QG_X86_DEPTHWISE_PLANE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
 #endif
 #undef REF_QG_X86_TILE
 #undef REF_QG_X86_DEPTHWISE
+#undef REF_QG_X86_DEPTHWISE_PLANE
 
 /* The tile in 512-bit registers (AVX512-VNNI): a pair row of a V panel (REF_QG_NR = 16
  * columns of int16 pairs) is one register, so a row's pair is one VPDPWSSD for the whole row
@@ -2202,21 +2245,31 @@ typedef struct {
   ref_qg_tile2_fn tile2; /* NULL: one panel at a time */
   ref_qg_store_fn store;
   ref_qg_depthwise_fn depthwise; /* dil 1, stride 1 or 2; NULL: the portable loop */
+  ref_qg_dw_plane_fn plane;      /* the same for a plane; NULL: row by row */
   int x86;                       /* the AVX2 requantization runs: 1, or 2 the AVX-512 one */
 } ref_qg_kernels;
 
 /* On x86-64 with AVX2 and FMA, the AVX2 kernels (with VNNI's multiply-add where the CPU has
  * it), else the build's (REF_QG_TILE, REF_QG_STORE). */
 static const ref_qg_kernels *ref_qg_kernels_get(void) {
-  static const ref_qg_kernels build = {REF_QG_TILE, NULL, REF_QG_STORE, REF_QG_DEPTHWISE, 0};
+  static const ref_qg_kernels build = {REF_QG_TILE, NULL, REF_QG_STORE, REF_QG_DEPTHWISE, NULL, 0};
 #if REF_X86_TARGETS
-  static const ref_qg_kernels avx2 = {ref_qg_tile_avx2, NULL, ref_qg_store_avx2,
-                                      ref_qg_depthwise_row_avx2, 1};
-  static const ref_qg_kernels vnni512 = {ref_qg_tile_vnni512z, ref_qg_tile2_vnni512z,
-                                         ref_qg_store_vnni512z, ref_qg_depthwise_row_vnni512, 2};
+  static const ref_qg_kernels avx2 = {ref_qg_tile_avx2,
+                                      NULL,
+                                      ref_qg_store_avx2,
+                                      ref_qg_depthwise_row_avx2,
+                                      ref_qg_depthwise_plane_avx2,
+                                      1};
+  static const ref_qg_kernels vnni512 = {
+      ref_qg_tile_vnni512z,         ref_qg_tile2_vnni512z,          ref_qg_store_vnni512z,
+      ref_qg_depthwise_row_vnni512, ref_qg_depthwise_plane_vnni512, 2};
 #if REF_QG_WITH_AVXVNNI
-  static const ref_qg_kernels avxvnni = {ref_qg_tile_avxvnni, NULL, ref_qg_store_avx2,
-                                         ref_qg_depthwise_row_avxvnni, 1};
+  static const ref_qg_kernels avxvnni = {ref_qg_tile_avxvnni,
+                                         NULL,
+                                         ref_qg_store_avx2,
+                                         ref_qg_depthwise_row_avxvnni,
+                                         ref_qg_depthwise_plane_avxvnni,
+                                         1};
 #endif
   if (!ref_cpu_has("avx2") || !ref_cpu_has("fma"))
     return &build;
@@ -2397,4 +2450,23 @@ void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int
     return;
   }
   ref_qg_depthwise_row_portable(rows, x, stride, dil, kw, w, n, accumulate, s);
+}
+
+void ref_qg_depthwise_plane(const int16_t *x, int64_t pitch, int64_t n_rows, int64_t row_stride,
+                            int64_t row_dil, int rows, int64_t stride, int64_t dil, int64_t kw,
+                            const int16_t *w, int64_t n, int32_t *s) {
+  const ref_qg_dw_plane_fn fast = ref_qg_kernels_get()->plane;
+  const int16_t *xr[REF_QG_DW_PLANE_PAIRS];
+  int64_t o;
+  int r;
+  if (fast && dil == 1 && (stride == 1 || stride == 2) &&
+      rows * ((kw + 1) / 2) <= REF_QG_DW_PLANE_PAIRS) {
+    fast(x, pitch, n_rows, row_stride, row_dil, rows, stride, kw, w, n, s);
+    return;
+  }
+  for (o = 0; o < n_rows; ++o) {
+    for (r = 0; r < rows; ++r)
+      xr[r] = x + (o * row_stride + r * row_dil) * pitch;
+    ref_qg_depthwise_row(rows, xr, stride, dil, kw, w, n, 0, s + o * n);
+  }
 }

@@ -162,6 +162,15 @@ enum { REF_QG_ROW_SLACK = 48 };
 static inline int64_t ref_qg_row_room(int64_t n) { return (n + 15) / 16 * 16; }
 void ref_qg_depthwise_row(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
                           int64_t kw, const int16_t *w, int64_t n, int accumulate, int32_t *s);
+
+/* n_rows output rows of one channel, row o summing over kernel rows r < rows (at most 16) the
+ * input row at x + (o * row_stride + r * row_dil) * pitch, each as ref_qg_depthwise_row's row (with
+ * accumulate 0) into s + o * n: the taps' pairs made once for the plane (x86), else row by row.
+ * A row may write up to a block of 16 past its end, into the next row's sums before that row
+ * overwrites them: s holds (n_rows - 1) * n + ref_qg_row_room(n) values. */
+void ref_qg_depthwise_plane(const int16_t *x, int64_t pitch, int64_t n_rows, int64_t row_stride,
+                            int64_t row_dil, int rows, int64_t stride, int64_t dil, int64_t kw,
+                            const int16_t *w, int64_t n, int32_t *s);
 /* The same with the portable loop whatever the target: for tests/runtime's comparison. */
 void ref_qg_depthwise_row_portable(int rows, const int16_t *const *x, int64_t stride, int64_t dil,
                                    int64_t kw, const int16_t *w, int64_t n, int accumulate,
