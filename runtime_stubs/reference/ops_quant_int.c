@@ -213,6 +213,7 @@ static int ref_qi_parts(const ref_io *io, int64_t macs, int64_t units) {
 typedef struct {
   ref_qg g;
   int64_t rows, cols;
+  const ref_qg8 *g8; /* the 8-bit product's operands instead of g's (g.kp its depth) */
 } ref_qi_job;
 
 static int64_t ref_qi_job_row_units(const ref_qi_job *j) {
@@ -232,10 +233,16 @@ static void ref_qi_job_part(void *arg, int index, int parts, unsigned char *scra
   (void)scratch;
   if (ref_qi_job_by_rows(j, parts)) {
     ref_split(j->rows, REF_QG_MR, index, parts, &lo, &hi);
-    ref_qg_run(&j->g, lo, hi, 0, j->cols);
+    if (j->g8)
+      ref_qg8_run(j->g8, lo, hi, 0, j->cols);
+    else
+      ref_qg_run(&j->g, lo, hi, 0, j->cols);
   } else {
     ref_split(j->cols, REF_QG_NR, index, parts, &lo, &hi);
-    ref_qg_run(&j->g, 0, j->rows, lo, hi);
+    if (j->g8)
+      ref_qg8_run(j->g8, 0, j->rows, lo, hi);
+    else
+      ref_qg_run(&j->g, 0, j->rows, lo, hi);
   }
 }
 
@@ -1721,6 +1728,11 @@ typedef struct {
   int batch_rank;                                         /* >= 1 (a batch of 1 when none) */
   int64_t batch[ODLA_MAX_DIMENSION];                      /* output batch dims */
   int64_t sa[ODLA_MAX_DIMENSION], sb[ODLA_MAX_DIMENSION]; /* matrix strides, 0 = broadcast */
+  /* the 8-bit product (ref_qg8, ref_qmm_u8s8): the packed kernel's byte panels, then at
+     sums_at (bytes into it) each matrix's column sums; scratch at sub_at: col_sub */
+  int u8s8;
+  int64_t kq;
+  size_t sums_at, sub_at;
 } ref_qmm_params;
 
 /* Packs each kernel matrix [K, N] as int16 w - wz[n] in V panels (columns = the N output
@@ -1741,6 +1753,43 @@ static void ref_qmm_pack(const void *params, const void *w, const void *wz, int 
     }
 }
 
+/* The 8-bit product's kernel (ref_qg8_v_at) and its column sums; its zero points are 0. */
+static void ref_qmm_pack8(const void *params, const void *w, const void *wz, int wz_per_channel,
+                          int16_t *dst) {
+  const ref_qmm_params *p = (const ref_qmm_params *)params;
+  const int64_t vbytes = ref_qg_v_count(p->kq, p->n);
+  int8_t *d = (int8_t *)dst;
+  int32_t *sums = (int32_t *)(void *)((unsigned char *)dst + p->sums_at);
+  int64_t b, col, i;
+  (void)wz;
+  (void)wz_per_channel;
+  memset(d, 0, p->sums_at);
+  for (b = 0; b < p->kernel_batches; ++b)
+    for (col = 0; col < p->n; ++col) {
+      int32_t sum = 0;
+      for (i = 0; i < p->k; ++i) {
+        const int8_t v = ((const int8_t *)w)[(b * p->k + i) * p->n + col];
+        d[b * vbytes + ref_qg8_v_at(p->kq, i, col)] = v;
+        sum += v;
+      }
+      sums[b * p->n + col] = sum;
+    }
+}
+
+/* Whether a MatMul's product runs on 8-bit data (ref_qg8): a constant int8 kernel whose zero
+ * points are all 0 (ONNX Runtime's symmetric weights), on a CPU with the 8-bit kernels. */
+static int ref_qmm_u8s8(const odla_value *in) {
+  const odla_value w = in[REF_QI_W], wz = in[REF_QI_WZ];
+  int64_t i, n;
+  if (!ref_qg8_available() || w->type.element_type != ODLA_INT8 || !ref_qi_constant_kernel(in))
+    return 0;
+  n = wz ? ref_count(&wz->type.shape) : 0;
+  for (i = 0; i < n; ++i)
+    if (ref_qi_load(wz->type.element_type, wz->data, i) != 0)
+      return 0;
+  return 1;
+}
+
 /* A lean batch: each row of x staged and multiplied by the kernel matrix w in place. */
 static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o,
                                const unsigned char *x, int32_t xz, const int8_t *w,
@@ -1753,6 +1802,61 @@ static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o
     ref_qi_widen(p->q.x_type, x + r * p->k, 1, p->k, xz, xs, 1);
     ref_qg_lean_row(p->k, xs, w, p->n, p->n, acc);
     ref_qg_lean_put_channels(o, 0, p->n, acc, y + r * p->n * es);
+  }
+}
+
+/* The batches of an 8-bit product (ref_qmm_u8s8): rows staged as bytes (int8 data plus 128),
+ * each matrix's col_sub from its column sums and the input's zero point. */
+static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
+                                const unsigned char *packed, int32_t xz, const ref_qg_out *out) {
+  unsigned char *scratch = (unsigned char *)io->scratch;
+  uint8_t *xs = (uint8_t *)ref_scratch_at(scratch, p->q.xs_at);
+  int32_t *sub = (int32_t *)ref_scratch_at(scratch, p->sub_at);
+  const int32_t *sums = (const int32_t *)(const void *)(packed + p->sums_at);
+  const uint32_t shift = (uint32_t)((p->q.x_type == ODLA_INT8 ? 128 : 0) + xz); /* in [0, 255] */
+  const unsigned char flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0; /* int8 v as v + 128 */
+  const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
+  unsigned char *y = (unsigned char *)io->out[0];
+  int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r, i, c;
+  ref_qg8 g;
+  ref_qi_job job;
+  int d;
+  g.kq = p->kq;
+  g.p = xs;
+  g.ldp = p->kq;
+  g.v_col0 = 0;
+  g.col_sub = sub;
+  g.out = *out;
+  g.out.y_row = p->n;
+  job.g.kp = p->kq;
+  job.rows = p->m;
+  job.cols = p->n;
+  job.g8 = &g;
+  for (;;) { /* the batches, as odla_BatchMatMul walks them */
+    const unsigned char *xb = x + oa * p->m * p->k;
+    for (r = 0; r < p->m; ++r) {
+      for (i = 0; i < p->k; ++i)
+        xs[r * p->kq + i] = (uint8_t)(xb[r * p->k + i] ^ flip);
+      for (; i < p->kq; ++i)
+        xs[r * p->kq + i] = 0;
+    }
+    for (c = 0; c < p->n; ++c) /* modulo 2^32, as the sums */
+      sub[c] = (int32_t)(shift * (uint32_t)sums[ob * p->n + c]);
+    g.v = (const int8_t *)packed + ob * ref_qg_v_count(p->kq, p->n);
+    g.out.y = y;
+    ref_qi_job_run(io, &job);
+    y += p->m * p->n * ref_qg_esize(&g.out);
+    for (d = p->batch_rank - 1; d >= 0; --d) {
+      oa += p->sa[d];
+      ob += p->sb[d];
+      if (++idx[d] < p->batch[d])
+        break;
+      oa -= p->sa[d] * p->batch[d];
+      ob -= p->sb[d] * p->batch[d];
+      idx[d] = 0;
+    }
+    if (d < 0)
+      return ODLA_SUCCESS;
   }
 }
 
@@ -1778,7 +1882,10 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   if (s != ODLA_SUCCESS)
     return s;
   if (!p->q.lean)
-    wp = ref_qi_kernel(node, io, &p->q, ref_qmm_pack);
+    wp = ref_qi_kernel(node, io, &p->q, p->u8s8 ? ref_qmm_pack8 : ref_qmm_pack);
+  if (p->u8s8)
+    return ref_qmm_run8(p, io, (const unsigned char *)wp, xz, &job.g.out);
+  job.g8 = NULL;
   job.rows = p->m;
   job.cols = p->n;
   job.g.kp = p->kp;
@@ -1898,6 +2005,9 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.kp = ref_qi_even(p.k);
   p.q.lean = ref_qi_lean_kernel(in);
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  p.u8s8 = p.q.packed && ref_qmm_u8s8(in);
+  p.kq = ref_qi_round_up(p.k, 4);
+  p.sums_at = (size_t)ref_qi_round_up(p.kernel_batches * ref_qg_v_count(p.kq, p.n), 16);
   ref_qi_lean_know(in, &p.q, p.k);
   p.q.chan_at = at; /* lean: a row's sums */
   at += p.q.lean ? ref_nn_align((size_t)p.n * sizeof(int32_t)) : ref_qi_chan_bytes(p.n);
@@ -1906,10 +2016,14 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.q.wp_at = at;
   if (!p.q.packed && !p.q.lean)
     at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
+  p.sub_at = at; /* the 8-bit product's col_sub (its staged rows fit in xs: kq <= 2 * kp) */
+  if (p.u8s8)
+    at += ref_nn_align((size_t)p.n * sizeof(int32_t));
   p.q.bytes = at;
   v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q,
-                 p.kernel_batches * ref_qg_v_count(p.kp, p.n), ref_qmm_pack, out, value_id, NULL,
-                 0);
+                 p.u8s8 ? ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2
+                        : p.kernel_batches * ref_qg_v_count(p.kp, p.n),
+                 p.u8s8 ? ref_qmm_pack8 : ref_qmm_pack, out, value_id, NULL, 0);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.m * p.n, p.k);

@@ -454,6 +454,73 @@ REF_QG_VNNI512Z static void ref_qg_tile2_vnni512z(int64_t kp, const int16_t *con
   _mm512_storeu_si512((void *)acc2[5], d5);
 }
 
+/* The 8-bit tiles (ref_qg8): one panel, or two sharing each row's broadcast group of 4 bytes.
+ * REF_QG_DPB: c += the products of the unsigned bytes of x and the signed bytes of b, by
+ * groups of 4 (VPDPBUSD). */
+#define REF_QG_DPB(c, x, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
+typedef void (*ref_qg8_tile_fn)(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
+                                const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2);
+
+REF_QG_VNNI512Z static inline __m512i ref_qg_quad512(const uint8_t *s) {
+  int32_t w;
+  memcpy(&w, s, sizeof w);
+  return _mm512_set1_epi32(w);
+}
+
+REF_QG_VNNI512Z static void ref_qg8_tile_vnni512z(int64_t kq, const uint8_t *const a[REF_QG_MR],
+                                                  const int8_t *v, const int8_t *w, ref_qg_acc acc,
+                                                  ref_qg_acc acc2) {
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+  __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
+  int64_t q;
+  if (w) {
+    for (q = 0; q < kq; q += 4, v += 4 * REF_QG_NR, w += 4 * REF_QG_NR) {
+      const __m512i b0 = _mm512_loadu_si512((const void *)v);
+      const __m512i b1 = _mm512_loadu_si512((const void *)w);
+      __m512i x = ref_qg_quad512(a[0] + q);
+      REF_QG_DPB(c0, x, b0);
+      REF_QG_DPB(d0, x, b1);
+      x = ref_qg_quad512(a[1] + q);
+      REF_QG_DPB(c1, x, b0);
+      REF_QG_DPB(d1, x, b1);
+      x = ref_qg_quad512(a[2] + q);
+      REF_QG_DPB(c2, x, b0);
+      REF_QG_DPB(d2, x, b1);
+      x = ref_qg_quad512(a[3] + q);
+      REF_QG_DPB(c3, x, b0);
+      REF_QG_DPB(d3, x, b1);
+      x = ref_qg_quad512(a[4] + q);
+      REF_QG_DPB(c4, x, b0);
+      REF_QG_DPB(d4, x, b1);
+      x = ref_qg_quad512(a[5] + q);
+      REF_QG_DPB(c5, x, b0);
+      REF_QG_DPB(d5, x, b1);
+    }
+    _mm512_storeu_si512((void *)acc2[0], d0);
+    _mm512_storeu_si512((void *)acc2[1], d1);
+    _mm512_storeu_si512((void *)acc2[2], d2);
+    _mm512_storeu_si512((void *)acc2[3], d3);
+    _mm512_storeu_si512((void *)acc2[4], d4);
+    _mm512_storeu_si512((void *)acc2[5], d5);
+  } else {
+    for (q = 0; q < kq; q += 4, v += 4 * REF_QG_NR) {
+      const __m512i b0 = _mm512_loadu_si512((const void *)v);
+      REF_QG_DPB(c0, ref_qg_quad512(a[0] + q), b0);
+      REF_QG_DPB(c1, ref_qg_quad512(a[1] + q), b0);
+      REF_QG_DPB(c2, ref_qg_quad512(a[2] + q), b0);
+      REF_QG_DPB(c3, ref_qg_quad512(a[3] + q), b0);
+      REF_QG_DPB(c4, ref_qg_quad512(a[4] + q), b0);
+      REF_QG_DPB(c5, ref_qg_quad512(a[5] + q), b0);
+    }
+  }
+  _mm512_storeu_si512((void *)acc[0], c0);
+  _mm512_storeu_si512((void *)acc[1], c1);
+  _mm512_storeu_si512((void *)acc[2], c2);
+  _mm512_storeu_si512((void *)acc[3], c3);
+  _mm512_storeu_si512((void *)acc[4], c4);
+  _mm512_storeu_si512((void *)acc[5], c5);
+}
+
 /* ref_qg_requantize on four 64-bit lanes: prod (the products), sh (the shifts); zp, lo and
  * hi 64-bit. */
 REF_QG_AVX2 static inline __m256i ref_qg_round4(__m256i prod, __m256i sh, __m256i zp, __m256i lo,
@@ -2332,6 +2399,86 @@ void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 
 void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   ref_qg_loop(g, r0, r1, c0, c1, ref_qg_tile_portable, NULL, ref_qg_store_portable);
+}
+
+/* ---- The 8-bit product (ref_qg8) -------------------------------------------------------- */
+
+#if !REF_X86_TARGETS
+typedef void (*ref_qg8_tile_fn)(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
+                                const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2);
+#endif
+
+/* The tile(s) of ref_qg8_tile_vnni512z in portable C. */
+static void ref_qg8_tile_portable(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
+                                  const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2) {
+  int panel, i, h;
+  int64_t q;
+  for (panel = 0; panel < (w ? 2 : 1); ++panel) {
+    const int8_t *vp = panel ? w : v;
+    int32_t(*to)[REF_QG_NR] = panel ? acc2 : acc;
+    for (i = 0; i < REF_QG_MR; ++i)
+      for (h = 0; h < REF_QG_NR; ++h) {
+        uint32_t sum = 0; /* modulo 2^32, as the instruction's lanes */
+        for (q = 0; q < kq; ++q)
+          sum += (uint32_t)((int32_t)a[i][q] * vp[q / 4 * (4 * REF_QG_NR) + h * 4 + q % 4]);
+        to[i][h] = (int32_t)sum;
+      }
+  }
+}
+
+int ref_qg8_available(void) {
+#if REF_X86_TARGETS
+  return ref_qg_kernels_get()->x86 == 2;
+#else
+  return 0;
+#endif
+}
+
+/* ref_qg_loop's order and edges for the 8-bit tiles, col_sub taken from the sums. */
+static void ref_qg8_loop(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                         ref_qg8_tile_fn tile, ref_qg_store_fn store) {
+  ref_qg_acc acc[2];
+  const uint8_t *a[REF_QG_MR];
+  const int by_rows = r1 - r0 >= c1 - c0;
+  const int64_t outer0 = by_rows ? r0 : c0, outer1 = by_rows ? r1 : c1;
+  const int64_t inner0 = by_rows ? c0 : r0, inner1 = by_rows ? c1 : r1;
+  int64_t o, n, r, c, nr, nc, h;
+  int i, panel;
+  for (o = outer0; o < outer1; o += by_rows ? REF_QG_MR : 2 * REF_QG_NR)
+    for (n = inner0; n < inner1; n += by_rows ? 2 * REF_QG_NR : REF_QG_MR) {
+      const int8_t *v;
+      int two;
+      r = by_rows ? o : n;
+      c = by_rows ? n : o;
+      nr = r1 - r < REF_QG_MR ? r1 - r : REF_QG_MR;
+      v = g->v + (c - g->v_col0) / REF_QG_NR * (g->kq * REF_QG_NR);
+      two = c1 - c > REF_QG_NR;
+      for (i = 0; i < REF_QG_MR; ++i) /* an edge tile repeats its last row */
+        a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
+      tile(g->kq, a, v, two ? v + g->kq * REF_QG_NR : NULL, acc[0], acc[1]);
+      for (panel = 0; panel < 1 + two; ++panel) {
+        const int64_t cp = c + panel * REF_QG_NR;
+        nc = c1 - cp < REF_QG_NR ? c1 - cp : REF_QG_NR;
+        for (i = 0; i < nr; ++i)
+          for (h = 0; h < nc; ++h)
+            acc[panel][i][h] = (int32_t)((uint32_t)acc[panel][i][h] - (uint32_t)g->col_sub[cp + h]);
+        store(&g->out, r, nr, cp, nc, acc[panel]);
+      }
+    }
+}
+
+void ref_qg8_run(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+#if REF_X86_TARGETS
+  if (ref_qg8_available()) {
+    ref_qg8_loop(g, r0, r1, c0, c1, ref_qg8_tile_vnni512z, ref_qg_store_vnni512z);
+    return;
+  }
+#endif
+  ref_qg8_run_portable(g, r0, r1, c0, c1);
+}
+
+void ref_qg8_run_portable(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  ref_qg8_loop(g, r0, r1, c0, c1, ref_qg8_tile_portable, ref_qg_store_portable);
 }
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */

@@ -145,6 +145,33 @@ void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 /* The same with the portable kernel whatever the target: for tests/runtime's comparison. */
 void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
+/* The 8-bit product, for CPUs with AVX512-VNNI (ref_qg8_available): P's rows are bytes taken as
+ * unsigned (a caller adds 128 to int8 data), V's panels of REF_QG_NR columns hold groups of 4
+ * depths of int8 (ref_qg8_v_at: 64 bytes a group row, one register), so that each group row is
+ * one VPDPBUSD per tile row: 64 products an instruction, twice an int16 pair's. The sums wrap
+ * modulo 2^32 where an int16 pair's would not (P is not less its zero point), and col_sub[c]
+ * (the zero point's and the 128's share: (128 + zp) x column c's kernel sum) is taken from
+ * each before the requantization: the result is exact wherever the int16 product's is. */
+typedef struct {
+  int64_t kq;       /* depth rounded up to a multiple of 4 (the pad: 0 in V) */
+  const uint8_t *p; /* row r at p + r * ldp */
+  int64_t ldp;
+  const int8_t *v; /* the panel holding column v_col0 (a multiple of REF_QG_NR) */
+  int64_t v_col0;
+  const int32_t *col_sub; /* by column from 0 */
+  ref_qg_out out;
+} ref_qg8;
+
+static inline int64_t ref_qg8_v_at(int64_t kq, int64_t k, int64_t c) {
+  return c / REF_QG_NR * (kq * REF_QG_NR) + k / 4 * (4 * REF_QG_NR) + c % REF_QG_NR * 4 + k % 4;
+}
+
+/* Whether this CPU runs ref_qg8_run's kernels (x86-64 with AVX512-VNNI). */
+int ref_qg8_available(void);
+/* ref_qg_run for the 8-bit product; ref_qg8_run_portable: its portable loop, for the tests. */
+void ref_qg8_run(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+void ref_qg8_run_portable(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
 /* clamp(round_half_to_even(acc * mult / 2^shift) + zp, lo, hi) in exact integer arithmetic,
  * for 0 <= mult < 2^31 and shift in [1, 62]. */
 int32_t ref_qg_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,

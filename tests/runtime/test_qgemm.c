@@ -1,10 +1,10 @@
 /* The reference backend's integer GEMM and requantization (runtime_stubs/reference/qgemm.h)
- * against naive int64 loops: the kernels this CPU gets (AVX2 on an x86-64 CPU that has it)
- * and the portable ones, on random operands in [-255, 255] and edge tiles (every row count
- * and column count of a partial tile, odd row and panel offsets), per-row and per-column
- * parameters, int8 and uint8 outputs, multipliers and shifts at their limits (0, 2^31 - 1; 1,
- * 62), whose exact rounding includes ties, and both requantizations: the int64 one and the
- * float64 one of ref_qg_prepare where it claims exactness. Compiled with the reference
+ * against naive int64 loops (and its 8-bit product, one_case8): the kernels this CPU gets (AVX2 on
+ * an x86-64 CPU that has it) and the portable ones, on random operands in [-255, 255] and edge
+ * tiles (every row count and column count of a partial tile, odd row and panel offsets), per-row
+ * and per-column parameters, int8 and uint8 outputs, multipliers and shifts at their limits (0,
+ * 2^31 - 1; 1, 62), whose exact rounding includes ties, and both requantizations: the int64 one and
+ * the float64 one of ref_qg_prepare where it claims exactness. Compiled with the reference
  * backend's options. */
 #include "check.h"
 #include "qgemm.h"
@@ -541,6 +541,61 @@ static void round_shift_cases(void) {
     }
 }
 
+/* The 8-bit product (ref_qg8): unsigned byte rows against int8 panels less col_sub, its int32
+ * results (raw) from this CPU's kernel (AVX512-VNNI's where it has them) and the portable one
+ * against int64 sums reduced modulo 2^32; sums that overflow int32 on the way wrap back. */
+static void one_case8(int64_t rows, int64_t cols, int64_t k) {
+  const int64_t kq = (k + 3) / 4 * 4, ldp = kq + 4;
+  uint8_t *p = calloc((size_t)(rows * ldp), 1);
+  int8_t *v = calloc((size_t)ref_qg_v_count(kq, cols), 1);
+  int32_t *sub = malloc((size_t)cols * sizeof *sub), *bias = malloc((size_t)cols * sizeof *bias);
+  int32_t *ones = malloc((size_t)cols * sizeof *ones); /* multipliers and shifts, unused raw */
+  int32_t *y1 = malloc((size_t)(rows * cols) * 4), *y2 = malloc((size_t)(rows * cols) * 4);
+  ref_qg8 g;
+  int64_t r, c, i;
+  for (r = 0; r < rows; ++r)
+    for (i = 0; i < k; ++i)
+      p[r * ldp + i] = (uint8_t)uniform(0, 255);
+  for (c = 0; c < cols; ++c) {
+    for (i = 0; i < k; ++i)
+      v[ref_qg8_v_at(kq, i, c)] = (int8_t)uniform(-128, 127);
+    sub[c] = (int32_t)next();
+    bias[c] = uniform(-1000, 1000);
+    ones[c] = 1;
+  }
+  memset(&g, 0, sizeof g);
+  g.kq = kq;
+  g.p = p;
+  g.ldp = ldp;
+  g.v = v;
+  g.col_sub = sub;
+  g.out.bias = bias;
+  g.out.mult = g.out.shift = ones;
+  g.out.raw = 1;
+  g.out.y_row = cols;
+  g.out.y = (unsigned char *)y1;
+  ref_qg8_run(&g, 0, rows, 0, cols);
+  g.out.y = (unsigned char *)y2;
+  ref_qg8_run_portable(&g, 0, rows, 0, cols);
+  for (r = 0; r < rows; ++r)
+    for (c = 0; c < cols; ++c) {
+      uint32_t want = (uint32_t)bias[c] - (uint32_t)sub[c];
+      for (i = 0; i < k; ++i)
+        want += (uint32_t)((int32_t)p[r * ldp + i] * v[ref_qg8_v_at(kq, i, c)]);
+      CHECK(y1[r * cols + c] == (int32_t)want && y2[r * cols + c] == (int32_t)want,
+            "8-bit product %ldx%ld, k %ld, (%ld, %ld): kernel %ld, portable %ld, want %ld",
+            (long)rows, (long)cols, (long)k, (long)r, (long)c, (long)y1[r * cols + c],
+            (long)y2[r * cols + c], (long)(int32_t)want);
+    }
+  free(p);
+  free(v);
+  free(sub);
+  free(bias);
+  free(ones);
+  free(y1);
+  free(y2);
+}
+
 int main(void) {
   int64_t rows, cols, k;
   int per_row, y_signed, edges, fast;
@@ -552,6 +607,11 @@ int main(void) {
             for (edges = 0; edges < 2; ++edges)
               for (fast = 0; fast < 2; ++fast)
                 one_case(rows, cols, k, per_row, y_signed, edges, fast);
+  for (rows = 1; rows <= 2 * REF_QG_MR + 1; ++rows)
+    for (cols = 1; cols <= 3 * REF_QG_NR + 1; cols += 5)
+      for (k = 0; k <= 9; k += 3)
+        one_case8(rows, cols, k);
+  one_case8(37, 70, 3072); /* deep: sums that wrap */
   /* deep products: sums far from int32's limit, and long runs of pairs */
   for (fast = 0; fast < 2; ++fast) {
     one_case(37, 70, 1151, 0, 0, 0, fast);
