@@ -478,7 +478,7 @@ private:
    * to it. The result keeps that layout, so a residual block's sum costs no reorder out of and
    * back into the convolutions' layout (ResNet-50 int8: 37 reorders, 17% of its time). */
   bool keepsLayout(ref_node *n) {
-    if ((std::strcmp(n->op, "ExtQLinearAdd") && std::strcmp(n->op, "ExtQLinearMul")) ||
+    if ((std::strcmp(n->op, "ExtQLinearAdd") != 0 && std::strcmp(n->op, "ExtQLinearMul") != 0) ||
         n->num_inputs != 2 || n->num_outputs != 1 || n->outputs[0]->is_output)
       return false;
     odla_value y = n->outputs[0];
