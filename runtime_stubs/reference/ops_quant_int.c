@@ -1805,6 +1805,22 @@ static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o
   }
 }
 
+/* Steps idx (the batch index) and the input's and the kernel's matrix offsets oa, ob to the
+ * next batch, as odla_BatchMatMul walks them; 0 after the last. */
+static int ref_qmm_next_batch(const ref_qmm_params *p, int64_t *idx, int64_t *oa, int64_t *ob) {
+  int d;
+  for (d = p->batch_rank - 1; d >= 0; --d) {
+    *oa += p->sa[d];
+    *ob += p->sb[d];
+    if (++idx[d] < p->batch[d])
+      return 1;
+    *oa -= p->sa[d] * p->batch[d];
+    *ob -= p->sb[d] * p->batch[d];
+    idx[d] = 0;
+  }
+  return 0;
+}
+
 /* The batches of an 8-bit product (ref_qmm_u8s8): rows staged as bytes (int8 data plus 128),
  * each matrix's col_sub from its column sums and the input's zero point. */
 static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
@@ -1820,7 +1836,6 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r, i, c;
   ref_qg8 g;
   ref_qi_job job;
-  int d;
   g.kq = p->kq;
   g.p = xs;
   g.ldp = p->kq;
@@ -1846,16 +1861,7 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
     g.out.y = y;
     ref_qi_job_run(io, &job);
     y += p->m * p->n * ref_qg_esize(&g.out);
-    for (d = p->batch_rank - 1; d >= 0; --d) {
-      oa += p->sa[d];
-      ob += p->sb[d];
-      if (++idx[d] < p->batch[d])
-        break;
-      oa -= p->sa[d] * p->batch[d];
-      ob -= p->sb[d] * p->batch[d];
-      idx[d] = 0;
-    }
-    if (d < 0)
+    if (!ref_qmm_next_batch(p, idx, &oa, &ob))
       return ODLA_SUCCESS;
   }
 }
@@ -1873,7 +1879,6 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   ref_qg_lean_out lean;
   ref_qi_job job;
   odla_status s;
-  int d;
   if (ref_count(&node->outputs[0]->type.shape) == 0)
     return ODLA_SUCCESS;
   s = p->q.lean
@@ -1913,16 +1918,7 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
       ref_qi_job_run(io, &job);
       y += p->m * p->n * ref_qg_esize(&job.g.out);
     }
-    for (d = p->batch_rank - 1; d >= 0; --d) {
-      oa += p->sa[d];
-      ob += p->sb[d];
-      if (++idx[d] < p->batch[d])
-        break;
-      oa -= p->sa[d] * p->batch[d];
-      ob -= p->sb[d] * p->batch[d];
-      idx[d] = 0;
-    }
-    if (d < 0)
+    if (!ref_qmm_next_batch(p, idx, &oa, &ob))
       return ODLA_SUCCESS;
   }
 }

@@ -347,179 +347,102 @@ REF_QG_X86_DEPTHWISE_PLANE(avxvnni, REF_QG_AVXVNNI, ref_qg_madd_avxvnni)
 #undef REF_QG_X86_DEPTHWISE
 #undef REF_QG_X86_DEPTHWISE_PLANE
 
-/* The tile in 512-bit registers (AVX512-VNNI): a pair row of a V panel (REF_QG_NR = 16
+/* The tiles in 512-bit registers (AVX512-VNNI): a pair row of a V panel (REF_QG_NR = 16
  * columns of int16 pairs) is one register, so a row's pair is one VPDPWSSD for the whole row
- * of the tile, half the instructions of the 256-bit kernel. Each row sums the even and the odd
- * pair rows apart (12 chains of additions, enough to cover the instruction's latency), added
- * at the end. REF_QG_DPW: c += the pairwise products of b and the pair at s, broadcast by the
- * instruction itself; in assembly because GCC 12 copies each accumulator between registers
- * around the intrinsic (twice the instructions). */
+ * of the tile, half the instructions of the 256-bit kernel. The instructions are written in
+ * assembly because GCC 12 copies each accumulator between registers around the intrinsic
+ * (twice the instructions). REF_QG_DPW: c += the pairwise products of b and the pair at s,
+ * broadcast by the instruction itself; REF_QG_DPR: the same of registers x and b; REF_QG_DPB:
+ * c += the products of the unsigned bytes of x and the signed bytes of b, by groups of 4
+ * (VPDPBUSD, the 8-bit product's). REF_QG_SIX(S): S for each of the tile's six rows. */
 #define REF_QG_DPW(c, s, b)                                                                        \
   __asm__("vpdpwssd %1%{1to16%}, %2, %0"                                                           \
           : "+v"(c)                                                                                \
           : "m"(*(const int32_t *)(const void *)(s)), "v"(b))
+#define REF_QG_DPR(c, x, b) __asm__("vpdpwssd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
+#define REF_QG_DPB(c, x, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
+#define REF_QG_SIX(S) S(0) S(1) S(2) S(3) S(4) S(5)
 
-REF_QG_VNNI512Z static inline __m512i ref_qg_pair512(const int16_t *s) {
+/* The 4 bytes at s (an int16 pair, or a group of 4 depths) in every 32-bit lane. */
+REF_QG_VNNI512Z static inline __m512i ref_qg_word512(const void *s) {
   int32_t w;
   memcpy(&w, s, sizeof w);
   return _mm512_set1_epi32(w);
 }
 
+/* One panel: each row sums the even and the odd pair rows apart (12 chains of additions,
+ * enough to cover the instruction's latency), added at the end. */
 REF_QG_VNNI512Z static void ref_qg_tile_vnni512z(int64_t kp, const int16_t *const a[REF_QG_MR],
                                                  const int16_t *v, int nr, int nc, ref_qg_acc acc) {
-  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
   __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
   int64_t p = 0;
   (void)nr; /* the whole tile, in registers */
   (void)nc;
+#define REF_QG_EVEN_ODD(i)                                                                         \
+  REF_QG_DPW(c##i, a[i] + p, b0);                                                                  \
+  REF_QG_DPW(d##i, a[i] + p + 2, b1);
+#define REF_QG_EVEN(i) REF_QG_DPW(c##i, a[i] + p, b0);
+#define REF_QG_STORE_SUM(i) _mm512_storeu_si512((void *)acc[i], _mm512_add_epi32(c##i, d##i));
   for (; p + 4 <= kp; p += 4, v += 4 * REF_QG_NR) {
     const __m512i b0 = _mm512_loadu_si512((const void *)v);
     const __m512i b1 = _mm512_loadu_si512((const void *)(v + 2 * REF_QG_NR));
-    REF_QG_DPW(c0, a0 + p, b0);
-    REF_QG_DPW(c1, a1 + p, b0);
-    REF_QG_DPW(c2, a2 + p, b0);
-    REF_QG_DPW(c3, a3 + p, b0);
-    REF_QG_DPW(c4, a4 + p, b0);
-    REF_QG_DPW(c5, a5 + p, b0);
-    REF_QG_DPW(d0, a0 + p + 2, b1);
-    REF_QG_DPW(d1, a1 + p + 2, b1);
-    REF_QG_DPW(d2, a2 + p + 2, b1);
-    REF_QG_DPW(d3, a3 + p + 2, b1);
-    REF_QG_DPW(d4, a4 + p + 2, b1);
-    REF_QG_DPW(d5, a5 + p + 2, b1);
+    REF_QG_SIX(REF_QG_EVEN_ODD)
   }
   if (p < kp) { /* kp is even: one pair row left */
     const __m512i b0 = _mm512_loadu_si512((const void *)v);
-    REF_QG_DPW(c0, a0 + p, b0);
-    REF_QG_DPW(c1, a1 + p, b0);
-    REF_QG_DPW(c2, a2 + p, b0);
-    REF_QG_DPW(c3, a3 + p, b0);
-    REF_QG_DPW(c4, a4 + p, b0);
-    REF_QG_DPW(c5, a5 + p, b0);
+    REF_QG_SIX(REF_QG_EVEN)
   }
-  _mm512_storeu_si512((void *)acc[0], _mm512_add_epi32(c0, d0));
-  _mm512_storeu_si512((void *)acc[1], _mm512_add_epi32(c1, d1));
-  _mm512_storeu_si512((void *)acc[2], _mm512_add_epi32(c2, d2));
-  _mm512_storeu_si512((void *)acc[3], _mm512_add_epi32(c3, d3));
-  _mm512_storeu_si512((void *)acc[4], _mm512_add_epi32(c4, d4));
-  _mm512_storeu_si512((void *)acc[5], _mm512_add_epi32(c5, d5));
+  REF_QG_SIX(REF_QG_STORE_SUM)
+#undef REF_QG_EVEN_ODD
+#undef REF_QG_EVEN
+#undef REF_QG_STORE_SUM
 }
 
-/* Two panels at once: each row's pair is broadcast into a register once for both (8 loads for
- * 12 multiply-adds, where the one-panel tile has 7 for 6). REF_QG_DPR: c += the pairwise
- * products of the registers x and b. */
-#define REF_QG_DPR(c, x, b) __asm__("vpdpwssd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
-
-REF_QG_VNNI512Z static void ref_qg_tile2_vnni512z(int64_t kp, const int16_t *const a[REF_QG_MR],
-                                                  const int16_t *v, const int16_t *w,
-                                                  ref_qg_acc acc, ref_qg_acc acc2) {
-  const int16_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-  __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
-  int64_t p;
-  for (p = 0; p < kp; p += 2, v += 2 * REF_QG_NR, w += 2 * REF_QG_NR) {
-    const __m512i b0 = _mm512_loadu_si512((const void *)v);
-    const __m512i b1 = _mm512_loadu_si512((const void *)w);
-    __m512i x = ref_qg_pair512(a0 + p);
-    REF_QG_DPR(c0, x, b0);
-    REF_QG_DPR(d0, x, b1);
-    x = ref_qg_pair512(a1 + p);
-    REF_QG_DPR(c1, x, b0);
-    REF_QG_DPR(d1, x, b1);
-    x = ref_qg_pair512(a2 + p);
-    REF_QG_DPR(c2, x, b0);
-    REF_QG_DPR(d2, x, b1);
-    x = ref_qg_pair512(a3 + p);
-    REF_QG_DPR(c3, x, b0);
-    REF_QG_DPR(d3, x, b1);
-    x = ref_qg_pair512(a4 + p);
-    REF_QG_DPR(c4, x, b0);
-    REF_QG_DPR(d4, x, b1);
-    x = ref_qg_pair512(a5 + p);
-    REF_QG_DPR(c5, x, b0);
-    REF_QG_DPR(d5, x, b1);
+/* Two panels at once (v and w, into acc and acc2), each row's group broadcast into a register
+ * once for both (8 loads for 12 multiply-adds, where the one-panel tile has 7 for 6); with w
+ * NULL one panel. For the int16 pairs (STEP 2, REF_QG_MAC REF_QG_DPR) and for the 8-bit
+ * product (ref_qg8: unsigned rows, int8 panels, groups of 4 depths, REF_QG_DPB). */
+#define REF_QG_TWO_PANELS(NAME, TA, TV, STEP)                                                      \
+  REF_QG_VNNI512Z static void NAME(int64_t kp, const TA *const a[REF_QG_MR], const TV *v,          \
+                                   const TV *w, ref_qg_acc acc, ref_qg_acc acc2) {                 \
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;              \
+    __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;                                  \
+    int64_t p;                                                                                     \
+    if (w)                                                                                         \
+      for (p = 0; p < kp; p += STEP, v += STEP * REF_QG_NR, w += STEP * REF_QG_NR) {               \
+        const __m512i b0 = _mm512_loadu_si512((const void *)v);                                    \
+        const __m512i b1 = _mm512_loadu_si512((const void *)w);                                    \
+        REF_QG_SIX(REF_QG_BOTH)                                                                    \
+      }                                                                                            \
+    else                                                                                           \
+      for (p = 0; p < kp; p += STEP, v += STEP * REF_QG_NR) {                                      \
+        const __m512i b0 = _mm512_loadu_si512((const void *)v);                                    \
+        REF_QG_SIX(REF_QG_ONE)                                                                     \
+      }                                                                                            \
+    REF_QG_SIX(REF_QG_STORE_BOTH)                                                                  \
   }
-  _mm512_storeu_si512((void *)acc[0], c0);
-  _mm512_storeu_si512((void *)acc[1], c1);
-  _mm512_storeu_si512((void *)acc[2], c2);
-  _mm512_storeu_si512((void *)acc[3], c3);
-  _mm512_storeu_si512((void *)acc[4], c4);
-  _mm512_storeu_si512((void *)acc[5], c5);
-  _mm512_storeu_si512((void *)acc2[0], d0);
-  _mm512_storeu_si512((void *)acc2[1], d1);
-  _mm512_storeu_si512((void *)acc2[2], d2);
-  _mm512_storeu_si512((void *)acc2[3], d3);
-  _mm512_storeu_si512((void *)acc2[4], d4);
-  _mm512_storeu_si512((void *)acc2[5], d5);
-}
-
-/* The 8-bit tiles (ref_qg8): one panel, or two sharing each row's broadcast group of 4 bytes.
- * REF_QG_DPB: c += the products of the unsigned bytes of x and the signed bytes of b, by
- * groups of 4 (VPDPBUSD). */
-#define REF_QG_DPB(c, x, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(c) : "v"(x), "v"(b))
-typedef void (*ref_qg8_tile_fn)(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
-                                const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2);
-
-REF_QG_VNNI512Z static inline __m512i ref_qg_quad512(const uint8_t *s) {
-  int32_t w;
-  memcpy(&w, s, sizeof w);
-  return _mm512_set1_epi32(w);
-}
-
-REF_QG_VNNI512Z static void ref_qg8_tile_vnni512z(int64_t kq, const uint8_t *const a[REF_QG_MR],
-                                                  const int8_t *v, const int8_t *w, ref_qg_acc acc,
-                                                  ref_qg_acc acc2) {
-  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-  __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;
-  int64_t q;
-  if (w) {
-    for (q = 0; q < kq; q += 4, v += 4 * REF_QG_NR, w += 4 * REF_QG_NR) {
-      const __m512i b0 = _mm512_loadu_si512((const void *)v);
-      const __m512i b1 = _mm512_loadu_si512((const void *)w);
-      __m512i x = ref_qg_quad512(a[0] + q);
-      REF_QG_DPB(c0, x, b0);
-      REF_QG_DPB(d0, x, b1);
-      x = ref_qg_quad512(a[1] + q);
-      REF_QG_DPB(c1, x, b0);
-      REF_QG_DPB(d1, x, b1);
-      x = ref_qg_quad512(a[2] + q);
-      REF_QG_DPB(c2, x, b0);
-      REF_QG_DPB(d2, x, b1);
-      x = ref_qg_quad512(a[3] + q);
-      REF_QG_DPB(c3, x, b0);
-      REF_QG_DPB(d3, x, b1);
-      x = ref_qg_quad512(a[4] + q);
-      REF_QG_DPB(c4, x, b0);
-      REF_QG_DPB(d4, x, b1);
-      x = ref_qg_quad512(a[5] + q);
-      REF_QG_DPB(c5, x, b0);
-      REF_QG_DPB(d5, x, b1);
-    }
-    _mm512_storeu_si512((void *)acc2[0], d0);
-    _mm512_storeu_si512((void *)acc2[1], d1);
-    _mm512_storeu_si512((void *)acc2[2], d2);
-    _mm512_storeu_si512((void *)acc2[3], d3);
-    _mm512_storeu_si512((void *)acc2[4], d4);
-    _mm512_storeu_si512((void *)acc2[5], d5);
-  } else {
-    for (q = 0; q < kq; q += 4, v += 4 * REF_QG_NR) {
-      const __m512i b0 = _mm512_loadu_si512((const void *)v);
-      REF_QG_DPB(c0, ref_qg_quad512(a[0] + q), b0);
-      REF_QG_DPB(c1, ref_qg_quad512(a[1] + q), b0);
-      REF_QG_DPB(c2, ref_qg_quad512(a[2] + q), b0);
-      REF_QG_DPB(c3, ref_qg_quad512(a[3] + q), b0);
-      REF_QG_DPB(c4, ref_qg_quad512(a[4] + q), b0);
-      REF_QG_DPB(c5, ref_qg_quad512(a[5] + q), b0);
-    }
+#define REF_QG_BOTH(i)                                                                             \
+  {                                                                                                \
+    const __m512i x = ref_qg_word512(a[i] + p);                                                    \
+    REF_QG_MAC(c##i, x, b0);                                                                       \
+    REF_QG_MAC(d##i, x, b1);                                                                       \
   }
-  _mm512_storeu_si512((void *)acc[0], c0);
-  _mm512_storeu_si512((void *)acc[1], c1);
-  _mm512_storeu_si512((void *)acc[2], c2);
-  _mm512_storeu_si512((void *)acc[3], c3);
-  _mm512_storeu_si512((void *)acc[4], c4);
-  _mm512_storeu_si512((void *)acc[5], c5);
-}
+#define REF_QG_ONE(i) REF_QG_MAC(c##i, ref_qg_word512(a[i] + p), b0);
+#define REF_QG_STORE_BOTH(i)                                                                       \
+  _mm512_storeu_si512((void *)acc[i], c##i);                                                       \
+  if (w)                                                                                           \
+    _mm512_storeu_si512((void *)acc2[i], d##i);
+#define REF_QG_MAC REF_QG_DPR
+REF_QG_TWO_PANELS(ref_qg_tile2_vnni512z, int16_t, int16_t, 2)
+#undef REF_QG_MAC
+#define REF_QG_MAC REF_QG_DPB
+REF_QG_TWO_PANELS(ref_qg8_tile_vnni512z, uint8_t, int8_t, 4)
+#undef REF_QG_MAC
+#undef REF_QG_BOTH
+#undef REF_QG_ONE
+#undef REF_QG_STORE_BOTH
+#undef REF_QG_TWO_PANELS
 
 /* ref_qg_requantize on four 64-bit lanes: prod (the products), sh (the shifts); zp, lo and
  * hi 64-bit. */
@@ -2403,10 +2326,8 @@ void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, in
 
 /* ---- The 8-bit product (ref_qg8) -------------------------------------------------------- */
 
-#if !REF_X86_TARGETS
 typedef void (*ref_qg8_tile_fn)(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
                                 const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2);
-#endif
 
 /* The tile(s) of ref_qg8_tile_vnni512z in portable C. */
 static void ref_qg8_tile_portable(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
