@@ -1937,7 +1937,7 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   odla_value in[REF_QI_OPERANDS], v;
   odla_value_type out;
   const odla_value_shape *as, *bs;
-  int64_t stride_a = 1, stride_b = 1;
+  int64_t stride_a = 1, stride_b = 1, packed;
   size_t at = 0;
   int i;
   char s1[128], s2[128];
@@ -2012,13 +2012,19 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.q.wp_at = at;
   if (!p.q.packed && !p.q.lean)
     at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
-  p.sub_at = at; /* the 8-bit product's col_sub (its staged rows fit in xs: kq <= 2 * kp) */
-  if (p.u8s8)
+  /* the 8-bit product's col_sub (its staged rows fit in xs: kq <= 2 * kp), for any packed
+     kernel whatever this CPU takes, so that the scratch is the same size on every machine */
+  p.sub_at = at;
+  if (p.q.packed)
     at += ref_nn_align((size_t)p.n * sizeof(int32_t));
   p.q.bytes = at;
-  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q,
-                 p.u8s8 ? ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2
-                        : p.kernel_batches * ref_qg_v_count(p.kp, p.n),
+  /* The packed kernel's room is the larger of the two forms' whatever this CPU takes, so that
+   * the parameters' size is the same on every machine (odlac measures a --no-heap model's
+   * structures on the host for its target). */
+  packed = p.kernel_batches * ref_qg_v_count(p.kp, p.n);
+  if (packed < ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2)
+    packed = ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2;
+  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, packed,
                  p.u8s8 ? ref_qmm_pack8 : ref_qmm_pack, out, value_id, NULL, 0);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
