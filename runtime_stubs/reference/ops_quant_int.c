@@ -227,22 +227,26 @@ static int ref_qi_job_by_rows(const ref_qi_job *j, int parts) {
   return r >= (int64_t)parts * 4 || r >= ref_qi_job_col_units(j);
 }
 
+static void ref_qi_job_tiles(const ref_qi_job *j, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+#if REF_X86_TARGETS /* the 8-bit product's only CPUs */
+  if (j->g8) {
+    ref_qg8_run(j->g8, r0, r1, c0, c1);
+    return;
+  }
+#endif
+  ref_qg_run(&j->g, r0, r1, c0, c1);
+}
+
 static void ref_qi_job_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qi_job *j = (const ref_qi_job *)arg;
   int64_t lo, hi;
   (void)scratch;
   if (ref_qi_job_by_rows(j, parts)) {
     ref_split(j->rows, REF_QG_MR, index, parts, &lo, &hi);
-    if (j->g8)
-      ref_qg8_run(j->g8, lo, hi, 0, j->cols);
-    else
-      ref_qg_run(&j->g, lo, hi, 0, j->cols);
+    ref_qi_job_tiles(j, lo, hi, 0, j->cols);
   } else {
     ref_split(j->cols, REF_QG_NR, index, parts, &lo, &hi);
-    if (j->g8)
-      ref_qg8_run(j->g8, 0, j->rows, lo, hi);
-    else
-      ref_qg_run(&j->g, 0, j->rows, lo, hi);
+    ref_qi_job_tiles(j, 0, j->rows, lo, hi);
   }
 }
 
@@ -1753,6 +1757,7 @@ static void ref_qmm_pack(const void *params, const void *w, const void *wz, int 
     }
 }
 
+#if REF_X86_TARGETS
 /* The 8-bit product's kernel (ref_qg8_v_at) and its column sums; its zero points are 0. */
 static void ref_qmm_pack8(const void *params, const void *w, const void *wz, int wz_per_channel,
                           int16_t *dst) {
@@ -1775,10 +1780,15 @@ static void ref_qmm_pack8(const void *params, const void *w, const void *wz, int
       sums[b * p->n + col] = sum;
     }
 }
+#define REF_QMM_PACK(u8s8) ((u8s8) ? ref_qmm_pack8 : ref_qmm_pack)
+#else
+#define REF_QMM_PACK(u8s8) ref_qmm_pack
+#endif
 
 /* Whether a MatMul's product runs on 8-bit data (ref_qg8): a constant int8 kernel whose zero
  * points are all 0 (ONNX Runtime's symmetric weights), on a CPU with the 8-bit kernels. */
 static int ref_qmm_u8s8(const odla_value *in) {
+#if REF_X86_TARGETS
   const odla_value w = in[REF_QI_W], wz = in[REF_QI_WZ];
   int64_t i, n;
   if (!ref_qg8_available() || w->type.element_type != ODLA_INT8 || !ref_qi_constant_kernel(in))
@@ -1788,6 +1798,10 @@ static int ref_qmm_u8s8(const odla_value *in) {
     if (ref_qi_load(wz->type.element_type, wz->data, i) != 0)
       return 0;
   return 1;
+#else /* the 8-bit kernels are x86's: other targets do not link this path */
+  (void)in;
+  return 0;
+#endif
 }
 
 /* A lean batch: each row of x staged and multiplied by the kernel matrix w in place. */
@@ -1821,6 +1835,7 @@ static int ref_qmm_next_batch(const ref_qmm_params *p, int64_t *idx, int64_t *oa
   return 0;
 }
 
+#if REF_X86_TARGETS
 /* The batches of an 8-bit product (ref_qmm_u8s8): rows staged as bytes (int8 data plus 128),
  * each matrix's col_sub from its column sums and the input's zero point. */
 static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
@@ -1865,6 +1880,7 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
       return ODLA_SUCCESS;
   }
 }
+#endif
 
 static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   const ref_qmm_params *p = (const ref_qmm_params *)node->params;
@@ -1887,9 +1903,11 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   if (s != ODLA_SUCCESS)
     return s;
   if (!p->q.lean)
-    wp = ref_qi_kernel(node, io, &p->q, p->u8s8 ? ref_qmm_pack8 : ref_qmm_pack);
+    wp = ref_qi_kernel(node, io, &p->q, REF_QMM_PACK(p->u8s8));
+#if REF_X86_TARGETS
   if (p->u8s8)
     return ref_qmm_run8(p, io, (const unsigned char *)wp, xz, &job.g.out);
+#endif
   job.g8 = NULL;
   job.rows = p->m;
   job.cols = p->n;
@@ -2024,8 +2042,8 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   packed = p.kernel_batches * ref_qg_v_count(p.kp, p.n);
   if (packed < ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2)
     packed = ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2;
-  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, packed,
-                 p.u8s8 ? ref_qmm_pack8 : ref_qmm_pack, out, value_id, NULL, 0);
+  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, packed, REF_QMM_PACK(p.u8s8), out,
+                 value_id, NULL, 0);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.m * p.n, p.k);
