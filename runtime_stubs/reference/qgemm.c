@@ -212,6 +212,23 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
   return ref_qg_pair(pair);
 }
 
+/* A depthwise row's 16 sums from its two registers (stride 1: a the even outputs, b the odd
+ * ones, interleaved; stride 2: a outputs 0-7, b 8-15), stored at s or added to it. */
+REF_QG_AVX2 static inline void ref_qg_dw_put16(__m256i a, __m256i b, int64_t stride, int accumulate,
+                                               int32_t *s) {
+  if (stride == 1) {
+    const __m256i lo = _mm256_unpacklo_epi32(a, b), hi = _mm256_unpackhi_epi32(a, b);
+    a = _mm256_permute2x128_si256(lo, hi, 0x20);
+    b = _mm256_permute2x128_si256(lo, hi, 0x31);
+  }
+  if (accumulate) {
+    a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)s));
+    b = _mm256_add_epi32(b, _mm256_loadu_si256((const __m256i *)(s + 8)));
+  }
+  _mm256_storeu_si256((__m256i *)s, a);
+  _mm256_storeu_si256((__m256i *)(s + 8), b);
+}
+
 /* The kernels whose multiply-adds are MADD (ref_qg_madd or a VNNI one), compiled for TARGET:
  * ref_qg_tile_SFX (AVX512-VNNI has its own, ref_qg_tile_vnni512z), and
  * ref_qg_depthwise_row_SFX for dil 1 and stride 1 or 2.
@@ -271,7 +288,7 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
     int64_t ow0, j;                                                                                \
     int r;                                                                                         \
     for (ow0 = 0; ow0 < n; ow0 += 16) {                                                            \
-      __m256i a = _mm256_setzero_si256(), b = a, lo, hi;                                           \
+      __m256i a = _mm256_setzero_si256(), b = a;                                                   \
       for (r = 0; r < rows; ++r)                                                                   \
         for (j = 0; j < pairs; ++j) {                                                              \
           const __m256i tp = ref_qg_tap_pair(w, kw, r, j);                                         \
@@ -285,18 +302,7 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
             b = MADD(b, _mm256_loadu_si256((const __m256i *)(at + 16)), tp);                       \
           }                                                                                        \
         }                                                                                          \
-      if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */                          \
-        lo = _mm256_unpacklo_epi32(a, b);                                                          \
-        hi = _mm256_unpackhi_epi32(a, b);                                                          \
-        a = _mm256_permute2x128_si256(lo, hi, 0x20);                                               \
-        b = _mm256_permute2x128_si256(lo, hi, 0x31);                                               \
-      }                                                                                            \
-      if (accumulate) {                                                                            \
-        a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(s + ow0)));                   \
-        b = _mm256_add_epi32(b, _mm256_loadu_si256((const __m256i *)(s + ow0 + 8)));               \
-      }                                                                                            \
-      _mm256_storeu_si256((__m256i *)(s + ow0), a);                                                \
-      _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                            \
+      ref_qg_dw_put16(a, b, stride, accumulate, s + ow0);                                          \
     }                                                                                              \
   }
 /* ref_qg_depthwise_plane for dil 1, stride 1 or 2 and at most REF_QG_DW_PLANE_PAIRS pairs of
@@ -314,7 +320,7 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
         tp[r * pairs + j] = ref_qg_tap_pair(w, kw, r, j);                                          \
     for (o = 0; o < n_rows; ++o, s += n)                                                           \
       for (ow0 = 0; ow0 < n; ow0 += 16) {                                                          \
-        __m256i a = _mm256_setzero_si256(), b = a, lo, hi;                                         \
+        __m256i a = _mm256_setzero_si256(), b = a;                                                 \
         for (r = 0; r < rows; ++r) {                                                               \
           const int16_t *at = x + (o * row_stride + r * row_dil) * pitch + stride * ow0;           \
           for (j = 0; j < pairs; ++j, at += 2) {                                                   \
@@ -323,14 +329,7 @@ REF_QG_AVX2 static __m256i ref_qg_tap_pair(const int16_t *w, int64_t kw, int r, 
                      tp[r * pairs + j]);                                                           \
           }                                                                                        \
         }                                                                                          \
-        if (stride == 1) { /* a: outputs 0, 2, ..., 14; b: 1, 3, ..., 15 */                        \
-          lo = _mm256_unpacklo_epi32(a, b);                                                        \
-          hi = _mm256_unpackhi_epi32(a, b);                                                        \
-          a = _mm256_permute2x128_si256(lo, hi, 0x20);                                             \
-          b = _mm256_permute2x128_si256(lo, hi, 0x31);                                             \
-        }                                                                                          \
-        _mm256_storeu_si256((__m256i *)(s + ow0), a);                                              \
-        _mm256_storeu_si256((__m256i *)(s + ow0 + 8), b);                                          \
+        ref_qg_dw_put16(a, b, stride, 0, s + ow0);                                                 \
       }                                                                                            \
   }
 REF_QG_X86_TILE(avx2, REF_QG_AVX2, ref_qg_madd)

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace odlac::test {
@@ -372,6 +373,51 @@ TEST(ReduceKernels, SoftmaxOnHalfComputesInFloat) {
   // softmax([1, 2]) = [0.26894, 0.73106]: halves 0x344e and 0x39d9.
   EXPECT_EQ(h[0], 0x344e);
   EXPECT_EQ(h[1], 0x39d9);
+}
+
+// Rows of 37 (two blocks of the row maximum's 16 lanes and a tail): a NaN anywhere makes the
+// Softmax row NaN and Hardmax's 1 its first NaN (numpy's max and argmax); masked scores (-1e4
+// below the row's maximum, far past exp's underflow) give exactly 0 and the rest sums to 1.
+TEST(ReduceKernels, SoftmaxRowsOfManyLanesKeepNaNAndMaskedScores) {
+  const int len = 37;
+  const int nans[][2] = {{0, -1}, {5, -1}, {16, -1}, {31, -1}, {36, -1}, {16, 31}};
+  for (const auto &nan : nans) {
+    const int at = nan[0];
+    std::vector<float> x(len);
+    for (int i = 0; i < len; ++i)
+      x[i] = 0.25f * static_cast<float>(i % 7);
+    x[at] = NAN;
+    if (nan[1] >= 0)
+      x[nan[1]] = NAN; // a second NaN after the first
+    auto sm = as<float>(run({ODLA_FLOAT32, shapeOf({1, len})}, x.data(), len * sizeof(float),
+                            [&](odla_value v) { return odla_Softmax(v, 1, (odla_value_id) "y"); }));
+    ASSERT_EQ(sm.size(), static_cast<size_t>(len));
+    for (float v : sm)
+      EXPECT_TRUE(std::isnan(v)) << "NaN at " << at;
+    auto hm = as<float>(run({ODLA_FLOAT32, shapeOf({1, len})}, x.data(), len * sizeof(float),
+                            [&](odla_value v) { return odla_Hardmax(v, 1, (odla_value_id) "y"); }));
+    ASSERT_EQ(hm.size(), static_cast<size_t>(len));
+    for (int i = 0; i < len; ++i)
+      EXPECT_EQ(hm[i], i == at ? 1.0f : 0.0f) << "NaN at " << at << ", element " << i;
+  }
+  std::vector<float> x(len);
+  double want = 0;
+  for (int i = 0; i < len; ++i) {
+    x[i] = i % 3 == 0 ? -10000.0f : 0.5f * static_cast<float>(i % 5);
+    want += i % 3 == 0 ? 0.0 : std::exp(0.5 * (i % 5) - 2.0);
+  }
+  x[20] = -std::numeric_limits<float>::infinity();
+  want -= std::exp(0.5 * (20 % 5) - 2.0);
+  auto sm = as<float>(run({ODLA_FLOAT32, shapeOf({1, len})}, x.data(), len * sizeof(float),
+                          [&](odla_value v) { return odla_Softmax(v, 1, (odla_value_id) "y"); }));
+  ASSERT_EQ(sm.size(), static_cast<size_t>(len));
+  for (int i = 0; i < len; ++i) {
+    const double e = i % 3 == 0 || i == 20 ? 0.0 : std::exp(0.5 * (i % 5) - 2.0) / want;
+    if (e == 0.0)
+      EXPECT_EQ(sm[i], 0.0f) << "element " << i;
+    else
+      EXPECT_NEAR(sm[i], e, 2e-7) << "element " << i;
+  }
 }
 
 } // namespace
