@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace odlac {
@@ -60,6 +61,34 @@ struct CodegenOptions {
   bool leastMemory = false;
 };
 
+// A symbolic dim (--dim NAME=MAX, NAME=MIN..MAX): the generated code is built for the dims
+// each run gives (NAME_run_shaped), each in [min, max]; NAME.h's shapes hold the largest.
+struct SymbolicDim {
+  std::string name;  // as --dim and the model's dim_param write it
+  std::string field; // its member of NAME_dims: a C identifier
+  int64_t min = 1, max = 1;
+};
+
+// An integer of the generated code as a polynomial of the symbolic dims: a sum of terms, each
+// a coefficient times the product of the dims whose bits `dims` sets (bit i: dim i).
+struct DimPolynomial {
+  std::vector<std::pair<unsigned, int64_t>> terms; // (dims, coefficient), none zero
+  bool isConstant() const { return terms.empty() || (terms.size() == 1 && !terms[0].first); }
+};
+
+// How the ODLA calls that record the model depend on the symbolic dims
+// (driver/SymbolicDims.h): the integers that differ between dims, each the polynomial it
+// follows, keyed by (call, argument, element): the call's position among the calls lowerGraph
+// makes, the argument's among its arguments, the element's in a shape, array or small integer
+// constant (0 for a scalar).
+struct SymbolicCalls {
+  std::vector<SymbolicDim> dims;
+  std::map<std::tuple<int, int, int>, DimPolynomial> args;
+  // Per graph input and output, each dim.
+  std::vector<std::vector<DimPolynomial>> inputDims, outputDims;
+  bool empty() const { return dims.empty(); }
+};
+
 // What codegen states about the graph and the backend, computed before it runs.
 struct CodegenFacts {
   const Target *target = &referenceTarget(); // which extension calls the code may make
@@ -67,6 +96,7 @@ struct CodegenFacts {
   uint64_t arenaBytes = 0;     // activation arena per instance, as the reference backend plans it
   int64_t plannedBatch = 0;    // --dynamic-batch: the batch the code is planned for; 0: fixed batch
   uint64_t structureBytes = 0; // --no-heap: the backend's structures (referenceStructureBytes)
+  SymbolicCalls symbolic;      // --dim: how the calls depend on the symbolic dims; empty: fixed
 };
 
 // What generateC reads: the options with each choice made, and the facts. resolveCodegen is

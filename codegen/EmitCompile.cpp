@@ -3,6 +3,8 @@
 // NAME_run_batch) executes it.
 #include "Emitter.h"
 
+#include <algorithm>
+
 namespace odlac::emit {
 
 namespace {
@@ -34,9 +36,75 @@ void batchItems(CWriter &w, const Emitter &e) {
   w.line();
 }
 
+// --dim: the largest dims, the range check, the shapes of the ports at given dims, and the
+// function that builds the computation again for other dims (destroying what it had).
+void symbolicFunctions(CWriter &w, const Emitter &e, const std::vector<std::string> &buildSteps) {
+  const std::string &n = e.n, &N = e.N;
+  const SymbolicCalls &sym = e.config.facts.symbolic;
+  std::string largest, check;
+  for (const SymbolicDim &d : sym.dims) {
+    largest += (largest.empty() ? "" : ", ") + std::to_string(d.max);
+    check += std::string(check.empty() ? "" : " &&\n         ") + "dims->" + d.field + " >= " + N +
+             "_DIM_" + d.field + "_MIN && dims->" + d.field + " <= " + N + "_DIM_" + d.field +
+             "_MAX";
+  }
+  w.line("static const " + n + "_dims " + n + "_largest_ = {" + largest + "};");
+  w.line();
+  w.open("static int " + n + "_dims_in_range_(const " + n + "_dims *dims)");
+  w.line("return dims &&\n         " + check + ";");
+  w.close();
+  w.line();
+  for (int output = 0; output < 2; ++output) {
+    const auto &ports = output ? sym.outputDims : sym.inputDims;
+    w.open(std::string("int ") + n + (output ? "_output_shape(" : "_input_shape(") + "const " + n +
+           "_dims *dims_, int i, odla_int64 *shape)");
+    w.open("switch (i)");
+    for (size_t i = 0; i < ports.size(); ++i) {
+      w.line("case " + std::to_string(i) + ":");
+      for (size_t d = 0; d < ports[i].size(); ++d)
+        w.line("  shape[" + std::to_string(d) + "] = " + dimExpression(ports[i][d], sym) + ";");
+      w.line("  return " + std::to_string(ports[i].size()) + ";");
+    }
+    w.line("default:");
+    w.line("  return -1;");
+    w.close();
+    w.close();
+    w.line();
+  }
+  w.line("/* Builds the computation for `dims` (in range), after destroying the one the instance");
+  w.line(" * had; the instance's dims stay zero until every step succeeded. */");
+  w.open("static odla_status " + n + "_specialize_(" + n + "_instance *inst, const " + n +
+         "_dims *dims)");
+  w.line("odla_status s;");
+  w.line("static const " + n + "_dims none = {0};");
+  w.line("inst->dims = none;");
+  for (const char *h : {"ctx", "exec", "comp"}) {
+    if (std::string(h) == "exec" && !e.config.facts.calls.compileStep)
+      continue;
+    std::string destroy = std::string(h) == "ctx"    ? "odla_DestroyContext"
+                          : std::string(h) == "exec" ? "odla_DestroyExecutable"
+                                                     : "odla_DestroyComputation";
+    w.open(std::string("if (inst->") + h + ")");
+    w.line(destroy + "(inst->" + h + ");");
+    w.line(std::string("inst->") + h + " = NULL;");
+    w.close();
+  }
+  for (size_t i = 0; i < buildSteps.size(); ++i) {
+    if (i)
+      w.line("if (s == ODLA_SUCCESS)");
+    w.line(std::string(i ? "  " : "") + "s = " + buildSteps[i] + ";");
+  }
+  w.line("if (s == ODLA_SUCCESS)");
+  w.line("  inst->dims = *dims;");
+  w.line("return s;");
+  w.close();
+  w.line();
+}
+
 void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   const std::string &n = e.n, &N = e.N;
   bool batch = e.config.facts.plannedBatch != 0, compileStep = e.config.facts.calls.compileStep;
+  bool symbolic = e.symbolic();
   GraphFunction fn = graphFunction(e, false);
   CWriter w;
   e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
@@ -49,21 +117,39 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   parts.weights = e.bin();
   if (e.bin())
     parts.steps.push_back(n + "_load_weights(weights_path, &inst->weights)");
-  parts.steps.push_back("odla_CreateComputation(&inst->comp)");
+  // The steps that build and compile the computation: in NAME_create, or with --dim in
+  // NAME_specialize_, which each run with other dims calls again.
+  std::vector<std::string> build;
+  build.push_back("odla_CreateComputation(&inst->comp)");
   if (e.config.options.leastMemory)
-    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
-                          "(odla_item_value)&" +
-                          n + "_least_memory_)");
+    build.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
+                    "(odla_item_value)&" +
+                    n + "_least_memory_)");
   if (e.noHeap())
-    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
-                          "(odla_item_value)&" +
-                          n + "_static_ids_)");
-  parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
+    build.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
+                    "(odla_item_value)&" +
+                    n + "_static_ids_)");
+  std::string weightsArg = e.bin() ? "inst->weights" : "";
+  build.push_back(n + "_build(" + weightsArg +
+                  (symbolic ? std::string(weightsArg.empty() ? "" : ", ") +
+                                  "dims, inst->shape_i64_, inst->shape_i32_"
+                            : "") +
+                  ")");
   if (batch)
-    parts.steps.push_back(n + "_batch_items(inst->comp)");
+    build.push_back(n + "_batch_items(inst->comp)");
   if (compileStep)
-    parts.steps.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
-  parts.steps.push_back("odla_CreateContext(&inst->ctx)");
+    build.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
+  build.push_back("odla_CreateContext(&inst->ctx)");
+  if (symbolic) {
+    parts.fields.push_back(n + "_dims dims; /* the dims the computation is built for */");
+    parts.fields.push_back("odla_int64 shape_i64_[" + std::to_string(std::max(1, fn.shapeI64)) +
+                           "]; /* the shape constants that depend on them */");
+    parts.fields.push_back("odla_int32 shape_i32_[" + std::to_string(std::max(1, fn.shapeI32)) +
+                           "];");
+    parts.steps.push_back(n + "_specialize_(inst, &" + n + "_largest_)");
+  } else {
+    parts.steps.insert(parts.steps.end(), build.begin(), build.end());
+  }
   e.writeInstanceStruct(w, parts);
   if (e.config.options.leastMemory) {
     w.line("/* --memory=least: kernels that need the least scratch. */");
@@ -83,16 +169,21 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   w.line();
   if (batch)
     batchItems(w, e);
+  if (symbolic)
+    symbolicFunctions(w, e, build);
   e.writeCreateDestroy(w, parts);
   // --no-heap: the function that binds and executes is a static helper, which the public one
   // calls with the instance's region current (the first run's bindings allocate there).
-  std::string body = batch ? e.runSignature(true) : e.runSignature();
+  std::string body = e.runSignature(batch, symbolic);
   std::string helper = n + (batch ? "_run_batch" : "_run") + "_in_region_";
   if (e.noHeap())
     body = "static int " + helper + body.substr(body.find('('));
-  if (batch) {
+  if (batch || symbolic) {
     w.open(e.runSignature());
-    w.line("return " + n + "_run_batch(inst, " + N + "_BATCH_SIZE" + e.portArgs() + ");");
+    w.line("return " + n +
+           (batch ? "_run_batch(inst, " + N + "_BATCH_SIZE"
+                  : "_run_shaped(inst, &" + n + "_largest_") +
+           e.portArgs() + ");");
     w.close();
     w.line();
   }
@@ -101,6 +192,16 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     w.line("odla_int32 rows_ = batch;");
     w.line(N + "_CHECK(odla_SetContextItem(inst->ctx, ODLA_RUN_BATCH_SIZE, "
                "(odla_item_value)&rows_));");
+  }
+  if (symbolic) {
+    w.line("if (!" + n + "_dims_in_range_(dims))");
+    w.line("  return ODLA_INVALID_PARAM;");
+    std::string same;
+    for (const SymbolicDim &d : e.config.facts.symbolic.dims)
+      same += (same.empty() ? "" : " || ") + std::string("dims->") + d.field + " != inst->dims." +
+              d.field;
+    w.line("if (" + same + ")");
+    w.line("  " + N + "_CHECK(" + n + "_specialize_(inst, dims));");
   }
   e.bindPorts(w, fn.ids);
   w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");

@@ -26,6 +26,27 @@ void portMacros(CWriter &w, const Emitter &e, const char *kind, size_t i, const 
   w.line("#define " + p + "BYTES " + std::to_string(v->type().byteSize()));
 }
 
+// --dim: the dims struct, each dim's range, and the shapes of the ports at given dims.
+void symbolicDeclarations(CWriter &w, const Emitter &e) {
+  const std::string &n = e.n, &N = e.N;
+  const SymbolicCalls &sym = e.config.facts.symbolic;
+  w.line("/* --dim: the symbolic dims, which each run sets within their ranges (" + n +
+         "_run_shaped);");
+  w.line(" * the shapes above hold the largest. */");
+  w.open("typedef struct");
+  for (const SymbolicDim &d : sym.dims)
+    w.line("odla_int64 " + d.field + "; /* " + cComment(d.name) + " */");
+  w.close("} " + n + "_dims;");
+  for (const SymbolicDim &d : sym.dims) {
+    w.line("#define " + N + "_DIM_" + d.field + "_MIN " + std::to_string(d.min));
+    w.line("#define " + N + "_DIM_" + d.field + "_MAX " + std::to_string(d.max));
+  }
+  w.line("/* The shape of input (output) i at `dims`: fills shape[0..rank) and returns the rank;");
+  w.line(" * -1 for no such port. */");
+  w.line("int " + n + "_input_shape(const " + n + "_dims *dims, int i, odla_int64 *shape);");
+  w.line("int " + n + "_output_shape(const " + n + "_dims *dims, int i, odla_int64 *shape);");
+}
+
 } // namespace
 
 std::string header(const Emitter &e) {
@@ -73,6 +94,8 @@ std::string header(const Emitter &e) {
            "_store writes it. */");
     w.line("#define " + N + "_EXECUTABLE_FILE " + cString(n + ".odlx"));
   }
+  if (e.symbolic())
+    symbolicDeclarations(w, e);
   w.line();
   w.line("/* An instance owns its ODLA computation and context. Instances are independent;");
   w.line(" * one instance runs one inference at a time. Functions return an odla_status:");
@@ -97,6 +120,14 @@ std::string header(const Emitter &e) {
            "_BATCH_SIZE). Rows are computed");
     w.line(" * independently: row i of the outputs is what a run of row i alone gives. */");
     w.line(e.runSignature(true) + ";");
+  }
+  if (e.symbolic()) {
+    w.line("/* Runs one inference at `dims`, each within its range (else ODLA_INVALID_PARAM):");
+    w.line(" * inputs and outputs hold the elements of their shapes at those dims (" + n +
+           "_input_shape,");
+    w.line(" * " + n + "_output_shape). A run at other dims than the last builds the computation");
+    w.line(" * again for them; " + n + "_run runs the largest. */");
+    w.line(e.runSignature(false, true) + ";");
   }
   w.line("void " + n + "_destroy(" + n + "_instance *inst);");
   w.line();

@@ -97,9 +97,13 @@ std::string Emitter::banner(const std::string &file, const std::string &purpose)
          "\n * Do not edit: regenerate with odlac. */\n";
 }
 
-std::string Emitter::runSignature(bool batch) const {
-  std::string s = "int " + n + (batch ? "_run_batch(" : "_run(") + n + "_instance *inst" +
-                  (batch ? ", int batch" : "");
+std::string Emitter::runSignature(bool batch, bool shaped) const {
+  std::string s = "int " + n +
+                  (batch    ? "_run_batch("
+                   : shaped ? "_run_shaped("
+                            : "_run(") +
+                  n + "_instance *inst" + (batch ? ", int batch" : "") +
+                  (shaped ? ", const " + n + "_dims *dims" : "");
   for (const Port &p : inputs)
     s += ", const " + ctype(p.value) + " *" + p.param;
   for (const Port &p : outputs)
@@ -237,9 +241,11 @@ void Emitter::writeInstanceStruct(CWriter &w, const InstanceParts &parts) const 
     w.line("unsigned char *region; /* the backend's structures (odla_ExtSetMemory) */");
     w.line("odla_size_t region_bytes;");
   }
+  for (const std::string &f : parts.fields)
+    w.line(f);
   if (parts.weights)
     w.line("unsigned char *weights; /* the blob: header, then the tensors */");
-  else if (parts.handles.empty()) // C has no empty structs
+  else if (parts.handles.empty() && parts.fields.empty()) // C has no empty structs
     w.line("int unused_; /* an instance holds nothing: each run interprets the model */");
   w.close("};");
   w.line();

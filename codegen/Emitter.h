@@ -35,6 +35,7 @@ struct GraphFunction {
   bool usesMath = false, usesExtensions = false;
   int typeSlots = 0, shapeSlots = 0; // its locals types_[] and shapes_[] (shapeHelpers)
   ValueIds ids; // how the function wrote each value id, for the calls that bind them
+  int shapeI64 = 0, shapeI32 = 0; // --dim: the elements its shape constants take
 };
 
 // What an exec mode's instance holds, and how NAME_create makes it: writeInstanceStruct and
@@ -48,6 +49,7 @@ struct InstanceParts {
   std::vector<std::string> locals; // NAME_create's locals beside inst and s
   std::vector<std::string> setup;  // its lines after the allocation
   std::vector<std::string> steps;  // its calls, each assigned to s while all before succeeded
+  std::vector<std::string> fields; // the struct's members beyond the handles, as declarations
 };
 
 class Emitter;
@@ -76,12 +78,15 @@ public:
 
   bool bin() const { return config.options.weights == WeightsMode::Bin; }
   bool noHeap() const { return config.options.noHeap; }
+  // --dim: the code builds the computation for the dims of each run.
+  bool symbolic() const { return !config.facts.symbolic.empty(); }
   std::string weightsDefinedIn() const;
   std::string banner(const std::string &file, const std::string &purpose) const;
   std::string ctype(const Value *v) const { return dtypeInfo(v->dtype()).cType; }
 
-  // NAME_run, or with `batch` NAME_run_batch (--dynamic-batch), which takes the row count.
-  std::string runSignature(bool batch = false) const;
+  // NAME_run, or with `batch` NAME_run_batch (--dynamic-batch), which takes the row count, or
+  // with `shaped` NAME_run_shaped (--dim), which takes the dims.
+  std::string runSignature(bool batch = false, bool shaped = false) const;
   std::string oneCallSignature() const;
   // What NAME_create and NAME_init take: the stored executable (load mode), the weights blob,
   // or nothing.

@@ -3,17 +3,95 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <type_traits>
 
 namespace odlac {
 
 using namespace lower;
 
+std::string dimExpression(const DimPolynomial &p, const SymbolicCalls &s) {
+  std::string r;
+  for (const auto &[mask, coef] : p.terms) {
+    if (!coef)
+      continue;
+    std::string term;
+    for (size_t i = 0; i < s.dims.size(); ++i)
+      if (mask & (1u << i))
+        term += (term.empty() ? "" : " * ") + std::string("dims_->") + s.dims[i].field;
+    uint64_t c = coef < 0 ? 0 - static_cast<uint64_t>(coef) : static_cast<uint64_t>(coef);
+    std::string num = std::to_string(c) + (c > INT32_MAX ? "LL" : "");
+    if (term.empty())
+      term = num;
+    else if (c != 1)
+      term = num + " * " + term;
+    r += r.empty() ? (coef < 0 ? "-" : "") + term : (coef < 0 ? " - " : " + ") + term;
+  }
+  return r.empty() ? "0" : "(" + r + ")";
+}
+
 // The rank and dims of s as PREFIX_shape's and PREFIX_type's arguments.
-static std::string shapeArgs(const lower::Shape &s) {
+std::string PrintSink::shapeArgs(const lower::Shape &s) {
   std::string r = std::to_string(s.rank);
-  for (int64_t d : s.dims)
-    r += ", " + std::to_string(d) + "LL";
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    r += ", " + number(static_cast<int>(i), std::to_string(s.dims[i]) + "LL", "long long");
+  return r;
+}
+
+bool PrintSink::symbolicArg() const {
+  if (!symbolic_)
+    return false;
+  auto it = symbolic_->args.lower_bound({callIndex_, argIndex_, 0});
+  return it != symbolic_->args.end() && std::get<0>(it->first) == callIndex_ &&
+         std::get<1>(it->first) == argIndex_;
+}
+
+const DimPolynomial *PrintSink::symbolicAt(int e) const {
+  if (!symbolic_)
+    return nullptr;
+  auto it = symbolic_->args.find({callIndex_, argIndex_, e});
+  return it == symbolic_->args.end() ? nullptr : &it->second;
+}
+
+std::string PrintSink::number(int e, const std::string &literal, const char *cast) {
+  const DimPolynomial *p = symbolicAt(e);
+  if (!p)
+    return literal;
+  return *cast ? std::string("(") + cast + ")" + dimExpression(*p, *symbolic_)
+               : dimExpression(*p, *symbolic_);
+}
+
+// A small integer constant whose elements depend on the symbolic dims: the elements are
+// written into the next slots of shape_i64_ or shape_i32_, which the call then points to.
+std::string PrintSink::symbolicData(const lower::Data &d) {
+  const VType *t = nullptr;
+  for (const Arg &a : call_->args)
+    if (!t)
+      t = std::get_if<VType>(&a);
+  assert(t && (t->elementType == ODLA_INT64 || t->elementType == ODLA_INT32));
+  bool wide = t->elementType == ODLA_INT64;
+  int64_t count = 1;
+  for (int64_t v : t->shape.dims)
+    count *= v;
+  int &used = wide ? shapeI64_ : shapeI32_;
+  std::string array = wide ? "shape_i64_" : "shape_i32_";
+  const char *type = wide ? "odla_int64" : "odla_int32";
+  for (int64_t e = 0; e < count; ++e) {
+    std::string literal;
+    if (wide) {
+      int64_t v;
+      std::memcpy(&v, static_cast<const unsigned char *>(d.ptr) + 8 * e, 8);
+      literal = std::to_string(v) + "LL";
+    } else {
+      int32_t v;
+      std::memcpy(&v, static_cast<const unsigned char *>(d.ptr) + 4 * e, 4);
+      literal = std::to_string(v);
+    }
+    line(array + "[" + std::to_string(used + e) +
+         "] = " + number(static_cast<int>(e), literal, type) + ";");
+  }
+  std::string r = "(const void *)(" + array + " + " + std::to_string(used) + ")";
+  used += static_cast<int>(count);
   return r;
 }
 
@@ -64,13 +142,6 @@ std::string shapeLocals(int typeSlots, int shapeSlots, const std::string &indent
   return r;
 }
 
-template <class T> static std::string joinInts(const std::vector<T> &v) {
-  std::string r;
-  for (size_t i = 0; i < v.size(); ++i)
-    r += (i ? ", " : "") + std::to_string(v[i]);
-  return r;
-}
-
 std::string ValueIds::literal(const std::string &name) {
   if (!integers_)
     return "(const odla_value_id)" + cString(name);
@@ -105,11 +176,16 @@ std::string PrintSink::arg(const Arg &a) {
           for (size_t i = 0; i < v.vals.size(); ++i)
             r += (i ? ", " : "") + arg(v.vals[i]);
           return r + "}}";
-        } else if constexpr (std::is_same_v<T, U32s>)
-          return v.v.empty() ? "NULL" : "(const odla_uint32[]){" + joinInts(v.v) + "}";
-        else if constexpr (std::is_same_v<T, I32s>)
-          return v.v.empty() ? "NULL" : "(const odla_int32[]){" + joinInts(v.v) + "}";
-        else if constexpr (std::is_same_v<T, lower::Shape>) {
+        } else if constexpr (std::is_same_v<T, U32s> || std::is_same_v<T, I32s>) {
+          constexpr bool u = std::is_same_v<T, U32s>;
+          std::string r;
+          for (size_t i = 0; i < v.v.size(); ++i)
+            r += (i ? ", " : "") + number(static_cast<int>(i), std::to_string(v.v[i]),
+                                          u ? "odla_uint32" : "odla_int32");
+          return v.v.empty() ? "NULL"
+                             : std::string(u ? "(const odla_uint32[]){" : "(const odla_int32[]){") +
+                                   r + "}";
+        } else if constexpr (std::is_same_v<T, lower::Shape>) {
           int k = shapesInCall_++;
           shapeSlots_ = std::max(shapeSlots_, shapesInCall_);
           return "*" + prefix_ + "_shape(&shapes_[" + std::to_string(k) + "], " + shapeArgs(v) +
@@ -122,7 +198,7 @@ std::string PrintSink::arg(const Arg &a) {
         } else if constexpr (std::is_same_v<T, Flag>)
           return v.on ? "1" : "0";
         else if constexpr (std::is_same_v<T, Data>)
-          return v.cExpr;
+          return symbolicArg() ? symbolicData(v) : v.cExpr;
         else if constexpr (std::is_same_v<T, Str>)
           return cString(v.s);
         else if constexpr (std::is_same_v<T, EnumArg>) {
@@ -140,9 +216,10 @@ std::string PrintSink::arg(const Arg &a) {
           usesMath_ |= f.find_first_of("HN") != std::string::npos;
           return f;
         } else if constexpr (std::is_same_v<T, int64_t>)
-          return (v > INT32_MAX || v < INT32_MIN) ? std::to_string(v) + "LL" : std::to_string(v);
+          return number(0, (v > INT32_MAX || v < INT32_MIN) ? std::to_string(v) + "LL"
+                                                            : std::to_string(v));
         else
-          return v > UINT32_MAX ? std::to_string(v) + "ULL" : std::to_string(v);
+          return number(0, v > UINT32_MAX ? std::to_string(v) + "ULL" : std::to_string(v));
       },
       a);
 }
@@ -243,8 +320,11 @@ std::vector<Val> PrintSink::emit(Call &call) {
     --depth_;
   std::vector<std::string> args, params = call.paramNames();
   std::vector<std::string> resultIds;
+  call_ = &call;
+  ++callIndex_;
   for (size_t i = 0; i < call.args.size(); ++i) {
     const Arg &a = call.args[i];
+    argIndex_ = static_cast<int>(i);
     bool named = isBareLiteral(a) && params.size() == call.args.size();
     args.push_back((named ? "/*" + params[i] + "=*/" : std::string()) + arg(a));
     if (const Id *id = std::get_if<Id>(&a))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "CWriter.h"
+#include "Codegen.h"
 #include "lower/OdlaSink.h"
 
 #include <map>
@@ -39,6 +40,13 @@ public:
   // (shapeHelpers) build them into the function's locals types_[] and shapes_[] (shapeLocals).
   int typeSlots() const { return typeSlots_; }
   int shapeSlots() const { return shapeSlots_; }
+  // --dim: prints the numbers that depend on the symbolic dims as expressions of the fields
+  // of `*dims_` (a const NAME_dims *), and the small integer constants among them from the
+  // arrays `shape_i64_` and `shape_i32_`, filled before the call that makes the constant.
+  void setSymbolic(const SymbolicCalls *symbolic) { symbolic_ = symbolic; }
+  // How many elements of each array the printed calls fill.
+  int shapeI64() const { return shapeI64_; }
+  int shapeI32() const { return shapeI32_; }
   // Prints `(void)var;` so that -Wunused-variable stays quiet about a value nothing reads.
   void markUnused(lower::Val v) override {
     if (!v.isNull())
@@ -54,6 +62,12 @@ protected:
 
 private:
   std::string arg(const lower::Arg &a);
+  // Element `e` of the argument being printed: its literal, or the expression of the dims.
+  std::string number(int e, const std::string &literal, const char *cast = "");
+  const DimPolynomial *symbolicAt(int e) const;
+  bool symbolicArg() const; // whether any element of the argument being printed is symbolic
+  std::string shapeArgs(const lower::Shape &s);
+  std::string symbolicData(const lower::Data &d);
   std::string typeName(odla_element_type t);
   std::string customParams(const lower::CustomParams &p);
   // Prints one line, indented by how deep it sits in if/loop regions.
@@ -71,7 +85,14 @@ private:
   bool usesExtensions_ = false;
   int typesInCall_ = 0, shapesInCall_ = 0; // slots the call being printed took
   int typeSlots_ = 0, shapeSlots_ = 0;
+  const SymbolicCalls *symbolic_ = nullptr;
+  const lower::Call *call_ = nullptr; // the call being printed, its index and argument's
+  int callIndex_ = -1, argIndex_ = 0;
+  int shapeI64_ = 0, shapeI32_ = 0;
 };
+
+// A polynomial of the symbolic dims as C: the fields of `*dims_` (odla_int64).
+std::string dimExpression(const DimPolynomial &p, const SymbolicCalls &s);
 
 // The static functions PREFIX_shape(&shapes_[k], rank, dims...) and PREFIX_type(&types_[k],
 // element type, rank, dims...) that fill a slot of the calling function's locals and return

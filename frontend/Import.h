@@ -22,9 +22,23 @@ namespace odlac {
 // import (ONNX Runtime refuses them, odlac does not), so import rules see opset 7 or newer.
 constexpr int64_t kOldestImportedOpset = 7;
 
+// The dims --input-shape gives one graph input: a number pins a dim; a name (names[i], dims[i]
+// -1) makes it the symbolic dim of that name, whose range --dim gives; -1 with no name ('?')
+// keeps the model's symbolic dim, named by its dim_param.
+struct InputShape {
+  Dims dims;
+  std::vector<std::string> names;
+};
+
 struct ImportOptions {
-  // Pins the dims of graph inputs: name -> dims (from --input-shape name:1x3x224x224).
-  std::map<std::string, Dims> inputShapes;
+  // Pins or names the dims of graph inputs: name -> dims (from --input-shape
+  // name:1x3x224x224, name:Nx12x64).
+  std::map<std::string, InputShape> inputShapes;
+  // Symbolic dims (--dim NAME=MAX): the value each named dim takes in this import, which is
+  // its largest, or another when the driver probes how the compiled code depends on it
+  // (driver/SymbolicDims.h). An input's symbolic dim is named by --input-shape or by the
+  // model's dim_param.
+  std::map<std::string, int64_t> dimValues;
   // The number of elements of sequence graph inputs (and of optional ones holding a
   // sequence): name -> N (from --sequence-length name=N). ONNX's types do not give it, and
   // odlac resolves sequences at compile time: each element is one input of the generated
@@ -60,7 +74,11 @@ constexpr int64_t kMaxSequenceLength = 4096;
 // Parses "name=3" into an entry of ImportOptions::sequenceLengths.
 Status parseSequenceLength(const std::string &spec, ImportOptions &opts);
 
-// Parses "name:1x3x224x224" into an entry of ImportOptions::inputShapes.
+// Parses "name:1x3x224x224" (a dim may be a name, or ? or -1 for the model's own symbolic
+// dim) into an entry of ImportOptions::inputShapes.
 Status parseInputShape(const std::string &spec, ImportOptions &opts);
+// A name a symbolic dim may have on the command line: a C-like identifier (letters, digits,
+// '_', not starting with a digit) without 'x', which separates dims in --input-shape.
+bool isDimName(const std::string &s);
 
 } // namespace odlac

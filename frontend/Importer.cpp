@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <climits>
 #include <functional>
 #include <map>
@@ -336,47 +337,91 @@ private:
       return nullptr;
     }
     Dims dims;
-    std::string symbolic;
-    if (!tt.has_shape()) {
-      symbolic = "its rank is unknown";
-    } else {
-      for (int i = 0; i < tt.shape().dim_size(); ++i) {
-        const auto &d = tt.shape().dim(i);
-        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-        if (!d.has_dim_value() && symbolic.empty())
-          symbolic = "dim " + std::to_string(i) + " is symbolic" +
-                     (d.has_dim_param() ? " ('" + d.dim_param() + "')" : std::string());
-      }
+    std::vector<std::string> params; // each dim's dim_param ("" when it has none)
+    std::vector<bool> open;          // symbolic: resolved by --dim below
+    if (!tt.has_shape() && (opts_.batchSize > 0 || !opts_.inputShapes.count(name))) {
+      error(what + ": its rank is unknown; pin its shape with --input-shape " + name +
+            ":<d0>x<d1>x...");
+      return nullptr;
+    }
+    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
+      const auto &d = tt.shape().dim(i);
+      dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      params.push_back(d.has_dim_value() ? std::string() : d.dim_param());
+      open.push_back(!d.has_dim_value());
     }
     if (opts_.batchSize > 0) { // --dynamic-batch: the symbolic leading dim is the batch
       if (dims.empty() || dims[0] >= 0 || opts_.inputShapes.count(name)) {
         error(what + ": --dynamic-batch needs a symbolic leading dim (the batch), not " +
-              (dims.empty()                    ? std::string("rank 0 or an unknown rank")
+              (dims.empty()                    ? std::string("rank 0")
                : opts_.inputShapes.count(name) ? "one pinned by --input-shape"
                                                : dimsToString(dims)));
         return nullptr;
       }
       dims[0] = opts_.batchSize;
-      symbolic.clear();
-      for (size_t i = 1; i < dims.size() && symbolic.empty(); ++i)
-        if (dims[i] < 0)
-          symbolic = "dim " + std::to_string(i) + " is symbolic";
+      open[0] = false;
     }
     auto pinned = opts_.inputShapes.find(name);
     if (pinned != opts_.inputShapes.end()) {
-      const Dims &p = pinned->second;
-      bool fits = !tt.has_shape() || p.size() == dims.size();
-      for (size_t i = 0; fits && tt.has_shape() && i < dims.size(); ++i)
-        fits = dims[i] < 0 || dims[i] == p[i];
-      if (!fits) {
-        error(what + ": --input-shape " + dimsToString(p) + " does not fit the model's shape " +
-              dimsToString(dims) + " (-1 marks a symbolic dim)");
+      const InputShape &p = pinned->second;
+      if (tt.has_shape() && p.dims.size() != dims.size()) {
+        error(what + ": --input-shape gives " + std::to_string(p.dims.size()) +
+              " dims, the model's shape " + dimsToString(dims) + " has " +
+              std::to_string(dims.size()) + " (-1 marks a symbolic dim)");
         return nullptr;
       }
-      dims = p;
-    } else if (!symbolic.empty()) {
-      error(what + ": " + symbolic + "; pin it with --input-shape " + name + ":" + "<d0>x<d1>x...");
-      return nullptr;
+      if (!tt.has_shape()) { // an unknown rank: the pinned shape says it
+        dims.assign(p.dims.size(), -1);
+        params.assign(p.dims.size(), std::string());
+        open.assign(p.dims.size(), true);
+      }
+      for (size_t i = 0; i < dims.size(); ++i) {
+        std::string dim = "dim " + std::to_string(i);
+        if (!p.names[i].empty() || p.dims[i] < 0) {
+          if (!open[i]) {
+            error(what + ": --input-shape makes " + dim + " symbolic ('" +
+                  (p.names[i].empty() ? "?" : p.names[i]) + "'), but the model fixes it at " +
+                  std::to_string(dims[i]));
+            return nullptr;
+          }
+          if (!p.names[i].empty())
+            params[i] = p.names[i];
+          else if (params[i].empty()) {
+            error(what + ": --input-shape keeps " + dim +
+                  " symbolic ('?'), but the model gives it no name; name it, as in " + name +
+                  ":Tx..., and give its range with --dim T=MAX");
+            return nullptr;
+          }
+          continue; // resolved by --dim below
+        }
+        if (!open[i] && dims[i] != p.dims[i]) {
+          error(what + ": --input-shape " + dimsToString(p.dims) +
+                " does not fit the model's shape " + dimsToString(dims) +
+                " (-1 marks a symbolic dim)");
+          return nullptr;
+        }
+        dims[i] = p.dims[i];
+        params[i].clear();
+        open[i] = false;
+      }
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (!open[i])
+        continue;
+      auto bound = params[i].empty() ? opts_.dimValues.end() : opts_.dimValues.find(params[i]);
+      if (bound == opts_.dimValues.end()) {
+        std::string dim = "dim " + std::to_string(i) + " is symbolic";
+        std::string range =
+            opts_.batchSize > 0 ? std::string()
+            : params[i].empty()
+                ? ", or name it (" + name + ":Tx...) and give its range with --dim T=MAX"
+                : ", or give its range with --dim " + params[i] + "=MAX";
+        error(what + ": " + dim + (params[i].empty() ? std::string() : " ('" + params[i] + "')") +
+              "; pin it with --input-shape " + name + ":<d0>x<d1>x..." + range);
+        return nullptr;
+      }
+      dims[i] = bound->second;
+      graph_->info().symbolicDims.insert(params[i]);
     }
     TensorType t{*dtype, dims};
     std::string tooLarge = shapeProblem(t);
@@ -489,7 +534,7 @@ private:
     }
     noteDefaultedInputs(defaulted);
     checkStructureOptions();
-    for (const auto &[name, dims] : opts_.inputShapes)
+    for (const auto &[name, shape] : opts_.inputShapes)
       if (std::find(defaulted.begin(), defaulted.end(), name) != defaulted.end()) {
         error("--input-shape names '" + name + "', which has an initializer of the same name: " +
               "odlac compiles it as a constant, not an input");
@@ -1106,26 +1151,46 @@ Status parseSequenceLength(const std::string &spec, ImportOptions &opts) {
 
 Status parseInputShape(const std::string &spec, ImportOptions &opts) {
   size_t colon = spec.rfind(':');
-  std::string bad =
-      "--input-shape '" + spec + "': expected name:d0xd1x... (e.g. input:1x3x224x224)";
+  std::string bad = "--input-shape '" + spec +
+                    "': expected name:d0xd1x..., each dim a number, the name of a symbolic dim "
+                    "(--dim gives its range) or ? for the model's own (e.g. input:1x3x224x224, "
+                    "tokens:NxT)";
   if (colon == std::string::npos || colon == 0)
     return Status::error(bad);
-  Dims dims;
+  InputShape shape;
   std::string rest = spec.substr(colon + 1);
   size_t pos = 0;
   while (pos <= rest.size()) {
     size_t x = rest.find('x', pos);
     std::string part = rest.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
-        part.size() > 12)
+    if (part == "?" || part == "-1") {
+      shape.dims.push_back(-1);
+      shape.names.emplace_back();
+    } else if (isDimName(part)) {
+      shape.dims.push_back(-1);
+      shape.names.push_back(part);
+    } else if (!part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+               part.size() <= 12) {
+      shape.dims.push_back(std::stoll(part));
+      shape.names.emplace_back();
+    } else {
       return Status::error(bad);
-    dims.push_back(std::stoll(part));
+    }
     if (x == std::string::npos)
       break;
     pos = x + 1;
   }
-  opts.inputShapes[spec.substr(0, colon)] = dims;
+  opts.inputShapes[spec.substr(0, colon)] = std::move(shape);
   return Status::ok();
+}
+
+bool isDimName(const std::string &s) {
+  if (s.empty() || s.size() > 64 || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return s.find('x') == std::string::npos;
 }
 
 } // namespace odlac

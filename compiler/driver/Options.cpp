@@ -62,6 +62,31 @@ Status parseBytes(const char *flag, const std::string &v, uint64_t &out) {
   return Status::ok();
 }
 
+// --dim NAME=MAX or NAME=MIN..MAX.
+Status parseDim(const std::string &v, Options &o) {
+  std::string bad = "--dim '" + v + "': expected NAME=MAX or NAME=MIN..MAX (e.g. T=512, N=1..8)";
+  size_t eq = v.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    return Status::error(bad);
+  std::string name = v.substr(0, eq), range = v.substr(eq + 1);
+  size_t dots = range.find("..");
+  std::string lo = dots == std::string::npos ? "1" : range.substr(0, dots);
+  std::string hi = dots == std::string::npos ? range : range.substr(dots + 2);
+  auto number = [](const std::string &s) {
+    return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!number(lo) || !number(hi))
+    return Status::error(bad);
+  SymbolicDim d{name, "", std::stoll(lo), std::stoll(hi)};
+  if (d.min < 1 || d.min > d.max)
+    return Status::error("--dim '" + v + "': need 1 <= MIN <= MAX");
+  for (const SymbolicDim &e : o.dims)
+    if (e.name == name)
+      return Status::error("--dim '" + v + "': " + name + " is given twice");
+  o.dims.push_back(d);
+  return Status::ok();
+}
+
 const std::vector<Flag> &flags() {
   static const std::vector<Flag> all = {
       {"-o", "DIR", "write the generated files into DIR (created if missing)",
@@ -86,10 +111,14 @@ const std::vector<Flag> &flags() {
        "starting with `_`, and not a name generated C cannot declare (a C or C++ keyword, a C "
        "library macro such as `EOF`, or an `odla`/`ODLA` name)"},
       {"--input-shape", "NAME:D0xD1x...",
-       "pin the shape of input NAME (needed for symbolic dims); repeatable",
+       "pin the shape of input NAME (needed for symbolic dims), or name its symbolic dims for "
+       "--dim (x:NxTx64; ? keeps the model's name); repeatable",
        [](Options &o, const std::string &v) { return parseInputShape(v, o.import); },
        "pins the shape of graph input NAME; needed when the model has symbolic dims (`N`, "
-       "`batch`...); repeatable; must agree with the model's fixed dims"},
+       "`batch`...) that `--dim` does not give a range; a dim may instead be a name, which makes "
+       "it the symbolic dim `--dim` ranges (`tokens:NxT`, for exporters that name dims `s77`), "
+       "or `?` (or -1), the model's own symbolic dim; repeatable; must agree with the model's "
+       "fixed dims"},
       {"--sequence-length", "NAME=N",
        "the number of elements of sequence input NAME (or of the sequence an optional input "
        "holds): each becomes an input NAME.0 ... NAME.N-1; repeatable",
@@ -230,6 +259,18 @@ const std::vector<Flag> &flags() {
        },
        "with `--dynamic-batch`, the rows the code is planned for (default 1; a batch that is not a "
        "multiple runs a padded last pass)"},
+      {"--dim", "NAME=MAX|NAME=MIN..MAX",
+       "the symbolic dim NAME (a dim_param of the model, or a name in --input-shape) takes any "
+       "size from MIN (default 1) to MAX at run time: NAME_run_shaped runs the sizes given; "
+       "repeatable",
+       [](Options &o, const std::string &v) { return parseDim(v, o); },
+       "symbolic dim NAME (the model's `dim_param`, or a name `--input-shape` gives a dim, as in "
+       "`tokens:NxT`) takes any size from MIN (default 1) to MAX at run time: the code is planned "
+       "for MAX, and `NAME_run_shaped` runs the sizes it is given, checked against the range "
+       "([generated-code.md](generated-code.md#symbolic-dims---dim)). odlac compiles the model at "
+       "several sizes and refuses, naming the node, an integer of the code that is not a sum of "
+       "products of the dims (a stride over a symbolic dim) or a constant computed from one. "
+       "Compile mode only; not with `--dynamic-batch`, `--no-heap` or `--quantize`; repeatable"},
       {"--weights", "c|bin|obj",
        "weights as C arrays (default up to 1 MiB), a binary blob NAME.weights.bin (default "
        "above), or an object file NAME_weights.o for --target, written through LLVM",
@@ -732,6 +773,22 @@ Expected<Options> parseOptions(const std::vector<std::string> &args) {
                            "' does not run batches other than the compiled one (its manifest "
                            "lacks the feature runtime_shapes)");
     o.import.batchSize = o.batchSize ? o.batchSize : 1;
+  }
+  if (!o.dims.empty()) {
+    if (o.dynamicBatch)
+      return Status::error("--dim and --dynamic-batch: give the batch a range with --dim instead "
+                           "(e.g. --dim batch=1..8)");
+    if (o.codegen.execMode != ExecMode::Compile)
+      return Status::error("--dim needs --exec-mode=compile: the code builds a computation for "
+                           "the dims of each run");
+    if (o.codegen.noHeap)
+      return Status::error("--dim is not supported with --no-heap: the code builds a "
+                           "computation for the dims of each run, in the heap");
+    if (o.quantize)
+      return Status::error("--quantize calibrates at the compiled shapes; --dim is not "
+                           "supported with it (pin the dims with --input-shape)");
+    for (SymbolicDim &d : o.dims)
+      o.import.dimValues[d.name] = d.max;
   }
   if (o.listOps)
     return o;

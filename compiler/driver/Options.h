@@ -39,8 +39,9 @@ struct Options {
   std::string calibrationDir; // --calibration
   Calibration::Method calibrationMethod = Calibration::Method::MinMax;
   double calibrationPercentile = 99.99;
-  bool dynamicBatch = false; // --dynamic-batch
-  int64_t batchSize = 0;     // --batch-size; 0: 1
+  bool dynamicBatch = false;     // --dynamic-batch
+  int64_t batchSize = 0;         // --batch-size; 0: 1
+  std::vector<SymbolicDim> dims; // --dim, in the order given
   bool printIr = false;
   bool printMemoryPlan = false;
   std::string dumpGraph;      // --dump-graph FILE.dot|FILE.svg

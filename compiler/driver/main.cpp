@@ -12,6 +12,7 @@
 #include "Progress.h"
 #include "Report.h"
 #include "RunCommand.h"
+#include "SymbolicDims.h"
 #include "VerifyCommand.h"
 #include "evaluate/Evaluate.h"
 #include "evaluate/ReferencePlan.h"
@@ -306,6 +307,15 @@ static int run(int argc, char **argv) {
       for (Value *v : n->outputs())
         if (v && !(*graph)->isGraphOutput(v))
           (*graph)->addOutput(v);
+  // --dim: how the code depends on the symbolic dims, from compiles at other sizes (which may
+  // compile the graph again, leaving values computed from the dims unfolded).
+  if (!opts->dims.empty()) {
+    Progress::phase("compiling at other sizes of the symbolic dims");
+    auto symbolic = probeSymbolicDims(*opts, *graph, passCtx);
+    if (!symbolic)
+      return fail(symbolic.status());
+    codegenFacts.symbolic = std::move(*symbolic);
+  }
   // Passes make constants (folding) and values of their own: the limits hold after them too.
   if (Status s = checkSizeLimits(**graph, opts->import.limits))
     return fail(s);

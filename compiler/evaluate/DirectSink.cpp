@@ -25,16 +25,6 @@ private:
   const std::vector<odla_value> &values_;
 };
 
-std::string lastId(const Call &call) {
-  for (auto it = call.args.rbegin(); it != call.args.rend(); ++it) {
-    if (const Id *id = std::get_if<Id>(&*it))
-      return id->name;
-    if (const Ids *ids = std::get_if<Ids>(&*it))
-      return ids->names.empty() ? "" : ids->names[0];
-  }
-  return "";
-}
-
 // A custom op's kernel is the application's. odlac builds graphs on its own reference
 // backend to plan memory, so it registers a stand-in under the op's name: the shape function
 // gives the types the call declares (the model's value_info), the kernel refuses to run.
@@ -83,7 +73,7 @@ std::vector<Val> DirectSink::emit(Call &call) {
   std::vector<Val> handles;
   for (odla_value v : binder.results) {
     if (!v && firstError_.empty())
-      firstError_ = std::string(call.function) + " for value '" + lastId(call) + "' failed" +
+      firstError_ = std::string(call.function) + " for value '" + lastId(call.args) + "' failed" +
                     (builderError.empty() ? "" : ": " + builderError);
     handles.push_back(Val{static_cast<int>(values_.size())});
     values_.push_back(v);

@@ -132,6 +132,8 @@ struct ModelInfo {
       externalDataFiles; // as the model's folder + location, sorted (for depfiles)
   // What the frontend tells the user besides errors, each "warning: ..." or "note: ...".
   std::vector<std::string> diagnostics;
+  // The symbolic dims (ImportOptions::dimValues) that some graph input's shape uses.
+  std::set<std::string> symbolicDims;
 };
 
 class Graph {

@@ -59,6 +59,16 @@ ODLAC_ENUM_NAMES(odla_ext_fused_activation, ODLA_EXT_FUSED_GELU, "ODLA_EXT_FUSED
                  "ODLA_EXT_FUSED_SWISH", "ODLA_EXT_FUSED_GELU")
 #undef ODLAC_ENUM_NAMES
 
+std::string lastId(const std::vector<Arg> &args) {
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (const Id *id = std::get_if<Id>(&*it))
+      return id->name;
+    if (const Ids *ids = std::get_if<Ids>(&*it))
+      return ids->names.empty() ? "" : ids->names[0];
+  }
+  return "";
+}
+
 std::vector<std::string> Call::paramNames() const {
   std::vector<std::string> names(1);
   for (const char *p = params; *p; ++p) {

@@ -168,6 +168,9 @@ struct Call {
   std::vector<std::string> paramNames() const;
 };
 
+// The name of a call's (first) result: its last Id or Ids argument's; "" when it has none.
+std::string lastId(const std::vector<Arg> &args);
+
 class OdlaSink {
 public:
   virtual ~OdlaSink() = default;

@@ -18,7 +18,7 @@ constexpr uint64_t kMaxGrowthBytes = 64 * 1024;
 
 class FoldConstants : public Pass {
 public:
-  Expected<bool> run(Graph &g, const PassContext &) override {
+  Expected<bool> run(Graph &g, const PassContext &ctx) override {
     bool changed = false;
     for (Node *n : g.nodes()) {
       if (n->op().has(kExternal))
@@ -40,6 +40,9 @@ public:
       }
       if (feedsOutput)
         continue; // graph outputs stay node results, bound to the caller's buffers
+      if (std::any_of(n->outputs().begin(), n->outputs().end(),
+                      [&](const Value *out) { return out && ctx.keepComputed.count(out->name()); }))
+        continue; // --dim: its data depends on a symbolic dim
       if (outBytes > std::max(inBytes, kMaxGrowthBytes))
         continue; // would grow the weights
       std::vector<std::shared_ptr<const Buffer>> results;

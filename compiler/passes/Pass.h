@@ -8,6 +8,7 @@
 #include "target/Target.h"
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct PassContext {
   const Calibration *calibration = nullptr;
   // --memory=least: the backend reads constant kernels where they are (their layout matters).
   bool leastMemory = false;
+  // Values fold-constants leaves to the generated code although they are computable: with
+  // --dim, those whose data depends on a symbolic dim (driver/SymbolicDims.h).
+  std::set<std::string> keepComputed;
 };
 
 class Pass {

@@ -165,6 +165,30 @@ TEST(Frontend, InputShapePinsSymbolicDims) {
   EXPECT_EQ((*g)->outputs()[0]->dims(), (Dims{5, 3}));
 }
 
+// --dim: a symbolic dim takes the value its name is given, by the model's dim_param or by a
+// name --input-shape writes; naming a fixed dim, or a dim without a name, is refused.
+TEST(Frontend, DimValuesBindNamedDims) {
+  ImportOptions opts;
+  opts.dimValues["N"] = 7;
+  auto g = importModel(symbolicModel(), opts);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (Dims{7, 3}));
+  EXPECT_EQ((*g)->info().symbolicDims, (std::set<std::string>{"N"}));
+  ImportOptions renamed;
+  renamed.dimValues["B"] = 4;
+  ASSERT_TRUE(parseInputShape("x:Bx3", renamed).isOk());
+  g = importModel(symbolicModel(), renamed);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (Dims{4, 3}));
+  ImportOptions fixed;
+  fixed.dimValues["C"] = 4;
+  ASSERT_TRUE(parseInputShape("x:?xC", fixed).isOk());
+  g = importModel(symbolicModel(), fixed);
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.status().message().find("the model fixes it at 3"), std::string::npos)
+      << g.status().message();
+}
+
 TEST(Frontend, InputShapeMustFitFixedDims) {
   ImportOptions opts;
   ASSERT_TRUE(parseInputShape("x:5x4", opts).isOk());
@@ -176,11 +200,16 @@ TEST(Frontend, InputShapeMustFitFixedDims) {
 TEST(Frontend, InputShapeSyntax) {
   ImportOptions opts;
   EXPECT_TRUE(parseInputShape("data:1x3x224x224", opts).isOk());
-  EXPECT_EQ(opts.inputShapes["data"], (Dims{1, 3, 224, 224}));
+  EXPECT_EQ(opts.inputShapes["data"].dims, (Dims{1, 3, 224, 224}));
   EXPECT_FALSE(parseInputShape("data", opts).isOk());
   EXPECT_FALSE(parseInputShape("data:1xx3", opts).isOk());
   EXPECT_FALSE(parseInputShape(":1x3", opts).isOk());
   EXPECT_FALSE(parseInputShape("data:1x-3", opts).isOk());
+  // Names make symbolic dims for --dim; ? and -1 keep the model's.
+  ASSERT_TRUE(parseInputShape("tokens:Nx?x-1x8", opts).isOk());
+  EXPECT_EQ(opts.inputShapes["tokens"].dims, (Dims{-1, -1, -1, 8}));
+  EXPECT_EQ(opts.inputShapes["tokens"].names, (std::vector<std::string>{"N", "", "", ""}));
+  EXPECT_FALSE(parseInputShape("t:2Tx3", opts).isOk());
 }
 
 TEST(Frontend, EveryUnsupportedNodeIsReportedInOneRun) {

@@ -1,0 +1,212 @@
+"""End-to-end tests of odlac --dim (symbolic dims with a range): PyTorch models exported with
+symbolic dims (torch.onnx.export with dynamo and dynamic_shapes) are compiled with --dim, built
+with -Werror together with a driver that calls NAME_run_shaped, and run at several sizes
+against PyTorch (relative 1e-4): a two-layer nn.TransformerEncoder at batch N and length T
+(1 x 1 up to the bounds, and back), and an MLP whose exporter-named dims --input-shape names.
+Sizes out of range give ODLA_INVALID_PARAM; models whose code cannot follow the dims (a stride
+over a symbolic dim) are refused, naming the call and the sizes, with exit status 1.
+
+Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE, ODLA_BACKEND (odlac's --backend, default
+reference) and ODLA_LINK_EXTRA (extra link flags, e.g. "-ldnnl -lgomp -lstdc++ -lm")."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
+import odlactest  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+BACKEND = os.environ.get("ODLA_BACKEND", "reference")
+LINK_EXTRA = os.environ.get("ODLA_LINK_EXTRA", "-lm").split()
+
+# argv[1]: the dims (NET_DIMS int64 numbers) then input 0; writes output 0 to argv[2]. Each
+# further pair of files runs again on the same instance, so that sizes change between runs.
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "net.h"
+static size_t count(int rank, const odla_int64 *shape) {
+  size_t n = 1;
+  int i;
+  for (i = 0; i < rank; ++i)
+    n *= (size_t)shape[i];
+  return n;
+}
+int main(int argc, char **argv) {
+  net_instance *inst;
+  int k, status;
+  if ((status = net_create(&inst)) != 0) {
+    fprintf(stderr, "net_create: odla_status %d\n", status);
+    return 1;
+  }
+  for (k = 1; k + 1 < argc; k += 2) {
+    net_dims dims;
+    odla_int64 shape[16];
+    size_t n_in, n_out;
+    float *in, *out;
+    FILE *f = fopen(argv[k], "rb");
+    if (!f || fread(&dims, sizeof dims, 1, f) != 1)
+      return 2;
+    n_in = count(net_input_shape(&dims, 0, shape), shape);
+    n_out = count(net_output_shape(&dims, 0, shape), shape);
+    in = malloc(n_in * sizeof *in + 1);
+    out = malloc(n_out * sizeof *out + 1);
+    if (!in || !out || fread(in, sizeof *in, n_in, f) != n_in)
+      return 2;
+    fclose(f);
+    if ((status = net_run_shaped(inst, &dims, in, out)) != 0) {
+      fprintf(stderr, "net_run_shaped: odla_status %d\n", status);
+      return 1;
+    }
+    f = fopen(argv[k + 1], "wb");
+    if (!f || fwrite(out, sizeof *out, n_out, f) != n_out)
+      return 2;
+    fclose(f);
+    free(in);
+    free(out);
+  }
+  net_destroy(inst);
+  return 0;
+}
+"""
+
+
+def encoder():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64,
+                                             batch_first=True, dropout=0.0)
+    return torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+
+
+class Mlp(torch.nn.Module):
+    """Linear, GELU, LayerNorm over the last axis of [N, T, 12], then a sum over T."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1 = torch.nn.Linear(12, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.fc2 = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        return self.fc2(self.norm(torch.nn.functional.gelu(self.fc1(x)))).sum(dim=1)
+
+
+class StridedConv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(4, 4, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def export(model, example, path, dims, names=True):
+    """dims: {axis: (name, max)} of input 0; names=False leaves the exporter's own names."""
+    shapes = {a: torch.export.Dim(n if names else "d%d" % a, min=2, max=m)
+              for a, (n, m) in dims.items()}
+    torch.onnx.export(model, (example,), path, input_names=["x"], output_names=["y"],
+                      dynamic_shapes=[shapes], dynamo=True, verbose=False)
+
+
+class SymbolicDimsTest(unittest.TestCase):
+    tc = odlactest.Toolchain()
+
+    def build(self, work, model, *flags):
+        out = os.path.join(work, "out")
+        r = self.tc.compile(model, out, "--backend", BACKEND, *flags)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "driver.c"), "w") as f:
+            f.write(DRIVER)
+        exe = os.path.join(out, "run")
+        sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
+        subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                        "-I", self.tc.include, *sources, self.tc.lib, *LINK_EXTRA, "-lm",
+                        "-lpthread", "-o", exe], check=True)
+        return exe
+
+    def run_sizes(self, exe, work, cases):
+        """cases: [(dims, x)]: one process runs them in order; returns the outputs."""
+        args = []
+        for k, (dims, x) in enumerate(cases):
+            src, dst = os.path.join(work, "in%d.bin" % k), os.path.join(work, "out%d.bin" % k)
+            with open(src, "wb") as f:
+                f.write(np.array(dims, np.int64).tobytes() + x.astype(np.float32).tobytes())
+            args += [src, dst]
+        r = subprocess.run([exe, *args], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [np.fromfile(args[2 * k + 1], np.float32) for k in range(len(cases))]
+
+    def check(self, model, exe, work, sizes, shape):
+        """Runs model at each size of `sizes` ((N, T) pairs; shape(N, T) the input's)."""
+        cases = [((n, t), torch.randn(*shape(n, t))) for n, t in sizes]
+        got = self.run_sizes(exe, work, [(d, x.numpy()) for d, x in cases])
+        for (dims, x), g in zip(cases, got):
+            with torch.no_grad():
+                want = model(x).numpy()
+            with self.subTest(dims=dims):
+                self.assertIsNone(odlactest.max_error([g.reshape(want.shape)], [want], RTOL, ATOL))
+
+    def test_transformer_encoder(self):
+        model = encoder()
+        torch.manual_seed(1)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "enc.onnx")
+            export(model, torch.randn(2, 7, 32), path, {0: ("N", 8), 1: ("T", 64)})
+            exe = self.build(work, path, "--dim", "N=4", "--dim", "T=16")
+            self.check(model, exe, work, [(1, 1), (2, 5), (4, 16), (3, 9), (1, 16), (4, 1), (2, 5)],
+                       lambda n, t: (n, t, 32))
+            with open(os.path.join(work, "out", "net.h")) as f:
+                header = f.read()
+            self.assertIn("#define NET_DIM_T_MAX 16", header)
+            # Out of range: ODLA_INVALID_PARAM, and the instance stays usable.
+            r = subprocess.run([exe, self.write(work, (5, 3), 5 * 3 * 32), "/dev/null"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("odla_status 3", r.stderr)  # ODLA_INVALID_PARAM
+
+    def write(self, work, dims, count):
+        path = os.path.join(work, "bad.bin")
+        with open(path, "wb") as f:
+            f.write(np.array(dims, np.int64).tobytes() + np.zeros(count, np.float32).tobytes())
+        return path
+
+    def test_named_by_input_shape(self):
+        model = Mlp().eval()
+        torch.manual_seed(2)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "mlp.onnx")
+            export(model, torch.randn(2, 3, 12), path, {0: (None, 8), 1: (None, 8)}, names=False)
+            exe = self.build(work, path, "--input-shape", "x:BxSx12", "--dim", "B=1..6",
+                             "--dim", "S=2..10")
+            self.check(model, exe, work, [(1, 2), (6, 10), (3, 7), (6, 2)],
+                       lambda n, t: (n, t, 12))
+
+    def test_refused(self):
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "strided.onnx")
+            export(StridedConv().eval(), torch.randn(1, 4, 9), path, {2: ("T", 64)})
+            out = os.path.join(work, "out")
+            r = self.tc.compile(path, out, "--dim", "T=16")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("odla_Conv for 'y': number 2 of its output_dims is 8 at T=16", r.stderr)
+            self.assertIn("not a sum of products of the dims", r.stderr)
+            self.assertFalse(os.path.exists(out))
+            r = self.tc.compile(path, out, "--dim", "T=16", "--dim", "Q=4")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("--dim Q: no graph input has a dim of that name", r.stderr)
+            r = self.tc.compile(path, out, "--dim", "T=16", "--no-heap", "--weights=c")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("--dim is not supported with --no-heap", r.stderr)
+            r = self.tc.compile(path, out, "--dim", "T=0..4")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("need 1 <= MIN <= MAX", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
