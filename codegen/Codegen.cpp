@@ -22,6 +22,16 @@ uint64_t weightBytes(const Graph &g) {
   return static_cast<uint64_t>(total.get().value_or(INT64_MAX));
 }
 
+std::optional<std::pair<size_t, size_t>> dimOfInputs(const SymbolicCalls &s, size_t dim) {
+  for (size_t i = 0; i < s.inputDims.size(); ++i)
+    for (size_t a = 0; a < s.inputDims[i].size(); ++a) {
+      const auto &terms = s.inputDims[i][a].terms;
+      if (terms.size() == 1 && terms[0].first == 1u << dim && terms[0].second == 1)
+        return std::make_pair(i, a);
+    }
+  return std::nullopt;
+}
+
 uint64_t noHeapMemoryBytes(const CodegenFacts &facts) {
   return 63 + 64 + (facts.arenaBytes + 63) / 64 * 64 + (facts.structureBytes + 63) / 64 * 64;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -88,6 +89,11 @@ struct SymbolicCalls {
   std::vector<std::vector<DimPolynomial>> inputDims, outputDims;
   bool empty() const { return dims.empty(); }
 };
+
+// Where the inputs show symbolic dim `dim` alone: (input, axis), the first such; nullopt when
+// no input dim is that dim (the --emit-main driver, which takes the dims from its input files,
+// cannot run such a model).
+std::optional<std::pair<size_t, size_t>> dimOfInputs(const SymbolicCalls &s, size_t dim);
 
 // What codegen states about the graph and the backend, computed before it runs.
 struct CodegenFacts {

@@ -62,8 +62,21 @@ std::string mainC(const Emitter &e) {
     w.line("char executable_path[4096];");
     w.line("int store = 0;");
   }
+  // The shapes of this run: the compiled ones, or with --dynamic-batch the rows of input 0's
+  // file, or with --dim the dims the inputs' files show (dimOfInputs says where each is).
+  bool batch = e.config.facts.plannedBatch != 0, symbolic = e.symbolic();
+  const SymbolicCalls &sym = e.config.facts.symbolic;
+  w.line("int64_t in_dims[" + std::to_string(std::max<size_t>(1, nIn)) + "][ODLAC_MAX_RANK];");
+  w.line("int64_t out_dims[" + std::to_string(std::max<size_t>(1, nOut)) + "][ODLAC_MAX_RANK];");
+  w.line("size_t out_bytes[" + std::to_string(std::max<size_t>(1, nOut)) + "];");
+  if (batch)
+    w.line("long batch = 0; /* --dynamic-batch: the leading dim of input 0's file */");
+  if (symbolic)
+    w.line(e.n + "_dims dims;");
   w.line("memset(in, 0, sizeof in);");
   w.line("memset(out, 0, sizeof out);");
+  if (symbolic)
+    w.line("memset(&dims, 0, sizeof dims);");
   // Usage errors exit with 2, bad input files and failed runs with 1.
   std::string nInText = std::to_string(nIn);
   w.open("for (i = 1; i < argc; ++i)");
@@ -106,21 +119,72 @@ std::string mainC(const Emitter &e) {
   w.line("return 2;");
   w.close();
   for (size_t i = 0; i < nIn; ++i) {
-    std::string p = e.N + "_INPUT_" + std::to_string(i) + "_";
-    w.open("");
-    w.line("static const int64_t dims[] = " + p + "SHAPE;");
     w.line("if (odlac_load_tensor(paths[" + std::to_string(i) + "], &in[" + std::to_string(i) +
-           "]) != 0 ||");
-    w.line("    odlac_check_input(&in[" + std::to_string(i) + "], paths[" + std::to_string(i) +
-           "], " + p + "NAME, " + p + "ONNX_TYPE, " + p + "RANK, dims) != 0)");
+           "]) != 0)");
+    w.line("  goto fail;");
+  }
+  if (batch && nIn > 0)
+    w.line("batch = in[0].rank > 0 ? (long)in[0].dims[0] : 0;");
+  if (symbolic) {
+    for (size_t d = 0; d < sym.dims.size(); ++d) {
+      auto [input, axis] = *dimOfInputs(sym, d); // Codegen refused a dim no input shows
+      std::string i = std::to_string(input);
+      w.line("if (in[" + i + "].rank == " + e.N + "_INPUT_" + i + "_RANK)");
+      w.line("  dims." + sym.dims[d].field + " = in[" + i + "].dims[" + std::to_string(axis) +
+             "];");
+    }
+    std::string cond, fmt, args;
+    for (const SymbolicDim &d : sym.dims) {
+      std::string M = e.N + "_DIM_" + d.field;
+      cond += (cond.empty() ? "" : " || ") + std::string("dims.") + d.field + " < " + M +
+              "_MIN || dims." + d.field + " > " + M + "_MAX";
+      fmt += (fmt.empty() ? "" : ", ") + cString(d.name).substr(1, cString(d.name).size() - 2) +
+             "=%lld (%d..%d)";
+      args += ", (long long)dims." + d.field + ", " + M + "_MIN, " + M + "_MAX";
+    }
+    w.open("if (" + cond + ")");
+    w.line("fprintf(stderr, \"the inputs' shapes give dims out of their ranges: " + fmt + "\\n\"" +
+           args + ");");
+    w.line("goto fail;");
+    w.close();
+  }
+  for (size_t i = 0; i < nIn; ++i) {
+    std::string p = e.N + "_INPUT_" + std::to_string(i) + "_", k = std::to_string(i);
+    w.open("");
+    if (symbolic) {
+      w.line(e.n + "_input_shape(&dims, " + k + ", in_dims[" + k + "]);");
+    } else {
+      w.line("static const int64_t dims[] = " + p + "SHAPE;");
+      w.line("memcpy(in_dims[" + k + "], dims, sizeof dims);");
+      if (batch)
+        w.line("in_dims[" + k + "][0] = batch;");
+    }
+    w.line("if (odlac_check_input(&in[" + k + "], paths[" + k + "], " + p + "NAME, " + p +
+           "ONNX_TYPE, " + p + "RANK, in_dims[" + k + "]) != 0)");
     w.line("  goto fail;");
     w.close();
   }
   for (size_t i = 0; i < nOut; ++i) {
-    std::string bytes = e.N + "_OUTPUT_" + std::to_string(i) + "_BYTES";
-    w.open("if (!(out[" + std::to_string(i) + "] = calloc(1, " + bytes + " ? " + bytes + " : 1)))");
-    w.line("fprintf(stderr, \"cannot allocate output " + std::to_string(i) +
-           " (%lu bytes)\\n\", (unsigned long)" + bytes + ");");
+    std::string p = e.N + "_OUTPUT_" + std::to_string(i) + "_", k = std::to_string(i);
+    w.open("");
+    if (symbolic) {
+      w.line("int d, rank = " + e.n + "_output_shape(&dims, " + k + ", out_dims[" + k + "]);");
+      w.line("out_bytes[" + k + "] = sizeof(" + e.ctype(e.outputs[i].value) + ");");
+      w.line("for (d = 0; d < rank; ++d)");
+      w.line("  out_bytes[" + k + "] *= (size_t)out_dims[" + k + "][d];");
+    } else {
+      w.line("static const int64_t dims[] = " + p + "SHAPE;");
+      w.line("memcpy(out_dims[" + k + "], dims, sizeof dims);");
+      w.line("out_bytes[" + k + "] = " + p + "BYTES;");
+      if (batch) {
+        w.line("out_dims[" + k + "][0] = batch;");
+        w.line("out_bytes[" + k + "] = " + p + "BYTES / " + e.N + "_BATCH_SIZE * (size_t)batch;");
+      }
+    }
+    w.close();
+    w.open("if (!(out[" + k + "] = calloc(1, out_bytes[" + k + "] ? out_bytes[" + k + "] : 1)))");
+    w.line("fprintf(stderr, \"cannot allocate output " + k +
+           " (%lu bytes)\\n\", (unsigned long)out_bytes[" + k + "]);");
     w.line("goto fail;");
     w.close();
   }
@@ -146,7 +210,9 @@ std::string mainC(const Emitter &e) {
     w.line("status = " + e.n + "_create(" + (e.pathParam().empty() ? "" : e.pathParam() + ", ") +
            "&inst);");
   w.line("startup_ms = odlac_now_ms() - startup_ms;");
-  std::string call = e.n + "_run(inst";
+  std::string call = e.n + (batch      ? "_run_batch(inst, (int)batch"
+                            : symbolic ? "_run_shaped(inst, &dims"
+                                       : "_run(inst");
   for (size_t i = 0; i < nIn; ++i)
     call += ", (const " + e.ctype(e.inputs[i].value) + " *)in[" + std::to_string(i) + "].data";
   for (size_t i = 0; i < nOut; ++i)
@@ -185,12 +251,10 @@ std::string mainC(const Emitter &e) {
   w.line("goto fail;");
   w.close();
   for (size_t i = 0; i < nOut; ++i) {
-    std::string p = e.N + "_OUTPUT_" + std::to_string(i) + "_";
-    w.open("if (print)");
-    w.line("static const int64_t dims[] = " + p + "SHAPE;");
-    w.line("odlac_print_output(stdout, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
-           "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES);");
-    w.close();
+    std::string p = e.N + "_OUTPUT_" + std::to_string(i) + "_", k = std::to_string(i);
+    w.line("if (print)");
+    w.line("  odlac_print_output(stdout, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
+           "RANK, out_dims[" + k + "], out[" + k + "], out_bytes[" + k + "]);");
   }
   if (nOut > 0) {
     w.open("if (outdir)");
@@ -199,8 +263,8 @@ std::string mainC(const Emitter &e) {
     w.line("  status = 1;");
     for (size_t i = 0; i < nOut; ++i) {
       std::string p = e.N + "_OUTPUT_" + std::to_string(i) + "_";
+      std::string k = std::to_string(i);
       w.open("");
-      w.line("static const int64_t dims[] = " + p + "SHAPE;");
       w.line("int n = snprintf(path, sizeof path, \"%s/output_" + std::to_string(i) +
              ".%s\", outdir, npy ? \"npy\" : \"pb\");");
       w.open("if (status == 0 && (n < 0 || (size_t)n >= sizeof path))");
@@ -208,10 +272,10 @@ std::string mainC(const Emitter &e) {
       w.line("status = 1;");
       w.close();
       w.line("if (status != 0 ||");
-      w.line("    (npy ? odlac_save_npy(path, " + p + "ONNX_TYPE, " + p + "RANK, dims, out[" +
-             std::to_string(i) + "], " + p + "BYTES)");
+      w.line("    (npy ? odlac_save_npy(path, " + p + "ONNX_TYPE, " + p + "RANK, out_dims[" + k +
+             "], out[" + k + "], out_bytes[" + k + "])");
       w.line("         : odlac_save_tensor(path, " + p + "NAME, " + p + "ONNX_TYPE, " + p +
-             "RANK, dims, out[" + std::to_string(i) + "], " + p + "BYTES)) != 0)");
+             "RANK, out_dims[" + k + "], out[" + k + "], out_bytes[" + k + "])) != 0)");
       w.line("  status = 1;");
       w.close();
     }

@@ -123,6 +123,14 @@ std::optional<std::vector<int64_t>> integers(const Arg &a) {
   return std::nullopt;
 }
 
+// Floats compared as their bits: a NaN attribute equals itself, -0 differs from 0.
+std::vector<uint32_t> bitsOf(const std::vector<float> &v) {
+  std::vector<uint32_t> bits(v.size());
+  if (!v.empty())
+    std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
+  return bits;
+}
+
 // What must be equal besides the integers: the kind, a shape's rank, a type's element type,
 // the count of an array; the whole of an argument without integers.
 bool sameApartFromIntegers(const Arg &a, const Arg &b) {
@@ -167,15 +175,13 @@ bool sameApartFromIntegers(const Arg &a, const Arg &b) {
         else if constexpr (std::is_same_v<T, LoopModes>)
           return x.v == y.v;
         else if constexpr (std::is_same_v<T, float>)
-          return std::memcmp(&x, &y, sizeof x) == 0;
+          return bitsOf({x}) == bitsOf({y});
         else if constexpr (std::is_same_v<T, CustomParams>) {
           if (x.attrs.size() != y.attrs.size() || x.resultTypes.size() != y.resultTypes.size())
             return false;
           for (size_t i = 0; i < x.attrs.size(); ++i)
             if (x.attrs[i].name != y.attrs[i].name || x.attrs[i].ints != y.attrs[i].ints ||
-                x.attrs[i].floats.size() != y.attrs[i].floats.size() ||
-                std::memcmp(x.attrs[i].floats.data(), y.attrs[i].floats.data(),
-                            x.attrs[i].floats.size() * sizeof(float)) != 0 ||
+                bitsOf(x.attrs[i].floats) != bitsOf(y.attrs[i].floats) ||
                 x.attrs[i].str != y.attrs[i].str)
               return false;
           for (size_t i = 0; i < x.resultTypes.size(); ++i)
@@ -438,6 +444,10 @@ Expected<SymbolicCalls> compareProbes(const Options &opts, std::vector<Probe> &p
     return s;
   if (Status s = portDims(false, result.outputDims))
     return s;
+  for (size_t d = 0; d < result.dims.size() && opts.codegen.emitMain; ++d)
+    if (!dimOfInputs(result, d))
+      return Status::error("--emit-main: no input has a dim that is " + result.dims[d].name +
+                           " alone, so the driver cannot take it from its input files");
   return result;
 }
 

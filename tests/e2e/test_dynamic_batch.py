@@ -174,6 +174,30 @@ class DynamicBatchTest(unittest.TestCase):
                         err = odlactest.max_error([got], [want], RTOL, ATOL)
                         self.assertIsNone(err)
 
+    def test_driver_runs_any_batch(self):
+        # --emit-main's driver takes the batch from its input file's leading dim.
+        model = Mlp()
+        torch.manual_seed(1)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "model.onnx")
+            export(model, torch.randn(2, 12), path)
+            out = os.path.join(work, "out")
+            r = self.tc.compile(path, out, "--dynamic-batch", "--emit-main")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            exe = os.path.join(out, "run")
+            self.tc.build(out, exe)
+            for n in BATCHES:
+                x = torch.randn(n, 12)
+                np.save(os.path.join(work, "x.npy"), x.numpy())
+                r = subprocess.run([exe, os.path.join(work, "x.npy"), "-o",
+                                    os.path.join(work, "y"), "--npy"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with torch.no_grad():
+                    want = model(x).numpy()
+                got = np.load(os.path.join(work, "y", "output_0.npy"))
+                self.assertEqual(got.shape, want.shape)
+                self.assertIsNone(odlactest.max_error([got], [want], RTOL, ATOL))
+
     def test_cnn(self):
         self.check_model(SmallCnn(), (3, 8, 8))
 

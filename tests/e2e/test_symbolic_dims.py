@@ -3,8 +3,9 @@ symbolic dims (torch.onnx.export with dynamo and dynamic_shapes) are compiled wi
 with -Werror together with a driver that calls NAME_run_shaped, and run at several sizes
 against PyTorch (relative 1e-4): a two-layer nn.TransformerEncoder at batch N and length T
 (1 x 1 up to the bounds, and back), and an MLP whose exporter-named dims --input-shape names.
-Sizes out of range give ODLA_INVALID_PARAM; models whose code cannot follow the dims (a stride
-over a symbolic dim) are refused, naming the call and the sizes, with exit status 1.
+Sizes out of range give ODLA_INVALID_PARAM; --emit-main's driver takes the dims from its input
+files' shapes; models whose code cannot follow the dims (a stride over a symbolic dim) are
+refused, naming the call and the sizes, with exit status 1.
 
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE, ODLA_BACKEND (odlac's --backend, default
 reference) and ODLA_LINK_EXTRA (extra link flags, e.g. "-ldnnl -lgomp -lstdc++ -lm")."""
@@ -175,6 +176,38 @@ class SymbolicDimsTest(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(np.array(dims, np.int64).tobytes() + np.zeros(count, np.float32).tobytes())
         return path
+
+    def test_driver(self):
+        # --emit-main's driver takes N and T from its input file's shape.
+        model = encoder()
+        torch.manual_seed(3)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "enc.onnx")
+            export(model, torch.randn(2, 7, 32), path, {0: ("N", 8), 1: ("T", 64)})
+            out = os.path.join(work, "out")
+            r = self.tc.compile(path, out, "--backend", BACKEND, "--dim", "N=4", "--dim", "T=16",
+                                "--emit-main")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            exe = os.path.join(out, "run")
+            sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
+            subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic",
+                            "-Werror", "-I", self.tc.include, *sources, self.tc.lib, *LINK_EXTRA,
+                            "-lm", "-lpthread", "-o", exe], check=True)
+            for n, t in ((3, 5), (1, 16), (4, 1)):
+                x = torch.randn(n, t, 32)
+                np.save(os.path.join(work, "x.npy"), x.numpy())
+                r = subprocess.run([exe, os.path.join(work, "x.npy"), "-o",
+                                    os.path.join(work, "y"), "--npy"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with torch.no_grad():
+                    want = model(x).numpy()
+                got = np.load(os.path.join(work, "y", "output_0.npy"))
+                self.assertEqual(got.shape, want.shape)
+                self.assertIsNone(odlactest.max_error([got], [want], RTOL, ATOL))
+            np.save(os.path.join(work, "x.npy"), np.zeros((5, 2, 32), np.float32))
+            r = subprocess.run([exe, os.path.join(work, "x.npy")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("the inputs' shapes give dims out of their ranges: N=5 (1..4)", r.stderr)
 
     def test_named_by_input_shape(self):
         model = Mlp().eval()

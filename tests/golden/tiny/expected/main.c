@@ -1271,6 +1271,9 @@ int main(int argc, char **argv) {
   int n_paths = 0, i, status = 0, npy = 0, print = 0;
   tiny_instance *inst = NULL;
   double startup_ms, first_run_ms;
+  int64_t in_dims[1][ODLAC_MAX_RANK];
+  int64_t out_dims[1][ODLAC_MAX_RANK];
+  size_t out_bytes[1];
   memset(in, 0, sizeof in);
   memset(out, 0, sizeof out);
   for (i = 1; i < argc; ++i) {
@@ -1306,15 +1309,22 @@ int main(int argc, char **argv) {
     usage(argv[0]);
     return 2;
   }
+  if (odlac_load_tensor(paths[0], &in[0]) != 0)
+    goto fail;
   {
     static const int64_t dims[] = TINY_INPUT_0_SHAPE;
-    if (odlac_load_tensor(paths[0], &in[0]) != 0 ||
-        odlac_check_input(&in[0], paths[0], TINY_INPUT_0_NAME, TINY_INPUT_0_ONNX_TYPE,
-        TINY_INPUT_0_RANK, dims) != 0)
+    memcpy(in_dims[0], dims, sizeof dims);
+    if (odlac_check_input(&in[0], paths[0], TINY_INPUT_0_NAME, TINY_INPUT_0_ONNX_TYPE,
+        TINY_INPUT_0_RANK, in_dims[0]) != 0)
       goto fail;
   }
-  if (!(out[0] = calloc(1, TINY_OUTPUT_0_BYTES ? TINY_OUTPUT_0_BYTES : 1))) {
-    fprintf(stderr, "cannot allocate output 0 (%lu bytes)\n", (unsigned long)TINY_OUTPUT_0_BYTES);
+  {
+    static const int64_t dims[] = TINY_OUTPUT_0_SHAPE;
+    memcpy(out_dims[0], dims, sizeof dims);
+    out_bytes[0] = TINY_OUTPUT_0_BYTES;
+  }
+  if (!(out[0] = calloc(1, out_bytes[0] ? out_bytes[0] : 1))) {
+    fprintf(stderr, "cannot allocate output 0 (%lu bytes)\n", (unsigned long)out_bytes[0]);
     goto fail;
   }
   startup_ms = odlac_now_ms();
@@ -1351,27 +1361,24 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tiny_run failed with odla_status %d\n", status);
     goto fail;
   }
-  if (print) {
-    static const int64_t dims[] = TINY_OUTPUT_0_SHAPE;
+  if (print)
     odlac_print_output(stdout, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK,
-        dims, out[0], TINY_OUTPUT_0_BYTES);
-  }
+      out_dims[0], out[0], out_bytes[0]);
   if (outdir) {
     char path[4096];
     if (odlac_make_dir(outdir) != 0)
       status = 1;
     {
-      static const int64_t dims[] = TINY_OUTPUT_0_SHAPE;
       int n = snprintf(path, sizeof path, "%s/output_0.%s", outdir, npy ? "npy" : "pb");
       if (status == 0 && (n < 0 || (size_t)n >= sizeof path)) {
         fprintf(stderr, "%s: output folder path too long\n", outdir);
         status = 1;
       }
       if (status != 0 ||
-          (npy ? odlac_save_npy(path, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, dims, out[0],
-          TINY_OUTPUT_0_BYTES)
+          (npy ? odlac_save_npy(path, TINY_OUTPUT_0_ONNX_TYPE, TINY_OUTPUT_0_RANK, out_dims[0],
+          out[0], out_bytes[0])
                : odlac_save_tensor(path, TINY_OUTPUT_0_NAME, TINY_OUTPUT_0_ONNX_TYPE,
-          TINY_OUTPUT_0_RANK, dims, out[0], TINY_OUTPUT_0_BYTES)) != 0)
+          TINY_OUTPUT_0_RANK, out_dims[0], out[0], out_bytes[0])) != 0)
         status = 1;
     }
   }
