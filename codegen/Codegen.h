@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -85,6 +86,9 @@ struct DimPolynomial {
 struct SymbolicCalls {
   std::vector<SymbolicDim> dims;
   std::map<std::tuple<int, int, int>, DimPolynomial> args;
+  // The calls that make a constant whose data at smaller dims is the leading block of its data
+  // at the largest (an iota, a fill, a mask of T x T): the code takes that block.
+  std::set<int> subBlocks;
   // Per graph input and output, each dim.
   std::vector<std::vector<DimPolynomial>> inputDims, outputDims;
   bool empty() const { return dims.empty(); }

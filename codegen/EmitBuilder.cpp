@@ -27,9 +27,9 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
   GraphFunction fn{"", false, false, 0, 0, ValueIds(e.config.facts.target->integerIds)};
   if (!interpret) {
     std::string params = weightsParam;
-    if (e.symbolic()) // the dims, and where the shape constants that depend on them go
-      params += std::string(params.empty() ? "" : ", ") + "const " + e.n +
-                "_dims *dims_, odla_int64 *shape_i64_, odla_int32 *shape_i32_";
+    if (e.symbolic()) // the dims, and where the constants that depend on them go
+      params += std::string(params.empty() ? "" : ", ") + "const " + e.n + "_dims *dims_, " + e.n +
+                "_shape_data_ *sd_";
     body.open("static odla_status " + e.n + "_build(" + (params.empty() ? "void" : params) + ")");
     PrintSink sink(body, e.N + "_CHECK", e.n, fn.ids);
     if (e.symbolic())
@@ -37,10 +37,9 @@ GraphFunction graphFunction(const Emitter &e, bool interpret) {
     lowerGraph(e.graph, sink, data, *e.config.facts.target);
     fn.shapeI64 = sink.shapeI64();
     fn.shapeI32 = sink.shapeI32();
-    if (e.symbolic() && !fn.shapeI64)
-      body.line("(void)shape_i64_; /* no 64-bit shape constant depends on the dims */");
-    if (e.symbolic() && !fn.shapeI32)
-      body.line("(void)shape_i32_; /* no 32-bit shape constant depends on the dims */");
+    fn.blockBytes = sink.blockBytes();
+    if (e.symbolic() && !fn.shapeI64 && !fn.shapeI32 && !fn.blockBytes)
+      body.line("(void)sd_; /* no constant depends on the dims */");
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
     fn.typeSlots = sink.typeSlots();

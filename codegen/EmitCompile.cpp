@@ -36,6 +36,45 @@ void batchItems(CWriter &w, const Emitter &e) {
   w.line();
 }
 
+// --dim: what the instance keeps for the constants that depend on the dims (filled by NAME_build
+// for each run's dims: PrintSink::setSymbolic), and the copier of leading blocks.
+void shapeData(CWriter &w, const Emitter &e, const GraphFunction &fn) {
+  const std::string &n = e.n;
+  w.line("/* --dim: the constants " + n +
+         "_build makes for the run's dims: shape tensors, and the");
+  w.line(" * leading blocks of constants whose data at the largest dims holds them. */");
+  w.open("typedef struct");
+  w.line("odla_int64 i64[" + std::to_string(std::max(1, fn.shapeI64)) + "];");
+  w.line("odla_int32 i32[" + std::to_string(std::max(1, fn.shapeI32)) + "];");
+  w.line("odla_int64 blocks[" + std::to_string(std::max<uint64_t>(1, fn.blockBytes / 8)) +
+         "]; /* 64-byte steps */");
+  w.close("} " + n + "_shape_data_;");
+  w.line();
+  if (!fn.blockBytes)
+    return;
+  w.line("/* Copies the block of `src` (dims `top`) that `dims` cover, row by row, to `dst`. */");
+  w.open("static void " + n +
+         "_sub_block_(unsigned char *dst, const void *src, size_t elem, int rank, "
+         "const odla_int64 *top, const odla_int64 *dims)");
+  w.line("odla_int64 rows = 1, r;");
+  w.line("int d;");
+  w.line("for (d = 0; d + 1 < rank; ++d)");
+  w.line("  rows *= dims[d];");
+  w.open("for (r = 0; r < rows; ++r)");
+  w.line("odla_int64 at = 0, rest = r, stride = 1;");
+  w.open("for (d = rank - 2; d >= 0; --d)");
+  w.line("at += rest % dims[d] * stride;");
+  w.line("rest /= dims[d];");
+  w.line("stride *= top[d];");
+  w.close();
+  w.line("memcpy(dst + (size_t)(r * dims[rank - 1]) * elem,");
+  w.line("       (const unsigned char *)src + (size_t)(at * top[rank - 1]) * elem,");
+  w.line("       (size_t)dims[rank - 1] * elem);");
+  w.close();
+  w.close();
+  w.line();
+}
+
 // --dim: the largest dims, the range check, the shapes of the ports at given dims, and the
 // function that builds the computation again for other dims (destroying what it had).
 void symbolicFunctions(CWriter &w, const Emitter &e, const std::vector<std::string> &buildSteps) {
@@ -71,28 +110,35 @@ void symbolicFunctions(CWriter &w, const Emitter &e, const std::vector<std::stri
     w.close();
     w.line();
   }
-  w.line("/* Builds the computation for `dims` (in range), after destroying the one the instance");
-  w.line(" * had; the instance's dims stay zero until every step succeeded. */");
+  w.line("/* Builds the computation for `dims` (in range) and makes it the instance's, destroying");
+  w.line(" * the one before, which stays alive while the new one is built: a backend may share");
+  w.line(" * what both make of the same weights. After a failure the instance holds what was");
+  w.line(" * built and no dims (its shape data was overwritten): the next run builds again. */");
   w.open("static odla_status " + n + "_specialize_(" + n + "_instance *inst, const " + n +
          "_dims *dims)");
   w.line("odla_status s;");
   w.line("static const " + n + "_dims none = {0};");
-  w.line("inst->dims = none;");
-  for (const char *h : {"ctx", "exec", "comp"}) {
-    if (std::string(h) == "exec" && !e.config.facts.calls.compileStep)
-      continue;
-    std::string destroy = std::string(h) == "ctx"    ? "odla_DestroyContext"
-                          : std::string(h) == "exec" ? "odla_DestroyExecutable"
-                                                     : "odla_DestroyComputation";
-    w.open(std::string("if (inst->") + h + ")");
-    w.line(destroy + "(inst->" + h + ");");
-    w.line(std::string("inst->") + h + " = NULL;");
-    w.close();
-  }
+  std::vector<std::pair<std::string, std::string>> handles = {{"ctx", "odla_DestroyContext"},
+                                                              {"exec", "odla_DestroyExecutable"},
+                                                              {"comp", "odla_DestroyComputation"}};
+  if (!e.config.facts.calls.compileStep)
+    handles.erase(handles.begin() + 1);
+  for (auto it = handles.rbegin(); it != handles.rend(); ++it)
+    w.line(std::string(it->first == "comp"   ? "odla_computation"
+                       : it->first == "exec" ? "odla_executable"
+                                             : "odla_context") +
+           " new_" + it->first + " = NULL;");
   for (size_t i = 0; i < buildSteps.size(); ++i) {
     if (i)
       w.line("if (s == ODLA_SUCCESS)");
     w.line(std::string(i ? "  " : "") + "s = " + buildSteps[i] + ";");
+  }
+  w.line("inst->dims = none;");
+  for (const auto &[field, destroy] : handles) {
+    w.open("if (inst->" + field + ")");
+    w.line(destroy + "(inst->" + field + ");");
+    w.close();
+    w.line("inst->" + field + " = new_" + field + ";");
   }
   w.line("if (s == ODLA_SUCCESS)");
   w.line("  inst->dims = *dims;");
@@ -120,36 +166,35 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   // The steps that build and compile the computation: in NAME_create, or with --dim in
   // NAME_specialize_, which each run with other dims calls again.
   std::vector<std::string> build;
-  build.push_back("odla_CreateComputation(&inst->comp)");
+  // With --dim, NAME_specialize_ builds into handles of its own (h: "new_"), then replaces the
+  // instance's.
+  std::string h = symbolic ? "new_" : "inst->";
+  build.push_back("odla_CreateComputation(&" + h + "comp)");
   if (e.config.options.leastMemory)
-    build.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
-                    "(odla_item_value)&" +
-                    n + "_least_memory_)");
+    build.push_back("odla_SetComputationItem(" + h + "comp, ODLA_EXT_ITEM_LEAST_MEMORY, " +
+                    "(odla_item_value)&" + n + "_least_memory_)");
   if (e.noHeap())
-    build.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
-                    "(odla_item_value)&" +
-                    n + "_static_ids_)");
+    build.push_back("odla_SetComputationItem(" + h + "comp, ODLA_EXT_ITEM_STATIC_IDS, " +
+                    "(odla_item_value)&" + n + "_static_ids_)");
   std::string weightsArg = e.bin() ? "inst->weights" : "";
-  build.push_back(n + "_build(" + weightsArg +
-                  (symbolic ? std::string(weightsArg.empty() ? "" : ", ") +
-                                  "dims, inst->shape_i64_, inst->shape_i32_"
-                            : "") +
-                  ")");
+  build.push_back(
+      n + "_build(" + weightsArg +
+      (symbolic ? std::string(weightsArg.empty() ? "" : ", ") + "dims, &inst->shape_data" : "") +
+      ")");
   if (batch)
-    build.push_back(n + "_batch_items(inst->comp)");
+    build.push_back(n + "_batch_items(" + h + "comp)");
   if (compileStep)
-    build.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
-  build.push_back("odla_CreateContext(&inst->ctx)");
+    build.push_back("odla_CompileComputation(" + h + "comp, NULL, &" + h + "exec)");
+  build.push_back("odla_CreateContext(&" + h + "ctx)");
   if (symbolic) {
     parts.fields.push_back(n + "_dims dims; /* the dims the computation is built for */");
-    parts.fields.push_back("odla_int64 shape_i64_[" + std::to_string(std::max(1, fn.shapeI64)) +
-                           "]; /* the shape constants that depend on them */");
-    parts.fields.push_back("odla_int32 shape_i32_[" + std::to_string(std::max(1, fn.shapeI32)) +
-                           "];");
+    parts.fields.push_back(n + "_shape_data_ shape_data; /* the constants that depend on them */");
     parts.steps.push_back(n + "_specialize_(inst, &" + n + "_largest_)");
   } else {
     parts.steps.insert(parts.steps.end(), build.begin(), build.end());
   }
+  if (symbolic)
+    shapeData(w, e, fn);
   e.writeInstanceStruct(w, parts);
   if (e.config.options.leastMemory) {
     w.line("/* --memory=least: kernels that need the least scratch. */");

@@ -171,7 +171,7 @@ void Emitter::prelude(CWriter &w, const std::string &file, const std::string &pu
   if (weights && noHeap())
     w.line("#include <stdint.h> /* uintptr_t: aligning the caller's memory */");
   w.line("#include <stdlib.h>");
-  if (weights && bin())
+  if (weights && (bin() || fn->blockBytes))
     w.line("#include <string.h>");
   if (fn && fn->usesMath)
     w.line("#include <math.h>");

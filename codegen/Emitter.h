@@ -36,6 +36,7 @@ struct GraphFunction {
   int typeSlots = 0, shapeSlots = 0; // its locals types_[] and shapes_[] (shapeHelpers)
   ValueIds ids; // how the function wrote each value id, for the calls that bind them
   int shapeI64 = 0, shapeI32 = 0; // --dim: the elements its shape constants take
+  uint64_t blockBytes = 0;        // and the bytes of the blocks it copies (PrintSink::subBlock)
 };
 
 // What an exec mode's instance holds, and how NAME_create makes it: writeInstanceStruct and

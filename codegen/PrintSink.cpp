@@ -30,6 +30,38 @@ std::string dimExpression(const DimPolynomial &p, const SymbolicCalls &s) {
   return r.empty() ? "0" : "(" + r + ")";
 }
 
+// A constant whose data at the run's dims is the leading block of `d` (its data at the
+// largest): those first rows of it where only the first dim varies, else a copy of the block
+// into sd_->blocks, made by PREFIX_sub_block_ before the call.
+std::string PrintSink::subBlock(const lower::Data &d) {
+  const VType &t = std::get<VType>(call_->args[0]);
+  size_t elem = 0;
+  for (int k = 0; k < kNumDTypes; ++k)
+    if (dtypeInfo(static_cast<DType>(k)).odlaType == static_cast<int>(t.elementType))
+      elem = dtypeBytes(static_cast<DType>(k));
+  assert(elem);
+  const int argument = argIndex_;
+  argIndex_ = 0; // the type's dims
+  std::string top, dims;
+  bool inner = false; // a dim after the first varies
+  uint64_t bytes = elem;
+  for (size_t i = 0; i < t.shape.dims.size(); ++i) {
+    top += (i ? ", " : "") + std::to_string(t.shape.dims[i]);
+    dims += (i ? ", " : "") + number(static_cast<int>(i), std::to_string(t.shape.dims[i]));
+    inner |= i > 0 && symbolicAt(static_cast<int>(i));
+    bytes *= static_cast<uint64_t>(t.shape.dims[i]);
+  }
+  argIndex_ = argument;
+  if (!inner)
+    return d.cExpr;
+  uint64_t at = blockBytes_;
+  blockBytes_ += (bytes + 63) / 64 * 64;
+  line(prefix_ + "_sub_block_((unsigned char *)sd_->blocks + " + std::to_string(at) + ", " +
+       d.cExpr + ", " + std::to_string(elem) + ", " + std::to_string(t.shape.dims.size()) +
+       ", (const odla_int64[]){" + top + "}, (const odla_int64[]){" + dims + "});");
+  return "(const void *)((unsigned char *)sd_->blocks + " + std::to_string(at) + ")";
+}
+
 // The rank and dims of s as PREFIX_shape's and PREFIX_type's arguments.
 std::string PrintSink::shapeArgs(const lower::Shape &s) {
   std::string r = std::to_string(s.rank);
@@ -74,7 +106,7 @@ std::string PrintSink::symbolicData(const lower::Data &d) {
   for (int64_t v : t->shape.dims)
     count *= v;
   int &used = wide ? shapeI64_ : shapeI32_;
-  std::string array = wide ? "shape_i64_" : "shape_i32_";
+  std::string array = wide ? "sd_->i64" : "sd_->i32";
   const char *type = wide ? "odla_int64" : "odla_int32";
   for (int64_t e = 0; e < count; ++e) {
     std::string literal;
@@ -198,7 +230,9 @@ std::string PrintSink::arg(const Arg &a) {
         } else if constexpr (std::is_same_v<T, Flag>)
           return v.on ? "1" : "0";
         else if constexpr (std::is_same_v<T, Data>)
-          return symbolicArg() ? symbolicData(v) : v.cExpr;
+          return symbolic_ && symbolic_->subBlocks.count(callIndex_) ? subBlock(v)
+                 : symbolicArg()                                     ? symbolicData(v)
+                                                                     : v.cExpr;
         else if constexpr (std::is_same_v<T, Str>)
           return cString(v.s);
         else if constexpr (std::is_same_v<T, EnumArg>) {

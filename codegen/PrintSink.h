@@ -41,12 +41,15 @@ public:
   int typeSlots() const { return typeSlots_; }
   int shapeSlots() const { return shapeSlots_; }
   // --dim: prints the numbers that depend on the symbolic dims as expressions of the fields
-  // of `*dims_` (a const NAME_dims *), and the small integer constants among them from the
-  // arrays `shape_i64_` and `shape_i32_`, filled before the call that makes the constant.
+  // of `*dims_` (a const NAME_dims *), the small integer constants among them from the arrays
+  // sd_->i64 and sd_->i32 (a NAME_shape_data_ *), filled before the call that makes the
+  // constant, and a constant that is a leading block of its data at the largest dims from
+  // that data (its first rows) or from sd_->blocks, where NAME_sub_block_ copies the block.
   void setSymbolic(const SymbolicCalls *symbolic) { symbolic_ = symbolic; }
-  // How many elements of each array the printed calls fill.
+  // How many elements of each array the printed calls fill, and whether they copy blocks.
   int shapeI64() const { return shapeI64_; }
   int shapeI32() const { return shapeI32_; }
+  uint64_t blockBytes() const { return blockBytes_; }
   // Prints `(void)var;` so that -Wunused-variable stays quiet about a value nothing reads.
   void markUnused(lower::Val v) override {
     if (!v.isNull())
@@ -68,6 +71,7 @@ private:
   bool symbolicArg() const; // whether any element of the argument being printed is symbolic
   std::string shapeArgs(const lower::Shape &s);
   std::string symbolicData(const lower::Data &d);
+  std::string subBlock(const lower::Data &d);
   std::string typeName(odla_element_type t);
   std::string customParams(const lower::CustomParams &p);
   // Prints one line, indented by how deep it sits in if/loop regions.
@@ -89,6 +93,7 @@ private:
   const lower::Call *call_ = nullptr; // the call being printed, its index and argument's
   int callIndex_ = -1, argIndex_ = 0;
   int shapeI64_ = 0, shapeI32_ = 0;
+  uint64_t blockBytes_ = 0;
 };
 
 // A polynomial of the symbolic dims as C: the fields of `*dims_` (odla_int64).

@@ -39,6 +39,9 @@ struct ImportOptions {
   // (driver/SymbolicDims.h). An input's symbolic dim is named by --input-shape or by the
   // model's dim_param.
   std::map<std::string, int64_t> dimValues;
+  // Values whose shape generator (a Range) import leaves to the generated code although it
+  // could compute them: with --dim, those whose data depends on a symbolic dim.
+  std::set<std::string> keepComputed;
   // The number of elements of sequence graph inputs (and of optional ones holding a
   // sequence): name -> N (from --sequence-length name=N). ONNX's types do not give it, and
   // odlac resolves sequences at compile time: each element is one input of the generated

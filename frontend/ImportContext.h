@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ public:
         aggregateOutputs_(node.output_size()) {}
 
   Graph &graph() { return g_; }
+  // --dim (ImportOptions::keepComputed): whether a shape generator's result `name` is left to
+  // the generated code although import could compute it.
+  void setKeepComputed(const std::set<std::string> *names) { keepComputed_ = names; }
+  bool keepComputed(const std::string &name) const {
+    return keepComputed_ && keepComputed_->count(name);
+  }
   const onnx::NodeProto &proto() const { return node_; }
   int64_t opset() const { return opset_; }
   const std::string &modelDir() const { return modelDir_; }
@@ -150,6 +157,7 @@ public:
   std::string tempName(const std::string &suffix) const;
 
 private:
+  const std::set<std::string> *keepComputed_ = nullptr;
   Graph &g_;
   const onnx::NodeProto &node_;
   int64_t opset_;

@@ -892,6 +892,7 @@ private:
         s = importConstant(n, scope);
       } else {
         ImportCtx ctx(*scope.graph, n, opset, inputs, modelDir_, declared_);
+        ctx.setKeepComputed(&opts_.keepComputed);
         ctx.setBodyImporter(this);
         for (size_t i = 0; i < aggregates.size(); ++i)
           ctx.setAggregateInput(static_cast<int>(i), aggregates[i]);

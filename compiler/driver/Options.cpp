@@ -78,8 +78,8 @@ Status parseDim(const std::string &v, Options &o) {
   if (!number(lo) || !number(hi))
     return Status::error(bad);
   SymbolicDim d{name, "", std::stoll(lo), std::stoll(hi)};
-  if (d.min < 1 || d.min > d.max)
-    return Status::error("--dim '" + v + "': need 1 <= MIN <= MAX");
+  if (d.max < 1 || d.min > d.max)
+    return Status::error("--dim '" + v + "': need 0 <= MIN <= MAX and MAX >= 1");
   for (const SymbolicDim &e : o.dims)
     if (e.name == name)
       return Status::error("--dim '" + v + "': " + name + " is given twice");

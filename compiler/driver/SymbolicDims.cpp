@@ -91,7 +91,8 @@ std::string constantKey(const Value &c) {
   else
     for (uint64_t i = 0; i < n; ++i)
       h = (h ^ bytes[i]) * 1099511628211ull;
-  return "h:" + toString(c.type()) + ":" + std::to_string(h);
+  return "h:" + std::to_string(t == DType::Str ? 0 : dtypeBytes(t)) + ":" + toString(c.type()) +
+         ":" + std::to_string(h);
 }
 
 // The integers of an argument, in element order, or nullopt for a kind without any (which
@@ -209,14 +210,14 @@ std::string dimsText(const std::vector<SymbolicDim> &d, const std::vector<int64_
   return r;
 }
 
-Expected<Probe> compileAt(const Options &opts, const Graph *bound, const std::vector<int64_t> &at,
-                          const PassContext &ctx) {
+Expected<Probe> compileAt(const Options &opts, const ImportOptions &baseImport, const Graph *bound,
+                          const std::vector<int64_t> &at, const PassContext &ctx) {
   Probe p;
   p.dims = at;
   std::unique_ptr<Graph> own;
   const Graph *g = bound;
   if (!g) {
-    ImportOptions import = opts.import;
+    ImportOptions import = baseImport;
     for (size_t i = 0; i < opts.dims.size(); ++i)
       import.dimValues[opts.dims[i].name] = at[i];
     auto imported = importOnnxFile(opts.model, import);
@@ -239,7 +240,7 @@ Expected<Probe> compileAt(const Options &opts, const Graph *bound, const std::ve
   lowerGraph(
       *g, sink,
       [](const Value &c, size_t) {
-        return Data{nullptr, constantKey(c)};
+        return Data{c.data()->data, constantKey(c)};
       },
       opts.target);
   p.calls = std::move(sink.calls);
@@ -325,10 +326,60 @@ std::optional<DimPolynomial> fit(const std::vector<int64_t> &corner,
 
 namespace {
 
+// Whether constant argument a of call c holds, at every probe, the leading block of the
+// bound's (probes[0]) data that the probe's dims cover: a mask or table of T x T, an iota or a
+// fill, which the code then takes from the bound's data (SymbolicCalls::subBlocks).
+bool isSubBlockEverywhere(const std::vector<Probe> &probes, size_t c, size_t a) {
+  const Recorded &b = probes[0].calls[c];
+  const auto *bt = std::get_if<VType>(&b.args[0]);
+  const auto &bd = std::get<Data>(b.args[a]);
+  if (!bt || !bd.ptr)
+    return false;
+  // constantKey: "h:<element bytes>:...", or "i:" for a small int32 or int64 constant.
+  size_t elem = bd.cExpr.rfind("i:", 0) == 0 ? (bt->elementType == ODLA_INT64 ? 8 : 4)
+                                             : std::stoul(bd.cExpr.substr(2));
+  if (!elem)
+    return false; // strings
+  const Dims &top = bt->shape.dims;
+  for (size_t m = 1; m < probes.size(); ++m) {
+    const Recorded &p = probes[m].calls[c];
+    const auto *pt = std::get_if<VType>(&p.args[0]);
+    const auto &pd = std::get<Data>(p.args[a]);
+    if (!pt || !pd.ptr || pt->shape.dims.size() != top.size())
+      return false;
+    const Dims &dims = pt->shape.dims;
+    int64_t rows = 1, inner = dims.empty() ? 1 : dims.back();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] > top[d])
+        return false;
+      if (d + 1 < dims.size())
+        rows *= dims[d];
+    }
+    // Row r of the probe (the index over all but the last dim) sits at the bound's row of
+    // the same index.
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t at = 0, rest = r;
+      for (size_t d = dims.empty() ? 0 : dims.size() - 1; d-- > 0;) {
+        int64_t stride = 1;
+        for (size_t e = d + 1; e + 1 < top.size(); ++e)
+          stride *= top[e];
+        at += rest % dims[d] * stride;
+        rest /= dims[d];
+      }
+      if (std::memcmp(static_cast<const unsigned char *>(pd.ptr) + r * inner * elem,
+                      static_cast<const unsigned char *>(bd.ptr) +
+                          at * (top.empty() ? 1 : top.back()) * elem,
+                      static_cast<size_t>(inner) * elem) != 0)
+        return false;
+    }
+  }
+  return true;
+}
+
 // Compares the probes (SymbolicDims.h); `result` has the dims. Sets `keep` (and returns the
 // result unfinished) for a constant folded from a value whose data differs between sizes.
-Expected<SymbolicCalls> compareProbes(const Options &opts, std::vector<Probe> &probes,
-                                      const std::vector<size_t> &vary,
+Expected<SymbolicCalls> compareProbes(const Options &opts, const PassContext &ctx,
+                                      std::vector<Probe> &probes, const std::vector<size_t> &vary,
                                       const std::vector<int64_t> &low, size_t corners,
                                       SymbolicCalls result, std::string &keep) {
   const Probe &base = probes[0];
@@ -378,14 +429,25 @@ Expected<SymbolicCalls> compareProbes(const Options &opts, std::vector<Probe> &p
         Call{call.function.c_str(), call.params, Returns::Status, {}, {}}.paramNames();
     for (size_t a = 0; a < call.args.size(); ++a) {
       std::string param = a < params.size() ? params[a] : "argument " + std::to_string(a);
+      const auto *data = std::get_if<Data>(&call.args[a]);
+      bool same = std::all_of(probes.begin(), probes.end(), [&](const Probe &p) {
+        return sameApartFromIntegers(call.args[a], p.calls[c].args[a]);
+      });
+      if (data && !same && isSubBlockEverywhere(probes, c, a)) {
+        result.subBlocks.insert(static_cast<int>(c));
+        continue;
+      }
       for (const Probe &p : probes)
         if (!sameApartFromIntegers(call.args[a], p.calls[c].args[a])) {
-          const auto *data = std::get_if<Data>(&call.args[a]);
           const std::string folded = "/folded", id = lastId(call.args);
-          if (data && id.size() > folded.size() &&
-              id.compare(id.size() - folded.size(), folded.size(), folded) == 0) {
-            keep = id.substr(0, id.size() - folded.size());
-            return result;
+          if (data && !ctx.keepComputed.count(id)) {
+            // Folded (or computed by import, as a Range): leave it to the generated code.
+            keep = id.size() > folded.size() &&
+                           id.compare(id.size() - folded.size(), folded.size(), folded) == 0
+                       ? id.substr(0, id.size() - folded.size())
+                       : id;
+            if (!ctx.keepComputed.count(keep))
+              return result;
           }
           return differ(p, label + ": its " + param +
                                (data ? " (a constant's data) differs: a constant computed from "
@@ -489,6 +551,7 @@ Expected<SymbolicCalls> probeSymbolicDims(const Options &opts, std::unique_ptr<G
   if (vary.size() > kMaxVaryingDims)
     return Status::error("--dim: at most " + std::to_string(kMaxVaryingDims) +
                          " dims may vary (odlac compiles the model at 2^k + 1 sizes)");
+  ImportOptions import = opts.import;
   // Corner m: dim vary[i] at low where bit i is set. Each round compiles every size; a
   // constant folded from a symbolic dim sends its value to ctx.keepComputed and the next round
   // compiles the model again with that value left to the generated code.
@@ -503,19 +566,20 @@ Expected<SymbolicCalls> probeSymbolicDims(const Options &opts, std::unique_ptr<G
         for (size_t i = 0; i < vary.size(); ++i)
           if (m & (size_t{1} << i))
             at[vary[i]] = low[vary[i]];
-      auto p = compileAt(opts, m == 0 && round == 0 ? bound.get() : nullptr, at, ctx);
+      auto p = compileAt(opts, import, m == 0 && round == 0 ? bound.get() : nullptr, at, ctx);
       if (!p)
         return p.status();
       probes.push_back(std::move(*p));
     }
     std::string keep;
-    auto calls = compareProbes(opts, probes, vary, low, corners, result, keep);
+    auto calls = compareProbes(opts, ctx, probes, vary, low, corners, result, keep);
     if (!calls || keep.empty() || round == kMaxRefoldRounds) {
       if (calls && round)
         bound = std::move(probes[0].graph);
       return calls;
     }
     ctx.keepComputed.insert(keep);
+    import.keepComputed.insert(keep);
   }
 }
 

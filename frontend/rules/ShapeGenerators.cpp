@@ -111,6 +111,7 @@ Expected<Value *> emitRange(ImportCtx &ctx, Value *const (&in)[3], DType dtype,
   bool known[3];
   for (int i = 0; i < 3; ++i)
     known[i] = isComputableFromConstants(*in[i]);
+  Dims planned;
   if (known[0] && known[1] && known[2]) {
     double v[3];
     for (int i = 0; i < 3; ++i) {
@@ -138,18 +139,22 @@ Expected<Value *> emitRange(ImportCtx &ctx, Value *const (&in)[3], DType dtype,
                             : static_cast<double>(
                                   (CheckedInt(start) + CheckedInt(i) * delta).get().value_or(0));
     });
-    return ctx.constant(name, {dtype, {n}}, bytes.data());
+    if (!ctx.keepComputed(name))
+      return ctx.constant(name, {dtype, {n}}, bytes.data());
+    planned = {n}; // --dim: start + iota * delta, the iota a leading block at smaller dims
+  } else {
+    int unknown = !known[0] ? 0 : !known[1] ? 1 : 2;
+    auto dims = plannedDims(ctx, names[unknown], unknown);
+    if (!dims)
+      return dims.takeStatus();
+    planned = *dims;
   }
-  int unknown = !known[0] ? 0 : !known[1] ? 1 : 2;
-  auto planned = plannedDims(ctx, names[unknown], unknown);
-  if (!planned)
-    return planned.takeStatus();
-  if (planned->size() != 1)
-    return ctx.fail("the planned shape " + dimsToString(*planned) + " is not a vector");
-  if (Status s = ctx.checkGenerated({dtype, *planned}, "the steps of the range"))
+  if (planned.size() != 1)
+    return ctx.fail("the planned shape " + dimsToString(planned) + " is not a vector");
+  if (Status s = ctx.checkGenerated({dtype, planned}, "the steps of the range"))
     return s;
-  auto bytes = numericBytes(dtype, (*planned)[0], [](int64_t i) { return static_cast<double>(i); });
-  Value *iota = ctx.constant(ctx.tempName("iota"), {dtype, *planned}, bytes.data());
+  auto bytes = numericBytes(dtype, planned[0], [](int64_t i) { return static_cast<double>(i); });
+  Value *iota = ctx.constant(ctx.tempName("iota"), {dtype, planned}, bytes.data());
   Value *start = in[0], *delta = in[2];
   for (Value **s : {&start, &delta})
     if ((*s)->type().rank() != 0) {

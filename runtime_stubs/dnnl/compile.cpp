@@ -99,15 +99,51 @@ struct Step {
 struct CompState {
   std::unordered_map<ref_node *, OpRecord> records;
   std::vector<std::unique_ptr<Step>> steps;
-  std::vector<void *> owned;                        /* constants reordered into oneDNN layouts */
+  /* Constants of its own: weights reordered into oneDNN layouts (shared, see sharedReorder),
+   * scaled weights, zero points. */
+  std::vector<std::shared_ptr<void>> owned;
   std::vector<std::unique_ptr<NodeKernel>> kernels; /* transformer.cpp's */
   int threads = 0;
   bool compiled = false;
-  ~CompState() {
-    for (void *p : owned)
-      std::free(p);
-  }
 };
+
+/* A constant's data in oneDNN layout `md`, shared by the computations that hold it: building
+ * a computation again for other dims (odlac --dim) while the one before is alive reuses its
+ * reorders of the same weights, which for a transformer is most of the build. An entry is
+ * valid while some computation holds it, and so is its source (a caller's constant outlives
+ * its computation): the same address and layouts are then the same data. */
+struct SharedReorder {
+  const void *src;
+  Desc from, md;
+  std::weak_ptr<void> copy;
+};
+std::mutex g_reorders_mutex;
+std::vector<SharedReorder> g_reorders;
+
+std::shared_ptr<void> alignedBuffer(size_t bytes) {
+  void *buf = nullptr;
+  if (posix_memalign(&buf, REF_ALIGN, alignUp(bytes)) != 0)
+    throw std::bad_alloc();
+  return std::shared_ptr<void>(buf, std::free);
+}
+
+std::shared_ptr<void> sharedReorder(const void *src, const Desc &from, const Desc &md) {
+  std::lock_guard<std::mutex> lock(g_reorders_mutex);
+  g_reorders.erase(std::remove_if(g_reorders.begin(), g_reorders.end(),
+                                  [](const SharedReorder &r) { return r.copy.expired(); }),
+                   g_reorders.end());
+  for (const SharedReorder &r : g_reorders)
+    if (r.src == src && r.from == from && r.md == md)
+      if (std::shared_ptr<void> copy = r.copy.lock())
+        return copy;
+  std::shared_ptr<void> copy = alignedBuffer(md.get_size());
+  memory in(from, cpuEngine(), const_cast<void *>(src)), out(md, cpuEngine(), copy.get());
+  dnnl::stream s(cpuEngine());
+  dnnl::reorder(in, out).execute(s, in, out);
+  s.wait();
+  g_reorders.push_back({src, from, md, copy});
+  return copy;
+}
 
 std::mutex g_mutex;
 std::unordered_map<odla_computation, std::unique_ptr<CompState>> g_comps;
@@ -446,16 +482,9 @@ private:
         return c.to;
     odla_value w;
     if (v->kind == REF_CONSTANT) {
-      void *buf = nullptr;
-      if (posix_memalign(&buf, REF_ALIGN, alignUp(md.get_size())) != 0)
-        throw std::bad_alloc();
-      st_.owned.push_back(buf);
-      memory src(from, cpuEngine(), const_cast<void *>(v->data)), dst(md, cpuEngine(), buf);
-      dnnl::stream s(cpuEngine());
-      dnnl::reorder(src, dst).execute(s, src, dst);
-      s.wait();
+      st_.owned.push_back(sharedReorder(v->data, from, md));
       w = newValue(v, "/dnnl", REF_CONSTANT);
-      w->data = buf;
+      w->data = st_.owned.back().get();
     } else {
       w = newValue(v, "/reorder", REF_RESULT);
       ref_node *r = newNode("Reorder", {v}, {w});
@@ -734,10 +763,8 @@ private:
 
   /* A new one-element int32 constant holding `value`, for a run-time zero-point argument. */
   odla_value int32Constant(odla_value like, int32_t value) {
-    void *buf = nullptr;
-    if (posix_memalign(&buf, REF_ALIGN, alignUp(sizeof value)) != 0)
-      throw std::bad_alloc();
-    st_.owned.push_back(buf);
+    st_.owned.push_back(alignedBuffer(sizeof value));
+    void *buf = st_.owned.back().get();
     std::memcpy(buf, &value, sizeof value);
     odla_value w = newValue(like, "/s32", REF_CONSTANT);
     w->type.element_type = ODLA_INT32;
@@ -885,10 +912,8 @@ private:
 
   odla_value scaledConstant(odla_value c, float scale) {
     size_t count = static_cast<size_t>(ref_count(&c->type.shape));
-    void *buf = nullptr;
-    if (posix_memalign(&buf, REF_ALIGN, alignUp(count * sizeof(float) + 1)) != 0)
-      throw std::bad_alloc();
-    st_.owned.push_back(buf);
+    st_.owned.push_back(alignedBuffer(count * sizeof(float) + 1));
+    void *buf = st_.owned.back().get();
     const float *src = static_cast<const float *>(c->data);
     float *dst = static_cast<float *>(buf);
     for (size_t i = 0; i < count; ++i)

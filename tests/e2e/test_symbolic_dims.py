@@ -23,6 +23,7 @@ import odlactest  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
 BACKEND = os.environ.get("ODLA_BACKEND", "reference")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 LINK_EXTRA = os.environ.get("ODLA_LINK_EXTRA", "-lm").split()
 
 # argv[1]: the dims (NET_DIMS int64 numbers) then input 0; writes output 0 to argv[2]. Each
@@ -98,6 +99,17 @@ class Mlp(torch.nn.Module):
         return self.fc2(self.norm(torch.nn.functional.gelu(self.fc1(x)))).sum(dim=1)
 
 
+class CausalSelfAttention(torch.nn.Module):
+    """Attention over T positions with a causal mask the model makes from T (torch.triu of a
+    T x T fill): a constant of T x T at each size, whose data odlac takes as the leading block
+    of the largest's."""
+
+    def forward(self, x):
+        t = x.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        return torch.softmax(x @ x.transpose(1, 2) * 0.25 + mask, -1) @ x
+
+
 class StridedConv(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -144,8 +156,9 @@ class SymbolicDimsTest(unittest.TestCase):
         return [np.fromfile(args[2 * k + 1], np.float32) for k in range(len(cases))]
 
     def check(self, model, exe, work, sizes, shape):
-        """Runs model at each size of `sizes` ((N, T) pairs; shape(N, T) the input's)."""
-        cases = [((n, t), torch.randn(*shape(n, t))) for n, t in sizes]
+        """Runs model at each of `sizes` (tuples of the dims, in NET_dims' order; shape(*dims)
+        gives the input's shape)."""
+        cases = [(d, torch.randn(*shape(*d))) for d in sizes]
         got = self.run_sizes(exe, work, [(d, x.numpy()) for d, x in cases])
         for (dims, x), g in zip(cases, got):
             with torch.no_grad():
@@ -220,6 +233,46 @@ class SymbolicDimsTest(unittest.TestCase):
             self.check(model, exe, work, [(1, 2), (6, 10), (3, 7), (6, 2)],
                        lambda n, t: (n, t, 12))
 
+    def test_causal_mask(self):
+        model = CausalSelfAttention().eval()
+        torch.manual_seed(4)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "causal.onnx")
+            export(model, torch.randn(1, 5, 8), path, {1: ("T", 64)})
+            exe = self.build(work, path, "--dim", "T=16")
+            self.check(model, exe, work, [(1,), (7,), (16,), (2,)], lambda t: (1, t, 8))
+
+    def test_decoder_tokens_equal_torch(self):
+        # examples/generate: gpt.py's decoder (random weights) with its key/value cache in and
+        # out, compiled with --dim T=32 --dim P=0..32; generate.c's greedy tokens from a prompt
+        # (P = 0, then T = 1 with the cache fed back) equal PyTorch's.
+        sys.path.insert(0, os.path.join(EXAMPLES, "generate"))
+        from gpt import GPT
+        torch.manual_seed(0)
+        model = GPT(65).eval()
+        prompt, steps = [1, 2, 3, 4, 5], 28  # the last run sees P = 32, the most
+        want = model.generate(prompt, steps)
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "gpt.onnx")
+            model.export(path, 32)
+            out = os.path.join(work, "out")
+            r = self.tc.compile(path, out, "--backend", BACKEND, "--dim", "T=32", "--dim",
+                                "P=0..32")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            exe = os.path.join(out, "generate")
+            sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
+            subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic",
+                            "-Werror", "-I", self.tc.include, "-I", out, *sources,
+                            os.path.join(EXAMPLES, "generate", "generate.c"), self.tc.lib,
+                            *LINK_EXTRA, "-lm", "-lpthread", "-o", exe], check=True)
+            vocab = os.path.join(work, "vocab")
+            with open(vocab, "wb") as f:
+                f.write(bytes(range(40, 40 + 65)))
+            r = subprocess.run([exe, "--ids", vocab, bytes(40 + i for i in prompt).decode(),
+                                str(steps)], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual([int(t) for t in r.stdout.split()], want)
+
     def test_refused(self):
         with tempfile.TemporaryDirectory() as work:
             path = os.path.join(work, "strided.onnx")
@@ -236,9 +289,9 @@ class SymbolicDimsTest(unittest.TestCase):
             r = self.tc.compile(path, out, "--dim", "T=16", "--no-heap", "--weights=c")
             self.assertEqual(r.returncode, 1)
             self.assertIn("--dim is not supported with --no-heap", r.stderr)
-            r = self.tc.compile(path, out, "--dim", "T=0..4")
+            r = self.tc.compile(path, out, "--dim", "T=5..4")
             self.assertEqual(r.returncode, 1)
-            self.assertIn("need 1 <= MIN <= MAX", r.stderr)
+            self.assertIn("need 0 <= MIN <= MAX and MAX >= 1", r.stderr)
 
 
 if __name__ == "__main__":
