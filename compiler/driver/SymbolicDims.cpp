@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <set>
 #include <variant>
 
 namespace odlac {
@@ -376,12 +377,13 @@ bool isSubBlockEverywhere(const std::vector<Probe> &probes, size_t c, size_t a) 
   return true;
 }
 
-// Compares the probes (SymbolicDims.h); `result` has the dims. Sets `keep` (and returns the
-// result unfinished) for a constant folded from a value whose data differs between sizes.
+// Compares the probes (SymbolicDims.h); `result` has the dims. Collects in `keep` the values
+// whose constant data differs between sizes (folded, or made by import) and are not kept
+// computed yet: the result is then unfinished, and the caller compiles again.
 Expected<SymbolicCalls> compareProbes(const Options &opts, const PassContext &ctx,
                                       std::vector<Probe> &probes, const std::vector<size_t> &vary,
                                       const std::vector<int64_t> &low, size_t corners,
-                                      SymbolicCalls result, std::string &keep) {
+                                      SymbolicCalls result, std::set<std::string> &keep) {
   const Probe &base = probes[0];
   auto differ = [&](const Probe &p, const std::string &what) {
     return Status::error("--dim: the code odlac generates differs in more than sizes between " +
@@ -414,10 +416,24 @@ Expected<SymbolicCalls> compareProbes(const Options &opts, const PassContext &ct
     if (p.inputDims.size() != base.inputDims.size() ||
         p.outputDims.size() != base.outputDims.size())
       return differ(p, "the graph inputs or outputs differ in number");
-  for (const Probe &p : probes)
-    if (p.calls.size() != base.calls.size())
-      return differ(p, std::to_string(base.calls.size()) + " ODLA calls against " +
-                           std::to_string(p.calls.size()));
+  for (const Probe &p : probes) {
+    if (p.calls.size() == base.calls.size())
+      continue;
+    size_t c = 0;
+    while (c < p.calls.size() && c < base.calls.size() &&
+           p.calls[c].function == base.calls[c].function)
+      ++c;
+    auto which = [&](const std::vector<Recorded> &calls) {
+      return c < calls.size() ? calls[c].function + " for '" + lastId(calls[c].args) + "'"
+                              : std::string("nothing");
+    };
+    return differ(p, std::to_string(base.calls.size()) + " ODLA calls against " +
+                         std::to_string(p.calls.size()) + ", the first difference call " +
+                         std::to_string(c) + ": " + which(base.calls) + " against " +
+                         which(p.calls) +
+                         " (a pass removed or added an op at one size: a slice of a whole "
+                         "axis, say)");
+  }
   for (size_t c = 0; c < base.calls.size(); ++c) {
     const Recorded &call = base.calls[c];
     std::string label = call.function + " for '" + lastId(call.args) + "'";
@@ -437,17 +453,21 @@ Expected<SymbolicCalls> compareProbes(const Options &opts, const PassContext &ct
         result.subBlocks.insert(static_cast<int>(c));
         continue;
       }
+      bool kept = false;
       for (const Probe &p : probes)
         if (!sameApartFromIntegers(call.args[a], p.calls[c].args[a])) {
           const std::string folded = "/folded", id = lastId(call.args);
-          if (data && !ctx.keepComputed.count(id)) {
+          if (data) {
             // Folded (or computed by import, as a Range): leave it to the generated code.
-            keep = id.size() > folded.size() &&
-                           id.compare(id.size() - folded.size(), folded.size(), folded) == 0
-                       ? id.substr(0, id.size() - folded.size())
-                       : id;
-            if (!ctx.keepComputed.count(keep))
-              return result;
+            std::string value = id.size() > folded.size() && id.compare(id.size() - folded.size(),
+                                                                        folded.size(), folded) == 0
+                                    ? id.substr(0, id.size() - folded.size())
+                                    : id;
+            if (!ctx.keepComputed.count(value)) {
+              keep.insert(value); // the next round compiles it as computed
+              kept = true;
+              break;
+            }
           }
           return differ(p, label + ": its " + param +
                                (data ? " (a constant's data) differs: a constant computed from "
@@ -456,7 +476,7 @@ Expected<SymbolicCalls> compareProbes(const Options &opts, const PassContext &ct
                                      : " differs"));
         }
       auto ints = integers(call.args[a]);
-      if (!ints)
+      if (kept || !ints)
         continue;
       for (const Probe &p : probes)
         if (integers(p.calls[c].args[a])->size() != ints->size())
@@ -571,15 +591,21 @@ Expected<SymbolicCalls> probeSymbolicDims(const Options &opts, std::unique_ptr<G
         return p.status();
       probes.push_back(std::move(*p));
     }
-    std::string keep;
+    std::set<std::string> keep;
     auto calls = compareProbes(opts, ctx, probes, vary, low, corners, result, keep);
-    if (!calls || keep.empty() || round == kMaxRefoldRounds) {
-      if (calls && round)
+    if (!calls)
+      return calls;
+    if (keep.empty()) {
+      if (round)
         bound = std::move(probes[0].graph);
       return calls;
     }
-    ctx.keepComputed.insert(keep);
-    import.keepComputed.insert(keep);
+    if (round == kMaxRefoldRounds)
+      return Status::error("--dim: after " + std::to_string(round) +
+                           " rounds of leaving values computed from the dims to the code, '" +
+                           *keep.begin() + "' still differs between sizes");
+    ctx.keepComputed.insert(keep.begin(), keep.end());
+    import.keepComputed.insert(keep.begin(), keep.end());
   }
 }
 

@@ -271,9 +271,18 @@ static int run(int argc, char **argv) {
     Progress::decide(opts->progress, stat(opts->model.c_str(), &st) == 0 ? st.st_size : 0);
   }
   Progress::phase("importing " + opts->model);
+  // --dim: the graph is first compiled at the largest dims, which must make a valid model
+  // together (a context of P + T positions, say); a message that follows says so.
+  std::string atLargest;
+  for (const SymbolicDim &d : opts->dims)
+    atLargest += (atLargest.empty() ? " (at the largest dims, " : ", ") + d.name + "=" +
+                 std::to_string(d.max);
+  if (!atLargest.empty())
+    atLargest += ": every combination of the --dim ranges must be valid for the model)";
   auto graph = importOnnxFile(opts->model, opts->import);
   if (!graph)
-    return fail(graph.status());
+    return fail(atLargest.empty() ? graph.status()
+                                  : Status::error(graph.status().message() + atLargest));
   for (const std::string &d : (*graph)->info().diagnostics)
     printDiagnostic(d);
   const Target &target = opts->target;
@@ -298,7 +307,7 @@ static int run(int argc, char **argv) {
   Progress::decide(opts->progress, weightBytes(**graph)); // external data counts too
   Progress::phase("optimizing (-O" + std::to_string(opts->pipeline.level) + ")");
   if (Status s = runPipeline(**graph, opts->pipeline, passCtx))
-    return fail(s);
+    return fail(atLargest.empty() ? s : Status::error(s.message() + atLargest));
   if (opts->quantize)
     if (Status s = reportQuantization(**graph, calibration))
       return fail(s);

@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
     const float *last;
     long best = 0, v;
     float *swap;
-    if ((status = net_run_shaped(inst, &dims, idx, past_k, past_v, logits, present_k,
-                                 present_v)) != 0) {
+    if ((status = net_run_shaped(inst, &dims, idx, past_k, past_v, logits, present_k, present_v)) !=
+        0) {
       fprintf(stderr, "net_run_shaped: odla_status %d\n", status);
       return 1;
     }

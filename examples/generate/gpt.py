@@ -62,7 +62,9 @@ class GPT(nn.Module):
 
     @torch.no_grad()
     def generate(self, prompt, steps):
-        """Greedy decoding: the prompt's ids, then `steps` ids, each the most likely next one."""
+        """Greedy decoding: the prompt's ids, then `steps` ids (fewer where the context ends),
+        each the most likely next one."""
+        steps = min(steps, self.ctx - len(prompt) + 1)
         past_k, past_v = self.empty_cache()
         idx, out = torch.tensor([prompt]), []
         for _ in range(steps):
@@ -82,7 +84,8 @@ class GPT(nn.Module):
         P = torch.export.Dim("P", min=2, max=top)
         torch.onnx.export(self, example, path, input_names=["idx", "past_k", "past_v"],
                           output_names=["logits", "present_k", "present_v"],
-                          dynamic_shapes=({1: T}, {3: P}, {3: P}), dynamo=True, verbose=False)
+                          dynamic_shapes=({1: T}, {3: P}, {3: P}), dynamo=True, verbose=False,
+                          external_data=False)
 
 
 def load(path):

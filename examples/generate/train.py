@@ -74,7 +74,7 @@ def main():
     with open(os.path.join(args.out, "vocab.txt"), "wb") as f:
         f.write(vocab)
     model.export(os.path.join(args.out, "model.onnx"), SIZES["ctx"])
-    print(bytes(vocab[i] for i in model.generate([vocab.index(b) for b in b"The "], 200)).decode())
+    print(bytes(vocab[i] for i in model.generate([vocab.index(b) for b in b"The "], 120)).decode())
 
 
 if __name__ == "__main__":

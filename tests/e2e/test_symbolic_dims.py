@@ -242,6 +242,23 @@ class SymbolicDimsTest(unittest.TestCase):
             exe = self.build(work, path, "--dim", "T=16")
             self.check(model, exe, work, [(1,), (7,), (16,), (2,)], lambda t: (1, t, 8))
 
+    def generate(self, work, model_path, vocab, prompt, steps, *dims):
+        """examples/generate/generate.c built over the model compiled with `dims`: the ids it
+        generates from the prompt's text."""
+        out = os.path.join(work, "out")
+        r = self.tc.compile(model_path, out, "--backend", BACKEND, *dims)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        exe = os.path.join(out, "generate")
+        sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
+        subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
+                        "-I", self.tc.include, "-I", out, *sources,
+                        os.path.join(EXAMPLES, "generate", "generate.c"), self.tc.lib,
+                        *LINK_EXTRA, "-lm", "-lpthread", "-o", exe], check=True)
+        r = subprocess.run([exe, "--ids", vocab, prompt, str(steps)], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [int(t) for t in r.stdout.split()]
+
     def test_decoder_tokens_equal_torch(self):
         # examples/generate: gpt.py's decoder (random weights) with its key/value cache in and
         # out, compiled with --dim T=32 --dim P=0..32; generate.c's greedy tokens from a prompt
@@ -255,23 +272,30 @@ class SymbolicDimsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as work:
             path = os.path.join(work, "gpt.onnx")
             model.export(path, 32)
-            out = os.path.join(work, "out")
-            r = self.tc.compile(path, out, "--backend", BACKEND, "--dim", "T=32", "--dim",
-                                "P=0..32")
-            self.assertEqual(r.returncode, 0, r.stderr)
-            exe = os.path.join(out, "generate")
-            sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
-            subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic",
-                            "-Werror", "-I", self.tc.include, "-I", out, *sources,
-                            os.path.join(EXAMPLES, "generate", "generate.c"), self.tc.lib,
-                            *LINK_EXTRA, "-lm", "-lpthread", "-o", exe], check=True)
             vocab = os.path.join(work, "vocab")
             with open(vocab, "wb") as f:
                 f.write(bytes(range(40, 40 + 65)))
-            r = subprocess.run([exe, "--ids", vocab, bytes(40 + i for i in prompt).decode(),
-                                str(steps)], capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual([int(t) for t in r.stdout.split()], want)
+            got = self.generate(work, path, vocab, bytes(40 + i for i in prompt).decode(), steps,
+                                "--dim", "T=32", "--dim", "P=0..32")
+            self.assertEqual(got, want)
+
+    def test_trained_decoder_tokens_equal_torch(self):
+        # models/chargpt, trained on Debian's licence texts, as scripts/demo.sh runs it: 100
+        # characters after a prompt, the same as PyTorch's.
+        sys.path.insert(0, os.path.join(EXAMPLES, "generate"))
+        from gpt import load
+        folder = os.path.join(EXAMPLES, "..", "models", "chargpt")
+        model = load(os.path.join(folder, "model.pt"))
+        vocab = os.path.join(folder, "vocab.txt")
+        with open(vocab, "rb") as f:
+            chars = f.read()
+        prompt = "The Licensor "
+        want = model.generate([chars.index(c) for c in prompt.encode()], 100)
+        with tempfile.TemporaryDirectory() as work:
+            got = self.generate(work, os.path.join(folder, "model.onnx"), vocab, prompt, 100,
+                                "--dim", "T=16", "--dim", "P=0..111", "--weights=c")
+        self.assertEqual(got, want)
+        self.assertIn(" the ", bytes(chars[i] for i in got).decode())  # words, not noise
 
     def test_refused(self):
         with tempfile.TemporaryDirectory() as work:
