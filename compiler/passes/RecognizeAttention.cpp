@@ -1,5 +1,5 @@
 // RecognizeAttention: scaled dot-product attention as exported by PyTorch,
-//   scores = MatMul(q, Transpose(k')) [/ c or * c] [+ mask]
+//   scores = MatMul(q, Transpose(k')) [/ c or * c] [+ mask, or masked_fill's Select]
 //   y = MatMul(Softmax(scores, last axis), v)
 // becomes one Attention op. The decomposed form stores the [..., Sq, Sk] scores four times
 // (product, scaled, masked, probabilities); odla_ExtAttention computes them a few query rows
@@ -19,6 +19,11 @@ using namespace match;
 
 struct AttentionMatch {
   Value *q = nullptr, *keySource = nullptr, *v = nullptr, *mask = nullptr;
+  // A mask as PyTorch's masked_fill exports it, Select(cond, fill, scores) or
+  // Select(cond, scores, fill) with a one-element constant fill: the op's additive mask is
+  // then Select(cond, fill, 0) or Select(cond, 0, fill), computed where the Select was.
+  Value *maskCond = nullptr, *fill = nullptr;
+  bool fillWhere = true;        // the fill applies where cond holds
   std::vector<int64_t> keyPerm; // Transpose(keySource, keyPerm) gives the keys [..., Sk, D]
   double scale = 1.0;
   std::vector<Node *> nodes; // consumers before producers
@@ -88,6 +93,23 @@ bool matchAttention(const Graph &g, Node *softmax, AttentionMatch &m) {
     }
     if (!m.mask)
       return false; // neither side of the Add is the scores
+  } else if (Node *sel = producedBy(s, ops::Select); sel && onlyUser(g, s) == softmax) {
+    for (int side = 1; side <= 2; ++side) {
+      Value *fill = sel->input(3 - side);
+      if (!fill->isConstant() || fill->type().numElements() != 1 || fill->dtype() != p->dtype())
+        continue;
+      AttentionMatch scores = m;
+      scores.nodes.push_back(sel);
+      if (!matchScores(g, sel->input(side), scores))
+        continue;
+      scores.maskCond = sel->input(0);
+      scores.fill = fill;
+      scores.fillWhere = side == 2;
+      m = scores;
+      break;
+    }
+    if (!m.maskCond)
+      return false; // neither branch of the Select is the scores, the other a fill
   } else if (!matchScores(g, s, m)) {
     return false; // the Softmax's operand is not scores
   }
@@ -106,6 +128,11 @@ bool matchAttention(const Graph &g, Node *softmax, AttentionMatch &m) {
     auto b = broadcastDims(m.mask->dims(), scores);
     if (!b || *b != scores || m.mask->dtype() != p->dtype())
       return false; // the mask enlarges the scores
+  }
+  if (m.maskCond) {
+    auto b = broadcastDims(m.maskCond->dims(), scores);
+    if (!b || *b != scores)
+      return false; // the condition enlarges the scores
   }
   return true;
 }
@@ -136,6 +163,17 @@ public:
                                                 : Buffer::copyOf(&scale32, sizeof scale32);
       Value *scale = g.addConstant(result->name() + "/scale", TensorType{t, {}}, bytes);
       std::vector<Value *> operands{m.q, keys, m.v, scale};
+      if (m.maskCond) { // masked_fill's Select, made an additive mask
+        std::vector<unsigned char> zeroBytes(dtypeBytes(t), 0);
+        Value *zero = g.addConstant(result->name() + "/unmasked", TensorType{t, {}},
+                                    Buffer::copyOf(zeroBytes.data(), zeroBytes.size()));
+        m.mask = g.addValue(result->name() + "/mask", {});
+        Node *sel = g.addNodeBefore(
+            last, ops::Select, last->name() + "/mask",
+            {m.maskCond, m.fillWhere ? m.fill : zero, m.fillWhere ? zero : m.fill}, {m.mask});
+        if (Status s = verifyAndInfer(*sel))
+          return s;
+      }
       if (m.mask)
         operands.push_back(m.mask);
       auto att =
