@@ -11,8 +11,8 @@ the same quotient of the engine's float32 turn by its int8 turn. The targets are
 odlac+dnnl int8 at or below 0.8x ONNX Runtime's int8 latency, and at least 2x its own float32
 speed on ResNet-50; odlac+reference int8 at least 2x its float32 speed.
 
-Writes the int8 section of docs/benchmarks.md (or --out), after the marker line
-INT8_MARKER, leaving bench/bench.py's part of the file as it is.
+Writes the int8 section of docs/benchmarks.md (or --out), from the marker line INT8_MARKER
+on, leaving the other scripts' sections as they are (bench/sections.py).
 
 usage: PY bench/int8.py [--build DIR] [--models m1,m2] [--threads 1,2] [--rounds R]
            [--runs N] [--time-budget S] [--out FILE]
@@ -35,6 +35,7 @@ from onnx import numpy_helper
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
 from ortquant import quantize  # noqa: E402
+from sections import replace_section  # noqa: E402
 
 CACHE = os.environ.get("ODLAC_MODEL_CACHE",
                        os.path.join(os.path.expanduser("~"), ".cache", "odlac", "models"))
@@ -220,10 +221,7 @@ def main():
         section = bench.markdown(command.strip())
     finally:
         shutil.rmtree(bench.work, ignore_errors=True)
-    text = open(args.out).read() if os.path.exists(args.out) else ""
-    head = text.split(INT8_MARKER)[0].rstrip("\n")
-    with open(args.out, "w") as f:
-        f.write((head + "\n\n" if head else "") + section)
+    replace_section(args.out, INT8_MARKER, section)
     print(section)
 
 

@@ -538,9 +538,24 @@ void lowerGemm(LowerCtx &c) {
                             c.in(2), c.outShape(0), c.outId(0)));
 }
 
+// A product by a matrix ([..., M, K] x [K, N], a Linear layer without bias on a batch of
+// sequences) is one Gemm on the rows of A, reshaped: a backend's fast path for matrices (and
+// its packed weights) then serves it, and a decoder's one-row steps are one product.
 void lowerMatMul(LowerCtx &c) {
   const Node &n = c.node();
-  bool plain = n.input(0)->type().rank() == 2 && n.input(1)->type().rank() == 2;
+  const Dims &a = n.input(0)->dims(), &b = n.input(1)->dims();
+  bool plain = a.size() == 2 && b.size() == 2;
+  if (a.size() > 2 && b.size() == 2) {
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < a.size(); ++i)
+      rows *= a[i];
+    const std::string &out = c.outId(0).name;
+    lower::Val flat = c.sink().Reshape(c.in(0), shapeArg({rows, a.back()}), {out + "/rows"});
+    lower::Val product = matMul(c.sink(), flat, c.in(1), false, true, shapeArg({rows, b.back()}),
+                                {out + "/product"});
+    c.setOut(0, c.sink().Reshape(product, c.outShape(0), c.outId(0)));
+    return;
+  }
   c.setOut(0, matMul(c.sink(), c.in(0), c.in(1), false, plain, c.outShape(0), c.outId(0)));
 }
 

@@ -188,13 +188,10 @@ class DynamicBatchTest(unittest.TestCase):
             self.tc.build(out, exe)
             for n in BATCHES:
                 x = torch.randn(n, 12)
-                np.save(os.path.join(work, "x.npy"), x.numpy())
-                r = subprocess.run([exe, os.path.join(work, "x.npy"), "-o",
-                                    os.path.join(work, "y"), "--npy"], capture_output=True, text=True)
+                r, got = odlactest.run_npy(exe, work, x.numpy())
                 self.assertEqual(r.returncode, 0, r.stderr)
                 with torch.no_grad():
                     want = model(x).numpy()
-                got = np.load(os.path.join(work, "y", "output_0.npy"))
                 self.assertEqual(got.shape, want.shape)
                 self.assertIsNone(odlactest.max_error([got], [want], RTOL, ATOL))
 

@@ -130,17 +130,20 @@ def export(model, example, path, dims, names=True):
 class SymbolicDimsTest(unittest.TestCase):
     tc = odlactest.Toolchain()
 
-    def build(self, work, model, *flags):
+    def build(self, work, model, *flags, program=DRIVER):
+        """Compiles the model with `flags` on BACKEND and builds its C with `program` (the
+        source of main, or None for one of the generated files: --emit-main's)."""
         out = os.path.join(work, "out")
         r = self.tc.compile(model, out, "--backend", BACKEND, *flags)
         self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(out, "driver.c"), "w") as f:
-            f.write(DRIVER)
+        if program:
+            with open(os.path.join(out, "driver.c"), "w") as f:
+                f.write(program)
         exe = os.path.join(out, "run")
         sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
         subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
-                        "-I", self.tc.include, *sources, self.tc.lib, *LINK_EXTRA, "-lm",
-                        "-lpthread", "-o", exe], check=True)
+                        "-I", self.tc.include, "-I", out, *sources, self.tc.lib, *LINK_EXTRA,
+                        "-lm", "-lpthread", "-o", exe], check=True)
         return exe
 
     def run_sizes(self, exe, work, cases):
@@ -197,24 +200,14 @@ class SymbolicDimsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as work:
             path = os.path.join(work, "enc.onnx")
             export(model, torch.randn(2, 7, 32), path, {0: ("N", 8), 1: ("T", 64)})
-            out = os.path.join(work, "out")
-            r = self.tc.compile(path, out, "--backend", BACKEND, "--dim", "N=4", "--dim", "T=16",
-                                "--emit-main")
-            self.assertEqual(r.returncode, 0, r.stderr)
-            exe = os.path.join(out, "run")
-            sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
-            subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic",
-                            "-Werror", "-I", self.tc.include, *sources, self.tc.lib, *LINK_EXTRA,
-                            "-lm", "-lpthread", "-o", exe], check=True)
+            exe = self.build(work, path, "--dim", "N=4", "--dim", "T=16", "--emit-main",
+                             program=None)
             for n, t in ((3, 5), (1, 16), (4, 1)):
                 x = torch.randn(n, t, 32)
-                np.save(os.path.join(work, "x.npy"), x.numpy())
-                r = subprocess.run([exe, os.path.join(work, "x.npy"), "-o",
-                                    os.path.join(work, "y"), "--npy"], capture_output=True, text=True)
+                r, got = odlactest.run_npy(exe, work, x.numpy())
                 self.assertEqual(r.returncode, 0, r.stderr)
                 with torch.no_grad():
                     want = model(x).numpy()
-                got = np.load(os.path.join(work, "y", "output_0.npy"))
                 self.assertEqual(got.shape, want.shape)
                 self.assertIsNone(odlactest.max_error([got], [want], RTOL, ATOL))
             np.save(os.path.join(work, "x.npy"), np.zeros((5, 2, 32), np.float32))
@@ -245,15 +238,8 @@ class SymbolicDimsTest(unittest.TestCase):
     def generate(self, work, model_path, vocab, prompt, steps, *dims):
         """examples/generate/generate.c built over the model compiled with `dims`: the ids it
         generates from the prompt's text."""
-        out = os.path.join(work, "out")
-        r = self.tc.compile(model_path, out, "--backend", BACKEND, *dims)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        exe = os.path.join(out, "generate")
-        sources = sorted(os.path.join(out, s) for s in os.listdir(out) if s.endswith(".c"))
-        subprocess.run([self.tc.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
-                        "-I", self.tc.include, "-I", out, *sources,
-                        os.path.join(EXAMPLES, "generate", "generate.c"), self.tc.lib,
-                        *LINK_EXTRA, "-lm", "-lpthread", "-o", exe], check=True)
+        with open(os.path.join(EXAMPLES, "generate", "generate.c")) as f:
+            exe = self.build(work, model_path, *dims, program=f.read())
         r = subprocess.run([exe, "--ids", vocab, prompt, str(steps)], capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stderr)

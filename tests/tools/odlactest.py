@@ -31,6 +31,15 @@ class Toolchain:
                        check=True)
 
 
+def run_npy(exe, work, x):
+    """Runs an --emit-main driver on array x (written as WORK/x.npy) with -o WORK/y --npy;
+    returns (CompletedProcess, output 0 or None when the run failed)."""
+    np.save(os.path.join(work, "x.npy"), x)
+    r = subprocess.run([exe, os.path.join(work, "x.npy"), "-o", os.path.join(work, "y"), "--npy"],
+                       capture_output=True, text=True)
+    return r, np.load(os.path.join(work, "y", "output_0.npy")) if r.returncode == 0 else None
+
+
 def write_test_folder(root, name, model, cases, encode=None):
     """A test folder in ONNX's layout, root/node/name/{model.onnx, test_data_set_<k>/
     {input,output}_<i>.pb}, for the conformance runner: `cases` is [(inputs, outputs)], one
