@@ -21,13 +21,15 @@ namespace {
 
 // At most this many dims vary: 2^k + 1 compiles.
 constexpr size_t kMaxVaryingDims = 4;
-// Rounds of compiles that each leave one more folded value to the generated code.
+// Rounds of compiles, each leaving the values whose data differed in the one before to the
+// generated code (a value computed from them may differ only then).
 constexpr int kMaxRefoldRounds = 16;
 // Integer constants of at most this many elements may depend on the dims (shape tensors).
 constexpr int64_t kMaxShapeConstant = 64;
 
 // One call as lowerGraph makes it, without the function that makes it: a constant's Data
-// holds, in place of C, what the comparison needs (see constantKey).
+// holds, in place of C, what the comparison needs (constantKey) beside a pointer to the data
+// (alive with the probe's graph).
 struct Recorded {
   std::string function;
   const char *params; // Call::params
@@ -572,9 +574,9 @@ Expected<SymbolicCalls> probeSymbolicDims(const Options &opts, std::unique_ptr<G
     return Status::error("--dim: at most " + std::to_string(kMaxVaryingDims) +
                          " dims may vary (odlac compiles the model at 2^k + 1 sizes)");
   ImportOptions import = opts.import;
-  // Corner m: dim vary[i] at low where bit i is set. Each round compiles every size; a
-  // constant folded from a symbolic dim sends its value to ctx.keepComputed and the next round
-  // compiles the model again with that value left to the generated code.
+  // Corner m: dim vary[i] at low where bit i is set. Each round compiles every size; the
+  // values whose constant data differs between sizes go to keepComputed (folding's and
+  // import's), and the next round compiles the model again with them left to the code.
   for (int round = 0;; ++round) {
     std::vector<Probe> probes;
     size_t corners = size_t{1} << vary.size();
