@@ -63,6 +63,9 @@ int main(int argc, char **argv) {
     fclose(f);
     if ((status = net_run_shaped(inst, &dims, in, out)) != 0) {
       fprintf(stderr, "net_run_shaped: odla_status %d\n", status);
+      free(in);
+      free(out);
+      net_destroy(inst);
       return 1;
     }
     f = fopen(argv[k + 1], "wb");
