@@ -256,7 +256,11 @@ private:
         AttrValue n = number();
         double v = attrKind(n) == AttrKind::Int ? static_cast<double>(std::get<int64_t>(n))
                                                 : std::get<double>(n);
-        int64_t iv = attrKind(n) == AttrKind::Int ? std::get<int64_t>(n) : static_cast<int64_t>(v);
+        // A float literal read as an integer element only where int64 holds it (-inf, nan and
+        // 1e300 in a float constant's data must not reach the conversion).
+        int64_t iv = attrKind(n) == AttrKind::Int                ? std::get<int64_t>(n)
+                     : std::isfinite(v) && std::fabs(v) < 0x1p63 ? static_cast<int64_t>(v)
+                                                                 : 0;
         switch (t.dtype) {
         case DType::F32:
           appendAs<float>(bytes, v);
