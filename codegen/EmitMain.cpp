@@ -138,9 +138,10 @@ std::string mainC(const Emitter &e) {
       std::string M = e.N + "_DIM_" + d.field;
       cond += (cond.empty() ? "" : " || ") + std::string("dims.") + d.field + " < " + M +
               "_MIN || dims." + d.field + " > " + M + "_MAX";
-      fmt += (fmt.empty() ? "" : ", ") + cString(d.name).substr(1, cString(d.name).size() - 2) +
-             "=%lld (%d..%d)";
-      args += ", (long long)dims." + d.field + ", " + M + "_MIN, " + M + "_MAX";
+      // The name (the model's dim_param) is an argument, never part of the format.
+      fmt += (fmt.empty() ? "" : ", ") + std::string("%s=%lld (%d..%d)");
+      args += ", " + cString(d.name) + ", (long long)dims." + d.field + ", " + M + "_MIN, " + M +
+              "_MAX";
     }
     w.open("if (" + cond + ")");
     w.line("fprintf(stderr, \"the inputs' shapes give dims out of their ranges: " + fmt + "\\n\"" +

@@ -218,6 +218,24 @@ class SymbolicDimsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 1)
             self.assertIn("the inputs' shapes give dims out of their ranges: N=5 (1..4)", r.stderr)
 
+    def test_driver_prints_a_hostile_dim_name_as_text(self):
+        # A dim_param is the model's text: in the driver's message it is an argument of the
+        # format, never part of it ('%s%n' would read and write through garbage).
+        model = Mlp().eval()
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "mlp.onnx")
+            export(model, torch.randn(2, 3, 12), path, {0: (None, 8), 1: (None, 8)}, names=False)
+            import onnx
+            m = onnx.load(path)
+            dims = m.graph.input[0].type.tensor_type.shape.dim
+            dims[0].dim_param, dims[1].dim_param = "b%s%n\"*/", "s"
+            onnx.save(m, path)
+            exe = self.build(work, path, "--dim", "b%s%n\"*/=4", "--dim", "s=6", "--emit-main",
+                             program=None)
+            r, got = odlactest.run_npy(exe, work, np.zeros((5, 2, 12), np.float32))
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn('b%s%n"*/=5 (1..4)', r.stderr)
+
     def test_named_by_input_shape(self):
         model = Mlp().eval()
         torch.manual_seed(2)
