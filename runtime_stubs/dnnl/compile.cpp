@@ -1097,26 +1097,30 @@ private:
       return ODLA_MEM_ERROR;
     comp_->nodes = nodes;
     comp_->num_nodes = comp_->cap_nodes = count;
-    std::unordered_map<odla_value, int> first, last;
+    /* Node indices of each value's first and last use, by value index (-1: none). */
+    std::vector<int> first_use(static_cast<size_t>(comp_->num_values), -1),
+        last_use(first_use.size(), -1);
+    auto first = [&](odla_value v) -> int & { return first_use[static_cast<size_t>(v->index)]; };
+    auto last = [&](odla_value v) -> int & { return last_use[static_cast<size_t>(v->index)]; };
     for (int i = 0; i < count; ++i) {
       ref_node *n = order_[static_cast<size_t>(i)];
       comp_->nodes[i] = n;
       n->index = i;
       for (int k = 0; k < n->num_inputs; ++k)
         if (n->inputs[k])
-          last[n->inputs[k]] = i;
+          last(n->inputs[k]) = i;
       for (int k = 0; k < n->num_outputs; ++k) {
-        first[n->outputs[k]] = i;
-        if (!last.count(n->outputs[k]))
-          last[n->outputs[k]] = i;
+        first(n->outputs[k]) = i;
+        if (last(n->outputs[k]) < 0)
+          last(n->outputs[k]) = i;
       }
     }
     /* A concatenation lives from its first part's production to its own or its parts' last
      * use; the parts are planned inside it. */
     for (const auto &s : slices_) {
       odla_value p = s.first, w = s.second.whole;
-      first[w] = first.count(w) ? std::min(first[w], first[p]) : first[p];
-      last[w] = last.count(w) ? std::max(last[w], last[p]) : last[p];
+      first(w) = first(w) >= 0 ? std::min(first(w), first(p)) : first(p);
+      last(w) = last(w) >= 0 ? std::max(last(w), last(p)) : last(p);
     }
     /* Buffers: values sharing one are grouped under the first value (its root). */
     std::unordered_map<odla_value, odla_value> root;
@@ -1125,7 +1129,7 @@ private:
       return it == root.end() ? v : it->second;
     };
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && first.count(v) && bytesOf(v) > 0 &&
+      return v && v->kind == REF_RESULT && !v->is_output && first(v) >= 0 && bytesOf(v) > 0 &&
              !slices_.count(v);
     };
     auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };
@@ -1134,7 +1138,7 @@ private:
       ref_node *n = cand.first;
       odla_value res = n->inputs[cand.second], y = n->outputs[0];
       odla_value rr = rootOf(res);
-      int rlast = group_last.count(rr) ? group_last[rr] : last[res];
+      int rlast = group_last.count(rr) ? group_last[rr] : last(res);
       bool shared_input = false;
       for (int k = 0; k < n->num_inputs; ++k)
         shared_input |= k != cand.second && n->inputs[k] && rootOf(n->inputs[k]) == rr;
@@ -1146,7 +1150,7 @@ private:
           (!view && (rlast != n->index || shared_input || !(descOf(res) == descOf(y)))))
         continue;
       root[y] = rr;
-      group_last[rr] = std::max(rlast, last[y]);
+      group_last[rr] = std::max(rlast, last(y));
     }
     std::unordered_map<odla_value, ref_buffer> groups;
     std::vector<odla_value> group_order;
@@ -1154,22 +1158,22 @@ private:
       odla_value v = comp_->values[i];
       if (!planned(v))
         continue;
-      v->first_use = first[v];
-      v->last_use = last[v];
+      v->first_use = first(v);
+      v->last_use = last(v);
       odla_value g = rootOf(v);
       auto it = groups.find(g);
       if (it == groups.end()) {
         ref_buffer b = {};
         b.size = alignUp(bytesOf(v));
-        b.first = first[v];
-        b.last = last[v];
+        b.first = first(v);
+        b.last = last(v);
         b.order = static_cast<int>(group_order.size());
         groups.emplace(g, b);
         group_order.push_back(g);
       } else {
         it->second.size = std::max(it->second.size, alignUp(bytesOf(v)));
-        it->second.first = std::min(it->second.first, first[v]);
-        it->second.last = std::max(it->second.last, last[v]);
+        it->second.first = std::min(it->second.first, first(v));
+        it->second.last = std::max(it->second.last, last(v));
       }
     }
     std::vector<size_t> offsets(group_order.size() + static_cast<size_t>(count));
@@ -1205,8 +1209,8 @@ private:
     }
     for (const auto &s : slices_) {
       odla_value p = s.first;
-      p->first_use = first[p];
-      p->last_use = last[p];
+      p->first_use = first(p);
+      p->last_use = last(p);
       p->offset = s.second.whole->offset + s.second.offset;
     }
     comp_->arena_bytes = arena;

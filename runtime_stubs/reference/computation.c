@@ -221,6 +221,7 @@ odla_status odla_CreateComputation(odla_computation *computation) {
     return ODLA_MEM_ERROR;
   ref_current_comp = c;
   *computation = c;
+  ref_count_computation(1);
   return ODLA_SUCCESS;
 }
 
@@ -252,6 +253,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   ref_free(comp);
+  ref_count_computation(-1);
   return ODLA_SUCCESS;
 }
 
@@ -615,7 +617,7 @@ odla_status odla_DestroyContext(odla_context ctx) {
     ref_free(ctx->outs[i].id);
   ref_free(ctx->args);
   ref_free(ctx->outs);
-  ref_free(ctx->arena_alloc);
+  ref_arena_release(ctx->arena_alloc, ctx->arena_alloc_bytes);
   ref_free_shapes(ctx);
   ref_threads_free(ctx->pool);
   ref_string_pool_free(&ctx->strings);
@@ -794,7 +796,7 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
       return ODLA_MEM_ERROR;
     }
     ref_free(ctx->arena_alloc);
-    mem = ref_malloc(comp->arena_bytes + REF_ALIGN);
+    mem = ref_arena_take(comp->arena_bytes + REF_ALIGN, &ctx->arena_alloc_bytes);
     ctx->arena_alloc = mem;
     if (!mem) {
       ctx->arena = NULL;
@@ -802,7 +804,7 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
       return ODLA_MEM_ERROR;
     }
     ctx->arena = (unsigned char *)mem + (REF_ALIGN - (uintptr_t)mem % REF_ALIGN) % REF_ALIGN;
-    ctx->arena_bytes = comp->arena_bytes;
+    ctx->arena_bytes = ctx->arena_alloc_bytes - (size_t)(ctx->arena - (unsigned char *)mem);
   }
   /* Every argument and output must be bound. */
   for (i = 0; i < comp->num_values; ++i) {

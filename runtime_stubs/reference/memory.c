@@ -204,6 +204,63 @@ void *ref_realloc(void *p, size_t bytes) {
   return q;
 }
 
+/* The spare arena (ref.h): a block of the heap, never of a region. */
+static void *ref_spare_arena;
+static size_t ref_spare_bytes;
+static long ref_live_computations;
+
+void ref_arena_release(void *alloc, size_t bytes) {
+  void *drop = alloc;
+  if (!alloc)
+    return;
+  ref_mutex_lock(&ref_memory_lock);
+  if (!ref_region_of(alloc) && ref_live_computations > 0 && bytes > ref_spare_bytes) {
+    drop = ref_spare_arena;
+    ref_spare_arena = alloc;
+    ref_spare_bytes = bytes;
+  }
+  ref_mutex_unlock(&ref_memory_lock);
+  ref_free(drop);
+}
+
+void *ref_arena_take(size_t bytes, size_t *got) {
+  void *p = NULL, *q;
+  size_t have = 0;
+  ref_mutex_lock(&ref_memory_lock);
+  if (ref_spare_arena && !ref_current_region) {
+    p = ref_spare_arena;
+    have = ref_spare_bytes;
+    ref_spare_arena = NULL;
+    ref_spare_bytes = 0;
+  }
+  ref_mutex_unlock(&ref_memory_lock);
+  if (p && have < bytes) {
+    /* Dims that grow a step at a time (a decoder's past length): an eighth more than asked,
+     * and realloc keeps the pages it had (glibc moves a large block with mremap). */
+    have = bytes + bytes / 8;
+    if ((q = ref_realloc(p, have)) == NULL)
+      ref_free(p);
+    p = q;
+  }
+  if (!p && (p = ref_malloc(bytes)) != NULL)
+    have = bytes;
+  *got = have;
+  return p;
+}
+
+void ref_count_computation(int delta) {
+  void *drop = NULL;
+  ref_mutex_lock(&ref_memory_lock);
+  ref_live_computations += delta;
+  if (ref_live_computations <= 0) {
+    drop = ref_spare_arena;
+    ref_spare_arena = NULL;
+    ref_spare_bytes = 0;
+  }
+  ref_mutex_unlock(&ref_memory_lock);
+  ref_free(drop);
+}
+
 odla_status odla_ExtSetMemory(odla_void *base, odla_size_t bytes) {
   ref_region *r = NULL;
   unsigned char *lo, *hi;

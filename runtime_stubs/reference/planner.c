@@ -43,14 +43,11 @@ static size_t ref_align_up(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * 
 typedef struct {
   const ref_buffer *bufs;
   const size_t *pressure; /* by buffer index */
-  const size_t *at;       /* offsets, by buffer index */
-  int strategy;           /* 0: size, 1: first use, 2: pressure, 3: lifetime, 4: offset */
+  int strategy;           /* 0: size, 1: first use, 2: pressure, 3: lifetime */
 } ref_order_ctx;
 
 static int ref_before(const ref_order_ctx *c, int ia, int ib) {
   const ref_buffer *a = &c->bufs[ia], *b = &c->bufs[ib];
-  if (c->strategy == 4)
-    return c->at[ia] < c->at[ib];
   if (c->strategy == 3 && a->last - a->first != b->last - b->first)
     return a->last - a->first > b->last - b->first;
   if (c->strategy == 2 && c->pressure[ia] != c->pressure[ib])
@@ -83,36 +80,37 @@ static void ref_sort(int *idx, int n, const ref_order_ctx *c, int *tmp) {
   }
 }
 
-/* Step 4 for one order: fills at[] (by buffer index) and returns the arena's end. `live` and
- * `tmp` are scratch for n indices each. */
-static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t *at, int *live,
-                        int *tmp) {
-  ref_order_ctx by_offset;
+/* Step 4 for one order: fills at[] (by buffer index) and returns the arena's end. `placed`
+ * (scratch for n indices) holds the buffers placed so far by offset, a buffer placed later after
+ * those at its offset: first fit walks it in that order, skipping buffers whose lifetimes do not
+ * overlap, and the new buffer is inserted where its offset goes. */
+static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t *at, int *placed) {
   size_t end = 0;
-  int i, j;
-  memset(&by_offset, 0, sizeof by_offset);
-  by_offset.bufs = bufs;
-  by_offset.at = at;
-  by_offset.strategy = 4;
+  int i, j, lo, hi;
   for (i = 0; i < n; ++i) {
     const ref_buffer *b = &bufs[order[i]];
-    int num_live = 0;
     size_t off = 0;
     for (j = 0; j < i; ++j) {
-      const ref_buffer *o = &bufs[order[j]];
-      if (o->first <= b->last && b->first <= o->last)
-        live[num_live++] = order[j];
-    }
-    ref_sort(live, num_live, &by_offset, tmp);
-    for (j = 0; j < num_live; ++j) {
-      if (off + b->size <= at[live[j]])
+      const ref_buffer *o = &bufs[placed[j]];
+      if (o->first > b->last || b->first > o->last)
+        continue; /* not alive at once */
+      if (off + b->size <= at[placed[j]])
         break; /* fits in the gap before this one */
-      if (at[live[j]] + bufs[live[j]].size > off)
-        off = ref_align_up(at[live[j]] + bufs[live[j]].size);
+      if (at[placed[j]] + o->size > off)
+        off = ref_align_up(at[placed[j]] + o->size);
     }
     at[order[i]] = off;
     if (off + b->size > end)
       end = off + b->size;
+    for (lo = 0, hi = i; lo < hi;) { /* the first placed buffer above off */
+      int mid = lo + (hi - lo) / 2;
+      if (at[placed[mid]] <= off)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    memmove(placed + lo + 1, placed + lo, (size_t)(i - lo) * sizeof *placed);
+    placed[lo] = order[i];
   }
   return ref_align_up(end);
 }
@@ -120,7 +118,7 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
 size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   const size_t count = (size_t)(n ? n : 1);
   int *order = (int *)ref_malloc(count * sizeof *order),
-      *live = (int *)ref_malloc(count * sizeof *live);
+      *placed = (int *)ref_malloc(count * sizeof *placed);
   int *tmp = (int *)ref_malloc(count * sizeof *tmp);
   size_t *at = (size_t *)ref_malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
   size_t *load = NULL;
@@ -130,7 +128,7 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
     num_nodes = bufs[i].last + 1 > num_nodes ? bufs[i].last + 1 : num_nodes;
   pressure = (size_t *)ref_calloc(count, sizeof *pressure);
   load = (size_t *)ref_calloc((size_t)(num_nodes ? num_nodes : 1), sizeof *load);
-  if (!order || !live || !tmp || !at || !pressure || !load)
+  if (!order || !placed || !tmp || !at || !pressure || !load)
     goto done;
   for (i = 0; i < n; ++i)
     for (j = bufs[i].first; j <= bufs[i].last; ++j)
@@ -147,7 +145,7 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
       order[i] = i;
     ctx.strategy = strategy;
     ref_sort(order, n, &ctx, tmp);
-    arena = ref_place(bufs, n, order, at, live, tmp);
+    arena = ref_place(bufs, n, order, at, placed);
     if (arena < best) {
       best = arena;
       for (i = 0; i < n; ++i)
@@ -158,7 +156,7 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
     *bufs[i].offset = bufs[i].placed;
 done:
   ref_free(order);
-  ref_free(live);
+  ref_free(placed);
   ref_free(tmp);
   ref_free(at);
   ref_free(pressure);

@@ -56,6 +56,16 @@ void *ref_calloc(size_t count, size_t size);
 void *ref_realloc(void *p, size_t bytes);
 void ref_free(void *p);
 
+/* A context's arena outlives it while a computation is alive (memory.c): ref_arena_release
+ * keeps the largest released heap arena (any other is freed), ref_arena_take hands it to the
+ * next context (grown by realloc where it is smaller), and it is freed when the last
+ * computation is destroyed (ref_count_computation). A computation built for other dims in place
+ * of the last one (odlac's --dim) then runs in the memory the last one had touched: a new
+ * arena's pages would fault in again on every build. */
+void ref_arena_release(void *alloc, size_t bytes);
+void *ref_arena_take(size_t bytes, size_t *got);
+void ref_count_computation(int delta);
+
 /* Message formatting (format.c): the C library's vsnprintf, or the backend's own built with
  * ODLA_REFERENCE_NO_STDIO (its messages' conversions only). */
 int ref_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
@@ -193,7 +203,8 @@ struct _odla_context {
   int num_args, num_outs, cap_args, cap_outs;
   unsigned char *arena; /* 64-byte aligned */
   size_t arena_bytes;
-  void *arena_alloc; /* what to free when the arena is ours; NULL when the caller's */
+  void *arena_alloc;        /* what to free when the arena is ours; NULL when the caller's */
+  size_t arena_alloc_bytes; /* its bytes (from ref_arena_take) */
   /* Asynchronous execution (runtime_async.c): the ODLA_ASYNC_CALLBACK_FUNC / _ARG items. */
   int (*async_callback)(void *arg, odla_status status);
   void *async_arg;

@@ -3,7 +3,9 @@
  * the refusal of truncated, corrupt, foreign, missing and mismatched files), constants arrays
  * (create, store, load, and odla_AsyncLaunchExecutable running one executable with another
  * computation's weights), values bound to a context (odla_BindValueTo*ById), odla_Dump's
- * text and the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied).
+ * text, the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied), and
+ * computations built one after another at other sizes (as odlac --dim's run_shaped builds them)
+ * running in the arena the last context left (memory.c's spare arena, grown and shrunk).
  * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -408,6 +410,58 @@ static void test_bind_values(void) {
   odla_DestroyComputation(comp);
 }
 
+/* y = (x + x) * x over n floats: the sum lives in the arena. */
+static odla_computation build_sized(int64_t n) {
+  odla_computation comp;
+  odla_value x;
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_FLOAT32, n, 0), ID("x"));
+  odla_SetValueAsOutput(odla_Mul(odla_Add(x, x, ID("s")), x, ID("y")));
+  return comp;
+}
+
+static void test_arena_between_computations(void) {
+  static const int64_t sizes[] = {1000, 3000, 2000, 1 << 20, 7};
+  odla_computation comp = NULL;
+  odla_context ctx = NULL;
+  float *x = (float *)malloc(sizeof(float) << 20), *y = (float *)malloc(sizeof(float) << 20);
+  size_t k;
+  int64_t i;
+  CHECK(x && y, "malloc");
+  for (k = 0; k < sizeof sizes / sizeof *sizes && x && y; ++k) {
+    int64_t n = sizes[k], bad = -1;
+    odla_computation next = build_sized(n); /* built while the last one is alive */
+    odla_context next_ctx;
+    odla_size_t arena = 0;
+    odla_CreateContext(&next_ctx);
+    if (ctx)
+      odla_DestroyContext(ctx);
+    if (comp)
+      odla_DestroyComputation(comp);
+    comp = next;
+    ctx = next_ctx;
+    CHECK(odla_ExtGetArenaBytes(comp, &arena) == ODLA_SUCCESS && arena >= (size_t)n * 4,
+          "n %ld: arena %lu bytes", (long)n, (unsigned long)arena);
+    for (i = 0; i < n; ++i) {
+      x[i] = (float)(i % 97) - 40.0f;
+      y[i] = -1.0f;
+    }
+    odla_BindToArgumentById(ID("x"), x, ctx);
+    odla_BindToOutputById(ID("y"), y, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "n %ld: execute", (long)n);
+    for (i = 0; i < n && bad < 0; ++i)
+      if (y[i] != 2.0f * x[i] * x[i])
+        bad = i;
+    CHECK(bad < 0, "n %ld: y[%ld] = %g, want %g", (long)n, (long)bad, bad < 0 ? 0.0 : y[bad],
+          bad < 0 ? 0.0 : 2.0 * x[bad] * x[bad]);
+  }
+  odla_DestroyContext(ctx);
+  odla_DestroyComputation(comp); /* the last computation: the spare arena is freed */
+  free(x);
+  free(y);
+}
+
 /* ---- odla_Dump --------------------------------------------------------------------------- */
 
 static void test_dump(void) {
@@ -472,6 +526,7 @@ int main(int argc, char **argv) {
   test_constants_arrays();
   test_bind_values();
   test_static_ids();
+  test_arena_between_computations();
   test_dump();
   if (!failures)
     printf("test_api_runtime: all checks passed\n");

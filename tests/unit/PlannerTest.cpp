@@ -5,6 +5,9 @@ extern "C" {
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace {
 
 ref_buffer buffer(size_t units, int first, int last, size_t *offset) {
@@ -77,5 +80,46 @@ TEST(Planner, PressureOrderPacksTheBusiestNodeFirst) {
 }
 
 TEST(Planner, EmptyPlanIsZero) { EXPECT_EQ(ref_plan_buffers(nullptr, 0), 0u); }
+
+// Random lifetimes and sizes: buffers alive at one node never share a byte, every offset is
+// aligned, and the arena holds every buffer and at least the most bytes alive at one node.
+TEST(Planner, RandomPlansKeepLiveBuffersApart) {
+  unsigned seed = 7;
+  auto next = [&seed](unsigned mod) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 8) % mod;
+  };
+  for (int round = 0; round < 50; ++round) {
+    const int n = 1 + static_cast<int>(next(120));
+    std::vector<size_t> off(static_cast<size_t>(n));
+    std::vector<ref_buffer> bufs;
+    for (int i = 0; i < n; ++i) {
+      int first = static_cast<int>(next(40));
+      bufs.push_back(buffer(1 + next(9), first, first + static_cast<int>(next(8)),
+                            &off[static_cast<size_t>(i)]));
+      bufs.back().order = i;
+    }
+    size_t arena = ref_plan_buffers(bufs.data(), n), most = 0;
+    for (int node = 0; node < 48; ++node) {
+      size_t live = 0;
+      for (const ref_buffer &b : bufs)
+        live += b.first <= node && node <= b.last ? b.size : 0;
+      most = std::max(most, live);
+    }
+    EXPECT_GE(arena, most) << "round " << round;
+    for (int i = 0; i < n; ++i) {
+      const ref_buffer &a = bufs[static_cast<size_t>(i)];
+      EXPECT_EQ(*a.offset % REF_ALIGN, 0u);
+      EXPECT_LE(*a.offset + a.size, arena) << "round " << round << " buffer " << i;
+      for (int j = 0; j < i; ++j) {
+        const ref_buffer &b = bufs[static_cast<size_t>(j)];
+        if (a.first <= b.last && b.first <= a.last) {
+          EXPECT_TRUE(*a.offset + a.size <= *b.offset || *b.offset + b.size <= *a.offset)
+              << "round " << round << ": buffers " << j << " and " << i << " overlap";
+        }
+      }
+    }
+  }
+}
 
 } // namespace
