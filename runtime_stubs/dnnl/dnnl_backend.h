@@ -81,6 +81,8 @@ struct OpRecord {
   odla_value residual = nullptr;
   odla_ext_fused_activation act = ODLA_EXT_FUSED_NONE; /* also the eltwise op */
   float act_alpha = 0.0f, act_beta = 0.0f;
+  /* Eltwise: the algorithm where no fused activation names it (Gelu's tanh form). */
+  dnnl::algorithm eltwise_alg = dnnl::algorithm::undef;
   ref_node *epilogue = nullptr; /* the reference epilogue node of ExtConv/ExtGemm */
   /* Conv and pooling: one entry per spatial axis. */
   odla_memory_layout input_layout = ODLA_CHANNELS_FIRST, kernel_layout = ODLA_OIS;
