@@ -729,7 +729,7 @@ private:
     if (r.alpha != 1.0f)
       attr.set_output_scales(0, {r.alpha});
     dnnl::matmul::desc d(src_md, wei_md, bias_md, plainDesc(memory::dims{m, nn}));
-    dnnl::matmul::primitive_desc pd(d, attr, cpuEngine());
+    auto pd = cachedPd<dnnl::matmul::primitive_desc>(d, attr);
 
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::matmul(pd);
@@ -1009,7 +1009,7 @@ private:
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, alpha, beta);
-    dnnl::eltwise_forward::primitive_desc pd(d, attr, cpuEngine());
+    auto pd = cachedPd<dnnl::eltwise_forward::primitive_desc>(d, attr);
 
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::eltwise_forward(pd);
@@ -1055,7 +1055,7 @@ private:
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::binary::desc d(r.binary_alg, src0, src1, dst_any);
-    dnnl::binary::primitive_desc pd(d, attr, cpuEngine());
+    auto pd = cachedPd<dnnl::binary::primitive_desc>(d, attr);
 
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::binary(pd);
@@ -1242,6 +1242,66 @@ bool hasControlFlow(odla_computation comp) {
 }
 
 } // namespace
+
+bool attrKey(const dnnl::primitive_attr &attr, std::string &key) {
+  auto put = [&key](const void *p, size_t n) { key.append(static_cast<const char *>(p), n); };
+  const_dnnl_primitive_attr_t a = attr.get();
+  dnnl_scratchpad_mode_t mode = dnnl_scratchpad_mode_library;
+  dnnl_dim_t count = 0;
+  int mask = 0;
+  const float *scales = nullptr;
+  if (dnnl_primitive_attr_get_scratchpad_mode(a, &mode) != dnnl_success ||
+      dnnl_primitive_attr_get_output_scales(a, &count, &mask, &scales) != dnnl_success)
+    return false;
+  put(&mode, sizeof mode);
+  put(&count, sizeof count);
+  put(&mask, sizeof mask);
+  put(scales, static_cast<size_t>(count) * sizeof *scales);
+  for (int arg : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}) {
+    const int32_t *zps = nullptr;
+    if (dnnl_primitive_attr_get_zero_points(a, arg, &count, &mask, &zps) != dnnl_success)
+      return false;
+    put(&count, sizeof count);
+    put(&mask, sizeof mask);
+    put(zps, static_cast<size_t>(count) * sizeof *zps);
+  }
+  const_dnnl_post_ops_t po = nullptr;
+  if (dnnl_primitive_attr_get_post_ops(a, &po) != dnnl_success)
+    return false;
+  const int len = dnnl_post_ops_len(po);
+  put(&len, sizeof len);
+  for (int i = 0; i < len; ++i) {
+    dnnl_primitive_kind_t kind = dnnl_post_ops_get_kind(po, i);
+    put(&kind, sizeof kind);
+    float scale = 0, alpha = 0, beta = 0;
+    dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
+    if (kind == dnnl_eltwise) {
+      if (dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) != dnnl_success)
+        return false;
+      put(&scale, sizeof scale);
+      put(&alg, sizeof alg);
+      put(&alpha, sizeof alpha);
+      put(&beta, sizeof beta);
+    } else if (kind == dnnl_sum) {
+      int32_t zero_point = 0;
+      dnnl_data_type_t type = dnnl_data_type_undef;
+      if (dnnl_post_ops_get_params_sum_v3(po, i, &scale, &zero_point, &type) != dnnl_success)
+        return false;
+      put(&scale, sizeof scale);
+      put(&zero_point, sizeof zero_point);
+      put(&type, sizeof type);
+    } else if (kind == dnnl_binary) {
+      const dnnl_memory_desc_t *src1 = nullptr;
+      if (dnnl_post_ops_get_params_binary(po, i, &alg, &src1) != dnnl_success || !src1)
+        return false;
+      put(&alg, sizeof alg);
+      put(src1, sizeof *src1);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
 
 void logError(const char *func, const char *msg) {
   odla_logging_func logger = odla_GetLogger();

@@ -53,6 +53,8 @@ extern "C" {
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -181,6 +183,37 @@ void swishPoolInPlace(float *x, float *mean, size_t blocks, size_t hw);
 /* The CPU engine every primitive is created on, and the calling thread's stream on it. */
 dnnl::engine &cpuEngine();
 dnnl::stream &threadStream();
+
+/* Appends to `key` every attribute the lowerings set on `attr` (scratchpad mode, output scales,
+ * zero points, post-ops: eltwise, sum, binary); false where it holds a post-op of another
+ * kind, which no key then describes. */
+bool attrKey(const dnnl::primitive_attr &attr, std::string &key);
+
+/* PD(d, attr) on the CPU engine, made once a process for equal op descriptors and attributes:
+ * a computation built again for other dims (odlac --dim, a decoder's every token) asks again
+ * for the same descriptors of every product whose shapes did not change, and oneDNN's primitive
+ * cache keys primitives by descriptor, after the descriptor is made (its implementation search,
+ * ~13% of a GPT-2 build). The key is the op descriptor's bytes (zero-initialized by oneDNN) and
+ * attrKey's; PD handles share the immutable descriptor. The cache is emptied at 4096 entries. */
+template <typename PD, typename D> PD cachedPd(const D &d, const dnnl::primitive_attr &attr) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, PD> made;
+  std::string key(reinterpret_cast<const char *>(&d.data), sizeof d.data);
+  if (!attrKey(attr, key))
+    return PD(d, attr, cpuEngine());
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = made.find(key);
+    if (it != made.end())
+      return it->second;
+  }
+  PD pd(d, attr, cpuEngine());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (made.size() >= 4096)
+    made.clear();
+  made.emplace(std::move(key), pd);
+  return pd;
+}
 
 /* Logs an error through the ODLA logger (or stderr). */
 void logError(const char *func, const char *msg);

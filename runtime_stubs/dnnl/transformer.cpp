@@ -105,7 +105,7 @@ std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, k->data, r.epsilon,
                                             flags);
-  dnnl::layer_normalization_forward::primitive_desc pd(d, attr, cpuEngine());
+  auto pd = cachedPd<dnnl::layer_normalization_forward::primitive_desc>(d, attr);
   k->prim = dnnl::layer_normalization_forward(pd);
   k->stats = pd.mean_desc();
   k->stats_bytes = k->stats.get_size() ? 2 * alignUp(k->stats.get_size()) : 0;
@@ -265,13 +265,12 @@ std::unique_ptr<NodeKernel> lowerAttention(ref_node *n, Graph &g) {
     ops.append_binary(dnnl::algorithm::binary_add, k->mask);
     qk_attr.set_post_ops(ops);
   }
-  dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(k->query, k->key_t, k->scores), qk_attr,
-                                  cpuEngine());
-  dnnl::softmax_forward::primitive_desc sm(
-      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores, rank - 1), attr,
-      cpuEngine());
-  dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(k->scores, k->value, k->dst), attr,
-                                  cpuEngine());
+  auto qk = cachedPd<dnnl::matmul::primitive_desc>(
+      dnnl::matmul::desc(k->query, k->key_t, k->scores), qk_attr);
+  auto sm = cachedPd<dnnl::softmax_forward::primitive_desc>(
+      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores, rank - 1), attr);
+  auto pv =
+      cachedPd<dnnl::matmul::primitive_desc>(dnnl::matmul::desc(k->scores, k->value, k->dst), attr);
   k->scores_prim = dnnl::matmul(qk);
   k->softmax = dnnl::softmax_forward(sm);
   k->values_prim = dnnl::matmul(pv);
