@@ -55,6 +55,13 @@ PROFILE_TOP_OPS = 6
 REACHABLE_PEAK = 0.8
 
 
+def venv_python():
+    """The project venv's python, which has onnxruntime (scripts/install-deps.sh makes it)."""
+    venv = subprocess.run([os.path.join(ROOT, "scripts", "install-deps.sh"), "venv-path"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return os.path.join(venv, "bin", "python")
+
+
 def run_measured(cmd, env=None, cwd=None, timeout=3600):
     """Runs cmd; returns (returncode, stdout, stderr, wall seconds, peak RSS in MB)."""
     t0 = time.perf_counter()
@@ -235,7 +242,7 @@ class Bench:
                 if exes[engine]:
                     return self.time_odlac(exes[engine], pb_inputs, threads, runs, res)
                 out_bin = res + ".bin"
-                script = (["node", os.path.join(ROOT, "bench", "ort_run.js"),
+                script = ([venv_python(), os.path.join(ROOT, "bench", "ort_run.py"),
                            os.path.join(self.args.cache, model, "model.onnx")]
                           if engine == "onnxruntime" else
                           [sys.executable, os.path.join(ROOT, "bench", "torch_run.py"),
@@ -450,7 +457,7 @@ class Bench:
                  "run, \"runs\" all timed runs. "
                  "Engines: odlac -O3 with the oneDNN backend (`libodla_dnnl`) and the "
                  "portable reference backend (`libodla_reference`, its worker threads), "
-                 "ONNX Runtime (onnxruntime-node, CPU, all graph "
+                 "ONNX Runtime (the venv's onnxruntime, CPU, all graph "
                  "optimizations) and PyTorch (TorchScript, inference mode). "
                  "\"vs ORT\" is the median of the engine's turn medians divided by ONNX "
                  "Runtime's, paired (odlac+dnnl turn by turn, the others by round), at the same "

@@ -101,7 +101,7 @@ class Bench:
     def turn(self, engine, cmd, threads, runs):
         env = dict(self.env, OMP_NUM_THREADS=str(threads))
         if engine.startswith("onnxruntime"):
-            r = json.loads(run(cmd[:3] + [str(threads), str(runs), "3"] + cmd[3:], env=env)
+            r = json.loads(run(cmd[:-1] + [str(threads), str(runs), "3", cmd[-1]], env=env)
                            .strip().splitlines()[-1])
             return r["median_ms"]
         out = run(cmd[:1] + cmd[2:] + ["--repeat", str(runs)], env=env, cwd=os.path.dirname(cmd[0]))
@@ -119,11 +119,17 @@ class Bench:
         qdq = os.path.join(self.work, model + ".qdq.onnx")
         quantize(src, qdq, calibration(src, 4, rng))
         feed = calibration(src, 1, rng)[0]
-        pbs = []
+        pbs, spec = [], []
         for k, (name, x) in enumerate(feed.items()):
             pbs.append(os.path.join(self.work, f"{model}_input_{k}.pb"))
             with open(pbs[-1], "wb") as f:
                 f.write(numpy_helper.from_array(x, name).SerializeToString())
+            spec.append({"name": name, "dtype": str(x.dtype), "shape": list(x.shape),
+                         "file": os.path.join(self.work, f"{model}_input_{k}.bin")})
+            np.ascontiguousarray(x).tofile(spec[-1]["file"])
+        inputs_json = os.path.join(self.work, f"{model}_inputs.json")
+        with open(inputs_json, "w") as f:
+            json.dump(spec, f)
         out = os.path.join(self.work, model + "_out")
         os.makedirs(out, exist_ok=True)
         ort = [sys.executable, os.path.join(ROOT, "bench", "ort_run.py")]
@@ -132,7 +138,7 @@ class Bench:
             exes = self.build(path, f"{model}_{label}")
             for backend, exe in exes.items():
                 engines[f"odlac+{backend} {label}"] = [exe, None] + pbs + ["-o", out]
-            engines[f"onnxruntime {label}"] = ort + [path, os.path.join(out, "ort.pb")] + pbs
+            engines[f"onnxruntime {label}"] = ort + [path, inputs_json, os.path.join(out, "ort.bin")]
         names = list(engines)
         for threads in self.args.threads:
             # A first turn of each engine sizes its runs to the time budget.

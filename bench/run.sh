@@ -1,20 +1,12 @@
 #!/usr/bin/env bash
-# The benchmark in one command: installs what is missing (Debian packages, and ONNX Runtime
-# from the npm registry into ~/.cache/odlac/ort), builds odlac and its backends, exports the
+# The benchmark in one command: installs what is missing (Debian packages, and the project venv
+# whose onnxruntime is the peer), builds odlac and its backends, exports the
 # models and runs bench/bench.py, which writes docs/benchmarks.md. Arguments go to bench.py
 # (e.g. --models resnet50 --threads 1 --runs 10); see /usr/bin/python3 bench/bench.py --help.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh bench
-ort="${ODLAC_ORT_DIR:-$HOME/.cache/odlac/ort}"
-if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ort"
-  [ -f "$ort/package.json" ] || echo '{"name": "odlac-bench-ort", "private": true}' > "$ort/package.json"
-  # --ignore-scripts: the CPU library ships in the package; its install script would try to
-  # download GPU providers.
-  (cd "$ort" && npm install --ignore-scripts --no-audit --no-fund onnxruntime-node)
-fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 targets=(odlac odla_reference_static)
 targets_known=$(cmake --build build --target help) # not piped into grep -q: pipefail

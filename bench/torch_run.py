@@ -2,7 +2,7 @@
 bench/bench.py. Run with Debian's /usr/bin/python3.
 
 usage: torch_run.py MODEL.pt INPUTS.json THREADS RUNS WARMUP OUT.bin
-Same input and output conventions as ort_run.js; prints one JSON line."""
+Same input and output conventions as ort_run.py; prints one JSON line."""
 import json
 import sys
 import time

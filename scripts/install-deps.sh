@@ -4,8 +4,7 @@
 # (scripts/pypi-requirements.txt: onnx 1.23, onnxruntime) made with Debian's python3.
 #   scripts/install-deps.sh build       what building odlac and running the demo needs
 #   scripts/install-deps.sh test        that, plus what the test suite needs (default)
-#   scripts/install-deps.sh bench       that, plus what bench/run.sh needs (node, for ONNX Runtime)
-#                                       and the TFLite Micro venv of bench/embedded.py
+#   scripts/install-deps.sh bench       that, plus the TFLite Micro venv of bench/embedded.py
 #                                       (scripts/pypi-tflm.txt: TensorFlow, tflite-micro)
 #   scripts/install-deps.sh venv-path   print where the venv is (CMake asks), install nothing
 #   scripts/install-deps.sh venv-path tflm   the same for the TFLite Micro venv
@@ -60,12 +59,7 @@ test+=(python3-torch python3-torchvision libopenblas0-openmp)
 test+=(python3-venv ca-certificates)
 case "$profile" in
   build) want=("${build[@]}") ;;
-  test) want=("${build[@]}" "${test[@]}") ;;
-  bench) # npm: Debian's package, unless the installed nodejs ships its own (NodeSource's does,
-    # and conflicts with Debian's npm). bench/run.sh still takes onnxruntime-node from the
-    # npm registry; moving it to the venv's onnxruntime is another change.
-    want=("${build[@]}" "${test[@]}" nodejs)
-    command -v npm >/dev/null || want+=(npm) ;;
+  test | bench) want=("${build[@]}" "${test[@]}") ;;
   *) echo "usage: $0 [build|test|bench|venv-path]" >&2; exit 2 ;;
 esac
 
