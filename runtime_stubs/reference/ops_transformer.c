@@ -6,6 +6,7 @@
  * query row at a time; either way the scores live in the node's scratch. */
 #include "ref.h"
 #include "ref_types.h"
+#include "threads.h"
 
 #include <math.h>
 #include <string.h>
@@ -200,6 +201,60 @@ REF_HOT static void ref_attention_f32_tiled(const ref_attention_params *p, const
   }
 }
 
+/* One query row per batch (a decoder's step, each head a batch): the scores as dot products
+ * straight from the keys and the result as a sum of value rows, where ref_sgemm would copy the
+ * keys and values into panels for a single row; the batches split over the context's threads
+ * (each batch on one thread, so the result does not depend on their number). */
+typedef struct {
+  const ref_attention_params *p;
+  const float *q, *k, *v, *mask;
+  float scale;
+  float *y;
+} ref_attention_row_job;
+
+REF_HOT static void ref_attention_row_part(void *arg, int index, int parts,
+                                           unsigned char *scratch) {
+  const ref_attention_row_job *job = (const ref_attention_row_job *)arg;
+  const ref_attention_params *p = job->p;
+  float *s = (float *)scratch; /* sk scores */
+  int64_t b, lo, hi, j, t;
+  ref_split(p->batch, 1, index, parts, &lo, &hi);
+  for (b = lo; b < hi; ++b) {
+    const float *q = job->q + b * p->d, *kb = job->k + b * p->sk * p->d,
+                *vb = job->v + b * p->sk * p->dv;
+    const float *m = job->mask ? ref_attention_mask_row(p, job->mask, b, 0) : NULL;
+    float *y = job->y + b * p->dv, max = -INFINITY, sum = 0.0f, inv;
+    for (j = 0; j < p->sk; ++j) {
+      const float *kj = kb + j * p->d;
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, dot;
+      for (t = 0; t + 8 <= p->d; t += 8) {
+        int u;
+        for (u = 0; u < 8; ++u)
+          acc[u] += q[t + u] * kj[t + u];
+      }
+      for (; t < p->d; ++t)
+        acc[0] += q[t] * kj[t];
+      dot = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+      s[j] = dot * job->scale + (m ? m[j * p->mask_k] : 0.0f);
+      max = s[j] > max ? s[j] : max;
+    }
+    for (j = 0; j < p->sk; ++j) {
+      s[j] = expf(s[j] - max);
+      sum += s[j];
+    }
+    for (t = 0; t < p->dv; ++t)
+      y[t] = 0.0f;
+    for (j = 0; j < p->sk; ++j) {
+      const float *vj = vb + j * p->dv, w = s[j];
+      for (t = 0; t < p->dv; ++t)
+        y[t] += w * vj[t];
+    }
+    inv = 1.0f / sum;
+    for (t = 0; t < p->dv; ++t)
+      y[t] *= inv;
+  }
+}
+
 /* Other float types, for each query row: scores s[j] = scale * q.k_j + mask, softmax over j
  * (max subtracted), then y = sum_j s[j] v_j / sum_j s[j]. `s` and `acc` are scratch of sk and
  * dv elements. */
@@ -249,6 +304,24 @@ REF_FOR_FLOAT_TYPES(REF_DEFINE_ATTENTION)
 
 static odla_status ref_attention_run(const ref_node *node, const ref_io *io) {
   const ref_attention_params *p = (const ref_attention_params *)node->params;
+  if (node->outputs[0]->type.element_type == ODLA_FLOAT32 && p->sq == 1) {
+    ref_attention_row_job job;
+    int parts = ref_threads_count(ref_io_threads(io));
+    job.p = p;
+    job.q = (const float *)io->in[0];
+    job.k = (const float *)io->in[1];
+    job.v = (const float *)io->in[2];
+    job.scale = *(const float *)io->in[3];
+    job.mask = (const float *)io->in[4];
+    job.y = (float *)io->out[0];
+    if (parts > p->batch)
+      parts = (int)p->batch;
+    if (p->batch * p->sk * (p->d + p->dv) < ((int64_t)1 << 15))
+      parts = 1; /* a small step: waking the threads costs more */
+    ref_parallel(ref_io_threads(io), parts, ref_attention_row_part, &job,
+                 (unsigned char *)io->scratch);
+    return ODLA_SUCCESS;
+  }
   if (node->outputs[0]->type.element_type == ODLA_FLOAT32) {
     ref_attention_f32_tiled(p, (const float *)io->in[0], (const float *)io->in[1],
                             (const float *)io->in[2], (const float *)io->in[3],
@@ -367,7 +440,8 @@ odla_value odla_ExtAttention(odla_value query, odla_value key, odla_value value,
     size_t pack_offset;
     odla_element_type t = query->type.element_type;
     v->node->scratch_bytes =
-        t == ODLA_FLOAT32
+        t == ODLA_FLOAT32 && p.sq == 1 ? (size_t)p.sk * sizeof(float) /* the one-row kernel's */
+        : t == ODLA_FLOAT32
             ? ref_attention_f32_scratch(&p, &pack_offset) * sizeof(float)
             : (size_t)(p.sk + p.dv) * (t == ODLA_FLOAT64 ? sizeof(double) : sizeof(float));
   }
