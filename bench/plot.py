@@ -11,11 +11,13 @@ import sys
 from xml.sax.saxutils import escape
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-COLORS = {"odlac+dnnl": "#4e79a7", "odlac+reference": "#76b7b2", "pytorch": "#e15759"}
+COLORS = {"odlac+dnnl": "#4e79a7", "odlac+reference": "#76b7b2", "pytorch": "#e15759",
+          "emx-onnx-cgen": "#f28e2b", "iree": "#59a14f", "tvm": "#b07aa1"}
 
 
 def rows(page):
-    """(model, engine, threads, ratio) of the first table with a "vs ORT" column."""
+    """(model, engine, threads, ratio) of the first table with a "vs ORT" column (a failed
+    engine's row has none, and no bar; a ratio past the scale's end is drawn at it, labelled)."""
     header, out = None, []
     for line in page.splitlines():
         if not line.startswith("|"):
@@ -30,6 +32,8 @@ def rows(page):
         if cells[0].startswith("-"):
             continue
         row = dict(zip(header, cells))
+        if not row.get("vs ORT"):
+            continue
         out.append((row["model"], row["engine"], int(row["threads"]),
                     float(row["vs ORT"].rstrip("x"))))
     return out
@@ -69,11 +73,11 @@ def svg(data):
                      f'{ratio:.2f}x</text>')
             y += bar
         y += gap
-    lx = left
+    lx = 10
     for engine, color in COLORS.items():
         s.append(f'<rect x="{lx}" y="{height - 22}" width="10" height="10" fill="{color}"/>')
         s.append(f'<text x="{lx + 14}" y="{height - 13}">{escape(engine)}</text>')
-        lx += 130
+        lx += 110
     s.append(f'<text x="{lx}" y="{height - 13}">ONNX Runtime = 1x</text>')
     return "\n".join(s + ["</svg>", ""])
 

@@ -5,9 +5,11 @@
 #   scripts/install-deps.sh build       what building odlac and running the demo needs
 #   scripts/install-deps.sh test        that, plus what the test suite needs (default)
 #   scripts/install-deps.sh bench       that, plus the TFLite Micro venv of bench/embedded.py
-#                                       (scripts/pypi-tflm.txt: TensorFlow, tflite-micro)
+#                                       (scripts/pypi-tflm.txt: TensorFlow, tflite-micro) and the
+#                                       peers' venv of bench/bench.py (scripts/pypi-peers.txt)
 #   scripts/install-deps.sh venv-path   print where the venv is (CMake asks), install nothing
-#   scripts/install-deps.sh venv-path tflm   the same for the TFLite Micro venv
+#   scripts/install-deps.sh venv-path tflm   the same for the TFLite Micro venv (peers: the
+#                                       peers' venv)
 # The venv lives in $ODLAC_VENV, by default ~/.cache/odlac/venv-<hash of the requirements>:
 # it is made before any build folder exists, one venv serves every build folder and checkout
 # of the machine that pins the same packages and survives `rm -rf build`, and checkouts that
@@ -17,11 +19,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 profile=${1:-test}
-req=scripts/pypi-requirements.txt tflm_req=scripts/pypi-tflm.txt
+req=scripts/pypi-requirements.txt tflm_req=scripts/pypi-tflm.txt peers_req=scripts/pypi-peers.txt
 venv=${ODLAC_VENV:-$HOME/.cache/odlac/venv-$(sha256sum "$req" | cut -c1-12)}
 tflm_venv=$HOME/.cache/odlac/venv-tflm-$(sha256sum "$tflm_req" | cut -c1-12)
+peers_venv=$HOME/.cache/odlac/venv-peers-$(sha256sum "$peers_req" | cut -c1-12)
 if [ "$profile" = venv-path ]; then
-  if [ "${2:-}" = tflm ]; then echo "$tflm_venv"; else echo "$venv"; fi
+  case "${2:-}" in
+    tflm) echo "$tflm_venv" ;;
+    peers) echo "$peers_venv" ;;
+    *) echo "$venv" ;;
+  esac
   exit 0
 fi
 
@@ -59,7 +66,8 @@ test+=(python3-torch python3-torchvision libopenblas0-openmp)
 test+=(python3-venv ca-certificates)
 case "$profile" in
   build) want=("${build[@]}") ;;
-  test | bench) want=("${build[@]}" "${test[@]}") ;;
+  test) want=("${build[@]}" "${test[@]}") ;;
+  bench) want=("${build[@]}" "${test[@]}" time) ;; # GNU time: bench.py's peak memory
   *) echo "usage: $0 [build|test|bench|venv-path]" >&2; exit 2 ;;
 esac
 
@@ -104,8 +112,11 @@ pip_install() {
   exec 9>&-
 }
 # The project venv from the requirements (a changed list makes a new venv), then the test tools
-# (their own pinned list; see it) into it; for the bench, the TFLite Micro venv.
+# (their own pinned list; see it) into it; for the bench, the TFLite Micro and peers' venvs.
 pip_install "$venv" "$req" odlac-requirements.txt new
 pip_install "$venv" scripts/pypi-tools.txt odlac-tools.txt more
-[ "$profile" = bench ] && pip_install "$tflm_venv" "$tflm_req" odlac-tflm.txt new
+if [ "$profile" = bench ]; then
+  pip_install "$tflm_venv" "$tflm_req" odlac-tflm.txt new
+  pip_install "$peers_venv" "$peers_req" odlac-peers.txt new
+fi
 exit 0
