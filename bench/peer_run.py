@@ -36,8 +36,11 @@ def compile_iree(model, artifact):
                  "--iree-hal-local-target-device-backends=llvm-cpu",
                  "--iree-llvmcpu-target-cpu=host", "-o", artifact]):
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit("%s failed: %s" % (os.path.basename(cmd[0]), r.stderr.strip()[-600:]))
+        if r.returncode != 0:  # its first diagnostic says what it could not import
+            errors = [line[line.index("error:"):] for line in r.stderr.splitlines()
+                      if "error:" in line]
+            sys.exit("%s failed: %s" % (os.path.basename(cmd[0]),
+                                        (errors[0] if errors else r.stderr.strip())[-600:]))
     os.remove(mlir)
 
 
