@@ -10,6 +10,7 @@
  * merges axes that are contiguous in both tensors; the kernel copies rows. */
 #include "ref.h"
 #include "ref_types.h"
+#include "threads.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -753,11 +754,53 @@ typedef struct {
   size_t rows[ODLA_MAX_OUTPUTS]; /* bytes of each input's row (from the axis on) */
 } ref_concat_params;
 
+typedef struct {
+  const ref_node *node;
+  const ref_io *io;
+  size_t row; /* bytes of one outer index's result: the inputs' rows */
+} ref_concat_job;
+
+/* Part `index` of the result's bytes, copied from the inputs' rows it covers: a Concat of
+ * REF_PARALLEL_COPY_MIN bytes or more splits its copies over the context's threads. */
+static void ref_concat_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_concat_job *job = (const ref_concat_job *)arg;
+  const ref_concat_params *p = (const ref_concat_params *)job->node->params;
+  unsigned char *y = (unsigned char *)job->io->out[0];
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split(p->outer * (int64_t)job->row, 64, index, parts, &lo, &hi);
+  while (lo < hi) {
+    const int64_t o = lo / (int64_t)job->row;
+    const size_t at = (size_t)(lo % (int64_t)job->row);
+    size_t base = 0, n;
+    int i = 0;
+    while (at >= base + p->rows[i]) /* the input whose row holds byte `at` */
+      base += p->rows[i++];
+    n = base + p->rows[i] - at;
+    if ((int64_t)n > hi - lo)
+      n = (size_t)(hi - lo);
+    memcpy(y + lo, (const unsigned char *)job->io->in[i] + o * (int64_t)p->rows[i] + (at - base),
+           n);
+    lo += (int64_t)n;
+  }
+}
+
 static odla_status ref_concat_run(const ref_node *node, const ref_io *io) {
   const ref_concat_params *p = (const ref_concat_params *)node->params;
   unsigned char *y = (unsigned char *)io->out[0];
+  int parts = ref_threads_count(ref_io_threads(io));
+  ref_concat_job job;
   int64_t o;
   int i;
+  job.node = node;
+  job.io = io;
+  job.row = 0;
+  for (i = 0; i < node->num_inputs; ++i)
+    job.row += p->rows[i];
+  if (parts > 1 && job.row && (size_t)p->outer * job.row >= REF_PARALLEL_COPY_MIN) {
+    ref_parallel(ref_io_threads(io), parts, ref_concat_part, &job, (unsigned char *)io->scratch);
+    return ODLA_SUCCESS;
+  }
   for (o = 0; o < p->outer; ++o)
     for (i = 0; i < node->num_inputs; ++i) {
       if (p->rows[i])

@@ -8,6 +8,7 @@
  * every element type. */
 #include "ref.h"
 #include "ref_types.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -83,7 +84,7 @@ static odla_status ref_gather_run(const ref_node *node, const ref_io *io) {
       int64_t k = ref_wrap_index(ref_index_at(io->in[1], p->index64, i), p->extent);
       if (k < 0)
         return ref_index_error(node, io->in[1], p->index64, i, p->extent);
-      memcpy(y, x + ((size_t)(o * p->extent + k)) * row, row);
+      ref_parallel_copy(io, y, x + ((size_t)(o * p->extent + k)) * row, row); /* a cache layer */
       y += row;
     }
   return ODLA_SUCCESS;

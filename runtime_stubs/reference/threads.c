@@ -11,6 +11,7 @@
 #include "threads.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 odla_status ref_threads_item(const char *func, odla_item_value value, int *threads) {
   const odla_int32 *n = (const odla_int32 *)value;
@@ -48,6 +49,34 @@ void ref_split(int64_t n, int64_t unit, int index, int parts, int64_t *lo, int64
 }
 
 ref_threads *ref_io_threads(const ref_io *io) { return io->exec ? io->exec->threads : NULL; }
+
+typedef struct {
+  unsigned char *dst;
+  const unsigned char *src;
+  size_t n;
+} ref_copy_job;
+
+static void ref_copy_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_copy_job *job = (const ref_copy_job *)arg;
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split((int64_t)job->n, 64, index, parts, &lo, &hi);
+  if (hi > lo)
+    memcpy(job->dst + lo, job->src + lo, (size_t)(hi - lo));
+}
+
+void ref_parallel_copy(const ref_io *io, void *dst, const void *src, size_t n) {
+  ref_threads *pool = ref_io_threads(io);
+  ref_copy_job job;
+  if (n < REF_PARALLEL_COPY_MIN || ref_threads_count(pool) < 2) {
+    memcpy(dst, src, n);
+    return;
+  }
+  job.dst = (unsigned char *)dst;
+  job.src = (const unsigned char *)src;
+  job.n = n;
+  ref_parallel(pool, ref_threads_count(pool), ref_copy_part, &job, (unsigned char *)io->scratch);
+}
 
 #ifdef ODLA_REFERENCE_NO_THREADS
 

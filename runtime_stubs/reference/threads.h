@@ -73,6 +73,11 @@ typedef void (*ref_part_fn)(void *arg, int index, int parts, unsigned char *scra
 void ref_parallel(ref_threads *pool, int parts, ref_part_fn part, void *arg,
                   unsigned char *scratch0);
 
+/* memcpy of n bytes, split over the node's threads from REF_PARALLEL_COPY_MIN bytes on (a
+ * decoder's key/value cache), on the calling thread below. */
+#define REF_PARALLEL_COPY_MIN ((size_t)1 << 20)
+void ref_parallel_copy(const ref_io *io, void *dst, const void *src, size_t n);
+
 /* [*lo, *hi): part `index` of `parts` of [0, n) in whole units of `unit`, the parts as even
  * as the unit allows. */
 void ref_split(int64_t n, int64_t unit, int index, int parts, int64_t *lo, int64_t *hi);

@@ -5,7 +5,8 @@
  * computation's weights), values bound to a context (odla_BindValueTo*ById), odla_Dump's
  * text, the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied), and
  * computations built one after another at other sizes (as odlac --dim's run_shaped builds them)
- * running in the arena the last context left (memory.c's spare arena, grown and shrunk).
+ * running in the arena the last context left (memory.c's spare arena, grown and shrunk), and a
+ * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads.
  * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -462,6 +463,88 @@ static void test_arena_between_computations(void) {
   free(y);
 }
 
+/* Concat of [R, 300] and [R, 500] floats along axis 1, and Gather of row 2 of a [3, R, 500]:
+ * megabytes each, which the reference backend splits over the context's threads. */
+static void test_large_copies(void) {
+  enum { R = 1024, A = 300, C = 500 };
+  float *a = (float *)malloc(sizeof(float) * R * A), *b = (float *)malloc(sizeof(float) * R * C),
+        *t = (float *)malloc(sizeof(float) * 3 * R * C),
+        *cat = (float *)malloc(sizeof(float) * R * (A + C)),
+        *row = (float *)malloc(sizeof(float) * R * C);
+  static const int64_t two = 2;
+  int threads, bad;
+  int64_t i, j;
+  CHECK(a && b && t && cat && row, "malloc");
+  if (!(a && b && t && cat && row))
+    return;
+  for (i = 0; i < R * A; ++i)
+    a[i] = (float)(i % 1009);
+  for (i = 0; i < R * C; ++i)
+    b[i] = -(float)(i % 997);
+  for (i = 0; i < 3 * R * C; ++i)
+    t[i] = (float)(i % 4001) + 0.5f;
+  for (threads = 1; threads <= 3; threads += 2) {
+    odla_computation comp;
+    odla_context ctx;
+    odla_value va, vb, vtab;
+    odla_value_type it;
+    odla_values list;
+    odla_int32 n = threads;
+    odla_value_shape cs, gs;
+    memset(&it, 0, sizeof it);
+    it.element_type = ODLA_INT64;
+    it.shape.size = 0;
+    cs.size = 2;
+    cs.dims[0] = R;
+    cs.dims[1] = A + C;
+    gs.size = 2;
+    gs.dims[0] = R;
+    gs.dims[1] = C;
+    odla_CreateComputation(&comp);
+    va = odla_CreateArgument(vt(ODLA_FLOAT32, R, A), ID("a"));
+    vb = odla_CreateArgument(vt(ODLA_FLOAT32, R, C), ID("b"));
+    {
+      odla_value_type t3 = vt(ODLA_FLOAT32, 3, R);
+      t3.shape.size = 3;
+      t3.shape.dims[2] = C;
+      vtab = odla_CreateArgument(t3, ID("t"));
+    }
+    memset(&list, 0, sizeof list);
+    list.size = 2;
+    list.values[0] = va;
+    list.values[1] = vb;
+    odla_SetValueAsOutput(odla_Concat(list, 1, cs, ID("cat")));
+    odla_SetValueAsOutput(
+        odla_Gather(vtab, odla_CreateConstant(it, &two, ID("two")), 0, gs, ID("row")));
+    odla_CreateContext(&ctx);
+    CHECK(odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n) == ODLA_SUCCESS,
+          "ODLA_PROCESSOR_NUM %d", threads);
+    odla_BindToArgumentById(ID("a"), a, ctx);
+    odla_BindToArgumentById(ID("b"), b, ctx);
+    odla_BindToArgumentById(ID("t"), t, ctx);
+    memset(cat, 0xff, sizeof(float) * R * (A + C)); /* NaNs: what a run leaves unwritten */
+    memset(row, 0xff, sizeof(float) * R * C);
+    odla_BindToOutputById(ID("cat"), cat, ctx);
+    odla_BindToOutputById(ID("row"), row, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "%d threads: execute the copies", threads);
+    bad = 0;
+    for (i = 0; i < R && !bad; ++i)
+      for (j = 0; j < A + C && !bad; ++j)
+        bad = cat[i * (A + C) + j] != (j < A ? a[i * A + j] : b[i * C + j - A]);
+    CHECK(!bad, "%d threads: Concat wrong at [%ld, %ld]", threads, (long)i - 1, (long)j - 1);
+    CHECK(memcmp(row, t + 2 * R * C, sizeof(float) * R * C) == 0, "%d threads: Gather wrong",
+          threads);
+    odla_DestroyContext(ctx);
+    odla_DestroyComputation(comp);
+  }
+  free(a);
+  free(b);
+  free(t);
+  free(cat);
+  free(row);
+}
+
 /* ---- odla_Dump --------------------------------------------------------------------------- */
 
 static void test_dump(void) {
@@ -527,6 +610,7 @@ int main(int argc, char **argv) {
   test_bind_values();
   test_static_ids();
   test_arena_between_computations();
+  test_large_copies();
   test_dump();
   if (!failures)
     printf("test_api_runtime: all checks passed\n");
