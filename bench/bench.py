@@ -266,10 +266,12 @@ class Bench:
         folder = os.path.join(self.work, model, "emx")
         os.makedirs(folder, exist_ok=True)
         src = os.path.join(folder, "model.c")
-        rc, _, err, wall, peak = run_measured([venv_bin("emx-onnx-cgen", "peers"), "compile",
-                                               os.path.join(self.args.cache, model, "model.onnx"),
-                                               src, "--model-name", "model"])
-        check(rc, "emx-onnx-cgen " + model, err)
+        rc, out, err, wall, peak = run_measured([venv_bin("emx-onnx-cgen", "peers"), "compile",
+                                                 os.path.join(self.args.cache, model,
+                                                              "model.onnx"),
+                                                 src, "--model-name", "model"])
+        # It says why it failed in the last line of its standard output.
+        check(rc, "emx-onnx-cgen " + model, err.strip() or (out.strip().splitlines() or [""])[-1])
         text = open(src).read()
         m = re.search(r"^void model\((.*?)\)\s*\{", text, re.M | re.S)
         if not m:

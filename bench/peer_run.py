@@ -12,6 +12,7 @@ ort_run.py: {"median_ms", "min_ms", "runs", "version"}; a call's time includes c
 to the host, as ORT's does."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -36,11 +37,13 @@ def compile_iree(model, artifact):
                  "--iree-hal-local-target-device-backends=llvm-cpu",
                  "--iree-llvmcpu-target-cpu=host", "-o", artifact]):
         r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:  # its first diagnostic says what it could not import
+        if r.returncode != 0:  # its first diagnostic, and the ONNX op it could not lower
             errors = [line[line.index("error:"):] for line in r.stderr.splitlines()
                       if "error:" in line]
-            sys.exit("%s failed: %s" % (os.path.basename(cmd[0]),
-                                        (errors[0] if errors else r.stderr.strip())[-600:]))
+            op = re.search(r'name = "(onnx\.\w+)"', r.stderr)
+            sys.exit("%s failed%s: %s" % (os.path.basename(cmd[0]),
+                                          " on " + op.group(1) if op else "",
+                                          (errors[0] if errors else r.stderr.strip())[-600:]))
     os.remove(mlir)
 
 

@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh bench
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+# A new build folder without the tests; an existing one keeps its settings (a developer's, with
+# the tests, is not switched off under them).
+testing=()
+[ -f build/CMakeCache.txt ] || testing=(-DBUILD_TESTING=OFF)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${testing[@]}" >/dev/null
 targets=(odlac odla_reference_static)
 targets_known=$(cmake --build build --target help) # not piped into grep -q: pipefail
 if grep -q odla_dnnl_static <<<"$targets_known"; then
