@@ -162,6 +162,12 @@ private:
   int prev_ = 0;
 };
 
+/* Whether an op of `work` (multiply-adds or elements) under `limit` keeps its reference kernel
+ * (compile.cpp, kSmallProduct): false for every op with ODLA_DNNL_LOWER_ALL=1 in the
+ * environment, which the ONNX 1.23 conformance run on this backend sets so that the node tests'
+ * small shapes reach the lowerings. */
+bool smallStaysReference(int64_t work, int64_t limit);
+
 /* Helpers shared by the lowerings (compile.cpp): whether a value is float32 (or absent),
  * has a zero-size dim; its dims (a scalar as {1}); row-major strides; REF_ALIGN rounding. */
 bool isF32(odla_value v);

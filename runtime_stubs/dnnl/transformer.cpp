@@ -90,6 +90,9 @@ std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
   for (int d = r.axis; d < x->type.shape.size; ++d)
     cols *= x->type.shape.dims[d];
   memory::dim rows = ref_count(&x->type.shape) / cols;
+  if (smallStaysReference(rows * cols, 4096))
+    return nullptr; /* a decoder step's few rows: the reference kernel costs less than the
+                       primitive, made at every step of a computation built per dims */
   auto k = std::unique_ptr<LayerNormKernel>(new LayerNormKernel);
   const auto f32 = memory::data_type::f32;
   k->data = Desc({rows, cols}, f32, memory::format_tag::ab);
