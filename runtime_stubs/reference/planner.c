@@ -80,11 +80,13 @@ static void ref_sort(int *idx, int n, const ref_order_ctx *c, int *tmp) {
   }
 }
 
-/* Step 4 for one order: fills at[] (by buffer index) and returns the arena's end. `placed`
+/* Step 4 for one order: fills at[] (by buffer index) and returns the arena's end, or `best` as
+ * soon as it reaches that (an earlier order's arena, which this one then cannot beat). `placed`
  * (scratch for n indices) holds the buffers placed so far by offset, a buffer placed later after
  * those at its offset: first fit walks it in that order, skipping buffers whose lifetimes do not
  * overlap, and the new buffer is inserted where its offset goes. */
-static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t *at, int *placed) {
+static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t *at, int *placed,
+                        size_t best) {
   size_t end = 0;
   int i, j, lo, hi;
   for (i = 0; i < n; ++i) {
@@ -102,6 +104,8 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
     at[order[i]] = off;
     if (off + b->size > end)
       end = off + b->size;
+    if (ref_align_up(end) >= best)
+      return best;                   /* no smaller than an earlier order's: it cannot win */
     for (lo = 0, hi = i; lo < hi;) { /* the first placed buffer above off */
       int mid = lo + (hi - lo) / 2;
       if (at[placed[mid]] <= off)
@@ -145,7 +149,7 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
       order[i] = i;
     ctx.strategy = strategy;
     ref_sort(order, n, &ctx, tmp);
-    arena = ref_place(bufs, n, order, at, placed);
+    arena = ref_place(bufs, n, order, at, placed, best);
     if (arena < best) {
       best = arena;
       for (i = 0; i < n; ++i)
