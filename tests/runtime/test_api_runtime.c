@@ -6,7 +6,9 @@
  * text, the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied), and
  * computations built one after another at other sizes (as odlac --dim's run_shaped builds them)
  * running in the arena the last context left (memory.c's spare arena, grown and shrunk), and a
- * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads.
+ * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads, and
+ * a decoder step's attention (one query row per head, a causal-style mask) at 1 and 3 threads
+ * against a double-precision loop.
  * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -545,6 +547,80 @@ static void test_large_copies(void) {
   free(row);
 }
 
+/* One query row per head over K keys (the reference kernel's row path, split over the heads
+ * from 3 threads), with a mask that hides the last keys of odd heads. */
+static void test_one_row_attention(void) {
+  enum { H = 16, K = 300, D = 64 };
+  static float q[H * D], k[H * K * D], v[H * K * D], mask[H * K], y[H * D];
+  static const float scale = 0.125f;
+  odla_value_type tq, tk, tm, ts;
+  int threads, h, j, t;
+  double worst = 0;
+  unsigned seed = 11;
+  for (j = 0; j < H * D; ++j)
+    q[j] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 1023) / 512.0f - 1.0f;
+  for (j = 0; j < H * K * D; ++j) {
+    k[j] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 1023) / 512.0f - 1.0f;
+    v[j] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 1023) / 512.0f - 1.0f;
+  }
+  for (h = 0; h < H; ++h)
+    for (j = 0; j < K; ++j)
+      mask[h * K + j] = h % 2 && j >= K - 40 ? -INFINITY : 0.0f;
+  memset(&tq, 0, sizeof tq);
+  tq.element_type = ODLA_FLOAT32;
+  tq.shape.size = 3;
+  tq.shape.dims[0] = H;
+  tq.shape.dims[1] = 1;
+  tq.shape.dims[2] = D;
+  tk = tq;
+  tk.shape.dims[1] = K;
+  tm = tq;
+  tm.shape.dims[2] = K;
+  memset(&ts, 0, sizeof ts);
+  ts.element_type = ODLA_FLOAT32;
+  for (threads = 1; threads <= 3; threads += 2) {
+    odla_computation comp;
+    odla_context ctx;
+    odla_int32 n = threads;
+    odla_CreateComputation(&comp);
+    odla_SetValueAsOutput(odla_ExtAttention(
+        odla_CreateArgument(tq, ID("q")), odla_CreateArgument(tk, ID("k")),
+        odla_CreateArgument(tk, ID("v")), odla_CreateConstant(ts, &scale, ID("scale")),
+        odla_CreateConstant(tm, mask, ID("mask")), ID("y")));
+    odla_CreateContext(&ctx);
+    odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
+    odla_BindToArgumentById(ID("q"), q, ctx);
+    odla_BindToArgumentById(ID("k"), k, ctx);
+    odla_BindToArgumentById(ID("v"), v, ctx);
+    memset(y, 0xff, sizeof y);
+    odla_BindToOutputById(ID("y"), y, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "%d threads: execute the attention", threads);
+    for (h = 0; h < H; ++h) {
+      double s[K], max = -INFINITY, sum = 0;
+      for (j = 0; j < K; ++j) {
+        double dot = 0;
+        for (t = 0; t < D; ++t)
+          dot += (double)q[h * D + t] * k[(h * K + j) * D + t];
+        s[j] = dot * scale + mask[h * K + j];
+        max = s[j] > max ? s[j] : max;
+      }
+      for (j = 0; j < K; ++j)
+        sum += s[j] = exp(s[j] - max);
+      for (t = 0; t < D; ++t) {
+        double want = 0, e;
+        for (j = 0; j < K; ++j)
+          want += s[j] / sum * v[(h * K + j) * D + t];
+        e = fabs(y[h * D + t] - want);
+        worst = e > worst || e != e ? e : worst;
+      }
+    }
+    CHECK(worst < 1e-5, "%d threads: attention off by %g", threads, worst);
+    odla_DestroyContext(ctx);
+    odla_DestroyComputation(comp);
+  }
+}
+
 /* ---- odla_Dump --------------------------------------------------------------------------- */
 
 static void test_dump(void) {
@@ -611,6 +687,7 @@ int main(int argc, char **argv) {
   test_static_ids();
   test_arena_between_computations();
   test_large_copies();
+  test_one_row_attention();
   test_dump();
   if (!failures)
     printf("test_api_runtime: all checks passed\n");
