@@ -253,7 +253,8 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   if (ref_current_comp == comp)
     ref_current_comp = NULL;
   ref_free(comp);
-  ref_count_computation(-1);
+  if (ref_count_computation(-1))
+    ref_threads_free_idle(); /* the pools wait for executions while a computation lives */
   return ODLA_SUCCESS;
 }
 
@@ -619,7 +620,6 @@ odla_status odla_DestroyContext(odla_context ctx) {
   ref_free(ctx->outs);
   ref_arena_release(ctx->arena_alloc, ctx->arena_alloc_bytes);
   ref_free_shapes(ctx);
-  ref_threads_free(ctx->pool);
   ref_string_pool_free(&ctx->strings);
   ref_free(ctx);
   return ODLA_SUCCESS;
@@ -828,13 +828,13 @@ static odla_status ref_execute(odla_computation comp, odla_context ctx, int forw
   x.ctx = ctx;
   x.next = -1;
   if ((s = ref_threads_prepare(comp, ctx, &x.threads)) != ODLA_SUCCESS)
-    return s; /* the context's worker threads */
+    return s; /* the worker threads */
   x.forward_only = forward_only;
   x.profile = ref_profile_begin();
-  if (!x.profile)
-    return ref_run_batches(&x); /* ref_run_nodes over the run batch */
-  s = ref_run_batches(&x);
-  ref_profile_end();
+  s = ref_run_batches(&x); /* ref_run_nodes over the run batch */
+  if (x.profile)
+    ref_profile_end();
+  ref_threads_done(x.threads);
   return s;
 }
 

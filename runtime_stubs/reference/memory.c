@@ -248,17 +248,20 @@ void *ref_arena_take(size_t bytes, size_t *got) {
   return p;
 }
 
-void ref_count_computation(int delta) {
+int ref_count_computation(int delta) {
   void *drop = NULL;
+  int last;
   ref_mutex_lock(&ref_memory_lock);
   ref_live_computations += delta;
-  if (ref_live_computations <= 0) {
+  last = ref_live_computations <= 0;
+  if (last) {
     drop = ref_spare_arena;
     ref_spare_arena = NULL;
     ref_spare_bytes = 0;
   }
   ref_mutex_unlock(&ref_memory_lock);
   ref_free(drop);
+  return last;
 }
 
 odla_status odla_ExtSetMemory(odla_void *base, odla_size_t bytes) {

@@ -237,11 +237,11 @@ REF_HOT static void ref_init_c(float beta, const float *row_bias, int64_t m, int
 }
 
 /* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing: what ref_sgemm
- * and ref_sgemm_mt compute when given no packing scratch (pack NULL), which a least-memory
- * computation's products of one row get (ref_mm_layout). With B transposed each element of C
- * is a dot product along a row of B, in 8 partial sums the compiler vectorizes; else each
- * element of C accumulates its column of B scaled by A's row, in depth order, eight columns
- * at a time in registers. The sums are in another order than the packed kernel's. */
+ * and ref_sgemm_mt compute when given no packing scratch (pack NULL), which products of one
+ * row get (ref_mm_layout): packing B, read once, would cost more than the product. With B
+ * transposed each element of C is a dot product along a row of B, in 8 partial sums the compiler
+ * vectorizes; else each element of C accumulates its column of B scaled by A's row, in depth order,
+ * eight columns at a time in registers. The sums are in another order than the packed kernel's. */
 REF_HOT static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha,
                               const float *a, int64_t lda, const float *b, int64_t ldb, float *c) {
   int64_t j, p;
@@ -429,14 +429,50 @@ static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t 
   return 1;
 }
 
+/* A product of one row without packing (ref_sgemv): columns [lo, hi) of part `index`. */
+typedef struct {
+  int trans_a, trans_b;
+  int64_t n, k, lda, ldb;
+  float alpha, beta;
+  const float *a, *b, *row_bias;
+  float *c;
+} ref_sgemv_job;
+
+static void ref_sgemv_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_sgemv_job *g = (const ref_sgemv_job *)arg;
+  int64_t lo, hi;
+  (void)scratch;
+  ref_split(g->n, 16, index, parts, &lo, &hi);
+  ref_init_c(g->beta, g->row_bias, 1, hi - lo, g->c + lo, g->n);
+  if (g->k > 0 && g->alpha != 0.0f)
+    ref_sgemv(g->trans_a, g->trans_b, hi - lo, g->k, g->alpha, g->a, g->lda,
+              g->trans_b ? g->b + lo * g->ldb : g->b + lo, g->ldb, g->c + lo);
+}
+
 void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                   const float *row_bias, float *c, int64_t ldc, float *pack) {
   ref_dense_b dense;
-  if (m == 1 && !pack) { /* one thread: a product of one row is small */
-    ref_init_c(beta, row_bias, m, n, c, ldc);
-    if (k > 0 && alpha != 0.0f)
-      ref_sgemv(trans_a, trans_b, n, k, alpha, a, lda, b, ldb, c);
+  if (m == 1 && !pack) { /* the columns split over the threads where the product is large */
+    ref_threads *pool = io ? ref_io_threads(io) : NULL;
+    int64_t threads = ref_threads_count(pool), blocks = (n + 15) / 16;
+    ref_sgemv_job g;
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.n = n;
+    g.k = k;
+    g.lda = lda;
+    g.ldb = ldb;
+    g.alpha = alpha;
+    g.beta = beta;
+    g.a = a;
+    g.b = b;
+    g.row_bias = row_bias;
+    g.c = c;
+    if (threads < 2 || n * k < REF_SGEMM_PARALLEL_MIN || blocks < 2)
+      ref_sgemv_part(&g, 0, 1, NULL);
+    else
+      ref_parallel(pool, (int)(blocks < threads ? blocks : threads), ref_sgemv_part, &g, NULL);
     return;
   }
   dense.trans = trans_b;
@@ -515,7 +551,7 @@ typedef struct {
   int64_t m, n, k;
   odla_element_type type;
   size_t af_at, bf_at, yf_at, pack_at, bytes; /* scratch layout in bytes */
-  int unpacked; /* a least-memory computation's product of one row: no packing (ref_sgemv) */
+  int unpacked;                               /* a product of one row: no packing (ref_sgemv) */
 } ref_mm_shape;
 
 static void ref_mm_layout(ref_mm_shape *s) {
@@ -529,7 +565,7 @@ static void ref_mm_layout(ref_mm_shape *s) {
     at += ref_nn_align((size_t)(s->m * s->n) * sizeof(float));
   }
   s->pack_at = at;
-  s->unpacked = s->m == 1 && ref_current()->least_memory;
+  s->unpacked = s->m == 1;
   if ((s->type == ODLA_FLOAT32 || s->type == ODLA_FLOAT16 || s->type == ODLA_BFLOAT16) &&
       !s->unpacked)
     at += ref_sgemm_scratch(s->m, s->n, s->k) * sizeof(float);

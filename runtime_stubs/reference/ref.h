@@ -44,7 +44,7 @@ typedef struct ref_exec {
   int next;         /* -1: the next node in order */
   int forward_only; /* ODLA_COMPUTE_INFERENCE: a differentiated computation's backward pass
                        (nodes from comp->num_forward_nodes on) does not run */
-  struct ref_threads *threads; /* the context's worker pool, or NULL: one thread (threads.h) */
+  struct ref_threads *threads; /* the execution's worker pool, or NULL: one thread (threads.h) */
   int profile; /* the device profiler times this execution's nodes (runtime_profiler.c) */
 } ref_exec;
 
@@ -59,12 +59,13 @@ void ref_free(void *p);
 /* A context's arena outlives it while a computation is alive (memory.c): ref_arena_release
  * keeps the largest released heap arena (any other is freed), ref_arena_take hands it to the
  * next context (grown by realloc where it is smaller), and it is freed when the last
- * computation is destroyed (ref_count_computation). A computation built for other dims in place
- * of the last one (odlac's --dim) then runs in the memory the last one had touched: a new
- * arena's pages would fault in again on every build. */
+ * computation is destroyed (ref_count_computation, which says when that was the last: then
+ * the worker pools waiting for the next execution go too, threads.h). A computation built for other
+ * dims in place of the last one (odlac's --dim) then runs in the memory the last one had touched: a
+ * new arena's pages would fault in again on every build. */
 void ref_arena_release(void *alloc, size_t bytes);
 void *ref_arena_take(size_t bytes, size_t *got);
-void ref_count_computation(int delta);
+int ref_count_computation(int delta);
 
 /* Message formatting (format.c): the C library's vsnprintf, or the backend's own built with
  * ODLA_REFERENCE_NO_STDIO (its messages' conversions only). */
@@ -212,9 +213,8 @@ struct _odla_context {
    * data that replaces a constant's during that execution (NULL entries: the constant's own),
    * or NULL. */
   const void *const *constants;
-  /* Threads (threads.h): the ODLA_PROCESSOR_NUM item (0 where unset) and the worker pool. */
+  /* Threads (threads.h): the ODLA_PROCESSOR_NUM item (0 where unset). */
   int threads;
-  struct ref_threads *pool;
   /* Runtime shapes (runtime_shapes.c): the ODLA_RUN_BATCH_SIZE item or the batch the
    * arguments' runtime shapes set (0: the built batch), what those shapes and a batched run
    * need, and the computation last executed on the context. */

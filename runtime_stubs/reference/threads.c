@@ -1,7 +1,7 @@
-/* threads.c: the reference backend's worker pool (see threads.h): one per context that runs
- * with more than one thread, its workers parked on a condition variable between parallel
- * parts. Before parking, a worker waiting for the next part and the caller waiting for the
- * workers spin a short while (REF_SPIN_ROUNDS pauses, tens of microseconds): a model's next
+/* threads.c: the reference backend's worker pools (see threads.h), kept by the process between
+ * the executions that run with more than one thread, their workers parked on a condition variable
+ * between parallel parts. Before parking, a worker waiting for the next part and the caller waiting
+ * for the workers spin a short while (REF_SPIN_ROUNDS pauses, tens of microseconds): a model's next
  * parallel op usually comes within microseconds, and a parked thread's wake-up costs about as
  * long as a small op (on a 2-core VM, an int8 convolution of 1 ms took 1.4 ms at 2 threads).
  * The spin is bounded, so that the backend still behaves on machines shared with other
@@ -87,7 +87,9 @@ odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_thr
   return ODLA_SUCCESS;
 }
 
-void ref_threads_free(ref_threads *pool) { (void)pool; }
+void ref_threads_done(ref_threads *pool) { (void)pool; }
+
+void ref_threads_free_idle(void) {}
 
 int ref_threads_count(const ref_threads *pool) {
   (void)pool;
@@ -142,8 +144,9 @@ typedef struct {
 } ref_worker;
 
 struct ref_threads {
-  int count;   /* threads, the calling one included */
-  int started; /* workers running */
+  ref_threads *next_idle; /* the next pool no execution runs on (ref_idle_pools) */
+  int count;              /* threads, the calling one included */
+  int started;            /* workers running */
   ref_worker *workers;
   size_t scratch_bytes;
   pthread_mutex_t lock;
@@ -193,10 +196,8 @@ static void *ref_worker_main(void *arg) {
 }
 #endif
 
-void ref_threads_free(ref_threads *t) {
+static void ref_threads_free(ref_threads *t) {
   int i;
-  if (!t)
-    return;
   pthread_mutex_lock(&t->lock);
   REF_STORE(&t->quit, 1);
   pthread_cond_broadcast(&t->wake);
@@ -281,28 +282,61 @@ static void ref_read_env_threads(void) {
   ref_env_threads_value = (int)n;
 }
 
+/* The pools no execution runs on (threads.h), linked by next_idle. */
+static ref_threads *ref_idle_pools;
+static ref_mutex ref_idle_lock = REF_MUTEX_INITIALIZER;
+
 odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_threads **pool) {
+  ref_threads **at, *t = NULL;
   size_t need = 0;
   int want, i;
   odla_status s;
   pthread_once(&ref_env_once, ref_read_env_threads);
   want = ctx->threads ? ctx->threads : comp->threads ? comp->threads : ref_env_threads_value;
   *pool = NULL;
-  if (ctx->pool && ctx->pool->count != want) {
-    ref_threads_free(ctx->pool);
-    ctx->pool = NULL;
-  }
   if (want <= 1)
     return ODLA_SUCCESS;
-  if (!ctx->pool && (s = ref_threads_create(want, &ctx->pool)) != ODLA_SUCCESS)
+  ref_mutex_lock(&ref_idle_lock);
+  for (at = &ref_idle_pools; *at; at = &(*at)->next_idle)
+    if ((*at)->count == want) {
+      t = *at;
+      *at = t->next_idle;
+      break;
+    }
+  ref_mutex_unlock(&ref_idle_lock);
+  if (!t && (s = ref_threads_create(want, &t)) != ODLA_SUCCESS)
     return s;
   for (i = 0; i < comp->num_nodes; ++i)
     if (comp->nodes[i]->scratch_bytes > need)
       need = comp->nodes[i]->scratch_bytes;
-  if ((s = ref_threads_reserve(ctx->pool, need)) != ODLA_SUCCESS)
+  if ((s = ref_threads_reserve(t, need)) != ODLA_SUCCESS) {
+    ref_threads_done(t);
     return s;
-  *pool = ctx->pool;
+  }
+  *pool = t;
   return ODLA_SUCCESS;
+}
+
+void ref_threads_done(ref_threads *t) {
+  if (!t)
+    return;
+  ref_mutex_lock(&ref_idle_lock);
+  t->next_idle = ref_idle_pools;
+  ref_idle_pools = t;
+  ref_mutex_unlock(&ref_idle_lock);
+}
+
+void ref_threads_free_idle(void) {
+  ref_threads *t;
+  ref_mutex_lock(&ref_idle_lock);
+  t = ref_idle_pools;
+  ref_idle_pools = NULL;
+  ref_mutex_unlock(&ref_idle_lock);
+  while (t) {
+    ref_threads *next = t->next_idle;
+    ref_threads_free(t);
+    t = next;
+  }
 }
 
 int ref_threads_count(const ref_threads *pool) { return pool ? pool->count : 1; }

@@ -1,9 +1,8 @@
-/* threads.h: the reference backend's worker threads (threads.c). A context that executes
- * with more than one thread owns a pool of POSIX threads, created at its first such
- * execution and kept until the context is destroyed (or its thread count changes), so no op
- * creates a thread. A kernel splits its work into independent parts, typically disjoint
- * blocks of its result, with ref_parallel; part 0 runs on the calling thread, the others on
- * the pool's workers, and the call returns when all are done.
+/* threads.h: the reference backend's worker threads (threads.c). An execution with more than
+ * one thread runs on a pool of POSIX threads, which the process keeps between executions
+ * (ref_threads_prepare), so no op creates a thread. A kernel splits its work into independent
+ * parts, typically disjoint blocks of its result, with ref_parallel; part 0 runs on the calling
+ * thread, the others on the pool's workers, and the call returns when all are done.
  *
  * Scratch: thread 0 uses the node's arena scratch (ref_io.scratch). Each worker owns a
  * private buffer as large as the largest node scratch of the computation, in which a part
@@ -55,11 +54,16 @@ static inline void ref_cond_broadcast(ref_cond *c) { pthread_cond_broadcast(c); 
  * stores the count in *threads. */
 odla_status ref_threads_item(const char *func, odla_item_value value, int *threads);
 
-/* Before executing `comp` on `ctx`: makes ctx's pool match the thread count in effect and
- * comp's largest node scratch; *pool is the pool to run with, or NULL for one thread. */
+/* Before executing `comp` on `ctx`: a pool of the thread count in effect with room for comp's
+ * largest node scratch, in *pool, or NULL for one thread. The pools are the process's, not a
+ * context's: one that no execution runs on waits in a list for the next (of its thread count),
+ * so a model run as several computations one after another (odlac's --dim stages) runs on one
+ * pool's threads, where a pool per context would start threads with each new context and
+ * leave each pool's workers spinning against the next one's. ref_threads_done gives it back;
+ * the waiting pools are freed with the last computation (ref_threads_free_idle). */
 odla_status ref_threads_prepare(odla_computation comp, odla_context ctx, ref_threads **pool);
-/* Stops and frees a context's pool (NULL: nothing). */
-void ref_threads_free(ref_threads *pool);
+void ref_threads_done(ref_threads *pool);
+void ref_threads_free_idle(void);
 
 /* The pool a kernel may use during this node's run, or NULL (one thread). */
 ref_threads *ref_io_threads(const ref_io *io);

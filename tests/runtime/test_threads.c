@@ -7,8 +7,10 @@
  * loops in double written here. Then several contexts at different thread counts run the
  * computation at once from their own threads, a stored executable runs at 2 threads (where
  * the backend stores executables), and the item's error cases are refused. On the reference
- * backend the test also counts the process's threads (/proc/self/task): a context running
- * at T threads keeps T - 1 workers until it is destroyed. */
+ * backend the test also counts the process's threads (/proc/self/task): the first execution at
+ * T threads starts a pool of T - 1 workers, which the next execution at T threads reuses,
+ * another context's too, and which stays after the context is destroyed, until the last
+ * computation is. */
 #define _POSIX_C_SOURCE 200809L
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
@@ -216,7 +218,7 @@ int main(void) {
   odla_int32 n;
   odla_size_t bytes = 0;
   odla_status stored;
-  int i, t, before;
+  int i, t, before, first;
   const int reference = strstr(odla_GetVersionString(), "odla_reference") != NULL;
   exact = reference;
   for (i = 0; i < C0 * H * W; ++i)
@@ -237,6 +239,7 @@ int main(void) {
     gc[i] = 0.01f * (float)i;
   naive();
 
+  first = process_threads(); /* no computation alive: no pool */
   comp = build();
   CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "CompileComputation");
 
@@ -301,15 +304,16 @@ int main(void) {
       CHECK(same(yc, yg), "%d threads (%s item): the result differs from 1 thread's", t,
             k ? "context" : "computation");
       if (reference && before > 0) {
-        int during = process_threads();
-        CHECK(during - before == t - 1, "%d threads: %d workers started, expected %d", t,
-              during - before, t - 1);
+        /* k = 0: a new pool of t threads; k = 1: the one k = 0 left */
+        int during = process_threads(), want = k ? 0 : t - 1;
+        CHECK(during - before == want, "%d threads (%s item): %d workers started, expected %d", t,
+              k ? "context" : "computation", during - before, want);
         CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS &&
                   process_threads() == during && same(yc, yg),
               "%d threads: a second execution must reuse the workers", t);
         odla_DestroyContext(ctx);
-        during = process_threads_settled(before);
-        CHECK(during == before, "%d threads: DestroyContext left %d threads", t, during - before);
+        CHECK(process_threads() == during, "%d threads: DestroyContext stopped the pool's workers",
+              t);
       } else {
         odla_DestroyContext(ctx);
       }
@@ -357,6 +361,10 @@ int main(void) {
 
   odla_DestroyExecutable(exe);
   odla_DestroyComputation(comp);
+  if (reference && first > 0) {
+    int left = process_threads_settled(first);
+    CHECK(left == first, "the last computation destroyed left %d worker threads", left - first);
+  }
   if (failures == 0)
     printf("threads: 1, 2 and 3 threads (computation and context items) %s, "
            "matching plain C; %d concurrent contexts%s\n",
