@@ -4,12 +4,15 @@
 
 #include <set>
 #include <string>
+#include <utility>
 
 namespace odlac {
 
 class CWriter {
 public:
   static constexpr size_t kWidth = 100; // columns a generated line should fit in
+  // `depth`: the blocks the text starts inside (1: a function's body).
+  explicit CWriter(int depth = 0) : depth_(depth) {}
   // One line at the current indentation. Past kWidth columns, a statement continues on lines
   // indented four more, broken after a ", ", before a " || " or " && " outside literals and
   // comments (preprocessor lines, macro continuations and text of several lines stay whole).
@@ -30,6 +33,8 @@ public:
     line(tail);
   }
   const std::string &str() const { return out_; }
+  // The text so far, which the writer then forgets (its depth stays).
+  std::string take() { return std::exchange(out_, {}); }
   // The columns line() puts before a line's text.
   size_t indent() const { return static_cast<size_t>(depth_) * 2; }
 

@@ -9,37 +9,31 @@
 
 namespace odlac::emit {
 
-GraphFunction graphFunction(const Emitter &e, bool interpret) {
+ConstantDataFn constantData(const Emitter &e) {
   std::map<const Value *, const WeightSlot *> slotOf;
   for (const WeightSlot &s : e.slots)
     slotOf[s.value] = &s;
   for (const WeightSlot &s : e.strings)
     slotOf[s.value] = &s;
-  auto data = [&](const Value &c, size_t) {
+  return [slotOf, bin = e.bin()](const Value &c, size_t) {
     const WeightSlot &s = *slotOf.at(&c);
-    std::string expr = e.bin() && c.dtype() != DType::Str
+    std::string expr = bin && c.dtype() != DType::Str
                            ? "weights + " + std::to_string(kBlobHeader + s.offset)
                            : s.symbol;
     return lower::Data{c.data()->data, expr};
   };
+}
+
+GraphFunction graphFunction(const Emitter &e, bool interpret) {
+  ConstantDataFn data = constantData(e);
   std::string weightsParam = e.bin() ? "const unsigned char *weights" : "";
   CWriter body;
   GraphFunction fn{"", false, false, 0, 0, ValueIds(e.config.facts.target->integerIds)};
   if (!interpret) {
-    std::string params = weightsParam;
-    if (e.symbolic()) // the dims, and where the constants that depend on them go
-      params += std::string(params.empty() ? "" : ", ") + "const " + e.n + "_dims *dims_, " + e.n +
-                "_shape_data_ *sd_";
-    body.open("static odla_status " + e.n + "_build(" + (params.empty() ? "void" : params) + ")");
+    body.open("static odla_status " + e.n + "_build(" +
+              (weightsParam.empty() ? "void" : weightsParam) + ")");
     PrintSink sink(body, e.N + "_CHECK", e.n, fn.ids);
-    if (e.symbolic())
-      sink.setSymbolic(&e.config.facts.symbolic);
     lowerGraph(e.graph, sink, data, *e.config.facts.target);
-    fn.shapeI64 = sink.shapeI64();
-    fn.shapeI32 = sink.shapeI32();
-    fn.blockBytes = sink.blockBytes();
-    if (e.symbolic() && !fn.shapeI64 && !fn.shapeI32 && !fn.blockBytes)
-      body.line("(void)sd_; /* no constant depends on the dims */");
     fn.usesMath = sink.usesMath();
     fn.usesExtensions = sink.usesExtensions();
     fn.typeSlots = sink.typeSlots();

@@ -4,6 +4,7 @@
 #include "Emitter.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace odlac::emit {
 
@@ -75,9 +76,8 @@ void shapeData(CWriter &w, const Emitter &e, const GraphFunction &fn) {
   w.line();
 }
 
-// --dim: the largest dims, the range check, the shapes of the ports at given dims, and the
-// function that builds the computation again for other dims (destroying what it had).
-void symbolicFunctions(CWriter &w, const Emitter &e, const std::vector<std::string> &buildSteps) {
+// --dim: the largest dims, the range check, and the shapes of the ports at given dims.
+void dimsFunctions(CWriter &w, const Emitter &e) {
   const std::string &n = e.n, &N = e.N;
   const SymbolicCalls &sym = e.config.facts.symbolic;
   std::string largest, check;
@@ -110,47 +110,269 @@ void symbolicFunctions(CWriter &w, const Emitter &e, const std::vector<std::stri
     w.close();
     w.line();
   }
-  w.line("/* Builds the computation for `dims` (in range) and makes it the instance's, destroying");
-  w.line(" * the one before, which stays alive while the new one is built: a backend may share");
-  w.line(" * what both make of the same weights. After a failure the instance holds what was");
-  w.line(" * built and no dims (its shape data was overwritten): the next run builds again. */");
-  w.open("static odla_status " + n + "_specialize_(" + n + "_instance *inst, const " + n +
-         "_dims *dims)");
-  w.line("odla_status s;");
-  w.line("static const " + n + "_dims none = {0};");
-  std::vector<std::pair<std::string, std::string>> handles = {{"ctx", "odla_DestroyContext"},
-                                                              {"exec", "odla_DestroyExecutable"},
-                                                              {"comp", "odla_DestroyComputation"}};
-  if (!e.config.facts.calls.compileStep)
-    handles.erase(handles.begin() + 1);
-  for (auto it = handles.rbegin(); it != handles.rend(); ++it)
-    w.line(std::string(it->first == "comp"   ? "odla_computation"
-                       : it->first == "exec" ? "odla_executable"
-                                             : "odla_context") +
-           " new_" + it->first + " = NULL;");
-  for (size_t i = 0; i < buildSteps.size(); ++i) {
-    if (i)
-      w.line("if (s == ODLA_SUCCESS)");
-    w.line(std::string(i ? "  " : "") + "s = " + buildSteps[i] + ";");
+}
+
+std::string hexMask(unsigned m) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%xu", m);
+  return buf;
+}
+
+// --dim: NAME.c with the computation in stages (StagedBuild): each run builds again the
+// stages whose dims changed, right before it executes them.
+void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
+  const std::string &n = e.n, &N = e.N;
+  const SymbolicCalls &sym = e.config.facts.symbolic;
+  bool compileStep = e.config.facts.calls.compileStep;
+  StagedBuild sb = stagedBuild(e);
+  const GraphFunction &fn = sb.fn;
+  size_t stages = sb.stages.size(), crossings = sb.crossings.size();
+  bool buffers = std::any_of(sb.crossings.begin(), sb.crossings.end(),
+                             [](const Crossing &x) { return x.output < 0; });
+  CWriter w;
+  e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
+            e.config.options.leastMemory);
+  shapeData(w, e, fn);
+  w.line("/* A stage: a computation of its own, built for the dims of the run before. */");
+  w.open("typedef struct");
+  w.line("odla_computation comp;");
+  if (compileStep)
+    w.line("odla_executable exec;");
+  w.line("odla_context ctx;");
+  w.close("} " + n + "_stage_;");
+  w.line();
+  if (crossings) {
+    w.line("/* A value one stage makes and later ones read, through the buffer both bind (the");
+    w.line(" * caller's, for a graph output). */");
+    w.open("typedef struct");
+    w.line("odla_value value; /* in the stage that makes it */");
+    w.line("void *data;");
+    w.line("size_t bytes;");
+    w.close("} " + n + "_cross_;");
+    w.line();
   }
-  w.line("inst->dims = none;");
-  for (const auto &[field, destroy] : handles) {
-    w.open("if (inst->" + field + ")");
-    w.line(destroy + "(inst->" + field + ");");
+  InstanceParts parts;
+  parts.weights = e.bin();
+  if (e.bin())
+    parts.steps.push_back(n + "_load_weights(weights_path, &inst->weights)");
+  parts.steps.push_back(n + "_build_all_(inst)");
+  parts.fields.push_back(n + "_stage_ stage[" + std::to_string(stages) + "];");
+  if (crossings)
+    parts.fields.push_back(n + "_cross_ cross[" + std::to_string(crossings) + "];");
+  parts.fields.push_back(n + "_dims dims; /* the dims the stages are built for */");
+  parts.fields.push_back("int built;      /* whether every stage is built for them */");
+  parts.fields.push_back(n + "_shape_data_ shape_data; /* the constants that depend on them */");
+  parts.release.push_back("{");
+  parts.release.push_back("  int i;");
+  parts.release.push_back("  for (i = 0; i < " + std::to_string(stages) + "; ++i)");
+  parts.release.push_back("    " + n + "_release_(&inst->stage[i]);");
+  if (buffers) {
+    parts.release.push_back("  for (i = 0; i < " + std::to_string(crossings) + "; ++i)");
+    parts.release.push_back("    free(inst->cross[i].data);");
+  }
+  parts.release.push_back("}");
+  e.writeInstanceStruct(w, parts);
+  if (e.config.options.leastMemory) {
+    w.line("/* --memory=least: kernels that need the least scratch. */");
+    w.line("static odla_bool " + n + "_least_memory_ = 1;");
+    w.line();
+  }
+  if (e.bin())
+    writeBlobLoader(w, e);
+  w.line("/* Each stage records its calls on the current computation, one ODLA call per");
+  w.line(" * statement. */");
+  w.line(fn.text.substr(0, fn.text.size() - 1));
+  w.open("static odla_status (*const " + n + "_stage_build_[" + std::to_string(stages) + "])(" + n +
+         "_instance *, const " + n + "_dims *) =");
+  std::string list;
+  for (size_t s = 0; s < stages; ++s)
+    list += (s ? ", " : "") + n + "_stage_" + std::to_string(s) + "_";
+  w.line(list);
+  w.close("};");
+  w.line();
+  w.open("static void " + n + "_release_(" + n + "_stage_ *st)");
+  w.line("if (st->ctx)");
+  w.line("  odla_DestroyContext(st->ctx);");
+  if (compileStep) {
+    w.line("if (st->exec)");
+    w.line("  odla_DestroyExecutable(st->exec);");
+  }
+  w.line("if (st->comp)");
+  w.line("  odla_DestroyComputation(st->comp);");
+  w.close();
+  w.line();
+  if (buffers) {
+    w.line("/* The bytes of an element of a value that crosses stages; 0 for strings and the");
+    w.line(" * extension's types, which do not. */");
+    w.open("static size_t " + n + "_element_bytes_(odla_element_type t)");
+    w.open("switch (t)");
+    w.line("case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL:");
+    w.line("  return 1;");
+    w.line("case ODLA_INT16: case ODLA_UINT16: case ODLA_QINT16: case ODLA_QUINT16:");
+    w.line("case ODLA_FLOAT16: case ODLA_BFLOAT16:");
+    w.line("  return 2;");
+    w.line("case ODLA_INT32: case ODLA_UINT32: case ODLA_QINT32: case ODLA_QUINT32:");
+    w.line("case ODLA_FLOAT32:");
+    w.line("  return 4;");
+    w.line("case ODLA_INT64: case ODLA_UINT64: case ODLA_QINT64: case ODLA_QUINT64:");
+    w.line("case ODLA_FLOAT64:");
+    w.line("  return 8;");
+    w.line("default:");
+    w.line("  return 0;");
     w.close();
-    w.line("inst->" + field + " = new_" + field + ";");
+    w.close();
+    w.line();
+    w.line(
+        "/* Grows the buffers of the values stage `i` makes for later stages to their sizes. */");
+    w.open("static odla_status " + n + "_grow_(" + n + "_instance *inst, int i)");
+    std::string producers;
+    for (const Crossing &x : sb.crossings)
+      producers +=
+          (producers.empty() ? "" : ", ") + std::to_string(x.output < 0 ? x.stage : stages);
+    w.line("static const int stage_of[" + std::to_string(crossings) + "] = {" + producers + "};");
+    w.line("int k, d;");
+    w.open("for (k = 0; k < " + std::to_string(crossings) + "; ++k)");
+    w.line(n + "_cross_ *x = &inst->cross[k];");
+    w.line("odla_value_type t;");
+    w.line("size_t bytes;");
+    w.line("odla_status s;");
+    w.line("if (stage_of[k] != i)");
+    w.line("  continue;");
+    w.line("s = odla_GetValueType(x->value, &t);");
+    w.line("if (s != ODLA_SUCCESS)");
+    w.line("  return s;");
+    w.line("bytes = " + n + "_element_bytes_(t.element_type);");
+    w.line("if (!bytes)");
+    w.line("  return ODLA_UNSUPPORTED_DATATYPE;");
+    w.line("for (d = 0; d < t.shape.size; ++d)");
+    w.line("  bytes *= (size_t)t.shape.dims[d];");
+    w.open("if (!x->data || bytes > x->bytes)");
+    w.line("void *p = realloc(x->data, bytes > 64 ? bytes : 64);");
+    w.line("if (!p)");
+    w.line("  return ODLA_MEM_ERROR;");
+    w.line("x->data = p;");
+    w.line("x->bytes = bytes > 64 ? bytes : 64;");
+    w.close();
+    w.close();
+    w.line("return ODLA_SUCCESS;");
+    w.close();
+    w.line();
+  }
+  w.line("/* Builds stage `i` for `dims` in place of what it had: the new computation before the");
+  w.line(
+      " * old one is destroyed (a backend may share what both make of the same weights), the old");
+  w.line(" * context before the new one runs (its memory goes back to the backend for the new "
+         "one). */");
+  w.open("static odla_status " + n + "_rebuild_(" + n + "_instance *inst, int i, const " + n +
+         "_dims *dims)");
+  w.line(n + "_stage_ old = inst->stage[i], *st = &inst->stage[i];");
+  w.line("odla_status s;");
+  w.line("static const " + n + "_stage_ none;");
+  w.line("*st = none;");
+  w.line("s = odla_CreateComputation(&st->comp);");
+  if (e.config.options.leastMemory) {
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line(
+        "  s = odla_SetComputationItem(st->comp, ODLA_EXT_ITEM_LEAST_MEMORY, (odla_item_value)&" +
+        n + "_least_memory_);");
   }
   w.line("if (s == ODLA_SUCCESS)");
-  w.line("  inst->dims = *dims;");
+  w.line("  s = " + n + "_stage_build_[i](inst, dims);");
+  if (compileStep) {
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = odla_CompileComputation(st->comp, NULL, &st->exec);");
+  }
+  w.line(n + "_release_(&old);");
+  w.line("if (s == ODLA_SUCCESS)");
+  w.line("  s = odla_CreateContext(&st->ctx);");
+  if (buffers) {
+    w.line("if (s == ODLA_SUCCESS)");
+    w.line("  s = " + n + "_grow_(inst, i);");
+  }
   w.line("return s;");
   w.close();
   w.line();
+  dimsFunctions(w, e);
+  w.line("/* The dims (bit i: field i of " + n + "_dims) that differ from those the stages are");
+  w.line(" * built for; all when they are not. */");
+  w.open("static unsigned " + n + "_changed_(const " + n + "_instance *inst, const " + n +
+         "_dims *dims)");
+  w.line("unsigned c = 0;");
+  w.line("if (!inst->built)");
+  w.line("  return ~0u;");
+  for (size_t d = 0; d < sym.dims.size(); ++d) {
+    w.line("if (dims->" + sym.dims[d].field + " != inst->dims." + sym.dims[d].field + ")");
+    w.line("  c |= " + hexMask(1u << d) + ";");
+  }
+  w.line("return c;");
+  w.close();
+  w.line();
+  w.line("/* NAME_create's build: every stage, at the largest dims. */");
+  w.open("static odla_status " + n + "_build_all_(" + n + "_instance *inst)");
+  w.line("odla_status s = ODLA_SUCCESS;");
+  w.line("int i;");
+  w.line("for (i = 0; i < " + std::to_string(stages) + " && s == ODLA_SUCCESS; ++i)");
+  w.line("  s = " + n + "_rebuild_(inst, i, &" + n + "_largest_);");
+  w.line("inst->dims = " + n + "_largest_;");
+  w.line("inst->built = s == ODLA_SUCCESS;");
+  w.line("return s;");
+  w.close();
+  w.line();
+  e.writeCreateDestroy(w, parts);
+  w.open(e.runSignature());
+  w.line("return " + n + "_run_shaped(inst, &" + n + "_largest_" + e.portArgs() + ");");
+  w.close();
+  w.line();
+  w.open(e.runSignature(false, true));
+  w.line("unsigned changed;");
+  w.line("if (!" + n + "_dims_in_range_(dims))");
+  w.line("  return ODLA_INVALID_PARAM;");
+  w.line("changed = " + n + "_changed_(inst, dims);");
+  w.line("if (changed)");
+  w.line("  inst->built = 0; /* until every stage is built for `dims` */");
+  ValueIds &ids = const_cast<ValueIds &>(fn.ids);
+  for (size_t s = 0; s < stages; ++s) {
+    const BuildStage &st = sb.stages[s];
+    std::string S = std::to_string(s), ctx = "inst->stage[" + S + "].ctx";
+    w.line("/* stage " + S + " */");
+    w.line("if (!" + ctx + (st.dims ? " || (changed & " + hexMask(st.dims) + ")" : "") + ")");
+    w.line("  " + N + "_CHECK(" + n + "_rebuild_(inst, " + S + ", dims));");
+    for (size_t i : st.inputs)
+      w.line(N + "_CHECK(odla_BindToArgumentById(" + ids.literal(e.inputs[i].value->name()) + ", " +
+             e.inputs[i].param + ", " + ctx + "));");
+    for (size_t k : st.crossIn) {
+      const Crossing &x = sb.crossings[k];
+      w.line(N + "_CHECK(odla_BindToArgumentById(" + x.id + ", " +
+             (x.output >= 0 ? e.outputs[static_cast<size_t>(x.output)].param
+                            : "inst->cross[" + std::to_string(k) + "].data") +
+             ", " + ctx + "));");
+    }
+    for (size_t o : st.outputs)
+      w.line(N + "_CHECK(odla_BindToOutputById(" + ids.literal(e.outputs[o].value->name()) + ", " +
+             e.outputs[o].param + ", " + ctx + "));");
+    for (size_t k : st.crossOut)
+      if (sb.crossings[k].output < 0)
+        w.line(N + "_CHECK(odla_BindToOutputById(" + sb.crossings[k].id + ", inst->cross[" +
+               std::to_string(k) + "].data, " + ctx + "));");
+    w.line(N + "_CHECK(odla_ExecuteComputation(inst->stage[" + S + "].comp, " + ctx +
+           ", ODLA_COMPUTE_INFERENCE, NULL));");
+  }
+  w.line("inst->dims = *dims;");
+  w.line("inst->built = 1;");
+  w.line("return ODLA_SUCCESS;");
+  w.close();
+  w.line();
+  e.writeOneCallApi(w);
+  files.push_back({n + ".c", w.str()});
 }
 
 void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
+  if (e.symbolic()) {
+    stagedSources(e, files);
+    return;
+  }
   const std::string &n = e.n, &N = e.N;
   bool batch = e.config.facts.plannedBatch != 0, compileStep = e.config.facts.calls.compileStep;
-  bool symbolic = e.symbolic();
   GraphFunction fn = graphFunction(e, false);
   CWriter w;
   e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
@@ -163,38 +385,22 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   parts.weights = e.bin();
   if (e.bin())
     parts.steps.push_back(n + "_load_weights(weights_path, &inst->weights)");
-  // The steps that build and compile the computation: in NAME_create, or with --dim in
-  // NAME_specialize_, which each run with other dims calls again.
-  std::vector<std::string> build;
-  // With --dim, NAME_specialize_ builds into handles of its own (h: "new_"), then replaces the
-  // instance's.
-  std::string h = symbolic ? "new_" : "inst->";
-  build.push_back("odla_CreateComputation(&" + h + "comp)");
+  // The steps that build and compile the computation in NAME_create.
+  parts.steps.push_back("odla_CreateComputation(&inst->comp)");
   if (e.config.options.leastMemory)
-    build.push_back("odla_SetComputationItem(" + h + "comp, ODLA_EXT_ITEM_LEAST_MEMORY, " +
-                    "(odla_item_value)&" + n + "_least_memory_)");
+    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
+                          "(odla_item_value)&" +
+                          n + "_least_memory_)");
   if (e.noHeap())
-    build.push_back("odla_SetComputationItem(" + h + "comp, ODLA_EXT_ITEM_STATIC_IDS, " +
-                    "(odla_item_value)&" + n + "_static_ids_)");
-  std::string weightsArg = e.bin() ? "inst->weights" : "";
-  build.push_back(
-      n + "_build(" + weightsArg +
-      (symbolic ? std::string(weightsArg.empty() ? "" : ", ") + "dims, &inst->shape_data" : "") +
-      ")");
+    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
+                          "(odla_item_value)&" +
+                          n + "_static_ids_)");
+  parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
   if (batch)
-    build.push_back(n + "_batch_items(" + h + "comp)");
+    parts.steps.push_back(n + "_batch_items(inst->comp)");
   if (compileStep)
-    build.push_back("odla_CompileComputation(" + h + "comp, NULL, &" + h + "exec)");
-  build.push_back("odla_CreateContext(&" + h + "ctx)");
-  if (symbolic) {
-    parts.fields.push_back(n + "_dims dims; /* the dims the computation is built for */");
-    parts.fields.push_back(n + "_shape_data_ shape_data; /* the constants that depend on them */");
-    parts.steps.push_back(n + "_specialize_(inst, &" + n + "_largest_)");
-  } else {
-    parts.steps.insert(parts.steps.end(), build.begin(), build.end());
-  }
-  if (symbolic)
-    shapeData(w, e, fn);
+    parts.steps.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
+  parts.steps.push_back("odla_CreateContext(&inst->ctx)");
   e.writeInstanceStruct(w, parts);
   if (e.config.options.leastMemory) {
     w.line("/* --memory=least: kernels that need the least scratch. */");
@@ -214,21 +420,16 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
   w.line();
   if (batch)
     batchItems(w, e);
-  if (symbolic)
-    symbolicFunctions(w, e, build);
   e.writeCreateDestroy(w, parts);
   // --no-heap: the function that binds and executes is a static helper, which the public one
   // calls with the instance's region current (the first run's bindings allocate there).
-  std::string body = e.runSignature(batch, symbolic);
+  std::string body = e.runSignature(batch);
   std::string helper = n + (batch ? "_run_batch" : "_run") + "_in_region_";
   if (e.noHeap())
     body = "static int " + helper + body.substr(body.find('('));
-  if (batch || symbolic) {
+  if (batch) {
     w.open(e.runSignature());
-    w.line("return " + n +
-           (batch ? "_run_batch(inst, " + N + "_BATCH_SIZE"
-                  : "_run_shaped(inst, &" + n + "_largest_") +
-           e.portArgs() + ");");
+    w.line("return " + n + "_run_batch(inst, " + N + "_BATCH_SIZE" + e.portArgs() + ");");
     w.close();
     w.line();
   }
@@ -237,16 +438,6 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     w.line("odla_int32 rows_ = batch;");
     w.line(N + "_CHECK(odla_SetContextItem(inst->ctx, ODLA_RUN_BATCH_SIZE, "
                "(odla_item_value)&rows_));");
-  }
-  if (symbolic) {
-    w.line("if (!" + n + "_dims_in_range_(dims))");
-    w.line("  return ODLA_INVALID_PARAM;");
-    std::string same;
-    for (const SymbolicDim &d : e.config.facts.symbolic.dims)
-      same += (same.empty() ? "" : " || ") + std::string("dims->") + d.field + " != inst->dims." +
-              d.field;
-    w.line("if (" + same + ")");
-    w.line("  " + N + "_CHECK(" + n + "_specialize_(inst, dims));");
   }
   e.bindPorts(w, fn.ids);
   w.line("return odla_ExecuteComputation(inst->comp, inst->ctx, ODLA_COMPUTE_INFERENCE, NULL);");

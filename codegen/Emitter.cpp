@@ -319,6 +319,8 @@ void Emitter::writeCreateDestroy(CWriter &w, const InstanceParts &parts) const {
     w.line("if (inst->" + h->field + ")");
     w.line("  " + h->destroy + "(inst->" + h->field + ");");
   }
+  for (const std::string &l : parts.release)
+    w.line(l);
   if (noHeap())
     w.line("odla_ExtReleaseMemory(inst->region);");
   if (parts.weights)

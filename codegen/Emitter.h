@@ -7,6 +7,7 @@
 #include "CWriter.h"
 #include "Codegen.h"
 #include "PrintSink.h"
+#include "lower/Lowering.h"
 
 #include <string>
 #include <vector>
@@ -45,12 +46,13 @@ struct InstanceParts {
   struct Handle {
     std::string type, field, destroy; // e.g. odla_context, ctx, odla_DestroyContext
   };
-  std::vector<Handle> handles;     // in the struct's order; NAME_destroy releases them in reverse
-  bool weights = false;            // holds the weights blob, freed last
-  std::vector<std::string> locals; // NAME_create's locals beside inst and s
-  std::vector<std::string> setup;  // its lines after the allocation
-  std::vector<std::string> steps;  // its calls, each assigned to s while all before succeeded
-  std::vector<std::string> fields; // the struct's members beyond the handles, as declarations
+  std::vector<Handle> handles;      // in the struct's order; NAME_destroy releases them in reverse
+  bool weights = false;             // holds the weights blob, freed last
+  std::vector<std::string> locals;  // NAME_create's locals beside inst and s
+  std::vector<std::string> setup;   // its lines after the allocation
+  std::vector<std::string> steps;   // its calls, each assigned to s while all before succeeded
+  std::vector<std::string> fields;  // the struct's members beyond the handles, as declarations
+  std::vector<std::string> release; // NAME_destroy's lines before the weights are freed
 };
 
 class Emitter;
@@ -122,9 +124,35 @@ private:
 std::string header(const Emitter &e);
 // --no-heap: NAME_reference.h, the model's element types for ODLA_REFERENCE_CONFIG.
 std::string referenceConfig(const Emitter &e);
+// Where lowerGraph's constants point in generated code: a C array, or an offset in the blob.
+ConstantDataFn constantData(const Emitter &e);
 // NAME_build (compile mode, and the store tool of load mode) or, with `interpret`,
 // NAME_interpret (interpret mode, which runs each op as it is recorded).
 GraphFunction graphFunction(const Emitter &e, bool interpret);
+
+// --dim: the computation in stages (EmitStages.cpp). Each stage is a computation of its own
+// whose calls depend on the same dims among those that few calls depend on (a decoder's past
+// length P, not its token count T, on which nearly every call depends): a run builds again
+// only the stages whose dims changed. Values one stage makes and a later one reads cross
+// between them as an output of the one bound to a buffer of the instance, and an argument of
+// the other bound to the same buffer; arguments and constants are made in each stage that
+// reads them.
+struct BuildStage {
+  unsigned dims = 0;                     // bit i: a call of the stage depends on dim i
+  std::vector<size_t> inputs, outputs;   // the graph's ports it binds (e.inputs, e.outputs)
+  std::vector<size_t> crossIn, crossOut; // the crossings it reads and makes
+};
+struct Crossing {
+  std::string var, id; // the value's C variable and its id literal
+  size_t stage;        // the stage that makes it
+  int output = -1;     // the graph output it also is (read from the caller's buffer), or -1
+};
+struct StagedBuild {
+  GraphFunction fn; // the stages' functions NAME_stage_K_(inst, dims_), in fn.text
+  std::vector<BuildStage> stages;
+  std::vector<Crossing> crossings;
+};
+StagedBuild stagedBuild(const Emitter &e);
 // The blob loader of NAME.c and NAME_store.c: checks the file before trusting it.
 void writeBlobLoader(CWriter &w, const Emitter &e);
 std::string weightsC(const Emitter &e);
