@@ -481,6 +481,7 @@ private:
       throw std::bad_alloc();
     n->op = op;
     n->inplace_input = -1;
+    n->view_input = -1;
     setOperands(n, ins, outs);
     return n;
   }
@@ -1162,9 +1163,14 @@ private:
       auto it = root.find(v);
       return it == root.end() ? v : it->second;
     };
+    ref_plan_views(comp_); /* results that are views of arguments take no buffer */
+    for (const auto &s : slices_)
+      s.first->view_of = nullptr;
+    for (odla_value w : wholes_)
+      w->view_of = nullptr;
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && first(v) >= 0 && bytesOf(v) > 0 &&
-             !slices_.count(v);
+      return v && v->kind == REF_RESULT && !v->is_output && !v->view_of && first(v) >= 0 &&
+             bytesOf(v) > 0 && !slices_.count(v);
     };
     auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };
     std::unordered_map<odla_value, int> group_last;

@@ -391,6 +391,7 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   n->op = op;
   n->run = run;
   n->inplace_input = -1;
+  n->view_input = -1;
   n->num_inputs = num_inputs;
   n->num_outputs = num_outputs;
   n->outputs = n->inputs + num_inputs;
@@ -732,6 +733,10 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
 
 /* Where a value's data lives during an execution of `comp` on `ctx`. */
 void *ref_value_data(odla_context ctx, odla_value v) {
+  if (v->view_of) {
+    unsigned char *base = (unsigned char *)ref_value_data(ctx, v->view_of);
+    return base ? base + v->view_offset : NULL;
+  }
   switch (v->kind) {
   case REF_ARGUMENT:
     return ref_lookup(ctx->args, ctx->num_args, v->id);
@@ -763,6 +768,18 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
     odla_status s;
     if (n->num_inputs > kMaxIo || n->num_outputs > kMaxIo)
       return ODLA_INTERNAL_LOGIC_ERR;
+    if (n->num_outputs == 1 && n->outputs[0]->view_of) { /* a view (ref_plan_views) */
+      for (k = 0; k < n->num_inputs; ++k)
+        if (n->inputs[k] && n->inputs[k]->kind == REF_CONSTANT && ctx->constants &&
+            ctx->constants[n->inputs[k]->index]) {
+          ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
+                     "node %d (%s): its constant '%s', which places the view '%s', is replaced "
+                     "for this execution",
+                     i, n->op, n->inputs[k]->id, n->outputs[0]->id);
+          return ODLA_INVALID_PARAM;
+        }
+      continue;
+    }
     for (k = 0; k < n->num_inputs; ++k)
       in[k] = n->inputs[k] ? ref_value_data(ctx, n->inputs[k]) : NULL;
     for (k = 0; k < n->num_outputs; ++k)

@@ -186,9 +186,11 @@ odla_value odla_Reshape(odla_value input, odla_value_shape output_dims,
     return ref_fail(ODLA_INVALID_PARAM, "Reshape", "cannot reshape %s to %s",
                     ref_shape_str(&input->type.shape, s1, sizeof s1),
                     ref_shape_str(&output_dims, s2, sizeof s2));
-  /* Its kernel skips the copy when the planner gave the result the operand's buffer. */
-  return ref_inplace_of(ref_add_op("Reshape", ref_reshape_run, 1, &input, out, value_id, NULL, 0),
-                        0);
+  /* Its kernel skips the copy when the planner gave the result the operand's buffer; of an
+   * argument, the result is a view. */
+  return ref_view_of(
+      ref_inplace_of(ref_add_op("Reshape", ref_reshape_run, 1, &input, out, value_id, NULL, 0), 0),
+      0, 0);
 }
 
 /* Whether values of `t` are narrower than the byte each takes in memory (FLOAT4E2M1, INT4,

@@ -93,7 +93,7 @@ static odla_status ref_gather_run(const ref_node *node, const ref_io *io) {
 odla_value odla_Gather(odla_value input, odla_value indices, odla_int32 axis,
                        odla_value_shape output_dims, const odla_value_id value_id) {
   ref_gather_params p;
-  odla_value in[2];
+  odla_value in[2], v;
   odla_value_type out;
   const odla_value_shape *xs;
   int i;
@@ -130,7 +130,16 @@ odla_value odla_Gather(odla_value input, odla_value indices, odla_int32 axis,
   p.count = ref_count(&indices->type.shape);
   p.elem = ref_elem_size(input->type.element_type);
   p.index64 = indices->type.element_type == ODLA_INT64;
-  return ref_add_op("Gather", ref_gather_run, 2, in, out, value_id, &p, sizeof p);
+  v = ref_add_op("Gather", ref_gather_run, 2, in, out, value_id, &p, sizeof p);
+  /* One constant index along the leading axis (a layer of a decoder's cache): a contiguous
+   * block of the input, a view where the input is an argument. */
+  if (p.outer == 1 && p.count == 1 && indices->kind == REF_CONSTANT && indices->data &&
+      input->type.element_type != ODLA_STRING) {
+    int64_t k = ref_wrap_index(ref_index_at(indices->data, p.index64, 0), p.extent);
+    if (k >= 0)
+      ref_view_of(v, 0, (size_t)k * (size_t)p.inner * p.elem);
+  }
+  return v;
 }
 
 /* ---- GatherElements and ExtScatterElements ---------------------------------------------- */

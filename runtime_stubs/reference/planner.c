@@ -174,6 +174,33 @@ odla_value ref_inplace_of(odla_value v, int operand) {
   return v;
 }
 
+odla_value ref_view_of(odla_value v, int operand, size_t offset) {
+  if (v && v->node->num_outputs == 1) {
+    v->node->view_input = operand;
+    v->node->view_offset = offset;
+  }
+  return v;
+}
+
+void ref_plan_views(odla_computation comp) {
+  int i;
+  for (i = 0; i < comp->num_values; ++i)
+    comp->values[i]->view_of = NULL;
+  for (i = 0; i < comp->num_nodes; ++i) {
+    ref_node *n = comp->nodes[i];
+    odla_value in, out;
+    if (n->view_input < 0 || n->num_outputs != 1)
+      continue;
+    in = n->inputs[n->view_input];
+    out = n->outputs[0];
+    if (!in || out->kind != REF_RESULT || out->is_output ||
+        (in->kind != REF_ARGUMENT && !in->view_of))
+      continue;
+    out->view_of = in->view_of ? in->view_of : in;
+    out->view_offset = (in->view_of ? in->view_offset : 0) + n->view_offset;
+  }
+}
+
 /* The value owning the buffer `v` uses. */
 static odla_value ref_owner(odla_value v) {
   while (v->shares)
@@ -182,7 +209,7 @@ static odla_value ref_owner(odla_value v) {
 }
 
 static int ref_in_arena(odla_value v) {
-  return v->kind == REF_RESULT && !v->is_output && ref_bytes(&v->type) > 0;
+  return v->kind == REF_RESULT && !v->is_output && !v->view_of && ref_bytes(&v->type) > 0;
 }
 
 /* Step 0: in-place reuse, recorded in `shares` with the owner's lifetime extended. */
@@ -229,6 +256,7 @@ size_t ref_plan(odla_computation comp) {
         v->last_use = i > v->last_use ? i : v->last_use;
       }
   ref_plan_regions(comp); /* loop bodies run repeatedly: see ops_control_flow.c */
+  ref_plan_views(comp);
   ref_plan_inplace(comp);
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];

@@ -118,6 +118,10 @@ struct _odla_value {
   size_t offset;
   int first_use, last_use;
   odla_value shares;
+  /* A result whose bytes are an argument's, from view_offset on (ref_plan_views): no buffer of
+   * its own, and its node runs nothing. */
+  odla_value view_of;
+  size_t view_offset;
   /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` (below)
    * after odla_ReleaseValue. */
   void *held;
@@ -147,6 +151,11 @@ struct ref_node {
    * (elementwise ops on an operand of the result's shape, reshapes). The planner reuses the
    * buffer only when that operand dies at this node (a Reshape, a view, always; planner.c). */
   int inplace_input;
+  /* The operand whose bytes from view_offset on are the (single) result's, or -1: a Reshape's
+   * (offset 0), a Gather's of one constant index along the leading axis. When that operand is
+   * an argument or a view of one, the result is a view of it (ref_plan_views). */
+  int view_input;
+  size_t view_offset;
   /* For the device profiler (runtime_profiler.c): floating-point operations of one run, set
    * by the builders of Conv, Gemm and BatchMatMul (0: not known), and the engine that runs
    * the node when it is not the reference kernel (a backend's name, e.g. "dnnl"), or NULL. */
@@ -343,6 +352,14 @@ size_t ref_plan(odla_computation comp);
 /* Lets the node producing `v` (one result) give it the buffer of its operand `operand` (see
  * ref_node.inplace_input); returns v, which may be NULL (a failed builder). */
 odla_value ref_inplace_of(odla_value v, int operand);
+/* Marks v's node as a view of operand `operand` from byte `offset` on (ref_node.view_input);
+ * returns v, which may be NULL. */
+odla_value ref_view_of(odla_value v, int operand, size_t offset);
+/* The planners' first step: makes each result whose node names a view operand that is an
+ * argument, or a view of one, a view of that argument. The caller's buffer outlives the
+ * execution and nothing writes an argument, so the result needs no copy; such a value takes
+ * no arena buffer and no node computes into it. */
+void ref_plan_views(odla_computation comp);
 /* One buffer to place: `size` bytes live from node `first` to node `last`. */
 typedef struct {
   size_t size;

@@ -8,7 +8,8 @@
  * running in the arena the last context left (memory.c's spare arena, grown and shrunk), and a
  * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads, and
  * a decoder step's attention (one query row per head, a causal-style mask) at 1 and 3 threads
- * against a double-precision loop.
+ * against a double-precision loop, and results that are views of an argument (no copy, no
+ * arena).
  * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -623,6 +624,60 @@ static void test_one_row_attention(void) {
 
 /* ---- odla_Dump --------------------------------------------------------------------------- */
 
+/* Results that are views of an argument's bytes (ref_plan_views): a Gather of one constant
+ * index along the leading axis (a decoder's cache layer), a Reshape, a Reshape of that Gather,
+ * read by Adds; a Gather that is itself a graph output still writes its output. The views take
+ * no arena: the arena holds nothing (every Add's result is an output). */
+static void test_argument_views(void) {
+  enum { L = 3, R = 4, C = 5 };
+  static const int64_t second = 1, last = -1;
+  float x[L * R * C], g2[R * C], r2[L * R * C], rg2[R * C], gl[R * C];
+  odla_computation comp;
+  odla_context ctx;
+  odla_value xa, g, r, rg, idx, idx_last;
+  odla_value_type t3 = vt(ODLA_FLOAT32, L, R), scalar = vt(ODLA_INT64, 1, 0);
+  odla_value_shape flat = vt(ODLA_FLOAT32, L * R * C, 0).shape,
+                   row = vt(ODLA_FLOAT32, R * C, 0).shape;
+  odla_size_t arena = 1;
+  int i;
+  t3.shape.size = 3;
+  t3.shape.dims[2] = C;
+  scalar.shape.size = 0;
+  for (i = 0; i < L * R * C; ++i)
+    x[i] = (float)(i % 13) - 6.0f + 0.25f * (float)i;
+  CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "views: CreateComputation");
+  xa = odla_CreateArgument(t3, ID("x"));
+  idx = odla_CreateConstant(scalar, &second, ID("second"));
+  idx_last = odla_CreateConstant(scalar, &last, ID("last"));
+  g = odla_Gather(xa, idx, 0, vt(ODLA_FLOAT32, R, C).shape, ID("g"));
+  r = odla_Reshape(xa, flat, ID("r"));
+  rg = odla_Reshape(g, row, ID("rg"));
+  odla_SetValueAsOutput(odla_Add(g, g, ID("g2")));
+  odla_SetValueAsOutput(odla_Add(r, r, ID("r2")));
+  odla_SetValueAsOutput(odla_Add(rg, rg, ID("rg2")));
+  odla_SetValueAsOutput(odla_Gather(xa, idx_last, 0, vt(ODLA_FLOAT32, R, C).shape, ID("gl")));
+  CHECK(odla_CreateContext(&ctx) == ODLA_SUCCESS, "views: CreateContext");
+  odla_BindToArgumentById(ID("x"), x, ctx);
+  odla_BindToOutputById(ID("g2"), g2, ctx);
+  odla_BindToOutputById(ID("r2"), r2, ctx);
+  odla_BindToOutputById(ID("rg2"), rg2, ctx);
+  odla_BindToOutputById(ID("gl"), gl, ctx);
+  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+        "views: execute");
+  CHECK(odla_ExtGetArenaBytes(comp, &arena) == ODLA_SUCCESS && arena == 0,
+        "views: the arena holds %lu bytes, want none", (unsigned long)arena);
+  for (i = 0; i < R * C; ++i) {
+    CHECK(g2[i] == 2.0f * x[R * C + i], "views: g2[%d] = %g, want %g", i, g2[i],
+          2.0f * x[R * C + i]);
+    CHECK(rg2[i] == 2.0f * x[R * C + i], "views: rg2[%d] = %g", i, rg2[i]);
+    CHECK(gl[i] == x[2 * R * C + i], "views: gl[%d] = %g, want %g", i, gl[i], x[2 * R * C + i]);
+  }
+  for (i = 0; i < L * R * C; ++i)
+    CHECK(r2[i] == 2.0f * x[i], "views: r2[%d] = %g, want %g", i, r2[i], 2.0f * x[i]);
+  odla_DestroyContext(ctx);
+  odla_DestroyComputation(comp);
+}
+
 static void test_dump(void) {
   static const char want[] =
       "odla_Dump: 'b' float32[2] constant\n"
@@ -688,6 +743,7 @@ int main(int argc, char **argv) {
   test_arena_between_computations();
   test_large_copies();
   test_one_row_attention();
+  test_argument_views();
   test_dump();
   if (!failures)
     printf("test_api_runtime: all checks passed\n");
