@@ -127,8 +127,21 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
   StagedBuild sb = stagedBuild(e);
   const GraphFunction &fn = sb.fn;
   size_t stages = sb.stages.size(), crossings = sb.crossings.size();
-  bool buffers = std::any_of(sb.crossings.begin(), sb.crossings.end(),
-                             [](const Crossing &x) { return x.output < 0; });
+  // Where a crossing's bytes are: the instance's buffer, the caller's output, or a block of one.
+  auto place = [&](size_t k) -> std::string {
+    const Crossing &x = sb.crossings[k];
+    if (x.output >= 0)
+      return e.outputs[static_cast<size_t>(x.output)].param;
+    if (x.into >= 0)
+      return "(unsigned char *)" + e.outputs[static_cast<size_t>(x.into)].param + " + (" + x.at +
+             ")";
+    return "inst->cross[" + std::to_string(k) + "].data";
+  };
+  auto buffered = [](const Crossing &x) { return x.output < 0 && x.into < 0; };
+  bool buffers = std::any_of(sb.crossings.begin(), sb.crossings.end(), buffered);
+  bool blocks = std::any_of(sb.crossings.begin(), sb.crossings.end(), [](const Crossing &x) {
+    return x.into >= 0 && x.at.find("dims_->") != std::string::npos;
+  });
   CWriter w;
   e.prelude(w, n + ".c", "builds the model's computation through the ODLA API and runs it.", &fn,
             e.config.options.leastMemory);
@@ -227,8 +240,7 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
     w.open("static odla_status " + n + "_grow_(" + n + "_instance *inst, int i)");
     std::string producers;
     for (const Crossing &x : sb.crossings)
-      producers +=
-          (producers.empty() ? "" : ", ") + std::to_string(x.output < 0 ? x.stage : stages);
+      producers += (producers.empty() ? "" : ", ") + std::to_string(buffered(x) ? x.stage : stages);
     w.line("static const int stage_of[" + std::to_string(crossings) + "] = {" + producers + "};");
     w.line("int k, d;");
     w.open("for (k = 0; k < " + std::to_string(crossings) + "; ++k)");
@@ -327,6 +339,8 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
   w.line();
   w.open(e.runSignature(false, true));
   w.line("unsigned changed;");
+  if (blocks)
+    w.line("const " + n + "_dims *dims_ = dims; /* where the parts of an output's Concat go */");
   w.line("if (!" + n + "_dims_in_range_(dims))");
   w.line("  return ODLA_INVALID_PARAM;");
   w.line("changed = " + n + "_changed_(inst, dims);");
@@ -342,20 +356,16 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
     for (size_t i : st.inputs)
       w.line(N + "_CHECK(odla_BindToArgumentById(" + ids.literal(e.inputs[i].value->name()) + ", " +
              e.inputs[i].param + ", " + ctx + "));");
-    for (size_t k : st.crossIn) {
-      const Crossing &x = sb.crossings[k];
-      w.line(N + "_CHECK(odla_BindToArgumentById(" + x.id + ", " +
-             (x.output >= 0 ? e.outputs[static_cast<size_t>(x.output)].param
-                            : "inst->cross[" + std::to_string(k) + "].data") +
-             ", " + ctx + "));");
-    }
+    for (size_t k : st.crossIn)
+      w.line(N + "_CHECK(odla_BindToArgumentById(" + sb.crossings[k].id + ", " + place(k) + ", " +
+             ctx + "));");
     for (size_t o : st.outputs)
       w.line(N + "_CHECK(odla_BindToOutputById(" + ids.literal(e.outputs[o].value->name()) + ", " +
              e.outputs[o].param + ", " + ctx + "));");
     for (size_t k : st.crossOut)
       if (sb.crossings[k].output < 0)
-        w.line(N + "_CHECK(odla_BindToOutputById(" + sb.crossings[k].id + ", inst->cross[" +
-               std::to_string(k) + "].data, " + ctx + "));");
+        w.line(N + "_CHECK(odla_BindToOutputById(" + sb.crossings[k].id + ", " + place(k) + ", " +
+               ctx + "));");
     w.line(N + "_CHECK(odla_ExecuteComputation(inst->stage[" + S + "].comp, " + ctx +
            ", ODLA_COMPUTE_INFERENCE, NULL));");
   }

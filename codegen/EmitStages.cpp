@@ -18,6 +18,8 @@ struct StagedCall {
   std::vector<int> results;   // the values it makes
   std::string id;             // its (first) result's name
   int shapeArg = -1;          // the argument that states its one result's shape, or -1
+  std::vector<int64_t> shape; // that shape at the largest dims
+  int64_t axis = 0;           // odla_Concat's
   bool returnsStatus = false; // odla_SetValueAsOutput and the like: no result
   bool source = false;        // an argument or constant, made in each stage that reads it
 };
@@ -58,8 +60,13 @@ protected:
         // A result's shape as the lowering inferred it (a rank of -1 states nothing).
         static const std::set<std::string> shapeParams = {"output_dims", "output_shape",
                                                           "output_dim", "max_output_shape"};
-        if (a < params.size() && shapeParams.count(params[a]) && s->rank >= 0)
+        if (a < params.size() && shapeParams.count(params[a]) && s->rank >= 0) {
           c.shapeArg = static_cast<int>(a);
+          c.shape = s->dims;
+        }
+      } else if (const auto *i = std::get_if<int64_t>(&arg)) {
+        if (a < params.size() && params[a] == "axis")
+          c.axis = *i;
       }
     }
     c.id = lastId(call.args);
@@ -256,7 +263,7 @@ StagedBuild stagedBuild(const Emitter &e) {
       auto [it, added] = crossingOf.emplace(v, b.crossings.size());
       if (added) {
         b.crossings.push_back(
-            {sink.variable[static_cast<size_t>(v)], fn.ids.literal(calls[p].id), from, -1});
+            {sink.variable[static_cast<size_t>(v)], fn.ids.literal(calls[p].id), from, -1, -1, ""});
         b.stages[from].crossOut.push_back(it->second);
       }
       std::vector<size_t> &in = b.stages[s].crossIn;
@@ -283,6 +290,67 @@ StagedBuild stagedBuild(const Emitter &e) {
           if (it != crossingOf.end())
             b.crossings[it->second].output = static_cast<int>(o);
         }
+
+  // A graph output made by a Concat of values from other stages (or of Reshapes of them, views
+  // of its arguments), along an axis with only 1s before it: each part is a block of the
+  // output, which the stage that makes it writes in place.
+  auto bytesOf = [&](size_t c, size_t elem) -> std::string {
+    uint64_t fixed = elem;
+    std::string r;
+    for (size_t d = 0; d < calls[c].shape.size(); ++d) {
+      auto it = sym.args.find({static_cast<int>(c), calls[c].shapeArg, static_cast<int>(d)});
+      if (it == sym.args.end())
+        fixed *= static_cast<uint64_t>(calls[c].shape[d]);
+      else
+        r += " * (size_t)(" + dimExpression(it->second, sym) + ")";
+    }
+    return "(size_t)" + std::to_string(fixed) + r;
+  };
+  for (size_t c = 0; c < n; ++c) {
+    const StagedCall &cat = calls[c];
+    if (cat.function != "odla_Concat" || cat.shapeArg < 0 || cat.results.size() != 1)
+      continue;
+    int port = -1;
+    for (size_t o = 0; o < e.outputs.size(); ++o)
+      if (e.outputs[o].value->name() == cat.id)
+        port = static_cast<int>(o);
+    int64_t axis = cat.axis < 0 ? cat.axis + static_cast<int64_t>(cat.shape.size()) : cat.axis;
+    bool fits = port >= 0 && axis >= 0 && axis < static_cast<int64_t>(cat.shape.size());
+    for (int64_t d = 0; fits && d < axis; ++d)
+      fits = cat.shape[static_cast<size_t>(d)] == 1 &&
+             !sym.args.count({static_cast<int>(c), cat.shapeArg, static_cast<int>(d)});
+    size_t elem = fits ? dtypeBytes(e.outputs[static_cast<size_t>(port)].value->dtype()) : 0;
+    // Each part: the crossing it is (none for a part of the Concat's stage, which the Concat
+    // copies), and the call that states its shape.
+    std::vector<std::pair<int, size_t>> parts;
+    for (size_t i = 0; fits && i < cat.inputs.size(); ++i) {
+      int v = cat.inputs[i];
+      size_t p = producerOf(v);
+      if (!calls[p].source && calls[p].function == "odla_Reshape" && stageOf[p] == stageOf[c] &&
+          !calls[p].inputs.empty() && calls[p].shapeArg >= 0)
+        v = calls[p].inputs[0]; // a view of the argument it reads
+      auto it = crossingOf.find(v);
+      int k = it == crossingOf.end() ? -1 : static_cast<int>(it->second);
+      if (k >= 0 && (b.crossings[static_cast<size_t>(k)].output >= 0 ||
+                     b.crossings[static_cast<size_t>(k)].into >= 0))
+        k = -1;
+      for (const auto &part : parts)
+        if (part.first == k)
+          k = -1;
+      fits = calls[p].shapeArg >= 0 && elem > 0;
+      parts.push_back({k, p});
+    }
+    if (!fits)
+      continue;
+    std::string at = "0";
+    for (const auto &[k, p] : parts) {
+      if (k >= 0) {
+        b.crossings[static_cast<size_t>(k)].into = port;
+        b.crossings[static_cast<size_t>(k)].at = at;
+      }
+      at += " + " + bytesOf(p, elem);
+    }
+  }
 
   // The stages' functions.
   std::string text;

@@ -146,6 +146,11 @@ struct Crossing {
   std::string var, id; // the value's C variable and its id literal
   size_t stage;        // the stage that makes it
   int output = -1;     // the graph output it also is (read from the caller's buffer), or -1
+  // Or the graph output whose Concat it is a part of, and its byte offset there (a C
+  // expression of the run's dims_): the stage that makes it writes it in place, the Concat
+  // copies nothing for it (a decoder's present keys, a layer at a time).
+  int into = -1;
+  std::string at;
 };
 struct StagedBuild {
   GraphFunction fn; // the stages' functions NAME_stage_K_(inst, dims_), in fn.text

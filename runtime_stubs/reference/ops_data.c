@@ -781,8 +781,12 @@ static void ref_concat_part(void *arg, int index, int parts, unsigned char *scra
     n = base + p->rows[i] - at;
     if ((int64_t)n > hi - lo)
       n = (size_t)(hi - lo);
-    memcpy(y + lo, (const unsigned char *)job->io->in[i] + o * (int64_t)p->rows[i] + (at - base),
-           n);
+    {
+      const unsigned char *from =
+          (const unsigned char *)job->io->in[i] + o * (int64_t)p->rows[i] + (at - base);
+      if (from != y + lo) /* a part its producer wrote in place (odlac's --dim stages) */
+        memcpy(y + lo, from, n);
+    }
     lo += (int64_t)n;
   }
 }
@@ -805,8 +809,9 @@ static odla_status ref_concat_run(const ref_node *node, const ref_io *io) {
   }
   for (o = 0; o < p->outer; ++o)
     for (i = 0; i < node->num_inputs; ++i) {
-      if (p->rows[i])
-        memcpy(y, (const unsigned char *)io->in[i] + o * p->rows[i], p->rows[i]);
+      const unsigned char *from = (const unsigned char *)io->in[i] + o * p->rows[i];
+      if (p->rows[i] && from != y) /* not a part its producer wrote in place */
+        memcpy(y, from, p->rows[i]);
       y += p->rows[i];
     }
   return ODLA_SUCCESS;
