@@ -357,10 +357,13 @@ StagedBuild stagedBuild(const Emitter &e) {
   const std::string &nm = e.n;
   for (size_t s = 0; s < stages; ++s) {
     const BuildStage &st = b.stages[s];
-    std::string dimNames;
+    std::vector<std::string> named;
     for (size_t d = 0; d < sym.dims.size(); ++d)
       if (st.dims & (1u << d))
-        dimNames += (dimNames.empty() ? "" : ", ") + cComment(sym.dims[d].name);
+        named.push_back(cComment(sym.dims[d].name));
+    std::string dimNames;
+    for (size_t i = 0; i < named.size(); ++i)
+      dimNames += (i == 0 ? "" : i + 1 == named.size() ? " or " : ", ") + named[i];
     CWriter in(1), out(1);
     for (size_t k : st.crossIn) {
       const Crossing &x = b.crossings[k];
@@ -381,8 +384,7 @@ StagedBuild stagedBuild(const Emitter &e) {
     body += out.str();
     CWriter w;
     w.line("/* Stage " + std::to_string(s) + " of " + std::to_string(stages) +
-           (dimNames.empty() ? ": built once"
-                             : ": built again when a dim of " + dimNames + " changes") +
+           (dimNames.empty() ? ": built once" : ": built again when " + dimNames + " changes") +
            " */");
     w.open("static odla_status " + nm + "_stage_" + std::to_string(s) + "_(" + nm +
            "_instance *inst, const " + nm + "_dims *dims_)");

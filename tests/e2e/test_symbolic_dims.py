@@ -10,6 +10,7 @@ refused, naming the call and the sizes, with exit status 1.
 Environment: ODLAC, ODLA_LIB, ODLA_INCLUDE, ODLA_BACKEND (odlac's --backend, default
 reference) and ODLA_LINK_EXTRA (extra link flags, e.g. "-ldnnl -lgomp -lstdc++ -lm")."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -285,6 +286,15 @@ class SymbolicDimsTest(unittest.TestCase):
             got = self.generate(work, path, vocab, bytes(40 + i for i in prompt).decode(), steps,
                                 "--dim", "T=32", "--dim", "P=0..32")
             self.assertEqual(got, want)
+            # The computation in stages: a step (T held, P one more) builds again only those of
+            # the cache, and each layer's present keys go straight into the output.
+            with open(os.path.join(work, "out", "net.c")) as f:
+                code = f.read()
+            stages = re.findall(r"/\* Stage \d+ of \d+: built again when ([^*]*) changes", code)
+            self.assertGreater(len(stages), 2)
+            self.assertIn("T", stages)
+            self.assertIn("T or P", stages)
+            self.assertIn("(unsigned char *)present_k + (", code)
 
     def test_trained_decoder_tokens_equal_torch(self):
         # models/chargpt, trained on Debian's licence texts, as scripts/demo.sh runs it: 100
