@@ -215,8 +215,8 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
   w.close();
   w.line();
   if (buffers) {
-    w.line("/* The bytes of an element of a value that crosses stages; 0 for strings and the");
-    w.line(" * extension's types, which do not. */");
+    w.line("/* The bytes of an element of a value that crosses stages (odlac keeps strings and");
+    w.line(" * the extension's types in one stage). */");
     w.open("static size_t " + n + "_element_bytes_(odla_element_type t)");
     w.open("switch (t)");
     w.line("case ODLA_INT8: case ODLA_UINT8: case ODLA_QINT8: case ODLA_QUINT8: case ODLA_BOOL:");

@@ -156,10 +156,15 @@ StagedBuild stagedBuild(const Emitter &e) {
   // Each call goes to the first stage of its key at or after every stage it reads from (a
   // status call to the stage of the value it takes), which a new stage starts where none
   // is. One stage where that does not fit: control flow, a graph output that is an argument
-  // or a constant.
+  // or a constant, and the types above.
   std::vector<int> stageOf(n, -1);
   std::vector<unsigned> keys;
-  bool one = false;
+  // One stage too for a model with values of the types the buffers between stages are not
+  // sized for (strings, the 8-, 4- and 2-bit types, whose bytes a backend lays out its way).
+  auto plain = [](const Value *v) { return !v || v->dtype() <= DType::Bool; };
+  bool one = !std::all_of(e.graph.inputs().begin(), e.graph.inputs().end(), plain);
+  for (const Node *node : e.graph.nodes())
+    one = one || !std::all_of(node->outputs().begin(), node->outputs().end(), plain);
   for (size_t c = 0; c < n && !one; ++c) {
     const StagedCall &call = calls[c];
     if (call.source)
