@@ -45,8 +45,9 @@ NOTE = ("\nWhat limits odlac here: a step builds again only the stages of the ca
         "the present output, the attention and its mask: 13 of 26 stages for GPT-2), a few "
         "percent of the step; the rest is the products of one row, which stream the weights "
         "(about 500 MB a token for GPT-2) at the memory's bandwidth on both engines. At two "
-        "threads both engines are bound by it, and the rows at contexts 32 and 128 sit at "
-        "0.9x-0.95x, varying by a few percent from run to run on this shared machine.\n")
+        "threads both engines are bound by it and this shared machine's bandwidth varies: the "
+        "GPT-2 rows at contexts 32 and 128 measured 0.81x-0.94x over three runs within an hour "
+        "(0.94x and 0.92x in a run after the one above).\n")
 
 # The harness: argv CONTEXT TOKENS; prints one line "ms <step ms>..." of the TOKENS steps.
 HARNESS = r"""

@@ -199,12 +199,15 @@ bool attrKey(const dnnl::primitive_attr &attr, std::string &key);
  * a computation built again for other dims (odlac --dim, a decoder's every token) asks again
  * for the same descriptors of every product whose shapes did not change, and oneDNN's primitive
  * cache keys primitives by descriptor, after the descriptor is made (its implementation search,
- * ~13% of a GPT-2 build). The key is the op descriptor's bytes (zero-initialized by oneDNN) and
- * attrKey's; PD handles share the immutable descriptor. The cache is emptied at 4096 entries. */
+ * ~13% of a GPT-2 build). The key is the op descriptor's bytes (zero-initialized by oneDNN),
+ * the OpenMP thread count and attrKey's; PD handles share the immutable descriptor. The cache is
+ * emptied at 4096 entries. */
 template <typename PD, typename D> PD cachedPd(const D &d, const dnnl::primitive_attr &attr) {
   static std::mutex mutex;
   static std::unordered_map<std::string, PD> made;
   std::string key(reinterpret_cast<const char *>(&d.data), sizeof d.data);
+  const int threads = omp_get_max_threads(); /* some implementations plan their threads */
+  key.append(reinterpret_cast<const char *>(&threads), sizeof threads);
   if (!attrKey(attr, key))
     return PD(d, attr, cpuEngine());
   {
