@@ -37,6 +37,15 @@ void batchItems(CWriter &w, const Emitter &e) {
   w.line();
 }
 
+// --memory=least: the computation item's value, which NAME_create (or each stage) sets.
+void leastMemoryItem(CWriter &w, const Emitter &e) {
+  if (!e.config.options.leastMemory)
+    return;
+  w.line("/* --memory=least: kernels that need the least scratch. */");
+  w.line("static odla_bool " + e.n + "_least_memory_ = 1;");
+  w.line();
+}
+
 // --dim: what the instance keeps for the constants that depend on the dims (filled by NAME_build
 // for each run's dims: PrintSink::setSymbolic), and the copier of leading blocks.
 void shapeData(CWriter &w, const Emitter &e, const GraphFunction &fn) {
@@ -185,11 +194,7 @@ void stagedSources(const Emitter &e, std::vector<GeneratedFile> &files) {
   }
   parts.release.push_back("}");
   e.writeInstanceStruct(w, parts);
-  if (e.config.options.leastMemory) {
-    w.line("/* --memory=least: kernels that need the least scratch. */");
-    w.line("static odla_bool " + n + "_least_memory_ = 1;");
-    w.line();
-  }
+  leastMemoryItem(w, e);
   if (e.bin())
     writeBlobLoader(w, e);
   w.line("/* Each stage records its calls on the current computation, one ODLA call per");
@@ -414,11 +419,7 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     parts.steps.push_back("odla_CompileComputation(inst->comp, NULL, &inst->exec)");
   parts.steps.push_back("odla_CreateContext(&inst->ctx)");
   e.writeInstanceStruct(w, parts);
-  if (e.config.options.leastMemory) {
-    w.line("/* --memory=least: kernels that need the least scratch. */");
-    w.line("static odla_bool " + n + "_least_memory_ = 1;");
-    w.line();
-  }
+  leastMemoryItem(w, e);
   if (e.noHeap()) {
     w.line("/* --no-heap: the value ids below are literals, kept by pointer (no copies in the");
     w.line(" * instance's memory). */");
