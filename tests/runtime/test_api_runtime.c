@@ -8,8 +8,9 @@
  * running in the arena the last context left (memory.c's spare arena, grown and shrunk), and a
  * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads, and
  * a decoder step's attention (one query row per head, a causal-style mask) at 1 and 3 threads
- * against a double-precision loop, and results that are views of an argument (no copy, no
- * arena).
+ * against a double-precision loop, a product of one row (B read in place, split over the
+ * threads) at 1 and 3 threads against each other and a double-precision loop, and results that
+ * are views of an argument (no copy, no arena).
  * Outputs are checked against plain C loops written here.
  * Usage: test_api_runtime SCRATCH_DIR */
 #define _POSIX_C_SOURCE 200809L
@@ -622,6 +623,59 @@ static void test_one_row_attention(void) {
   }
 }
 
+/* A product of one row over an untransposed constant B (a decoder step's every Gemm), which
+ * reads B in place, its columns split over the threads from 2^21 multiply-adds on, with a
+ * bias: at 1 and 3 threads (the output NaN-filled first, so a part left undone fails), equal
+ * bit for bit to each other and within float rounding of a double-precision loop. */
+static void test_one_row_product(void) {
+  enum { KD = 1024, ND = 2100 };
+  static float x[KD], w[KD * ND], bias[ND], y[ND], y1[ND];
+  odla_value_type tx, tw, tb;
+  int threads, j, p;
+  double worst = 0;
+  unsigned seed = 5;
+  for (j = 0; j < KD; ++j)
+    x[j] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 1023) / 512.0f - 1.0f;
+  for (j = 0; j < KD * ND; ++j)
+    w[j] = (float)((seed = seed * 1103515245u + 12345u) >> 16 & 1023) / 1024.0f - 0.5f;
+  for (j = 0; j < ND; ++j)
+    bias[j] = 0.001f * (float)j;
+  tx = vt(ODLA_FLOAT32, 1, KD);
+  tw = vt(ODLA_FLOAT32, KD, ND);
+  tb = vt(ODLA_FLOAT32, ND, 0);
+  for (threads = 1; threads <= 3; threads += 2) {
+    odla_computation comp;
+    odla_context ctx;
+    odla_int32 n = threads;
+    odla_CreateComputation(&comp);
+    odla_SetValueAsOutput(odla_Gemm(
+        odla_CreateArgument(tx, ID("x")), 0, odla_CreateConstant(tw, w, ID("w")), 0, 1.0f, 1.0f,
+        odla_CreateConstant(tb, bias, ID("b")), vt(ODLA_FLOAT32, 1, ND).shape, ID("y")));
+    odla_CreateContext(&ctx);
+    odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
+    odla_BindToArgumentById(ID("x"), x, ctx);
+    memset(y, 0xff, sizeof y);
+    odla_BindToOutputById(ID("y"), y, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "%d threads: execute the one-row product", threads);
+    for (j = 0; j < ND; ++j) {
+      double want = bias[j], e;
+      for (p = 0; p < KD; ++p)
+        want += (double)x[p] * w[p * ND + j];
+      e = fabs(y[j] - want);
+      worst = e > worst || e != e ? e : worst;
+    }
+    if (threads == 1)
+      memcpy(y1, y, sizeof y);
+    else
+      CHECK(memcmp(y, y1, sizeof y) == 0, "%d threads: the one-row product differs from 1 thread's",
+            threads);
+    odla_DestroyContext(ctx);
+    odla_DestroyComputation(comp);
+  }
+  CHECK(worst < 1e-3, "one-row product off by %g", worst);
+}
+
 /* ---- odla_Dump --------------------------------------------------------------------------- */
 
 /* Results that are views of an argument's bytes (ref_plan_views): a Gather of one constant
@@ -743,6 +797,7 @@ int main(int argc, char **argv) {
   test_arena_between_computations();
   test_large_copies();
   test_one_row_attention();
+  test_one_row_product();
   test_argument_views();
   test_dump();
   if (!failures)
