@@ -219,6 +219,8 @@ std::string reportJson(const Graph &g, const ReportFacts &f) {
     }
     r += "],\n";
   }
+  if (f.batchRows) // NAME_run_batch runs any rows; the shapes above hold these
+    r += "  \"dynamic_batch_rows\": " + std::to_string(f.batchRows) + ",\n";
   if (f.memoryBytes)
     r += "  \"no_heap_memory_bytes\": " + std::to_string(f.memoryBytes) + ",\n";
   r += "  \"arena_lower_bound_bytes\": " + std::to_string(arenaLowerBound(g)) + ",\n";

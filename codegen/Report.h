@@ -34,6 +34,7 @@ struct ReportFacts {
   uint64_t memoryBytes = 0;                  // --no-heap: NAME_MEMORY_BYTES; 0 without
   bool weightsBlob = false;                  // --weights=bin: the weights are read into RAM
   std::string target;                        // --target's triple; empty: the host
+  int64_t batchRows = 0;                     // --dynamic-batch: the planned rows; 0 without
   std::map<std::string, int> calls;          // odlaCalls of the generated code
   std::optional<BackendFootprint> footprint; // where the target has a footprint table
 };

@@ -3,13 +3,15 @@
 # the test and bench profiles the project venv of pinned PyPI packages
 # (scripts/pypi-requirements.txt: onnx 1.23, onnxruntime) made with Debian's python3.
 #   scripts/install-deps.sh build       what building odlac and running the demo needs
-#   scripts/install-deps.sh test        that, plus what the test suite needs (default)
+#   scripts/install-deps.sh test        that, plus what the test suite needs (default), and the
+#                                       serving venv (scripts/pypi-serving.txt: Triton's
+#                                       tritonserver from nvidia-pytriton, Ray Serve)
 #   scripts/install-deps.sh bench       that, plus the TFLite Micro venv of bench/embedded.py
 #                                       (scripts/pypi-tflm.txt: TensorFlow, tflite-micro) and the
 #                                       peers' venv of bench/bench.py (scripts/pypi-peers.txt)
 #   scripts/install-deps.sh venv-path   print where the venv is (CMake asks), install nothing
 #   scripts/install-deps.sh venv-path tflm   the same for the TFLite Micro venv (peers: the
-#                                       peers' venv)
+#                                       peers' venv, serving: the serving venv)
 # The venv lives in $ODLAC_VENV, by default ~/.cache/odlac/venv-<hash of the requirements>:
 # it is made before any build folder exists, one venv serves every build folder and checkout
 # of the machine that pins the same packages and survives `rm -rf build`, and checkouts that
@@ -20,13 +22,16 @@ cd "$(dirname "$0")/.."
 
 profile=${1:-test}
 req=scripts/pypi-requirements.txt tflm_req=scripts/pypi-tflm.txt peers_req=scripts/pypi-peers.txt
+serving_req=scripts/pypi-serving.txt
 venv=${ODLAC_VENV:-$HOME/.cache/odlac/venv-$(sha256sum "$req" | cut -c1-12)}
 tflm_venv=$HOME/.cache/odlac/venv-tflm-$(sha256sum "$tflm_req" | cut -c1-12)
 peers_venv=$HOME/.cache/odlac/venv-peers-$(sha256sum "$peers_req" | cut -c1-12)
+serving_venv=$HOME/.cache/odlac/venv-serving-$(sha256sum "$serving_req" | cut -c1-12)
 if [ "$profile" = venv-path ]; then
   case "${2:-}" in
     tflm) echo "$tflm_venv" ;;
     peers) echo "$peers_venv" ;;
+    serving) echo "$serving_venv" ;;
     *) echo "$venv" ;;
   esac
   exit 0
@@ -64,6 +69,8 @@ test+=(python3-torch python3-torchvision libopenblas0-openmp)
 # The venv: Debian's python3 with its venv module and pip (ensurepip); ca-certificates for
 # pip's HTTPS on a bare machine.
 test+=(python3-venv ca-certificates)
+# Triton's Python backend stub (tests/serving) embeds the system's Python: libpython3.11.
+test+=(libpython3.11)
 case "$profile" in
   build) want=("${build[@]}") ;;
   test) want=("${build[@]}" "${test[@]}") ;;
@@ -112,9 +119,11 @@ pip_install() {
   exec 9>&-
 }
 # The project venv from the requirements (a changed list makes a new venv), then the test tools
-# (their own pinned list; see it) into it; for the bench, the TFLite Micro and peers' venvs.
+# (their own pinned list; see it) into it, and the serving venv; for the bench, the TFLite Micro
+# and peers' venvs.
 pip_install "$venv" "$req" odlac-requirements.txt new
 pip_install "$venv" scripts/pypi-tools.txt odlac-tools.txt more
+pip_install "$serving_venv" "$serving_req" odlac-serving.txt new
 if [ "$profile" = bench ]; then
   pip_install "$tflm_venv" "$tflm_req" odlac-tflm.txt new
   pip_install "$peers_venv" "$peers_req" odlac-peers.txt new

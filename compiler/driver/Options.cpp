@@ -629,7 +629,9 @@ const char *helpText() {
         "       odlac run [options] model.onnx [inputs...] [--print] [--repeat N] [-o DIR "
         "[--npy]]\n"
         "       odlac verify [options] model.onnx [--against reference|onnxruntime] [--inputs "
-        "DIR] [--bisect]\n\n"
+        "DIR] [--bisect]\n"
+        "       odlac export-triton [options] model.onnx -o REPO [--max-batch N] [--model-name "
+        "NAME] [--instances K]\n\n"
         "Compiles an ONNX model to C99 that builds and runs it through the ODLA API.\n"
         "Link the output with an ODLA backend, e.g. cc DIR/*.c -lodla_reference -lm.\n\n"
         "options:\n";

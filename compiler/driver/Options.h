@@ -14,6 +14,14 @@
 
 namespace odlac {
 
+// odlac export-triton's own options (ExportTriton.h); `repo` empty: a plain compile.
+struct TritonExport {
+  std::string repo;     // -o: the model repository
+  std::string name;     // --model-name; default: the model file's name, made a Triton name
+  int64_t maxBatch = 0; // --max-batch: Triton's max_batch_size; 0: no batching
+  int instances = 1;    // --instances: Triton instance_group count (stub processes)
+};
+
 struct Options {
   std::string model;
   std::string outDir;
@@ -55,6 +63,7 @@ struct Options {
   bool help = false;
   bool helpMarkdown = false; // --help-markdown
   bool version = false;
+  TritonExport triton; // odlac export-triton
 };
 
 // Parses argv; errors name the offending argument.

@@ -3,6 +3,7 @@
 #include "Build.h"
 #include "Calibration.h"
 #include "Codegen.h"
+#include "ExportTriton.h"
 #include "Import.h"
 #include "ListOps.h"
 #include "ObjectWriter.h"
@@ -238,7 +239,9 @@ static int run(int argc, char **argv) {
     return runCommand(std::vector<std::string>(argv + 2, argv + argc));
   if (argc > 1 && std::strcmp(argv[1], "verify") == 0)
     return verifyCommand(std::vector<std::string>(argv + 2, argv + argc));
-  const auto opts = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
+  const bool triton = argc > 1 && std::strcmp(argv[1], "export-triton") == 0;
+  const auto opts = triton ? parseExportTriton(std::vector<std::string>(argv + 2, argv + argc))
+                           : parseOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!opts)
     return fail(opts.status());
   if (opts->help) {
@@ -291,6 +294,7 @@ static int run(int argc, char **argv) {
   facts.opsBefore = countOps(**graph);
   facts.backend = target.backend + (opts->coreProfile ? " (core profile)" : "");
   facts.optLevel = opts->pipeline.level;
+  facts.batchRows = codegenFacts.plannedBatch;
   PassContext passCtx;
   passCtx.target = &target;
   passCtx.leastMemory = opts->codegen.leastMemory;
@@ -394,9 +398,21 @@ static int run(int argc, char **argv) {
   if (Status s = checkCStrings(**graph))
     return fail(s);
   files.push_back({opts->codegen.name + ".json", reportJson(**graph, facts)});
+  if (triton) {
+    auto extra = tritonVersionFiles(**graph, *opts);
+    if (!extra)
+      return fail(extra.status());
+    files.insert(files.end(), extra->begin(), extra->end());
+  }
   Progress::phase("writing " + opts->outDir);
   if (Status s = writeOutputs(**graph, *opts, config, files))
     return fail(s);
+  // The model's config last: Triton sees the model once its version folder is complete.
+  if (triton)
+    if (Status s =
+            writeFileAtomically(opts->triton.repo + "/" + opts->triton.name + "/config.pbtxt",
+                                tritonConfig(**graph, *opts)))
+      return fail(s);
   return 0;
 }
 

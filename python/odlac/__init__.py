@@ -91,6 +91,8 @@ class Model:
             report = json.load(f)
         self._inputs = [TensorInfo(t["name"], t["type"], list(t["shape"]))
                         for t in report["inputs"]]
+        # --dynamic-batch: the rows the shapes hold; net_run_batch runs any number.
+        self._rows = report.get("dynamic_batch_rows")
         self._outputs = [TensorInfo(t["name"], t["type"], list(t["shape"]))
                          for t in report["outputs"]]
         for t in self._inputs + self._outputs:
@@ -104,8 +106,13 @@ class Model:
         self._lib.net_create.restype = ctypes.c_int
         self._lib.net_destroy.argtypes = [ctypes.c_void_p]
         self._lib.net_destroy.restype = None
-        self._run = self._lib.net_run
-        self._run.argtypes = [ctypes.c_void_p] * (1 + len(self._inputs) + len(self._outputs))
+        ports = [ctypes.c_void_p] * (len(self._inputs) + len(self._outputs))
+        if self._rows:
+            self._run = self._lib.net_run_batch
+            self._run.argtypes = [ctypes.c_void_p, ctypes.c_int] + ports
+        else:
+            self._run = self._lib.net_run
+            self._run.argtypes = [ctypes.c_void_p] + ports
         self._run.restype = ctypes.c_int
         self._inst = ctypes.c_void_p()
         status = self._lib.net_create(ctypes.byref(self._inst))
@@ -118,6 +125,12 @@ class Model:
     def get_outputs(self) -> List[TensorInfo]:
         return list(self._outputs)
 
+    @property
+    def dynamic_batch(self) -> bool:
+        """Compiled with --dynamic-batch: the leading dim of every input and output is a
+        batch of any number of rows (the shapes above hold the rows it was planned for)."""
+        return bool(self._rows)
+
     def run(self, output_names: Optional[Sequence[str]],
             feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         """The outputs named (None: every output, in order) for `feeds`, one array per graph
@@ -128,17 +141,27 @@ class Model:
         if unknown:
             raise KeyError("no input named %s; inputs: %s"
                            % (", ".join(sorted(unknown)), [t.name for t in self._inputs]))
-        args, keep = [self._inst], []
+        args, keep, rows = [self._inst], [], None
         for t in self._inputs:
             if t.name not in feeds:
                 raise KeyError("input '%s' is not fed" % t.name)
             a = np.ascontiguousarray(feeds[t.name], dtype=t.dtype)
-            if list(a.shape) != t.shape:
+            want = list(t.shape)
+            if self._rows and a.ndim == len(want) and a.ndim and a.shape[0] >= 1:
+                rows = a.shape[0] if rows is None else rows
+                want[0] = rows  # every input has the same rows
+            if list(a.shape) != want:
                 raise ValueError("input '%s' must have shape %s, got %s"
-                                 % (t.name, t.shape, list(a.shape)))
+                                 % (t.name, ["rows"] + want[1:] if self._rows else want,
+                                    list(a.shape)))
             keep.append(a)
             args.append(a.ctypes.data_as(ctypes.c_void_p))
-        outs = [np.empty(t.shape, dtype=t.dtype) for t in self._outputs]
+        if self._rows:
+            if rows > 2**31 - 1:
+                raise ValueError("%d rows: net_run_batch takes at most 2^31 - 1" % rows)
+            args.insert(1, rows)
+        outs = [np.empty(([rows] + t.shape[1:]) if self._rows else t.shape, dtype=t.dtype)
+                for t in self._outputs]
         args += [o.ctypes.data_as(ctypes.c_void_p) for o in outs]
         status = self._run(*args)
         if status != 0:
