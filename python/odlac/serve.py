@@ -15,7 +15,6 @@ imported (or found) when used."""
 import glob
 import os
 import shutil
-import site
 import socket
 import subprocess
 import sys
@@ -55,8 +54,9 @@ class TritonServer:
 
     Triton's Python backend runs each model instance in a stub process that embeds this
     Python's version (the stub nvidia-pytriton ships for it, linked to the system's
-    libpython3.X) and sees this interpreter's site-packages (PYTHONPATH), so NumPy (and
-    onnxruntime for an ONNX Runtime model) come from here.
+    libpython3.X) and, this interpreter's folder first on its PATH, takes its prefix and
+    site-packages (a venv's too): NumPy, and onnxruntime for an ONNX Runtime model, come
+    from here.
 
     Triton does not start a stub again that died (a crash, a kill, the OOM killer): requests
     routed to it fail. With `supervise` (the default) the server runs with explicit model
@@ -115,9 +115,10 @@ class TritonServer:
             if not f.startswith("__"):
                 os.symlink(os.path.join(backends, "python", f), os.path.join(python, f))
         os.symlink(stub, os.path.join(python, "triton_python_backend_stub"))
+        # The stub's embedded Python takes its prefix from the first python3 on PATH (a venv's
+        # pyvenv.cfg included): this interpreter's, so its packages are the stub's.
         env = dict(os.environ)
-        paths = [p for p in sys.path if p and os.path.isdir(p)] + site.getsitepackages()
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
         self._log = open(self.log_file or os.devnull, "ab")
         self.process = subprocess.Popen(
             [exe, "--model-repository", self.repository, "--backend-directory", self._backends,
@@ -131,8 +132,8 @@ class TritonServer:
         while True:
             if self.process.poll() is not None:
                 self.stop()
-                raise RuntimeError("tritonserver exited with status %s while starting (its log: "
-                                   "%s)" % (self.process.returncode, self.log_file or "none"))
+                raise RuntimeError("tritonserver exited with status %s while starting%s"
+                                   % (self.process.returncode, self._log_tail()))
             if self.ready():
                 if self.supervise:
                     self._stopping.clear()
@@ -143,6 +144,18 @@ class TritonServer:
                 self.stop()
                 raise TimeoutError("tritonserver not ready after %.0f s" % self.startup_timeout)
             time.sleep(0.2)
+
+    def _log_tail(self) -> str:
+        if not self.log_file:
+            return " (pass log_file= to see its log)"
+        try:
+            with open(self.log_file, errors="replace") as f:
+                lines = f.readlines()
+        except OSError:
+            return ""
+        # Triton's error lines (glog's "E<date>") and the last lines.
+        errors = [line for line in lines if line[:1] == "E" and line[1:5].isdigit()]
+        return "; its errors and last lines:\n" + "".join(errors[-10:] + lines[-3:])
 
     def ready(self) -> bool:
         try:
