@@ -136,3 +136,22 @@ def test_inputs_and_errors(odlac, tmp_path):
         odlac.compile(p)
     with pytest.raises(odlac.CompileError, match="odlac not found"):
         odlac.compile(path, odlac=str(tmp_path / "no-odlac"))
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_dynamic_batch_runs_any_rows(odlac, backend):
+    """A model compiled with --dynamic-batch takes any number of rows through net_run_batch:
+    the real digits CNN at 1, 3 and 7 rows against ONNX Runtime; rows must agree."""
+    model = os.path.join(ROOT, "models", "digits", "model.onnx")
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(7)
+    with odlac.compile(model, backend=backend, opt_level=3,
+                       flags=["--dynamic-batch", "--batch-size", "2"]) as m:
+        assert m.dynamic_batch and m.get_inputs()[0].shape == [2, 1, 8, 8]
+        for rows in (1, 3, 7):
+            x = rng.uniform(0, 16, size=(rows, 1, 8, 8)).astype(np.float32)
+            (y,) = m.run(None, {"input": x})
+            assert y.shape == (rows, 10)
+            np.testing.assert_allclose(y, sess.run(None, {"input": x})[0], rtol=1e-4, atol=1e-4)
+        with pytest.raises(ValueError, match="must have shape"):
+            m.run(None, {"input": np.zeros((3, 1, 8, 7), np.float32)})

@@ -46,13 +46,14 @@ class Odlac:
         return r.returncode, r.stderr
 
     def reference(self, model, feeds):
-        """The reference backend's outputs for `feeds` (a model with a batch dim compiled with
-        --dynamic-batch, so any rows)."""
-        if model not in self._references:
-            flags = ["--dynamic-batch"] if model == DIGITS else []
-            self._references[model] = self.module.compile(model, backend="reference",
-                                                           opt_level=0, flags=flags)
-        return self._references[model].run(None, feeds)
+        """The reference backend's outputs for `feeds`: the model compiled at -O0 for their
+        shapes (net_run; the served models' batches go through net_run_batch)."""
+        shapes = {n: list(np.shape(x)) for n, x in feeds.items()}
+        key = (model, repr(sorted(shapes.items())))
+        if key not in self._references:
+            self._references[key] = self.module.compile(model, backend="reference", opt_level=0,
+                                                        input_shapes=shapes)
+        return self._references[key].run(None, feeds)
 
 
 @pytest.fixture(scope="session")
