@@ -8,11 +8,13 @@
 #include "target/Target.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace odlac {
@@ -118,10 +120,23 @@ struct CodegenConfig {
 CodegenConfig resolveCodegen(const Graph &g, const CodegenOptions &options,
                              const CodegenFacts &facts);
 
+// Takes the next bytes of a streamed file; a failed write's Status.
+using FileSink = std::function<Status(const char *data, size_t size)>;
+
 struct GeneratedFile {
+  GeneratedFile() = default;
+  GeneratedFile(std::string name, std::string contents)
+      : name(std::move(name)), contents(std::move(contents)) {}
   std::string name; // relative to the output folder
   std::string contents;
+  // The weights files (--weights=bin, c) are written piece by piece from the constants'
+  // buffers instead of held whole: `stream` puts the file's bytes in order (and `contents`
+  // stays empty), `size` of them when known in advance (0: not known).
+  std::function<Status(const FileSink &)> stream;
+  uint64_t size = 0;
 };
+// A generated file's whole text, a streamed one collected (tests; small files).
+std::string fileText(const GeneratedFile &f);
 
 uint64_t weightBytes(const Graph &g);
 // --no-heap: the bytes NAME_create_in needs (NAME_MEMORY_BYTES): its alignment (63), the

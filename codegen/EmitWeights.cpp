@@ -5,83 +5,111 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace odlac::emit {
 
 namespace {
 
-// n literals (literal(i) for element i), as many to a line of an array's initializer as fit
-// in 100 columns after its indentation of 4.
-template <class F> std::string join(size_t n, F literal) {
-  constexpr size_t kWidth = 100 - 4;
-  std::string out;
-  size_t column = 0;
-  for (size_t i = 0; i < n; ++i) {
-    std::string item = literal(i) + (i + 1 == n ? "" : ",");
-    if (column && column + 1 + item.size() > kWidth) {
-      out += "\n    ";
-      column = 0;
+// Array initializers written in pieces: literals as many to a line as fit in 100 columns
+// after an indentation of 4, the text handed to the sink whenever 1 MiB has gathered.
+class Literals {
+public:
+  explicit Literals(const FileSink &sink) : sink_(sink) {}
+  // The next literal; `last` leaves its comma off.
+  Status add(const std::string &literal, bool last) {
+    constexpr size_t kWidth = 100 - 4;
+    size_t size = literal.size() + (last ? 0 : 1);
+    if (column_ && column_ + 1 + size > kWidth) {
+      text_ += "\n    ";
+      column_ = 0;
     }
-    out += (column ? " " : "") + item;
-    column += (column ? 1 : 0) + item.size();
+    text_ += column_ ? " " : "";
+    text_ += literal;
+    text_ += last ? "" : ",";
+    column_ += (column_ ? 1 : 0) + size;
+    return text_.size() >= (1u << 20) ? flush() : Status::ok();
   }
-  return out;
-}
+  void raw(const std::string &text) {
+    text_ += text;
+    column_ = 0;
+  }
+  Status flush() {
+    Status s = sink_(text_.data(), text_.size());
+    text_.clear();
+    return s;
+  }
 
-template <class T> std::string ints(const void *data, size_t n) {
-  const T *p = static_cast<const T *>(data);
-  return join(n, [&](size_t i) { return std::to_string(p[i]); });
-}
+private:
+  const FileSink &sink_;
+  std::string text_;
+  size_t column_ = 0;
+};
 
-// Infinities and NaN are written as HUGE_VALF, HUGE_VAL and NAN, which need <math.h>.
-template <class T>
-std::string floats(const void *data, size_t n, std::string (*literal)(T), bool &needMath) {
-  const T *p = static_cast<const T *>(data);
-  return join(n, [&](size_t i) {
-    std::string f = literal(p[i]);
-    needMath |= f.find_first_of("HN") != std::string::npos;
-    return f;
-  });
-}
-
-// The elements of constant `c` (at least one) as C literals. Types without literals of
-// their own (float16, bfloat16, float8, float4, the packed 4- and 2-bit integers, bool) are
-// written as the integers of their storage type: encodings or values.
-std::string elements(const Value &c, bool &needMath) {
-  const void *d = c.data()->data;
-  size_t n = static_cast<size_t>(c.type().numElements());
-  switch (c.dtype()) {
+// The literal of element i of constant data `d` of type `t`. Types without literals of their
+// own (float16, bfloat16, float8, float4, the packed 4- and 2-bit integers, bool) are written
+// as the integers of their storage type: encodings or values. Infinities and NaN are written
+// as HUGE_VALF, HUGE_VAL and NAN, which need <math.h>.
+std::string literal(const void *d, DType t, size_t i) {
+  switch (t) {
   case DType::F32:
-    return floats<float>(d, n, cFloat, needMath);
+    return cFloat(static_cast<const float *>(d)[i]);
   case DType::F64:
-    return floats<double>(d, n, cDouble, needMath);
+    return cDouble(static_cast<const double *>(d)[i]);
   case DType::I64: {
-    const int64_t *p = static_cast<const int64_t *>(d);
-    return join(n, [&](size_t i) {
-      return p[i] == INT64_MIN ? std::string("(-9223372036854775807LL - 1)")
-                               : std::to_string(p[i]) + "LL";
-    });
+    int64_t v = static_cast<const int64_t *>(d)[i];
+    return v == INT64_MIN ? std::string("(-9223372036854775807LL - 1)") : std::to_string(v) + "LL";
   }
-  case DType::U64: {
-    const uint64_t *p = static_cast<const uint64_t *>(d);
-    return join(n, [&](size_t i) { return std::to_string(p[i]) + "ULL"; });
-  }
+  case DType::U64:
+    return std::to_string(static_cast<const uint64_t *>(d)[i]) + "ULL";
   default:
     break; // the rest by storage type, below; strings are never weights (NAME.c holds them)
   }
-  const DTypeInfo &info = dtypeInfo(c.dtype());
+  const DTypeInfo &info = dtypeInfo(t);
   bool isSigned = info.isSigned && !info.isFloat; // encodings are unsigned
   switch (info.bytes) {
   case 1:
-    return isSigned ? ints<int8_t>(d, n) : ints<uint8_t>(d, n);
+    return isSigned ? std::to_string(static_cast<const int8_t *>(d)[i])
+                    : std::to_string(static_cast<const uint8_t *>(d)[i]);
   case 2:
-    return isSigned ? ints<int16_t>(d, n) : ints<uint16_t>(d, n);
+    return isSigned ? std::to_string(static_cast<const int16_t *>(d)[i])
+                    : std::to_string(static_cast<const uint16_t *>(d)[i]);
   default:
     assert(info.bytes == 4);
-    return isSigned ? ints<int32_t>(d, n) : ints<uint32_t>(d, n);
+    return isSigned ? std::to_string(static_cast<const int32_t *>(d)[i])
+                    : std::to_string(static_cast<const uint32_t *>(d)[i]);
   }
+}
+
+// Elements of a constant read 8 MiB at a time: mapped external data leaves memory as it is
+// read (Buffer::dropPages).
+constexpr size_t kReadBytes = size_t{8} << 20;
+
+template <class T> bool anyNonFinite(const Buffer &b, size_t n) {
+  const T *p = b.as<T>();
+  const size_t step = kReadBytes / sizeof(T);
+  bool any = false;
+  for (size_t from = 0; from < n; from += step) {
+    size_t to = std::min(n, from + step);
+    for (size_t i = from; i < to; ++i)
+      any |= !std::isfinite(p[i]);
+    b.dropPages(p + from, (to - from) * sizeof(T));
+  }
+  return any;
+}
+
+// Whether a float constant holds an infinity or NaN (its literals then need <math.h>).
+bool nonFinite(const Value &c) {
+  size_t n = static_cast<size_t>(c.type().numElements());
+  if (c.dtype() == DType::F32)
+    return anyNonFinite<float>(*c.data(), n);
+  if (c.dtype() == DType::F64)
+    return anyNonFinite<double>(*c.data(), n);
+  return false;
 }
 
 } // namespace
@@ -141,45 +169,104 @@ void writeBlobLoader(CWriter &w, const Emitter &e) {
   w.line();
 }
 
-std::string weightsC(const Emitter &e) {
-  std::string out = e.banner(e.n + "_weights.c", "the model's weights as C arrays (" +
-                                                     std::to_string(e.totalWeights) + " bytes).");
+GeneratedFile weightsC(const Emitter &e) {
+  std::string head = e.banner(e.n + "_weights.c", "the model's weights as C arrays (" +
+                                                      std::to_string(e.totalWeights) + " bytes).");
   bool needMath = false;
-  std::string arrays;
-  for (const WeightSlot &s : e.slots) {
-    const Value &c = *s.value;
-    size_t n = static_cast<size_t>(c.type().numElements());
-    arrays += "\n/* " + cComment(c.name()) + ": " + toString(c.type()) + " */\n";
-    arrays += "const " + e.ctype(&c) + " " + s.symbol + "[" +
-              std::to_string(std::max<size_t>(1, n)) + "] " + e.N + "_WEIGHTS_ALIGN = {\n    ";
-    arrays += n ? elements(c, needMath) : "0";
-    arrays += "};\n";
-  }
-  out += needMath ? "#include <math.h>\n\n" : "\n";
-  out += "#include <ODLA/odla_common.h>\n\n";
+  for (const WeightSlot &s : e.slots)
+    needMath = needMath || nonFinite(*s.value);
+  head += needMath ? "#include <math.h>\n\n" : "\n";
+  head += "#include <ODLA/odla_common.h>\n\n";
   // --weights-section (letters, digits, '.', '_' and '$' only: Options.cpp checked it).
   std::string section = e.config.options.weightsSection.empty()
                             ? ""
                             : ", section(\"" + e.config.options.weightsSection + "\")";
-  out += "#if defined(__GNUC__)\n#define " + e.N + "_WEIGHTS_ALIGN __attribute__((aligned(" +
-         std::to_string(kBlobAlign) + ")" + section + "))\n#else\n#define " + e.N +
-         "_WEIGHTS_ALIGN\n#endif\n";
+  head += "#if defined(__GNUC__)\n#define " + e.N + "_WEIGHTS_ALIGN __attribute__((aligned(" +
+          std::to_string(kBlobAlign) + ")" + section + "))\n#else\n#define " + e.N +
+          "_WEIGHTS_ALIGN\n#endif\n";
   if (e.slots.empty())
-    out += "\ntypedef int " + e.n + "_no_weights; /* keeps this translation unit non-empty */\n";
-  return out + arrays;
+    head += "\ntypedef int " + e.n + "_no_weights; /* keeps this translation unit non-empty */\n";
+  // Each array's declaration, then its elements read from the constant as they are written.
+  struct Array {
+    std::string declaration;
+    const Value *value;
+  };
+  std::vector<Array> arrays;
+  for (const WeightSlot &s : e.slots) {
+    const Value &c = *s.value;
+    size_t n = static_cast<size_t>(c.type().numElements());
+    arrays.push_back({"\n/* " + cComment(c.name()) + ": " + toString(c.type()) + " */\nconst " +
+                          e.ctype(&c) + " " + s.symbol + "[" +
+                          std::to_string(std::max<size_t>(1, n)) + "] " + e.N +
+                          "_WEIGHTS_ALIGN = {\n    ",
+                      &c});
+  }
+  GeneratedFile f(e.n + "_weights.c", "");
+  f.stream = [head, arrays](const FileSink &sink) -> Status {
+    Literals out(sink);
+    out.raw(head);
+    for (const Array &a : arrays) {
+      out.raw(a.declaration);
+      const Buffer &b = *a.value->data();
+      const DType t = a.value->dtype();
+      const size_t n = static_cast<size_t>(a.value->type().numElements()),
+                   bytes = dtypeInfo(t).bytes, step = kReadBytes / bytes;
+      if (!n)
+        out.raw("0");
+      for (size_t from = 0; from < n; from += step) {
+        size_t to = std::min(n, from + step);
+        for (size_t i = from; i < to; ++i)
+          if (Status s = out.add(literal(b.data, t, i), i + 1 == n))
+            return s;
+        b.dropPages(static_cast<const char *>(b.data) + from * bytes, (to - from) * bytes);
+      }
+      out.raw("};\n");
+    }
+    return out.flush();
+  };
+  return f;
 }
 
-std::string weightsBlob(const Emitter &e) {
-  std::string blob(kBlobHeader + e.blobBytes, '\0');
-  std::memcpy(&blob[0], "ODLACWB1", 8);
+GeneratedFile weightsBlob(const Emitter &e) {
+  std::string header(kBlobHeader, '\0');
+  std::memcpy(&header[0], "ODLACWB1", 8);
   for (int i = 0; i < 8; ++i) {
-    blob[8 + i] = static_cast<char>((e.blobBytes >> (8 * i)) & 0xff);
-    blob[16 + i] = static_cast<char>((e.fingerprint >> (8 * i)) & 0xff);
+    header[8 + i] = static_cast<char>((e.blobBytes >> (8 * i)) & 0xff);
+    header[16 + i] = static_cast<char>((e.fingerprint >> (8 * i)) & 0xff);
   }
-  for (const WeightSlot &s : e.slots)
-    if (s.value->data()->size) // an empty constant may have no data pointer
-      std::memcpy(&blob[kBlobHeader + s.offset], s.value->data()->data, s.value->data()->size);
-  return blob;
+  std::vector<WeightSlot> slots = e.slots;
+  const uint64_t total = e.blobBytes;
+  GeneratedFile f(e.n + ".weights.bin", "");
+  f.size = kBlobHeader + total;
+  // The header, then each constant's bytes at its offset, zeros between: the constants are
+  // read where they lie (the model's raw data, mapped external data) as the file is written.
+  f.stream = [header, slots, total](const FileSink &sink) -> Status {
+    static const std::string zeros(kBlobAlign, '\0');
+    if (Status s = sink(header.data(), header.size()))
+      return s;
+    uint64_t at = 0;
+    for (const WeightSlot &s : slots) {
+      for (; at < s.offset; at += std::min<uint64_t>(zeros.size(), s.offset - at))
+        if (Status st = sink(zeros.data(), std::min<uint64_t>(zeros.size(), s.offset - at)))
+          return st;
+      const Buffer &b = *s.value->data();
+      // 8 MiB at a time: mapped external data leaves memory as it is written.
+      for (size_t done = 0; done < b.size;) { // an empty constant may have no data pointer
+        size_t n = std::min<size_t>(b.size - done, size_t{8} << 20);
+        const char *p = static_cast<const char *>(b.data) + done;
+        if (Status st = sink(p, n))
+          return st;
+        b.dropPages(p, n);
+        done += n;
+      }
+      at += b.size;
+    }
+    for (; at < total; at += std::min<uint64_t>(zeros.size(), total - at))
+      if (Status st = sink(zeros.data(), std::min<uint64_t>(zeros.size(), total - at)))
+        return st;
+    return Status::ok();
+  };
+  return f;
 }
 
 } // namespace odlac::emit

@@ -160,8 +160,9 @@ struct StagedBuild {
 StagedBuild stagedBuild(const Emitter &e);
 // The blob loader of NAME.c and NAME_store.c: checks the file before trusting it.
 void writeBlobLoader(CWriter &w, const Emitter &e);
-std::string weightsC(const Emitter &e);
-std::string weightsBlob(const Emitter &e);
+// The weights files, streamed (GeneratedFile::stream): C arrays, or the blob.
+GeneratedFile weightsC(const Emitter &e);
+GeneratedFile weightsBlob(const Emitter &e);
 std::string mainC(const Emitter &e);
 
 } // namespace odlac::emit

@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
-#include <sys/mman.h>
 #include <unistd.h>
 
 namespace odlac {
@@ -98,30 +97,21 @@ Status symbolOffsets(llvm::StringRef image, const std::string &path,
   return Status::ok();
 }
 
-// Hands the fully written pages of [p, p + n) back to the kernel when they map a file; for
-// memory that is not file-backed MADV_PAGEOUT only moves pages to swap, never loses them.
-void releasePages(const void *p, size_t n) {
-#ifdef MADV_PAGEOUT
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
-  if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), // NOLINT(performance-no-int-to-ptr): a page address
-            end - begin, MADV_PAGEOUT);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
+} // namespace
 
-Status writeAt(int fd, const std::string &path, const char *data, uint64_t size, uint64_t at) {
+namespace {
+
+Status writeAt(int fd, const std::string &path, const ObjectSymbol &s, uint64_t at) {
+  const char *data = static_cast<const char *>(s.data);
+  const uint64_t size = s.size;
   constexpr uint64_t kChunk = 8u << 20;
   for (uint64_t done = 0; done < size;) {
     size_t n = static_cast<size_t>(std::min(kChunk, size - done));
     ssize_t w = pwrite(fd, data + done, n, static_cast<off_t>(at + done));
     if (w <= 0)
       return Status::error(path + ": write failed: " + std::strerror(errno));
-    releasePages(data + done, static_cast<size_t>(w));
+    if (s.source)
+      s.source->dropPages(data + done, static_cast<size_t>(w));
     done += static_cast<uint64_t>(w);
   }
   return Status::ok();
@@ -228,7 +218,7 @@ Status writeWeightsObject(const std::string &path, const ObjectOptions &opts,
   if (fd < 0)
     return Status::error(path + ": cannot open for writing: " + std::strerror(errno));
   for (const ObjectSymbol &s : symbols)
-    if (Status st = writeAt(fd, path, static_cast<const char *>(s.data), s.size, offsets[s.name])) {
+    if (Status st = writeAt(fd, path, s, offsets[s.name])) {
       close(fd);
       return st;
     }

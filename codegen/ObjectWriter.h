@@ -12,6 +12,7 @@
 // pass over the bytes.
 #pragma once
 
+#include "ir/Graph.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -21,9 +22,10 @@
 namespace odlac {
 
 struct ObjectSymbol {
-  std::string name; // the C symbol the generated code declares extern
-  const void *data; // the bytes (mapped or in memory); only read
-  uint64_t size;    // bytes; a zero-size tensor still gets one zero byte
+  std::string name;               // the C symbol the generated code declares extern
+  const void *data;               // the bytes (mapped or in memory); only read
+  uint64_t size;                  // bytes; a zero-size tensor still gets one zero byte
+  const Buffer *source = nullptr; // holds `data`: its mapped pages are dropped once written
 };
 
 struct ObjectOptions {

@@ -121,10 +121,10 @@ const char *nonTensorKind(const onnx::TypeProto &t) {
 
 class Importer : public BodyImporter {
 public:
-  // `keepAlive`, when given, owns `m`: initializers then reference its raw data in place.
-  Importer(const onnx::ModelProto &m, const std::string &path, const ImportOptions &opts,
-           std::shared_ptr<const void> keepAlive = nullptr)
-      : model_(m), keepAlive_(std::move(keepAlive)), opts_(opts), modelDir_(dirOf(path)) {
+  // The importer owns `m`: initializers take its raw data (each constant then owns its bytes
+  // alone, and they are freed when a pass replaces the constant).
+  Importer(onnx::ModelProto &m, const std::string &path, const ImportOptions &opts)
+      : model_(m), opts_(opts), modelDir_(dirOf(path)) {
     std::string name = m.graph().name().empty() ? "model" : m.graph().name();
     graph_ = std::make_unique<Graph>(name);
     root_.graph = graph_.get();
@@ -244,8 +244,8 @@ private:
   }
 
   void importInitializers() {
-    for (const onnx::TensorProto &t : model_.graph().initializer()) {
-      auto decoded = decodeTensor(t, modelDir_, keepAlive_);
+    for (onnx::TensorProto &t : *model_.mutable_graph()->mutable_initializer()) {
+      auto decoded = takeTensor(t, modelDir_);
       if (!decoded) {
         error("initializer " + decoded.status().message());
         root_.poisoned.insert(t.name());
@@ -987,8 +987,7 @@ private:
     }
   }
 
-  const onnx::ModelProto &model_;
-  std::shared_ptr<const void> keepAlive_;
+  onnx::ModelProto &model_;
   const ImportOptions &opts_;
   std::string modelDir_;
   std::unique_ptr<Graph> graph_;
@@ -1090,9 +1089,8 @@ static Expected<std::unique_ptr<Graph>> importModel(onnx::ModelProto &model,
   auto import = [&](onnx::ModelProto m) -> Expected<std::unique_ptr<Graph>> {
     if (Status s = inlineLocalFunctions(m))
       return Status::error(path + ": " + s.message());
-    // The graph's constants reference the weights inside the parsed model, not copies of them.
-    auto owned = std::make_shared<const onnx::ModelProto>(std::move(m));
-    return Importer(*owned, path, opts, owned).run();
+    // The graph's constants take the weights out of the parsed model, not copies of them.
+    return Importer(m, path, opts).run();
   };
   auto graph = import(std::move(*current));
   if (!graph && original) {

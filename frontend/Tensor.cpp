@@ -217,6 +217,7 @@ Expected<std::shared_ptr<const Buffer>> mapExternal(const onnx::TensorProto &t,
     return Status::error("tensor '" + printable(t.name()) + "': external data '" +
                          printable(ref->location) + "' cannot be mapped: " + std::strerror(errno));
   buf->data = static_cast<const char *>(m) + (ref->offset - start);
+  buf->fileMapped = true;
   buf->owner = std::shared_ptr<const void>(
       m, [mapLen](const void *p) { munmap(const_cast<void *>(p), mapLen); });
   return std::shared_ptr<const Buffer>(buf);
@@ -278,8 +279,13 @@ size_t fileBytes(size_t count, DType t) {
 
 } // namespace
 
-Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
-                                     const std::shared_ptr<const void> &keepAlive) {
+namespace {
+
+// decodeTensor with the raw data given apart (`raw`: null when the tensor has none), owned by
+// `keepAlive` when that is given (then referenced in place).
+Expected<DecodedTensor> decode(const onnx::TensorProto &t, const std::string &modelDir,
+                               const std::string *raw,
+                               const std::shared_ptr<const void> &keepAlive) {
   std::string what = "tensor '" + printable(t.name()) + "'";
   auto type = tensorType(t);
   if (!type)
@@ -291,7 +297,7 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
   if (dtype == DType::Str) {
     // ONNX keeps strings in string_data only (onnx.proto); odlac's string elements are
     // NUL-terminated (docs/generated-code.md, "String tensors"), so a NUL byte is refused.
-    if (isExternal(t) || t.has_raw_data())
+    if (isExternal(t) || raw)
       return Status::error(what + ": a string tensor keeps its elements in string_data, not " +
                            (isExternal(t) ? "external data" : "raw_data"));
     if (static_cast<size_t>(t.string_data_size()) != count)
@@ -315,28 +321,27 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
     out.data = packed ? unpackNarrow((*mapped)->as<unsigned char>(), count, dtype) : *mapped;
     return out;
   }
-  if (t.has_raw_data() && packed) {
-    if (t.raw_data().size() != bytes)
-      return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
+  if (raw && packed) {
+    if (raw->size() != bytes)
+      return Status::error(what + ": raw_data holds " + std::to_string(raw->size()) +
                            " bytes, its type " + toString(out.type) + " needs " +
                            std::to_string(bytes) + " (packed)");
-    out.data =
-        unpackNarrow(reinterpret_cast<const unsigned char *>(t.raw_data().data()), count, dtype);
+    out.data = unpackNarrow(reinterpret_cast<const unsigned char *>(raw->data()), count, dtype);
     return out;
   }
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != bytes)
-      return Status::error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) +
+  if (raw) {
+    if (raw->size() != bytes)
+      return Status::error(what + ": raw_data holds " + std::to_string(raw->size()) +
                            " bytes, its type " + toString(out.type) + " needs " +
                            std::to_string(bytes));
     if (keepAlive && bytes >= kMinShared) {
       auto shared = std::make_shared<Buffer>();
-      shared->data = t.raw_data().data();
+      shared->data = raw->data();
       shared->size = bytes;
       shared->owner = keepAlive;
       out.data = shared;
     } else {
-      out.data = Buffer::copyOf(t.raw_data().data(), bytes);
+      out.data = Buffer::copyOf(raw->data(), bytes);
     }
     return out;
   }
@@ -419,6 +424,21 @@ Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::stri
     return Status::error(what + ": holds " + std::to_string(have) + " elements, its type " +
                          toString(out.type) + " needs " + std::to_string(count));
   return out;
+}
+
+} // namespace
+
+Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
+                                     const std::shared_ptr<const void> &keepAlive) {
+  return decode(t, modelDir, t.has_raw_data() ? &t.raw_data() : nullptr, keepAlive);
+}
+
+Expected<DecodedTensor> takeTensor(onnx::TensorProto &t, const std::string &modelDir) {
+  if (!t.has_raw_data())
+    return decode(t, modelDir, nullptr, nullptr);
+  auto raw = std::make_shared<std::string>(std::move(*t.mutable_raw_data()));
+  t.clear_raw_data();
+  return decode(t, modelDir, raw.get(), raw);
 }
 
 } // namespace odlac

@@ -30,5 +30,8 @@ bool usesExternalData(const onnx::ModelProto &m);
 // `keepAlive` is given it owns `t`, and raw data is referenced where it lies, not copied.
 Expected<DecodedTensor> decodeTensor(const onnx::TensorProto &t, const std::string &modelDir,
                                      const std::shared_ptr<const void> &keepAlive = nullptr);
+// The same for a tensor the caller may empty: its raw data moves into the decoded buffer (no
+// copy), which owns it alone, so the bytes are freed once the IR drops the constant.
+Expected<DecodedTensor> takeTensor(onnx::TensorProto &t, const std::string &modelDir);
 
 } // namespace odlac

@@ -221,6 +221,39 @@ Status writeFile(const std::string &path, const std::string &contents) {
   return Status::ok();
 }
 
+// A streamed file (the weights): its pieces written as the stream puts them, with the
+// progress bar's hundredths where its size is known and reaches kProgressBytes.
+Status writeStream(const std::string &path, const GeneratedFile &g) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return Status::error(path + ": cannot create: " + std::strerror(errno));
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  const bool bar = g.size >= kProgressBytes;
+  const uint64_t hundredth = (g.size + 99) / 100;
+  uint64_t written = 0;
+  Status s = g.stream([&](const char *data, size_t size) -> Status {
+    while (size) {
+      // Up to the next hundredth, so that each is shown as it is reached.
+      size_t n =
+          bar ? static_cast<size_t>(std::min<uint64_t>(size, hundredth - written % hundredth))
+              : size;
+      if (std::fwrite(data, 1, n, f) != n)
+        return Status::error(path + ": write failed: " + std::strerror(errno));
+      data += n, size -= n, written += n;
+      if (bar && (written % hundredth == 0 || written == g.size))
+        Progress::bytes(name, std::min(written, g.size), g.size);
+    }
+    return Status::ok();
+  });
+  bool closed = std::fclose(f) == 0;
+  if (s.isOk() && !closed)
+    return Status::error(path + ": write failed: " + std::strerror(errno));
+  if (s.isOk() && g.size && written != g.size)
+    return Status::error(path + ": wrote " + std::to_string(written) + " bytes, expected " +
+                         std::to_string(g.size));
+  return s;
+}
+
 // The names in the list of outputs at `path` that a compile may remove: lines naming an entry
 // of its folder itself (no '/', not "." or "..", not odlac's own).
 std::vector<std::string> listedOutputs(const std::string &path) {
@@ -377,7 +410,7 @@ Staging::~Staging() {
 }
 
 Status Staging::write(const GeneratedFile &f, bool output) {
-  if (Status s = writeFile(pathOf(f.name), f.contents))
+  if (Status s = f.stream ? writeStream(pathOf(f.name), f) : writeFile(pathOf(f.name), f.contents))
     return s;
   if (output)
     adopt(f.name);

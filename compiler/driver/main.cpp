@@ -203,7 +203,8 @@ static Status writeOutputs(const Graph &g, const Options &o, const CodegenConfig
   if (config.options.weights == WeightsMode::Obj) {
     std::vector<ObjectSymbol> symbols;
     for (const WeightSymbol &w : weightSymbols(g, config))
-      symbols.push_back({w.symbol, w.value->data()->data, w.value->data()->size});
+      symbols.push_back(
+          {w.symbol, w.value->data()->data, w.value->data()->size, w.value->data().get()});
     std::string object = name + "_weights.o";
     if (Status s = writeWeightsObject(staging->pathOf(object),
                                       {o.triple, o.codegen.weightsSection, 64}, symbols))

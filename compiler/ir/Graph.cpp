@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace odlac {
 
@@ -50,6 +53,18 @@ std::shared_ptr<const Buffer> Buffer::ofStrings(std::vector<std::string> strings
   if (!buf->data)
     buf->data = "";
   return buf;
+}
+
+void Buffer::dropPages(const void *p, size_t n) const {
+  if (!fileMapped)
+    return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  // Whole pages only; MADV_DONTNEED on a private file mapping nothing wrote to rereads it.
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), // NOLINT(performance-no-int-to-ptr): a page address
+            end - begin, MADV_DONTNEED);
 }
 
 std::shared_ptr<const Buffer> Buffer::copyOf(const void *data, size_t size) {
@@ -212,12 +227,18 @@ void Graph::eraseNode(Node *n) {
                             [n](const std::unique_ptr<Node> &p) { return p.get() == n; }));
 }
 
+// An erased constant's data is released with it (the Value itself lives on in values_): a
+// pass that replaces the weights does not keep the old ones in memory.
 size_t Graph::eraseUnusedConstants() {
   size_t before = constants_.size();
-  constants_.erase(
-      std::remove_if(constants_.begin(), constants_.end(),
-                     [this](Value *c) { return c->uses_.empty() && !isGraphOutput(c); }),
-      constants_.end());
+  constants_.erase(std::remove_if(constants_.begin(), constants_.end(),
+                                  [this](Value *c) {
+                                    if (!c->uses_.empty() || isGraphOutput(c))
+                                      return false;
+                                    c->data_.reset();
+                                    return true;
+                                  }),
+                   constants_.end());
   return before - constants_.size();
 }
 
@@ -228,8 +249,18 @@ Value *Graph::replaceWithConstant(Value *v, std::shared_ptr<const Buffer> data) 
   bool dead = n != nullptr;
   for (Value *out : n ? n->outputs_ : std::vector<Value *>{})
     dead &= out->uses_.empty() && !isGraphOutput(out);
-  if (dead)
-    eraseNode(n);
+  if (!dead)
+    return c;
+  std::vector<Value *> operands = n->inputs_;
+  eraseNode(n);
+  // The constants only the folded node read (a transposed weight's original) go now, not at
+  // the next eraseUnusedConstants: folding every weight would hold both copies until then.
+  for (Value *in : operands)
+    if (in && in->isConstant() && in->uses_.empty() && !isGraphOutput(in))
+      if (auto at = std::find(constants_.begin(), constants_.end(), in); at != constants_.end()) {
+        in->data_.reset();
+        constants_.erase(at);
+      }
   return c;
 }
 

@@ -30,6 +30,12 @@ struct Buffer {
   const void *data = nullptr;
   size_t size = 0;
   std::shared_ptr<const void> owner;
+  bool fileMapped = false; // `data` lies in a read-only mapping of a file (external data)
+
+  // Drops the process's pages of [p, p + n) (inside this buffer) when it maps a file: they
+  // leave the resident memory and come back from the page cache when read again, so reading a
+  // model's external data once does not keep it all in memory. Other memory is left alone.
+  void dropPages(const void *p, size_t n) const;
 
   static std::shared_ptr<const Buffer> copyOf(const void *data, size_t size);
   // A string tensor's buffer: `data` is an array of one `const char *` per element, each a

@@ -68,7 +68,8 @@ void compile(const uint8_t *data, size_t size) {
   CodegenFacts known;
   known.target = &target;
   known.arenaBytes = facts.arenaBytes = plan->arenaBytes;
-  generateC(**graph, resolveCodegen(**graph, codegen, known));
+  for (const GeneratedFile &f : generateC(**graph, resolveCodegen(**graph, codegen, known)))
+    fileText(f); // the streamed weights files too
   reportJson(**graph, facts);
 }
 

@@ -225,7 +225,7 @@ TEST(Codegen, OutputIsByteIdenticalAcrossRuns) {
   ASSERT_EQ(a.size(), 4u);
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].name, b[i].name);
-    EXPECT_EQ(a[i].contents, b[i].contents) << a[i].name;
+    EXPECT_EQ(fileText(a[i]), fileText(b[i])) << a[i].name;
   }
   EXPECT_EQ(a[0].name, "net.h");
   EXPECT_EQ(a[2].name, "net_weights.c");
@@ -257,7 +257,8 @@ TEST(Codegen, WeightsModeAutoSwitchesToBlobAboveTheThreshold) {
   EXPECT_EQ(config.options.weights, WeightsMode::Bin);
   auto files = generateC(*g, config);
   ASSERT_EQ(files[2].name, "net.weights.bin");
-  const std::string &blob = files[2].contents;
+  const std::string blob = fileText(files[2]);
+  EXPECT_EQ(blob.size(), files[2].size);
   ASSERT_GE(blob.size(), 64u);
   EXPECT_EQ(blob.substr(0, 8), "ODLACWB1");
   uint64_t payload = 0;
@@ -299,7 +300,7 @@ TEST(Codegen, StringConstantsAreEscapedLiterals) {
       << netC;
   for (const GeneratedFile &f : files) {
     if (f.name == "net_weights.c") {
-      EXPECT_EQ(f.contents.find("net_s_c_evil"), std::string::npos);
+      EXPECT_EQ(fileText(f).find("net_s_c_evil"), std::string::npos);
     }
   }
 }
