@@ -70,12 +70,17 @@ public:
       for (size_t k = 1; k <= 16; ++k)
         mix(size / 17 * k, 64);
       mix(size > 256 ? size - 256 : 0, 256);
+      // A sample of mapped external data can map megabytes around it (the page cache's large
+      // folios): dropped again, as after a full comparison.
+      c->data()->dropPages(bytes, size);
       std::vector<Value *> &bucket = constants[{toString(c->type()), hash}];
       Value *same = nullptr;
       for (Value *other : bucket)
-        if (other->data()->size == size &&
-            (size == 0 || !std::memcmp(other->data()->data, bytes, size))) // empty: no data
-          same = other;
+        if (other->data()->size == size) {
+          same = size == 0 || !std::memcmp(other->data()->data, bytes, size) ? other : same;
+          other->data()->dropPages(other->data()->data, size); // empty: no data
+          c->data()->dropPages(bytes, size);
+        }
       if (!same) {
         bucket.push_back(c);
         continue;

@@ -118,6 +118,9 @@ Status runPipeline(Graph &g, const PipelineOptions &opts, const PassContext &ctx
                            " failed: " + changed.status().message());
     if (opts.printTo && (opts.printAfter.count("*") || opts.printAfter.count(e.name)))
       *opts.printTo << "// IR after " << e.name << "\n" << printGraph(g);
+    // What a pass read of mapped external data leaves memory with it (Buffer::dropPages).
+    for (const Value *c : g.constants())
+      c->data()->dropPages(c->data()->data, c->data()->size);
   }
   return Status::ok();
 }

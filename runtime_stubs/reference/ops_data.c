@@ -77,11 +77,45 @@ static void ref_copy_simplify(ref_copy_plan *p) {
   p->rank = n;
 }
 
+/* A transpose of the last two axes (the output's inner axis walks the input with stride s, the
+ * one before it with stride 1), as tiles of 8 output rows: each input cache line read serves 8
+ * outputs, where the row-at-a-time walk read a line for each element. */
+#define REF_TRANSPOSE_KERNEL(T)                                                                    \
+  static void ref_transpose_##T(const T *x, T *y, int64_t rows, int64_t cols, int64_t s) {         \
+    int64_t r0, c, r;                                                                              \
+    for (r0 = 0; r0 < rows; r0 += 8) {                                                             \
+      int64_t rn = rows - r0 < 8 ? rows - r0 : 8;                                                  \
+      T *out = y + r0 * cols;                                                                      \
+      for (c = 0; c < cols; ++c) {                                                                 \
+        const T *src = x + r0 + c * s;                                                             \
+        for (r = 0; r < rn; ++r)                                                                   \
+          out[r * cols + c] = src[r];                                                              \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
 #define REF_COPY_KERNEL(T)                                                                         \
+  REF_TRANSPOSE_KERNEL(T)                                                                          \
   static void ref_copy_##T(const ref_copy_plan *p, const T *x, T *y) {                             \
     int64_t idx[REF_COPY_MAX_RANK] = {0}, off = p->base, i;                                        \
     int64_t inner = p->dims[p->rank - 1], s = p->strides[p->rank - 1];                             \
     int d;                                                                                         \
+    if (p->rank >= 2 && s > 1 && p->strides[p->rank - 2] == 1) {                                   \
+      int64_t rows = p->dims[p->rank - 2];                                                         \
+      for (;;) { /* the tiles of each outer index */                                               \
+        ref_transpose_##T(x + off, y, rows, inner, s);                                             \
+        y += rows * inner;                                                                         \
+        for (d = p->rank - 3; d >= 0; --d) {                                                       \
+          off += p->strides[d];                                                                    \
+          if (++idx[d] < p->dims[d])                                                               \
+            break;                                                                                 \
+          off -= p->strides[d] * p->dims[d];                                                       \
+          idx[d] = 0;                                                                              \
+        }                                                                                          \
+        if (d < 0)                                                                                 \
+          return;                                                                                  \
+      }                                                                                            \
+    }                                                                                              \
     for (;;) {                                                                                     \
       const T *src = x + off;                                                                      \
       if (s == 1) {                                                                                \

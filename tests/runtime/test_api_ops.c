@@ -2,7 +2,9 @@
  * implement (Rsqrt, SquaredDifference, Inverse, ExpandDims, DimsExpand, Stack, CloneValueById,
  * PostProcess), through the ODLA headers only. Known answers come from numpy (the values in
  * comments, and postprocess_reference.py for PostProcess); invalid operands must be refused
- * when the graph is built. Usage: test_api_ops SCRATCH_DIR (unused) */
+ * when the graph is built. Also Transpose at sizes ONNX's small node tests do not reach (the
+ * reference backend's 8-row tiles, their partial last tile, 1- to 8-byte elements), against
+ * index arithmetic. Usage: test_api_ops SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 
 #include <math.h>
@@ -356,7 +358,56 @@ static void test_post_process(void) {
   odla_DestroyComputation(comp);
 }
 
+/* Every permutation of a [5, 19, 13] tensor of each element size, element e holding e (mod
+ * 256 in bytes): output element (i0, i1, i2) must hold the input's at the permuted index. */
+static void test_transpose_tiles(void) {
+  static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  static const odla_element_type types[4] = {ODLA_UINT8, ODLA_INT16, ODLA_INT32, ODLA_INT64};
+  static const size_t sizes[4] = {1, 2, 4, 8};
+  const int64_t in[3] = {5, 19, 13}, n = 5 * 19 * 13;
+  unsigned char x[5 * 19 * 13 * 8], y[5 * 19 * 13 * 8];
+  int t, p, k;
+  for (t = 0; t < 4; ++t)
+    for (p = 0; p < 6; ++p) {
+      int64_t out[3], i[3], stride[3] = {19 * 13, 13, 1};
+      odla_value_shape perm, dims;
+      odla_computation comp;
+      int64_t e;
+      for (k = 0; k < 3; ++k)
+        out[k] = in[perms[p][k]];
+      for (e = 0; e < n; ++e) /* element e holds e (mod 256 for bytes) */
+        memcpy(x + e * sizes[t], &(uint64_t){(uint64_t)e}, sizes[t]);
+      memset(&perm, 0, sizeof perm);
+      memset(&dims, 0, sizeof dims);
+      perm.size = dims.size = 3;
+      for (k = 0; k < 3; ++k) {
+        perm.dims[k] = perms[p][k];
+        dims.dims[k] = out[k];
+      }
+      odla_CreateComputation(&comp);
+      odla_SetValueAsOutput(
+          odla_Transpose(odla_CreateArgument(vt(types[t], 3, in), ID("x")), perm, dims, ID("y")));
+      CHECK(run1(comp, "x", x, "y", y) == ODLA_SUCCESS, "Transpose %zu-byte perm %d", sizes[t], p);
+      odla_DestroyComputation(comp);
+      for (i[0] = 0; i[0] < out[0]; ++i[0])
+        for (i[1] = 0; i[1] < out[1]; ++i[1])
+          for (i[2] = 0; i[2] < out[2]; ++i[2]) {
+            int64_t src = 0, at = (i[0] * out[1] + i[1]) * out[2] + i[2];
+            uint64_t got = 0, want = 0;
+            for (k = 0; k < 3; ++k)
+              src += i[k] * stride[perms[p][k]];
+            memcpy(&got, y + at * sizes[t], sizes[t]);
+            memcpy(&want, x + src * sizes[t], sizes[t]);
+            CHECK(got == want, "Transpose %zu-byte perm %d at %lld: %llu, want %llu", sizes[t], p,
+                  (long long)at, (unsigned long long)got, (unsigned long long)want);
+            if (got != want)
+              return;
+          }
+    }
+}
+
 int main(void) {
+  test_transpose_tiles();
   test_rsqrt();
   test_squared_difference();
   test_inverse();
