@@ -12,8 +12,9 @@ PY: the project venv's python (`scripts/install-deps.sh venv-path`). Models, mad
   mask, GELU MLP of 8192), token and position embeddings and an LM head over 32000 tokens:
   1.14 billion parameters (4.6 GB) in external data, 128 tokens.
 Each compile runs `odlac MODEL -O3 --weights=W -o DIR` under GNU time (wall seconds and the
-peak resident memory of odlac and its children), one at a time, the output removed after
-it; --weights=c only for BERT-base (the C text of the others would take 8-16 GB of disk).
+peak resident memory of odlac and its children), one at a time, twice (the faster run is
+kept: the first may read the model from disk, the second finds it in the page cache), the
+output removed after each; --weights=c only for BERT-base (the C text of the others would take 8-16 GB of disk).
 The targets (issue 21): inline weights peak <= 1.3x the weights + 100 MB, external data
 < 200 MB, BERT-base in under a second."""
 import argparse
@@ -193,7 +194,9 @@ def main():
                 made = True
             data = weights_bytes(folder)
             for mode in modes:
-                seconds, peak, size = compile_once(odlac, model, mode, work)
+                # Twice, the faster kept: the first may read the model from disk.
+                runs = [compile_once(odlac, model, mode, work) for _ in range(2)]
+                seconds, peak, size = min(runs)
                 limit = 200 << 20 if external else 1.3 * data + (100 << 20)
                 rows.append((title, external, data, mode, seconds, peak, size, limit))
                 print("%s --weights=%s: %.2f s, %.0f MB peak (%.2fx the weights), output "
@@ -215,8 +218,9 @@ def write(path, rows):
         pass
     lines = [MARKER, "", "## Compile cost", "",
              "Written by `PY bench/compile_cost.py` (%s, %d cores): `odlac MODEL -O3 "
-             "--weights=W -o DIR` under GNU time, one compile at a time (the script's docstring "
-             "says how the models are made). Peak: the largest resident memory of odlac and its "
+             "--weights=W -o DIR` under GNU time, one compile at a time, the faster of two (the "
+             "second reads the model from the page cache; the script's docstring says how the "
+             "models are made). Peak: the largest resident memory of odlac and its "
              "children. Targets: inline weights at most 1.3x the weights + 100 MB, external "
              "data under 200 MB; BERT-base in under a second." % (cpu, os.cpu_count()), "",
              "| model | weights | --weights | wall s | peak MB | peak / weights | target MB | "
