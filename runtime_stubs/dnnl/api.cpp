@@ -72,7 +72,9 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   if (s != ODLA_SUCCESS)
     return s;
   int threads = odla_dnnl::contextThreads(context);
-  odla_dnnl::ThreadScope scope(threads ? threads : odla_dnnl::computationThreads(computation));
+  if (!threads)
+    threads = odla_dnnl::computationThreads(computation);
+  odla_dnnl::ThreadScope scope(threads ? threads : odla_dnnl::defaultThreads());
   return odla_ref_ExecuteComputation(computation, context, mode, device);
 }
 

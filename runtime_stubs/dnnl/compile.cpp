@@ -1376,7 +1376,7 @@ odla_status compile(odla_computation comp) {
   st.compiled = true;
   if (hasControlFlow(comp))
     return ODLA_SUCCESS; /* the reference backend compiles it when first asked */
-  ThreadScope threads(st.threads);
+  ThreadScope threads(st.threads ? st.threads : defaultThreads());
   odla_status s;
   try {
     s = Compiler(comp, st).run();

@@ -141,6 +141,15 @@ void setContextThreads(odla_context ctx, int threads);
 int contextThreads(odla_context ctx);
 void forgetContext(odla_context ctx);
 
+/* The CPU quota of the process's cgroup and its ancestors (cgroup v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us), rounded up to whole CPUs; 0 where none limits.
+ * `procCgroup` is /proc/self/cgroup's path, `root` where the cgroup filesystems are mounted
+ * (cpus.cpp; tests pass a folder of their own). */
+int cgroupCpus(const std::string &procCgroup, const std::string &root);
+/* The threads to run with where no item sets them: 0 (OpenMP's default: OMP_NUM_THREADS, else
+ * the CPUs of the affinity mask) unless the cgroup's quota allows fewer CPUs than that. */
+int defaultThreads();
+
 /* Runs the enclosed code with `threads` OpenMP threads (0: leave the current count). oneDNN
  * here uses OpenMP, so OMP_NUM_THREADS sets the default. */
 class ThreadScope {
