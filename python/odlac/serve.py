@@ -173,10 +173,12 @@ class TritonServer:
 
     def _supervise(self) -> None:
         known = self.stubs()
+        retired = set()  # stubs of a reloaded model's old instances: they exit on their own
         while not self._stopping.wait(0.25):
             now = self.stubs()
             lost = {model for pid, model in known.items() if pid not in now}
             for model in sorted(lost):
+                retired |= {pid for pid, m in now.items() if m == model}
                 try:
                     self._post("/v2/repository/models/%s/unload" % urllib.parse.quote(model))
                     self._post("/v2/repository/models/%s/load" % urllib.parse.quote(model))
@@ -184,7 +186,9 @@ class TritonServer:
                 except (urllib.error.URLError, OSError):
                     if self._stopping.is_set():
                         return
-            known = self.stubs() if lost else now
+            now = self.stubs() if lost else now
+            retired &= set(now)
+            known = {pid: model for pid, model in now.items() if pid not in retired}
 
     def stub_pids(self):
         """The process ids of the Python backend's stubs (one per model instance)."""
