@@ -77,6 +77,20 @@ static void ref_copy_simplify(ref_copy_plan *p) {
   p->rank = n;
 }
 
+/* Advances the index `idx` of the output axes before `axes` (the last fastest) and the input
+ * offset with it; 0 once every index has wrapped round. */
+static int ref_copy_next(const ref_copy_plan *p, int64_t *idx, int64_t *off, int axes) {
+  int d;
+  for (d = axes - 1; d >= 0; --d) {
+    *off += p->strides[d];
+    if (++idx[d] < p->dims[d])
+      return 1;
+    *off -= p->strides[d] * p->dims[d];
+    idx[d] = 0;
+  }
+  return 0;
+}
+
 /* A transpose of the last two axes (the output's inner axis walks the input with stride s, the
  * one before it with stride 1), as tiles of 8 output rows: each input cache line read serves 8
  * outputs, where the row-at-a-time walk read a line for each element. */
@@ -99,24 +113,15 @@ static void ref_copy_simplify(ref_copy_plan *p) {
   static void ref_copy_##T(const ref_copy_plan *p, const T *x, T *y) {                             \
     int64_t idx[REF_COPY_MAX_RANK] = {0}, off = p->base, i;                                        \
     int64_t inner = p->dims[p->rank - 1], s = p->strides[p->rank - 1];                             \
-    int d;                                                                                         \
     if (p->rank >= 2 && s > 1 && p->strides[p->rank - 2] == 1) {                                   \
       int64_t rows = p->dims[p->rank - 2];                                                         \
-      for (;;) { /* the tiles of each outer index */                                               \
+      do { /* the tiles of each index of the outer axes */                                         \
         ref_transpose_##T(x + off, y, rows, inner, s);                                             \
         y += rows * inner;                                                                         \
-        for (d = p->rank - 3; d >= 0; --d) {                                                       \
-          off += p->strides[d];                                                                    \
-          if (++idx[d] < p->dims[d])                                                               \
-            break;                                                                                 \
-          off -= p->strides[d] * p->dims[d];                                                       \
-          idx[d] = 0;                                                                              \
-        }                                                                                          \
-        if (d < 0)                                                                                 \
-          return;                                                                                  \
-      }                                                                                            \
+      } while (ref_copy_next(p, idx, &off, p->rank - 2));                                          \
+      return;                                                                                      \
     }                                                                                              \
-    for (;;) {                                                                                     \
+    do {                                                                                           \
       const T *src = x + off;                                                                      \
       if (s == 1) {                                                                                \
         memcpy(y, src, (size_t)inner * sizeof(T));                                                 \
@@ -129,16 +134,7 @@ static void ref_copy_simplify(ref_copy_plan *p) {
           y[i] = src[i * s];                                                                       \
       }                                                                                            \
       y += inner;                                                                                  \
-      for (d = p->rank - 2; d >= 0; --d) {                                                         \
-        off += p->strides[d];                                                                      \
-        if (++idx[d] < p->dims[d])                                                                 \
-          break;                                                                                   \
-        off -= p->strides[d] * p->dims[d];                                                         \
-        idx[d] = 0;                                                                                \
-      }                                                                                            \
-      if (d < 0)                                                                                   \
-        return;                                                                                    \
-    }                                                                                              \
+    } while (ref_copy_next(p, idx, &off, p->rank - 1));                                            \
   }
 REF_COPY_KERNEL(uint8_t)
 REF_COPY_KERNEL(uint16_t)
