@@ -197,7 +197,7 @@ def main():
                 # Twice, the faster kept: the first may read the model from disk.
                 runs = [compile_once(odlac, model, mode, work) for _ in range(2)]
                 seconds, peak, size = min(runs)
-                limit = 200 << 20 if external else 1.3 * data + (100 << 20)
+                limit = 200e6 if external else 1.3 * data + 100e6  # MB of 10^6 bytes
                 rows.append((title, external, data, mode, seconds, peak, size, limit))
                 print("%s --weights=%s: %.2f s, %.0f MB peak (%.2fx the weights), output "
                       "%.0f MB" % (title, mode, seconds, peak / 1e6, peak / data, size / 1e6),
