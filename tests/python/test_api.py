@@ -5,8 +5,6 @@ when they already fit; errors are precise.
 
 Run: ODLAC_BUILD_DIR=build VENV/bin/python -m pytest tests/python (ctest: python.api)."""
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -16,6 +14,8 @@ import pytest
 from onnx import helper, numpy_helper, TensorProto
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
+import odlactest  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,21 +26,12 @@ def odlac(tmp_path_factory):
     if not build_dir:
         pytest.skip("ODLAC_BUILD_DIR not set")
     work = tmp_path_factory.mktemp("pkg")
-    prefix = work / "prefix"
-    subprocess.run(["cmake", "--install", build_dir, "--prefix", str(prefix)], check=True,
-                   capture_output=True)
-    source = work / "python"
-    shutil.copytree(os.path.join(ROOT, "python"), source)
-    site = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--target", str(site), str(source)], check=True)
-    sys.path.insert(0, str(site))
-    os.environ["ODLAC"] = str(prefix / "bin" / "odlac")
+    os.environ["ODLAC"], site = odlactest.install_package(build_dir, str(work))
     os.environ["ODLAC_CACHE_DIR"] = str(work / "cache")
     import odlac as module
-    assert module.__file__.startswith(str(site))
+    assert module.__file__.startswith(site)
     yield module
-    sys.path.remove(str(site))
+    sys.path.remove(site)
 
 
 def load(path):

@@ -549,6 +549,26 @@ static void test_large_copies(void) {
   free(row);
 }
 
+/* Runs `comp` once in a context of `threads` threads (ODLA_PROCESSOR_NUM) with the arguments
+ * `ids` bound to `data` and output "y" to `y`, which is filled with NaNs first (bytes 0xff) so
+ * that a part no thread wrote shows. */
+static odla_status run_at_threads(odla_computation comp, int threads, int n, const char *const *ids,
+                                  const void *const *data, float *y, size_t y_bytes) {
+  odla_context ctx;
+  odla_int32 count = threads;
+  odla_status s;
+  int i;
+  odla_CreateContext(&ctx);
+  odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&count);
+  for (i = 0; i < n; ++i)
+    odla_BindToArgumentById(ID(ids[i]), data[i], ctx);
+  memset(y, 0xff, y_bytes);
+  odla_BindToOutputById(ID("y"), y, ctx);
+  s = odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL);
+  odla_DestroyContext(ctx);
+  return s;
+}
+
 /* One query row per head over K keys (the reference kernel's row path, split over the heads
  * from 3 threads), with a mask that hides the last keys of odd heads. */
 static void test_one_row_attention(void) {
@@ -581,22 +601,15 @@ static void test_one_row_attention(void) {
   memset(&ts, 0, sizeof ts);
   ts.element_type = ODLA_FLOAT32;
   for (threads = 1; threads <= 3; threads += 2) {
+    static const char *const ids[3] = {"q", "k", "v"};
+    const void *const data[3] = {q, k, v};
     odla_computation comp;
-    odla_context ctx;
-    odla_int32 n = threads;
     odla_CreateComputation(&comp);
     odla_SetValueAsOutput(odla_ExtAttention(
         odla_CreateArgument(tq, ID("q")), odla_CreateArgument(tk, ID("k")),
         odla_CreateArgument(tk, ID("v")), odla_CreateConstant(ts, &scale, ID("scale")),
         odla_CreateConstant(tm, mask, ID("mask")), ID("y")));
-    odla_CreateContext(&ctx);
-    odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
-    odla_BindToArgumentById(ID("q"), q, ctx);
-    odla_BindToArgumentById(ID("k"), k, ctx);
-    odla_BindToArgumentById(ID("v"), v, ctx);
-    memset(y, 0xff, sizeof y);
-    odla_BindToOutputById(ID("y"), y, ctx);
-    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+    CHECK(run_at_threads(comp, threads, 3, ids, data, y, sizeof y) == ODLA_SUCCESS,
           "%d threads: execute the attention", threads);
     for (h = 0; h < H; ++h) {
       double s[K], max = -INFINITY, sum = 0;
@@ -618,7 +631,6 @@ static void test_one_row_attention(void) {
       }
     }
     CHECK(worst < 1e-5, "%d threads: attention off by %g", threads, worst);
-    odla_DestroyContext(ctx);
     odla_DestroyComputation(comp);
   }
 }
@@ -644,19 +656,14 @@ static void test_one_row_product(void) {
   tw = vt(ODLA_FLOAT32, KD, ND);
   tb = vt(ODLA_FLOAT32, ND, 0);
   for (threads = 1; threads <= 3; threads += 2) {
+    static const char *const ids[1] = {"x"};
+    const void *const data[1] = {x};
     odla_computation comp;
-    odla_context ctx;
-    odla_int32 n = threads;
     odla_CreateComputation(&comp);
     odla_SetValueAsOutput(odla_Gemm(
         odla_CreateArgument(tx, ID("x")), 0, odla_CreateConstant(tw, w, ID("w")), 0, 1.0f, 1.0f,
         odla_CreateConstant(tb, bias, ID("b")), vt(ODLA_FLOAT32, 1, ND).shape, ID("y")));
-    odla_CreateContext(&ctx);
-    odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
-    odla_BindToArgumentById(ID("x"), x, ctx);
-    memset(y, 0xff, sizeof y);
-    odla_BindToOutputById(ID("y"), y, ctx);
-    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+    CHECK(run_at_threads(comp, threads, 1, ids, data, y, sizeof y) == ODLA_SUCCESS,
           "%d threads: execute the one-row product", threads);
     for (j = 0; j < ND; ++j) {
       double want = bias[j], e;
@@ -670,7 +677,6 @@ static void test_one_row_product(void) {
     else
       CHECK(memcmp(y, y1, sizeof y) == 0, "%d threads: the one-row product differs from 1 thread's",
             threads);
-    odla_DestroyContext(ctx);
     odla_DestroyComputation(comp);
   }
   CHECK(worst < 1e-3, "one-row product off by %g", worst);

@@ -2,7 +2,6 @@
 package installed from the source tree beside it, export-triton, and the reference backend's
 answers that every served answer is checked against."""
 import os
-import shutil
 import subprocess
 import sys
 
@@ -10,6 +9,8 @@ import numpy as np
 import pytest
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
+import odlactest  # noqa: E402
 DIGITS = os.path.join(ROOT, "models", "digits", "model.onnx")  # input [N, 1, 8, 8]
 MLP = os.path.join(ROOT, "models", "mlp", "model.onnx")  # input [1, 64], no batch dim
 
@@ -17,23 +18,15 @@ MLP = os.path.join(ROOT, "models", "mlp", "model.onnx")  # input [1, 64], no bat
 class Odlac:
     def __init__(self, build_dir, work):
         self.work = work
-        prefix = work / "prefix"
-        subprocess.run(["cmake", "--install", build_dir, "--prefix", str(prefix)], check=True,
-                       capture_output=True)
-        self.exe = str(prefix / "bin" / "odlac")
-        site = work / "site"
-        source = work / "python"
-        shutil.copytree(os.path.join(ROOT, "python"), source)
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--no-build-isolation", "--target", str(site), str(source)], check=True)
-        sys.path.insert(0, str(site))
-        # Servers' workers (Triton's stubs, Ray's replicas) find it through PYTHONPATH.
+        self.exe, site = odlactest.install_package(build_dir, str(work))
+        # Ray's replicas find the package through PYTHONPATH (Triton's stubs import the copy
+        # export-triton puts beside model.py).
         os.environ["PYTHONPATH"] = os.pathsep.join(
-            [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+            [site] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
         os.environ["ODLAC"] = self.exe
         import odlac
         import odlac.serve
-        assert odlac.__file__.startswith(str(site))
+        assert odlac.__file__.startswith(site)
         self.module = odlac
         self.backend = ("dnnl" if os.path.isdir(os.path.join(build_dir, "runtime_stubs", "dnnl"))
                         else "reference")

@@ -3,7 +3,9 @@ against an ODLA backend, run the generated driver on ONNX test data, compare out
 Run under Debian's /usr/bin/python3 (onnx, numpy)."""
 import glob
 import os
+import shutil
 import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -29,6 +31,22 @@ class Toolchain:
         subprocess.run([self.cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror",
                         "-I", self.include, *cflags, *sources, self.lib, "-lm", "-o", exe],
                        check=True)
+
+
+def install_package(build_dir, work):
+    """odlac installed from `build_dir` into WORK/prefix, and the Python package installed with
+    this interpreter's pip into WORK/site from a copy of python/ (so that nothing is written
+    into the source tree), WORK/site put first on sys.path; returns (odlac's path, site)."""
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    prefix = os.path.join(work, "prefix")
+    subprocess.run(["cmake", "--install", build_dir, "--prefix", prefix], check=True,
+                   capture_output=True)
+    source, site = os.path.join(work, "python"), os.path.join(work, "site")
+    shutil.copytree(os.path.join(root, "python"), source)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--target", site, source], check=True)
+    sys.path.insert(0, site)
+    return os.path.join(prefix, "bin", "odlac"), site
 
 
 def run_npy(exe, work, x):
