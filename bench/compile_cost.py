@@ -3,7 +3,9 @@ cost section of docs/benchmarks.md.
 
     PY bench/compile_cost.py [--build build] [--out docs/benchmarks.md] [--keep-models]
 
-PY: the project venv's python (`scripts/install-deps.sh venv-path`). Models, made here into
+PY: the project venv's python (`scripts/install-deps.sh venv-path`); GNU time and the rest
+come with `scripts/install-deps.sh bench`. About 12 GB of free disk while it runs. Models,
+made here into
 ~/.cache/odlac/models when missing (random weights, seed 0):
 - bert_encoder: bench/bench.py's BERT-base export (0.44 GB of weights inline in the .onnx);
   run bench/bench.py (or bench/run.sh) once to make it;
@@ -172,7 +174,12 @@ def main():
     ap.add_argument("--keep-models", action="store_true",
                     help="keep the generated 2.3 and 4.6 GB models in the cache")
     args = ap.parse_args()
+    if not os.path.exists("/usr/bin/time"):
+        sys.exit("bench/compile_cost.py: GNU time (/usr/bin/time) is missing: "
+                 "scripts/install-deps.sh bench installs it")
     odlac = os.path.join(args.build, "compiler", "driver", "odlac")
+    if not os.access(odlac, os.X_OK):
+        sys.exit("bench/compile_cost.py: no %s: build odlac first (--build)" % odlac)
     bert = os.path.join(MODELS, "bert_encoder", "model.onnx")
     if not os.path.exists(bert):
         sys.exit("no %s: run bench/bench.py --models bert_encoder first" % bert)

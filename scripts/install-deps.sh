@@ -74,7 +74,7 @@ test+=(libpython3.11)
 case "$profile" in
   build) want=("${build[@]}") ;;
   test) want=("${build[@]}" "${test[@]}") ;;
-  bench) want=("${build[@]}" "${test[@]}" time) ;; # GNU time: bench.py's peak memory
+  bench) want=("${build[@]}" "${test[@]}" time) ;; # GNU time: bench.py's and compile_cost.py's peak memory
   *) echo "usage: $0 [build|test|bench|venv-path]" >&2; exit 2 ;;
 esac
 

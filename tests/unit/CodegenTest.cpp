@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
 
 namespace odlac {
 namespace {
@@ -267,6 +270,58 @@ TEST(Codegen, WeightsModeAutoSwitchesToBlobAboveTheThreshold) {
   EXPECT_EQ(blob.size(), 64u + payload);
   EXPECT_NE(files[1].contents.find("net_load_weights(weights_path, &inst->weights)"),
             std::string::npos);
+}
+
+// The blob's fingerprint (header bytes 16-23, the one the generated loader compares) changes
+// when any byte of any weight does, wherever it lies in the four word lanes or the byte tail,
+// and when two words of a weight swap places.
+TEST(Codegen, BlobFingerprintFollowsEveryWeightByte) {
+  auto fingerprint = [](Graph &g) {
+    CodegenOptions o;
+    o.weights = WeightsMode::Bin;
+    auto files = generateC(g, resolveCodegen(g, o, {}));
+    return fileText(files[2]).substr(16, 8);
+  };
+  std::ifstream file(ODLAC_SOURCE_DIR "/models/mlp/model.onnx", std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(text.str()));
+  // The mlp with initializer `name`'s raw bytes changed by `edit` (the graph otherwise the
+  // same, its constants in the same order), and its fingerprint.
+  auto edited = [&](const std::string &name, const std::function<void(std::string &)> &edit) {
+    onnx::ModelProto copy = m;
+    for (onnx::TensorProto &t : *copy.mutable_graph()->mutable_initializer())
+      if (t.name() == name)
+        edit(*t.mutable_raw_data());
+    std::string bytes = copy.SerializeAsString();
+    auto g = importOnnxBytes(bytes.data(), bytes.size(), "mlp.onnx", {});
+    EXPECT_TRUE(g) << g.status().message();
+    return g ? fingerprint(**g) : std::string();
+  };
+  const std::string original = edited("", [](std::string &) {});
+  EXPECT_EQ(original, fingerprint(*mlp()));
+  const onnx::TensorProto *large = nullptr, *tailed = nullptr; // the largest; one with a tail
+  for (const onnx::TensorProto &t : m.graph().initializer()) {
+    if (!large || t.raw_data().size() > large->raw_data().size())
+      large = &t;
+    if (t.raw_data().size() > 32 && t.raw_data().size() % 32)
+      tailed = &t;
+  }
+  ASSERT_TRUE(large && tailed && large->raw_data().size() > 64);
+  const size_t size = large->raw_data().size();
+  for (size_t at : {size_t{0}, size_t{9}, size_t{17}, size_t{31}, size / 2, size - 1})
+    EXPECT_NE(edited(large->name(), [&](std::string &b) { b[at] ^= 1; }), original)
+        << "byte " << at << " of " << size;
+  EXPECT_NE(edited(tailed->name(), [](std::string &b) { b.back() ^= 1; }), original)
+      << "the last byte of a tail";
+  const std::string &bytes = large->raw_data();
+  ASSERT_NE(bytes.compare(0, 8, bytes, 32, 8), 0); // words 0 and 4 (one lane) differ
+  EXPECT_NE(
+      edited(large->name(),
+             [](std::string &b) { std::swap_ranges(b.begin(), b.begin() + 8, b.begin() + 32); }),
+      original)
+      << "two words of a lane swapped";
 }
 
 // A string initializer reaches net.c as a string literal through cString: quotes, backslashes,
