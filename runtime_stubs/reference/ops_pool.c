@@ -159,6 +159,43 @@ REF_FOR_NUMERIC_TYPES(REF_DEFINE_MAXPOOL)
 REF_FOR_FLOAT_TYPES(REF_DEFINE_AVGPOOL)
 #undef REF_DEFINE_AVGPOOL
 
+/* float32 AveragePool whose window is the whole input plane without padding (ONNX's
+ * GlobalAveragePool): sixteen running sums a plane, added pairwise at the end, where
+ * REF_POOL_LOOP's one sum is a chain of dependent additions, one a few cycles (EfficientNet-B0's
+ * squeeze-and-excitation pools took 1.1 ms of its 20). */
+enum { REF_POOL_LANES = 16 };
+REF_HOT static void ref_avgpool_global_f32(const ref_node *node, const ref_io *io, int64_t lo,
+                                           int64_t hi) {
+  const ref_pool_params *p = (const ref_pool_params *)node->params;
+  const int64_t n = ref_window_in_count(&p->w);
+  const float *x = (const float *)io->in[0];
+  float *y = (float *)io->out[0];
+  int64_t pl, i, l;
+  for (pl = lo; pl < hi; ++pl) {
+    const float *xp = x + pl * n;
+    float s[REF_POOL_LANES] = {0};
+    for (i = 0; i + REF_POOL_LANES <= n; i += REF_POOL_LANES)
+      for (l = 0; l < REF_POOL_LANES; ++l)
+        s[l] += xp[i + l];
+    for (l = 0; i < n; ++i, ++l)
+      s[l] += xp[i];
+    for (i = REF_POOL_LANES / 2; i > 0; i /= 2)
+      for (l = 0; l < i; ++l)
+        s[l] += s[l + i];
+    y[pl] = s[0] / (float)n;
+  }
+}
+
+/* Whether window w covers its whole input, without padding. */
+static int ref_pool_is_global(const ref_window *w) {
+  int i;
+  for (i = 0; i < REF_SPATIAL; ++i)
+    if (w->in[i] < 1 || w->k[i] != w->in[i] || w->out[i] != 1 || w->pad[i] || w->pad_end[i] ||
+        (w->k[i] > 1 && w->dil[i] != 1))
+      return 0;
+  return 1;
+}
+
 typedef enum { REF_POOL_MAX, REF_POOL_MAX_INDICES, REF_POOL_AVG, REF_POOL_LP } ref_pool_kind;
 
 static ref_pool_planes_fn ref_pool_kernel(ref_pool_kind kind, odla_element_type t) {
@@ -340,6 +377,8 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
     p.rows =
         kind == REF_POOL_MAX && p.w.k[0] == 1 &&
         (t == ODLA_UINT8 || t == ODLA_INT8 || (t == ODLA_FLOAT32 && !ref_current()->least_memory));
+    if (kind == REF_POOL_AVG && t == ODLA_FLOAT32 && ref_pool_is_global(&p.w))
+      p.planes_fn = ref_avgpool_global_f32;
     v = ref_add_op(op, ref_pool_run, 1, &input, out, id, &p, sizeof p);
     if (v && p.rows)
       v->node->scratch_bytes = (size_t)p.w.in[2] * ref_elem_size(t); /* a row's maxima */
