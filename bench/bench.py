@@ -344,8 +344,11 @@ class Bench:
 
     def time_odlac(self, exe, pb_inputs, threads, runs, res):
         # Both ODLA backends take their default thread count from OMP_NUM_THREADS (oneDNN's
-        # OpenMP, the reference backend's worker pool: docs/backends.md).
+        # OpenMP, the reference backend's worker pool: docs/backends.md); threads 0: unset,
+        # the backend's own default (bench/busy.py).
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        if not threads:
+            del env["OMP_NUM_THREADS"]
         rc, out, err, _, peak = run_measured([exe] + pb_inputs + ["-o", res, "--repeat",
                                                                  str(runs)], env=env)
         check(rc, os.path.basename(exe), err)
