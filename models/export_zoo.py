@@ -5,8 +5,9 @@ Each model gets the ONNX backend-test layout: DIR/<name>/model.onnx and
 DIR/<name>/test_data_set_0/{input_0.pb,output_0.pb} with PyTorch's output, plus the traced
 TorchScript module DIR/<name>/model.pt (the benchmarks time PyTorch on it). Random weights,
 fixed seeds, batch 1, opset 13; BatchNorm statistics are randomized so folding them is not a
-no-op. Models: resnet50, mobilenet_v2, squeezenet1_1, efficientnet_b0, resnet18 (torchvision),
-transformer_block (one pre-norm block over a [32, 64] matrix of tokens; tests/halo), and
+no-op. Models: resnet50, mobilenet_v2, squeezenet1_1, efficientnet_b0, resnet18,
+mobilenet_v3_large, vit_b_16 (torchvision), gpt2_block (one GPT-2-small block over 128 tokens,
+causal self-attention), transformer_block (one pre-norm block over a [32, 64] matrix of tokens; tests/halo), and
 bert_encoder (BERT-style: embeddings sum, L layers of self-attention + GELU MLP, LayerNorm;
 hidden 768, 12 heads, sequence 128 by default, --bert-layers to make it smaller), and
 bert_encoder_small (2 layers, hidden 256, 4 heads, sequence 64, symbolic batch and sequence
@@ -91,6 +92,34 @@ class TransformerBlock2d(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
 
 
+class Gpt2Block(torch.nn.Module):
+    """One GPT-2-small block (the transformers library's GPT2Block, written out): LayerNorm,
+    causal self-attention of 12 heads through one [768, 2304] projection, LayerNorm and an MLP
+    of 3072 with GPT-2's tanh GELU, each with a residual; over [1, tokens, 768]."""
+
+    def __init__(self, hidden=768, heads=12, ffn=3072, max_len=1024):
+        super().__init__()
+        self.heads = heads
+        # GPT-2's own causal mask buffer (its "bias"), sliced to the tokens.
+        self.register_buffer("causal", torch.tril(torch.ones(max_len, max_len, dtype=torch.bool)))
+        self.ln1 = torch.nn.LayerNorm(hidden)
+        self.attn = torch.nn.Linear(hidden, 3 * hidden)
+        self.proj = torch.nn.Linear(hidden, hidden)
+        self.ln2 = torch.nn.LayerNorm(hidden)
+        self.fc = torch.nn.Linear(hidden, ffn)
+        self.out = torch.nn.Linear(ffn, hidden)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.attn(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(c // self.heads)
+        scores = scores.masked_fill(~self.causal[:t, :t], float("-inf"))
+        y = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(y)
+        return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
 class BertEncoder(torch.nn.Module):
     """BERT-base-shaped encoder: token + position embeddings, LayerNorm, L layers."""
 
@@ -121,8 +150,15 @@ def export(name, model, inputs, input_names, out_dir, dynamic_axes=None):
                       output_names=["output"], do_constant_folding=False,
                       training=torch.onnx.TrainingMode.PRESERVE, dynamic_axes=dynamic_axes)
     onnx.checker.check_model(path)
-    # The same model as TorchScript, for timing PyTorch in the benchmarks (bench/).
-    torch.jit.trace(model, tuple(inputs)).save(os.path.join(folder, "model.pt"))
+    # The same model as TorchScript, for timing PyTorch in the benchmarks (bench/). The tracer's
+    # own check runs the model twice and compares the graphs, which differ for ViT's encoder
+    # (torch 1.13) while computing the same: the traced module's output is checked instead.
+    traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
+    with torch.no_grad():
+        again = traced(*inputs)
+    if not torch.allclose(again, expected, rtol=1e-4, atol=1e-5):
+        raise RuntimeError(f"{name}: the traced module's output differs from the model's")
+    traced.save(os.path.join(folder, "model.pt"))
     for i, (n, t) in enumerate(zip(input_names, inputs)):
         with open(os.path.join(folder, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(t.numpy(), n).SerializeToString())
@@ -152,6 +188,8 @@ def main():
         "squeezenet1_1": torchvision.models.squeezenet1_1,
         "efficientnet_b0": torchvision.models.efficientnet_b0,
         "resnet18": torchvision.models.resnet18,
+        "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
+        "vit_b_16": torchvision.models.vit_b_16,
     }
     for seed, (name, ctor) in enumerate(vision.items()):
         if (only and name not in only) or (exported(args.out, name) and not args.force):
@@ -159,6 +197,9 @@ def main():
         torch.manual_seed(seed)
         model = ctor()
         randomize_batchnorm(model, seed)
+        if name == "vit_b_16":  # torchvision starts its classifier at zero: every output 0
+            torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+            torch.nn.init.normal_(model.heads.head.bias, std=0.02)
         x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(100 + seed))
         export(name, model, [x], ["input"], args.out)
     name = "bert_encoder" if args.bert_layers == 12 else f"bert_encoder_{args.bert_layers}l"
@@ -186,6 +227,13 @@ def main():
         dims = {0: "batch", 1: "sequence"}
         export(name, model, [ids, mask], ["input_ids", "attention_mask"], args.out,
                dynamic_axes={"input_ids": dims, "attention_mask": dims, "output": dims})
+    # A GPT-2-small block over 128 tokens (bench/bench.py).
+    name = "gpt2_block"
+    if (not only or name in only) and (args.force or not exported(args.out, name)):
+        torch.manual_seed(13)
+        model = Gpt2Block()
+        x = torch.randn(1, 128, 768, generator=torch.Generator().manual_seed(14))
+        export(name, model, [x], ["input"], args.out)
     # The transformer block HALO's backends are tried on (tests/halo): 32 tokens, hidden 64.
     name = "transformer_block"
     if (not only or name in only) and (args.force or not exported(args.out, name)):
