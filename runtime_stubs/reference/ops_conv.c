@@ -338,12 +338,13 @@ static void ref_conv_plane_fill(const ref_window *w, const float *x, float *q, p
     for (b = 0; b < s; ++b, q += hq * wq)
       for (r = 0; r < hq; ++r) {
         const ptrdiff_t ih = r * s + a - ph;
-        const float *xr = x + ih * in2;
+        const float *xr;
         float *qr = q + r * wq;
         if (ih < 0 || ih >= in1) {
           memset(qr, 0, (size_t)wq * sizeof *qr);
           continue;
         }
+        xr = x + ih * in2;
         if (s == 1) { /* zeros, the row, zeros */
           const ptrdiff_t lo = pw < wq ? pw : wq;
           const ptrdiff_t hi = pw + in2 < wq ? pw + in2 : wq;
