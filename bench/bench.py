@@ -652,11 +652,8 @@ class Bench:
                  "\"vs ORT\" is the median of the engine's turn medians divided by ONNX "
                  "Runtime's, paired (odlac+dnnl turn by turn, the others by round), at the same "
                  "thread count, so load that shifts within the run hits both sides of each "
-                 "quotient; the target column gives issue 21's goal for that ratio: odlac+dnnl at "
-                 "ResNet-50 0.85x, the small CNNs (MobileNetV2, SqueezeNet, EfficientNet-B0, "
-                 "MobileNetV3-Large) 0.75x, the transformers (BERT-base, ViT-B/16, a GPT-2-small "
-                 "block) 0.80x, at every thread count; the portable reference backend at 1 "
-                 "thread 2.0x on ResNet-50 and 3.0x on the small CNNs." % (
+                 "quotient; the target column gives issue 21's goal for that ratio (odlac+dnnl "
+                 "at every thread count, the portable reference backend at 1 thread)." % (
                      self.args.rounds, self.args.pair_turns)),
                  "",
                  "- Machine: " + self.machine(),

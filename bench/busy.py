@@ -57,7 +57,8 @@ def turn(b, model, engine, exe, pb_inputs, inputs_json, want, runs):
 
 
 def measure(b, model, loads):
-    """{load: {engine: [turn medians]}} and the idle runs per turn."""
+    """{load: {engine: [turn medians]}}: a turn of each engine runs about the time budget's
+    inferences (at least RUNS), counted from one timed inference."""
     want = bench.load_pb(os.path.join(b.args.cache, model, "test_data_set_0", "output_0.pb"))
     inputs_json, pb_inputs = b.inputs(model)
     exe = b.build_exe(b.compile_odlac(model), "odlac+dnnl")
