@@ -17,6 +17,12 @@ the turn medians, "vs ORT" the median over rounds of the turn's median over ONNX
 that round. The target: odlac+dnnl at or below 0.9x ONNX Runtime at 1 and 2 threads. "arena"
 is the activation memory odlac plans for the largest dims (NAME_ARENA_BYTES).
 
+"floor" is the least time a step can take on this machine: the bytes it must move (every
+weight of the model's products read once, the past cache read and the present written) over
+the memory's read bandwidth at that thread count, measured by bench/bandwidth.c once a round
+beside the turns (median). An engine at the floor streams the weights as fast as the memory
+gives them; a target below the floor cannot be met by any engine that computes the step.
+
 Writes the decoding section of docs/benchmarks.md (or --out), from DECODE_MARKER on, leaving
 the other scripts' sections as they are (bench/sections.py).
 
@@ -41,12 +47,15 @@ TARGET = 0.9
 # Below the table: what the figures say (written with the measurements of 2026-12-05, AMD EPYC).
 NOTE = ("\nWhat limits odlac here: a step builds again only the stages of the cache (the past's "
         "Gather, read in place, the Concat with the new keys and values, written straight into "
-        "the present output, the attention and its mask: 13 of 26 stages for GPT-2), a few "
-        "percent of the step; the rest is the products of one row, which stream the weights "
-        "(about 500 MB a token for GPT-2) at the memory's bandwidth on both engines. At two "
-        "threads both engines are bound by it and this shared machine's bandwidth varies: the "
-        "GPT-2 rows at contexts 32 and 128 measured 0.81x-0.94x over three runs within an hour "
-        "(0.94x and 0.92x in a run after the one above).\n")
+        "the present output, the attention and its mask: 13 of 26 stages for GPT-2); the rest is "
+        "the products of one row, which stream GPT-2's 494 MB of weights a token: 96% of a step "
+        "in the device profiler, at 47-49 GB/s at two threads (the probe: 51) and 39-41 GB/s at "
+        "one (the probe: 42). So odlac+dnnl ran at 1.12x-1.22x of the floor, ONNX Runtime at "
+        "1.19x-1.60x. At two threads, contexts 32 and 128, 0.9x of ONNX Runtime needed odlac "
+        "within 1.10x-1.14x of the floor; it ran at 1.15x (0.91x and 0.93x; the run before this "
+        "one measured 0.81x and 0.87x). The shared machine's bandwidth itself moved: the probe "
+        "read 47-52 GB/s at two threads in most rounds and 83-85 GB/s in two, in which both "
+        "engines took 7.8-8.1 ms a token.\n")
 
 # The harness: argv CONTEXT TOKENS; prints one line "ms <step ms>..." of the TOKENS steps.
 HARNESS = r"""
@@ -145,6 +154,30 @@ def model_path(name):
     return path, (model.layers, model.heads, model.d // model.heads), model.ctx
 
 
+def product_weight_bytes(path):
+    """Bytes of the initializers the model's MatMul and Gemm nodes read (through a Transpose
+    or Identity of one): what a step streams from memory, the embeddings' one row aside."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    init = {t.name: t for t in m.graph.initializer}
+    alias = {n.output[0]: n.input[0] for n in m.graph.node
+             if n.op_type in ("Transpose", "Identity") and n.input and n.input[0] in init}
+    seen, total = set(), 0
+    for n in m.graph.node:
+        if n.op_type not in ("MatMul", "Gemm"):
+            continue
+        for x in n.input:
+            x = alias.get(x, x)
+            if x in init and x not in seen:
+                seen.add(x)
+                t = init[x]
+                size = 1
+                for d in t.dims:
+                    size *= d
+                total += size * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    return total
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -176,6 +209,15 @@ class Bench:
                         arena = int(line.split()[2])
         return exes, arena
 
+    def bandwidth(self, threads):
+        """GB/s the memory gives THREADS threads reading (bench/bandwidth.c)."""
+        exe = os.path.join(self.work, "bandwidth")
+        if not os.path.exists(exe):
+            run([os.environ.get("CC", "cc"), "-O3", "-march=native", "-fopenmp",
+                 os.path.join(ROOT, "bench", "bandwidth.c"), "-o", exe])
+        out = run([exe, str(threads)])
+        return float(out.split("read_gb_per_s=")[1].split()[0])
+
     def turn(self, cmd, threads):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         out = run([str(c) for c in cmd], env=env).strip().splitlines()[-1]
@@ -186,6 +228,7 @@ class Bench:
         contexts = [c for c in self.args.contexts if c + self.args.tokens < ctx]
         top = max(contexts) + self.args.tokens
         exes, arena = self.build(path, name, top)
+        weights = product_weight_bytes(path)
         ort = os.path.join(self.work, "ort_turn.py")
         with open(ort, "w") as f:
             f.write(ORT_TURN)
@@ -196,18 +239,25 @@ class Bench:
                                           self.args.tokens, L, H, D]
                 names = list(engines)
                 turns = {e: [] for e in names}
+                rates = []
                 for r in range(self.args.rounds):
                     order = names[r % len(names):] + names[:r % len(names)]
+                    rates.append(self.bandwidth(threads))
                     for e in order:
                         turns[e].append(self.turn(engines[e], threads))
                     print(f"  {name} threads {threads} context {context} round {r}: " +
-                          ", ".join(f"{e} {turns[e][-1]:.3f}" for e in names), flush=True)
+                          ", ".join(f"{e} {turns[e][-1]:.3f}" for e in names) +
+                          f", bandwidth {rates[-1]:.1f} GB/s", flush=True)
+                # The past cache read and the present (one token more) written, float32.
+                moved = weights + 4 * L * 2 * H * D * (2 * context + 1)
+                floor = moved / (statistics.median(rates) * 1e9) * 1e3
                 for e in names:
                     vs = None if e == "onnxruntime" else statistics.median(
                         a / b for a, b in zip(turns[e], turns["onnxruntime"]))
                     self.rows.append({"model": name, "engine": e, "threads": threads,
                                       "context": context, "ms": statistics.median(turns[e]),
-                                      "vs": vs, "turns": turns[e],
+                                      "vs": vs, "turns": turns[e], "floor": floor,
+                                      "gbs": statistics.median(rates), "moved": moved,
                                       "arena": arena if e.startswith("odlac") else None})
 
     def table(self):
@@ -220,16 +270,23 @@ class Bench:
                  f"cache of CONTEXT + k tokens (odlac builds again the stages that depend on P "
                  f"every step); median step of {self.args.tokens}, median of {self.args.rounds} rounds. "
                  f"Machine: {cpu}, {os.cpu_count()} cores. Target: odlac+dnnl at or below "
-                 f"{TARGET}x ONNX Runtime.", "",
-                 "| model | context | threads | engine | ms/token | vs ORT | arena (largest dims) |",
-                 "|---|---|---|---|---|---|---|"]
+                 f"{TARGET}x ONNX Runtime. \"floor\": the bytes a step moves (the products' "
+                 f"weights read once, the past cache read, the present written) over the memory's "
+                 f"read bandwidth at that thread count (bench/bandwidth.c, measured each round "
+                 f"beside the turns); \"of floor\": the engine's time over it.", "",
+                 "| model | context | threads | engine | ms/token | vs ORT | floor: MB / GB/s = ms "
+                 "| of floor | arena (largest dims) |",
+                 "|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows:
             vs = "" if r["vs"] is None else f"{r['vs']:.2f}x"
             if r["engine"] == "odlac+dnnl" and r["vs"] is not None:
                 vs += " (met)" if r["vs"] <= TARGET else " (missed)"
             arena = "" if r["arena"] is None else f"{r['arena'] / 2**20:.1f} MiB"
+            floor = (f"{r['moved'] / 1e6:.0f} / {r['gbs']:.1f} = {r['floor']:.2f}"
+                     if r["engine"] == "onnxruntime" else "")
             lines.append(f"| {r['model']} | {r['context']} | {r['threads']} | {r['engine']} | "
-                         f"{r['ms']:.3f} | {vs} | {arena} |")
+                         f"{r['ms']:.3f} | {vs} | {floor} | {r['ms'] / r['floor']:.2f}x | "
+                         f"{arena} |")
         return "\n".join(lines) + "\n" + NOTE
 
     def write(self):
