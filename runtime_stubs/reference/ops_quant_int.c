@@ -676,25 +676,19 @@ static int64_t ref_qconv_plane_values(const ref_window *w) {
   return dims[0] * dims[1] * dims[2] + REF_QG_ROW_SLACK;
 }
 
-/* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed); rows
- * narrower than REF_QI_NARROW values by the inline portable loop, wider ones by ref_qg_widen. */
-enum { REF_QI_NARROW = 12 };
+/* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed), a depth
+ * slice's rows by one call of ref_qg_widen_rows. */
 static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
                                  int16_t *plane) {
   const ref_window *w = &p->w;
   const int in0 = (int)w->in[0], in1 = (int)w->in[1], in2 = (int)w->in[2];
-  const int is_signed = p->q.x_type == ODLA_INT8;
-  int64_t dims[3];
-  int id, ih;
-  ref_qconv_plane_dims(w, dims);
-  for (id = 0; id < in0; ++id) { /* int arithmetic: the plane is in the scratch */
-    int16_t *to = plane + (int)(((id + w->pad[0]) * dims[1] + w->pad[1]) * dims[2] + w->pad[2]);
-    for (ih = 0; ih < in1; ++ih, xc += in2, to += (int)dims[2])
-      if (in2 >= REF_QI_NARROW)
-        ref_qg_widen(xc, in2, is_signed, xz, to);
-      else
-        ref_qg_widen_portable(xc, in2, is_signed, xz, to);
-  }
+  const int d1 = (int)(w->in[1] + w->pad[1] + w->pad_end[1]),
+            d2 = (int)(w->in[2] + w->pad[2] + w->pad_end[2]);
+  int id; /* int arithmetic: the plane is in the scratch */
+  for (id = 0; id < in0; ++id, xc += in1 * in2)
+    ref_qg_widen_rows(xc, in1, in2, p->q.x_type == ODLA_INT8, xz,
+                      plane + ((id + (int)w->pad[0]) * d1 + (int)w->pad[1]) * d2 + (int)w->pad[2],
+                      d2);
 }
 
 /* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */

@@ -1788,6 +1788,70 @@ void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp
   ref_qg_widen_portable(src, n % 4, is_signed, zp, dst);
 }
 
+/* UXTAB16 and SXTAB16 of x rotated by 8 bits: its bytes 1 and 3 zero- or sign-extended, added
+ * to the halves of a. */
+static inline int32_t ref_qg_uxtab16_ror8(int32_t a, int32_t x) {
+  int32_t r;
+  __asm__("uxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(x));
+  return r;
+}
+static inline int32_t ref_qg_sxtab16_ror8(int32_t a, int32_t x) {
+  int32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(a), "r"(x));
+  return r;
+}
+
+/* ref_qg_widen_rows' rows, uint8 or int8 (is_signed a constant where inlined): eight values a
+ * step, each word's even and odd bytes extended and added to (-zp, -zp) by one UXTAB16 or
+ * SXTAB16 each (every x - zp fits in int16) and put in order by PKHBT and PKHTB; then four,
+ * two (PKHBT of the bytes) and one. */
+static inline void ref_qg_widen_rows_of(const unsigned char *src, int rows, int width,
+                                        int is_signed, int32_t zp, int16_t *dst, int dst_step) {
+  const int32_t nz = ref_qg_pkhbt(-zp, -zp);
+  int r;
+#define REF_QG_WIDEN4(at, to)                                                                      \
+  do {                                                                                             \
+    const int32_t a_ = ref_qg_word8((const int8_t *)(at));                                         \
+    const int32_t e_ = is_signed ? __sxtab16(nz, a_) : (int32_t)__uxtab16(nz, a_);                 \
+    const int32_t o_ = is_signed ? ref_qg_sxtab16_ror8(nz, a_) : ref_qg_uxtab16_ror8(nz, a_);      \
+    const int32_t lo_ = ref_qg_pkhbt(e_, o_), hi_ = ref_qg_pkhtb(o_, e_);                          \
+    memcpy((to), &lo_, sizeof lo_);                                                                \
+    memcpy((to) + 2, &hi_, sizeof hi_);                                                            \
+  } while (0)
+  for (r = 0; r < rows; ++r, dst += dst_step) {
+    const unsigned char *end8 = src + (width & ~7);
+    int16_t *d = dst;
+    for (; src != end8; src += 8, d += 8) {
+      REF_QG_WIDEN4(src, d);
+      REF_QG_WIDEN4(src + 4, d + 4);
+    }
+    if (width & 4) {
+      REF_QG_WIDEN4(src, d);
+      src += 4;
+      d += 4;
+    }
+    if (width & 2) {
+      const int32_t a = is_signed ? (int32_t)(int8_t)src[0] : (int32_t)src[0];
+      const int32_t b = is_signed ? (int32_t)(int8_t)src[1] : (int32_t)src[1];
+      const int32_t two = __sadd16(ref_qg_pkhbt(a, b), nz);
+      memcpy(d, &two, sizeof two);
+      src += 2;
+      d += 2;
+    }
+    if (width & 1)
+      *d = (int16_t)((is_signed ? (int32_t)(int8_t)*src++ : (int32_t)*src++) - zp);
+  }
+#undef REF_QG_WIDEN4
+}
+
+void ref_qg_widen_rows(const unsigned char *src, int rows, int width, int is_signed, int32_t zp,
+                       int16_t *dst, int dst_step) {
+  if (is_signed)
+    ref_qg_widen_rows_of(src, rows, width, 1, zp, dst, dst_step);
+  else
+    ref_qg_widen_rows_of(src, rows, width, 0, zp, dst, dst_step);
+}
+
 /* Four values a step: both words split into pairs, two SMLADs for the products and two for the
  * kernel's sum (times xz, taken away at the end). */
 int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz) {
@@ -1886,6 +1950,11 @@ void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const
 
 void ref_qg_widen(const unsigned char *src, int64_t n, int is_signed, int32_t zp, int16_t *dst) {
   ref_qg_widen_portable(src, n, is_signed, zp, dst);
+}
+
+void ref_qg_widen_rows(const unsigned char *src, int rows, int width, int is_signed, int32_t zp,
+                       int16_t *dst, int dst_step) {
+  ref_qg_widen_rows_portable(src, rows, width, is_signed, zp, dst, dst_step);
 }
 
 void ref_qg_lean_place(const int16_t *col, int64_t k, int pixels, int32_t *q) {

@@ -219,6 +219,19 @@ static inline void ref_qg_widen_portable(const unsigned char *src, int64_t n, in
       dst[i] = (int16_t)(src[i] - zp);
 }
 
+/* ref_qg_widen of `rows` rows of `width` values, contiguous at src, into rows dst_step values
+ * apart at dst (a padded plane's interior). */
+void ref_qg_widen_rows(const unsigned char *src, int rows, int width, int is_signed, int32_t zp,
+                       int16_t *dst, int dst_step);
+/* The same with the portable loop whatever the target. */
+static inline void ref_qg_widen_rows_portable(const unsigned char *src, int rows, int width,
+                                              int is_signed, int32_t zp, int16_t *dst,
+                                              int dst_step) {
+  int r;
+  for (r = 0; r < rows; ++r, src += width, dst += dst_step)
+    ref_qg_widen_portable(src, width, is_signed, zp, dst);
+}
+
 /* ---- Lean products ------------------------------------------------------------------------ */
 
 /* The kernels of least-memory computations (ops_quant_int.c), which read an int8 kernel where

@@ -444,6 +444,34 @@ static void widen_case(int64_t n, int64_t offset, int is_signed) {
         is_signed ? "int8" : "uint8", (long)dot1, (long)dot2, (long long)dot_want);
 }
 
+/* ref_qg_widen_rows (the target's and the portable loop) into rows of a padded plane against
+ * the definition, the pads around them left as they were. */
+static void widen_rows_case(int rows, int width, int offset, int is_signed) {
+  enum { PAD = 3 };
+  const int step = width + 2 * PAD + offset;
+  unsigned char src[4 * 21 + 4];
+  int16_t d1[5 * (21 + 2 * PAD + 4)], d2[5 * (21 + 2 * PAD + 4)];
+  const int32_t zp = is_signed ? uniform(-128, 127) : uniform(0, 255);
+  int i;
+  for (i = 0; i < (int)sizeof src; ++i)
+    src[i] = (unsigned char)uniform(0, 255);
+  for (i = 0; i < (int)(sizeof d1 / sizeof *d1); ++i)
+    d1[i] = d2[i] = (int16_t)(-1000 - i);
+  ref_qg_widen_rows(src + offset, rows, width, is_signed, zp, d1 + PAD, step);
+  ref_qg_widen_rows_portable(src + offset, rows, width, is_signed, zp, d2 + PAD, step);
+  for (i = 0; i < (int)(sizeof d1 / sizeof *d1); ++i) {
+    const int at = i - PAD, row = at >= 0 ? at / step : -1, col = at >= 0 ? at % step : -1;
+    const unsigned char x =
+        row >= 0 && row < rows && col < width ? src[offset + row * width + col] : 0;
+    const int32_t want = row >= 0 && row < rows && col < width
+                             ? (is_signed ? (int32_t)(int8_t)x : (int32_t)x) - zp
+                             : -1000 - i;
+    CHECK(d1[i] == want && d2[i] == want,
+          "widen_rows: %d rows of %d at %d, %s: value %d is %d and %d, not %d", rows, width, offset,
+          is_signed ? "int8" : "uint8", i, d1[i], d2[i], (int)want);
+  }
+}
+
 /* A lean block built both ways (ref_qg_lean_block_unit from a 1 x 1 window's runs, and
  * ref_qg_lean_place of each pixel's staged column), and a lean column (ref_qg_lean_column_unit
  * from contiguous values, ref_qg_lean_place of one column), the target's and the portable code,
@@ -634,8 +662,11 @@ int main(void) {
     int mode, nrows, kw, dil, stride, is_signed;
     for (n = 0; n <= 21; ++n)
       for (is_signed = 0; is_signed < 2; ++is_signed) {
-        for (offset = 0; offset < 4; ++offset)
+        for (offset = 0; offset < 4; ++offset) {
           widen_case(n, offset, is_signed);
+          for (mode = 1; mode <= 4; ++mode)
+            widen_rows_case(mode, (int)n, (int)offset, is_signed);
+        }
         block_case(n, is_signed);
       }
     for (mode = 0; mode < 6; ++mode) {
