@@ -233,6 +233,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
     ref_release_held(comp->values[i]);
     if (!comp->static_ids)
       ref_free((void *)comp->values[i]->id);
+    ref_free((void *)comp->values[i]->bounds);
     ref_free(comp->values[i]);
   }
   for (i = 0; i < comp->num_nodes; ++i) {
@@ -735,7 +736,7 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
 void *ref_value_data(odla_context ctx, odla_value v) {
   if (v->view_of) {
     unsigned char *base = (unsigned char *)ref_value_data(ctx, v->view_of);
-    return base ? base + v->view_offset : NULL;
+    return base ? base + v->offset : NULL;
   }
   switch (v->kind) {
   case REF_ARGUMENT:

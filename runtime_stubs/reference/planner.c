@@ -197,7 +197,7 @@ void ref_plan_views(odla_computation comp) {
         (in->kind != REF_ARGUMENT && !in->view_of))
       continue;
     out->view_of = in->view_of ? in->view_of : in;
-    out->view_offset = (in->view_of ? in->view_offset : 0) + n->view_offset;
+    out->offset = (in->view_of ? in->offset : 0) + n->view_offset;
   }
 }
 
@@ -238,12 +238,9 @@ static void ref_plan_inplace(odla_computation comp) {
 }
 
 size_t ref_plan(odla_computation comp) {
-  int i, k, n = 0;
+  int i, k, n = 0, count = 1;
   size_t arena;
-  ref_buffer *bufs =
-      (ref_buffer *)ref_calloc((size_t)(comp->num_values + comp->num_nodes + 1), sizeof *bufs);
-  if (!bufs)
-    return (size_t)-1;
+  ref_buffer *bufs;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
     v->first_use = v->last_use = v->node ? v->node->index : -1;
@@ -258,6 +255,14 @@ size_t ref_plan(odla_computation comp) {
   ref_plan_regions(comp); /* loop bodies run repeatedly: see ops_control_flow.c */
   ref_plan_views(comp);
   ref_plan_inplace(comp);
+  /* The list holds the buffers there are (on a microcontroller it is part of the build's
+     peak memory): the values' own buffers and the nodes' scratch. */
+  for (i = 0; i < comp->num_values; ++i)
+    count += ref_in_arena(comp->values[i]) && !comp->values[i]->shares;
+  for (i = 0; i < comp->num_nodes; ++i)
+    count += comp->nodes[i]->scratch_bytes != 0;
+  if (!(bufs = (ref_buffer *)ref_calloc((size_t)count, sizeof *bufs)))
+    return (size_t)-1;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
     if (!ref_in_arena(v) || v->shares)

@@ -118,16 +118,16 @@ struct _odla_value {
   size_t offset;
   int first_use, last_use;
   odla_value shares;
-  /* A result whose bytes are an argument's, from view_offset on (ref_plan_views): no buffer of
+  /* A result whose bytes are an argument's, from `offset` on (ref_plan_views): no buffer of
    * its own, and its node runs nothing. */
   odla_value view_of;
-  size_t view_offset;
   /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` (below)
    * after odla_ReleaseValue. */
   void *held;
   /* odla_SetInputValueInfo (runtime_shapes.c): the caller's per-element bounds of an
-   * argument's data, checked before each execution, or NULL. */
-  const void *min_value, *max_value;
+   * argument's data, checked before each execution: minimum and maximum (each may be NULL), in
+   * a block of their own (few values have them), or NULL. */
+  const void **bounds;
   unsigned char kind; /* a ref_value_kind */
   unsigned char is_output, released;
   /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes

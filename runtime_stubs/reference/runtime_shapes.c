@@ -235,10 +235,12 @@ odla_status odla_SetInputValueInfo(odla_value value, odla_item_type type,
                "argument '%s': bounds on %s values are not supported", value->id, ref_type_name(t));
     return ODLA_INVALID_PARAM;
   }
-  if (type == ODLA_MIN_VALUE)
-    value->min_value = value_input;
-  else
-    value->max_value = value_input;
+  if (!value->bounds && !(value->bounds = (const void **)ref_calloc(2, sizeof *value->bounds))) {
+    ref_report(ODLA_LOG_LEVEL_ERROR, "SetInputValueInfo", "argument '%s': out of memory",
+               value->id);
+    return ODLA_MEM_ERROR;
+  }
+  value->bounds[type == ODLA_MIN_VALUE ? 0 : 1] = value_input;
   return ODLA_SUCCESS;
 }
 
@@ -278,23 +280,24 @@ static odla_status ref_check_value_bounds(odla_computation comp, odla_context ct
     odla_value v = comp->values[i];
     const void *data;
     int64_t count, total, k;
-    if (v->kind != REF_ARGUMENT || (!v->min_value && !v->max_value))
+    const void *min_value, *max_value;
+    if (v->kind != REF_ARGUMENT || !v->bounds || (!v->bounds[0] && !v->bounds[1]))
       continue;
+    min_value = v->bounds[0];
+    max_value = v->bounds[1];
     data = ref_value_data(ctx, v);
     count = ref_count(&v->type.shape);
     total = rows == batch ? count : count / batch * rows;
     for (k = 0; k < total; ++k) {
       double x = ref_element(v->type.element_type, data, k);
       const void *bad =
-          v->min_value && x < ref_element(v->type.element_type, v->min_value, k % count)
-              ? v->min_value
-          : v->max_value && x > ref_element(v->type.element_type, v->max_value, k % count)
-              ? v->max_value
-              : NULL;
+          min_value && x < ref_element(v->type.element_type, min_value, k % count)   ? min_value
+          : max_value && x > ref_element(v->type.element_type, max_value, k % count) ? max_value
+                                                                                     : NULL;
       if (bad) {
         ref_report(ODLA_LOG_LEVEL_ERROR, "ExecuteComputation",
                    "argument '%s' element %lld is %g, %s its ODLA_%s_VALUE %g", v->id, (long long)k,
-                   x, bad == v->min_value ? "below" : "above", bad == v->min_value ? "MIN" : "MAX",
+                   x, bad == min_value ? "below" : "above", bad == min_value ? "MIN" : "MAX",
                    ref_element(v->type.element_type, bad, k % count));
         return ODLA_INVALID_PARAM;
       }
