@@ -732,10 +732,12 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
   return ODLA_SUCCESS;
 }
 
-/* Where a value's data lives during an execution of `comp` on `ctx`. */
+/* Where a value's data lives during an execution of `comp` on `ctx`. A view's bytes are its
+ * argument's from its offset on (ref_plan_views points a view at the argument itself, never at
+ * another view: no recursion, which the footprint table's stack bound could not follow). */
 void *ref_value_data(odla_context ctx, odla_value v) {
   if (v->view_of) {
-    unsigned char *base = (unsigned char *)ref_value_data(ctx, v->view_of);
+    unsigned char *base = (unsigned char *)ref_lookup(ctx->args, ctx->num_args, v->view_of->id);
     return base ? base + v->offset : NULL;
   }
   switch (v->kind) {
