@@ -8,6 +8,9 @@ test_new_ops.py):
   shorter than the kernel, one-row maps, a channel multiplier of 2, no bias, batch 2, float16,
   and the cases it leaves to the row loop (dilation 2, unequal strides); 24 and 72 channels
   (no multiple of 16: on libodla_dnnl, oneDNN's blocked layouts padded);
+- a 72-channel depthwise Conv whose result a [1, 72, 1, 1] scale multiplies (MobileNetV3's
+  squeeze-excite shape: on libodla_dnnl the product of a padded blocked layout, which oneDNN
+  would run on its reference kernel and the backend leaves to its own);
 - AveragePool whose window is the whole map (GlobalAveragePool and AveragePool with
   kernel = map, the reference backend's sixteen-sum kernel) over 1-D, 2-D and 3-D maps, one
   cell and 16 x 16 + 3 cells, beside a padded window that keeps the general loop.
@@ -18,7 +21,7 @@ import os
 import sys
 
 import numpy as np
-from onnx import helper
+from onnx import helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_new_ops as base  # noqa: E402  (the model and folder helpers, the runner call)
@@ -100,6 +103,22 @@ def depthwise_cases():
                                [("y", y.astype(dtype))], weights)
 
 
+def channel_scale_cases():
+    x, w, b = floats(1, 72, 9, 9), floats(72, 1, 3, 3), floats(72)
+    s = floats(1, 72, 1, 1)
+    y = conv2d(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 72, (1, 1),
+               (1, 1, 1, 1), (1, 1)) * s.astype(np.float64)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=72, kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["c", "s"], ["y"])]
+    graph = helper.make_graph(nodes, "conv_depthwise_channel_scale", [base.vi("x", x)],
+                              [base.vi("y", y.astype(np.float32))],
+                              [numpy_helper.from_array(v, k)
+                               for k, v in (("w", w), ("b", b), ("s", s))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    yield "conv_depthwise_channel_scale", model, [x], [y.astype(np.float32)]
+
+
 def pooling_cases():
     for name, shape in (("1d", (2, 3, 35)), ("2d", (1, 4, 16, 19)), ("3d", (1, 2, 3, 4, 5)),
                         ("one_cell", (1, 5, 1, 1)), ("2d_large", (1, 2, 56, 56))):
@@ -126,7 +145,7 @@ def pooling_cases():
 
 
 def main():
-    base.run_cases((depthwise_cases, pooling_cases), "conv-kernel")
+    base.run_cases((depthwise_cases, channel_scale_cases, pooling_cases), "conv-kernel")
 
 
 if __name__ == "__main__":
