@@ -60,6 +60,22 @@ memory::dims rowMajor(const memory::dims &dims) {
 
 size_t alignUp(size_t n) { return (n + REF_ALIGN - 1) / REF_ALIGN * REF_ALIGN; }
 
+/* Weights of 2 MiB and more (a transformer's matrices) start at a 2 MiB boundary and ask for
+ * transparent huge pages (where the kernel grants them on request, Debian's default): a decoder
+ * step streams all its weights once, and with 4 KiB pages every 4 KiB of them costs a TLB miss
+ * (GPT-2-sized decoder, one token: ~4% faster on one thread, measured A/B). */
+std::shared_ptr<void> alignedBuffer(size_t bytes) {
+  const size_t huge = size_t{2} << 20;
+  void *buf = nullptr;
+  if (posix_memalign(&buf, bytes >= huge ? huge : REF_ALIGN, alignUp(bytes)) != 0)
+    throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (bytes >= huge)
+    madvise(buf, bytes / huge * huge, MADV_HUGEPAGE); /* advice: refused, the pages are small */
+#endif
+  return std::shared_ptr<void>(buf, std::free);
+}
+
 namespace {
 
 using Desc = memory::desc;
@@ -123,22 +139,6 @@ struct SharedReorder {
 };
 std::mutex g_reorders_mutex;
 std::vector<SharedReorder> g_reorders;
-
-/* Weights of 2 MiB and more (a transformer's matrices) start at a 2 MiB boundary and ask for
- * transparent huge pages (where the kernel grants them on request, Debian's default): a decoder
- * step streams all its weights once, and with 4 KiB pages every 4 KiB of them costs a TLB miss
- * (GPT-2-sized decoder, one token: ~4% faster on one thread, measured A/B). */
-std::shared_ptr<void> alignedBuffer(size_t bytes) {
-  const size_t huge = size_t{2} << 20;
-  void *buf = nullptr;
-  if (posix_memalign(&buf, bytes >= huge ? huge : REF_ALIGN, alignUp(bytes)) != 0)
-    throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  if (bytes >= huge)
-    madvise(buf, bytes / huge * huge, MADV_HUGEPAGE); /* advice: refused, the pages are small */
-#endif
-  return std::shared_ptr<void>(buf, std::free);
-}
 
 std::shared_ptr<void> sharedReorder(const void *src, const Desc &from, const Desc &md) {
   std::lock_guard<std::mutex> lock(g_reorders_mutex);
@@ -225,6 +225,22 @@ odla_status nodeRun(const ref_node *node, const ref_io *io) {
   return ODLA_SUCCESS;
 }
 
+/* A row product's node kernel (Compiler::lowerRowProduct): the packed weights it holds. */
+struct RowKernel : NodeKernel {
+  std::shared_ptr<void> panels;
+  RowProduct p;
+  bool residual = false;
+};
+
+odla_status rowKernelRun(const ref_node *node, const ref_io *io) {
+  const auto &k = kernelOf<RowKernel>(node);
+  rowProduct(k.p, static_cast<const float *>(io->in[0]),
+             k.p.bias_count ? static_cast<const float *>(io->in[1]) : nullptr,
+             k.residual ? static_cast<const float *>(io->in[2]) : nullptr,
+             static_cast<float *>(io->out[0]));
+  return ODLA_SUCCESS;
+}
+
 Desc plainDesc(const memory::dims &dims, memory::data_type dt = memory::data_type::f32) {
   return Desc(dims, dt, rowMajor(dims));
 }
@@ -256,9 +272,10 @@ constexpr memory::dim kSmallProduct = memory::dim{1} << 16;
 
 /* A product of fewer multiply-adds, and an elementwise op of fewer elements, runs on one
  * thread: its primitive is made and executed under a one-thread OpenMP scope (Step::one_thread),
- * as a second thread's fork and join cost more than it takes over (a GPT-2 step at 2 threads:
- * the 768 x 768 product of one row 0.069 ms against 0.061 at 1, the Gelu of 3072 elements 0.010
- * against 0.002 ms). */
+ * as a second thread's fork and join cost more than it takes over (a GPT-2 step at 2 threads,
+ * when oneDNN still ran its products of one row: the 768 x 768 one 0.069 ms against 0.061 at 1,
+ * the Gelu of 3072 elements 0.010 against 0.002 ms). Products of one row by constant weights
+ * are rowproduct.cpp's, which splits from 2^16 weights up. */
 constexpr memory::dim kOneThreadProduct = memory::dim{1} << 20;
 constexpr memory::dim kOneThreadElements = memory::dim{1} << 16;
 
@@ -750,6 +767,9 @@ private:
                       k = as.dims[r.trans_a ? 0 : 1];
     if (smallStaysReference(m * nn * k, kSmallProduct))
       return false;
+    if (m == 1 && r.weights->kind == REF_CONSTANT && rowProductAvailable() &&
+        (r.act == ODLA_EXT_FUSED_NONE || r.act == ODLA_EXT_FUSED_RELU))
+      return lowerRowProduct(n, r, y, k, nn);
     const auto f32 = memory::data_type::f32;
     Desc src_md({m, k}, f32, r.trans_a ? memory::dims{1, m} : memory::dims{k, 1});
     Desc wview({k, nn}, f32, r.trans_b ? memory::dims{1, k} : memory::dims{nn, 1});
@@ -787,6 +807,37 @@ private:
       step->args.push_back({DNNL_ARG_BIAS, false, 2, bias_md});
     }
     finish(n, r, y, ins, std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* A Gemm of one row by constant weights (a decoder step's): rowproduct.cpp's kernel on the
+   * weights packed into its panels, the bias, residual and ReLU in the same pass. Operands:
+   * the row, the bias (scaled by beta), the residual (its buffer may become the result's). */
+  bool lowerRowProduct(ref_node *n, const OpRecord &r, odla_value y, memory::dim k,
+                       memory::dim nn) {
+    auto kernel = std::unique_ptr<RowKernel>(new RowKernel);
+    kernel->panels = rowPanels(static_cast<const float *>(r.weights->data), k, nn, r.trans_b);
+    kernel->p.panels = static_cast<const float *>(kernel->panels.get());
+    kernel->p.k = k;
+    kernel->p.n = nn;
+    kernel->p.alpha = r.alpha;
+    kernel->p.relu = r.act == ODLA_EXT_FUSED_RELU;
+    std::vector<odla_value> ins = {convert(r.input, plainDesc(r.input)), nullptr, nullptr};
+    if (r.bias) {
+      kernel->p.bias_count = ref_count(&r.bias->type.shape);
+      ins[1] = r.beta != 1.0f ? scaledConstant(r.bias, r.beta) : convert(r.bias, plainDesc(r.bias));
+    }
+    if (r.residual) {
+      kernel->residual = true;
+      ins[2] = convert(r.residual, plainDesc(r.residual));
+      inplace_.emplace_back(n, 2); /* each column's residual is read before it is written */
+    }
+    setOperands(n, ins, {y});
+    if (r.epilogue)
+      n->op = "ExtGemm";
+    install(n, kernel.get(), rowKernelRun, 0);
+    st_.kernels.push_back(std::move(kernel));
+    order_.push_back(n);
     return true;
   }
 

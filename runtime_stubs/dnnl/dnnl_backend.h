@@ -113,11 +113,17 @@ struct OpRecord {
  * feeding the epilogue that produces `result`). A NULL result records nothing. */
 void recordOp(odla_value result, OpRecord rec, bool fused);
 
-/* A kernel object that transformer.cpp gave a node in place of its reference kernel (the
- * node's params point at it); the compile state owns it. */
+/* A kernel object that transformer.cpp or compile.cpp's row products gave a node in place of
+ * its reference kernel (the node's params point at it); the compile state owns it. */
 struct NodeKernel {
   virtual ~NodeKernel() = default;
 };
+/* Makes k node n's kernel: its params point at k, run runs it (the profiler names the node
+ * "OP(dnnl)"), with `scratch` bytes of the node's scratch (transformer.cpp). */
+void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch);
+template <class K> const K &kernelOf(const ref_node *n) {
+  return *static_cast<const K *>(*static_cast<NodeKernel *const *>(n->params));
+}
 /* transformer.cpp, before the lowering in compile.cpp: gives the recorded ExtLayerNorm and
  * ExtAttention nodes oneDNN kernels over plain row-major operands (so compile.cpp treats
  * them as reference nodes), an attention reading and writing through the Transposes around
@@ -194,6 +200,28 @@ void swishInPlace(float *x, size_t n);
  * also writing each channel's mean over its positions to mean (blocks x 16 floats): a global
  * average pool of the result in nChw16c. */
 void swishPoolInPlace(float *x, float *mean, size_t blocks, size_t hw);
+
+/* rowproduct.cpp: the product of one row by constant float32 weights on AVX-512, a decoder
+ * step's Gemm: y = alpha x W (+ bias: bias_count 1 or n floats) (+ residual), then a ReLU where
+ * relu; W k x n packed by rowPanels into 64-column panels. rowProduct runs on the current
+ * OpenMP thread count; rowProductAvailable says whether the CPU has AVX-512 (elsewhere oneDNN
+ * runs these products). rowPanels packs w (k x n, or n x k with trans_b) once a process for
+ * the computations that hold the result at the same time. */
+struct RowProduct {
+  const float *panels = nullptr;
+  int64_t k = 0, n = 0;
+  float alpha = 1.0f;
+  int64_t bias_count = 0;
+  bool relu = false;
+};
+bool rowProductAvailable();
+std::shared_ptr<void> rowPanels(const float *w, int64_t k, int64_t n, bool trans_b);
+void rowProduct(const RowProduct &p, const float *x, const float *bias, const float *residual,
+                float *y);
+
+/* `bytes` of memory at REF_ALIGN, or at 2 MiB on transparent huge pages from 2 MiB on
+ * (compile.cpp). */
+std::shared_ptr<void> alignedBuffer(size_t bytes);
 
 /* The CPU engine every primitive is created on, and the calling thread's stream on it. */
 dnnl::engine &cpuEngine();

@@ -19,16 +19,6 @@
 #include <utility>
 
 namespace odla_dnnl {
-namespace {
-
-using dnnl::memory;
-using Desc = memory::desc;
-
-/* Node kernels: the node's params hold a pointer to its Kernel, owned by the computation's
- * compile state (see NodeKernel). */
-template <class K> const K &kernelOf(const ref_node *n) {
-  return *static_cast<const K *>(*static_cast<NodeKernel *const *>(n->params));
-}
 
 void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
   // NOLINTNEXTLINE(bugprone-sizeof-expression): the params hold a pointer to the kernel
@@ -43,6 +33,11 @@ void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
   n->engine = "dnnl";
   n->scratch_bytes = scratch;
 }
+
+namespace {
+
+using dnnl::memory;
+using Desc = memory::desc;
 
 memory mem(const Desc &md, const void *data) {
   return memory(md, cpuEngine(), const_cast<void *>(data));

@@ -270,11 +270,13 @@ class SymbolicDimsTest(unittest.TestCase):
     def test_decoder_tokens_equal_torch(self):
         # examples/generate: gpt.py's decoder (random weights) with its key/value cache in and
         # out, compiled with --dim T=32 --dim P=0..32; generate.c's greedy tokens from a prompt
-        # (P = 0, then T = 1 with the cache fed back) equal PyTorch's.
+        # (P = 0, then T = 1 with the cache fed back) equal PyTorch's. 128 wide, so that on
+        # libodla_dnnl the MLP's products (128 x 512, 512 x 128 with the residual) are large
+        # enough to leave the reference kernel: one row each at T = 1 (rowproduct.cpp).
         sys.path.insert(0, os.path.join(EXAMPLES, "generate"))
         from gpt import GPT
         torch.manual_seed(0)
-        model = GPT(65).eval()
+        model = GPT(65, d=128).eval()
         prompt, steps = [1, 2, 3, 4, 5], 28  # the last run sees P = 32, the most
         want = model.generate(prompt, steps)
         with tempfile.TemporaryDirectory() as work:
@@ -284,7 +286,7 @@ class SymbolicDimsTest(unittest.TestCase):
             with open(vocab, "wb") as f:
                 f.write(bytes(range(40, 40 + 65)))
             got = self.generate(work, path, vocab, bytes(40 + i for i in prompt).decode(), steps,
-                                "--dim", "T=32", "--dim", "P=0..32")
+                                "--dim", "T=32", "--dim", "P=0..32", "--weights=c")
             self.assertEqual(got, want)
             # The computation in stages: a step (T held, P one more) builds again only those of
             # the cache, and each layer's present keys go straight into the output.
