@@ -47,15 +47,15 @@ TARGET = 0.9
 # Below the table: what the figures say (written with the measurements of 2026-12-05, AMD EPYC).
 NOTE = ("\nWhat limits odlac here: a step builds again only the stages of the cache (the past's "
         "Gather, read in place, the Concat with the new keys and values, written straight into "
-        "the present output, the attention and its mask: 13 of 26 stages for GPT-2); the rest is "
-        "the products of one row, which stream GPT-2's 494 MB of weights a token: 96% of a step "
-        "in the device profiler, at 47-49 GB/s at two threads (the probe: 51) and 39-41 GB/s at "
-        "one (the probe: 42). So odlac+dnnl ran at 1.12x-1.22x of the floor, ONNX Runtime at "
-        "1.19x-1.60x. At two threads, contexts 32 and 128, 0.9x of ONNX Runtime needed odlac "
-        "within 1.10x-1.14x of the floor; it ran at 1.15x (0.91x and 0.93x; the run before this "
-        "one measured 0.81x and 0.87x). The shared machine's bandwidth itself moved: the probe "
-        "read 47-52 GB/s at two threads in most rounds and 83-85 GB/s in two, in which both "
-        "engines took 7.8-8.1 ms a token.\n")
+        "the present output, the attention and its mask: 13 of 26 stages for GPT-2, about 0.4 ms "
+        "of a step); the rest is the products of one row, which stream GPT-2's 494 MB of weights "
+        "a token on libodla_dnnl's own kernel (docs/backends.md, \"Products of one row\": 51.7 "
+        "GB/s at two threads where oneDNN's matmul streamed 45.3). So odlac+dnnl ran at "
+        "1.00x-1.14x of the floor, ONNX Runtime at 1.13x-1.68x. At two threads, contexts 32 and "
+        "128, 0.9x of ONNX Runtime needed odlac within 1.02x and 1.09x of the floor; it ran at "
+        "1.00x and 1.03x. The shared machine's bandwidth moves under both engines (the probe read "
+        "40-50 GB/s at two threads in most rounds, 81 GB/s in one): another run the same day "
+        "measured 0.74x/0.87x/0.67x at two threads and 0.81x/0.76x/0.72x at one.\n")
 
 # The harness: argv CONTEXT TOKENS; prints one line "ms <step ms>..." of the TOKENS steps.
 HARNESS = r"""
