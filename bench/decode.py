@@ -31,6 +31,7 @@ usage: PY bench/decode.py [--build DIR] [--models gpt2,chargpt] [--contexts 32,1
 with PY the project venv's python (scripts/install-deps.sh venv-path)."""
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -307,8 +308,11 @@ def main():
     args.contexts = [int(c) for c in args.contexts.split(",")]
     args.threads = [int(t) for t in args.threads.split(",")]
     bench = Bench(args)
-    for m in args.models.split(","):
-        bench.bench_model(m)
+    try:
+        for m in args.models.split(","):
+            bench.bench_model(m)
+    finally:
+        shutil.rmtree(bench.work, ignore_errors=True)  # the models' builds: 2.5 GB
     print(bench.table())
     bench.write()
 
