@@ -238,59 +238,47 @@ REF_HOT static void ref_init_c(float beta, const float *row_bias, int64_t m, int
 
 /* C += alpha * op(A) * op(B) for one row of A over a dense B, without packing: what ref_sgemm
  * and ref_sgemm_mt compute when given no packing scratch (pack NULL), which products of one
- * row get (ref_mm_layout): packing B, read once, would cost more than the product. B is
- * streamed in its memory order. Over a transposed B (a PyTorch Linear's weights) the sums are
- * grouped as the packed kernel's; over an untransposed one each element of C accumulates its
- * column of B scaled by A's row in depth order. */
+ * row get (ref_mm_layout): packing B, read once, would cost more than the product (most of
+ * EfficientNet-B0's 1280 x 1000 classifier, transposed: 0.92 ms packed at 1 thread). B is
+ * streamed in its memory order. With B transposed (a PyTorch Linear's weights) each element
+ * is a dot product along a row of B in 8 partial sums the compiler vectorizes; untransposed,
+ * each element of C accumulates its column of B scaled by A's row in depth order. The sums
+ * are in another order than the packed kernel's. */
 #define REF_SGEMV_COLUMNS 2048 /* 8 KiB of C */
 REF_HOT static void ref_sgemv(int trans_a, int trans_b, int64_t n, int64_t k, float alpha,
                               const float *a, int64_t lda, const float *b, int64_t ldb, float *c) {
   int64_t j, j0, p;
   if (trans_b) {
-    /* Each element a dot product along a row of B, eight rows at a time (eight sequential
-       streams), grouped as the packed kernel groups its sums: one from zero over each KC-deep
-       block of the depth, then C += alpha * it (one sum over the whole depth put ResNet-50's
-       logits 1.2e-4 from -O0's in tests/zoo; EfficientNet-B0's logits are within 4e-8 of the
-       packed kernel's). Packing B cost a pass over B more: EfficientNet-B0's 1280 x 1000
-       classifier took 0.92 ms packed, 0.21 ms so. */
-    int64_t p0, p1;
-    for (j = 0; j + 8 <= n; j += 8) {
-      const float *b0 = b + j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-      const float *b4 = b3 + ldb, *b5 = b4 + ldb, *b6 = b5 + ldb, *b7 = b6 + ldb;
-      for (p0 = 0; p0 < k; p0 = p1) {
-        /* the sums as variables: registers, where an array may stay in memory */
-        float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-        p1 = k - p0 < KC ? k : p0 + KC;
-        for (p = p0; p < p1; ++p) {
-          const float ap = a[trans_a ? p * lda : p];
-          s0 += ap * b0[p];
-          s1 += ap * b1[p];
-          s2 += ap * b2[p];
-          s3 += ap * b3[p];
-          s4 += ap * b4[p];
-          s5 += ap * b5[p];
-          s6 += ap * b6[p];
-          s7 += ap * b7[p];
-        }
-        c[j] += alpha * s0;
-        c[j + 1] += alpha * s1;
-        c[j + 2] += alpha * s2;
-        c[j + 3] += alpha * s3;
-        c[j + 4] += alpha * s4;
-        c[j + 5] += alpha * s5;
-        c[j + 6] += alpha * s6;
-        c[j + 7] += alpha * s7;
-      }
-    }
-    for (; j < n; ++j) {
+    for (j = 0; j < n; ++j) {
       const float *bj = b + j * ldb;
-      for (p0 = 0; p0 < k; p0 = p1) {
-        float sj = 0;
-        p1 = k - p0 < KC ? k : p0 + KC;
-        for (p = p0; p < p1; ++p)
-          sj += a[trans_a ? p * lda : p] * bj[p];
-        c[j] += alpha * sj;
+      /* the partial sums as variables: registers, where an array may stay in memory */
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0, sum = 0;
+      if (!trans_a) {
+        for (p = 0; p + 8 <= k; p += 8) {
+          s0 += a[p] * bj[p];
+          s1 += a[p + 1] * bj[p + 1];
+          s2 += a[p + 2] * bj[p + 2];
+          s3 += a[p + 3] * bj[p + 3];
+          s4 += a[p + 4] * bj[p + 4];
+          s5 += a[p + 5] * bj[p + 5];
+          s6 += a[p + 6] * bj[p + 6];
+          s7 += a[p + 7] * bj[p + 7];
+        }
+        for (; p < k; ++p)
+          sum += a[p] * bj[p];
+      } else {
+        for (p = 0; p < k; ++p)
+          sum += a[p * lda] * bj[p];
       }
+      sum += s0;
+      sum += s1;
+      sum += s2;
+      sum += s3;
+      sum += s4;
+      sum += s5;
+      sum += s6;
+      sum += s7;
+      c[j] += alpha * sum;
     }
     return;
   }
