@@ -50,13 +50,15 @@ NOTE = ("\nWhat limits odlac here: a step builds again only the stages of the ca
         "Gather, read in place, the Concat with the new keys and values, written straight into "
         "the present output, the attention and its mask: 13 of 26 stages for GPT-2, about 0.4 ms "
         "of a step); the rest is the products of one row, which stream GPT-2's 494 MB of weights "
-        "a token on libodla_dnnl's own kernel (docs/backends.md, \"Products of one row\": 51.7 "
-        "GB/s at two threads where oneDNN's matmul streamed 45.3). So odlac+dnnl ran at "
-        "1.00x-1.14x of the floor, ONNX Runtime at 1.13x-1.68x. At two threads, contexts 32 and "
-        "128, 0.9x of ONNX Runtime needed odlac within 1.02x and 1.09x of the floor; it ran at "
-        "1.00x and 1.03x. The shared machine's bandwidth moves under both engines (the probe read "
-        "40-50 GB/s at two threads in most rounds, 81 GB/s in one): another run the same day "
-        "measured 0.74x/0.87x/0.67x at two threads and 0.81x/0.76x/0.72x at one.\n")
+        "a token, on libodla_dnnl's own kernel (docs/backends.md, \"Products of one row\": 51.7 "
+        "GB/s at two threads where oneDNN's matmul streamed 45.3) and on the reference backend's "
+        "B read in place in its memory order. So odlac+dnnl ran at 1.05x-1.16x of the floor, the "
+        "reference backend at 1.26x-1.32x, ONNX Runtime at 1.19x-1.57x. At two threads, contexts "
+        "32 and 128, 0.9x of ONNX Runtime needed odlac within 1.07x and 1.13x of the floor; it ran "
+        "at 1.05x and 1.07x. The shared machine's bandwidth moves under every engine (the probe "
+        "read 41-85 GB/s over the day); two other runs the same day, before the reference "
+        "backend's change, measured odlac+dnnl at 0.88x/0.85x/0.75x and 0.74x/0.87x/0.67x at two "
+        "threads.\n")
 
 # The harness: argv CONTEXT TOKENS; prints one line "ms <step ms>..." of the TOKENS steps.
 HARNESS = r"""
