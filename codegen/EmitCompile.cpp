@@ -408,10 +408,15 @@ void sources(const Emitter &e, std::vector<GeneratedFile> &files) {
     parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_LEAST_MEMORY, "
                           "(odla_item_value)&" +
                           n + "_least_memory_)");
-  if (e.noHeap())
+  if (e.noHeap()) {
     parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_STATIC_IDS, "
                           "(odla_item_value)&" +
                           n + "_static_ids_)");
+    // The arena's room, which no context uses until NAME_create_in has compiled (its
+    // odla_ExtGetArenaBytes compiles at the latest), holds compiling's temporaries.
+    parts.steps.push_back("odla_SetComputationItem(inst->comp, ODLA_EXT_ITEM_COMPILE_SCRATCH, "
+                          "(odla_item_value)&arena)");
+  }
   parts.steps.push_back(n + "_build(" + (e.bin() ? "inst->weights" : "") + ")");
   if (batch)
     parts.steps.push_back(n + "_batch_items(inst->comp)");

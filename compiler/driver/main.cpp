@@ -374,7 +374,8 @@ static int run(int argc, char **argv) {
   facts.arenaBytes = plan->arenaBytes;
   codegenFacts.arenaBytes = plan->arenaBytes;
   if (opts->codegen.noHeap) {
-    auto structures = referenceStructureBytes(**graph, target, opts->codegen.leastMemory);
+    auto structures =
+        referenceStructureBytes(**graph, target, opts->codegen.leastMemory, plan->arenaBytes);
     if (!structures)
       return fail(structures.status());
     codegenFacts.structureBytes = *structures;

@@ -113,8 +113,11 @@ Expected<uint64_t> referenceArenaBytes(const Graph &g, const Target &target, boo
 // The calls of one --no-heap instance in a region of `bytes`: its peak, or 0 where the region
 // is too small (a builder or binding then fails), or an error.
 static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bool leastMemory,
-                                        size_t bytes) {
+                                        uint64_t arenaBytes, size_t bytes) {
   std::vector<unsigned char> region(bytes);
+  // The instance's arena, the scratch of compiling (ODLA_EXT_ITEM_COMPILE_SCRATCH) as in the code.
+  std::vector<unsigned char> arenaRoom(static_cast<size_t>(arenaBytes));
+  odla_ext_arena scratch = {arenaRoom.data(), arenaRoom.size()};
   if (odla_ExtSetMemory(region.data(), bytes) != ODLA_SUCCESS)
     return Status::error("internal: the reference backend refuses a memory region");
   odla_computation comp = nullptr;
@@ -124,6 +127,7 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bo
   odla_status s = odla_CreateComputation(&comp);
   if (s == ODLA_SUCCESS) {
     lower::DirectSink sink;
+    odla_SetComputationItem(comp, ODLA_EXT_ITEM_COMPILE_SCRATCH, (odla_item_value)&scratch);
     build(g, target, leastMemory, comp, sink);
     full = !sink.firstError().empty(); // the plan built: only the region can be too small
     if (!full)
@@ -163,9 +167,10 @@ static Expected<uint64_t> structurePeak(const Graph &g, const Target &target, bo
   return static_cast<uint64_t>(peak);
 }
 
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory) {
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory,
+                                           uint64_t arenaBytes) {
   for (size_t bytes = size_t{1} << 20; bytes <= (size_t{1} << 36); bytes *= 4) {
-    auto peak = structurePeak(g, target, leastMemory, bytes);
+    auto peak = structurePeak(g, target, leastMemory, arenaBytes, bytes);
     if (!peak || *peak)
       return peak;
   }

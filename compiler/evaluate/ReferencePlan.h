@@ -39,8 +39,10 @@ Expected<MemoryPlan> referenceMemoryPlan(const Graph &g, const Target &target = 
 // --no-heap: the bytes of the reference backend's own structures for one instance of the code
 // generated for `target` (computation, values, nodes and their parameters, executable, context,
 // the ports' bindings; not the arena), measured by making those calls in a memory region
-// (odla_ext_memory.h) on this 64-bit host: at least what a 32-bit target needs.
-Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory);
+// (odla_ext_memory.h) on this 64-bit host: at least what a 32-bit target needs. As in the code,
+// compiling's temporaries go to an arena of `arenaBytes` (ODLA_EXT_ITEM_COMPILE_SCRATCH).
+Expected<uint64_t> referenceStructureBytes(const Graph &g, const Target &target, bool leastMemory,
+                                           uint64_t arenaBytes);
 
 // Draws the plan as text: one row per buffer with its offset, size and lifetime bar.
 std::string printMemoryPlan(const MemoryPlan &plan);

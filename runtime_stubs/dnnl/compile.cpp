@@ -477,7 +477,7 @@ private:
     }
     std::memcpy(copy, id.c_str(), id.size() + 1);
     v->id = copy; // freed with the computation's values (api.cpp refuses static ids)
-    v->type = like->type;
+    v->type = ref_type_of(like);
     v->kind = kind;
     v->index = comp_->num_values;
     comp_->values[comp_->num_values++] = v;
@@ -1311,7 +1311,7 @@ private:
       b.offset = &n->scratch_offset;
       bufs.push_back(b);
     }
-    size_t arena = ref_plan_buffers(bufs.data(), static_cast<int>(bufs.size()));
+    size_t arena = ref_plan_buffers(bufs.data(), static_cast<int>(bufs.size()), nullptr);
     if (arena == static_cast<size_t>(-1))
       return ODLA_MEM_ERROR;
     for (ref_buffer &b : bufs)

@@ -371,8 +371,8 @@ static odla_value ref_ad_unbroadcast(ref_ad *ad, odla_value dy, odla_value v, do
   for (k = 0; k < v->type.shape.size; ++k)
     axis_of[k] = dy->type.shape.size - v->type.shape.size + k;
   ref_ad_make_map(&dy->type.shape, &v->type.shape, axis_of, scale, &p);
-  return ref_ad_op("GradSum", ref_ad_sum_run, 1, &dy, v->type, ref_ad_id(ad, v, buf, sizeof buf),
-                   &p, sizeof p);
+  return ref_ad_op("GradSum", ref_ad_sum_run, 1, &dy, ref_type_of(v),
+                   ref_ad_id(ad, v, buf, sizeof buf), &p, sizeof p);
 }
 
 /* ---- Gradient rules: each adds the gradients of the node's active operands, given dy, the
@@ -414,8 +414,8 @@ static odla_value ref_ad_relu_grad(ref_ad *ad, odla_value dy, odla_value y, odla
   char buf[512];
   in[0] = dy;
   in[1] = y;
-  return ref_ad_op("ReluGrad", ref_ad_relu_run, 2, in, dy->type, ref_ad_id(ad, x, buf, sizeof buf),
-                   NULL, 0);
+  return ref_ad_op("ReluGrad", ref_ad_relu_run, 2, in, ref_type_of(dy),
+                   ref_ad_id(ad, x, buf, sizeof buf), NULL, 0);
 }
 
 static int ref_ad_relu(ref_ad *ad, odla_value dy) {
@@ -471,16 +471,16 @@ static int ref_ad_conv(ref_ad *ad, odla_value dy) {
       pf[i] = (odla_uint32)p.w.pad[j];
       pb[i] = (odla_uint32)p.w.pad_end[j];
     }
-    ok &=
-        ref_ad_add(ad, x,
-                   odla_DeConv(dy, ODLA_CHANNELS_FIRST, (odla_uint32)p.group, k, ODLA_IOS, st, dil,
-                               pf, pb, NULL, x->type.shape, ref_ad_id(ad, x, buf, sizeof buf)));
+    ok &= ref_ad_add(ad, x,
+                     odla_DeConv(dy, ODLA_CHANNELS_FIRST, (odla_uint32)p.group, k, ODLA_IOS, st,
+                                 dil, pf, pb, NULL, ref_type_of(x).shape,
+                                 ref_ad_id(ad, x, buf, sizeof buf)));
   }
   if (ok && ref_ad_active(ad, k)) {
     in[0] = dy;
     in[1] = x;
     ok &= ref_ad_add(ad, k,
-                     ref_ad_op("ConvKernelGrad", ref_ad_conv_w_run, 2, in, k->type,
+                     ref_ad_op("ConvKernelGrad", ref_ad_conv_w_run, 2, in, ref_type_of(k),
                                ref_ad_id(ad, k, buf, sizeof buf), &p, sizeof p));
   }
   if (ok && ref_ad_active(ad, bias)) { /* dy summed over images and output cells */
@@ -488,7 +488,7 @@ static int ref_ad_conv(ref_ad *ad, odla_value dy) {
     ref_ad_map m;
     ref_ad_make_map(&dy->type.shape, &bias->type.shape, &axis_of, 1.0, &m);
     ok &= ref_ad_add(ad, bias,
-                     ref_ad_op("GradSum", ref_ad_sum_run, 1, &dy, bias->type,
+                     ref_ad_op("GradSum", ref_ad_sum_run, 1, &dy, ref_type_of(bias),
                                ref_ad_id(ad, bias, buf, sizeof buf), &m, sizeof m));
   }
   return ok;
@@ -512,14 +512,15 @@ static int ref_ad_maxpool(ref_ad *ad, odla_value dy) {
   in[0] = dy;
   in[1] = x;
   return ref_ad_add(ad, x,
-                    ref_ad_op("MaxPoolGrad", ref_ad_maxpool_run, 2, in, x->type,
+                    ref_ad_op("MaxPoolGrad", ref_ad_maxpool_run, 2, in, ref_type_of(x),
                               ref_ad_id(ad, x, buf, sizeof buf), &p, sizeof p));
 }
 
 static int ref_ad_reshape(ref_ad *ad, odla_value dy) {
   odla_value x = ad->node->inputs[0];
   char buf[512];
-  return ref_ad_add(ad, x, odla_Reshape(dy, x->type.shape, ref_ad_id(ad, x, buf, sizeof buf)));
+  return ref_ad_add(ad, x,
+                    odla_Reshape(dy, ref_type_of(x).shape, ref_ad_id(ad, x, buf, sizeof buf)));
 }
 
 /* Add, Sub, Mul with numpy broadcasting. */
@@ -554,7 +555,7 @@ static int ref_ad_reduce(ref_ad *ad, odla_value dy) {
   p.large_count = ref_count(&x->type.shape);
   p.small_count = ref_count(&dy->type.shape);
   return ref_ad_add(ad, x,
-                    ref_ad_op("GradExpand", ref_ad_expand_run, 1, &dy, x->type,
+                    ref_ad_op("GradExpand", ref_ad_expand_run, 1, &dy, ref_type_of(x),
                               ref_ad_id(ad, x, buf, sizeof buf), &p, sizeof p));
 }
 
@@ -571,7 +572,7 @@ static int ref_ad_logsoftmax(ref_ad *ad, odla_value dy) {
   in[0] = dy;
   in[1] = n->outputs[0];
   return ref_ad_add(ad, n->inputs[0],
-                    ref_ad_op("LogSoftmaxGrad", ref_ad_logsoftmax_run, 2, in, dy->type,
+                    ref_ad_op("LogSoftmaxGrad", ref_ad_logsoftmax_run, 2, in, ref_type_of(dy),
                               ref_ad_id(ad, n->inputs[0], buf, sizeof buf), &p, sizeof p));
 }
 
@@ -597,8 +598,8 @@ static int ref_ad_nll(ref_ad *ad, odla_value dy) {
   in[2] = n->inputs[2];
   return ref_ad_add(ad, n->inputs[0],
                     ref_ad_op("NegativeLogLikeliHoodLossGrad", ref_ad_nll_run, 3, in,
-                              n->inputs[0]->type, ref_ad_id(ad, n->inputs[0], buf, sizeof buf), &p,
-                              sizeof p));
+                              ref_type_of(n->inputs[0]),
+                              ref_ad_id(ad, n->inputs[0], buf, sizeof buf), &p, sizeof p));
 }
 
 /* The ops with a gradient rule, by the name their nodes carry (ExtGemm and ExtConv: the
@@ -719,8 +720,8 @@ static int ref_ad_outputs(ref_ad *ad) {
                  buf, v->id);
         return 0;
       }
-    g = ref_ad_op("GradOutput", ref_ad_copy_run, 1, &ad->grad[i], v->type, ref_made_id(buf), NULL,
-                  0);
+    g = ref_ad_op("GradOutput", ref_ad_copy_run, 1, &ad->grad[i], ref_type_of(v), ref_made_id(buf),
+                  NULL, 0);
     if (!g)
       return 0;
     g->is_output = 1;
@@ -769,7 +770,8 @@ odla_status odla_DifferentiateComputation(odla_computation computation) {
   loss = ref_ad_prepare(&ad);
   if (loss) {
     ref_snprintf(buf, sizeof buf, "%s:grad", loss->id);
-    seed = ref_ad_op("GradSeed", ref_ad_ones_run, 0, NULL, loss->type, ref_made_id(buf), NULL, 0);
+    seed = ref_ad_op("GradSeed", ref_ad_ones_run, 0, NULL, ref_type_of(loss), ref_made_id(buf),
+                     NULL, 0);
     ad.grad[loss->index] = seed;
     ok = seed != NULL;
     for (i = computation->num_forward_nodes - 1; i >= 0 && ok; --i)

@@ -290,24 +290,43 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
                     "rank 0 to %d, dims >= 0, at most 2^48 bytes)",
                     name, (int)type.element_type, (int)type.shape.size, dims, ODLA_MAX_DIMENSION);
   }
-  if (comp->num_values == comp->cap_values) {
-    int cap = comp->cap_values ? 2 * comp->cap_values : 64;
+  if (comp->num_values == comp->cap_values) { /* by half (on a microcontroller the unused
+                                                  tail is RAM: 66 values took 128 entries) */
+    int cap = comp->cap_values ? comp->cap_values + comp->cap_values / 2 : 16;
     odla_value *vs = (odla_value *)ref_realloc(comp->values, (size_t)cap * sizeof *vs);
     if (!vs)
       return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
     comp->values = vs;
     comp->cap_values = cap;
   }
-  v = (odla_value)ref_calloc(1, sizeof *v);
+  /* the type's dims up to its rank only (ref_type_of) */
+  v = (odla_value)ref_calloc(1, offsetof(struct _odla_value, type.shape.dims) +
+                                    (size_t)type.shape.size * sizeof type.shape.dims[0]);
   if (!v || !(v->id = comp->static_ids ? name : ref_strdup(name))) {
     ref_free(v);
     return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
   }
-  v->type = type;
+  memcpy(&v->type, &type,
+         offsetof(odla_value_type, shape.dims) +
+             (size_t)type.shape.size * sizeof type.shape.dims[0]);
   v->kind = kind;
   v->index = comp->num_values;
   comp->values[comp->num_values++] = v;
   return v;
+}
+
+odla_value_shape ref_shape_copy(const odla_value_shape *s) {
+  odla_value_shape c;
+  memset(&c, 0, sizeof c);
+  memcpy(&c, s, offsetof(odla_value_shape, dims) + (size_t)s->size * sizeof c.dims[0]);
+  return c;
+}
+
+odla_value_type ref_type_of(odla_value v) {
+  odla_value_type t;
+  t.element_type = v->type.element_type;
+  t.shape = ref_shape_copy(&v->type.shape);
+  return t;
 }
 
 int ref_check_operands(const char *op, int n, const odla_value *values) {
@@ -365,7 +384,7 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   ref_node *n;
   int i;
   if (comp->num_nodes == comp->cap_nodes) {
-    int cap = comp->cap_nodes ? 2 * comp->cap_nodes : 64;
+    int cap = comp->cap_nodes ? comp->cap_nodes + comp->cap_nodes / 2 : 16; /* as values' */
     ref_node **ns = (ref_node **)ref_realloc(comp->nodes, (size_t)cap * sizeof *ns);
     if (!ns) {
       ref_fail(ODLA_MEM_ERROR, op, "out of memory");
@@ -444,7 +463,7 @@ odla_status odla_SetValueAsOutput(const odla_value value) {
 odla_status odla_GetValueType(const odla_value value, odla_value_type *value_type) {
   if (!value || !value_type)
     return ODLA_INVALID_PARAM;
-  *value_type = value->type;
+  *value_type = ref_type_of(value);
   return ODLA_SUCCESS;
 }
 
@@ -515,6 +534,9 @@ static odla_status ref_compile(odla_computation comp) {
   if (!comp->compiled) {
     comp->arena_bytes = ref_plan(comp);
     comp->compiled = 1;
+    /* the scratch was the caller's for this compile only */
+    comp->compile_scratch.base = NULL;
+    comp->compile_scratch.bytes = 0;
   }
   return ODLA_SUCCESS;
 }

@@ -720,7 +720,7 @@ odla_status odla_CreateConstantsArray(odla_constants_array *constants_array) {
       return ODLA_MEM_ERROR;
     }
     strcpy(e->id, v->id);
-    e->type = v->type;
+    e->type = ref_type_of(v);
     if (bytes)
       memcpy(base, v->data, bytes);
     e->data = base;

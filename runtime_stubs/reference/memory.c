@@ -131,6 +131,23 @@ void *ref_malloc(size_t bytes) {
   return p;
 }
 
+void *ref_temp_alloc(ref_temp *t, size_t count, size_t size) {
+  const size_t room = t ? (size_t)(t->end - t->at) : 0;
+  if (t && size && count <= room / size) {
+    unsigned char *p = t->at;
+    size_t bytes = (count * size + 15) / 16 * 16;
+    t->at += bytes < room ? bytes : room;
+    memset(p, 0, count * size);
+    return p;
+  }
+  return ref_calloc(count, size);
+}
+
+void ref_temp_free(const ref_temp *t, void *p) {
+  if (!t || (uintptr_t)p < (uintptr_t)t->base || (uintptr_t)p >= (uintptr_t)t->end)
+    ref_free(p);
+}
+
 void *ref_calloc(size_t count, size_t size) {
   void *p;
   if (size && count > ((size_t)-1) / size)

@@ -20,7 +20,7 @@
 #include <string.h>
 
 odla_value_shape ref_cl_as_channels_first(const odla_value_shape *s) {
-  odla_value_shape v = *s;
+  odla_value_shape v = ref_shape_copy(s);
   int i;
   if (s->size < 3)
     return v;
@@ -205,7 +205,7 @@ odla_value ref_conv_channels_last(odla_value input, odla_uint32 group, odla_valu
   for (i = 0; i < REF_SPATIAL; ++i)
     p.pointwise &= p.w.stride[i] == 1 && p.w.pad[i] == 0 && p.w.pad_end[i] == 0;
   out.element_type = ODLA_FLOAT32;
-  out.shape = *xs;
+  out.shape = ref_shape_copy(xs);
   out.shape.dims[r - 1] = p.m;
   ref_cl_out_dims(&p.w, r, &out.shape);
   if (ref_shape_conflicts(&output_dims, &out.shape))
@@ -327,7 +327,7 @@ odla_value ref_pool_channels_last(const char *op, int is_max, odla_value input,
   p.c = input->type.shape.dims[r - 1];
   p.is_max = is_max;
   p.include_pad = include_pad;
-  out = input->type;
+  out = ref_type_of(input);
   ref_cl_out_dims(&p.w, r, &out.shape);
   if (ref_shape_conflicts(output_dims, &out.shape))
     return ref_fail(ODLA_INVALID_PARAM, op, "output_dims %s differ from the computed %s",

@@ -338,7 +338,7 @@ odla_values odla_EndIf(odla_value_ids value_ids) {
     }
     ins[k] = t;
     ins[n + k] = e;
-    types[k] = t->type;
+    types[k] = ref_type_of(t);
   }
   end = ref_add_node("EndIf", ref_marker, 2 * n, ins, n, types, value_ids.value_ids, NULL, 0);
   if (!end)
@@ -393,7 +393,8 @@ odla_value odla_CreateLoopVariable(odla_value init_value, odla_value_id value_id
   if (r->num_vars == ODLA_MAX_OUTPUTS)
     return ref_fail(ODLA_INVALID_PARAM, "CreateLoopVariable", "more than %d loop variables",
                     ODLA_MAX_OUTPUTS);
-  v = ref_add_op("LoopVariable", ref_marker, 1, &init_value, init_value->type, value_id, NULL, 0);
+  v = ref_add_op("LoopVariable", ref_marker, 1, &init_value, ref_type_of(init_value), value_id,
+                 NULL, 0);
   if (v)
     r->vars[r->num_vars++] = v;
   return v;
@@ -470,7 +471,7 @@ odla_values odla_EndLoop(odla_value condition, odla_values output_values,
                j, v->id, r->vars[j]->id);
       return res;
     }
-    types[j] = v->type;
+    types[j] = ref_type_of(v);
     if (mode != ODLA_LOOP_LAST_VALUE) {
       if (length < 0) {
         ref_fail(ODLA_INVALID_PARAM, "EndLoop",

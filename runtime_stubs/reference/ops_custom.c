@@ -339,8 +339,10 @@ static odla_values ref_custom_op(odla_values inputs, const odla_char *op_name,
   p->num_outputs = num_out;
   p->num_attrs = cp ? cp->num_attrs : 0;
   p->inputs_at = at;
-  for (i = 0; i < num_in; ++i)
-    ref_put_bytes(b, &at, &inputs.values[i]->type, sizeof(odla_value_type));
+  for (i = 0; i < num_in; ++i) {
+    const odla_value_type t = ref_type_of(inputs.values[i]);
+    ref_put_bytes(b, &at, &t, sizeof t);
+  }
   p->outputs_at = at;
   at = ref_up8(at + (size_t)num_out * sizeof(odla_value_type));
   p->attrs_at = at;

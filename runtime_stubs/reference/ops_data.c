@@ -237,7 +237,7 @@ odla_value odla_ExtBitCast(odla_value input, odla_element_type target_type,
   if (!ref_check_operands("ExtBitCast", 1, &input))
     return NULL;
   out.element_type = target_type;
-  out.shape = input->type.shape;
+  out.shape = ref_type_of(input).shape;
   if (ref_elem_size(target_type) == 0 ||
       ref_elem_size(target_type) != ref_elem_size(input->type.element_type) ||
       ((ref_is_sub_byte(target_type) || ref_is_sub_byte(input->type.element_type)) &&
@@ -354,7 +354,7 @@ odla_value odla_Transpose(odla_value input, odla_value_shape permutations,
                     permutations.size, rank);
   ref_strides_of(&input->type.shape, strides);
   memset(&p, 0, sizeof p);
-  out = input->type;
+  out = ref_type_of(input);
   for (i = 0; i < rank; ++i) {
     int64_t a = permutations.dims[i];
     if (a < 0 || a >= rank || seen[a]++)
@@ -485,7 +485,7 @@ odla_value odla_DimsExpand(odla_value input, odla_value original, odla_value axe
       return ref_fail(
           ODLA_INVALID_PARAM, "DimsExpand", "%s is not %s with axes of extent 1 removed",
           ref_shape_str(&input->type.shape, s1, sizeof s1), ref_shape_str(os, s2, sizeof s2));
-    dims = *os;
+    dims = ref_shape_copy(os);
   }
   if (ref_shape_conflicts(&output_dims, &dims))
     return ref_conflict("DimsExpand", &output_dims, &dims);
@@ -520,7 +520,7 @@ odla_value odla_Tile(odla_value input, const odla_uint32 *repeat, odla_value_sha
     return NULL;
   if (!repeat && input->type.shape.size > 0)
     return ref_fail(ODLA_INVALID_PARAM, "Tile", "repeat is NULL");
-  out = input->type;
+  out = ref_type_of(input);
   for (d = 0; d < input->type.shape.size; ++d) {
     reps[d] = repeat[d];
     out.shape.dims[d] = input->type.shape.dims[d] * reps[d];
@@ -621,7 +621,7 @@ odla_value odla_Slice(odla_value input, const odla_int32 *start, const odla_int3
     return ref_fail(ODLA_INVALID_PARAM, "Slice", "start, end and stride must not be NULL");
   ref_strides_of(&input->type.shape, strides);
   memset(&p, 0, sizeof p);
-  out = input->type;
+  out = ref_type_of(input);
   for (d = 0; d < input->type.shape.size; ++d) {
     int64_t n = input->type.shape.dims[d], s = stride[d], b = start[d], e = end[d];
     int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? n : n - 1;
@@ -858,7 +858,7 @@ odla_value odla_Concat(odla_values inputs, odla_int32 axis, odla_value_shape out
     return ref_fail(ODLA_INVALID_PARAM, "Concat", "needs 1 to %d inputs", ODLA_MAX_OUTPUTS);
   if (!ref_check_operands("Concat", (int)inputs.size, inputs.values))
     return NULL;
-  out = inputs.values[0]->type;
+  out = ref_type_of(inputs.values[0]);
   rank = out.shape.size;
   if (axis < 0)
     axis += rank;
@@ -998,7 +998,7 @@ odla_value odla_Pad(odla_value input, const odla_uint32 *padding_front,
   memset(&p, 0, sizeof p);
   p.rank = input->type.shape.size;
   p.elem = ref_elem_size(input->type.element_type);
-  out = input->type;
+  out = ref_type_of(input);
   for (i = 0; i < p.rank; ++i) {
     p.in_dims[i] = input->type.shape.dims[i];
     p.front[i] = padding_front ? padding_front[i] : 0;
@@ -1502,6 +1502,6 @@ odla_value odla_ExtReverseSequence(odla_value input, odla_value sequence_lens,
   p.row = ref_elem_size(input->type.element_type);
   for (d = 2; d < xs->size; ++d)
     p.row *= (size_t)xs->dims[d];
-  return ref_add_op("ExtReverseSequence", ref_reverse_sequence_run, 2, in, input->type, value_id,
-                    &p, sizeof p);
+  return ref_add_op("ExtReverseSequence", ref_reverse_sequence_run, 2, in, ref_type_of(input),
+                    value_id, &p, sizeof p);
 }

@@ -348,7 +348,7 @@ static odla_value ref_unary_build(const char *op, ref_unary_fn fn, const char *t
                     ref_type_name(x->type.element_type), types);
   p->fn = fn;
   p->n = ref_count(&x->type.shape);
-  out = x->type;
+  out = ref_type_of(x);
   if (bool_result)
     out.element_type = ODLA_BOOL;
   p->x_size = ref_elem_size(x->type.element_type);
@@ -557,7 +557,7 @@ odla_value odla_CloneValue(const odla_value src_value, const odla_value_id value
   if (!ref_check_operands("CloneValue", 1, &src_value))
     return NULL;
   return ref_inplace(
-      ref_add_op("CloneValue", ref_copy, 1, &src_value, src_value->type, value_id, NULL, 0));
+      ref_add_op("CloneValue", ref_copy, 1, &src_value, ref_type_of(src_value), value_id, NULL, 0));
 }
 
 /* The copy of the value of the current computation whose id is src_value_id. */

@@ -129,7 +129,7 @@ static odla_value ref_epilogue(const char *op, odla_value product, odla_value re
   p.beta = beta;
   in[0] = product;
   in[1] = residual;
-  v = ref_add_op(op, ref_epilogue_run, 2, in, product->type, id, &p, sizeof p);
+  v = ref_add_op(op, ref_epilogue_run, 2, in, ref_type_of(product), id, &p, sizeof p);
   if (v)
     v->node->inplace_input = 0;
   return v;
@@ -210,7 +210,7 @@ odla_value odla_Gelu(odla_value input, odla_bool use_approx, const odla_value_id
                     ref_type_name(input->type.element_type));
   p.n = ref_count(&input->type.shape);
   p.approx = use_approx != 0;
-  v = ref_add_op("Gelu", ref_gelu_run, 1, &input, input->type, value_id, &p, sizeof p);
+  v = ref_add_op("Gelu", ref_gelu_run, 1, &input, ref_type_of(input), value_id, &p, sizeof p);
   if (v)
     v->node->inplace_input = 0;
   return v;

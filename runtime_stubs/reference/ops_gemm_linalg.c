@@ -466,7 +466,7 @@ odla_value odla_Inverse(odla_value input, const odla_value_id value_id) {
   p.batch = 1;
   for (i = 0; i < xs->size - 2; ++i)
     p.batch *= xs->dims[i];
-  v = ref_add_op("Inverse", ref_inverse_run, 1, &input, input->type, value_id, &p, sizeof p);
+  v = ref_add_op("Inverse", ref_inverse_run, 1, &input, ref_type_of(input), value_id, &p, sizeof p);
   if (v)
     v->node->scratch_bytes = (size_t)(2 * p.n * p.n) * sizeof(double);
   return v;

@@ -272,7 +272,7 @@ odla_value odla_GatherElements(odla_value input, odla_value indices, odla_int32 
       !ref_elements_setup("GatherElements", input, indices, axis, &p))
     return NULL;
   out.element_type = input->type.element_type;
-  out.shape = indices->type.shape;
+  out.shape = ref_type_of(indices).shape;
   if (ref_shape_conflicts(&output_dims, &out.shape))
     return ref_output_conflict("GatherElements", &output_dims, &out.shape);
   return ref_add_op("GatherElements", ref_gather_elements_run, 2, in, out, value_id, &p, sizeof p);
@@ -386,8 +386,8 @@ odla_value odla_ExtScatterElements(odla_value data, odla_value indices, odla_val
                     ref_type_name(data->type.element_type),
                     ref_shape_str(&indices->type.shape, s2, sizeof s2));
   p.reduction = reduction;
-  return ref_add_op("ExtScatterElements", ref_scatter_elements_run, 3, in, data->type, value_id, &p,
-                    sizeof p);
+  return ref_add_op("ExtScatterElements", ref_scatter_elements_run, 3, in, ref_type_of(data),
+                    value_id, &p, sizeof p);
 }
 
 /* ---- GatherND and ExtScatterND ----------------------------------------------------------- */
@@ -566,7 +566,8 @@ odla_value odla_ExtScatterND(odla_value data, odla_value indices, odla_value upd
                     ref_type_name(data->type.element_type),
                     ref_shape_str(&expected, s2, sizeof s2));
   p.reduction = reduction;
-  return ref_add_op("ExtScatterND", ref_scatter_nd_run, 3, in, data->type, value_id, &p, sizeof p);
+  return ref_add_op("ExtScatterND", ref_scatter_nd_run, 3, in, ref_type_of(data), value_id, &p,
+                    sizeof p);
 }
 
 /* ---- OneHot ----------------------------------------------------------------------------- */
@@ -784,7 +785,7 @@ odla_values odla_TopK(odla_value input, odla_uint32 K, odla_bool largest, odla_b
   }
   types[0].element_type = input->type.element_type;
   types[1].element_type = output_value_index_type.element_type;
-  types[0].shape = types[1].shape = *xs;
+  types[0].shape = types[1].shape = ref_shape_copy(xs);
   types[0].shape.dims[axis] = types[1].shape.dims[axis] = K;
   if (ref_shape_conflicts(&output_value_type.shape, &types[0].shape)) {
     ref_output_conflict("TopK", &output_value_type.shape, &types[0].shape);

@@ -133,7 +133,7 @@ odla_value odla_NegativeLogLikeliHoodLoss(odla_value input, odla_value gt, odla_
   memset(&out, 0, sizeof out);
   out.element_type = t;
   if (reduction == ODLA_REDUCE_NONE)
-    out.shape = *ts;
+    out.shape = ref_shape_copy(ts);
   else
     out.shape.size = 0;
   if (ref_shape_conflicts(&output_shape, &out.shape))

@@ -442,7 +442,7 @@ static int64_t ref_dft_extent(const ref_dft_params *p, int64_t len) {
 /* The result of a transform of xs along `axis` (from 0) with `extent` entries there, in *out. */
 static void ref_dft_result(const ref_dft_params *p, const odla_value_shape *xs, int axis,
                            int64_t extent, odla_value_shape *out) {
-  *out = *xs;
+  *out = ref_shape_copy(xs);
   out->dims[axis] = extent;
   out->dims[xs->size - 1] = ref_dft_irfft(p) ? 1 : 2;
 }

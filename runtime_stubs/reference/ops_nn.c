@@ -225,5 +225,5 @@ odla_value odla_BatchNormalization(odla_value input, odla_memory_layout input_la
   p.epsilon = epsilon;
   p.scalar_scale = scalar_scale;
   p.scalar_offset = scalar_offset;
-  return ref_add_op("BatchNormalization", run, 5, in, input->type, value_id, &p, sizeof p);
+  return ref_add_op("BatchNormalization", run, 5, in, ref_type_of(input), value_id, &p, sizeof p);
 }

@@ -185,7 +185,7 @@ static odla_value ref_groupnorm(const char *op, odla_value input, odla_memory_la
   p.epsilon = epsilon;
   p.scalar_scale = scalar_scale;
   p.scalar_offset = scalar_offset;
-  return ref_add_op(op, ref_groupnorm_run, 3, in, input->type, id, &p, sizeof p);
+  return ref_add_op(op, ref_groupnorm_run, 3, in, ref_type_of(input), id, &p, sizeof p);
 }
 
 /* Normalizes each (n, channel) over its spatial elements:
@@ -296,7 +296,7 @@ odla_value odla_LRN(odla_value input, odla_memory_layout input_layout, odla_int3
   p.alpha_over_size = (double)alpha / window_size;
   p.beta = beta;
   p.bias = bias;
-  v = ref_add_op("LRN", ref_lrn_run, 1, &input, input->type, value_id, &p, sizeof p);
+  v = ref_add_op("LRN", ref_lrn_run, 1, &input, ref_type_of(input), value_id, &p, sizeof p);
   if (v)
     v->node->scratch_bytes = (size_t)p.g.s * (t == ODLA_FLOAT64 ? sizeof(double) : sizeof(float));
   return v;
@@ -461,7 +461,8 @@ odla_value odla_LpNormalize(odla_value input, odla_int32 p, odla_memory_layout i
       prm.norm_count = 0;
   prm.p = p;
   prm.epsilon = epsilon;
-  v = ref_add_op("LpNormalize", ref_lpnorm_run, 2, in, input->type, value_id, &prm, sizeof prm);
+  v = ref_add_op("LpNormalize", ref_lpnorm_run, 2, in, ref_type_of(input), value_id, &prm,
+                 sizeof prm);
   if (v)
     v->node->scratch_bytes = (size_t)prm.norm_count * sizeof(double);
   return v;

@@ -361,7 +361,7 @@ static odla_value ref_pool(const char *op, ref_pool_kind kind, odla_value input,
                        output_dims, &p.w))
     return NULL;
   p.planes = input->type.shape.dims[0] * input->type.shape.dims[1];
-  out = input->type;
+  out = ref_type_of(input);
   if (kind == REF_POOL_MAX_INDICES)
     out.element_type = ODLA_INT64;
   for (i = 2; i < out.shape.size; ++i)

@@ -471,7 +471,7 @@ static odla_value ref_quantize_build(const char *op, odla_value input, odla_valu
   p.saturate = saturate != 0;
   ref_quant_range(target_data_type, &p.lo, &p.hi);
   out.element_type = target_data_type;
-  out.shape = input->type.shape;
+  out.shape = ref_type_of(input).shape;
   return ref_add_op(op, ref_quantize_run, 3, in, out, value_id, &p, sizeof p);
 }
 
@@ -598,7 +598,7 @@ static odla_value ref_dequantize_build(const char *op, odla_value input, odla_va
   p.float_math = target_data_type != ODLA_FLOAT64 && scale->type.element_type != ODLA_FLOAT64;
   p.float_code = ref_is_ext_float(input->type.element_type);
   out.element_type = target_data_type;
-  out.shape = input->type.shape;
+  out.shape = ref_type_of(input).shape;
   return ref_add_op(op, ref_dequantize_run, 3, in, out, value_id, &p, sizeof p);
 }
 

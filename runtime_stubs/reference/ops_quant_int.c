@@ -1656,7 +1656,7 @@ odla_value odla_ExtQLinearConv(
                          ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
   for (i = 0; i < r - 2 && i < REF_SPATIAL; ++i)
     kernel_dims[i] = ws->dims[cl ? i : i + 2];
-  cf = cl ? ref_cl_as_channels_first(xs) : *xs;
+  cf = cl ? ref_cl_as_channels_first(xs) : ref_shape_copy(xs);
   if (!ref_make_window(op, &cf, kernel_dims, strides, dilations, paddings_front, paddings_back,
                        NULL, &p.w))
     return NULL;
@@ -1664,7 +1664,7 @@ odla_value odla_ExtQLinearConv(
     return NULL;
   if (cl) {
     out.element_type = p.q.y_type;
-    out.shape = *xs;
+    out.shape = ref_shape_copy(xs);
     out.shape.dims[r - 1] = p.m;
     ref_cl_out_dims(&p.w, r, &out.shape);
     if (ref_shape_conflicts(&output_dims, &out.shape))

@@ -249,7 +249,7 @@ static odla_value ref_softmax(const char *name, ref_sm_mode mode, odla_value inp
   p.type = t;
   p.mode = mode;
   ref_split_at(&input->type.shape, axis, &p.outer, &p.axis, &p.inner);
-  v = ref_add_op(name, ref_softmax_run, 1, &input, input->type, value_id, &p, sizeof p);
+  v = ref_add_op(name, ref_softmax_run, 1, &input, ref_type_of(input), value_id, &p, sizeof p);
   if (!v)
     return NULL;
   elem = t == ODLA_FLOAT64 ? sizeof(double) : sizeof(float);
@@ -520,7 +520,7 @@ static odla_value ref_cum(const char *name, int product, odla_value input, odla_
   p.exclusive = exclusion != 0;
   p.reverse = reverse != 0;
   p.product = product;
-  v = ref_add_op(name, ref_cum_run, 2, ins, input->type, value_id, &p, sizeof p);
+  v = ref_add_op(name, ref_cum_run, 2, ins, ref_type_of(input), value_id, &p, sizeof p);
   if (v && (p.type == ODLA_FLOAT16 || p.type == ODLA_BFLOAT16)) {
     /* The widest row any axis gives: the elements after the first axis. */
     int64_t widest = 1;

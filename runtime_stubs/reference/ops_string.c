@@ -420,7 +420,7 @@ odla_values odla_ExtStringSplit(odla_value input, const odla_char *delimiter, od
   types[0].element_type = ODLA_STRING;
   types[0].shape = output_dims;
   types[1].element_type = ODLA_INT64;
-  types[1].shape = *s;
+  types[1].shape = ref_shape_copy(s);
   n = ref_add_node("ExtStringSplit", ref_split_run, 1, &input, 2, types, value_ids.value_ids, &p,
                    sizeof p);
   if (!n)
@@ -492,7 +492,7 @@ odla_value odla_ExtLabelEncoder(odla_value input, odla_value keys, odla_value va
   p.key_type = keys->type.element_type;
   p.value_size = ref_elem_size(values->type.element_type);
   out.element_type = values->type.element_type;
-  out.shape = input->type.shape;
+  out.shape = ref_type_of(input).shape;
   return ref_add_op("ExtLabelEncoder", ref_label_run, 4, in, out, value_id, &p, sizeof p);
 }
 
@@ -1058,7 +1058,7 @@ odla_value odla_ExtRegexFullMatch(odla_value input, const odla_char *pattern,
   if (root >= 0 && ref_rx_compile(r, root) == 0 && ref_rx_emit(r, RX_MATCH, 0, 0) >= 0) {
     ref_node *node;
     out.element_type = ODLA_BOOL;
-    out.shape = input->type.shape;
+    out.shape = ref_type_of(input).shape;
     node = ref_add_node("ExtRegexFullMatch", ref_regex_run, 1, &input, 1, &out, &value_id, r->out,
                         sizeof *r->out);
     if (node) {

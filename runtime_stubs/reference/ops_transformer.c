@@ -116,7 +116,8 @@ odla_value odla_ExtLayerNorm(odla_value input, odla_int32 axis, odla_float32 eps
   in[0] = input;
   in[1] = scale;
   in[2] = bias;
-  v = ref_add_op("ExtLayerNorm", ref_layernorm_run, 3, in, input->type, value_id, &p, sizeof p);
+  v = ref_add_op("ExtLayerNorm", ref_layernorm_run, 3, in, ref_type_of(input), value_id, &p,
+                 sizeof p);
   if (v) /* each row is read whole before any of its elements is written */
     v->node->inplace_input = 0;
   return v;
@@ -428,7 +429,7 @@ odla_value odla_ExtAttention(odla_value query, odla_value key, odla_value value,
     p.mask_k = strides[rank - 1];
   }
   out.element_type = query->type.element_type;
-  out.shape = *q;
+  out.shape = ref_shape_copy(q);
   out.shape.dims[rank - 1] = p.dv;
   in[0] = query;
   in[1] = key;

@@ -269,7 +269,7 @@ static odla_value ref_cast_build(const char *op, odla_value input, odla_element_
   if (p->round_mode < ODLA_EXT_ROUND_UP || p->round_mode > ODLA_EXT_ROUND_NEAREST)
     return ref_fail(ODLA_INVALID_PARAM, op, "round_mode %d is not one of ODLA_EXT_ROUND_*",
                     p->round_mode);
-  out = input->type;
+  out = ref_type_of(input);
   out.element_type = target_type;
   y = ref_add_op(op, ref_cast_run, 1, &input, out, value_id, p, sizeof *p);
   /* Each chunk is read whole before it is written, so a result of the operand's size may

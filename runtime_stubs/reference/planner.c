@@ -119,19 +119,19 @@ static size_t ref_place(const ref_buffer *bufs, int n, const int *order, size_t 
   return ref_align_up(end);
 }
 
-size_t ref_plan_buffers(ref_buffer *bufs, int n) {
+size_t ref_plan_buffers(ref_buffer *bufs, int n, ref_temp *temp) {
   const size_t count = (size_t)(n ? n : 1);
-  int *order = (int *)ref_malloc(count * sizeof *order),
-      *placed = (int *)ref_malloc(count * sizeof *placed);
-  int *tmp = (int *)ref_malloc(count * sizeof *tmp);
-  size_t *at = (size_t *)ref_malloc(count * sizeof *at), *pressure = NULL, best = (size_t)-1;
-  size_t *load = NULL;
+  int *order = (int *)ref_temp_alloc(temp, count, sizeof *order),
+      *placed = (int *)ref_temp_alloc(temp, count, sizeof *placed);
+  int *tmp = (int *)ref_temp_alloc(temp, count, sizeof *tmp);
+  size_t *at = (size_t *)ref_temp_alloc(temp, count, sizeof *at), *pressure = NULL;
+  size_t *load = NULL, best = (size_t)-1;
   int i, j, strategy, num_nodes = 0;
   ref_order_ctx ctx;
   for (i = 0; i < n; ++i)
     num_nodes = bufs[i].last + 1 > num_nodes ? bufs[i].last + 1 : num_nodes;
-  pressure = (size_t *)ref_calloc(count, sizeof *pressure);
-  load = (size_t *)ref_calloc((size_t)(num_nodes ? num_nodes : 1), sizeof *load);
+  pressure = (size_t *)ref_temp_alloc(temp, count, sizeof *pressure);
+  load = (size_t *)ref_temp_alloc(temp, (size_t)(num_nodes ? num_nodes : 1), sizeof *load);
   if (!order || !placed || !tmp || !at || !pressure || !load)
     goto done;
   for (i = 0; i < n; ++i)
@@ -159,12 +159,12 @@ size_t ref_plan_buffers(ref_buffer *bufs, int n) {
   for (i = 0; i < n; ++i)
     *bufs[i].offset = bufs[i].placed;
 done:
-  ref_free(order);
-  ref_free(placed);
-  ref_free(tmp);
-  ref_free(at);
-  ref_free(pressure);
-  ref_free(load);
+  ref_temp_free(temp, order);
+  ref_temp_free(temp, placed);
+  ref_temp_free(temp, tmp);
+  ref_temp_free(temp, at);
+  ref_temp_free(temp, pressure);
+  ref_temp_free(temp, load);
   return best;
 }
 
@@ -241,6 +241,14 @@ size_t ref_plan(odla_computation comp) {
   int i, k, n = 0, count = 1;
   size_t arena;
   ref_buffer *bufs;
+  unsigned char *scratch = (unsigned char *)comp->compile_scratch.base;
+  ref_temp temp;
+  /* the scratch from its first 16-byte boundary */
+  temp.base = scratch;
+  temp.at = scratch ? scratch + (16 - (uintptr_t)scratch % 16) % 16 : NULL;
+  temp.end = scratch && comp->compile_scratch.bytes >= (size_t)(temp.at - scratch)
+                 ? scratch + comp->compile_scratch.bytes
+                 : temp.at;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
     v->first_use = v->last_use = v->node ? v->node->index : -1;
@@ -261,7 +269,7 @@ size_t ref_plan(odla_computation comp) {
     count += ref_in_arena(comp->values[i]) && !comp->values[i]->shares;
   for (i = 0; i < comp->num_nodes; ++i)
     count += comp->nodes[i]->scratch_bytes != 0;
-  if (!(bufs = (ref_buffer *)ref_calloc((size_t)count, sizeof *bufs)))
+  if (!(bufs = (ref_buffer *)ref_temp_alloc(&temp, (size_t)count, sizeof *bufs)))
     return (size_t)-1;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
@@ -284,8 +292,8 @@ size_t ref_plan(odla_computation comp) {
     bufs[n].offset = &nd->scratch_offset;
     ++n;
   }
-  arena = ref_plan_buffers(bufs, n);
-  ref_free(bufs);
+  arena = ref_plan_buffers(bufs, n, &temp);
+  ref_temp_free(&temp, bufs);
   for (i = 0; i < comp->num_values; ++i)
     if (comp->values[i]->shares)
       comp->values[i]->offset = ref_owner(comp->values[i])->offset;

@@ -64,6 +64,16 @@ void ref_free(void *p);
  * dims in place of the last one (odlac's --dim) then runs in the memory the last one had touched: a
  * new arena's pages would fault in again on every build. */
 void ref_arena_release(void *alloc, size_t bytes);
+/* Temporaries of one call, zeroed (memory.c): bumped from [at, end) while they fit (a
+ * computation's ODLA_EXT_ITEM_COMPILE_SCRATCH memory, which --no-heap code gives from its arena
+ * while the arena is unused: the planner's lists then add nothing to the instance's memory),
+ * else from ref_calloc. ref_temp_free frees a block of the latter kind; the bumped ones go
+ * with the call. */
+typedef struct {
+  unsigned char *base, *at, *end;
+} ref_temp;
+void *ref_temp_alloc(ref_temp *t, size_t count, size_t size);
+void ref_temp_free(const ref_temp *t, void *p);
 void *ref_arena_take(size_t bytes, size_t *got);
 int ref_count_computation(int delta);
 
@@ -105,10 +115,12 @@ static inline void *ref_scratch_at(void *scratch, size_t offset) {
 
 typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
 
-/* A value: one per argument, constant and result. Its flags are bytes, last: a 32-bit
- * target's values take 144 bytes, not 160 (on a microcontroller, RAM for each of them). */
+/* A value: one per argument, constant and result. Its flags are bytes, and its type is last,
+ * stored up to its rank: a value holds the dims it has, not ODLA_MAX_DIMENSION of them (a
+ * 32-bit target's constant of rank 1 takes 64 bytes, not 144: on a microcontroller, RAM for
+ * each of them). Read the type's fields (their dims below the rank) in place; a copy of the
+ * whole type is ref_type_of's. */
 struct _odla_value {
-  odla_value_type type;
   const char *id;   /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
   const void *data; /* constants: the caller's bytes, which must outlive the computation */
   ref_node *node;   /* results: the producing node */
@@ -133,7 +145,13 @@ struct _odla_value {
   /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
    * the loss's gradient with respect to. */
   unsigned char is_variable;
+  odla_value_type type; /* last: its dims up to type.shape.size only */
 };
+
+/* The whole type of `v`, its dims past the rank 0. */
+odla_value_type ref_type_of(odla_value v);
+/* A copy of *s (a value's, which holds dims up to its rank only), its dims past the rank 0. */
+odla_value_shape ref_shape_copy(const odla_value_shape *s);
 
 struct ref_node {
   const char *op; /* the ODLA function that built it, without "odla_" */
@@ -185,7 +203,9 @@ struct _odla_computation {
   int least_memory; /* the ODLA_EXT_ITEM_LEAST_MEMORY item: builders pick kernels with
                        the least scratch */
   int static_ids;   /* the ODLA_EXT_ITEM_STATIC_IDS item: values' ids are the caller's */
-  char **made_ids;  /* with static ids, the ids the backend makes (ref_made_id), its own */
+  odla_ext_arena compile_scratch; /* the ODLA_EXT_ITEM_COMPILE_SCRATCH item: where compiling
+                                     puts its temporaries (ref_temp), or {NULL, 0} */
+  char **made_ids; /* with static ids, the ids the backend makes (ref_made_id), its own */
   int num_made_ids, cap_made_ids;
   ref_string_pool strings; /* interpret mode: the string results' bytes */
   /* Dynamic batch (runtime_shapes.c): the ODLA_DYNAMIC_BATCH and ODLA_{MIN,MAX,OPT}_BATCH_SIZE
@@ -368,8 +388,9 @@ typedef struct {
   size_t placed;
 } ref_buffer;
 /* Places `n` buffers (planner.c, steps 3 to 5), storing each offset through `offset` and
- * `placed`; returns the arena size, or (size_t)-1 when out of memory. */
-size_t ref_plan_buffers(ref_buffer *bufs, int n);
+ * `placed`, its lists from `temp` (NULL: ref_calloc's); returns the arena size, or (size_t)-1
+ * when out of memory. */
+size_t ref_plan_buffers(ref_buffer *bufs, int n, ref_temp *temp);
 
 /* Kernels shared between op files. `pack` is packing scratch of ref_sgemm_scratch floats;
  * NULL with m = 1 computes without packing (a least-memory computation's products). */

@@ -249,6 +249,12 @@ odla_status odla_SetComputationItem(odla_computation computation, odla_item_type
     computation->static_ids = *(const odla_bool *)value != 0;
     return ODLA_SUCCESS;
   }
+  if (type == ODLA_EXT_ITEM_COMPILE_SCRATCH) {
+    if (!value)
+      return ODLA_INVALID_PARAM;
+    computation->compile_scratch = *(const odla_ext_arena *)value;
+    return ODLA_SUCCESS;
+  }
   /* Shapes other than the batch are fixed when the graph is built, and there is no engine
    * cache or quantization table: no other item applies. */
   ref_report(ODLA_LOG_LEVEL_WARN, "SetComputationItem", "item %d does not apply to this backend",

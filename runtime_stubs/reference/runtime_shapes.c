@@ -355,7 +355,7 @@ odla_status odla_GetRuntimeShape(odla_context context, odla_value value,
                                  odla_value_shape *value_shape_ptr) {
   if (!context || !value || !value_shape_ptr)
     return ODLA_INVALID_PARAM;
-  *value_shape_ptr = value->type.shape;
+  *value_shape_ptr = ref_type_of(value).shape;
   /* Arguments and outputs carry the run batch; everything else keeps its planned shape. */
   if (context->run_batch && (value->kind == REF_ARGUMENT || value->is_output) &&
       value->type.shape.size >= 1)

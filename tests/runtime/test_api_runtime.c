@@ -3,8 +3,9 @@
  * the refusal of truncated, corrupt, foreign, missing and mismatched files), constants arrays
  * (create, store, load, and odla_AsyncLaunchExecutable running one executable with another
  * computation's weights), values bound to a context (odla_BindValueTo*ById), odla_Dump's
- * text, the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied), and
- * computations built one after another at other sizes (as odlac --dim's run_shaped builds them)
+ * text, the computation item ODLA_EXT_ITEM_STATIC_IDS (ids kept by pointer, not copied), the
+ * computation item ODLA_EXT_ITEM_COMPILE_SCRATCH (compiling's temporaries in the caller's memory),
+ * and computations built one after another at other sizes (as odlac --dim's run_shaped builds them)
  * running in the arena the last context left (memory.c's spare arena, grown and shrunk), and a
  * Concat and a Gather of megabytes (a decoder's key/value cache) copied by 1 and 3 threads, and
  * a decoder step's attention (one query row per head, a causal-style mask) at 1 and 3 threads
@@ -368,6 +369,73 @@ static void test_static_ids(void) {
           "static ids %d: the fused product's id is lost", kind);
     odla_DestroyComputation(comp);
   }
+}
+
+/* ---- The computation item ODLA_EXT_ITEM_COMPILE_SCRATCH ------------------------------------ */
+
+/* A chain of Adds built and compiled in a region (odla_ext_memory.h), with and without the item:
+ * with it the planner's lists are the scratch's (the region's peak is lower, and the scratch
+ * was written), and after compiling the scratch is the caller's again:
+ * repainted, it serves as the context's arena and the outputs are right. */
+static void test_compile_scratch(void) {
+  enum { LEN = 40, ADDS = 30 };
+  static unsigned char region[1 << 16], room[(1 << 14) + 64];
+  static char ids[ADDS][16];
+  unsigned char *arena_at = room + (64 - (uintptr_t)room % 64) % 64;
+  odla_size_t peak[2] = {0, 0};
+  float x[LEN], y[LEN];
+  int use, i;
+  for (i = 0; i < LEN; ++i)
+    x[i] = (float)i - 7.5f;
+  for (use = 0; use < 2; ++use) {
+    odla_computation comp = NULL;
+    odla_executable exec = NULL;
+    odla_context ctx = NULL;
+    odla_ext_arena scratch = {arena_at, 1 << 14}, arena;
+    odla_size_t in_use = 0, need = 0, written = 0;
+    odla_value a, v;
+    CHECK(odla_ExtSetMemory(region, sizeof region) == ODLA_SUCCESS, "region");
+    CHECK(odla_CreateComputation(&comp) == ODLA_SUCCESS, "create");
+    if (use)
+      CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_COMPILE_SCRATCH,
+                                    (odla_item_value)&scratch) == ODLA_SUCCESS,
+            "ODLA_EXT_ITEM_COMPILE_SCRATCH");
+    a = v = odla_CreateArgument(vt(ODLA_FLOAT32, LEN, 0), ID("x"));
+    for (i = 0; i < ADDS; ++i) {
+      snprintf(ids[i], sizeof ids[i], i + 1 < ADDS ? "sum%d" : "y", i);
+      v = odla_Add(v, a, ID(ids[i]));
+    }
+    CHECK(odla_SetValueAsOutput(v) == ODLA_SUCCESS, "output");
+    memset(room, 0xA5, sizeof room);
+    CHECK(odla_CompileComputation(comp, NULL, &exec) == ODLA_SUCCESS, "compile");
+    CHECK(odla_ExtGetMemoryUse(region, &in_use, &peak[use]) == ODLA_SUCCESS, "memory use");
+    for (i = 0; i < (int)sizeof room; ++i)
+      written += room[i] != 0xA5;
+    CHECK(use ? written > 0 : written == 0, "scratch %d: %lu bytes written", use,
+          (unsigned long)written);
+    CHECK(odla_ExtGetArenaBytes(comp, &need) == ODLA_SUCCESS && need <= scratch.bytes, "arena");
+    memset(room, 0x5A, sizeof room); /* the caller's again */
+    arena.base = arena_at;
+    arena.bytes = need;
+    CHECK(odla_CreateContext(&ctx) == ODLA_SUCCESS &&
+              odla_SetContextItem(ctx, ODLA_EXT_ITEM_ARENA, (odla_item_value)&arena) ==
+                  ODLA_SUCCESS &&
+              odla_BindToArgumentById(ID("x"), x, ctx) == ODLA_SUCCESS &&
+              odla_BindToOutputById(ID("y"), y, ctx) == ODLA_SUCCESS &&
+              odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "run %d", use);
+    for (i = 0; i < LEN; ++i)
+      CHECK(y[i] == (ADDS + 1) * x[i], "scratch %d: y[%d] = %g, not %g", use, i, (double)y[i],
+            (double)((ADDS + 1) * x[i]));
+    odla_DestroyContext(ctx);
+    odla_DestroyExecutable(exec);
+    odla_DestroyComputation(comp);
+    odla_ExtSetMemory(NULL, 0);
+    CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS, "release");
+  }
+  /* the lists (some of them fit holes that the growing lists of values and nodes left) */
+  CHECK(peak[1] < peak[0], "with the scratch the region's peak is %lu bytes, without it %lu",
+        (unsigned long)peak[1], (unsigned long)peak[0]);
 }
 
 /* ---- Values bound to a context ----------------------------------------------------------- */
@@ -800,6 +868,7 @@ int main(int argc, char **argv) {
   test_constants_arrays();
   test_bind_values();
   test_static_ids();
+  test_compile_scratch();
   test_arena_between_computations();
   test_large_copies();
   test_one_row_attention();

@@ -72,6 +72,15 @@ typedef struct {
  * without the choice return ODLA_UNSUPPORTED_DATATYPE. */
 #define ODLA_EXT_ITEM_STATIC_IDS ((odla_item_type)(ODLA_EXT_ITEM_BASE + 2))
 
+/* Computation item: a pointer to an odla_ext_arena (any alignment) of memory the backend may
+ * use for temporaries while it compiles the computation (odla_CompileComputation, or
+ * odla_ExtGetArenaBytes when that compiles it), all of them gone when the call returns; the
+ * memory is the caller's at every other time. odlac --no-heap code gives the room of its
+ * activation arena, which no context uses yet: the planner's lists then take none of the
+ * instance's memory. What does not fit is allocated as usual. Backends without the choice
+ * return ODLA_UNSUPPORTED_DATATYPE. */
+#define ODLA_EXT_ITEM_COMPILE_SCRATCH ((odla_item_type)(ODLA_EXT_ITEM_BASE + 3))
+
 /* Bytes of activation memory (one arena) that one context needs to execute a computation.
  * Compiles the computation if it is not compiled yet. */
 extern ODLA_API_EXPORT odla_status ODLA_API_CALL odla_ExtGetArenaBytes(odla_computation computation,
