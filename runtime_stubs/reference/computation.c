@@ -238,6 +238,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   }
   for (i = 0; i < comp->num_nodes; ++i) {
     ref_free(comp->nodes[i]->params);
+    ref_free(comp->nodes[i]->owned);
     ref_free(comp->nodes[i]->inputs);
     ref_free(comp->nodes[i]);
   }
@@ -544,12 +545,15 @@ static odla_status ref_compile(odla_computation comp) {
 odla_status odla_CompileComputation(const odla_computation computation, const odla_device device,
                                     odla_executable *executable) {
   odla_status s;
+  int i;
   (void)device;
   if (!computation || !executable)
     return ODLA_INVALID_PARAM;
   s = ref_compile(computation);
   if (s != ODLA_SUCCESS)
     return s;
+  for (i = 0; i < computation->num_nodes; ++i) /* once for every execution */
+    ref_prepare_node(computation->nodes[i]);
   *executable = (odla_executable)ref_calloc(1, sizeof **executable);
   if (!*executable)
     return ODLA_MEM_ERROR;

@@ -133,15 +133,15 @@ static odla_status ref_conv_cl_run(const ref_node *node, const ref_io *io) {
     }
     for (g = 0; g < p->group; ++g) {
       if (p->pointwise) {
-        ref_sgemm_mt(io, 0, 0, opix, mpg, p->kvol, 1.0f, xn + g * cpg, p->c, k + g * mpg, p->m,
-                     1.0f, NULL, yn + g * mpg, p->m, pack);
+        ref_sgemm_mt(io, 0, 0, opix, mpg, p->kvol, 1.0f, xn + g * cpg, p->c, NULL, k + g * mpg,
+                     p->m, 1.0f, NULL, yn + g * mpg, p->m, pack);
         continue;
       }
       for (o = 0; o < opix; o += p->rows) {
         r = opix - o < p->rows ? opix - o : p->rows;
         ref_conv_cl_im2col(p, xn + g * cpg, o, o + r, col);
-        ref_sgemm_mt(io, 0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, k + g * mpg, p->m, 1.0f, NULL,
-                     yn + o * p->m + g * mpg, p->m, pack);
+        ref_sgemm_mt(io, 0, 0, r, mpg, p->kvol, 1.0f, col, p->kvol, NULL, k + g * mpg, p->m, 1.0f,
+                     NULL, yn + o * p->m + g * mpg, p->m, pack);
       }
     }
   }

@@ -195,9 +195,26 @@ static const ref_tile *ref_tile_get(void) {
   return &build;
 }
 
-REF_HOT void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha,
-                                const float *a, int64_t lda, ref_pack_b_fn pack_b,
-                                const void *b_ctx, float *c, int64_t ldc, float *pack) {
+size_t ref_sgemm_packed_a_floats(int64_t m, int64_t k) {
+  return (size_t)(ref_round_up(m, ref_tile_get()->mr) * k);
+}
+
+void ref_sgemm_pack_a(const float *a, int64_t lda, int64_t m, int64_t k, float *dst) {
+  const int64_t mr = ref_tile_get()->mr, rows = ref_round_up(m, mr);
+  int64_t pc, ic;
+  for (pc = 0; pc < k; pc += KC)
+    for (ic = 0; ic < m; ic += MC)
+      ref_pack_a(0, a, lda, ic, ref_min(MC, m - ic), pc, ref_min(KC, k - pc), mr,
+                 dst + pc * rows + ic * ref_min(KC, k - pc));
+}
+
+/* ref_sgemm_packed_b's loops; `packed_a` (or NULL): A packed whole by ref_sgemm_pack_a, of
+ * a_rows rows rounded up, this product's first row its row `a_row0` (a multiple of the tile's
+ * rows), read where the loops would pack it. */
+REF_HOT static void ref_sgemm_blocks(int trans_a, int64_t m, int64_t n, int64_t k, float alpha,
+                                     const float *a, int64_t lda, const float *packed_a,
+                                     int64_t a_rows, int64_t a_row0, ref_pack_b_fn pack_b,
+                                     const void *b_ctx, float *c, int64_t ldc, float *pack) {
   const ref_tile *tile = ref_tile_get();
   int64_t jc, pc, ic, jr, ir, block = ref_sgemm_nc(m, n, k);
   float *pack_b_buf = pack, *pack_a;
@@ -211,14 +228,22 @@ REF_HOT void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, fl
       pack_b(b_ctx, pc, kc, jc, nc, pack_b_buf);
       for (ic = 0; ic < m; ic += MC) {
         int64_t mc = ref_min(MC, m - ic);
-        ref_pack_a(trans_a, a, lda, ic, mc, pc, kc, tile->mr, pack_a);
+        const float *pa = packed_a ? packed_a + pc * a_rows + (a_row0 + ic) * kc : pack_a;
+        if (!packed_a)
+          ref_pack_a(trans_a, a, lda, ic, mc, pc, kc, tile->mr, pack_a);
         for (jr = 0; jr < nc; jr += NR)
           for (ir = 0; ir < mc; ir += tile->mr)
-            tile->kernel(kc, pack_a + ir * kc, pack_b_buf + jr * kc, c + (ic + ir) * ldc + jc + jr,
-                         ldc, ref_min(tile->mr, mc - ir), ref_min(NR, nc - jr), alpha);
+            tile->kernel(kc, pa + ir * kc, pack_b_buf + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
+                         ref_min(tile->mr, mc - ir), ref_min(NR, nc - jr), alpha);
       }
     }
   }
+}
+
+void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                        int64_t lda, ref_pack_b_fn pack_b, const void *b_ctx, float *c, int64_t ldc,
+                        float *pack) {
+  ref_sgemm_blocks(trans_a, m, n, k, alpha, a, lda, NULL, 0, 0, pack_b, b_ctx, c, ldc, pack);
 }
 
 /* C = beta * C for an m x n block, or C = row_bias[i] on row i where row_bias is given; the
@@ -354,6 +379,8 @@ typedef struct {
   int64_t m, n, k, lda, ldc;
   float alpha, beta;
   const float *a, *row_bias;
+  const float *packed_a; /* or NULL (ref_sgemm_blocks) */
+  int64_t a_rows;
   ref_pack_b_fn pack_b;
   const void *b_ctx;
   float *c;
@@ -371,24 +398,24 @@ static void ref_sgemm_part(void *arg, int index, int parts, unsigned char *scrat
     b.ctx = g->b_ctx;
     b.j0 = lo;
     ref_init_c(g->beta, g->row_bias, g->m, hi - lo, g->c + lo, g->ldc);
-    ref_sgemm_packed_b(g->trans_a, g->m, hi - lo, g->k, g->alpha, g->a, g->lda, ref_pack_shifted_b,
-                       &b, g->c + lo, g->ldc, pack);
+    ref_sgemm_blocks(g->trans_a, g->m, hi - lo, g->k, g->alpha, g->a, g->lda, g->packed_a,
+                     g->a_rows, 0, ref_pack_shifted_b, &b, g->c + lo, g->ldc, pack);
     return;
   }
   ref_split(g->m, ref_tile_get()->mr, index, parts, &lo, &hi);
   ref_init_c(g->beta, g->row_bias ? g->row_bias + lo : NULL, hi - lo, g->n, g->c + lo * g->ldc,
              g->ldc);
-  ref_sgemm_packed_b(g->trans_a, hi - lo, g->n, g->k, g->alpha,
-                     g->trans_a ? g->a + lo : g->a + lo * g->lda, g->lda, g->pack_b, g->b_ctx,
-                     g->c + lo * g->ldc, g->ldc, pack);
+  ref_sgemm_blocks(g->trans_a, hi - lo, g->n, g->k, g->alpha,
+                   g->trans_a ? g->a + lo : g->a + lo * g->lda, g->lda, g->packed_a, g->a_rows, lo,
+                   g->pack_b, g->b_ctx, g->c + lo * g->ldc, g->ldc, pack);
 }
 
 /* C = beta * C (or row_bias) + alpha * op(A) B on the node's threads; 0 when it should run
  * on one. */
 static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
-                              float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
-                              const void *b_ctx, float beta, const float *row_bias, float *c,
-                              int64_t ldc, float *pack) {
+                              float alpha, const float *a, int64_t lda, const float *packed_a,
+                              ref_pack_b_fn pack_b, const void *b_ctx, float beta,
+                              const float *row_bias, float *c, int64_t ldc, float *pack) {
   ref_threads *pool = io ? ref_io_threads(io) : NULL;
   const int64_t col_blocks = (n + NR - 1) / NR, mr = ref_tile_get()->mr,
                 row_blocks = (m + mr - 1) / mr;
@@ -411,6 +438,8 @@ static int ref_sgemm_parallel(const ref_io *io, int trans_a, int64_t m, int64_t 
   g.beta = beta;
   g.row_bias = row_bias;
   g.a = a;
+  g.packed_a = packed_a;
+  g.a_rows = ref_round_up(m, mr);
   g.pack_b = pack_b;
   g.b_ctx = b_ctx;
   g.c = c;
@@ -441,8 +470,9 @@ static void ref_sgemv_part(void *arg, int index, int parts, unsigned char *scrat
 }
 
 void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                  const float *row_bias, float *c, int64_t ldc, float *pack) {
+                  float alpha, const float *a, int64_t lda, const float *packed_a, const float *b,
+                  int64_t ldb, float beta, const float *row_bias, float *c, int64_t ldc,
+                  float *pack) {
   ref_dense_b dense;
   if (m == 1 && !pack) { /* the columns split over the threads where the product is large */
     ref_threads *pool = io ? ref_io_threads(io) : NULL;
@@ -469,19 +499,21 @@ void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t
   dense.trans = trans_b;
   dense.b = b;
   dense.ldb = ldb;
-  ref_sgemm_packed_b_mt(io, trans_a, m, n, k, alpha, a, lda, ref_pack_dense_b, &dense, beta,
-                        row_bias, c, ldc, pack);
+  ref_sgemm_packed_b_mt(io, trans_a, m, n, k, alpha, a, lda, packed_a, ref_pack_dense_b, &dense,
+                        beta, row_bias, c, ldc, pack);
 }
 
 void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
-                           float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
-                           const void *b_ctx, float beta, const float *row_bias, float *c,
-                           int64_t ldc, float *pack) {
-  if (ref_sgemm_parallel(io, trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, beta, row_bias, c, ldc,
-                         pack))
+                           float alpha, const float *a, int64_t lda, const float *packed_a,
+                           ref_pack_b_fn pack_b, const void *b_ctx, float beta,
+                           const float *row_bias, float *c, int64_t ldc, float *pack) {
+  if (ref_sgemm_parallel(io, trans_a, m, n, k, alpha, a, lda, packed_a, pack_b, b_ctx, beta,
+                         row_bias, c, ldc, pack))
     return;
   ref_init_c(beta, row_bias, m, n, c, ldc);
-  ref_sgemm_packed_b(trans_a, m, n, k, alpha, a, lda, pack_b, b_ctx, c, ldc, pack);
+  ref_sgemm_blocks(trans_a, m, n, k, alpha, a, lda, packed_a,
+                   packed_a ? ref_round_up(m, ref_tile_get()->mr) : 0, 0, pack_b, b_ctx, c, ldc,
+                   pack);
 }
 
 /* ---- ref_dgemm --------------------------------------------------------------------------- */
@@ -619,7 +651,7 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
   switch (s->type) {
   case ODLA_FLOAT32:
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, (const float *)a, lda,
-                 (const float *)b, ldb, 0.0f, NULL, (float *)y, s->n, pack);
+                 NULL, (const float *)b, ldb, 0.0f, NULL, (float *)y, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, (float *)y);
     break;
@@ -635,8 +667,8 @@ static void ref_mm(const ref_io *io, const ref_mm_shape *s, double alpha, const 
     float *yf = (float *)(scratch + s->yf_at);
     ref_nn_to_float(s->type, (const uint16_t *)a, af, s->m * s->k);
     ref_nn_to_float(s->type, (const uint16_t *)b, bf, s->k * s->n);
-    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, bf, ldb, 0.0f,
-                 NULL, yf, s->n, pack);
+    ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, (float)alpha, af, lda, NULL, bf, ldb,
+                 0.0f, NULL, yf, s->n, pack);
     if (bias)
       ref_mm_add_bias_f32(s, bias, yf);
     ref_nn_from_float(s->type, yf, (uint16_t *)y, s->m * s->n);
@@ -679,8 +711,8 @@ static odla_status ref_gemm_run(const ref_node *node, const ref_io *io) {
       beta = 1.0f;
     }
     ref_sgemm_mt(io, s->trans_a, s->trans_b, s->m, s->n, s->k, p->alpha, (const float *)io->in[0],
-                 s->trans_a ? s->m : s->k, (const float *)io->in[1], s->trans_b ? s->k : s->n, beta,
-                 NULL, y, s->n,
+                 s->trans_a ? s->m : s->k, NULL, (const float *)io->in[1], s->trans_b ? s->k : s->n,
+                 beta, NULL, y, s->n,
                  s->unpacked ? NULL : (float *)ref_scratch_at(io->scratch, s->pack_at));
     return ODLA_SUCCESS;
   }

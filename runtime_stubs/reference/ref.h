@@ -179,6 +179,9 @@ struct ref_node {
    * the node when it is not the reference kernel (a backend's name, e.g. "dnnl"), or NULL. */
   int64_t flops;
   const char *engine;
+  /* A block the node owns beside its parameters, freed with it, or NULL: an operand prepared
+   * when the computation is compiled (ref_prepare_node: a float32 Conv's packed kernel). */
+  void *owned;
 };
 
 struct _odla_computation {
@@ -307,6 +310,11 @@ odla_status ref_set_run_batch(odla_context context, odla_item_value value);
 odla_status ref_run_batches(ref_exec *x);
 void ref_free_shapes(odla_context context);
 
+/* Prepares what a node reads at every execution once, when its computation is compiled
+ * (odla_CompileComputation): a float32 GEMM Conv's constant kernel is packed for the CPU's
+ * register tile (ops_conv.c; node->owned). Nothing where it has no memory for it. */
+void ref_prepare_node(ref_node *node);
+
 /* Execution (computation.c): runs nodes [first, last) of x->comp on x->ctx, following the
  * jumps control-flow kernels make; where a value's data lives during an execution. */
 odla_status ref_run_nodes(ref_exec *x, int first, int last);
@@ -411,13 +419,22 @@ void ref_sgemm_packed_b(int trans_a, int64_t m, int64_t n, int64_t k, float alph
                         float *pack);
 /* The same two products on the threads of the node running with `io` (threads.h), `pack`
  * inside io->scratch, bit-identical to the one-thread result: C = beta * C, or C = row_bias[i]
- * on row i where row_bias is given, then C += alpha * op(A) op(B). */
+ * on row i where row_bias is given, then C += alpha * op(A) op(B).
+ * `packed_a` (or NULL): op(A), untransposed, packed by ref_sgemm_pack_a, read in place of
+ * packing A as the product runs (a convolution's constant kernel, packed once). */
 void ref_sgemm_mt(const ref_io *io, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                  const float *row_bias, float *c, int64_t ldc, float *pack);
+                  float alpha, const float *a, int64_t lda, const float *packed_a, const float *b,
+                  int64_t ldb, float beta, const float *row_bias, float *c, int64_t ldc,
+                  float *pack);
 void ref_sgemm_packed_b_mt(const ref_io *io, int trans_a, int64_t m, int64_t n, int64_t k,
-                           float alpha, const float *a, int64_t lda, ref_pack_b_fn pack_b,
-                           const void *b_ctx, float beta, const float *row_bias, float *c,
-                           int64_t ldc, float *pack);
+                           float alpha, const float *a, int64_t lda, const float *packed_a,
+                           ref_pack_b_fn pack_b, const void *b_ctx, float beta,
+                           const float *row_bias, float *c, int64_t ldc, float *pack);
+/* A (m x k, row-major with leading dimension lda) packed whole for this CPU's register tile
+ * into dst, of ref_sgemm_packed_a_floats(m, k) floats: the panels the products above pack of
+ * it block by block, every block in the order they read them. The tile is the CPU's, so the
+ * packing is this process's (a stored executable repacks when it is loaded). */
+size_t ref_sgemm_packed_a_floats(int64_t m, int64_t k);
+void ref_sgemm_pack_a(const float *a, int64_t lda, int64_t m, int64_t k, float *dst);
 
 #endif /* ODLA_REFERENCE_REF_H_ */

@@ -346,7 +346,7 @@ class X86PortableTest(Work):
     def test_library_holds_kernels_for_each_instruction_set(self):
         symbols = run(["nm", self.tc.lib]).stdout
         for name in ["ref_micro_kernel_avx512", "ref_micro_kernel_avx2", "ref_qg_tile_avx2",
-                     "ref_sgemm_packed_b.arch_x86_64_v4", "ref_sgemm_packed_b.arch_x86_64_v3"]:
+                     "ref_sgemm_blocks.arch_x86_64_v4", "ref_sgemm_blocks.arch_x86_64_v3"]:
             self.assertIn(name, symbols)
 
     def test_float32_and_int8_run_on_a_baseline_x86_64_and_an_avx2_one(self):

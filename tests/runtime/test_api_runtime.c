@@ -309,6 +309,149 @@ static void test_constants_arrays(void) {
   odla_DestroyComputation(comp);
 }
 
+/* ---- A Conv's kernel packed when compiled ------------------------------------------------- */
+
+/* Two float32 Convs over the GEMM: a 3x3 one of 2 groups (130 output channels and a depth of
+ * 270 a group: two blocks of rows and of depth, 616 pixels: two of columns; split by columns
+ * over threads) and a 1x1 one (130 x 300 over 60 pixels: split by rows). Compiled, their kernels
+ * are packed once (ref_prepare_node): the outputs equal, bit for bit, those of the same computation
+ * run without odla_CompileComputation (packed as each run goes), at 1 and 3 threads, and a double
+ * loop's within float rounding; launched with a constants array of other kernels, they are the
+ * other kernels' (the packed ones are not read). */
+enum { CG = 2, CI = 30, CM = 130, CH = 24, CW = 30, PC = 300, PH = 10, PW = 6 };
+#define CONV_OUT (CG * CM * (CH - 2) * (CW - 2))
+#define POINT_OUT (CM * PH * PW)
+
+static float *conv_data(size_t n, unsigned seed) {
+  float *d = (float *)malloc(n * sizeof *d);
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    d[i] = (float)((seed >> 9) % 2001) / 1000.0f - 1.0f;
+  }
+  return d;
+}
+
+static odla_computation conv_graph(const float *w3, const float *w1) {
+  static const odla_uint32 ones[2] = {1, 1}, zeros[2] = {0, 0};
+  odla_computation comp;
+  odla_value_type xt = {ODLA_FLOAT32, {4, {1, CG * CI, CH, CW}}};
+  odla_value_type wt = {ODLA_FLOAT32, {4, {CG * CM, CI, 3, 3}}};
+  odla_value_type pt = {ODLA_FLOAT32, {4, {1, PC, PH, PW}}};
+  odla_value_type qt = {ODLA_FLOAT32, {4, {CM, PC, 1, 1}}};
+  odla_value_shape ys = {4, {1, CG * CM, CH - 2, CW - 2}}, zs = {4, {1, CM, PH, PW}};
+  odla_CreateComputation(&comp);
+  odla_SetValueAsOutput(odla_Conv(odla_CreateArgument(xt, ID("cx")), ODLA_CHANNELS_FIRST, CG,
+                                  odla_CreateConstant(wt, w3, ID("cw")), ODLA_OIS, ones, ones,
+                                  zeros, zeros, NULL, ys, ID("cy")));
+  odla_SetValueAsOutput(odla_Conv(odla_CreateArgument(pt, ID("px")), ODLA_CHANNELS_FIRST, 1,
+                                  odla_CreateConstant(qt, w1, ID("pw")), ODLA_OIS, ones, ones,
+                                  zeros, zeros, NULL, zs, ID("py")));
+  return comp;
+}
+
+/* Runs comp (with exe and array: launched) at `threads`, into y and z. */
+static void conv_run(odla_computation comp, odla_executable exe, odla_constants_array array,
+                     int threads, const float *x, const float *p, float *y, float *z) {
+  odla_context ctx;
+  odla_int32 n = threads;
+  odla_CreateContext(&ctx);
+  odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&n);
+  odla_BindToArgumentById(ID("cx"), x, ctx);
+  odla_BindToArgumentById(ID("px"), p, ctx);
+  odla_BindToOutputById(ID("cy"), y, ctx);
+  odla_BindToOutputById(ID("py"), z, ctx);
+  if (exe) {
+    odla_SetContextItem(ctx, ODLA_ASYNC_CALLBACK_FUNC, (odla_item_value)(uintptr_t)on_done);
+    done = 0;
+    CHECK(odla_AsyncLaunchExecutable(exe, array, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "launch");
+    pthread_mutex_lock(&lock);
+    while (!done)
+      pthread_cond_wait(&done_cond, &lock);
+    pthread_mutex_unlock(&lock);
+    CHECK(done_status == ODLA_SUCCESS, "launched run: status %d", (int)done_status);
+  } else {
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "conv run");
+  }
+  odla_DestroyContext(ctx);
+}
+
+/* The largest |got - double loop| over the largest |double loop| of both Convs. */
+static double conv_error(const float *x, const float *w3, const float *p, const float *w1,
+                         const float *y, const float *z) {
+  double most = 0, top = 0;
+  int g, m, c, i, j, a, b;
+  for (g = 0; g < CG; ++g)
+    for (m = 0; m < CM; ++m)
+      for (i = 0; i < CH - 2; ++i)
+        for (j = 0; j < CW - 2; ++j) {
+          double s = 0;
+          for (c = 0; c < CI; ++c)
+            for (a = 0; a < 3; ++a)
+              for (b = 0; b < 3; ++b)
+                s += (double)x[((g * CI + c) * CH + i + a) * CW + j + b] *
+                     w3[(((g * CM + m) * CI + c) * 3 + a) * 3 + b];
+          top = fabs(s) > top ? fabs(s) : top;
+          s = fabs(s - y[((g * CM + m) * (CH - 2) + i) * (CW - 2) + j]);
+          most = s > most ? s : most;
+        }
+  for (m = 0; m < CM; ++m)
+    for (i = 0; i < PH * PW; ++i) {
+      double s = 0;
+      for (c = 0; c < PC; ++c)
+        s += (double)p[c * PH * PW + i] * w1[m * PC + c];
+      top = fabs(s) > top ? fabs(s) : top;
+      s = fabs(s - z[m * PH * PW + i]);
+      most = s > most ? s : most;
+    }
+  return most / top;
+}
+
+static void test_conv_packed_kernel(void) {
+  float *x = conv_data((size_t)CG * CI * CH * CW, 1), *w3 = conv_data((size_t)CG * CM * CI * 9, 2);
+  float *p = conv_data((size_t)PC * PH * PW, 3), *w1 = conv_data((size_t)CM * PC, 4);
+  float *v3 = conv_data((size_t)CG * CM * CI * 9, 5), *v1 = conv_data((size_t)CM * PC, 6);
+  float *y[4], *z[4];
+  odla_computation comp, plain, other;
+  odla_executable exe;
+  odla_constants_array array = NULL;
+  double err;
+  int r;
+  for (r = 0; r < 4; ++r) {
+    y[r] = (float *)malloc(CONV_OUT * sizeof(float));
+    z[r] = (float *)malloc(POINT_OUT * sizeof(float));
+  }
+  comp = conv_graph(w3, w1);
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+  conv_run(comp, NULL, NULL, 1, x, p, y[0], z[0]);
+  conv_run(comp, NULL, NULL, 3, x, p, y[1], z[1]);
+  plain = conv_graph(w3, w1); /* never compiled: its runs pack the kernels */
+  conv_run(plain, NULL, NULL, 1, x, p, y[2], z[2]);
+  for (r = 1; r < 3; ++r)
+    CHECK(memcmp(y[r], y[0], CONV_OUT * sizeof(float)) == 0 &&
+              memcmp(z[r], z[0], POINT_OUT * sizeof(float)) == 0,
+          "the packed kernels' outputs differ from %s", r == 1 ? "3 threads'" : "packing's");
+  err = conv_error(x, w3, p, w1, y[0], z[0]);
+  CHECK(err < 1e-5, "packed kernels: %g from a double loop", err);
+  other = conv_graph(v3, v1);
+  CHECK(odla_CreateConstantsArray(&array) == ODLA_SUCCESS, "constants array");
+  conv_run(comp, exe, array, 3, x, p, y[3], z[3]);
+  err = conv_error(x, v3, p, v1, y[3], z[3]);
+  CHECK(err < 1e-5, "launched with other kernels: %g from their double loop", err);
+  odla_DestroyConstantsArray(array);
+  odla_DestroyComputation(other);
+  odla_DestroyComputation(plain);
+  odla_DestroyExecutable(exe);
+  odla_DestroyComputation(comp);
+  for (r = 0; r < 4; ++r) {
+    free(y[r]);
+    free(z[r]);
+  }
+  free(x), free(w3), free(p), free(w1), free(v3), free(v1);
+}
+
 /* ---- Static ids ---------------------------------------------------------------------------- */
 
 /* A fused product (odla_ExtGemm), whose inner product the backend names "g/product" in a buffer
@@ -866,6 +1009,7 @@ int main(int argc, char **argv) {
   scratch = argc > 1 ? argv[1] : ".";
   test_stored_computation();
   test_constants_arrays();
+  test_conv_packed_kernel();
   test_bind_values();
   test_static_ids();
   test_compile_scratch();
