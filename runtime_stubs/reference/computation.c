@@ -237,8 +237,9 @@ odla_status odla_DestroyComputation(odla_computation comp) {
     ref_free(comp->values[i]);
   }
   for (i = 0; i < comp->num_nodes; ++i) {
+    if (comp->nodes[i]->prepare)
+      comp->nodes[i]->prepare(comp->nodes[i], 1);
     ref_free(comp->nodes[i]->params);
-    ref_free(comp->nodes[i]->owned);
     ref_free(comp->nodes[i]->inputs);
     ref_free(comp->nodes[i]);
   }
@@ -553,7 +554,8 @@ odla_status odla_CompileComputation(const odla_computation computation, const od
   if (s != ODLA_SUCCESS)
     return s;
   for (i = 0; i < computation->num_nodes; ++i) /* once for every execution */
-    ref_prepare_node(computation->nodes[i]);
+    if (computation->nodes[i]->prepare)
+      computation->nodes[i]->prepare(computation->nodes[i], 0);
   *executable = (odla_executable)ref_calloc(1, sizeof **executable);
   if (!*executable)
     return ODLA_MEM_ERROR;

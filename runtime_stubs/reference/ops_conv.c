@@ -34,7 +34,7 @@ typedef struct {
    * float copies of input, kernel, bias and output. */
   size_t col_at, pack_at, plane_at, xf_at, wf_at, bf_at, yf_at, bytes;
   /* A float32 GEMM Conv's constant kernel packed when the computation is compiled
-   * (ref_prepare_node; the node owns it), packed_per floats a group, and the data it was packed
+   * (ref_conv_prepare), packed_per floats a group, and the data it was packed
    * from: runs whose kernel is that data read it in place of packing the kernel as they go
    * (which took a quarter of ResNet-50's time); NULL: not packed. */
   const float *packed_w;
@@ -798,29 +798,6 @@ static odla_status ref_conv_run(const ref_node *node, const ref_io *io) {
   return ODLA_SUCCESS;
 }
 
-void ref_prepare_node(ref_node *node) {
-  ref_conv_params *p = (ref_conv_params *)node->params;
-  const odla_value w = node->num_inputs > 1 ? node->inputs[1] : NULL;
-  int64_t mpg, g;
-  size_t per;
-  float *packed;
-  if (node->run != ref_conv_run || p->type != ODLA_FLOAT32 || p->direct || p->packed_w || !w ||
-      w->kind != REF_CONSTANT || !w->data || p->m == 0 || p->kvol == 0)
-    return;
-  mpg = p->m / p->group;
-  per = ref_sgemm_packed_a_floats(mpg, p->kvol);
-  if (per > (size_t)-1 / sizeof(float) / (size_t)p->group ||
-      !(packed = (float *)ref_malloc(per * (size_t)p->group * sizeof(float))))
-    return; /* no memory for it: the runs pack the kernel as they go */
-  for (g = 0; g < p->group; ++g)
-    ref_sgemm_pack_a((const float *)w->data + g * mpg * p->kvol, p->kvol, mpg, p->kvol,
-                     packed + g * per);
-  p->packed_w = packed;
-  p->packed_from = w->data;
-  p->packed_per = per;
-  node->owned = packed;
-}
-
 static odla_status ref_deconv_run(const ref_node *node, const ref_io *io) {
   const ref_conv_params *p = (const ref_conv_params *)node->params;
   if (p->type == ODLA_FLOAT32)
@@ -903,6 +880,38 @@ static void ref_conv_scratch(ref_conv_params *p, const odla_value *in, const odl
   p->bytes = at;
 }
 
+/* ref_node.prepare of a float32 GEMM Conv whose kernel is a constant: packs it for the CPU's
+ * register tile (ref_sgemm_pack_a), a group after another; nothing where there is no memory
+ * for it (the runs then pack it as they go). */
+static void ref_conv_prepare(ref_node *node, int release) {
+  ref_conv_params *p = (ref_conv_params *)node->params;
+  odla_value w;
+  int64_t mpg, g;
+  size_t per;
+  float *packed;
+  if (node->run != ref_conv_run) /* a backend that took the node over (libodla_dnnl's) */
+    return;
+  w = node->inputs[1];
+  if (release) {
+    ref_free((void *)p->packed_w);
+    p->packed_w = NULL;
+    return;
+  }
+  if (p->packed_w || !w->data)
+    return;
+  mpg = p->m / p->group;
+  per = ref_sgemm_packed_a_floats(mpg, p->kvol);
+  if (per > (size_t)-1 / sizeof(float) / (size_t)p->group ||
+      !(packed = (float *)ref_malloc(per * (size_t)p->group * sizeof(float))))
+    return;
+  for (g = 0; g < p->group; ++g)
+    ref_sgemm_pack_a((const float *)w->data + g * mpg * p->kvol, p->kvol, mpg, p->kvol,
+                     packed + g * per);
+  p->packed_w = packed;
+  p->packed_from = w->data;
+  p->packed_per = per;
+}
+
 /* Data is CHANNELS_FIRST [N, C, spatial...], the kernel OIS [M, C / group, k...], the
  * optional bias [M]. Output [N, M, out...] with out = floor((in + pads - span) / stride) + 1,
  * span = (k - 1) * dilation + 1. */
@@ -973,6 +982,9 @@ odla_value odla_Conv(odla_value input, odla_memory_layout input_layout, odla_uin
     ref_conv_scratch(&p, in, &out, p.kvol * opix, p.m / group, opix, p.kvol);
   v = ref_add_op("Conv", ref_conv_run, 3, in, out, value_id, &p, sizeof p);
   if (v) {
+    if (p.type == ODLA_FLOAT32 && !p.direct && kernel->kind == REF_CONSTANT && p.m > 0 &&
+        p.kvol > 0)
+      v->node->prepare = ref_conv_prepare;
     v->node->scratch_bytes = p.bytes;
     v->node->flops = ref_mul_sat(2 * p.n * p.m * opix, p.kvol); /* a multiply-add per tap */
   }

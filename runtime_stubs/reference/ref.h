@@ -179,9 +179,11 @@ struct ref_node {
    * the node when it is not the reference kernel (a backend's name, e.g. "dnnl"), or NULL. */
   int64_t flops;
   const char *engine;
-  /* A block the node owns beside its parameters, freed with it, or NULL: an operand prepared
-   * when the computation is compiled (ref_prepare_node: a float32 Conv's packed kernel). */
-  void *owned;
+  /* What the node prepares once for every execution when its computation is compiled
+   * (odla_CompileComputation calls it with release 0) and frees when the computation is
+   * destroyed (release 1), or NULL: a float32 GEMM Conv packs its constant kernel (ops_conv.c).
+   * Set by its builder, so that only the builders a model calls bring it into a program. */
+  void (*prepare)(ref_node *node, int release);
 };
 
 struct _odla_computation {
@@ -309,11 +311,6 @@ odla_status ref_set_batch_item(odla_computation comp, odla_item_type type, odla_
 odla_status ref_set_run_batch(odla_context context, odla_item_value value);
 odla_status ref_run_batches(ref_exec *x);
 void ref_free_shapes(odla_context context);
-
-/* Prepares what a node reads at every execution once, when its computation is compiled
- * (odla_CompileComputation): a float32 GEMM Conv's constant kernel is packed for the CPU's
- * register tile (ops_conv.c; node->owned). Nothing where it has no memory for it. */
-void ref_prepare_node(ref_node *node);
 
 /* Execution (computation.c): runs nodes [first, last) of x->comp on x->ctx, following the
  * jumps control-flow kernels make; where a value's data lives during an execution. */

@@ -410,6 +410,7 @@ static double conv_error(const float *x, const float *w3, const float *p, const 
 }
 
 static void test_conv_packed_kernel(void) {
+  static unsigned char region[1 << 21];
   float *x = conv_data((size_t)CG * CI * CH * CW, 1), *w3 = conv_data((size_t)CG * CM * CI * 9, 2);
   float *p = conv_data((size_t)PC * PH * PW, 3), *w1 = conv_data((size_t)CM * PC, 4);
   float *v3 = conv_data((size_t)CG * CM * CI * 9, 5), *v1 = conv_data((size_t)CM * PC, 6);
@@ -423,8 +424,18 @@ static void test_conv_packed_kernel(void) {
     y[r] = (float *)malloc(CONV_OUT * sizeof(float));
     z[r] = (float *)malloc(POINT_OUT * sizeof(float));
   }
-  comp = conv_graph(w3, w1);
-  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+  {
+    /* compiling packs the kernels: the region that holds the computation gains their bytes */
+    odla_size_t before = 0, after = 0, peak = 0;
+    CHECK(odla_ExtSetMemory(region, sizeof region) == ODLA_SUCCESS, "region");
+    comp = conv_graph(w3, w1);
+    odla_ExtGetMemoryUse(region, &before, &peak);
+    CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_SUCCESS, "compile");
+    odla_ExtGetMemoryUse(region, &after, &peak);
+    CHECK(after - before >= (CG * CM * CI * 9 + CM * PC) * sizeof(float),
+          "compiling took %lu bytes, fewer than the kernels'", (unsigned long)(after - before));
+    odla_ExtSetMemory(NULL, 0);
+  }
   conv_run(comp, NULL, NULL, 1, x, p, y[0], z[0]);
   conv_run(comp, NULL, NULL, 3, x, p, y[1], z[1]);
   plain = conv_graph(w3, w1); /* never compiled: its runs pack the kernels */
@@ -445,6 +456,7 @@ static void test_conv_packed_kernel(void) {
   odla_DestroyComputation(plain);
   odla_DestroyExecutable(exe);
   odla_DestroyComputation(comp);
+  CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS, "the region is empty again");
   for (r = 0; r < 4; ++r) {
     free(y[r]);
     free(z[r]);
