@@ -64,6 +64,8 @@ void ref_free(void *p);
  * dims in place of the last one (odlac's --dim) then runs in the memory the last one had touched: a
  * new arena's pages would fault in again on every build. */
 void ref_arena_release(void *alloc, size_t bytes);
+void *ref_arena_take(size_t bytes, size_t *got);
+int ref_count_computation(int delta);
 /* Temporaries of one call, zeroed (memory.c): bumped from [at, end) while they fit (a
  * computation's ODLA_EXT_ITEM_COMPILE_SCRATCH memory, which --no-heap code gives from its arena
  * while the arena is unused: the planner's lists then add nothing to the instance's memory),
@@ -74,8 +76,6 @@ typedef struct {
 } ref_temp;
 void *ref_temp_alloc(ref_temp *t, size_t count, size_t size);
 void ref_temp_free(const ref_temp *t, void *p);
-void *ref_arena_take(size_t bytes, size_t *got);
-int ref_count_computation(int delta);
 
 /* Message formatting (format.c): the C library's vsnprintf, or the backend's own built with
  * ODLA_REFERENCE_NO_STDIO (its messages' conversions only). */
@@ -117,7 +117,7 @@ typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
 
 /* A value: one per argument, constant and result. Its flags are bytes, and its type is last,
  * stored up to its rank: a value holds the dims it has, not ODLA_MAX_DIMENSION of them (a
- * 32-bit target's constant of rank 1 takes 64 bytes, not 144: on a microcontroller, RAM for
+ * 32-bit target's constant of rank 1 takes 72 bytes, not 144: on a microcontroller, RAM for
  * each of them). Read the type's fields (their dims below the rank) in place; a copy of the
  * whole type is ref_type_of's. */
 struct _odla_value {
