@@ -468,17 +468,18 @@ private:
       comp_->values = vs;
       comp_->cap_values = cap;
     }
-    auto v = static_cast<odla_value>(std::calloc(1, sizeof(struct _odla_value)));
+    odla_value v = ref_value_alloc(kind, like->type.shape.size); // freed as the others are
     std::string id = std::string(like->id) + suffix;
     char *copy = v ? static_cast<char *>(std::malloc(id.size() + 1)) : nullptr;
     if (!copy) {
-      std::free(v);
+      ref_value_free(v);
       throw std::bad_alloc();
     }
     std::memcpy(copy, id.c_str(), id.size() + 1);
     v->id = copy; // freed with the computation's values (api.cpp refuses static ids)
-    v->type = ref_type_of(like);
-    v->kind = kind;
+    std::memcpy(&v->type, &like->type,
+                offsetof(odla_value_type, shape.dims) +
+                    static_cast<size_t>(like->type.shape.size) * sizeof v->type.shape.dims[0]);
     v->index = comp_->num_values;
     comp_->values[comp_->num_values++] = v;
     return v;
@@ -523,6 +524,7 @@ private:
     std::free(n->params);
     n->params = slot;
     n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
+    n->params_packed = 0;
     n->run = nodeRun;
     n->engine = "dnnl"; /* the device profiler reports "Conv(dnnl)", "Reorder(dnnl)" */
     n->scratch_bytes = step->scratchpad.get_size();
@@ -1242,12 +1244,12 @@ private:
     };
     ref_plan_views(comp_); /* results that are views of arguments take no buffer */
     for (const auto &s : slices_)
-      s.first->view_of = nullptr;
+      ref_where(s.first)->view_of = nullptr;
     for (odla_value w : wholes_)
-      w->view_of = nullptr;
+      ref_where(w)->view_of = nullptr;
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && !v->view_of && first(v) >= 0 &&
-             bytesOf(v) > 0 && !slices_.count(v);
+      return v && v->kind == REF_RESULT && !v->is_output && !ref_where(v)->view_of &&
+             first(v) >= 0 && bytesOf(v) > 0 && !slices_.count(v);
     };
     auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };
     std::unordered_map<odla_value, int> group_last;
@@ -1275,8 +1277,8 @@ private:
       odla_value v = comp_->values[i];
       if (!planned(v))
         continue;
-      v->first_use = first(v);
-      v->last_use = last(v);
+      ref_where(v)->first_use = first(v);
+      ref_where(v)->last_use = last(v);
       odla_value g = rootOf(v);
       auto it = groups.find(g);
       if (it == groups.end()) {
@@ -1322,13 +1324,13 @@ private:
     for (int i = 0; i < comp_->num_values; ++i) {
       odla_value v = comp_->values[i];
       if (planned(v))
-        v->offset = group_offset[rootOf(v)];
+        ref_where(v)->offset = group_offset[rootOf(v)];
     }
     for (const auto &s : slices_) {
       odla_value p = s.first;
-      p->first_use = first(p);
-      p->last_use = last(p);
-      p->offset = s.second.whole->offset + s.second.offset;
+      ref_where(p)->first_use = first(p);
+      ref_where(p)->last_use = last(p);
+      ref_where(p)->offset = ref_where(s.second.whole)->offset + s.second.offset;
     }
     comp_->arena_bytes = arena;
     comp_->compiled = 1;

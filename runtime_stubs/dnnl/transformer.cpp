@@ -29,6 +29,7 @@ void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
   std::free(n->params);
   n->params = slot;
   n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
+  n->params_packed = 0;
   n->run = run;
   n->engine = "dnnl";
   n->scratch_bytes = scratch;

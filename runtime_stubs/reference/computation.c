@@ -2,6 +2,7 @@
  * backend, and the logging it reports errors through. */
 #include "calls.h"
 #include "ref.h"
+#include "ref_isa.h"
 #include "ref_types.h"
 #include "threads.h"
 
@@ -233,8 +234,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
     ref_release_held(comp->values[i]);
     if (!comp->static_ids)
       ref_free((void *)comp->values[i]->id);
-    ref_free((void *)comp->values[i]->bounds);
-    ref_free(comp->values[i]);
+    ref_value_free(comp->values[i]);
   }
   for (i = 0; i < comp->num_nodes; ++i) {
     if (comp->nodes[i]->prepare)
@@ -301,20 +301,37 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
     comp->values = vs;
     comp->cap_values = cap;
   }
-  /* the type's dims up to its rank only (ref_type_of) */
-  v = (odla_value)ref_calloc(1, offsetof(struct _odla_value, type.shape.dims) +
-                                    (size_t)type.shape.size * sizeof type.shape.dims[0]);
+  v = ref_value_alloc(kind, type.shape.size);
   if (!v || !(v->id = comp->static_ids ? name : ref_strdup(name))) {
-    ref_free(v);
+    ref_value_free(v);
     return ref_fail(ODLA_MEM_ERROR, op, "out of memory");
   }
   memcpy(&v->type, &type,
          offsetof(odla_value_type, shape.dims) +
              (size_t)type.shape.size * sizeof type.shape.dims[0]);
-  v->kind = kind;
   v->index = comp->num_values;
   comp->values[comp->num_values++] = v;
   return v;
+}
+
+odla_value ref_value_alloc(ref_value_kind kind, int rank) {
+  /* the type's dims up to its rank only (ref_type_of) */
+  const size_t room = kind == REF_CONSTANT ? 0 : REF_PLACE_ROOM;
+  unsigned char *block = (unsigned char *)ref_calloc(
+      1, room + offsetof(struct _odla_value, type.shape.dims) +
+             (size_t)rank * sizeof(((odla_value)NULL)->type.shape.dims[0]));
+  odla_value v = block ? (odla_value)(void *)(block + room) : NULL;
+  if (v)
+    v->kind = (unsigned char)kind;
+  return v;
+}
+
+void ref_value_free(odla_value v) {
+  if (!v)
+    return;
+  if (v->kind != REF_CONSTANT)
+    ref_free((void *)ref_where(v)->bounds);
+  ref_free(v->kind == REF_CONSTANT ? (void *)v : (void *)ref_where(v));
 }
 
 odla_value_shape ref_shape_copy(const odla_value_shape *s) {
@@ -379,12 +396,74 @@ odla_value odla_CreateConstant(const odla_value_type value_type, const odla_void
   return v;
 }
 
-ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
-                       int num_outputs, const odla_value_type *out_types,
-                       const odla_value_id *out_ids, const void *params, size_t params_size) {
+/* A parameter block packed (ref_add_sealed_op): control bytes, each L << 4 | Z followed by L
+ * bytes of the block, then Z zero bytes of it (L, Z < 16). Returns the packed size, at most
+ * REF_PACKED_BOUND(n). */
+#define REF_PACKED_BOUND(n) ((n) + (n) / 15 + 1)
+static size_t ref_params_pack(const unsigned char *block, size_t n, unsigned char *packed) {
+  size_t i = 0, at = 0;
+  while (i < n) {
+    size_t l = 0, z = 0;
+    while (i + l < n && l < 15 && block[i + l] != 0)
+      ++l;
+    while (i + l + z < n && z < 15 && block[i + l + z] == 0)
+      ++z;
+    packed[at++] = (unsigned char)(l << 4 | z);
+    memcpy(packed + at, block + i, l);
+    at += l;
+    i += l + z;
+  }
+  return at;
+}
+
+static void ref_params_expand(const unsigned char *packed, unsigned char *block, size_t n) {
+  unsigned char *const end = block + n;
+  while (block < end) {
+    const unsigned l = *packed >> 4, z = *packed & 15u;
+    unsigned k;
+    ++packed;
+    for (k = 0; k < l; ++k)
+      *block++ = *packed++;
+    for (k = 0; k < z; ++k)
+      *block++ = 0;
+  }
+}
+
+/* Kept apart from ref_node_run so that only nodes with packed parameters take the block's
+ * room on the stack. */
+static REF_NOINLINE odla_status ref_node_run_packed(const ref_node *n, const ref_io *io) {
+  union {
+    unsigned char bytes[REF_PACKED_PARAMS_MAX];
+    double d; /* the alignment of a parameter block's fields */
+    int64_t i;
+    void *p;
+  } block;
+  ref_node copy = *n;
+  ref_params_expand((const unsigned char *)n->params, block.bytes, n->params_size);
+  copy.params = block.bytes;
+  return n->run(&copy, io);
+}
+
+odla_status ref_node_run(const ref_node *n, const ref_io *io) {
+  return n->params_packed ? ref_node_run_packed(n, io) : n->run(n, io);
+}
+
+static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
+                                 const odla_value *inputs, int num_outputs,
+                                 const odla_value_type *out_types, const odla_value_id *out_ids,
+                                 const void *params, size_t params_size, int sealed) {
   odla_computation comp = ref_current_comp;
+  unsigned char packed[REF_PACKED_BOUND(REF_PACKED_PARAMS_MAX)];
+  size_t stored = params_size;
   ref_node *n;
   int i;
+  if (sealed && params_size <= REF_PACKED_PARAMS_MAX && ref_memory_in_region()) {
+    const size_t bytes = ref_params_pack((const unsigned char *)params, params_size, packed);
+    sealed = bytes < params_size;
+    stored = sealed ? bytes : params_size;
+  } else {
+    sealed = 0;
+  }
   if (comp->num_nodes == comp->cap_nodes) {
     int cap = comp->cap_nodes ? comp->cap_nodes + comp->cap_nodes / 2 : 16; /* as values' */
     ref_node **ns = (ref_node **)ref_realloc(comp->nodes, (size_t)cap * sizeof *ns);
@@ -402,8 +481,8 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   }
   /* One allocation holds the operand and result lists. */
   n->inputs = (odla_value *)ref_calloc((size_t)(num_inputs + num_outputs) + 1, sizeof(odla_value));
-  n->params = params_size ? ref_malloc(params_size) : NULL;
-  if (!n->inputs || (params_size && !n->params)) {
+  n->params = stored ? ref_malloc(stored) : NULL;
+  if (!n->inputs || (stored && !n->params)) {
     ref_free(n->inputs);
     ref_free(n->params);
     ref_free(n);
@@ -420,8 +499,9 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   for (i = 0; i < num_inputs; ++i)
     n->inputs[i] = inputs[i];
   n->params_size = params_size;
-  if (params_size)
-    memcpy(n->params, params, params_size);
+  n->params_packed = (unsigned char)sealed;
+  if (stored)
+    memcpy(n->params, sealed ? packed : (const unsigned char *)params, stored);
   for (i = 0; i < num_outputs; ++i) {
     odla_value v = ref_new_value(comp, op, out_types[i], out_ids ? out_ids[i] : NULL, REF_RESULT);
     if (!v) {
@@ -438,11 +518,26 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
   return n;
 }
 
+ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
+                       int num_outputs, const odla_value_type *out_types,
+                       const odla_value_id *out_ids, const void *params, size_t params_size) {
+  return ref_add_node_as(op, run, num_inputs, inputs, num_outputs, out_types, out_ids, params,
+                         params_size, 0);
+}
+
 odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
                       odla_value_type out_type, odla_value_id out_id, const void *params,
                       size_t params_size) {
   ref_node *n =
-      ref_add_node(op, run, num_inputs, inputs, 1, &out_type, &out_id, params, params_size);
+      ref_add_node_as(op, run, num_inputs, inputs, 1, &out_type, &out_id, params, params_size, 0);
+  return n ? n->outputs[0] : NULL;
+}
+
+odla_value ref_add_sealed_op(const char *op, ref_kernel run, int num_inputs,
+                             const odla_value *inputs, odla_value_type out_type,
+                             odla_value_id out_id, const void *params, size_t params_size) {
+  ref_node *n =
+      ref_add_node_as(op, run, num_inputs, inputs, 1, &out_type, &out_id, params, params_size, 1);
   return n ? n->outputs[0] : NULL;
 }
 
@@ -619,13 +714,13 @@ odla_status odla_ExtGetValuePlacement(odla_value value, odla_size_t *offset, odl
   if (!value || value->kind != REF_RESULT || value->is_output || ref_bytes(&value->type) == 0)
     return ODLA_INVALID_PARAM;
   if (offset)
-    *offset = value->offset;
+    *offset = ref_where(value)->offset;
   if (bytes)
     *bytes = ref_bytes(&value->type);
   if (first_node)
-    *first_node = value->first_use;
+    *first_node = ref_where(value)->first_use;
   if (last_node)
-    *last_node = value->last_use;
+    *last_node = ref_where(value)->last_use;
   return ODLA_SUCCESS;
 }
 
@@ -682,8 +777,9 @@ static odla_status ref_bind(ref_binding **list, int *num, int *cap, const char *
       (*list)[i].bytes = bytes;
       return ODLA_SUCCESS;
     }
-  if (*num == *cap) {
-    int c = *cap ? 2 * *cap : 8;
+  if (*num == *cap) { /* from one entry: most models bind a port or two, and on a
+                         microcontroller the unused entries are RAM */
+    int c = *cap ? 2 * *cap : 1;
     ref_binding *b = (ref_binding *)ref_realloc(*list, (size_t)c * sizeof *b);
     if (!b)
       return ODLA_MEM_ERROR;
@@ -764,9 +860,10 @@ static odla_status ref_check_bound_value(odla_context ctx, odla_value v) {
  * argument's from its offset on (ref_plan_views points a view at the argument itself, never at
  * another view: no recursion, which the footprint table's stack bound could not follow). */
 void *ref_value_data(odla_context ctx, odla_value v) {
-  if (v->view_of) {
-    unsigned char *base = (unsigned char *)ref_lookup(ctx->args, ctx->num_args, v->view_of->id);
-    return base ? base + v->offset : NULL;
+  const odla_value view_of = ref_view_source(v);
+  if (view_of) {
+    unsigned char *base = (unsigned char *)ref_lookup(ctx->args, ctx->num_args, view_of->id);
+    return base ? base + ref_where(v)->offset : NULL;
   }
   switch (v->kind) {
   case REF_ARGUMENT:
@@ -777,7 +874,8 @@ void *ref_value_data(odla_context ctx, odla_value v) {
   default:
     if (v->is_output)
       return ref_lookup(ctx->outs, ctx->num_outs, v->id);
-    return ctx->arena ? ctx->arena + v->offset : NULL; /* no arena: every value is empty */
+    return ctx->arena ? ctx->arena + ref_where(v)->offset
+                      : NULL; /* no arena: every value is empty */
   }
 }
 
@@ -799,7 +897,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
     odla_status s;
     if (n->num_inputs > kMaxIo || n->num_outputs > kMaxIo)
       return ODLA_INTERNAL_LOGIC_ERR;
-    if (n->num_outputs == 1 && n->outputs[0]->view_of) { /* a view (ref_plan_views) */
+    if (n->num_outputs == 1 && ref_view_source(n->outputs[0])) { /* a view (ref_plan_views) */
       for (k = 0; k < n->num_inputs; ++k)
         if (n->inputs[k] && n->inputs[k]->kind == REF_CONSTANT && ctx->constants &&
             ctx->constants[n->inputs[k]->index]) {
@@ -817,7 +915,7 @@ odla_status ref_run_nodes(ref_exec *x, int first, int last) {
       out[k] = ref_value_data(ctx, n->outputs[k]);
     io.scratch = n->scratch_bytes ? ctx->arena + n->scratch_offset : NULL;
     x->next = -1;
-    s = x->profile ? ref_profile_run(x, i, &io) : n->run(n, &io);
+    s = x->profile ? ref_profile_run(x, i, &io) : ref_node_run(n, &io);
     if (s != ODLA_SUCCESS) {
       char msg[300];
       ref_snprintf(msg, sizeof msg, "node %d (%s) producing '%s' failed with status %d", i, n->op,

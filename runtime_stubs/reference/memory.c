@@ -131,6 +131,14 @@ void *ref_malloc(size_t bytes) {
   return p;
 }
 
+int ref_memory_in_region(void) {
+  int in;
+  ref_mutex_lock(&ref_memory_lock);
+  in = ref_current_region != NULL;
+  ref_mutex_unlock(&ref_memory_lock);
+  return in;
+}
+
 void *ref_temp_alloc(ref_temp *t, size_t count, size_t size) {
   const size_t room = t ? (size_t)(t->end - t->at) : 0;
   if (t && size && count <= room / size) {

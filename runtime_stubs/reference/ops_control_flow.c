@@ -524,13 +524,17 @@ void ref_plan_regions(odla_computation comp) {
     e = p->end;
     for (i = 0; i < comp->num_values; ++i) {
       odla_value v = comp->values[i];
-      int def = v->node ? v->node->index : -1;
+      const int def = v->node ? v->node->index : -1;
+      ref_value_place *w;
+      if (v->kind == REF_CONSTANT)
+        continue;
+      w = ref_where(v);
       if (def == e || (def > b && def <= b + p->num_vars)) {
         /* the loop's results (written in every iteration) and its variables */
-        v->first_use = b;
-        v->last_use = v->last_use > e ? v->last_use : e;
-      } else if (v->first_use < b && v->last_use >= b && v->last_use < e) {
-        v->last_use = e; /* defined before the loop, read in every iteration */
+        w->first_use = b;
+        w->last_use = w->last_use > e ? w->last_use : e;
+      } else if (w->first_use < b && w->last_use >= b && w->last_use < e) {
+        w->last_use = e; /* defined before the loop, read in every iteration */
       }
     }
   }

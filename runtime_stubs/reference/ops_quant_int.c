@@ -518,12 +518,12 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
                       (unsigned long)(packed_at + tail_bytes));
     memcpy(block, params, head);
     memcpy(block + packed_at, tail, tail_bytes);
-    v = ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, block, packed_at + tail_bytes);
+    v = ref_add_sealed_op(op, run, REF_QI_OPERANDS, in, out, id, block, packed_at + tail_bytes);
     ref_free(block);
     return v;
   }
   if (q->lean || (!q->packed && !built))
-    return ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
+    return ref_add_sealed_op(op, run, REF_QI_OPERANDS, in, out, id, params, head);
   block = (unsigned char *)ref_calloc(1, bytes);
   if (!block)
     return ref_fail(ODLA_MEM_ERROR, op, "no memory for the node's parameters (%lu bytes)",
@@ -548,7 +548,7 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
     in[REF_QI_BIAS] = in[REF_QI_MULT] = in[REF_QI_SHIFT] = in[REF_QI_YZ] = NULL;
   }
   memcpy(block, params, head); /* after q's changes: q is its head */
-  v = ref_add_op(op, run, REF_QI_OPERANDS, in, out, id, block, bytes);
+  v = ref_add_sealed_op(op, run, REF_QI_OPERANDS, in, out, id, block, bytes);
   ref_free(block);
   return v;
 }
@@ -2345,7 +2345,7 @@ static odla_value ref_qbin(const char *op, int mul, odla_value a, odla_value a_z
   p.zy = ref_qi_load(out.element_type, output_zero_point->data, 0);
   p.lo = output_min;
   p.hi = output_max;
-  v = ref_add_op(op, ref_qbin_run, 2, in, out, id, &p, sizeof p);
+  v = ref_add_sealed_op(op, ref_qbin_run, 2, in, out, id, &p, sizeof p);
   /* The rows read element i of both operands before writing y[i]. */
   if (v && ref_count(shapes[0]) == ref_count(&out.shape))
     ref_inplace_of(v, 0);

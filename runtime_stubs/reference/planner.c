@@ -185,31 +185,34 @@ odla_value ref_view_of(odla_value v, int operand, size_t offset) {
 void ref_plan_views(odla_computation comp) {
   int i;
   for (i = 0; i < comp->num_values; ++i)
-    comp->values[i]->view_of = NULL;
+    if (comp->values[i]->kind != REF_CONSTANT)
+      ref_where(comp->values[i])->view_of = NULL;
   for (i = 0; i < comp->num_nodes; ++i) {
     ref_node *n = comp->nodes[i];
-    odla_value in, out;
+    odla_value in, out, source;
     if (n->view_input < 0 || n->num_outputs != 1)
       continue;
     in = n->inputs[n->view_input];
     out = n->outputs[0];
-    if (!in || out->kind != REF_RESULT || out->is_output ||
-        (in->kind != REF_ARGUMENT && !in->view_of))
+    source = in ? ref_view_source(in) : NULL;
+    if (!in || out->kind != REF_RESULT || out->is_output || (in->kind != REF_ARGUMENT && !source))
       continue;
-    out->view_of = in->view_of ? in->view_of : in;
-    out->offset = (in->view_of ? in->offset : 0) + n->view_offset;
+    ref_where(out)->view_of = source ? source : in;
+    ref_where(out)->offset = (source ? ref_where(in)->offset : 0) + n->view_offset;
   }
 }
 
 /* The value owning the buffer `v` uses. */
 static odla_value ref_owner(odla_value v) {
-  while (v->shares)
-    v = v->shares;
+  while (ref_where(v)->shares)
+    v = ref_where(v)->shares;
   return v;
 }
 
+/* Whether `v` takes a buffer of the arena (a result: it has a place). */
 static int ref_in_arena(odla_value v) {
-  return v->kind == REF_RESULT && !v->is_output && !v->view_of && ref_bytes(&v->type) > 0;
+  return v->kind == REF_RESULT && !v->is_output && !ref_where(v)->view_of &&
+         ref_bytes(&v->type) > 0;
 }
 
 /* Step 0: in-place reuse, recorded in `shares` with the owner's lifetime extended. */
@@ -229,11 +232,11 @@ static void ref_plan_inplace(odla_computation comp) {
     /* A Reshape's result holds its operand's bytes unchanged: it is a view, so it may share
      * the buffer even while the operand is still read (values are never written after they
      * are produced, and a later in-place op checks the whole group's lifetime). */
-    if (owner->last_use != i && strcmp(n->op, "Reshape") != 0)
+    if (ref_where(owner)->last_use != i && strcmp(n->op, "Reshape") != 0)
       continue; /* the operand's buffer is read after this node */
-    out->shares = owner;
-    if (out->last_use > owner->last_use)
-      owner->last_use = out->last_use;
+    ref_where(out)->shares = owner;
+    if (ref_where(out)->last_use > ref_where(owner)->last_use)
+      ref_where(owner)->last_use = ref_where(out)->last_use;
   }
 }
 
@@ -249,16 +252,18 @@ size_t ref_plan(odla_computation comp) {
   temp.end = scratch && comp->compile_scratch.bytes >= (size_t)(temp.at - scratch)
                  ? scratch + comp->compile_scratch.bytes
                  : temp.at;
-  for (i = 0; i < comp->num_values; ++i) {
+  for (i = 0; i < comp->num_values; ++i) { /* constants take no part */
     odla_value v = comp->values[i];
-    v->first_use = v->last_use = v->node ? v->node->index : -1;
-    v->shares = NULL;
+    if (v->kind == REF_CONSTANT)
+      continue;
+    ref_where(v)->first_use = ref_where(v)->last_use = v->node ? v->node->index : -1;
+    ref_where(v)->shares = NULL;
   }
   for (i = 0; i < comp->num_nodes; ++i)
     for (k = 0; k < comp->nodes[i]->num_inputs; ++k)
-      if (comp->nodes[i]->inputs[k]) {
-        odla_value v = comp->nodes[i]->inputs[k];
-        v->last_use = i > v->last_use ? i : v->last_use;
+      if (comp->nodes[i]->inputs[k] && comp->nodes[i]->inputs[k]->kind != REF_CONSTANT) {
+        ref_value_place *w = ref_where(comp->nodes[i]->inputs[k]);
+        w->last_use = i > w->last_use ? i : w->last_use;
       }
   ref_plan_regions(comp); /* loop bodies run repeatedly: see ops_control_flow.c */
   ref_plan_views(comp);
@@ -266,20 +271,20 @@ size_t ref_plan(odla_computation comp) {
   /* The list holds the buffers there are (on a microcontroller it is part of the build's
      peak memory): the values' own buffers and the nodes' scratch. */
   for (i = 0; i < comp->num_values; ++i)
-    count += ref_in_arena(comp->values[i]) && !comp->values[i]->shares;
+    count += ref_in_arena(comp->values[i]) && !ref_where(comp->values[i])->shares;
   for (i = 0; i < comp->num_nodes; ++i)
     count += comp->nodes[i]->scratch_bytes != 0;
   if (!(bufs = (ref_buffer *)ref_temp_alloc(&temp, (size_t)count, sizeof *bufs)))
     return (size_t)-1;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
-    if (!ref_in_arena(v) || v->shares)
+    if (!ref_in_arena(v) || ref_where(v)->shares)
       continue;
     bufs[n].size = ref_align_up(ref_bytes(&v->type));
-    bufs[n].first = v->first_use;
-    bufs[n].last = v->last_use;
+    bufs[n].first = ref_where(v)->first_use;
+    bufs[n].last = ref_where(v)->last_use;
     bufs[n].order = n;
-    bufs[n].offset = &v->offset;
+    bufs[n].offset = &ref_where(v)->offset;
     ++n;
   }
   for (i = 0; i < comp->num_nodes; ++i) {
@@ -295,7 +300,7 @@ size_t ref_plan(odla_computation comp) {
   arena = ref_plan_buffers(bufs, n, &temp);
   ref_temp_free(&temp, bufs);
   for (i = 0; i < comp->num_values; ++i)
-    if (comp->values[i]->shares)
-      comp->values[i]->offset = ref_owner(comp->values[i])->offset;
+    if (comp->values[i]->kind != REF_CONSTANT && ref_where(comp->values[i])->shares)
+      ref_where(comp->values[i])->offset = ref_where(ref_owner(comp->values[i]))->offset;
   return arena;
 }

@@ -1111,13 +1111,8 @@ static void ref_qg_lean_run(const ref_qg_lean_out *o, int64_t ch, const int32_t 
     ref_qg_lean_put(&q, s[i], y, i0 + i);
 }
 
-/* Kept out of its callers where GCC would inline it: the lean kernels' loops need every
- * register, which a caller's live values take (spills in the inner loop). */
-#if defined(__GNUC__)
-#define REF_QG_NOINLINE __attribute__((noinline))
-#else
-#define REF_QG_NOINLINE
-#endif
+/* The lean kernels below are REF_NOINLINE: their loops need every register, which a caller's
+ * live values would take if GCC inlined them (spills in the inner loop). */
 
 /* A lean tile's outputs: rows [0, m) of the sums s (REF_QG_LEAN_PIXELS a row, row r channel
  * c0 + r), their first n, into y + r * y_row; where every channel is fast, with the layer's
@@ -1183,8 +1178,8 @@ static void ref_qg_lean_tile(const ref_qg_lean_out *o, int c0, int m, const int3
 typedef void (*ref_qg_lean_sums_fn)(int k, const int8_t *w, int m, int over, const int32_t *c,
                                     int n, int32_t *s);
 
-REF_QG_NOINLINE static void ref_qg_lean_sums_portable(int k, const int8_t *w, int m, int over,
-                                                      const int32_t *c, int n, int32_t *s) {
+REF_NOINLINE static void ref_qg_lean_sums_portable(int k, const int8_t *w, int m, int over,
+                                                   const int32_t *c, int n, int32_t *s) {
   const int pixels = n == 1 ? 1 : REF_QG_LEAN_PIXELS;
   int r, g, h;
   for (r = 0; r < m; ++r, s += REF_QG_LEAN_PIXELS) {
@@ -1655,8 +1650,8 @@ static inline void ref_qg_lean_sums_one(const int8_t *w, int k, int rows, int gr
   }
 }
 
-REF_QG_NOINLINE static void ref_qg_lean_sums_dsp1(int k, const int8_t *w, int m, int over,
-                                                  const int32_t *c, int32_t *s) {
+REF_NOINLINE static void ref_qg_lean_sums_dsp1(int k, const int8_t *w, int m, int over,
+                                               const int32_t *c, int32_t *s) {
   const int full = over < 0 ? 0 : over < m ? over : m;
   int r;
   ref_qg_lean_sums_one4(w, k, full / 4, (k + 3) / 4, c, s);
@@ -1667,8 +1662,8 @@ REF_QG_NOINLINE static void ref_qg_lean_sums_dsp1(int k, const int8_t *w, int m,
     ref_qg_lean_tail(k % 4, w + r * k + k / 4 * 4, c + k / 4 * 2, 1, s + r * REF_QG_LEAN_PIXELS);
 }
 
-REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
-                                                 const int32_t *c, int n, int32_t *s) {
+REF_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int over,
+                                              const int32_t *c, int n, int32_t *s) {
   const int full = over < 0 ? 0 : over < m ? over : m;
   int r;
   if (n == 1) {
@@ -1686,9 +1681,9 @@ REF_QG_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, 
 
 #if defined(REF_QG_LEAN_PAIRS_U8)
 /* ref_qg_lean_dots by ref_qg_lean_pairs_u8_t2, where ref_qg_lean_dots_u8_ok. */
-REF_QG_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t m,
-                                                const int32_t *c, const ref_qg_lean_out *o,
-                                                int64_t c0, unsigned char *y, int64_t y_row) {
+REF_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t m,
+                                             const int32_t *c, const ref_qg_lean_out *o, int64_t c0,
+                                             unsigned char *y, int64_t y_row) {
   ref_qg_lean_u8 q;
   q.bias = o->bias + c0;
   q.mult = o->mult + c0;
@@ -2121,8 +2116,8 @@ static void ref_qg_dw3_rows_1(const int16_t *x, int d1, int d2, int step, const 
 }
 
 /* Stride 1 with 3 taps a row; strides 1 (4 taps) and 2 as constants, others as they are. */
-REF_QG_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int step, int stride,
-                                       int kw, const int32_t *tw, int rows, int n, int32_t *s) {
+REF_NOINLINE static void ref_qg_dw3(const int16_t *x, int d1, int d2, int step, int stride, int kw,
+                                    const int32_t *tw, int rows, int n, int32_t *s) {
   if (stride == 1 && kw == 3)
     ref_qg_dw3_rows_1(x, d1, d2, step, tw, rows, n, s);
   else if (stride == 2)
@@ -2190,9 +2185,9 @@ ref_qg_dw3_q8_rows(const int16_t *x, int d1, int d2, int step, int stride, const
 #define REF_QG_DW3_Q8(u, lo)                                                                       \
   (stride == 1 ? ref_qg_dw3_q8_rows(x, d1, d2, step, 1, tw, rows, n, bias, mult, e, rz, u, lo, y)  \
                : ref_qg_dw3_q8_rows(x, d1, d2, step, 2, tw, rows, n, bias, mult, e, rz, u, lo, y))
-REF_QG_NOINLINE static void ref_qg_dw3_q8(const int16_t *x, int d1, int d2, int step, int stride,
-                                          const int32_t *tw, int rows, int n,
-                                          const ref_qg_lean_ch *q, unsigned char *y) {
+REF_NOINLINE static void ref_qg_dw3_q8(const int16_t *x, int d1, int d2, int step, int stride,
+                                       const int32_t *tw, int rows, int n, const ref_qg_lean_ch *q,
+                                       unsigned char *y) {
   const int32_t bias = q->bias, mult = q->mult, e = q->shift - 32, rz = ref_qg_lean_rz(e, q->zp);
   if (q->hi == 255 && q->lo == 0)
     REF_QG_DW3_Q8(1, INT32_MIN);
@@ -2214,9 +2209,9 @@ static int ref_qg_dw3_q8_ok(const ref_qg_lean_ch *q, int kw, int stride) {
 
 /* Any other window: the taps' pairs from tw where they were packed (ntw words), else packed
  * as they are read (a global pool's window). */
-REF_QG_NOINLINE static void ref_qg_dw_any(const int16_t *x, const int *rows, int nrows, int kw,
-                                          int step, int stride, const int32_t *tw, int ntw,
-                                          const int8_t *taps, int orows, int n, int32_t *s) {
+REF_NOINLINE static void ref_qg_dw_any(const int16_t *x, const int *rows, int nrows, int kw,
+                                       int step, int stride, const int32_t *tw, int ntw,
+                                       const int8_t *taps, int orows, int n, int32_t *s) {
   const int pairs = (kw + 1) / 2;
   int oy, j, r, t;
   for (oy = 0; oy < orows; ++oy, x += step)

@@ -55,6 +55,9 @@ void *ref_malloc(size_t bytes);
 void *ref_calloc(size_t count, size_t size);
 void *ref_realloc(void *p, size_t bytes);
 void ref_free(void *p);
+/* Whether allocations come from a region (odla_ExtSetMemory) now: memory the application
+ * counts, where a node's sealed parameters are stored packed (ref_add_sealed_op). */
+int ref_memory_in_region(void);
 
 /* A context's arena outlives it while a computation is alive (memory.c): ref_arena_release
  * keeps the largest released heap arena (any other is freed), ref_arena_take hands it to the
@@ -117,14 +120,26 @@ typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
 
 /* A value: one per argument, constant and result. Its flags are bytes, and its type is last,
  * stored up to its rank: a value holds the dims it has, not ODLA_MAX_DIMENSION of them (a
- * 32-bit target's constant of rank 1 takes 72 bytes, not 144: on a microcontroller, RAM for
- * each of them). Read the type's fields (their dims below the rank) in place; a copy of the
- * whole type is ref_type_of's. */
+ * 32-bit target's constant of rank 1 takes 48 bytes with its block's header, not 152: on a
+ * microcontroller, RAM for each of them). Read the type's fields (their dims below the rank)
+ * in place; a copy of the whole type is ref_type_of's. An argument or a result has a
+ * ref_value_place in front of it, in the same block (ref_where); a constant, most of a
+ * model's values, has none. Values are made by ref_value_alloc and freed by ref_value_free. */
 struct _odla_value {
-  const char *id;   /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
-  const void *data; /* constants: the caller's bytes, which must outlive the computation */
-  ref_node *node;   /* results: the producing node */
-  int index;        /* position in the computation's value list */
+  const char *id;     /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
+  const void *data;   /* constants: the caller's bytes, which must outlive the computation */
+  ref_node *node;     /* results: the producing node */
+  int index;          /* position in the computation's value list */
+  unsigned char kind; /* a ref_value_kind */
+  unsigned char is_output, released;
+  /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
+   * the loss's gradient with respect to. */
+  unsigned char is_variable;
+  odla_value_type type; /* last: its dims up to type.shape.size only */
+};
+
+/* Where an argument's or a result's bytes are, and what else the backend keeps for it. */
+typedef struct {
   /* Planning (planner.c): arena offset and the node indices of first and last use; a value
    * that reuses an operand's buffer in place points at the value that owns the buffer. */
   size_t offset;
@@ -133,20 +148,31 @@ struct _odla_value {
   /* A result whose bytes are an argument's, from `offset` on (ref_plan_views): no buffer of
    * its own, and its node runs nothing. */
   odla_value view_of;
-  /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` (below)
-   * after odla_ReleaseValue. */
+  /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` after
+   * odla_ReleaseValue. */
   void *held;
   /* odla_SetInputValueInfo (runtime_shapes.c): the caller's per-element bounds of an
    * argument's data, checked before each execution: minimum and maximum (each may be NULL), in
    * a block of their own (few values have them), or NULL. */
   const void **bounds;
-  unsigned char kind; /* a ref_value_kind */
-  unsigned char is_output, released;
-  /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
-   * the loss's gradient with respect to. */
-  unsigned char is_variable;
-  odla_value_type type; /* last: its dims up to type.shape.size only */
-};
+} ref_value_place;
+
+/* The bytes in front of an argument or a result: its place, padded to the value's alignment. */
+#define REF_PLACE_ROOM ((sizeof(ref_value_place) + 7) / 8 * 8)
+
+/* The place of `v`, an argument or a result (never a constant's: it has none). */
+static inline ref_value_place *ref_where(odla_value v) {
+  return (ref_value_place *)(void *)((unsigned char *)v - REF_PLACE_ROOM);
+}
+/* The argument a result is a view of, or NULL (also for every constant). */
+static inline odla_value ref_view_source(odla_value v) {
+  return v->kind == (unsigned char)REF_CONSTANT ? NULL : ref_where(v)->view_of;
+}
+
+/* A zeroed value of `kind` with room for `rank` dims (its place in front unless a constant),
+ * or NULL; ref_value_free frees one (NULL is ignored). */
+odla_value ref_value_alloc(ref_value_kind kind, int rank);
+void ref_value_free(odla_value v);
 
 /* The whole type of `v`, its dims past the rank 0. */
 odla_value_type ref_type_of(odla_value v);
@@ -184,6 +210,9 @@ struct ref_node {
    * destroyed (release 1), or NULL: a float32 GEMM Conv packs its constant kernel (ops_conv.c).
    * Set by its builder, so that only the builders a model calls bring it into a program. */
   void (*prepare)(ref_node *node, int release);
+  /* params holds the parameter block packed (ref_add_sealed_op): params_size is the block's
+   * size once ref_node_run has expanded it for a run. */
+  unsigned char params_packed;
 };
 
 struct _odla_computation {
@@ -280,6 +309,19 @@ ref_node *ref_add_node(const char *op, ref_kernel run, int num_inputs, const odl
 odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla_value *inputs,
                       odla_value_type out_type, odla_value_id out_id, const void *params,
                       size_t params_size);
+/* ref_add_op for a builder whose parameter block is read by its own kernel only, and by
+ * nothing else at any time (no other builder, fusion or compile step reads or writes it): where
+ * the node is built in a region (ref_memory_in_region), a block of at most
+ * REF_PACKED_PARAMS_MAX bytes is stored packed, its runs of zero bytes (int64 fields of small
+ * numbers, unused dims) dropped, and ref_node_run expands it on the stack for each run.
+ * A microcontroller's quantized convolution keeps about 120 of its 384 bytes. */
+enum { REF_PACKED_PARAMS_MAX = 512 };
+odla_value ref_add_sealed_op(const char *op, ref_kernel run, int num_inputs,
+                             const odla_value *inputs, odla_value_type out_type,
+                             odla_value_id out_id, const void *params, size_t params_size);
+/* Runs node n's kernel (every executor calls it): with its parameter block expanded where it
+ * is packed. */
+odla_status ref_node_run(const ref_node *n, const ref_io *io);
 /* Checks that operands are present (optional ones may be NULL by passing -1 in `required`)
  * and belong to the current computation. */
 int ref_check_operands(const char *op, int n, const odla_value *values);

@@ -26,4 +26,11 @@
 #define REF_HOT
 #endif
 
+/* REF_NOINLINE keeps a function out of its callers where the compiler would inline it. */
+#if defined(__GNUC__)
+#define REF_NOINLINE __attribute__((noinline))
+#else
+#define REF_NOINLINE
+#endif
+
 #endif /* ODLA_REFERENCE_REF_ISA_H_ */

@@ -37,13 +37,15 @@ static void ref_aligned_free(void *p) {
 }
 
 void ref_release_held(odla_value value) {
-  ref_aligned_free(value->held);
-  value->held = NULL;
+  if (value->kind == REF_CONSTANT)
+    return; /* a constant holds nothing */
+  ref_aligned_free(ref_where(value)->held);
+  ref_where(value)->held = NULL;
 }
 
 /* The data of an operand while interpreting: held data, or a constant's bytes. */
 static const void *ref_operand_data(odla_value v) {
-  return v->kind == REF_CONSTANT ? v->data : v->held;
+  return v->kind == REF_CONSTANT ? v->data : ref_where(v)->held;
 }
 
 /* Control-flow nodes (ops_control_flow.c) run ranges of the compiled node list; interpret
@@ -82,13 +84,13 @@ static odla_status ref_run_node(odla_computation comp, ref_node *n) {
   }
   for (k = 0; k < n->num_outputs; ++k) {
     odla_value v = n->outputs[k];
-    if (!v->held)
-      v->held = ref_aligned_alloc(ref_bytes(&v->type));
-    if (!v->held) {
+    if (!ref_where(v)->held)
+      ref_where(v)->held = ref_aligned_alloc(ref_bytes(&v->type));
+    if (!ref_where(v)->held) {
       ref_fail(ODLA_MEM_ERROR, n->op, "out of memory for result '%s'", v->id);
       return ODLA_MEM_ERROR;
     }
-    out[k] = v->held;
+    out[k] = ref_where(v)->held;
   }
   io.in = in;
   io.out = out;
@@ -100,7 +102,7 @@ static odla_status ref_run_node(odla_computation comp, ref_node *n) {
              (unsigned long)n->scratch_bytes);
     return ODLA_MEM_ERROR;
   }
-  s = n->run(n, &io);
+  s = ref_node_run(n, &io);
   ref_aligned_free(io.scratch);
   if (s != ODLA_SUCCESS)
     ref_fail(s, n->op, "producing '%s' failed with status %d",
@@ -171,10 +173,10 @@ odla_status odla_SetValueData(odla_value value, const odla_void *data_ptr) {
   if (ref_interpret_pending(comp) != ODLA_SUCCESS)
     return comp->error;
   bytes = ref_bytes(&value->type);
-  if (!value->held && !(value->held = ref_aligned_alloc(bytes)))
+  if (!ref_where(value)->held && !(ref_where(value)->held = ref_aligned_alloc(bytes)))
     return ODLA_MEM_ERROR;
   if (bytes)
-    memcpy(value->held, data_ptr, bytes);
+    memcpy(ref_where(value)->held, data_ptr, bytes);
   value->released = 0;
   return ODLA_SUCCESS;
 }
@@ -299,16 +301,16 @@ static odla_status ref_value_binding(const char *func, odla_value v, int output,
   }
   if ((s = ref_settle()) != ODLA_SUCCESS) /* the value may be a pending op's result */
     return s;
-  if (output && !v->held && v->kind == REF_ARGUMENT && !v->released &&
-      !(v->held = ref_aligned_alloc(ref_bytes(&v->type))))
+  if (output && !ref_where(v)->held && v->kind == REF_ARGUMENT && !v->released &&
+      !(ref_where(v)->held = ref_aligned_alloc(ref_bytes(&v->type))))
     return ODLA_MEM_ERROR;
-  if (!v->held && ref_bytes(&v->type) > 0) {
+  if (!ref_where(v)->held && ref_bytes(&v->type) > 0) {
     ref_report(ODLA_LOG_LEVEL_ERROR, func,
                "value '%s' holds no data: bind a constant or an interpret-mode value (%s)", v->id,
                v->released ? "it was released" : "odla_CreateValue, odla_SetValueData");
     return ODLA_INVALID_PARAM;
   }
-  *data = v->held;
+  *data = ref_where(v)->held;
   return ODLA_SUCCESS;
 }
 
@@ -370,7 +372,7 @@ void odla_Dump(odla_value value) {
                       comp->values[value->index] == value;
     if (interpreted && ref_interpret_pending(comp) != ODLA_SUCCESS)
       why = "the interpreted ops failed";
-    else if (!(data = value->held))
+    else if (!(data = ref_where(value)->held))
       why = value->released ? "released"
                             : (interpreted ? "not set (odla_SetValueData)"
                                            : "compile mode: bind it as an output to see it");

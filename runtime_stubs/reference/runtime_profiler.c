@@ -193,7 +193,7 @@ void ref_profile_end(void) {
 odla_status ref_profile_run(const ref_exec *x, int index, const ref_io *io) {
   const ref_node *n = x->comp->nodes[index];
   uint64_t t0 = ref_now_ns(), ns;
-  odla_status s = n->run(n, io);
+  odla_status s = ref_node_run(n, io);
   odla_ext_trace_entry *e;
   ns = ref_now_ns() - t0;
   ref_mutex_lock(&ref_prof.mu);

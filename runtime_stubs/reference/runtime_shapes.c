@@ -216,6 +216,7 @@ odla_status odla_SetInputValueInfo(odla_value value, odla_item_type type,
                                    odla_item_value value_input) {
   odla_computation comp = ref_current();
   odla_element_type t;
+  ref_value_place *where;
   if (!value || !ref_belongs(comp, value) || value->kind != REF_ARGUMENT || !value_input) {
     ref_report(ODLA_LOG_LEVEL_ERROR, "SetInputValueInfo",
                "the value must be an argument of the current computation and the item value "
@@ -235,12 +236,13 @@ odla_status odla_SetInputValueInfo(odla_value value, odla_item_type type,
                "argument '%s': bounds on %s values are not supported", value->id, ref_type_name(t));
     return ODLA_INVALID_PARAM;
   }
-  if (!value->bounds && !(value->bounds = (const void **)ref_calloc(2, sizeof *value->bounds))) {
+  where = ref_where(value);
+  if (!where->bounds && !(where->bounds = (const void **)ref_calloc(2, sizeof *where->bounds))) {
     ref_report(ODLA_LOG_LEVEL_ERROR, "SetInputValueInfo", "argument '%s': out of memory",
                value->id);
     return ODLA_MEM_ERROR;
   }
-  value->bounds[type == ODLA_MIN_VALUE ? 0 : 1] = value_input;
+  where->bounds[type == ODLA_MIN_VALUE ? 0 : 1] = value_input;
   return ODLA_SUCCESS;
 }
 
@@ -281,10 +283,11 @@ static odla_status ref_check_value_bounds(odla_computation comp, odla_context ct
     const void *data;
     int64_t count, total, k;
     const void *min_value, *max_value;
-    if (v->kind != REF_ARGUMENT || !v->bounds || (!v->bounds[0] && !v->bounds[1]))
+    const void **bounds = v->kind == REF_ARGUMENT ? ref_where(v)->bounds : NULL;
+    if (!bounds || (!bounds[0] && !bounds[1]))
       continue;
-    min_value = v->bounds[0];
-    max_value = v->bounds[1];
+    min_value = bounds[0];
+    max_value = bounds[1];
     data = ref_value_data(ctx, v);
     count = ref_count(&v->type.shape);
     total = rows == batch ? count : count / batch * rows;

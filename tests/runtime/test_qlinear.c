@@ -5,8 +5,9 @@
  * with C's integer division, for uint8 and int8 operands, zero points, per-tensor and
  * per-channel parameters, bias, clamps, groups (depthwise too), strides, dilations, pads, both
  * layouts, 1 to 3 spatial axes, constant and argument kernels, threads, and batched products
- * that broadcast. Ties of the rounding are checked against values worked out by hand, and
- * every rule of the builders against its message. Usage: test_qlinear SCRATCH_DIR (unused) */
+ * that broadcast, also built and run in a memory region (odla_ext_memory.h) as --no-heap code
+ * runs them. Ties of the rounding are checked against values worked out by hand, and every rule
+ * of the builders against its message. Usage: test_qlinear SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -81,6 +82,27 @@ static void set_least_memory(odla_computation comp) {
     CHECK(odla_SetComputationItem(comp, ODLA_EXT_ITEM_LEAST_MEMORY, (odla_item_value)&yes) ==
               ODLA_SUCCESS,
           "ODLA_EXT_ITEM_LEAST_MEMORY");
+}
+
+/* While set, each case's computation, executable and context live in a memory region
+ * (odla_ext_memory.h), as --no-heap code's do: the products' and QLinearAdd/Mul's parameter
+ * blocks are then stored packed (their runs of zero bytes dropped) and expanded for each run,
+ * and the results must not change. The region must be empty again after each case. */
+static int in_region;
+static unsigned char region[1 << 25];
+
+static void create_computation(odla_computation *comp) {
+  if (in_region)
+    CHECK(odla_ExtSetMemory(region, sizeof region) == ODLA_SUCCESS, "region");
+  odla_CreateComputation(comp);
+}
+
+static void destroy_computation(odla_computation comp) {
+  odla_DestroyComputation(comp);
+  if (in_region) {
+    odla_ExtSetMemory(NULL, 0);
+    CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS, "the region is empty again");
+  }
 }
 
 /* Drops q's kernel zero point; 1. */
@@ -303,7 +325,7 @@ static void run_conv_case(const conv_case *c) {
   naive_conv(t, &d, x, w, out, want);
 
   last_error[0] = '\0';
-  odla_CreateComputation(&comp);
+  create_computation(&comp);
   set_least_memory(comp);
   xv = odla_CreateArgument(vt(t->q.xt, rank, xdims), ID("x"));
   wv = t->q.kernel_arg ? odla_CreateArgument(vt(t->q.wt, rank, wdims), ID("w"))
@@ -321,7 +343,7 @@ static void run_conv_case(const conv_case *c) {
                   t->q.kernel_arg && t->q.has_wz ? d.wz : NULL, y) == ODLA_SUCCESS,
         "%s: execution failed: %s", t->what, last_error);
   check_bytes(t->what, y, want, yn * result_size());
-  odla_DestroyComputation(comp);
+  destroy_computation(comp);
   free(x);
   free(w);
   free(y);
@@ -920,7 +942,7 @@ static void run_mm_case(const mm_case *c) {
   }
 
   last_error[0] = '\0';
-  odla_CreateComputation(&comp);
+  create_computation(&comp);
   set_least_memory(comp);
   xv = odla_CreateArgument(vt(t->q.xt, t->ra, t->a), ID("x"));
   wv = t->q.kernel_arg ? odla_CreateArgument(vt(t->q.wt, t->rb, t->b), ID("w"))
@@ -936,7 +958,7 @@ static void run_mm_case(const mm_case *c) {
                   t->q.kernel_arg && t->q.has_wz ? d.wz : NULL, y) == ODLA_SUCCESS,
         "%s: execution failed: %s", t->what, last_error);
   check_bytes(t->what, y, want, yn * result_size());
-  odla_DestroyComputation(comp);
+  destroy_computation(comp);
   free(x);
   free(w);
   free(y);
@@ -1435,7 +1457,7 @@ static void run_qbin_case(const qbin_case *t) {
     num = t->mul ? x * z * ma : x * ma + z * mb;
     want[i] = (uint8_t)naive_requantize(num, 1, t->shift, load8(t->yt, &zy, 0), lo, hi);
   }
-  odla_CreateComputation(&comp);
+  create_computation(&comp);
   av = odla_CreateArgument(vt(t->at, t->rank, t->ad), ID("a"));
   bv = odla_CreateArgument(vt(t->bt, t->rank, t->bd), ID("b"));
   if (t->has_za)
@@ -1466,7 +1488,7 @@ static void run_qbin_case(const qbin_case *t) {
     odla_DestroyExecutable(exe);
     check_bytes(t->what, y, want, yn);
   }
-  odla_DestroyComputation(comp);
+  destroy_computation(comp);
 }
 
 static void test_add_mul(void) {
@@ -1669,7 +1691,11 @@ int main(int argc, char **argv) {
   symmetric = 1; /* every int8 kernel that is a constant lean */
   test_conv();
   test_matmul();
-  least_memory = symmetric = 0;
+  in_region = 1; /* as on a microcontroller */
+  test_conv();
+  test_matmul();
+  test_add_mul();
+  in_region = least_memory = symmetric = 0;
   test_ties();
   test_refusals();
   test_runtime_shift();
