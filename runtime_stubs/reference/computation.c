@@ -397,9 +397,8 @@ odla_value odla_CreateConstant(const odla_value_type value_type, const odla_void
 }
 
 /* A parameter block packed (ref_add_sealed_op): control bytes, each L << 4 | Z followed by L
- * bytes of the block, then Z zero bytes of it (L, Z < 16). Returns the packed size, at most
- * REF_PACKED_BOUND(n). */
-#define REF_PACKED_BOUND(n) ((n) + (n) / 15 + 1)
+ * bytes of the block, then Z zero bytes of it (L, Z < 16). Writes it to `packed` unless NULL;
+ * returns its size. */
 static size_t ref_params_pack(const unsigned char *block, size_t n, unsigned char *packed) {
   size_t i = 0, at = 0;
   while (i < n) {
@@ -408,24 +407,31 @@ static size_t ref_params_pack(const unsigned char *block, size_t n, unsigned cha
       ++l;
     while (i + l + z < n && z < 15 && block[i + l + z] == 0)
       ++z;
-    packed[at++] = (unsigned char)(l << 4 | z);
-    memcpy(packed + at, block + i, l);
-    at += l;
+    if (packed) {
+      packed[at] = (unsigned char)(l << 4 | z);
+      memcpy(packed + at + 1, block + i, l);
+    }
+    at += 1 + l;
     i += l + z;
   }
   return at;
 }
 
+/* Expands a packed block of n bytes into `block` (REF_PACKED_PARAMS_MAX bytes, 8-aligned):
+ * zeroed by words, then the literal bytes placed (a few hundred instructions for a quantized
+ * convolution's on a Cortex-M4). */
 static void ref_params_expand(const unsigned char *packed, unsigned char *block, size_t n) {
   unsigned char *const end = block + n;
+  uint32_t *word = (uint32_t *)(void *)block;
+  size_t i;
+  for (i = 0; i < (n + 3) / 4; ++i)
+    word[i] = 0;
   while (block < end) {
-    const unsigned l = *packed >> 4, z = *packed & 15u;
-    unsigned k;
-    ++packed;
-    for (k = 0; k < l; ++k)
+    const unsigned c = *packed++;
+    unsigned l = c >> 4;
+    while (l--)
       *block++ = *packed++;
-    for (k = 0; k < z; ++k)
-      *block++ = 0;
+    block += c & 15u;
   }
 }
 
@@ -453,12 +459,11 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
                                  const odla_value_type *out_types, const odla_value_id *out_ids,
                                  const void *params, size_t params_size, int sealed) {
   odla_computation comp = ref_current_comp;
-  unsigned char packed[REF_PACKED_BOUND(REF_PACKED_PARAMS_MAX)];
   size_t stored = params_size;
   ref_node *n;
   int i;
   if (sealed && params_size <= REF_PACKED_PARAMS_MAX && ref_memory_in_region()) {
-    const size_t bytes = ref_params_pack((const unsigned char *)params, params_size, packed);
+    const size_t bytes = ref_params_pack((const unsigned char *)params, params_size, NULL);
     sealed = bytes < params_size;
     stored = sealed ? bytes : params_size;
   } else {
@@ -500,8 +505,10 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
     n->inputs[i] = inputs[i];
   n->params_size = params_size;
   n->params_packed = (unsigned char)sealed;
-  if (stored)
-    memcpy(n->params, sealed ? packed : (const unsigned char *)params, stored);
+  if (sealed)
+    ref_params_pack((const unsigned char *)params, params_size, (unsigned char *)n->params);
+  else if (stored)
+    memcpy(n->params, params, stored);
   for (i = 0; i < num_outputs; ++i) {
     odla_value v = ref_new_value(comp, op, out_types[i], out_ids ? out_ids[i] : NULL, REF_RESULT);
     if (!v) {

@@ -314,7 +314,7 @@ odla_value ref_add_op(const char *op, ref_kernel run, int num_inputs, const odla
  * the node is built in a region (ref_memory_in_region), a block of at most
  * REF_PACKED_PARAMS_MAX bytes is stored packed, its runs of zero bytes (int64 fields of small
  * numbers, unused dims) dropped, and ref_node_run expands it on the stack for each run.
- * A microcontroller's quantized convolution keeps about 120 of its 384 bytes. */
+ * A microcontroller's quantized convolution keeps about 85 of its 384 bytes. */
 enum { REF_PACKED_PARAMS_MAX = 512 };
 odla_value ref_add_sealed_op(const char *op, ref_kernel run, int num_inputs,
                              const odla_value *inputs, odla_value_type out_type,
