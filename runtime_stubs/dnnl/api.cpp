@@ -27,6 +27,17 @@ odla_status odla_GetDeviceInfo(odla_device device, odla_device_info info_type,
   return s;
 }
 
+/* Memory regions (odla_ext_memory.h, --no-heap code) are the reference backend's, for
+ * microcontrollers: this backend's compiler keeps its nodes, values and primitives on the C++
+ * heap, which cannot free or grow a region's blocks. Clearing the current region is harmless. */
+odla_status odla_ExtSetMemory(odla_void *base, odla_size_t bytes) {
+  if (!base)
+    return odla_ref_ExtSetMemory(base, bytes);
+  odla_dnnl::logError("ExtSetMemory", "odla_dnnl does not build in memory regions (--no-heap "
+                                      "code runs on the reference backend)");
+  return ODLA_UNSUPPORTED_OP;
+}
+
 odla_status odla_DestroyComputation(odla_computation comp) {
   if (!comp)
     return ODLA_INVALID_PARAM;

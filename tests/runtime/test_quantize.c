@@ -3,7 +3,9 @@
  * and the floats one to three steps either side), against a naive computation written here:
  * the float32 quotient x / scale rounded half to even in float64, plus the zero point,
  * saturated. Also NaN (the zero point), infinities and values far beyond the range, per tensor
- * and per channel, at 1 and 2 threads. Usage: test_quantize SCRATCH_DIR (unused) */
+ * and per channel, at 1 and 2 threads, on the heap and, on the reference backend, in a memory
+ * region (odla_ext_memory.h), as --no-heap code builds it.
+ * Usage: test_quantize SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -13,11 +15,14 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "regions.h"
 #include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
 
 static uint32_t rng = 4242;
+static int in_region;
+static unsigned char region[1 << 20];
 static uint32_t next_random(void) {
   rng = rng * 1664525u + 1013904223u;
   return rng >> 8;
@@ -67,6 +72,8 @@ static void run_case(odla_element_type yt, int per_channel, int threads) {
   x[10] = 1e30f;
   x[11] = -1e30f;
 
+  if (in_region)
+    CHECK(odla_ExtSetMemory(region, sizeof region) == ODLA_SUCCESS, "region");
   odla_CreateComputation(&comp);
   xv = odla_CreateArgument(vt(ODLA_FLOAT32, 2, xdims), ID("x"));
   sv = odla_CreateConstant(vt(ODLA_FLOAT32, per_channel, pdims), scales, ID("s"));
@@ -93,14 +100,20 @@ static void run_case(odla_element_type yt, int per_channel, int threads) {
   }
   odla_DestroyContext(ctx);
   odla_DestroyComputation(comp);
+  if (in_region) {
+    odla_ExtSetMemory(NULL, 0);
+    CHECK(odla_ExtReleaseMemory(region) == ODLA_SUCCESS, "the region is empty again");
+  }
 }
 
 int main(void) {
   int per_channel, threads;
-  for (per_channel = 0; per_channel < 2; ++per_channel)
-    for (threads = 1; threads <= 2; ++threads) {
-      run_case(ODLA_INT8, per_channel, threads);
-      run_case(ODLA_UINT8, per_channel, threads);
-    }
+  const int regions = backend_takes_regions(region, sizeof region);
+  for (in_region = 0; in_region <= regions; ++in_region)
+    for (per_channel = 0; per_channel < 2; ++per_channel)
+      for (threads = 1; threads <= 2; ++threads) {
+        run_case(ODLA_INT8, per_channel, threads);
+        run_case(ODLA_UINT8, per_channel, threads);
+      }
   return failures != 0;
 }
