@@ -412,11 +412,8 @@ public:
     }
     for (ref_node *e : dropped_)
       absorbed.insert(e);
-    for (ref_node *e : absorbed) {
-      std::free(e->params);
-      std::free(e->inputs);
-      std::free(e);
-    }
+    for (ref_node *e : absorbed)
+      ref_node_free(e);
     return plan();
   }
 
@@ -459,6 +456,8 @@ private:
   }
 
   odla_value newValue(odla_value like, const char *suffix, ref_value_kind kind) {
+    if (comp_->num_values >= REF_MAX_VALUES)
+      throw std::bad_alloc(); // a value's index holds no more
     if (comp_->num_values == comp_->cap_values) {
       int cap = comp_->cap_values ? 2 * comp_->cap_values : 64;
       auto *vs = static_cast<odla_value *>(
@@ -480,12 +479,12 @@ private:
     std::memcpy(&v->type, &like->type,
                 offsetof(odla_value_type, shape.dims) +
                     static_cast<size_t>(like->type.shape.size) * sizeof v->type.shape.dims[0]);
-    v->index = comp_->num_values;
+    v->index = static_cast<unsigned>(comp_->num_values);
     comp_->values[comp_->num_values++] = v;
     return v;
   }
 
-  /* Replaces a node's operand and result lists (one allocation, as ref_add_node makes). */
+  /* Replaces a node's operand and result lists by one allocation of their own. */
   static void setOperands(ref_node *n, const std::vector<odla_value> &ins,
                           const std::vector<odla_value> &outs) {
     auto *list =
@@ -494,7 +493,7 @@ private:
       throw std::bad_alloc();
     std::copy(ins.begin(), ins.end(), list);
     std::copy(outs.begin(), outs.end(), list + ins.size());
-    std::free(n->inputs);
+    ref_node_free_lists(n);
     n->inputs = list;
     n->num_inputs = static_cast<int>(ins.size());
     n->outputs = list + ins.size();
@@ -521,10 +520,9 @@ private:
     if (!slot)
       throw std::bad_alloc();
     *slot = step.get();
-    std::free(n->params);
+    ref_node_free_params(n);
     n->params = slot;
     n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
-    n->params_packed = 0;
     n->run = nodeRun;
     n->engine = "dnnl"; /* the device profiler reports "Conv(dnnl)", "Reorder(dnnl)" */
     n->scratch_bytes = step->scratchpad.get_size();
@@ -1244,11 +1242,11 @@ private:
     };
     ref_plan_views(comp_); /* results that are views of arguments take no buffer */
     for (const auto &s : slices_)
-      ref_where(s.first)->view_of = nullptr;
+      ref_set_view(s.first, nullptr);
     for (odla_value w : wholes_)
-      ref_where(w)->view_of = nullptr;
+      ref_set_view(w, nullptr);
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && !ref_where(v)->view_of &&
+      return v && v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) &&
              first(v) >= 0 && bytesOf(v) > 0 && !slices_.count(v);
     };
     auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };

@@ -26,10 +26,9 @@ void install(ref_node *n, NodeKernel *k, ref_kernel run, size_t scratch) {
   if (!slot)
     throw std::bad_alloc();
   *slot = k;
-  std::free(n->params);
+  ref_node_free_params(n);
   n->params = slot;
   n->params_size = sizeof *slot; // NOLINT(bugprone-sizeof-expression): one pointer
-  n->params_packed = 0;
   n->run = run;
   n->engine = "dnnl";
   n->scratch_bytes = scratch;
@@ -337,9 +336,7 @@ void lowerTransformerOps(odla_computation comp, std::unordered_map<ref_node *, O
       continue;
     }
     records.erase(n);
-    std::free(n->params);
-    std::free(n->inputs);
-    std::free(n);
+    ref_node_free(n);
   }
   comp->num_nodes = kept;
 }

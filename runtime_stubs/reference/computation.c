@@ -239,9 +239,7 @@ odla_status odla_DestroyComputation(odla_computation comp) {
   for (i = 0; i < comp->num_nodes; ++i) {
     if (comp->nodes[i]->prepare)
       comp->nodes[i]->prepare(comp->nodes[i], 1);
-    ref_free(comp->nodes[i]->params);
-    ref_free(comp->nodes[i]->inputs);
-    ref_free(comp->nodes[i]);
+    ref_node_free(comp->nodes[i]);
   }
   ref_free(comp->values);
   ref_free(comp->nodes);
@@ -292,6 +290,9 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
                     "rank 0 to %d, dims >= 0, at most 2^48 bytes)",
                     name, (int)type.element_type, (int)type.shape.size, dims, ODLA_MAX_DIMENSION);
   }
+  if (comp->num_values >= REF_MAX_VALUES)
+    return ref_fail(ODLA_MEM_ERROR, op, "value '%s': the computation holds %d values, the most it can",
+                    name, comp->num_values);
   if (comp->num_values == comp->cap_values) { /* by half (on a microcontroller the unused
                                                   tail is RAM: 66 values took 128 entries) */
     int cap = comp->cap_values ? comp->cap_values + comp->cap_values / 2 : 16;
@@ -322,7 +323,7 @@ odla_value ref_value_alloc(ref_value_kind kind, int rank) {
              (size_t)rank * sizeof(((odla_value)NULL)->type.shape.dims[0]));
   odla_value v = block ? (odla_value)(void *)(block + room) : NULL;
   if (v)
-    v->kind = (unsigned char)kind;
+    v->kind = (unsigned int)kind;
   return v;
 }
 
@@ -447,11 +448,36 @@ static REF_NOINLINE odla_status ref_node_run_packed(const ref_node *n, const ref
   ref_node copy = *n;
   ref_params_expand((const unsigned char *)n->params, block.bytes, n->params_size);
   copy.params = block.bytes;
+  copy.params_packed = 0;
   return n->run(&copy, io);
 }
 
 odla_status ref_node_run(const ref_node *n, const ref_io *io) {
   return n->params_packed ? ref_node_run_packed(n, io) : n->run(n, io);
+}
+
+/* The lists in a node's block, after the node. */
+static odla_value *ref_node_own_lists(ref_node *n) { return (odla_value *)(void *)(n + 1); }
+
+void ref_node_free_params(ref_node *n) {
+  if (!n->params_inline)
+    ref_free(n->params);
+  n->params = NULL;
+  n->params_packed = n->params_inline = 0;
+}
+
+void ref_node_free_lists(ref_node *n) {
+  if (n->inputs != ref_node_own_lists(n))
+    ref_free(n->inputs);
+  n->inputs = n->outputs = NULL;
+}
+
+void ref_node_free(ref_node *n) {
+  if (!n)
+    return;
+  ref_node_free_params(n);
+  ref_node_free_lists(n);
+  ref_free(n);
 }
 
 static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
@@ -479,20 +505,20 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
     comp->nodes = ns;
     comp->cap_nodes = cap;
   }
-  n = (ref_node *)ref_calloc(1, sizeof *n);
-  if (!n) {
-    ref_fail(ODLA_MEM_ERROR, op, "out of memory");
-    return NULL;
-  }
-  /* One allocation holds the operand and result lists. */
-  n->inputs = (odla_value *)ref_calloc((size_t)(num_inputs + num_outputs) + 1, sizeof(odla_value));
-  n->params = stored ? ref_malloc(stored) : NULL;
-  if (!n->inputs || (stored && !n->params)) {
-    ref_free(n->inputs);
-    ref_free(n->params);
-    ref_free(n);
-    ref_fail(ODLA_MEM_ERROR, op, "out of memory");
-    return NULL;
+  { /* one block: the node, its lists, its parameters (aligned as malloc's blocks are, or
+       packed bytes; a microcontroller's structures then have one block header a node) */
+    const size_t lists = ((size_t)(num_inputs + num_outputs) + 1) * sizeof(odla_value),
+                 unit = sealed ? 1 : 2 * sizeof(size_t),
+                 at = (sizeof *n + lists + unit - 1) / unit * unit;
+    n = (ref_node *)ref_calloc(1, stored ? at + stored : sizeof *n + lists);
+    if (!n) {
+      ref_fail(ODLA_MEM_ERROR, op, "out of memory");
+      return NULL;
+    }
+    n->inputs = ref_node_own_lists(n);
+    n->params = stored ? (unsigned char *)n + at : NULL;
+    n->params_packed = (unsigned)sealed;
+    n->params_inline = 1;
   }
   n->op = op;
   n->run = run;
@@ -504,7 +530,6 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
   for (i = 0; i < num_inputs; ++i)
     n->inputs[i] = inputs[i];
   n->params_size = params_size;
-  n->params_packed = (unsigned char)sealed;
   if (sealed)
     ref_params_pack((const unsigned char *)params, params_size, (unsigned char *)n->params);
   else if (stored)
@@ -512,9 +537,7 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
   for (i = 0; i < num_outputs; ++i) {
     odla_value v = ref_new_value(comp, op, out_types[i], out_ids ? out_ids[i] : NULL, REF_RESULT);
     if (!v) {
-      ref_free(n->inputs);
-      ref_free(n->params);
-      ref_free(n);
+      ref_node_free(n);
       return NULL;
     }
     v->node = n;
@@ -636,6 +659,22 @@ static odla_status ref_compile(odla_computation comp) {
   if (comp->interpret) /* its ops ran as they were built: there is nothing to compile */
     return ODLA_INVALID_PARAM;
   if (!comp->compiled) {
+    /* the lists grew by half: up to a third of them unused, which on a microcontroller is
+       RAM (shrinking in place cannot fail) */
+    odla_value *vs = comp->num_values ? (odla_value *)ref_realloc(
+                                            comp->values, (size_t)comp->num_values * sizeof *vs)
+                                      : NULL;
+    ref_node **ns = comp->num_nodes ? (ref_node **)ref_realloc(
+                                          comp->nodes, (size_t)comp->num_nodes * sizeof *ns)
+                                    : NULL;
+    if (vs) {
+      comp->values = vs;
+      comp->cap_values = comp->num_values;
+    }
+    if (ns) {
+      comp->nodes = ns;
+      comp->cap_nodes = comp->num_nodes;
+    }
     comp->arena_bytes = ref_plan(comp);
     comp->compiled = 1;
     /* the scratch was the caller's for this compile only */

@@ -676,6 +676,11 @@ static int64_t ref_qconv_plane_values(const ref_window *w) {
   return dims[0] * dims[1] * dims[2] + REF_QG_ROW_SLACK;
 }
 
+/* A lean depthwise convolution's plane (ref_qg_depthwise_lean's slack). */
+static int64_t ref_qconv_lean_plane_values(const ref_window *w) {
+  return ref_qconv_plane_values(w) - REF_QG_ROW_SLACK + REF_QG_LEAN_SLACK;
+}
+
 /* Writes channel xc's x - xz into its padded plane (whose pads the caller zeroed), a depth
  * slice's rows by one call of ref_qg_widen_rows. */
 static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char *xc, int32_t xz,
@@ -795,7 +800,7 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
     rows[r] = (int)(((r / (int)p->w.k[1]) * (int)p->w.dil[0] * dims[1] +
                      (r % (int)p->w.k[1]) * (int)p->w.dil[1]) *
                     dims[2]);
-  memset(plane, 0, (size_t)ref_qconv_plane_values(&p->w) * sizeof *plane);
+  memset(plane, 0, (size_t)ref_qconv_lean_plane_values(&p->w) * sizeof *plane);
   for (c = lo; c < hi; ++c) {
     ref_qconv_fill_plane(p, l->x + c * ipix, l->xz, plane);
     for (od = 0; od < (int)p->w.out[0]; ++od)
@@ -1073,9 +1078,9 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const int is_signed = p->q.x_type == ODLA_INT8;
   const int unit_column = ref_qconv_unit_column(p);
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
-  int16_t *col = unit_column ? NULL : (int16_t *)(block + ref_qg_lean_words(p->kg)); /* staged */
+  int16_t *col = p->unit_window ? NULL : (int16_t *)(block + ref_qg_lean_words(p->kg)); /* staged */
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
-  const int nrows = unit_column ? 0 : (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1];
+  const int nrows = p->unit_window ? 0 : (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1];
   int64_t lo, hi;
   int g, j, h, np, r;
   ref_split(opix, REF_QG_LEAN_PIXELS, index, parts, &lo, &hi);
@@ -1098,6 +1103,8 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
         ref_qg_lean_column_unit(xg, kg, is_signed, l->xz, block);
       else if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
+      else if (p->unit_window)
+        ref_qg_lean_block_unit_short(xg + j, ipix, kg, is_signed, l->xz, np, block);
       else if (way == 1)
         ref_qconv_lean_block3(xg + (o[0] * (int)p->w.in[1] + o[1]) * (int)p->w.in[2] + o[2], rows,
                               nrows, (int)p->w.stride[2], is_signed, l->xz, block);
@@ -1540,7 +1547,7 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
   size_t at = 0;
   if (p->q.lean && p->depthwise) { /* the padded plane, the window rows' offsets */
     p->plane_at = at;
-    at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
+    at += ref_nn_align((size_t)ref_qconv_lean_plane_values(&p->w) * sizeof(int16_t));
     p->rows_at = at;
     p->q.bytes = at + ref_nn_align((size_t)(p->w.k[0] * p->w.k[1]) * sizeof(int));
     return;
@@ -1548,6 +1555,11 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
   if (p->q.lean && ref_qconv_unit_column(p)) { /* a lean column */
     p->col_at = p->rows_at = at;
     p->q.bytes = ref_nn_align((size_t)((p->kg + 3) / 4 * 2) * sizeof(int32_t));
+    return;
+  }
+  if (p->q.lean && p->unit_window) { /* a lean block, built from the input's runs */
+    p->col_at = p->rows_at = at;
+    p->q.bytes = ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t));
     return;
   }
   if (p->q.lean) { /* a lean block and a column, the window's row offsets */

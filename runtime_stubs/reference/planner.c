@@ -186,7 +186,7 @@ void ref_plan_views(odla_computation comp) {
   int i;
   for (i = 0; i < comp->num_values; ++i)
     if (comp->values[i]->kind != REF_CONSTANT)
-      ref_where(comp->values[i])->view_of = NULL;
+      ref_set_view(comp->values[i], NULL);
   for (i = 0; i < comp->num_nodes; ++i) {
     ref_node *n = comp->nodes[i];
     odla_value in, out, source;
@@ -197,21 +197,21 @@ void ref_plan_views(odla_computation comp) {
     source = in ? ref_view_source(in) : NULL;
     if (!in || out->kind != REF_RESULT || out->is_output || (in->kind != REF_ARGUMENT && !source))
       continue;
-    ref_where(out)->view_of = source ? source : in;
+    ref_set_view(out, source ? source : in);
     ref_where(out)->offset = (source ? ref_where(in)->offset : 0) + n->view_offset;
   }
 }
 
 /* The value owning the buffer `v` uses. */
 static odla_value ref_owner(odla_value v) {
-  while (ref_where(v)->shares)
-    v = ref_where(v)->shares;
+  while (ref_shares(v))
+    v = ref_shares(v);
   return v;
 }
 
 /* Whether `v` takes a buffer of the arena (a result: it has a place). */
 static int ref_in_arena(odla_value v) {
-  return v->kind == REF_RESULT && !v->is_output && !ref_where(v)->view_of &&
+  return v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) &&
          ref_bytes(&v->type) > 0;
 }
 
@@ -234,7 +234,7 @@ static void ref_plan_inplace(odla_computation comp) {
      * are produced, and a later in-place op checks the whole group's lifetime). */
     if (ref_where(owner)->last_use != i && strcmp(n->op, "Reshape") != 0)
       continue; /* the operand's buffer is read after this node */
-    ref_where(out)->shares = owner;
+    ref_set_shares(out, owner);
     if (ref_where(out)->last_use > ref_where(owner)->last_use)
       ref_where(owner)->last_use = ref_where(out)->last_use;
   }
@@ -257,7 +257,7 @@ size_t ref_plan(odla_computation comp) {
     if (v->kind == REF_CONSTANT)
       continue;
     ref_where(v)->first_use = ref_where(v)->last_use = v->node ? v->node->index : -1;
-    ref_where(v)->shares = NULL;
+    ref_set_shares(v, NULL);
   }
   for (i = 0; i < comp->num_nodes; ++i)
     for (k = 0; k < comp->nodes[i]->num_inputs; ++k)
@@ -271,14 +271,14 @@ size_t ref_plan(odla_computation comp) {
   /* The list holds the buffers there are (on a microcontroller it is part of the build's
      peak memory): the values' own buffers and the nodes' scratch. */
   for (i = 0; i < comp->num_values; ++i)
-    count += ref_in_arena(comp->values[i]) && !ref_where(comp->values[i])->shares;
+    count += ref_in_arena(comp->values[i]) && !ref_shares(comp->values[i]);
   for (i = 0; i < comp->num_nodes; ++i)
     count += comp->nodes[i]->scratch_bytes != 0;
   if (!(bufs = (ref_buffer *)ref_temp_alloc(&temp, (size_t)count, sizeof *bufs)))
     return (size_t)-1;
   for (i = 0; i < comp->num_values; ++i) {
     odla_value v = comp->values[i];
-    if (!ref_in_arena(v) || ref_where(v)->shares)
+    if (!ref_in_arena(v) || ref_shares(v))
       continue;
     bufs[n].size = ref_align_up(ref_bytes(&v->type));
     bufs[n].first = ref_where(v)->first_use;
@@ -300,7 +300,7 @@ size_t ref_plan(odla_computation comp) {
   arena = ref_plan_buffers(bufs, n, &temp);
   ref_temp_free(&temp, bufs);
   for (i = 0; i < comp->num_values; ++i)
-    if (comp->values[i]->kind != REF_CONSTANT && ref_where(comp->values[i])->shares)
+    if (ref_shares(comp->values[i]))
       ref_where(comp->values[i])->offset = ref_where(ref_owner(comp->values[i]))->offset;
   return arena;
 }

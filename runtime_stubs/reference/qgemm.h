@@ -263,6 +263,10 @@ void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, i
  * depths zero). */
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                             int32_t xz, int32_t *q);
+/* The same for the last n < 4 pixels of a map: pixels n to 3 repeat pixel n - 1, and one
+ * pixel is a lean column (the scratch of a 1 x 1 convolution is then its lean block alone). */
+void ref_qg_lean_block_unit_short(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                                  int32_t xz, int n, int32_t *q);
 /* The sum over i < n of w[i] * (x[i] - xz), x int8 where is_signed, else uint8: a window that
  * is a whole channel's input (a global pool's as a depthwise convolution). */
 int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz);
@@ -310,8 +314,10 @@ void ref_qg_lean_row(int64_t k, const int16_t *x, const int8_t *w, int64_t ldw, 
 /* One channel of a lean depthwise convolution: for oy < oh, ox < ow, the sum over r < rows,
  * t < kw of taps[r * kw + t] * x[oy * step + rows[r] + ox * stride + t * dil], put by o's
  * channel ch as element oy * ow + ox at y. x: the channel's input as int16 x - xz, padded
- * with the convolution's zeros, readable REF_QG_ROW_SLACK values past the last window; taps
- * the channel's int8 kernel in place. */
+ * with the convolution's zeros, readable REF_QG_LEAN_SLACK values past the last window (a
+ * pair of taps (t, 0) loads the value after an odd window's row); taps the channel's int8
+ * kernel in place. */
+enum { REF_QG_LEAN_SLACK = 2 };
 void ref_qg_depthwise_lean(const int16_t *x, const int *rows, int nrows, int kw, int dil,
                            int stride, int64_t step, const int8_t *taps, int64_t oh, int64_t ow,
                            const ref_qg_lean_out *o, int64_t ch, unsigned char *y);

@@ -32,6 +32,8 @@
 typedef char ref_enums_need_32_bits[sizeof(odla_element_type) >= 4 ? 1 : -1];
 
 typedef enum { REF_ARGUMENT, REF_CONSTANT, REF_RESULT } ref_value_kind;
+/* The most values a computation holds (struct _odla_value's index). */
+enum { REF_MAX_VALUES = 1 << 24 };
 
 typedef struct ref_node ref_node;
 
@@ -129,25 +131,28 @@ struct _odla_value {
   const char *id;     /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
   const void *data;   /* constants: the caller's bytes, which must outlive the computation */
   ref_node *node;     /* results: the producing node */
-  int index;          /* position in the computation's value list */
-  unsigned char kind; /* a ref_value_kind */
-  unsigned char is_output, released;
+  /* One word, so that on a 32-bit target the type starts 16 bytes in, not 24: its position in
+   * the computation's value list (under REF_MAX_VALUES), a ref_value_kind, flags. */
+  unsigned int index : 24;
+  unsigned int kind : 2;
+  unsigned int is_output : 1, released : 1;
+  unsigned int is_view : 1; /* its place's link is the argument it is a view of */
   /* odla_CreateVariable (autodiff.c): an argument that odla_DifferentiateComputation takes
    * the loss's gradient with respect to. */
-  unsigned char is_variable;
+  unsigned int is_variable : 1;
   odla_value_type type; /* last: its dims up to type.shape.size only */
 };
 
 /* Where an argument's or a result's bytes are, and what else the backend keeps for it. */
 typedef struct {
-  /* Planning (planner.c): arena offset and the node indices of first and last use; a value
-   * that reuses an operand's buffer in place points at the value that owns the buffer. */
+  /* Planning (planner.c): arena offset and the node indices of first and last use. */
   size_t offset;
   int first_use, last_use;
-  odla_value shares;
-  /* A result whose bytes are an argument's, from `offset` on (ref_plan_views): no buffer of
-   * its own, and its node runs nothing. */
-  odla_value view_of;
+  /* A value that reuses an operand's buffer in place: the value that owns the buffer
+   * (ref_shares); a result whose bytes are an argument's, from `offset` on (ref_plan_views:
+   * no buffer of its own, and its node runs nothing): that argument, with is_view set
+   * (ref_view_source). One field: a view has no buffer to share. */
+  odla_value link;
   /* Interpret mode (runtime_interpret.c): the value's own data, or NULL; `released` after
    * odla_ReleaseValue. */
   void *held;
@@ -166,7 +171,21 @@ static inline ref_value_place *ref_where(odla_value v) {
 }
 /* The argument a result is a view of, or NULL (also for every constant). */
 static inline odla_value ref_view_source(odla_value v) {
-  return v->kind == (unsigned char)REF_CONSTANT ? NULL : ref_where(v)->view_of;
+  return v->kind != REF_CONSTANT && v->is_view ? ref_where(v)->link : NULL;
+}
+/* The value whose buffer v reuses in place, or NULL. */
+static inline odla_value ref_shares(odla_value v) {
+  return v->kind != REF_CONSTANT && !v->is_view ? ref_where(v)->link : NULL;
+}
+/* Makes v, an argument or a result, a view of `source` (NULL: none). */
+static inline void ref_set_view(odla_value v, odla_value source) {
+  ref_where(v)->link = source;
+  v->is_view = source != NULL;
+}
+/* Makes v, an argument or a result, reuse the buffer of `owner` (NULL: none). */
+static inline void ref_set_shares(odla_value v, odla_value owner) {
+  ref_where(v)->link = owner;
+  v->is_view = 0;
 }
 
 /* A zeroed value of `kind` with room for `rank` dims (its place in front unless a constant),
@@ -182,7 +201,15 @@ odla_value_shape ref_shape_copy(const odla_value_shape *s);
 struct ref_node {
   const char *op; /* the ODLA function that built it, without "odla_" */
   ref_kernel run;
-  int num_inputs, num_outputs;
+  int num_inputs;
+  unsigned int num_outputs : 30;
+  /* params holds the parameter block packed (ref_add_sealed_op): params_size is the block's
+   * size once ref_node_run has expanded it for a run. */
+  unsigned int params_packed : 1;
+  /* The node's block holds it, its operand and result lists (num_inputs + num_outputs entries
+   * and a NULL) and its parameters (params_inline; ref_add_node); lists or parameters set later
+   * (libodla_dnnl's) are allocations of their own (ref_node_free_lists, ref_node_free_params). */
+  unsigned int params_inline : 1;
   odla_value *inputs; /* NULL entries are absent optional operands */
   odla_value *outputs;
   void *params; /* the op's parameter block, owned by the node */
@@ -210,9 +237,6 @@ struct ref_node {
    * destroyed (release 1), or NULL: a float32 GEMM Conv packs its constant kernel (ops_conv.c).
    * Set by its builder, so that only the builders a model calls bring it into a program. */
   void (*prepare)(ref_node *node, int release);
-  /* params holds the parameter block packed (ref_add_sealed_op): params_size is the block's
-   * size once ref_node_run has expanded it for a run. */
-  unsigned char params_packed;
 };
 
 struct _odla_computation {
@@ -322,6 +346,11 @@ odla_value ref_add_sealed_op(const char *op, ref_kernel run, int num_inputs,
 /* Runs node n's kernel (every executor calls it): with its parameter block expanded where it
  * is packed. */
 odla_status ref_node_run(const ref_node *n, const ref_io *io);
+/* Free a node's parameters (params NULL after), its lists (inputs and outputs NULL after),
+ * where they are not in the node's block, and the node with all it holds. */
+void ref_node_free_params(ref_node *n);
+void ref_node_free_lists(ref_node *n);
+void ref_node_free(ref_node *n);
 /* Checks that operands are present (optional ones may be NULL by passing -1 in `required`)
  * and belong to the current computation. */
 int ref_check_operands(const char *op, int n, const odla_value *values);
