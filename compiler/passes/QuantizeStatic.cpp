@@ -6,7 +6,8 @@
 // only reader) quantized per tensor to uint8 over their ranges, the weights per output channel
 // to symmetric int8, the bias to int32 at scale x_scale * w_scale; a value that a
 // reshape/transpose/slice/max-pool (kSelectsElements) computes from a quantized one shares its
-// quantization, so that it too runs on the integers. fold-quantize-dequantize, run at the end,
+// quantization, so that it too runs on the integers; an Add of two quantized values has its
+// result quantized (quantizeSum). fold-quantize-dequantize, run at the end,
 // turns the QDQ form into the integer-only products, the same integer IR a QDQ model imports
 // to. The float model's outputs on the calibration inputs are kept for the driver's error
 // report.
@@ -116,6 +117,8 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       auto done = quantizeProduct(g, n);
+      if (done && !*done)
+        done = quantizeSum(g, n);
       if (!done)
         return done.status();
       changed |= *done;
@@ -384,6 +387,26 @@ private:
     if (!dy)
       return dy.status();
     return true;
+  }
+
+  // An Add of two quantized values (a residual sum of products' results) gets its result
+  // quantized, after the Relu or Clamp that alone reads it: fold-quantize-dequantize makes it a
+  // QLinearAdd. A product reading the sum quantizes it anyway; this keeps in integers the last
+  // stage of a residual network, whose sum a pool reads (Add -> Relu -> GlobalAveragePool ->
+  // Gemm: the pool then folds into a QLinearConv too) instead of three float copies of the map.
+  Expected<bool> quantizeSum(Graph &g, Node *n) {
+    if (!n->is(ops::Add) || n->numInputs() != 2 || n->output(0)->dtype() != DType::F32)
+      return false;
+    for (Value *in : n->inputs())
+      if (!original_.count(in))
+        return false; // an operand not read through its DQ(Q(...))
+    Value *y = n->output(0);
+    if (Node *act = match::onlyUser(g, y); act && (act->is(ops::Relu) || act->is(ops::Clamp)))
+      y = act->output(0);
+    auto dy = quantized(g, y);
+    if (!dy)
+      return dy.status();
+    return *dy != nullptr;
   }
 
   static Expected<Value *> dequantize(Graph &g, Node *before, Value *x, Value *scale, Value *zero,

@@ -507,7 +507,7 @@ static ref_node *ref_add_node_as(const char *op, ref_kernel run, int num_inputs,
   }
   { /* one block: the node, its lists, its parameters (aligned as malloc's blocks are, or
        packed bytes; a microcontroller's structures then have one block header a node) */
-    const size_t lists = ((size_t)(num_inputs + num_outputs) + 1) * sizeof(odla_value),
+    const size_t lists = (size_t)(num_inputs + num_outputs) * sizeof(odla_value),
                  unit = sealed ? 1 : 2 * sizeof(size_t),
                  at = (sizeof *n + lists + unit - 1) / unit * unit;
     n = (ref_node *)ref_calloc(1, stored ? at + stored : sizeof *n + lists);

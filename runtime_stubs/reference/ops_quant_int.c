@@ -1062,6 +1062,15 @@ static int ref_qconv_lean_corner3(const ref_qconv_params *p, int j, int o[3]) {
              : 1;
 }
 
+/* Whether a lean convolution may stage a column (ref_qconv_lean_col) in its scratch: unless
+ * every output row is whole blocks of 4 of a 3-wide window of stride 1 or 2, which
+ * ref_qconv_lean_block3 and ref_qconv_lean_block3e build in place (the parts split the pixels
+ * at blocks of 4: ref_split). */
+static int ref_qconv_lean_stages(const ref_qconv_params *p) {
+  return !ref_qi_little_endian() || p->w.k[2] != 3 || p->w.dil[2] != 1 ||
+         (p->w.stride[2] != 1 && p->w.stride[2] != 2) || p->w.out[2] % REF_QG_LEAN_PIXELS != 0;
+}
+
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block; a lean
  * column where one pixel is left), each multiplied by every kernel row of the group and
  * requantized (ref_qg_lean_dots); int indices (the builder checked they fit). Kernel rows read
@@ -1078,7 +1087,9 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const int is_signed = p->q.x_type == ODLA_INT8;
   const int unit_column = ref_qconv_unit_column(p);
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
-  int16_t *col = p->unit_window ? NULL : (int16_t *)(block + ref_qg_lean_words(p->kg)); /* staged */
+  int16_t *col = ref_qconv_lean_stages(p) && !p->unit_window
+                     ? (int16_t *)(block + ref_qg_lean_words(p->kg)) /* staged */
+                     : NULL;
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
   const int nrows = p->unit_window ? 0 : (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1];
   int64_t lo, hi;
@@ -1562,10 +1573,11 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     p->q.bytes = ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t));
     return;
   }
-  if (p->q.lean) { /* a lean block and a column, the window's row offsets */
+  if (p->q.lean) { /* a lean block and (where it may stage one) a column, the window's rows */
     p->col_at = at;
     at += ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t) +
-                       (size_t)ref_qi_round_up(p->kg, 4) * sizeof(int16_t));
+                       (ref_qconv_lean_stages(p) ? (size_t)ref_qi_round_up(p->kg, 4) : 0) *
+                           sizeof(int16_t));
     p->rows_at = at;
     p->q.bytes = at + ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
     return;

@@ -206,8 +206,8 @@ struct ref_node {
   /* params holds the parameter block packed (ref_add_sealed_op): params_size is the block's
    * size once ref_node_run has expanded it for a run. */
   unsigned int params_packed : 1;
-  /* The node's block holds it, its operand and result lists (num_inputs + num_outputs entries
-   * and a NULL) and its parameters (params_inline; ref_add_node); lists or parameters set later
+  /* The node's block holds it, its operand and result lists (num_inputs + num_outputs
+   * entries) and its parameters (params_inline; ref_add_node); lists or parameters set later
    * (libodla_dnnl's) are allocations of their own (ref_node_free_lists, ref_node_free_params). */
   unsigned int params_inline : 1;
   odla_value *inputs; /* NULL entries are absent optional operands */

@@ -216,11 +216,18 @@ class Int8Test(unittest.TestCase):
             r = self.tc.compile(src, out, "-O3", "--emit-main", "--quantize=int8",
                                 f"--calibration={calib}")
             self.assertEqual(r.returncode, 0, r.stderr)
-            # Every convolution and the classifier run in integers, as in ORT's QDQ model.
+            # Every convolution and the classifier run in integers, as in ORT's QDQ model, and
+            # so do the last residual sum and the global pool after it (a QLinearAdd, and a
+            # depthwise QLinearConv by ones).
             emitted = "".join(open(os.path.join(out, f)).read()
                               for f in os.listdir(out) if f.endswith(".c"))
-            convs = sum(n.op_type == "Conv" for n in onnx.load(src).graph.node)
-            self.assertEqual(emitted.count("odla_ExtQLinearConv("), convs)
+            graph = onnx.load(src).graph.node
+            convs = sum(n.op_type == "Conv" for n in graph)
+            pools = sum(n.op_type == "GlobalAveragePool" for n in graph)
+            self.assertEqual(emitted.count("odla_ExtQLinearConv("), convs + pools)
+            self.assertEqual(emitted.count("odla_ExtQLinearAdd("),
+                             sum(n.op_type == "Add" for n in graph))
+            self.assertNotIn("odla_Add(", emitted)
             self.assertEqual(emitted.count("odla_ExtQLinearMatMul("), 1)
             exe = os.path.join(out, "run")
             self.tc.build(out, exe)
