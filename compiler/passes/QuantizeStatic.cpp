@@ -379,14 +379,18 @@ private:
         return db.status();
       n->setInput(2, *db);
     }
-    // The result, after the Relu or Clamp that alone reads it.
-    Value *y = n->output(0);
-    if (Node *act = match::onlyUser(g, y); act && (act->is(ops::Relu) || act->is(ops::Clamp)))
-      y = act->output(0);
-    auto dy = quantized(g, y);
+    auto dy = quantizedResult(g, n);
     if (!dy)
       return dy.status();
     return true;
+  }
+
+  // quantized() of n's result, after the Relu or Clamp that alone reads it.
+  Expected<Value *> quantizedResult(Graph &g, Node *n) {
+    Value *y = n->output(0);
+    if (Node *act = match::onlyUser(g, y); act && (act->is(ops::Relu) || act->is(ops::Clamp)))
+      y = act->output(0);
+    return quantized(g, y);
   }
 
   // An Add of two quantized values (a residual sum of products' results) gets its result
@@ -400,10 +404,7 @@ private:
     for (Value *in : n->inputs())
       if (!original_.count(in))
         return false; // an operand not read through its DQ(Q(...))
-    Value *y = n->output(0);
-    if (Node *act = match::onlyUser(g, y); act && (act->is(ops::Relu) || act->is(ops::Clamp)))
-      y = act->output(0);
-    auto dy = quantized(g, y);
+    auto dy = quantizedResult(g, n);
     if (!dy)
       return dy.status();
     return *dy != nullptr;

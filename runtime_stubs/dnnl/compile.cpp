@@ -1246,8 +1246,8 @@ private:
     for (odla_value w : wholes_)
       ref_set_view(w, nullptr);
     auto planned = [&](odla_value v) {
-      return v && v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) &&
-             first(v) >= 0 && bytesOf(v) > 0 && !slices_.count(v);
+      return v && v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) && first(v) >= 0 &&
+             bytesOf(v) > 0 && !slices_.count(v);
     };
     auto sliced = [&](odla_value v) { return slices_.count(v) || wholes_.count(v); };
     std::unordered_map<odla_value, int> group_last;

@@ -291,8 +291,9 @@ static odla_value ref_new_value(odla_computation comp, const char *op, odla_valu
                     name, (int)type.element_type, (int)type.shape.size, dims, ODLA_MAX_DIMENSION);
   }
   if (comp->num_values >= REF_MAX_VALUES)
-    return ref_fail(ODLA_MEM_ERROR, op, "value '%s': the computation holds %d values, the most it can",
-                    name, comp->num_values);
+    return ref_fail(ODLA_MEM_ERROR, op,
+                    "value '%s': the computation holds %d values, the most it can", name,
+                    comp->num_values);
   if (comp->num_values == comp->cap_values) { /* by half (on a microcontroller the unused
                                                   tail is RAM: 66 values took 128 entries) */
     int cap = comp->cap_values ? comp->cap_values + comp->cap_values / 2 : 16;
@@ -661,11 +662,12 @@ static odla_status ref_compile(odla_computation comp) {
   if (!comp->compiled) {
     /* the lists grew by half: up to a third of them unused, which on a microcontroller is
        RAM (shrinking in place cannot fail) */
-    odla_value *vs = comp->num_values ? (odla_value *)ref_realloc(
-                                            comp->values, (size_t)comp->num_values * sizeof *vs)
-                                      : NULL;
-    ref_node **ns = comp->num_nodes ? (ref_node **)ref_realloc(
-                                          comp->nodes, (size_t)comp->num_nodes * sizeof *ns)
+    odla_value *vs =
+        comp->num_values
+            ? (odla_value *)ref_realloc(comp->values, (size_t)comp->num_values * sizeof *vs)
+            : NULL;
+    ref_node **ns = comp->num_nodes ? (ref_node **)ref_realloc(comp->nodes,
+                                                               (size_t)comp->num_nodes * sizeof *ns)
                                     : NULL;
     if (vs) {
       comp->values = vs;

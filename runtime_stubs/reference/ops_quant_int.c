@@ -1115,7 +1115,7 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
       else if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
       else if (p->unit_window)
-        ref_qg_lean_block_unit_short(xg + j, ipix, kg, is_signed, l->xz, np, block);
+        ref_qg_lean_block_unit_n(xg + j, ipix, kg, is_signed, l->xz, np, block);
       else if (way == 1)
         ref_qconv_lean_block3(xg + (o[0] * (int)p->w.in[1] + o[1]) * (int)p->w.in[2] + o[2], rows,
                               nrows, (int)p->w.stride[2], is_signed, l->xz, block);

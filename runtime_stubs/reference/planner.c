@@ -211,8 +211,7 @@ static odla_value ref_owner(odla_value v) {
 
 /* Whether `v` takes a buffer of the arena (a result: it has a place). */
 static int ref_in_arena(odla_value v) {
-  return v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) &&
-         ref_bytes(&v->type) > 0;
+  return v->kind == REF_RESULT && !v->is_output && !ref_view_source(v) && ref_bytes(&v->type) > 0;
 }
 
 /* Step 0: in-place reuse, recorded in `shares` with the owner's lifetime extended. */

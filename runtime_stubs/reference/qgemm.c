@@ -911,23 +911,11 @@ void ref_qg_lean_column_unit_portable(const unsigned char *x, int64_t k, int is_
 
 void ref_qg_lean_block_unit_portable(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                                      int32_t xz, int32_t *q) {
-  int64_t g;
-  int h, i;
-  for (g = 0; g < (k + 3) / 4; ++g, q += 2 * REF_QG_LEAN_PIXELS)
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-      int32_t v[4];
-      for (i = 0; i < 4; ++i) {
-        const int64_t d = 4 * g + i;
-        const unsigned char b = d < k ? x[d * ipix + h] : 0;
-        v[i] = d < k ? (is_signed ? (int32_t)(int8_t)b : (int32_t)b) - xz : 0;
-      }
-      q[2 * h] = ref_qg_lean_pack(v[0], v[2]);
-      q[2 * h + 1] = ref_qg_lean_pack(v[1], v[3]);
-    }
+  ref_qg_lean_block_unit_n(x, ipix, k, is_signed, xz, REF_QG_LEAN_PIXELS, q);
 }
 
-void ref_qg_lean_block_unit_short(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
-                                  int32_t xz, int n, int32_t *q) {
+void ref_qg_lean_block_unit_n(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                              int32_t xz, int n, int32_t *q) {
   const int pixels = n == 1 ? 1 : REF_QG_LEAN_PIXELS;
   int64_t g;
   int h, i;

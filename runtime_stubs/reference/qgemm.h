@@ -263,10 +263,11 @@ void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, i
  * depths zero). */
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                             int32_t xz, int32_t *q);
-/* The same for the last n < 4 pixels of a map: pixels n to 3 repeat pixel n - 1, and one
- * pixel is a lean column (the scratch of a 1 x 1 convolution is then its lean block alone). */
-void ref_qg_lean_block_unit_short(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
-                                  int32_t xz, int n, int32_t *q);
+/* The same for the first n of the 4 pixels (the last block of a map): pixels n to 3 repeat
+ * pixel n - 1, and one pixel is a lean column (the scratch of a 1 x 1 convolution is then its
+ * lean block alone). */
+void ref_qg_lean_block_unit_n(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                              int32_t xz, int n, int32_t *q);
 /* The sum over i < n of w[i] * (x[i] - xz), x int8 where is_signed, else uint8: a window that
  * is a whole channel's input (a global pool's as a depthwise convolution). */
 int32_t ref_qg_dot8(const unsigned char *x, const int8_t *w, int64_t n, int is_signed, int32_t xz);

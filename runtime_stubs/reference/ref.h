@@ -128,9 +128,9 @@ typedef odla_status (*ref_kernel)(const ref_node *node, const ref_io *io);
  * ref_value_place in front of it, in the same block (ref_where); a constant, most of a
  * model's values, has none. Values are made by ref_value_alloc and freed by ref_value_free. */
 struct _odla_value {
-  const char *id;     /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
-  const void *data;   /* constants: the caller's bytes, which must outlive the computation */
-  ref_node *node;     /* results: the producing node */
+  const char *id;   /* a copy, or the caller's string (ODLA_EXT_ITEM_STATIC_IDS) */
+  const void *data; /* constants: the caller's bytes, which must outlive the computation */
+  ref_node *node;   /* results: the producing node */
   /* One word, so that on a 32-bit target the type starts 16 bytes in, not 24: its position in
    * the computation's value list (under REF_MAX_VALUES), a ref_value_kind, flags. */
   unsigned int index : 24;
