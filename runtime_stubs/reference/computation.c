@@ -661,7 +661,8 @@ static odla_status ref_compile(odla_computation comp) {
     return ODLA_INVALID_PARAM;
   if (!comp->compiled) {
     /* the lists grew by half: up to a third of them unused, which on a microcontroller is
-       RAM (shrinking in place cannot fail) */
+       RAM (a region shrinks a block in place; where a shrink fails the lists stay as they
+       are) */
     odla_value *vs =
         comp->num_values
             ? (odla_value *)ref_realloc(comp->values, (size_t)comp->num_values * sizeof *vs)
