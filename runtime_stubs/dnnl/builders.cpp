@@ -152,6 +152,8 @@ odla_value odla_ExtQLinearConv(
       input, input_zero_point, input_layout, group, kernel, kernel_zero_point, kernel_layout,
       strides, dilations, paddings_front, paddings_back, bias, multiplier, shift, output_zero_point,
       output_min, output_max, output_dims, value_id);
+  if (v) // the lowering may run a oneDNN convolution, which reads its input while it writes
+    v->node->inplace_input = -1;
   OpRecord r = convRecord(input, input_layout, group, kernel, kernel_layout, strides, dilations,
                           paddings_front, paddings_back, bias);
   r.kind = OpKind::QConv;

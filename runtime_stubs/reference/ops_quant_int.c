@@ -570,9 +570,11 @@ typedef struct {
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
   int64_t block;         /* output pixels per im2col block */
   int64_t packed_values; /* int16 values of the packed kernel */
+  int inplace;           /* how a lean kernel writes over its input: ref_qconv_inplace_way */
   /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
-     channels-first depthwise convolution's padded plane and kernel taps */
-  size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
+     channels-first depthwise convolution's padded plane and kernel taps; the rows an in-place
+     convolution keeps of its input (REF_QCONV_INPLACE_ROWS) */
+  size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at, ring_at;
 } ref_qconv_params;
 
 /* Packs the kernel as int16 w - wz[c]. Channels first, P: channel c's row at c * kp, in the
@@ -757,7 +759,10 @@ typedef struct {
   int32_t xz;
   const int8_t *w; /* the kernel in place, tap t of channel c at c * taps + t */
   ref_qg_lean_out out;
-  unsigned char *y; /* the image's result [M][out pixels] */
+  unsigned char *y;   /* the image's result [M][out pixels] */
+  int64_t y_pitch;    /* results from one output channel's to the next's (out pixels; the
+                         image's, where a part computes one row of it) */
+  const int8_t *tail; /* the kernel's lean tail (ref_qi_common.tail_at), or NULL */
 } ref_qconv_lean;
 
 /* Whether a lean depthwise convolution's window is its whole input (one output pixel, no pads,
@@ -1104,7 +1109,7 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   for (g = 0; g < (int)p->group; ++g) {
     const unsigned char *xg = l->x + g * (int)p->cpg * ipix;
     /* the last group's last two rows from the tail, where there is one */
-    const int tail = p->q.tail_at && g == (int)p->group - 1 ? 2 : 0;
+    const int tail = l->tail && g == (int)p->group - 1 ? 2 : 0;
     const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg - tail);
     for (j = (int)lo; j < (int)hi; j += np) {
       int o[3];
@@ -1131,10 +1136,10 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
                              rows, col, REF_QG_LEAN_PIXELS, block + 2 * h);
         }
       ref_qg_lean_dots(kg, l->w + (int64_t)c * kg, mpg - tail, over, block, &l->out, c, np,
-                       l->y + ((int64_t)c * opix + j) * es, opix * es);
+                       l->y + ((int64_t)c * l->y_pitch + j) * es, l->y_pitch * es);
       if (tail)
-        ref_qg_lean_dots(kg, (const int8_t *)p + p->q.tail_at, 2, 2, block, &l->out, m - 2, np,
-                         l->y + ((int64_t)(m - 2) * opix + j) * es, opix * es);
+        ref_qg_lean_dots(kg, l->tail, 2, 2, block, &l->out, m - 2, np,
+                         l->y + ((int64_t)(m - 2) * l->y_pitch + j) * es, l->y_pitch * es);
     }
   }
 }
@@ -1422,6 +1427,68 @@ static void ref_qconv_cl_part(void *arg, int index, int parts, unsigned char *sc
   }
 }
 
+/* In-place lean convolutions. A result of the input's shape (M = C, every output extent the
+ * input's) may take the input's buffer when the input dies at the node (the planner's
+ * inplace_input): a depthwise convolution copies each channel's plane into its scratch before it
+ * writes that channel, and a 1 x 1 one (one group) each block of pixels into its lean block
+ * before it writes those pixels (REF_QCONV_INPLACE_LOCAL). Any other of one group with a 2-D
+ * window of stride and dilation 1 down the rows and pads under the window's height runs a row
+ * of outputs at a time from a copy of the input rows that row's windows read
+ * (REF_QCONV_INPLACE_ROWS; rows in the pads hold the zero point): output row oy overwrites input
+ * row oy, which the next rows' windows then read from the copy. An image's largest convolutions
+ * (a residual block's 3 x 3 ones) thus need one map and the copy, not two maps. */
+enum { REF_QCONV_INPLACE_NONE, REF_QCONV_INPLACE_LOCAL, REF_QCONV_INPLACE_ROWS };
+
+static int ref_qconv_inplace_way(const ref_qconv_params *p) {
+  int i;
+  if (!p->q.lean || p->q.raw || p->channels_last || p->m != p->c)
+    return REF_QCONV_INPLACE_NONE;
+  for (i = 0; i < 3; ++i)
+    if (p->w.out[i] != p->w.in[i])
+      return REF_QCONV_INPLACE_NONE;
+  if ((p->depthwise && !ref_qconv_global(p)) || (p->unit_window && p->group == 1))
+    return REF_QCONV_INPLACE_LOCAL;
+  if (p->group == 1 && !p->depthwise && !p->unit_window && p->w.k[0] == 1 && p->w.stride[1] == 1 &&
+      p->w.dil[1] == 1 && p->w.pad[1] < p->w.k[1] && p->w.pad_end[1] < p->w.k[1])
+    return REF_QCONV_INPLACE_ROWS;
+  return REF_QCONV_INPLACE_NONE;
+}
+
+/* REF_QCONV_INPLACE_ROWS over one image whose result is its input (l->x == l->y): the k rows
+ * of the window of output row oy (input rows oy - pad to oy - pad + k - 1) kept in the ring,
+ * [C][k][W] bytes, as the input of a window k rows high without pads, one part. */
+static void ref_qconv_lean_rows_inplace(const ref_qconv_lean *l, unsigned char *scratch) {
+  const ref_qconv_params *p = l->p;
+  const int h = (int)p->w.in[1], wd = (int)p->w.in[2], k = (int)p->w.k[1], pad = (int)p->w.pad[1];
+  const int c = (int)p->c;
+  const unsigned char zero = (unsigned char)l->xz;
+  unsigned char *ring = scratch + p->ring_at;
+  ref_qconv_params rp = *p;
+  ref_qconv_lean rl = *l;
+  int oy, s, ci;
+  rp.w.in[1] = k;
+  rp.w.out[1] = 1;
+  rp.w.pad[1] = rp.w.pad_end[1] = 0;
+  rl.p = &rp;
+  rl.x = ring;
+  for (oy = 0; oy < h; ++oy) {
+    for (s = oy == 0 ? 0 : k - 1; s < k; ++s) { /* the new rows: all k at first, then one */
+      const int row = oy - pad + s;
+      for (ci = 0; ci < c; ++ci) {
+        unsigned char *rows = ring + (int64_t)ci * k * wd, *to = rows + (int64_t)s * wd;
+        if (oy > 0) /* the rows kept move up one */
+          memmove(rows, rows + wd, (size_t)(k - 1) * wd);
+        if (row >= 0 && row < h) /* not yet overwritten: rows from oy on are the input's */
+          memcpy(to, l->x + ((int64_t)ci * h + row) * wd, (size_t)wd);
+        else
+          memset(to, zero, (size_t)wd);
+      }
+    }
+    rl.y = l->y + (int64_t)oy * wd * (int64_t)ref_qi_lean_esize(&l->out);
+    ref_qconv_lean_part(&rl, 0, 1, scratch);
+  }
+}
+
 static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
   const ref_qconv_params *p = (const ref_qconv_params *)node->params;
   const int64_t ipix = ref_window_in_count(&p->w), opix = ref_window_out_count(&p->w);
@@ -1442,7 +1509,11 @@ static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
     l.w = (const int8_t *)io->in[REF_QI_W];
     l.out = out;
     l.y = yn;
-    if (p->depthwise)
+    l.y_pitch = opix;
+    l.tail = p->q.tail_at ? (const int8_t *)p + p->q.tail_at : NULL;
+    if (p->inplace == REF_QCONV_INPLACE_ROWS && yn == xn)
+      ref_qconv_lean_rows_inplace(&l, (unsigned char *)io->scratch);
+    else if (p->depthwise)
       ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, p->c), ref_qconv_depthwise_lean_part,
                    &l, (unsigned char *)io->scratch);
     else
@@ -1579,7 +1650,11 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
                        (ref_qconv_lean_stages(p) ? (size_t)ref_qi_round_up(p->kg, 4) : 0) *
                            sizeof(int16_t));
     p->rows_at = at;
-    p->q.bytes = at + ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
+    at += ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
+    p->ring_at = at; /* an in-place convolution's input rows */
+    if (p->inplace == REF_QCONV_INPLACE_ROWS)
+      at += ref_nn_align((size_t)(p->c * p->w.k[1] * p->w.in[2]));
+    p->q.bytes = at;
     return;
   }
   p->q.chan_at = at;
@@ -1723,6 +1798,7 @@ odla_value odla_ExtQLinearConv(
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
   ref_qi_lean_know(in, &p.q, p.kg);
+  p.inplace = ref_qconv_inplace_way(&p);
   ref_qconv_scratch(&p);
   /* The lean tail: the last two rows of a kernel whose last row's last group would read past
      it (depth 3 and up, not a multiple of 4; pairs of rows in the last group), when small. */
@@ -1737,6 +1813,8 @@ odla_value odla_ExtQLinearConv(
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.n * p.m * ref_window_out_count(&p.w), p.kg);
+    if (p.inplace != REF_QCONV_INPLACE_NONE)
+      v->node->inplace_input = REF_QI_X;
   }
   return v;
 }

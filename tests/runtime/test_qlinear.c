@@ -996,6 +996,183 @@ static void run_mm_case(const mm_case *c) {
   free(want);
 }
 
+/* ---- Convolutions over their input ---------------------------------------------------------- */
+
+/* A chain of convolutions whose results have their inputs' shape, each input dying at the next
+ * node, against the naive loops stage by stage: in a least-memory computation with symmetric
+ * kernels (lean) the planner gives each such result its input's buffer (a 1 x 1 and a depthwise
+ * convolution write over what they have copied, the others a row at a time from the rows they
+ * keep; ops_quant_int.c), which the placements must show, and the bytes must not change. The
+ * first stage reads the argument and the last writes the output, so those two stay apart. */
+static void test_inplace_chain(void) {
+  enum { STAGES = 7 };
+  static const conv_case stages[STAGES] = {
+      /* what, cl, spatial, n, c, m, group, in, k, stride, dil, pad0, pad1, q */
+      {"1x1 from the argument",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {0, 0},
+       {0, 0},
+       {U8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+      {"3x3 pad 1 over its input",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {S8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+      {"depthwise 3x3 over its input",
+       0,
+       2,
+       2,
+       6,
+       6,
+       6,
+       {7, 9},
+       {3, 3},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {S8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+      {"1x1 over its input",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {0, 0},
+       {0, 0},
+       {U8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+      {"5x3 dilation 2 across, asymmetric pads, over its input",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {5, 3},
+       {1, 1},
+       {1, 2},
+       {3, 1},
+       {1, 3},
+       {U8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+      {"1x3 over its input, clamped",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {1, 3},
+       {1, 1},
+       {1, 1},
+       {0, 1},
+       {0, 1},
+       {S8, S8, U8, 1, 0, 0, 1, 1, 0, 90, 0, 0}},
+      {"1x1 to the output",
+       0,
+       2,
+       2,
+       6,
+       6,
+       1,
+       {7, 9},
+       {1, 1},
+       {1, 1},
+       {1, 1},
+       {0, 0},
+       {0, 0},
+       {U8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
+  };
+  enum { N = 2, C = 6, H = 7, W = 9, PIX = N * C * H * W };
+  static const int64_t out[3] = {1, H, W};
+  static char ids[STAGES][6][16];
+  uint8_t x[PIX], want[PIX], y[PIX], next[PIX], w[STAGES][C * C * 15];
+  qdata d[STAGES];
+  odla_value r[STAGES];
+  odla_computation comp;
+  odla_context ctx;
+  int i, k;
+  fill_random(x, PIX);
+  memcpy(want, x, sizeof want);
+  for (i = 0; i < STAGES; ++i) { /* the expected bytes, stage by stage */
+    const conv_case *t = &stages[i];
+    fill_random(w[i], t->m * (t->c / t->group) * t->k[0] * t->k[1]);
+    draw_params(&t->q, t->m, (t->c / t->group) * t->k[0] * t->k[1], &d[i]);
+    naive_conv(t, &d[i], want, w[i], out, next);
+    memcpy(want, next, sizeof want);
+  }
+  last_error[0] = '\0';
+  create_computation(&comp);
+  set_least_memory(comp);
+  r[0] = NULL;
+  {
+    odla_value v = odla_CreateArgument(vt(U8, 4, DIMS(N, C, H, W)), ID("x"));
+    for (i = 0; i < STAGES; ++i) {
+      const conv_case *t = &stages[i];
+      const qdata *q = &d[i];
+      odla_value_shape shape = {4, {N, C, H, W}};
+      for (k = 0; k < 6; ++k)
+        snprintf(ids[i][k], sizeof ids[i][k], "%c%d", "wzbmsy"[k], i);
+      v = odla_ExtQLinearConv(
+          v, odla_CreateConstant(vt(t->q.xt, 0, NULL), &q->xz, ID(ids[i][1])), ODLA_CHANNELS_FIRST,
+          (odla_uint32)t->group,
+          odla_CreateConstant(vt(S8, 4, DIMS(t->m, t->c / t->group, t->k[0], t->k[1])), w[i],
+                              ID(ids[i][0])),
+          NULL, ODLA_OIS, t->stride, t->dil, t->pad0, t->pad1,
+          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->bias, ID(ids[i][2])),
+          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->mult, ID(ids[i][3])),
+          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->shift, ID(ids[i][4])),
+          odla_CreateConstant(vt(t->q.yt, 1, DIMS(1)), &q->yz, ID(ids[i][5])), q->lo, q->hi, shape,
+          ID(i == STAGES - 1 ? "y" : t->what));
+      CHECK(v != NULL, "%s: refused: %s", t->what, last_error);
+      r[i] = v;
+    }
+  }
+  odla_SetValueAsOutput(r[STAGES - 1]);
+  odla_CreateContext(&ctx);
+  odla_BindToArgumentById(ID("x"), x, ctx);
+  odla_BindToOutputById(ID("y"), y, ctx);
+  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+        "in-place chain: execution failed: %s", last_error);
+  odla_DestroyContext(ctx);
+  check_bytes("in-place chain", y, want, PIX);
+  if (least_memory && symmetric)
+    for (i = 1; i + 1 < STAGES; ++i) { /* each inner result in its input's buffer */
+      odla_size_t at[2], bytes;
+      odla_int32 first, last;
+      CHECK(odla_ExtGetValuePlacement(r[i - 1], &at[0], &bytes, &first, &last) == ODLA_SUCCESS &&
+                odla_ExtGetValuePlacement(r[i], &at[1], &bytes, &first, &last) == ODLA_SUCCESS,
+            "in-place chain: placements of stage %d", i);
+      CHECK(at[0] == at[1], "in-place chain: %s at %lu, its input at %lu", stages[i].what,
+            (unsigned long)at[1], (unsigned long)at[0]);
+    }
+  destroy_computation(comp);
+}
+
 static void test_matmul(void) {
   static const mm_case cases[] = {
       {"u8 matrices, per tensor", 2, 2, {7, 13}, {13, 5}, {U8, U8, U8, 1, 1, 0, 1, 0, 1, 0, 0, 0}},
@@ -1716,15 +1893,18 @@ int main(int argc, char **argv) {
   odla_SetLogger(keep_error);
   test_conv();
   test_matmul();
+  test_inplace_chain();
   least_memory = 1; /* the int8 kernels that are constants lean, the others packed */
   test_conv();
   test_matmul();
   symmetric = 1; /* every int8 kernel that is a constant lean */
   test_conv();
+  test_inplace_chain();
   test_matmul();
   if (backend_takes_regions(region, sizeof region)) { /* as on a microcontroller */
     in_region = 1;
     test_conv();
+    test_inplace_chain();
     test_matmul();
     test_add_mul();
   }
