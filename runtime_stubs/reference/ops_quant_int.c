@@ -570,11 +570,9 @@ typedef struct {
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
   int64_t block;         /* output pixels per im2col block */
   int64_t packed_values; /* int16 values of the packed kernel */
-  int inplace;           /* how a lean kernel writes over its input: ref_qconv_inplace_way */
   /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
-     channels-first depthwise convolution's padded plane and kernel taps; the rows an in-place
-     convolution keeps of its input (REF_QCONV_INPLACE_ROWS) */
-  size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at, ring_at;
+     channels-first depthwise convolution's padded plane and kernel taps */
+  size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
 } ref_qconv_params;
 
 /* Packs the kernel as int16 w - wz[c]. Channels first, P: channel c's row at c * kp, in the
@@ -1454,6 +1452,12 @@ static int ref_qconv_inplace_way(const ref_qconv_params *p) {
   return REF_QCONV_INPLACE_NONE;
 }
 
+/* Where REF_QCONV_INPLACE_ROWS keeps its input rows in the scratch: after the window rows'
+ * offsets (ref_qconv_scratch). */
+static size_t ref_qconv_ring_at(const ref_qconv_params *p) {
+  return p->rows_at + ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
+}
+
 /* REF_QCONV_INPLACE_ROWS over one image whose result is its input (l->x == l->y): the k rows
  * of the window of output row oy (input rows oy - pad to oy - pad + k - 1) kept in the ring,
  * [C][k][W] bytes, as the input of a window k rows high without pads, one part. */
@@ -1462,7 +1466,7 @@ static void ref_qconv_lean_rows_inplace(const ref_qconv_lean *l, unsigned char *
   const int h = (int)p->w.in[1], wd = (int)p->w.in[2], k = (int)p->w.k[1], pad = (int)p->w.pad[1];
   const int c = (int)p->c;
   const unsigned char zero = (unsigned char)l->xz;
-  unsigned char *ring = scratch + p->ring_at;
+  unsigned char *ring = scratch + ref_qconv_ring_at(p);
   ref_qconv_params rp = *p;
   ref_qconv_lean rl = *l;
   int oy, s, ci;
@@ -1511,7 +1515,7 @@ static odla_status ref_qconv_lean_run(const ref_node *node, const ref_io *io) {
     l.y = yn;
     l.y_pitch = opix;
     l.tail = p->q.tail_at ? (const int8_t *)p + p->q.tail_at : NULL;
-    if (p->inplace == REF_QCONV_INPLACE_ROWS && yn == xn)
+    if (yn == xn && ref_qconv_inplace_way(p) == REF_QCONV_INPLACE_ROWS)
       ref_qconv_lean_rows_inplace(&l, (unsigned char *)io->scratch);
     else if (p->depthwise)
       ref_parallel(ref_io_threads(io), ref_qi_parts(io, macs, p->c), ref_qconv_depthwise_lean_part,
@@ -1650,9 +1654,8 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
                        (ref_qconv_lean_stages(p) ? (size_t)ref_qi_round_up(p->kg, 4) : 0) *
                            sizeof(int16_t));
     p->rows_at = at;
-    at += ref_nn_align((size_t)(p->cpg * p->w.k[0] * p->w.k[1]) * sizeof(int));
-    p->ring_at = at; /* an in-place convolution's input rows */
-    if (p->inplace == REF_QCONV_INPLACE_ROWS)
+    at = ref_qconv_ring_at(p); /* then an in-place convolution's input rows */
+    if (ref_qconv_inplace_way(p) == REF_QCONV_INPLACE_ROWS)
       at += ref_nn_align((size_t)(p->c * p->w.k[1] * p->w.in[2]));
     p->q.bytes = at;
     return;
@@ -1798,7 +1801,6 @@ odla_value odla_ExtQLinearConv(
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
   ref_qi_lean_know(in, &p.q, p.kg);
-  p.inplace = ref_qconv_inplace_way(&p);
   ref_qconv_scratch(&p);
   /* The lean tail: the last two rows of a kernel whose last row's last group would read past
      it (depth 3 and up, not a multiple of 4; pairs of rows in the last group), when small. */
@@ -1813,7 +1815,7 @@ odla_value odla_ExtQLinearConv(
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.n * p.m * ref_window_out_count(&p.w), p.kg);
-    if (p.inplace != REF_QCONV_INPLACE_NONE)
+    if (ref_qconv_inplace_way(&p) != REF_QCONV_INPLACE_NONE)
       v->node->inplace_input = REF_QI_X;
   }
   return v;
