@@ -998,93 +998,106 @@ static void run_mm_case(const mm_case *c) {
 
 /* ---- Convolutions over their input ---------------------------------------------------------- */
 
-/* A chain of convolutions whose results have their inputs' shape, each input dying at the next
- * node, against the naive loops stage by stage: in a least-memory computation with symmetric
- * kernels (lean) the planner gives each such result its input's buffer (a 1 x 1 and a depthwise
- * convolution write over what they have copied, the others a row at a time from the rows they
- * keep; ops_quant_int.c), which the placements must show, and the bytes must not change. The
- * first stage reads the argument and the last writes the output, so those two stay apart. */
-static void test_inplace_chain(void) {
+/* A chain of convolutions whose results have their inputs' shape (n images of c x h x w), each
+ * input dying at the next node, against the naive loops stage by stage: in a least-memory
+ * computation with symmetric kernels (lean) the planner gives each such result its input's
+ * buffer (a 1 x 1 and a depthwise convolution write over what they have copied, the others a
+ * row at a time from the rows they keep; ops_quant_int.c), which the placements must show, and
+ * the bytes must not change, on one thread and on two (where a 1 x 1 stage has the work to
+ * split its pixels). The first stage reads the argument and the last writes the output, so
+ * those two stay apart. */
+static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
   enum { STAGES = 7 };
-  /* A stage a row: what, cl, spatial, n, c, m; group, in, k, stride, dil, pad0, pad1; q. */
+  /* A stage a row: what, cl, spatial, n, c, m (set below); group (0: c, depthwise), in (set
+   * below), k, stride, dil, pad0, pad1; q. */
   /* clang-format off */
   static const conv_case stages[STAGES] = {
-      {"1x1 from the argument", 0, 2, 2, 6, 6,
-       1, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0},
+      {"1x1 from the argument", 0, 2, 0, 0, 0,
+       1, {0, 0}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0},
        {U8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
-      {"3x3 pad 1 over its input", 0, 2, 2, 6, 6,
-       1, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+      {"3x3 pad 1 over its input", 0, 2, 0, 0, 0,
+       1, {0, 0}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
        {S8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
-      {"depthwise 3x3 over its input", 0, 2, 2, 6, 6,
-       6, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+      {"depthwise 3x3 over its input", 0, 2, 0, 0, 0,
+       0, {0, 0}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
        {S8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
-      {"1x1 over its input", 0, 2, 2, 6, 6,
-       1, {7, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0},
+      {"1x1 over its input", 0, 2, 0, 0, 0,
+       1, {0, 0}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0},
        {U8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
-      {"5x3 dilation 2 across, asymmetric pads, over its input", 0, 2, 2, 6, 6,
-       1, {7, 9}, {5, 3}, {1, 1}, {1, 2}, {3, 1}, {1, 3},
+      {"5x3 dilation 2 across, asymmetric pads, over its input", 0, 2, 0, 0, 0,
+       1, {0, 0}, {5, 3}, {1, 1}, {1, 2}, {3, 1}, {1, 3},
        {U8, S8, S8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
-      {"1x3 over its input, clamped", 0, 2, 2, 6, 6,
-       1, {7, 9}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1},
+      {"1x3 over its input, clamped", 0, 2, 0, 0, 0,
+       1, {0, 0}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1},
        {S8, S8, U8, 1, 0, 0, 1, 1, 0, 90, 0, 0}},
-      {"3x3 to the output (its row copies unused)", 0, 2, 2, 6, 6,
-       1, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+      {"3x3 to the output (its row copies unused)", 0, 2, 0, 0, 0,
+       1, {0, 0}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
        {U8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
   };
   /* clang-format on */
-  enum { N = 2, C = 6, H = 7, W = 9, PIX = N * C * H * W };
-  static const int64_t out[3] = {1, H, W};
-  static char ids[STAGES][6][16];
-  uint8_t x[PIX], want[PIX], y[PIX], next[PIX], w[STAGES][C * C * 15];
+  const int64_t pix = n * c * h * w, out[3] = {1, h, w};
+  char ids[6][16];
+  uint8_t *x = malloc((size_t)pix), *want = malloc((size_t)pix), *y = malloc((size_t)pix);
+  uint8_t *next = malloc((size_t)pix), *kernels[STAGES];
+  conv_case t[STAGES];
   qdata d[STAGES];
-  odla_value r[STAGES];
+  odla_value r[STAGES], v;
   odla_computation comp;
   odla_context ctx;
+  odla_int32 threads;
   int i, k;
-  fill_random(x, PIX);
-  memcpy(want, x, sizeof want);
+  fill_random(x, pix);
+  memcpy(want, x, (size_t)pix);
   for (i = 0; i < STAGES; ++i) { /* the expected bytes, stage by stage */
-    const conv_case *t = &stages[i];
-    fill_random(w[i], t->m * (t->c / t->group) * t->k[0] * t->k[1]);
-    draw_params(&t->q, t->m, (t->c / t->group) * t->k[0] * t->k[1], &d[i]);
-    naive_conv(t, &d[i], want, w[i], out, next);
-    memcpy(want, next, sizeof want);
+    const int64_t depth = (c / (stages[i].group ? 1 : c)) * stages[i].k[0] * stages[i].k[1];
+    t[i] = stages[i];
+    t[i].n = n;
+    t[i].c = t[i].m = c;
+    t[i].group = stages[i].group ? 1 : c;
+    t[i].in[0] = h;
+    t[i].in[1] = w;
+    kernels[i] = malloc((size_t)(c * depth));
+    fill_random(kernels[i], c * depth);
+    draw_params(&t[i].q, c, depth, &d[i]);
+    naive_conv(&t[i], &d[i], want, kernels[i], out, next);
+    memcpy(want, next, (size_t)pix);
   }
   last_error[0] = '\0';
   create_computation(&comp);
   set_least_memory(comp);
-  r[0] = NULL;
-  {
-    odla_value v = odla_CreateArgument(vt(U8, 4, DIMS(N, C, H, W)), ID("x"));
-    for (i = 0; i < STAGES; ++i) {
-      const conv_case *t = &stages[i];
-      const qdata *q = &d[i];
-      odla_value_shape shape = {4, {N, C, H, W}};
-      for (k = 0; k < 6; ++k)
-        snprintf(ids[i][k], sizeof ids[i][k], "%c%d", "wzbmsy"[k], i);
-      v = odla_ExtQLinearConv(
-          v, odla_CreateConstant(vt(t->q.xt, 0, NULL), &q->xz, ID(ids[i][1])), ODLA_CHANNELS_FIRST,
-          (odla_uint32)t->group,
-          odla_CreateConstant(vt(S8, 4, DIMS(t->m, t->c / t->group, t->k[0], t->k[1])), w[i],
-                              ID(ids[i][0])),
-          NULL, ODLA_OIS, t->stride, t->dil, t->pad0, t->pad1,
-          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->bias, ID(ids[i][2])),
-          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->mult, ID(ids[i][3])),
-          odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(C)), q->shift, ID(ids[i][4])),
-          odla_CreateConstant(vt(t->q.yt, 1, DIMS(1)), &q->yz, ID(ids[i][5])), q->lo, q->hi, shape,
-          ID(i == STAGES - 1 ? "y" : t->what));
-      CHECK(v != NULL, "%s: refused: %s", t->what, last_error);
-      r[i] = v;
-    }
+  v = odla_CreateArgument(vt(U8, 4, DIMS(n, c, h, w)), ID("x"));
+  for (i = 0; i < STAGES; ++i) {
+    const qdata *q = &d[i];
+    odla_value_shape shape = {4, {n, c, h, w}};
+    for (k = 0; k < 6; ++k)
+      snprintf(ids[k], sizeof ids[k], "%c%d", "wzbmsy"[k], i);
+    v = odla_ExtQLinearConv(
+        v, odla_CreateConstant(vt(t[i].q.xt, 0, NULL), &q->xz, ID(ids[1])), ODLA_CHANNELS_FIRST,
+        (odla_uint32)t[i].group,
+        odla_CreateConstant(vt(S8, 4, DIMS(c, c / t[i].group, t[i].k[0], t[i].k[1])), kernels[i],
+                            ID(ids[0])),
+        NULL, ODLA_OIS, t[i].stride, t[i].dil, t[i].pad0, t[i].pad1,
+        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->bias, ID(ids[2])),
+        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->mult, ID(ids[3])),
+        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->shift, ID(ids[4])),
+        odla_CreateConstant(vt(t[i].q.yt, 1, DIMS(1)), &q->yz, ID(ids[5])), q->lo, q->hi, shape,
+        ID(i == STAGES - 1 ? "y" : t[i].what));
+    CHECK(v != NULL, "%s: refused: %s", t[i].what, last_error);
+    r[i] = v;
   }
   odla_SetValueAsOutput(r[STAGES - 1]);
-  odla_CreateContext(&ctx);
-  odla_BindToArgumentById(ID("x"), x, ctx);
-  odla_BindToOutputById(ID("y"), y, ctx);
-  CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
-        "in-place chain: execution failed: %s", last_error);
-  odla_DestroyContext(ctx);
-  check_bytes("in-place chain", y, want, PIX);
+  for (threads = 1; threads <= 2; ++threads) {
+    odla_CreateContext(&ctx);
+    CHECK(odla_SetContextItem(ctx, ODLA_PROCESSOR_NUM, (odla_item_value)&threads) == ODLA_SUCCESS,
+          "in-place chain: %d threads", (int)threads);
+    odla_BindToArgumentById(ID("x"), x, ctx);
+    memset(y, 0, (size_t)pix);
+    odla_BindToOutputById(ID("y"), y, ctx);
+    CHECK(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS,
+          "in-place chain, %d threads: execution failed: %s", (int)threads, last_error);
+    odla_DestroyContext(ctx);
+    check_bytes(threads == 1 ? "in-place chain" : "in-place chain, 2 threads", y, want, pix);
+  }
   if (least_memory && symmetric)
     for (i = 1; i + 1 < STAGES; ++i) { /* each inner result in its input's buffer */
       odla_size_t at[2], bytes;
@@ -1092,10 +1105,23 @@ static void test_inplace_chain(void) {
       CHECK(odla_ExtGetValuePlacement(r[i - 1], &at[0], &bytes, &first, &last) == ODLA_SUCCESS &&
                 odla_ExtGetValuePlacement(r[i], &at[1], &bytes, &first, &last) == ODLA_SUCCESS,
             "in-place chain: placements of stage %d", i);
-      CHECK(at[0] == at[1], "in-place chain: %s at %lu, its input at %lu", stages[i].what,
+      CHECK(at[0] == at[1], "in-place chain: %s at %lu, its input at %lu", t[i].what,
             (unsigned long)at[1], (unsigned long)at[0]);
     }
   destroy_computation(comp);
+  for (i = 0; i < STAGES; ++i)
+    free(kernels[i]);
+  free(x);
+  free(want);
+  free(y);
+  free(next);
+}
+
+/* The chain small (odd extents, two images) and large enough for a 1 x 1 stage's pixels to
+ * split over two threads (ref_qi_parts). */
+static void test_inplace_chains(void) {
+  test_inplace_chain(2, 6, 7, 9);
+  test_inplace_chain(1, 48, 32, 32);
 }
 
 static void test_matmul(void) {
@@ -1818,18 +1844,18 @@ int main(int argc, char **argv) {
   odla_SetLogger(keep_error);
   test_conv();
   test_matmul();
-  test_inplace_chain();
+  test_inplace_chains();
   least_memory = 1; /* the int8 kernels that are constants lean, the others packed */
   test_conv();
   test_matmul();
   symmetric = 1; /* every int8 kernel that is a constant lean */
   test_conv();
-  test_inplace_chain();
+  test_inplace_chains();
   test_matmul();
   if (backend_takes_regions(region, sizeof region)) { /* as on a microcontroller */
     in_region = 1;
     test_conv();
-    test_inplace_chain();
+    test_inplace_chains();
     test_matmul();
     test_add_mul();
   }
