@@ -1429,9 +1429,9 @@ static void ref_qconv_cl_part(void *arg, int index, int parts, unsigned char *sc
  * input's) may take the input's buffer when the input dies at the node (the planner's
  * inplace_input): a depthwise convolution copies each channel's plane into its scratch before it
  * writes that channel, and a 1 x 1 one (one group) each block of pixels into its lean block
- * before it writes those pixels (REF_QCONV_INPLACE_LOCAL). Any other of one group with a 2-D
- * window of stride and dilation 1 down the rows and pads under the window's height runs a row
- * of outputs at a time from a copy of the input rows that row's windows read
+ * before it writes those pixels (REF_QCONV_INPLACE_LOCAL). Any other of one group over a 2-D
+ * map (depth 1) with a window of stride and dilation 1 down the rows and pads under the window's
+ * height runs a row of outputs at a time from a copy of the input rows that row's windows read
  * (REF_QCONV_INPLACE_ROWS; rows in the pads hold the zero point): output row oy overwrites input
  * row oy, which the next rows' windows then read from the copy. An image's largest convolutions
  * (a residual block's 3 x 3 ones) thus need one map and the copy, not two maps. */
@@ -1446,7 +1446,7 @@ static int ref_qconv_inplace_way(const ref_qconv_params *p) {
       return REF_QCONV_INPLACE_NONE;
   if ((p->depthwise && !ref_qconv_global(p)) || (p->unit_window && p->group == 1))
     return REF_QCONV_INPLACE_LOCAL;
-  if (p->group == 1 && !p->depthwise && !p->unit_window && p->w.k[0] == 1 && p->w.stride[1] == 1 &&
+  if (p->group == 1 && !p->depthwise && !p->unit_window && p->w.in[0] == 1 && p->w.stride[1] == 1 &&
       p->w.dil[1] == 1 && p->w.pad[1] < p->w.k[1] && p->w.pad_end[1] < p->w.k[1])
     return REF_QCONV_INPLACE_ROWS;
   return REF_QCONV_INPLACE_NONE;

@@ -998,15 +998,15 @@ static void run_mm_case(const mm_case *c) {
 
 /* ---- Convolutions over their input ---------------------------------------------------------- */
 
-/* A chain of convolutions whose results have their inputs' shape (n images of c x h x w), each
- * input dying at the next node, against the naive loops stage by stage: in a least-memory
- * computation with symmetric kernels (lean) the planner gives each such result its input's
- * buffer (a 1 x 1 and a depthwise convolution write over what they have copied, the others a
- * row at a time from the rows they keep; ops_quant_int.c), which the placements must show, and
- * the bytes must not change, on one thread and on two (where a 1 x 1 stage has the work to
- * split its pixels). The first stage reads the argument and the last writes the output, so
- * those two stay apart. */
-static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
+/* A chain of convolutions whose results have their inputs' shape (n images of c x h x w, or of
+ * c x dd x h x w with the stages' windows 1 deep), each input dying at the next node, against
+ * the naive loops stage by stage: in a least-memory computation with symmetric kernels (lean)
+ * the planner gives each such result its input's buffer (a 1 x 1 and a depthwise convolution
+ * write over what they have copied, the others over a 2-D map a row at a time from the rows
+ * they keep; ops_quant_int.c), which the placements must show, and the bytes must not change,
+ * on one thread and on two (where a 1 x 1 stage has the work to split its pixels). The first
+ * stage reads the argument and the last writes the output, so those two stay apart. */
+static void test_inplace_chain(int64_t n, int64_t c, int64_t dd, int64_t h, int64_t w) {
   enum { STAGES = 7 };
   /* A stage a row: what, cl, spatial, n, c, m (set below); group (0: c, depthwise), in (set
    * below), k, stride, dil, pad0, pad1; q. */
@@ -1035,7 +1035,9 @@ static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
        {U8, S8, U8, 1, 0, 0, 1, 1, 1, 0, 0, 0}},
   };
   /* clang-format on */
-  const int64_t pix = n * c * h * w, out[3] = {1, h, w};
+  const int64_t pix = n * c * dd * h * w, out[3] = {dd, h, w};
+  const int deep = dd > 1, rank = deep ? 5 : 4;
+  const int64_t xdims[5] = {n, c, deep ? dd : h, deep ? h : w, w};
   char ids[6][16];
   uint8_t *x = malloc((size_t)pix), *want = malloc((size_t)pix), *y = malloc((size_t)pix);
   uint8_t *next = malloc((size_t)pix), *kernels[STAGES];
@@ -1054,8 +1056,21 @@ static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
     t[i].n = n;
     t[i].c = t[i].m = c;
     t[i].group = stages[i].group ? 1 : c;
-    t[i].in[0] = h;
-    t[i].in[1] = w;
+    t[i].in[0] = deep ? dd : h;
+    t[i].in[1] = deep ? h : w;
+    t[i].in[2] = w;
+    if (deep) { /* the windows one deep: a leading axis of extent 1, stride 1, no pads */
+      t[i].spatial = 3;
+      for (k = 2; k > 0; --k) {
+        t[i].k[k] = t[i].k[k - 1];
+        t[i].stride[k] = t[i].stride[k - 1];
+        t[i].dil[k] = t[i].dil[k - 1];
+        t[i].pad0[k] = t[i].pad0[k - 1];
+        t[i].pad1[k] = t[i].pad1[k - 1];
+      }
+      t[i].k[0] = t[i].stride[0] = t[i].dil[0] = 1;
+      t[i].pad0[0] = t[i].pad1[0] = 0;
+    }
     kernels[i] = malloc((size_t)(c * depth));
     fill_random(kernels[i], c * depth);
     draw_params(&t[i].q, c, depth, &d[i]);
@@ -1065,23 +1080,24 @@ static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
   last_error[0] = '\0';
   create_computation(&comp);
   set_least_memory(comp);
-  v = odla_CreateArgument(vt(U8, 4, DIMS(n, c, h, w)), ID("x"));
+  v = odla_CreateArgument(vt(U8, rank, xdims), ID("x"));
   for (i = 0; i < STAGES; ++i) {
     const qdata *q = &d[i];
-    odla_value_shape shape = {4, {n, c, h, w}};
+    const int64_t wdims[5] = {c, c / t[i].group, t[i].k[0], t[i].k[1], t[i].k[2]};
+    odla_value_shape shape;
+    shape.size = rank;
+    memcpy(shape.dims, xdims, sizeof xdims);
     for (k = 0; k < 6; ++k)
       snprintf(ids[k], sizeof ids[k], "%c%d", "wzbmsy"[k], i);
-    v = odla_ExtQLinearConv(
-        v, odla_CreateConstant(vt(t[i].q.xt, 0, NULL), &q->xz, ID(ids[1])), ODLA_CHANNELS_FIRST,
-        (odla_uint32)t[i].group,
-        odla_CreateConstant(vt(S8, 4, DIMS(c, c / t[i].group, t[i].k[0], t[i].k[1])), kernels[i],
-                            ID(ids[0])),
-        NULL, ODLA_OIS, t[i].stride, t[i].dil, t[i].pad0, t[i].pad1,
-        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->bias, ID(ids[2])),
-        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->mult, ID(ids[3])),
-        odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->shift, ID(ids[4])),
-        odla_CreateConstant(vt(t[i].q.yt, 1, DIMS(1)), &q->yz, ID(ids[5])), q->lo, q->hi, shape,
-        ID(i == STAGES - 1 ? "y" : t[i].what));
+    v = odla_ExtQLinearConv(v, odla_CreateConstant(vt(t[i].q.xt, 0, NULL), &q->xz, ID(ids[1])),
+                            ODLA_CHANNELS_FIRST, (odla_uint32)t[i].group,
+                            odla_CreateConstant(vt(S8, rank, wdims), kernels[i], ID(ids[0])), NULL,
+                            ODLA_OIS, t[i].stride, t[i].dil, t[i].pad0, t[i].pad1,
+                            odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->bias, ID(ids[2])),
+                            odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->mult, ID(ids[3])),
+                            odla_CreateConstant(vt(ODLA_INT32, 1, DIMS(c)), q->shift, ID(ids[4])),
+                            odla_CreateConstant(vt(t[i].q.yt, 1, DIMS(1)), &q->yz, ID(ids[5])),
+                            q->lo, q->hi, shape, ID(i == STAGES - 1 ? "y" : t[i].what));
     CHECK(v != NULL, "%s: refused: %s", t[i].what, last_error);
     r[i] = v;
   }
@@ -1102,6 +1118,8 @@ static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
     for (i = 1; i + 1 < STAGES; ++i) { /* each inner result in its input's buffer */
       odla_size_t at[2], bytes;
       odla_int32 first, last;
+      if (deep && t[i].group == 1 && stages[i].k[0] * stages[i].k[1] > 1)
+        continue; /* over a 3-D map only the local ways (a row of a 2-D map is not a row) */
       CHECK(odla_ExtGetValuePlacement(r[i - 1], &at[0], &bytes, &first, &last) == ODLA_SUCCESS &&
                 odla_ExtGetValuePlacement(r[i], &at[1], &bytes, &first, &last) == ODLA_SUCCESS,
             "in-place chain: placements of stage %d", i);
@@ -1117,11 +1135,12 @@ static void test_inplace_chain(int64_t n, int64_t c, int64_t h, int64_t w) {
   free(next);
 }
 
-/* The chain small (odd extents, two images) and large enough for a 1 x 1 stage's pixels to
- * split over two threads (ref_qi_parts). */
+/* The chain small (odd extents, two images), large enough for a 1 x 1 stage's pixels to split
+ * over two threads (ref_qi_parts), and over maps 3 deep. */
 static void test_inplace_chains(void) {
-  test_inplace_chain(2, 6, 7, 9);
-  test_inplace_chain(1, 48, 32, 32);
+  test_inplace_chain(2, 6, 1, 7, 9);
+  test_inplace_chain(1, 48, 1, 32, 32);
+  test_inplace_chain(1, 5, 3, 6, 7);
 }
 
 static void test_matmul(void) {
