@@ -908,12 +908,13 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
 
 /* The block of 4 output pixels in one row of a 3-wide window with stride S (1 or 2) along it,
  * every window inside the input (corner: pixel 0's), built in place: 4 window rows a step are
- * 12 depths, 3 whole groups of the block, so that where each value goes is a constant
- * (qgemm.h's layout: depth d of pixel h at int16 (d / 4 * 8 + 2h + d % 2) * 2 + d / 2 % 2,
- * little-endian halves: ref_qi_little_endian), and the 2S + 4 input values of a window row
- * serve the 4 pixels; the last nrows % 4 window rows the same way, the pad depths up to the
- * next group zero. */
-#define REF_QI_AT(d, h) (((d) / 4 * 8 + 2 * (h) + (d) % 2) * 2 + (d) / 2 % 2)
+ * 12 depths, 3 whole groups of the block, so that where each value goes is a constant but for
+ * the gw words from one group to the next (8 in a lean block, 16 in a wide one, of which the 4
+ * pixels are half: qgemm.h's layout: depth d of pixel h at int16
+ * (d / 4 * gw + 2h + d % 2) * 2 + d / 2 % 2, little-endian halves: ref_qi_little_endian), and
+ * the 2S + 4 input values of a window row serve the 4 pixels; the last nrows % 4 window rows the
+ * same way, the pad depths up to the next group zero. */
+#define REF_QI_AT(d, h) (((d) / 4 * gw + 2 * (h) + (d) % 2) * 2 + (d) / 2 % 2)
 #define REF_QI_PUT(d, h, v)                                                                        \
   do {                                                                                             \
     const int16_t put_ = (int16_t)(v);                                                             \
@@ -945,7 +946,7 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
   } while (0)
 /* The window rows 4 a step (r: the rows done). */
 #define REF_QI_ROWS4(ROW, T, S)                                                                    \
-  for (r = 0; r + 4 <= nrows; r += 4, b += 12 * REF_QG_LEAN_PIXELS * sizeof(int16_t)) {            \
+  for (r = 0; r + 4 <= nrows; r += 4, b += 3 * gw * sizeof(int32_t)) {                             \
     ROW(T, 0, S);                                                                                  \
     ROW(T, 1, S);                                                                                  \
     ROW(T, 2, S);                                                                                  \
@@ -966,7 +967,7 @@ static void ref_qconv_lean_col(const ref_qconv_params *p, const unsigned char *x
         REF_QI_PUT(d, h, 0);                                                                       \
   } while (0)
 static void ref_qconv_lean_block3(const unsigned char *corner, const int *rows, int nrows,
-                                  int stride, int is_signed, int32_t xz, int32_t *q) {
+                                  int stride, int is_signed, int32_t xz, int gw, int32_t *q) {
   unsigned char *b = (unsigned char *)q;
   int r, d, h;
   if (is_signed && stride == 1)
@@ -1005,7 +1006,7 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
 #define REF_QI_V(k) ((k) >= kl_ && (k) < kr ? x[o_ + (k)] - xz : 0)
 static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned char *xg,
                                    const int *rows, int id0, int ih0, int iw0, int is_signed,
-                                   int32_t xz, int32_t *q) {
+                                   int32_t xz, int gw, int32_t *q) {
   const int nrows = (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1], stride = (int)p->w.stride[2];
   const int at = (id0 * (int)p->w.in[1] + ih0) * (int)p->w.in[2] + iw0;
   const int kl = iw0 < 0 ? -iw0 : 0, kr = (int)p->w.in[2] - iw0; /* the columns inside */
@@ -1074,9 +1075,32 @@ static int ref_qconv_lean_stages(const ref_qconv_params *p) {
          (p->w.stride[2] != 1 && p->w.stride[2] != 2) || p->w.out[2] % REF_QG_LEAN_PIXELS != 0;
 }
 
+/* The 4 pixels from j (a whole block in one output row or not) of a convolution's windows into
+ * q, a lean block (pixels 4) or the half of a wide one from its pixel 0 or 4 (pixels 8): by
+ * ref_qconv_lean_block3 or ref_qconv_lean_block3e where the windows are 3 wide along the row
+ * (ref_qconv_lean_corner3), else a column at a time through col. */
+static void ref_qconv_lean_build(const ref_qconv_params *p, const unsigned char *xg,
+                                 const int *rows, int nrows, int j, int pixels, int is_signed,
+                                 int32_t xz, int16_t *col, int32_t *q) {
+  const int ow = (int)p->w.out[2];
+  int o[3], h;
+  const int way = ref_qconv_lean_corner3(p, j, o);
+  if (way == 1)
+    ref_qconv_lean_block3(xg + (o[0] * (int)p->w.in[1] + o[1]) * (int)p->w.in[2] + o[2], rows,
+                          nrows, (int)p->w.stride[2], is_signed, xz, 2 * pixels, q);
+  else if (way == 2)
+    ref_qconv_lean_block3e(p, xg, rows, o[0], o[1], o[2], is_signed, xz, 2 * pixels, q);
+  else
+    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h)
+      ref_qconv_lean_col(p, xg, is_signed, xz, (j + h) % ow, (j + h) / ow, rows, col, pixels,
+                         q + 2 * h);
+}
+
 /* Blocks of REF_QG_LEAN_PIXELS output pixels (the last repeated in a short block; a lean
  * column where one pixel is left), each multiplied by every kernel row of the group and
- * requantized (ref_qg_lean_dots); int indices (the builder checked they fit). Kernel rows read
+ * requantized (ref_qg_lean_dots), or where the target has them (REF_QG_LEAN_WIDE) and the
+ * outputs allow, wide blocks of 8 while 8 are left (ref_qg_lean_dots_wide); int indices (the
+ * builder checked they fit). Kernel rows read
  * past their end only as far as the kernel goes (ref_qg_lean_over). A 1 x 1 window over a map
  * of one pixel (a product of one row as odlac's matmul-rows-as-conv gives it) reads its column
  * straight from the input (ref_qconv_unit_column). */
@@ -1091,7 +1115,7 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
   const int unit_column = ref_qconv_unit_column(p);
   int32_t *block = (int32_t *)ref_scratch_at(scratch, p->col_at);
   int16_t *col = ref_qconv_lean_stages(p) && !p->unit_window
-                     ? (int16_t *)(block + ref_qg_lean_words(p->kg)) /* staged */
+                     ? (int16_t *)(block + ref_qg_lean_wide_words(p->kg)) /* staged */
                      : NULL;
   int *rows = (int *)ref_scratch_at(scratch, p->rows_at);
   const int nrows = p->unit_window ? 0 : (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1];
@@ -1109,21 +1133,37 @@ static void ref_qconv_lean_part(void *arg, int index, int parts, unsigned char *
     /* the last group's last two rows from the tail, where there is one */
     const int tail = l->tail && g == (int)p->group - 1 ? 2 : 0;
     const int c = g * mpg, over = (int)ref_qg_lean_over(kg, m, c, mpg - tail);
+#if defined(REF_QG_LEAN_WIDE)
+    const int wide = !unit_column && ref_qg_lean_wide_ok(mpg - tail, over, &l->out);
+#endif
     for (j = (int)lo; j < (int)hi; j += np) {
-      int o[3];
+#if defined(REF_QG_LEAN_WIDE)
+      if (wide && (int)hi - j >= REF_QG_LEAN_WIDE_PIXELS) {
+        np = REF_QG_LEAN_WIDE_PIXELS;
+        if (p->unit_window)
+          ref_qg_lean_block_unit_wide(xg + j, ipix, kg, is_signed, l->xz, block);
+        else
+          for (h = 0; h < REF_QG_LEAN_WIDE_PIXELS; h += REF_QG_LEAN_PIXELS)
+            ref_qconv_lean_build(p, xg, rows, nrows, j + h, REF_QG_LEAN_WIDE_PIXELS, is_signed,
+                                 l->xz, col, block + 2 * h);
+        ref_qg_lean_dots_wide(kg, l->w + (int64_t)c * kg, mpg - tail, block, &l->out, c,
+                              l->y + (int64_t)c * l->y_pitch + j, l->y_pitch);
+        if (tail)
+          ref_qg_lean_dots_wide(kg, l->tail, 2, block, &l->out, m - 2,
+                                l->y + (int64_t)(m - 2) * l->y_pitch + j, l->y_pitch);
+        continue;
+      }
+#endif
       np = (int)hi - j < REF_QG_LEAN_PIXELS ? (int)hi - j : REF_QG_LEAN_PIXELS;
-      const int way = np == REF_QG_LEAN_PIXELS ? ref_qconv_lean_corner3(p, j, o) : 0;
       if (unit_column)
         ref_qg_lean_column_unit(xg, kg, is_signed, l->xz, block);
       else if (p->unit_window && np == REF_QG_LEAN_PIXELS)
         ref_qg_lean_block_unit(xg + j, ipix, kg, is_signed, l->xz, block);
       else if (p->unit_window)
         ref_qg_lean_block_unit_n(xg + j, ipix, kg, is_signed, l->xz, np, block);
-      else if (way == 1)
-        ref_qconv_lean_block3(xg + (o[0] * (int)p->w.in[1] + o[1]) * (int)p->w.in[2] + o[2], rows,
-                              nrows, (int)p->w.stride[2], is_signed, l->xz, block);
-      else if (way == 2)
-        ref_qconv_lean_block3e(p, xg, rows, o[0], o[1], o[2], is_signed, l->xz, block);
+      else if (np == REF_QG_LEAN_PIXELS)
+        ref_qconv_lean_build(p, xg, rows, nrows, j, REF_QG_LEAN_PIXELS, is_signed, l->xz, col,
+                             block);
       else if (np == 1)
         ref_qconv_lean_col(p, xg, is_signed, l->xz, j % (int)p->w.out[2], j / (int)p->w.out[2],
                            rows, col, 1, block);
@@ -1643,14 +1683,14 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     p->q.bytes = ref_nn_align((size_t)((p->kg + 3) / 4 * 2) * sizeof(int32_t));
     return;
   }
-  if (p->q.lean && p->unit_window) { /* a lean block, built from the input's runs */
+  if (p->q.lean && p->unit_window) { /* a wide lean block, built from the input's runs */
     p->col_at = p->rows_at = at;
-    p->q.bytes = ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t));
+    p->q.bytes = ref_nn_align((size_t)ref_qg_lean_wide_words(p->kg) * sizeof(int32_t));
     return;
   }
-  if (p->q.lean) { /* a lean block and (where it may stage one) a column, the window's rows */
+  if (p->q.lean) { /* a wide lean block and (where it may stage one) a column, the window's rows */
     p->col_at = at;
-    at += ref_nn_align((size_t)ref_qg_lean_words(p->kg) * sizeof(int32_t) +
+    at += ref_nn_align((size_t)ref_qg_lean_wide_words(p->kg) * sizeof(int32_t) +
                        (ref_qconv_lean_stages(p) ? (size_t)ref_qi_round_up(p->kg, 4) : 0) *
                            sizeof(int16_t));
     p->rows_at = at;

@@ -1487,6 +1487,116 @@ __asm__(".syntax unified\n"
 #undef REF_QG_PAIRS_U8_ROW
 #undef REF_QG_PAIRS_U8_FIRST
 #undef REF_QG_PAIRS_U8_SECOND
+
+/* A kernel row over the 8 pixels of a wide block (ref_qg_lean_dots_wide): the sums r4-r11 start
+ * at the row's bias; a group of 4 depths is one load of the row's 4 bytes, SXTB16 and SXTB16
+ * by 8 (depths 0, 2 and 1, 3), then each pixel's two words by one LDRD and two SMLADs: 27
+ * instructions for 32 multiply-adds. Requantized as the row ends (SMMLA, ASR, USAT; the 8
+ * bytes stored). Arguments: w, k, rows, groups; c and q (ref_qg_lean_u8) on the stack. */
+void ref_qg_lean_rows8_u8_t2(const int8_t *w, int k, int rows, int groups, const int32_t *c,
+                             const ref_qg_lean_u8 *q);
+/* Pixel H's words (at r2 + 8 H - 64, r2 past the group) into sum S. */
+#define REF_QG_ROWS8_PIXEL(H, S)                                                                   \
+  "  ldrd r1, lr, [r2, #" #H "]\n"                                                                 \
+  "  smlad " S ", r12, r1, " S "\n"                                                                \
+  "  smlad " S ", r3, lr, " S "\n"
+#define REF_QG_ROWS8_GROUP                                                                         \
+  "  ldr r3, [r0], #4\n"                                                                           \
+  "  ldrd r1, lr, [r2], #64\n"                                                                     \
+  "  sxtb16 r12, r3\n"                                                                             \
+  "  sxtb16 r3, r3, ror #8\n"                                                                      \
+  "  smlad r4, r12, r1, r4\n"                                                                      \
+  "  smlad r4, r3, lr, r4\n" REF_QG_ROWS8_PIXEL(-56, "r5") REF_QG_ROWS8_PIXEL(-48, "r6")           \
+      REF_QG_ROWS8_PIXEL(-40, "r7") REF_QG_ROWS8_PIXEL(-32, "r8") REF_QG_ROWS8_PIXEL(-24, "r9")    \
+          REF_QG_ROWS8_PIXEL(-16, "r10") REF_QG_ROWS8_PIXEL(-8, "r11")
+/* Sum S requantized (mult in r12, rz in lr, e in r3) and stored at byte I of r1. */
+#define REF_QG_ROWS8_Q8(S, I)                                                                      \
+  "  smmla " S ", " S ", r12, lr\n"                                                                \
+  "  asr " S ", " S ", r3\n"                                                                       \
+  "  usat " S ", #8, " S "\n"                                                                      \
+  "  strb " S ", [r1, #" #I "]\n"
+/* Frame: [sp] the row's end, [sp, 4] rows left, [sp, 8] 4 groups, [sp, 12] the row's start,
+ * [sp, 16] k, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced per row); c at
+ * [sp, 80], q at [sp, 84]. */
+__asm__(".syntax unified\n"
+        ".pushsection .text.ref_qg_lean_rows8_u8_t2,\"ax\",%progbits\n"
+        ".balign 4\n"
+        ".global ref_qg_lean_rows8_u8_t2\n"
+        ".hidden ref_qg_lean_rows8_u8_t2\n"
+        ".type ref_qg_lean_rows8_u8_t2, %function\n"
+        ".thumb\n"
+        ".thumb_func\n"
+        "ref_qg_lean_rows8_u8_t2:\n"
+        "  push {r4-r11, lr}\n"
+        "  sub sp, sp, #44\n"
+        "  cmp r2, #0\n"
+        "  ble 4f\n"
+        "  str r2, [sp, #4]\n"
+        "  lsls r3, r3, #2\n"
+        "  str r3, [sp, #8]\n"
+        "  str r1, [sp, #16]\n"
+        "  ldr r12, [sp, #84]\n"
+        "  ldmia r12, {r3-r8}\n"
+        "  add lr, sp, #20\n"
+        "  stmia lr, {r3-r8}\n"
+        "1:\n"
+        "  str r0, [sp, #12]\n"
+        "  ldr r3, [sp, #8]\n"
+        "  add r3, r3, r0\n"
+        "  str r3, [sp, #0]\n"
+        "  ldr r2, [sp, #80]\n"
+        "  ldr r3, [sp, #20]\n" /* the bias: the sums' start */
+        "  ldr r4, [r3], #4\n"
+        "  str r3, [sp, #20]\n"
+        "  mov r5, r4\n"
+        "  mov r6, r4\n"
+        "  mov r7, r4\n"
+        "  mov r8, r4\n"
+        "  mov r9, r4\n"
+        "  mov r10, r4\n"
+        "  mov r11, r4\n"
+        "  ldr lr, [sp, #8]\n" /* an odd number of groups: one first */
+        "  tst lr, #4\n"
+        "  beq 5f\n" REF_QG_ROWS8_GROUP "5:\n"
+        "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  beq 3f\n"
+        "2:\n" REF_QG_ROWS8_GROUP REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
+        "  cmp r0, lr\n"
+        "  bne 2b\n"
+        "3:\n"
+        "  ldr r0, [sp, #24]\n" /* the row's multiplier, shift, e, rz */
+        "  ldr r12, [r0], #4\n"
+        "  str r0, [sp, #24]\n"
+        "  ldr r0, [sp, #28]\n"
+        "  ldr r3, [r0], #4\n"
+        "  str r0, [sp, #28]\n"
+        "  sub r3, r3, #32\n"
+        "  sub r0, r3, #1\n"
+        "  ldr lr, [sp, #40]\n"
+        "  lsl lr, lr, r0\n"
+        "  ldr r1, [sp, #32]\n" REF_QG_ROWS8_Q8("r4", 0) REF_QG_ROWS8_Q8("r5", 1)
+            REF_QG_ROWS8_Q8("r6", 2) REF_QG_ROWS8_Q8("r7", 3) REF_QG_ROWS8_Q8("r8", 4)
+                REF_QG_ROWS8_Q8("r9", 5) REF_QG_ROWS8_Q8("r10", 6)
+                    REF_QG_ROWS8_Q8("r11",
+                                    7) "  ldr r0, [sp, #36]\n"
+                                       "  add r1, r1, r0\n"
+                                       "  str r1, [sp, #32]\n"
+                                       "  ldr r0, [sp, #12]\n" /* the next row */
+                                       "  ldr r1, [sp, #16]\n"
+                                       "  add r0, r0, r1\n"
+                                       "  ldr r2, [sp, #4]\n"
+                                       "  subs r2, r2, #1\n"
+                                       "  str r2, [sp, #4]\n"
+                                       "  bne 1b\n"
+                                       "4:\n"
+                                       "  add sp, sp, #44\n"
+                                       "  pop {r4-r11, pc}\n"
+                                       ".size ref_qg_lean_rows8_u8_t2, .-ref_qg_lean_rows8_u8_t2\n"
+                                       ".popsection\n");
+#undef REF_QG_ROWS8_PIXEL
+#undef REF_QG_ROWS8_GROUP
+#undef REF_QG_ROWS8_Q8
 #define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
 #undef REF_QG_PAIRS_START
@@ -1708,6 +1818,25 @@ static int ref_qg_lean_dots_u8_ok(int64_t m, int64_t over, const ref_qg_lean_out
   return n == REF_QG_LEAN_PIXELS && over >= m && m % 2 == 0 && o->fast && o->bias && o->lo == 0 &&
          o->hi == 255 && o->mult_step == 1 && o->shift_step == 1;
 }
+
+#if defined(REF_QG_LEAN_WIDE)
+int ref_qg_lean_wide_ok(int64_t m, int64_t over, const ref_qg_lean_out *o) {
+  return over >= m && !o->raw && o->fast && o->bias && o->lo == 0 && o->hi == 255 &&
+         o->mult_step == 1 && o->shift_step == 1;
+}
+
+void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
+                           const ref_qg_lean_out *o, int64_t c0, unsigned char *y, int64_t y_row) {
+  ref_qg_lean_u8 q;
+  q.bias = o->bias + c0;
+  q.mult = o->mult + c0;
+  q.shift = o->shift + c0;
+  q.y = y;
+  q.y_row = (int32_t)y_row;
+  q.zp2p1 = 2 * o->zp + 1;
+  ref_qg_lean_rows8_u8_t2(w, (int)k, (int)m, (int)(k + 3) / 4, c, &q);
+}
+#endif
 #endif
 
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
@@ -1906,42 +2035,66 @@ void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, i
     ref_qg_lean_column_unit_portable(x, k % 4, is_signed, xz, q);
 }
 
-/* Four depths a step, each a word of the 4 pixels' bytes: extended in pairs (pixels 0 and 2,
- * 1 and 3) less xz, then depths d and d + 2 of a pixel paired by PKHBT / PKHTB. */
+/* Four depths a step, each a word of 4 pixels' bytes: extended in pairs (pixels 0 and 2, 1 and
+ * 3) less xz, then depths d and d + 2 of a pixel paired by PKHBT / PKHTB; `pixels` (4 or 8, a
+ * constant where inlined) 4 at a time, the block's groups 2 * pixels words apart. */
+static inline void ref_qg_lean_block_unit_of(const unsigned char *x, int step, int groups,
+                                             int is_signed, int32_t zz, int pixels, int32_t *q) {
+  int g, h;
+  for (g = 0; g < groups; ++g, x += 4 * step, q += 2 * pixels)
+    for (h = 0; h < pixels; h += 4) {
+      const int8_t *xh = (const int8_t *)x + h;
+      const int32_t a0 = ref_qg_word8(xh), a1 = ref_qg_word8(xh + step);
+      const int32_t a2 = ref_qg_word8(xh + 2 * step), a3 = ref_qg_word8(xh + 3 * step);
+      int32_t e0, o0, e1, o1, e2, o2, e3, o3, *qh = q + 2 * h;
+      if (is_signed) {
+        e0 = __sxtb16(a0), o0 = ref_qg_sxtb16_ror8(a0), e1 = __sxtb16(a1);
+        o1 = ref_qg_sxtb16_ror8(a1), e2 = __sxtb16(a2), o2 = ref_qg_sxtb16_ror8(a2);
+        e3 = __sxtb16(a3), o3 = ref_qg_sxtb16_ror8(a3);
+      } else {
+        e0 = (int32_t)__uxtb16(a0), o0 = ref_qg_uxtb16_ror8(a0), e1 = (int32_t)__uxtb16(a1);
+        o1 = ref_qg_uxtb16_ror8(a1), e2 = (int32_t)__uxtb16(a2), o2 = ref_qg_uxtb16_ror8(a2);
+        e3 = (int32_t)__uxtb16(a3), o3 = ref_qg_uxtb16_ror8(a3);
+      }
+      e0 = __ssub16(e0, zz), o0 = __ssub16(o0, zz), e1 = __ssub16(e1, zz), o1 = __ssub16(o1, zz);
+      e2 = __ssub16(e2, zz), o2 = __ssub16(o2, zz), e3 = __ssub16(e3, zz), o3 = __ssub16(o3, zz);
+      qh[0] = ref_qg_pkhbt(e0, e2); /* pixel h: depths (0, 2), (1, 3) */
+      qh[1] = ref_qg_pkhbt(e1, e3);
+      qh[2] = ref_qg_pkhbt(o0, o2); /* pixel h + 1 */
+      qh[3] = ref_qg_pkhbt(o1, o3);
+      qh[4] = ref_qg_pkhtb(e2, e0); /* pixel h + 2 */
+      qh[5] = ref_qg_pkhtb(e3, e1);
+      qh[6] = ref_qg_pkhtb(o2, o0); /* pixel h + 3 */
+      qh[7] = ref_qg_pkhtb(o3, o1);
+    }
+}
+
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                             int32_t xz, int32_t *q) {
-  const int32_t zz = ref_qg_pkhbt(xz, xz);
-  const int step = (int)ipix, groups = (int)(k / 4);
-  int g;
-  for (g = 0; g < groups; ++g, x += 4 * step, q += 2 * REF_QG_LEAN_PIXELS) {
-    const int32_t a0 = ref_qg_word8((const int8_t *)x);
-    const int32_t a1 = ref_qg_word8((const int8_t *)x + step);
-    const int32_t a2 = ref_qg_word8((const int8_t *)x + 2 * step);
-    const int32_t a3 = ref_qg_word8((const int8_t *)x + 3 * step);
-    int32_t e0, o0, e1, o1, e2, o2, e3, o3;
-    if (is_signed) {
-      e0 = __sxtb16(a0), o0 = ref_qg_sxtb16_ror8(a0), e1 = __sxtb16(a1);
-      o1 = ref_qg_sxtb16_ror8(a1), e2 = __sxtb16(a2), o2 = ref_qg_sxtb16_ror8(a2);
-      e3 = __sxtb16(a3), o3 = ref_qg_sxtb16_ror8(a3);
-    } else {
-      e0 = (int32_t)__uxtb16(a0), o0 = ref_qg_uxtb16_ror8(a0), e1 = (int32_t)__uxtb16(a1);
-      o1 = ref_qg_uxtb16_ror8(a1), e2 = (int32_t)__uxtb16(a2), o2 = ref_qg_uxtb16_ror8(a2);
-      e3 = (int32_t)__uxtb16(a3), o3 = ref_qg_uxtb16_ror8(a3);
-    }
-    e0 = __ssub16(e0, zz), o0 = __ssub16(o0, zz), e1 = __ssub16(e1, zz), o1 = __ssub16(o1, zz);
-    e2 = __ssub16(e2, zz), o2 = __ssub16(o2, zz), e3 = __ssub16(e3, zz), o3 = __ssub16(o3, zz);
-    q[0] = ref_qg_pkhbt(e0, e2); /* pixel 0: depths (0, 2), (1, 3) */
-    q[1] = ref_qg_pkhbt(e1, e3);
-    q[2] = ref_qg_pkhbt(o0, o2); /* pixel 1 */
-    q[3] = ref_qg_pkhbt(o1, o3);
-    q[4] = ref_qg_pkhtb(e2, e0); /* pixel 2 */
-    q[5] = ref_qg_pkhtb(e3, e1);
-    q[6] = ref_qg_pkhtb(o2, o0); /* pixel 3 */
-    q[7] = ref_qg_pkhtb(o3, o1);
-  }
+  ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), is_signed, ref_qg_pkhbt(xz, xz),
+                            REF_QG_LEAN_PIXELS, q);
   if (k % 4)
-    ref_qg_lean_block_unit_portable(x, ipix, k % 4, is_signed, xz, q);
+    ref_qg_lean_block_unit_portable(x + k / 4 * 4 * ipix, ipix, k % 4, is_signed, xz,
+                                    q + k / 4 * 2 * REF_QG_LEAN_PIXELS);
 }
+
+#if defined(REF_QG_LEAN_WIDE)
+/* Its last k % 4 depths as two blocks of 4 pixels, their words then put in place. */
+void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                                 int32_t xz, int32_t *q) {
+  ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), is_signed, ref_qg_pkhbt(xz, xz),
+                            REF_QG_LEAN_WIDE_PIXELS, q);
+  if (k % 4) {
+    int32_t half[2 * REF_QG_LEAN_PIXELS];
+    int h;
+    x += k / 4 * 4 * ipix, q += k / 4 * 2 * REF_QG_LEAN_WIDE_PIXELS;
+    for (h = 0; h < REF_QG_LEAN_WIDE_PIXELS; h += REF_QG_LEAN_PIXELS) {
+      ref_qg_lean_block_unit_portable(x + h, ipix, k % 4, is_signed, xz, half);
+      memcpy(q + 2 * h, half, sizeof half);
+    }
+  }
+}
+#endif
 #else
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,

@@ -301,6 +301,30 @@ typedef struct {
  * depths cancel), so that they run whole groups of 4 depths: ref_qg_lean_over. */
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y, int64_t y_row);
+/* Wide lean blocks: 8 pixels in the lean block's layout (pixel h's words of group g at
+ * (g * REF_QG_LEAN_WIDE_PIXELS + h) * 2), multiplied a kernel row at a time over all 8 pixels
+ * (ref_qg_lean_dots_wide: a group of 4 depths is one load and two SXTB16 of the row's bytes,
+ * 8 LDRD of the block's words and 16 SMLAD, where pairs of rows over 4 pixels take 32
+ * instructions; the row's requantization serves 8 outputs). Only where the target has that
+ * assembly (REF_QG_LEAN_WIDE); a 1 x 1 convolution's scratch holds one on every target, since
+ * odlac plans the arena on the host. */
+enum { REF_QG_LEAN_WIDE_PIXELS = 8 };
+static inline int64_t ref_qg_lean_wide_words(int64_t k) {
+  return (k + 3) / 4 * 2 * REF_QG_LEAN_WIDE_PIXELS;
+}
+#if defined(__arm__) && defined(__thumb2__) && defined(__GNUC__) && defined(__ARM_FEATURE_DSP)
+#define REF_QG_LEAN_WIDE 1
+/* Whether ref_qg_lean_dots_wide takes m rows with o: uint8 [0, 255] outputs, every channel
+ * fast, a bias and a multiplier and shift per channel, every row reading whole groups (over >=
+ * m: ref_qg_lean_over). */
+int ref_qg_lean_wide_ok(int64_t m, int64_t over, const ref_qg_lean_out *o);
+/* ref_qg_lean_block_unit's block of 8 pixels (pixel h's depth d: x[d * ipix + h] - xz). */
+void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
+                                 int32_t xz, int32_t *q);
+/* ref_qg_lean_dots over the 8 pixels of the wide block c, where ref_qg_lean_wide_ok. */
+void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
+                           const ref_qg_lean_out *o, int64_t c0, unsigned char *y, int64_t y_row);
+#endif
 /* The `over` of ref_qg_lean_dots for rows c0 .. c0 + m - 1 of a kernel of `rows` rows of k
  * bytes: those whose last group of 4 depths ends inside the kernel. */
 static inline int64_t ref_qg_lean_over(int64_t k, int64_t rows, int64_t c0, int64_t m) {

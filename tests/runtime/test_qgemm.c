@@ -551,6 +551,75 @@ static void block_case(int64_t k, int is_signed) {
   free(col);
 }
 
+#if defined(REF_QG_LEAN_WIDE)
+/* A wide lean block (Thumb-2 with the DSP extension): ref_qg_lean_block_unit_wide against the
+ * layout's definition (qgemm.h), then ref_qg_lean_dots_wide of m rows over its 8 pixels against
+ * the int64 definition, on the uint8 [0, 255] outputs it takes (mode 3 to 5: every channel
+ * fast), the kernel rows ending where the allocation ends; where a row cannot read whole groups
+ * (over < m) ref_qg_lean_wide_ok must refuse. */
+static void lean_wide_case(int64_t k, int is_signed, int mode) {
+  enum { IPIX = 11, PIX = REF_QG_LEAN_WIDE_PIXELS, ROW_BYTES = PIX + 3 };
+  const int64_t words = ref_qg_lean_wide_words(k);
+  unsigned char *x = malloc((size_t)(k * IPIX + 8));
+  int32_t *q = malloc((size_t)(words + 1) * sizeof *q);
+  int8_t *w = malloc((size_t)(LEAN_ROWS * k + 1));
+  const int8_t *rows = w + 1; /* unaligned */
+  const int32_t xz = is_signed ? uniform(-128, 127) : uniform(0, 255);
+  unsigned char y[LEAN_ROWS * ROW_BYTES];
+  lean_epilogue e;
+  int64_t i, d, want;
+  int h, r, m;
+  for (i = 0; i < k * IPIX + 8; ++i)
+    x[i] = (unsigned char)uniform(0, 255);
+  for (i = 0; i < LEAN_ROWS * k + 1; ++i)
+    w[i] = (int8_t)uniform(-128, 127);
+  ref_qg_lean_block_unit_wide(x, IPIX, k, is_signed, xz, q);
+  for (d = 0; d < (k + 3) / 4 * 4; ++d)
+    for (h = 0; h < PIX; ++h) {
+      const uint32_t v = (uint32_t)q[(d / 4 * PIX + h) * 2 + d % 2];
+      const int32_t got = (int16_t)(uint16_t)(d / 2 % 2 ? v >> 16 : v & 0xFFFFu);
+      want = d < k ? (is_signed ? (int32_t)(int8_t)x[d * IPIX + h] : x[d * IPIX + h]) - xz : 0;
+      CHECK(got == want, "wide lean block, depth %lld of %lld, %s: pixel %d is %d, not %lld",
+            (long long)d, (long long)k, is_signed ? "int8" : "uint8", h, (int)got, (long long)want);
+    }
+  lean_clamp = 0; /* uint8 [0, 255] */
+  lean_epilogue_init(&e, mode, k);
+  lean_clamp = -1;
+  for (m = 1; m <= LEAN_ROWS; ++m) {
+    const int64_t over = ref_qg_lean_over(k, LEAN_ROWS, LEAN_ROWS - m, m);
+    const int8_t *wm = rows + (LEAN_ROWS - m) * k; /* the last m rows */
+    if (!ref_qg_lean_wide_ok(m, over, &e.o)) {
+      CHECK(over < m, "wide lean dots: depth %lld, %d rows (over %lld) refused", (long long)k, m,
+            (long long)over);
+      continue;
+    }
+    memset(y, 0xA5, sizeof y);
+    ref_qg_lean_dots_wide(k, wm, m, q, &e.o, 2, y, ROW_BYTES);
+    for (r = 0; r < LEAN_ROWS; ++r)
+      for (h = 0; h < ROW_BYTES; ++h) {
+        int64_t sum = 0;
+        if (r >= m || h >= PIX) {
+          CHECK(y[r * ROW_BYTES + h] == 0xA5,
+                "wide lean dots: depth %lld: row %d of %d, byte %d "
+                "written",
+                (long long)k, r, m, h);
+          continue;
+        }
+        for (d = 0; d < k; ++d)
+          sum += (int64_t)wm[r * k + d] *
+                 ((is_signed ? (int32_t)(int8_t)x[d * IPIX + h] : x[d * IPIX + h]) - xz);
+        CHECK(lean_expected(&e, 2 + r, sum, y + r * ROW_BYTES, h, &want),
+              "wide lean dots: depth %lld, mode %d, %s: row %d of %d, pixel %d is %d, not %lld",
+              (long long)k, mode, is_signed ? "int8" : "uint8", r, m, h, y[r * ROW_BYTES + h],
+              (long long)want);
+      }
+  }
+  free(x);
+  free(q);
+  free(w);
+}
+#endif
+
 /* ref_qg_round_shift against the definition for shifts 1 to 62: random t below 2^(shift + 9) in
  * magnitude (2^61 at most), and the ties (2j + 1) * 2^(shift - 1) and their neighbours. */
 static void round_shift_cases(void) {
@@ -698,6 +767,15 @@ int main(void) {
       for (i = 0; i < 50; ++i)
         put_channels_case(mode);
     }
+#if defined(REF_QG_LEAN_WIDE)
+    for (mode = 3; mode <= 5; ++mode)
+      for (is_signed = 0; is_signed < 2; ++is_signed) {
+        for (k = 1; k <= 13; ++k)
+          lean_wide_case(k, is_signed, mode);
+        lean_wide_case(64, is_signed, mode);
+        lean_wide_case(261, is_signed, mode);
+      }
+#endif
   }
   round_shift_cases();
   if (!failures)
