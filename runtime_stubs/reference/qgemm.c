@@ -1515,9 +1515,10 @@ void ref_qg_lean_rows8_u8_t2(const int8_t *w, int k, int rows, int groups, const
   "  asr " S ", " S ", r3\n"                                                                       \
   "  usat " S ", #8, " S "\n"                                                                      \
   "  strb " S ", [r1, #" #I "]\n"
-/* Frame: [sp] the row's end, [sp, 4] rows left, [sp, 8] 4 groups, [sp, 12] the row's start,
- * [sp, 16] k, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced per row); c at
- * [sp, 80], q at [sp, 84]. */
+/* Frame: [sp] the row's end, [sp, 4] where the row's groups start (2: or, for an odd number, 6:;
+ * the Thumb bit set), [sp, 8] 4 groups, [sp, 12] k - 4 groups (from a row's end to the next
+ * row), [sp, 16] the biases' end, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced
+ * per row); c at [sp, 80], q at [sp, 84]. */
 __asm__(".syntax unified\n"
         ".pushsection .text.ref_qg_lean_rows8_u8_t2,\"ax\",%progbits\n"
         ".balign 4\n"
@@ -1531,16 +1532,24 @@ __asm__(".syntax unified\n"
         "  sub sp, sp, #44\n"
         "  cmp r2, #0\n"
         "  ble 4f\n"
-        "  str r2, [sp, #4]\n"
+        "  adr.w r12, 2f\n"
+        "  tst r3, #1\n"
+        "  beq 7f\n"
+        "  adr.w r12, 6f\n"
+        "7:\n"
+        "  orr r12, r12, #1\n"
+        "  str r12, [sp, #4]\n"
         "  lsls r3, r3, #2\n"
         "  str r3, [sp, #8]\n"
-        "  str r1, [sp, #16]\n"
+        "  sub r1, r1, r3\n"
+        "  str r1, [sp, #12]\n"
         "  ldr r12, [sp, #84]\n"
         "  ldmia r12, {r3-r8}\n"
         "  add lr, sp, #20\n"
         "  stmia lr, {r3-r8}\n"
+        "  add r3, r3, r2, lsl #2\n"
+        "  str r3, [sp, #16]\n"
         "1:\n"
-        "  str r0, [sp, #12]\n"
         "  ldr r3, [sp, #8]\n"
         "  add r3, r3, r0\n"
         "  str r3, [sp, #0]\n"
@@ -1555,39 +1564,32 @@ __asm__(".syntax unified\n"
         "  mov r9, r4\n"
         "  mov r10, r4\n"
         "  mov r11, r4\n"
-        "  ldr lr, [sp, #8]\n" /* an odd number of groups: one first */
-        "  tst lr, #4\n"
-        "  beq 5f\n" REF_QG_ROWS8_GROUP "5:\n"
-        "  ldr lr, [sp, #0]\n"
-        "  cmp r0, lr\n"
-        "  beq 3f\n"
-        "2:\n" REF_QG_ROWS8_GROUP REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
+        "  ldr pc, [sp, #4]\n"
+        "2:\n" REF_QG_ROWS8_GROUP "6:\n" REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
         "  cmp r0, lr\n"
         "  bne 2b\n"
-        "3:\n"
-        "  ldr r0, [sp, #24]\n" /* the row's multiplier, shift, e, rz */
-        "  ldr r12, [r0], #4\n"
-        "  str r0, [sp, #24]\n"
-        "  ldr r0, [sp, #28]\n"
-        "  ldr r3, [r0], #4\n"
-        "  str r0, [sp, #28]\n"
+        "  ldr r1, [sp, #24]\n" /* the row's multiplier, shift, e, rz */
+        "  ldr r12, [r1], #4\n"
+        "  str r1, [sp, #24]\n"
+        "  ldr r1, [sp, #28]\n"
+        "  ldr r3, [r1], #4\n"
+        "  str r1, [sp, #28]\n"
         "  sub r3, r3, #32\n"
-        "  sub r0, r3, #1\n"
+        "  sub r1, r3, #1\n"
         "  ldr lr, [sp, #40]\n"
-        "  lsl lr, lr, r0\n"
+        "  lsl lr, lr, r1\n"
         "  ldr r1, [sp, #32]\n" REF_QG_ROWS8_Q8("r4", 0) REF_QG_ROWS8_Q8("r5", 1)
             REF_QG_ROWS8_Q8("r6", 2) REF_QG_ROWS8_Q8("r7", 3) REF_QG_ROWS8_Q8("r8", 4)
                 REF_QG_ROWS8_Q8("r9", 5) REF_QG_ROWS8_Q8("r10", 6)
                     REF_QG_ROWS8_Q8("r11",
-                                    7) "  ldr r0, [sp, #36]\n"
-                                       "  add r1, r1, r0\n"
+                                    7) "  ldr r2, [sp, #36]\n"
+                                       "  add r1, r1, r2\n"
                                        "  str r1, [sp, #32]\n"
-                                       "  ldr r0, [sp, #12]\n" /* the next row */
-                                       "  ldr r1, [sp, #16]\n"
+                                       "  ldr r1, [sp, #12]\n" /* the next row */
                                        "  add r0, r0, r1\n"
-                                       "  ldr r2, [sp, #4]\n"
-                                       "  subs r2, r2, #1\n"
-                                       "  str r2, [sp, #4]\n"
+                                       "  ldr r2, [sp, #20]\n"
+                                       "  ldr r1, [sp, #16]\n"
+                                       "  cmp r2, r1\n"
                                        "  bne 1b\n"
                                        "4:\n"
                                        "  add sp, sp, #44\n"
