@@ -990,14 +990,17 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
 
 /* ref_qconv_lean_block3 where the windows reach into the padding: window row r's value k (k <
  * 3S + 3) is x[at + rows[r] + k] - xz for the columns k in [kl, kr) of rows that read the
- * input (ref_qconv_lean_row_in), else 0; at: the corner's offset (id0, ih0, iw0), which may lie
- * outside the input. Edge blocks took ref_qconv_lean_col a pixel at a time (every block of an
- * 8-wide ResNet-8 layer). */
+ * input (ref_qconv_lean_row_in, found once for a channel's rows where they are 32 at most), else
+ * 0; at: the corner's offset (id0, ih0, iw0), which may lie outside the input; the last nrows %
+ * 4 rows as in ref_qconv_lean_block3. Edge blocks took ref_qconv_lean_col a pixel at a time
+ * (every block of an 8-wide ResNet-8 layer). */
+#define REF_QI_IN(rr)                                                                              \
+  (kk <= 32 ? (int)(in >> ((rr) % kk) & 1u) : ref_qconv_lean_row_in(p, id0, ih0, rr))
 #define REF_QI_ROW3E(T, j, S)                                                                      \
   do {                                                                                             \
     const T *x = (const T *)xg;                                                                    \
     const int o_ = at + rows[r + (j)];                                                             \
-    const int kl_ = ref_qconv_lean_row_in(p, id0, ih0, r + (j)) ? kl : 9;                          \
+    const int kl_ = REF_QI_IN(r + (j)) ? kl : 9;                                                   \
     const int32_t v0 = REF_QI_V(0), v1 = REF_QI_V(1), v2 = REF_QI_V(2), v3 = REF_QI_V(3);          \
     const int32_t v4 = REF_QI_V(4), v5 = REF_QI_V(5), v6 = (S) == 2 ? REF_QI_V(6) : 0;             \
     const int32_t v7 = (S) == 2 ? REF_QI_V(7) : 0, v8 = (S) == 2 ? REF_QI_V(8) : 0;                \
@@ -1010,24 +1013,22 @@ static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned cha
   const int nrows = (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1], stride = (int)p->w.stride[2];
   const int at = (id0 * (int)p->w.in[1] + ih0) * (int)p->w.in[2] + iw0;
   const int kl = iw0 < 0 ? -iw0 : 0, kr = (int)p->w.in[2] - iw0; /* the columns inside */
+  const int kk = (int)p->w.k[0] * (int)p->w.k[1];                /* window rows a channel */
   unsigned char *b = (unsigned char *)q;
+  uint32_t in = 0; /* bit t: a channel's window row t reads the input (where kk <= 32) */
   int r, d, h;
-  if (is_signed && stride == 1) /* the last nrows % 4 rows' values one at a time */
-    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 1)
+  for (r = 0; r < kk && r < 32; ++r)
+    in |= (uint32_t)ref_qconv_lean_row_in(p, id0, ih0, r) << r;
+  if (is_signed && stride == 1)
+    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 1);
   else if (is_signed)
-    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 2)
+    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 2);
   else if (stride == 1)
-    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 1)
+    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 1);
   else
-    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 2)
-  for (d = 0; d < (3 * (nrows - r) + 3) / 4 * 4; ++d) /* depth d of the rows from r */
-    for (h = 0; h < REF_QG_LEAN_PIXELS; ++h) {
-      const int rr = r + d / 3, k = h * stride + d % 3;
-      const int in = rr < nrows && k >= kl && k < kr && ref_qconv_lean_row_in(p, id0, ih0, rr);
-      const int o = in ? at + rows[rr] + k : 0;
-      REF_QI_PUT(d, h, !in ? 0 : is_signed ? ((const int8_t *)xg)[o] - xz : xg[o] - xz);
-    }
+    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 2);
 }
+#undef REF_QI_IN
 #undef REF_QI_V
 #undef REF_QI_ROW3E
 #undef REF_QI_ROWS
