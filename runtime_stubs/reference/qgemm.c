@@ -1509,16 +1509,31 @@ void ref_qg_lean_rows8_u8_t2(const int8_t *w, int k, int rows, int groups, const
   "  smlad r4, r3, lr, r4\n" REF_QG_ROWS8_PIXEL(-56, "r5") REF_QG_ROWS8_PIXEL(-48, "r6")           \
       REF_QG_ROWS8_PIXEL(-40, "r7") REF_QG_ROWS8_PIXEL(-32, "r8") REF_QG_ROWS8_PIXEL(-24, "r9")    \
           REF_QG_ROWS8_PIXEL(-16, "r10") REF_QG_ROWS8_PIXEL(-8, "r11")
+/* The row's first group, its sums started at the bias in r11 (no copies of it). */
+#define REF_QG_ROWS8_FIRST_PIXEL(H, S)                                                             \
+  "  ldrd r1, lr, [r2, #" #H "]\n"                                                                 \
+  "  smlad " S ", r12, r1, r11\n"                                                                  \
+  "  smlad " S ", r3, lr, " S "\n"
+#define REF_QG_ROWS8_FIRST                                                                         \
+  "  ldr r3, [r0], #4\n"                                                                           \
+  "  ldrd r1, lr, [r2], #64\n"                                                                     \
+  "  sxtb16 r12, r3\n"                                                                             \
+  "  sxtb16 r3, r3, ror #8\n"                                                                      \
+  "  smlad r4, r12, r1, r11\n"                                                                     \
+  "  smlad r4, r3, lr, r4\n" REF_QG_ROWS8_FIRST_PIXEL(-56, "r5")                                   \
+      REF_QG_ROWS8_FIRST_PIXEL(-48, "r6") REF_QG_ROWS8_FIRST_PIXEL(-40, "r7")                      \
+          REF_QG_ROWS8_FIRST_PIXEL(-32, "r8") REF_QG_ROWS8_FIRST_PIXEL(-24, "r9")                  \
+              REF_QG_ROWS8_FIRST_PIXEL(-16, "r10") REF_QG_ROWS8_FIRST_PIXEL(-8, "r11")
 /* Sum S requantized (mult in r12, rz in lr, e in r3) and stored at byte I of r1. */
 #define REF_QG_ROWS8_Q8(S, I)                                                                      \
   "  smmla " S ", " S ", r12, lr\n"                                                                \
   "  asr " S ", " S ", r3\n"                                                                       \
   "  usat " S ", #8, " S "\n"                                                                      \
   "  strb " S ", [r1, #" #I "]\n"
-/* Frame: [sp] the row's end, [sp, 4] where the row's groups start (2: or, for an odd number, 6:;
- * the Thumb bit set), [sp, 8] 4 groups, [sp, 12] k - 4 groups (from a row's end to the next
- * row), [sp, 16] the biases' end, [sp, 20..40] q's bias, mult, shift, y, y_row, zp2p1 (advanced
- * per row); c at [sp, 80], q at [sp, 84]. */
+/* Frame: [sp] the row's end, [sp, 4] where the row's groups after its first start (2: or, for
+ * an odd number, 6:; 3: where there are none; the Thumb bit set), [sp, 8] 4 groups, [sp, 12] k - 4
+ * groups (from a row's end to the next row), [sp, 16] the biases' end, [sp, 20..40] q's bias, mult,
+ * shift, y, y_row, zp2p1 (advanced per row); c at [sp, 80], q at [sp, 84]. */
 __asm__(".syntax unified\n"
         ".pushsection .text.ref_qg_lean_rows8_u8_t2,\"ax\",%progbits\n"
         ".balign 4\n"
@@ -1532,13 +1547,16 @@ __asm__(".syntax unified\n"
         "  sub sp, sp, #44\n"
         "  cmp r2, #0\n"
         "  ble 4f\n"
-        "  adr.w r12, 2f\n"
-        "  tst r3, #1\n"
+        "  subs r12, r3, #1\n"
+        "  adr.w lr, 3f\n"
         "  beq 7f\n"
-        "  adr.w r12, 6f\n"
+        "  adr.w lr, 2f\n"
+        "  tst r12, #1\n"
+        "  beq 7f\n"
+        "  adr.w lr, 6f\n"
         "7:\n"
-        "  orr r12, r12, #1\n"
-        "  str r12, [sp, #4]\n"
+        "  orr lr, lr, #1\n"
+        "  str lr, [sp, #4]\n"
         "  lsls r3, r3, #2\n"
         "  str r3, [sp, #8]\n"
         "  sub r1, r1, r3\n"
@@ -1555,19 +1573,12 @@ __asm__(".syntax unified\n"
         "  str r3, [sp, #0]\n"
         "  ldr r2, [sp, #80]\n"
         "  ldr r3, [sp, #20]\n" /* the bias: the sums' start */
-        "  ldr r4, [r3], #4\n"
-        "  str r3, [sp, #20]\n"
-        "  mov r5, r4\n"
-        "  mov r6, r4\n"
-        "  mov r7, r4\n"
-        "  mov r8, r4\n"
-        "  mov r9, r4\n"
-        "  mov r10, r4\n"
-        "  mov r11, r4\n"
-        "  ldr pc, [sp, #4]\n"
+        "  ldr r11, [r3], #4\n"
+        "  str r3, [sp, #20]\n" REF_QG_ROWS8_FIRST "  ldr pc, [sp, #4]\n"
         "2:\n" REF_QG_ROWS8_GROUP "6:\n" REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
         "  cmp r0, lr\n"
         "  bne 2b\n"
+        "3:\n"
         "  ldr r1, [sp, #24]\n" /* the row's multiplier, shift, e, rz */
         "  ldr r12, [r1], #4\n"
         "  str r1, [sp, #24]\n"
@@ -1598,6 +1609,8 @@ __asm__(".syntax unified\n"
                                        ".popsection\n");
 #undef REF_QG_ROWS8_PIXEL
 #undef REF_QG_ROWS8_GROUP
+#undef REF_QG_ROWS8_FIRST_PIXEL
+#undef REF_QG_ROWS8_FIRST
 #undef REF_QG_ROWS8_Q8
 #define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
