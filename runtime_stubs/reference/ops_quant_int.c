@@ -774,6 +774,19 @@ static int ref_qconv_global(const ref_qconv_params *p) {
   return 1;
 }
 
+#if defined(REF_QG_LEAN_WIDE)
+/* Whether a lean depthwise convolution takes ref_qg_depthwise3_u8: a 3 x 3 window of dilation 1
+ * over a 2-D uint8 map, stride 1 or 2 along its rows, uint8 [0, 255] outputs. Its plane (as
+ * bytes) fits in the int16 plane's scratch. */
+static int ref_qconv_dw3_bytes(const ref_qconv_params *p, const ref_qg_lean_out *o) {
+  const ref_window *w = &p->w;
+  return p->q.x_type == ODLA_UINT8 && w->in[0] == 1 && w->k[0] == 1 && w->pad[0] == 0 &&
+         w->pad_end[0] == 0 && w->k[1] == 3 && w->k[2] == 3 && w->dil[1] == 1 && w->dil[2] == 1 &&
+         (w->stride[2] == 1 || w->stride[2] == 2) && w->out[1] >= 1 && w->out[2] >= 1 &&
+         ref_qg_depthwise3_u8_ok(o);
+}
+#endif
+
 static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_lean *l = (const ref_qconv_lean *)arg;
   const ref_qconv_params *p = l->p;
@@ -799,6 +812,23 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
     return;
   }
   ref_qconv_plane_dims(&p->w, dims);
+#if defined(REF_QG_LEAN_WIDE)
+  if (ref_qconv_dw3_bytes(p, &l->out)) { /* the plane as bytes, its pads the zero point */
+    const int pitch = (int)dims[2], in1 = (int)p->w.in[1], in2 = (int)p->w.in[2];
+    unsigned char *bytes = (unsigned char *)plane;
+    memset(bytes, (int)(unsigned char)l->xz, (size_t)(dims[1] * pitch + 4));
+    for (c = lo; c < hi; ++c) {
+      const unsigned char *xc = l->x + c * ipix;
+      unsigned char *to = bytes + (int)p->w.pad[1] * pitch + (int)p->w.pad[2];
+      for (r = 0; r < in1; ++r, xc += in2, to += pitch)
+        ref_qg_copy_bytes(to, xc, in2);
+      ref_qg_depthwise3_u8(bytes, pitch, (int)p->w.stride[2], (int)p->w.stride[1] * pitch,
+                           l->w + c * kvol, (int)p->w.out[1], (int)p->w.out[2], &l->out, c, l->xz,
+                           l->y + c * opix);
+    }
+    return;
+  }
+#endif
   for (r = 0; r < (int)p->w.k[0] * (int)p->w.k[1]; ++r)
     rows[r] = (int)(((r / (int)p->w.k[1]) * (int)p->w.dil[0] * dims[1] +
                      (r % (int)p->w.k[1]) * (int)p->w.dil[1]) *

@@ -1611,6 +1611,124 @@ __asm__(".syntax unified\n"
 #undef REF_QG_ROWS8_GROUP
 #undef REF_QG_ROWS8_FIRST_PIXEL
 #undef REF_QG_ROWS8_FIRST
+
+/* A 3 x 3 depthwise channel over uint8 input straight from a byte plane padded with the input's
+ * zero point (ref_qg_depthwise3_u8): each window row's 4 bytes from one (unaligned) load,
+ * UXTB16 and UXTB16 by 8 its pairs (x0, x2) and (x1, x3), two outputs a step. Stride 1: the
+ * first output's t0 x0 + t2 x2 by SMLAD of (t0, t2) and t1 x1 by a halfword multiply-add, the
+ * second's t0 x1 + t2 x3 and t1 x2 alike from the same load (7 instructions a window row);
+ * stride 2: the second output's from a load 2 bytes on (10). The sums start at the bias less
+ * xz times the taps' sum (the plane holds x, not x - xz), are requantized as ref_qg_lean_q8
+ * does for uint8 [0, 255] (SMMLA, ASR, USAT) and stored; an odd row's last output takes a
+ * step of its own that stores one byte (its loads reach past the row: the plane's slack). */
+typedef struct {
+  int32_t bias, mult, rz, e;   /* the frame's first words, in this order */
+  const unsigned char *x;      /* output (0, 0)'s window corner in the plane */
+  int32_t d1, d2, step;        /* window rows 1 and 2 from row 0; from an output row to the next */
+  int32_t rows, n;             /* output rows, outputs a row (n >= 1) */
+  int32_t a0, a1, a2, b01, b2; /* (t0, t2) of window rows 0, 1, 2; (t1 row 0, t1 row 1); t1 row 2 */
+  unsigned char *y;
+} ref_qg_dw3_u8;
+void ref_qg_dw3_u8_s1_t2(const ref_qg_dw3_u8 *q);
+void ref_qg_dw3_u8_s2_t2(const ref_qg_dw3_u8 *q);
+/* Window row W's load at pointer P (post-incremented by S, the stride times 2) into the sums:
+ * taps pair A, t1 in the bottom (B = "b") or top ("t") half of register T. */
+#define REF_QG_DW3U_ROW1(P, A, T, B)                                                               \
+  "  ldr r11, [" P "], #2\n"                                                                       \
+  "  uxtb16 r12, r11, ror #8\n"                                                                    \
+  "  uxtb16 r11, r11\n"                                                                            \
+  "  smlad r9, " A ", r11, r9\n"                                                                   \
+  "  smla" B "b r9, " T ", r12, r9\n"                                                              \
+  "  smlad r10, " A ", r12, r10\n"                                                                 \
+  "  smla" B "t r10, " T ", r11, r10\n"
+#define REF_QG_DW3U_ROW2(P, A, T, B)                                                               \
+  "  ldr r11, [" P "], #2\n"                                                                       \
+  "  uxtb16 r12, r11, ror #8\n"                                                                    \
+  "  uxtb16 r11, r11\n"                                                                            \
+  "  smlad r9, " A ", r11, r9\n"                                                                   \
+  "  smla" B "b r9, " T ", r12, r9\n"                                                              \
+  "  ldr r11, [" P "], #2\n"                                                                       \
+  "  uxtb16 r12, r11, ror #8\n"                                                                    \
+  "  uxtb16 r11, r11\n"                                                                            \
+  "  smlad r10, " A ", r11, r10\n"                                                                 \
+  "  smla" B "b r10, " T ", r12, r10\n"
+/* The two sums requantized; STORE stores them. */
+#define REF_QG_DW3U_Q8(STORE)                                                                      \
+  "  ldrd r11, r12, [sp, #4]\n"                                                                    \
+  "  smmla r9, r9, r11, r12\n"                                                                     \
+  "  smmla r10, r10, r11, r12\n"                                                                   \
+  "  ldr r11, [sp, #12]\n"                                                                         \
+  "  asr r9, r9, r11\n"                                                                            \
+  "  asr r10, r10, r11\n"                                                                          \
+  "  usat r9, #8, r9\n"                                                                            \
+  "  usat r10, #8, r10\n" STORE
+#define REF_QG_DW3U_TWO                                                                            \
+  "  strb r10, [r3, #1]\n"                                                                         \
+  "  strb r9, [r3], #2\n"
+#define REF_QG_DW3U_ONE "  strb r9, [r3], #1\n"
+/* Two outputs: the sums from the bias, the window rows (r0, r1, r2: rows 0, 1, 2). */
+#define REF_QG_DW3U_STEP(ROW)                                                                      \
+  "  ldr r9, [sp, #0]\n"                                                                           \
+  "  mov r10, r9\n" ROW("r0", "r4", "r7", "b") ROW("r1", "r5", "r7", "t")                          \
+      ROW("r2", "r6", "r8", "b")
+/* Frame: [sp] bias, [sp, 4] mult, [sp, 8] rz, [sp, 12] e, [sp, 16] the row's window corner,
+ * [sp, 20] d1, [sp, 24] d2, [sp, 28] step, [sp, 32] rows left, [sp, 36] n (q's first ten
+ * words); r4-r8 the taps, r3 y, lr the row's last pair's end. */
+#define REF_QG_DW3U_FN(NAME, ROW)                                                                  \
+  __asm__(".syntax unified\n"                                                                      \
+          ".pushsection .text." #NAME ",\"ax\",%progbits\n"                                        \
+          ".balign 4\n"                                                                            \
+          ".global " #NAME "\n"                                                                    \
+          ".hidden " #NAME "\n"                                                                    \
+          ".type " #NAME ", %function\n"                                                           \
+          ".thumb\n"                                                                               \
+          ".thumb_func\n" #NAME ":\n"                                                              \
+          "  push {r4-r11, lr}\n"                                                                  \
+          "  sub sp, sp, #40\n"                                                                    \
+          "  ldmia r0!, {r1-r10}\n"                                                                \
+          "  stmia sp, {r1-r10}\n"                                                                 \
+          "  ldr r3, [r0, #20]\n"                                                                  \
+          "  ldmia r0, {r4-r8}\n"                                                                  \
+          "1:\n"                                                                                   \
+          "  ldr r0, [sp, #16]\n"                                                                  \
+          "  ldrd r1, r2, [sp, #20]\n"                                                             \
+          "  add r1, r1, r0\n"                                                                     \
+          "  add r2, r2, r0\n"                                                                     \
+          "  ldr r12, [sp, #36]\n"                                                                 \
+          "  bic lr, r12, #1\n"                                                                    \
+          "  adds lr, lr, r3\n"                                                                    \
+          "  cmp r3, lr\n"                                                                         \
+          "  beq 3f\n"                                                                             \
+          "2:\n" REF_QG_DW3U_STEP(ROW)                                                             \
+              REF_QG_DW3U_Q8(REF_QG_DW3U_TWO) "  cmp r3, lr\n"                                     \
+                                              "  bne 2b\n"                                         \
+                                              "3:\n"                                               \
+                                              "  ldr r12, [sp, #36]\n"                             \
+                                              "  tst r12, #1\n"                                    \
+                                              "  beq 4f\n" REF_QG_DW3U_STEP(ROW) REF_QG_DW3U_Q8(   \
+                                                  REF_QG_DW3U_ONE) "4:\n"                          \
+                                                                   "  ldr r0, [sp, #16]\n"         \
+                                                                   "  ldr r12, [sp, #28]\n"        \
+                                                                   "  add r0, r0, r12\n"           \
+                                                                   "  str r0, [sp, #16]\n"         \
+                                                                   "  ldr r12, [sp, #32]\n"        \
+                                                                   "  subs r12, r12, #1\n"         \
+                                                                   "  str r12, [sp, #32]\n"        \
+                                                                   "  bgt 1b\n"                    \
+                                                                   "  add sp, sp, #40\n"           \
+                                                                   "  pop {r4-r11, pc}\n"          \
+                                                                   ".size " #NAME ", .-" #NAME     \
+                                                                   "\n"                            \
+                                                                   ".popsection\n")
+REF_QG_DW3U_FN(ref_qg_dw3_u8_s1_t2, REF_QG_DW3U_ROW1);
+REF_QG_DW3U_FN(ref_qg_dw3_u8_s2_t2, REF_QG_DW3U_ROW2);
+#undef REF_QG_DW3U_ROW1
+#undef REF_QG_DW3U_ROW2
+#undef REF_QG_DW3U_Q8
+#undef REF_QG_DW3U_TWO
+#undef REF_QG_DW3U_ONE
+#undef REF_QG_DW3U_STEP
+#undef REF_QG_DW3U_FN
 #undef REF_QG_ROWS8_Q8
 #define REF_QG_LEAN_PAIRS_U8 1
 #undef REF_QG_PAIRS_GROUP
@@ -1850,6 +1968,49 @@ void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t 
   q.y_row = (int32_t)y_row;
   q.zp2p1 = 2 * o->zp + 1;
   ref_qg_lean_rows8_u8_t2(w, (int)k, (int)m, (int)(k + 3) / 4, c, &q);
+}
+
+void ref_qg_copy_bytes(unsigned char *dst, const unsigned char *src, int n) {
+  const unsigned char *end = src + (n - n % 4);
+  for (; src != end; src += 4, dst += 4) {
+    uint32_t w;
+    memcpy(&w, src, sizeof w);
+    memcpy(dst, &w, sizeof w);
+  }
+  for (n %= 4; n > 0; --n)
+    *dst++ = *src++;
+}
+
+int ref_qg_depthwise3_u8_ok(const ref_qg_lean_out *o) { return ref_qg_lean_wide_ok(1, 1, o); }
+
+void ref_qg_depthwise3_u8(const unsigned char *x, int pitch, int stride, int step,
+                          const int8_t *taps, int oh, int ow, const ref_qg_lean_out *o, int64_t ch,
+                          int32_t xz, unsigned char *y) {
+  ref_qg_dw3_u8 q;
+  int32_t sum = 0;
+  int t;
+  for (t = 0; t < 9; ++t)
+    sum += taps[t];
+  q.bias = (int32_t)((uint32_t)o->bias[ch] - (uint32_t)xz * (uint32_t)sum);
+  q.mult = o->mult[ch];
+  q.e = o->shift[ch] - 32;
+  q.rz = ref_qg_lean_rz(q.e, o->zp);
+  q.x = x;
+  q.d1 = pitch;
+  q.d2 = 2 * pitch;
+  q.step = step;
+  q.rows = oh;
+  q.n = ow;
+  q.a0 = ref_qg_lean_pack(taps[0], taps[2]);
+  q.a1 = ref_qg_lean_pack(taps[3], taps[5]);
+  q.a2 = ref_qg_lean_pack(taps[6], taps[8]);
+  q.b01 = ref_qg_lean_pack(taps[1], taps[4]);
+  q.b2 = ref_qg_lean_pack(taps[7], 0);
+  q.y = y;
+  if (stride == 1)
+    ref_qg_dw3_u8_s1_t2(&q);
+  else
+    ref_qg_dw3_u8_s2_t2(&q);
 }
 #endif
 #endif

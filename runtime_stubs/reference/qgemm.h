@@ -324,6 +324,18 @@ void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k
 /* ref_qg_lean_dots over the 8 pixels of the wide block c, where ref_qg_lean_wide_ok. */
 void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
                            const ref_qg_lean_out *o, int64_t c0, unsigned char *y, int64_t y_row);
+/* Channel ch of a lean 3 x 3 depthwise convolution (dilation 1, stride 1 or 2 along the rows)
+ * over uint8 input read as it is from a byte plane padded with xz, not staged as int16 x - xz:
+ * x output (0, 0)'s window corner, window rows pitch bytes apart, output rows step bytes; the
+ * plane readable 4 bytes past the last window. oh, ow >= 1; the outputs as
+ * ref_qg_depthwise_lean's, where ref_qg_depthwise3_u8_ok (uint8 [0, 255], every channel fast). */
+int ref_qg_depthwise3_u8_ok(const ref_qg_lean_out *o);
+/* n bytes from src to dst (apart), a word at a time: newlib-nano's memcpy copies a byte at a
+ * time. */
+void ref_qg_copy_bytes(unsigned char *dst, const unsigned char *src, int n);
+void ref_qg_depthwise3_u8(const unsigned char *x, int pitch, int stride, int step,
+                          const int8_t *taps, int oh, int ow, const ref_qg_lean_out *o, int64_t ch,
+                          int32_t xz, unsigned char *y);
 #endif
 /* The `over` of ref_qg_lean_dots for rows c0 .. c0 + m - 1 of a kernel of `rows` rows of k
  * bytes: those whose last group of 4 depths ends inside the kernel. */

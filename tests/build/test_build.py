@@ -545,7 +545,8 @@ class ArmKernelsTest(unittest.TestCase):
                      "--specs=rdimon.specs", "-Wl,--defsym=end=__bss_end", "-lm", "-o", elf])
                 self.assert_kernel(elf, kernel, "arm-none-eabi-nm")
                 for asm in ("ref_qg_lean_pairs_t2", "ref_qg_lean_one4_t2",  # Thumb-2
-                            "ref_qg_lean_rows8_u8_t2"):
+                            "ref_qg_lean_rows8_u8_t2", "ref_qg_dw3_u8_s1_t2",
+                            "ref_qg_dw3_u8_s2_t2"):
                     self.assert_kernel(elf, asm, "arm-none-eabi-nm")
                 r = run(["timeout", "120", "qemu-system-arm", "-M", board, "-nographic",
                          "-monitor", "none", "-semihosting-config", "enable=on,target=native",

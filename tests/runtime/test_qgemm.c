@@ -418,6 +418,59 @@ static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t 
   free(rows);
 }
 
+#if defined(REF_QG_LEAN_WIDE)
+/* ref_qg_depthwise3_u8 (Thumb-2 with the DSP extension) against the int64 definition: a 3 x 3
+ * window of stride (1 or 2) along the rows over a byte plane of random uint8 values (windows
+ * pitch bytes apart, whose pads a real plane holds the zero point in: here random too, since the
+ * kernel reads every byte as it is), outputs uint8 [0, 255] (mode 3 to 5), the plane allocated
+ * to its last window plus the 4 bytes of slack the kernel may read (the sanitizers see past it
+ * on the host build, the test a wrong byte); the bytes around the outputs must stay. Then
+ * ref_qg_copy_bytes of n bytes at odd offsets. */
+static void depthwise3_u8_case(int stride, int oh, int ow, int mode) {
+  const int pitch = (ow - 1) * stride + 3 + ow % 3, step = (1 + oh % 2) * pitch;
+  const int bytes = (oh - 1) * step + 2 * pitch + (ow - 1) * stride + 3 + 4;
+  unsigned char *x = malloc((size_t)bytes), *y = malloc((size_t)(oh * ow + 2)), c[40];
+  int8_t taps[9];
+  const int32_t xz = uniform(0, 255);
+  lean_epilogue e;
+  int64_t want;
+  int i, oy, ox, r, t, n;
+  lean_clamp = 0;
+  lean_epilogue_init(&e, mode, 9);
+  lean_clamp = -1;
+  for (i = 0; i < bytes; ++i)
+    x[i] = (unsigned char)uniform(0, 255);
+  for (i = 0; i < 9; ++i)
+    taps[i] = (int8_t)uniform(-128, 127);
+  memset(y, 0xA5, (size_t)(oh * ow + 2));
+  CHECK(ref_qg_depthwise3_u8_ok(&e.o), "depthwise3_u8: mode %d refused", mode);
+  ref_qg_depthwise3_u8(x, pitch, stride, step, taps, oh, ow, &e.o, 4, xz, y + 1);
+  CHECK(y[0] == 0xA5 && y[oh * ow + 1] == 0xA5, "depthwise3_u8: a byte around the outputs written");
+  for (oy = 0; oy < oh; ++oy)
+    for (ox = 0; ox < ow; ++ox) {
+      int64_t sum = 0;
+      for (r = 0; r < 3; ++r)
+        for (t = 0; t < 3; ++t)
+          sum += (int64_t)taps[r * 3 + t] * (x[oy * step + r * pitch + ox * stride + t] - xz);
+      CHECK(lean_expected(&e, 4, sum, y + 1, oy * ow + ox, &want),
+            "depthwise3_u8: stride %d, %dx%d, mode %d: output (%d, %d) is %d, not %lld", stride, oh,
+            ow, mode, oy, ox, y[1 + oy * ow + ox], (long long)want);
+    }
+  for (n = 0; n <= 13; ++n)
+    for (i = 0; i < 3; ++i) {
+      memset(c, 0x5A, sizeof c);
+      ref_qg_copy_bytes(c + 20 + i, x + i, n);
+      for (t = 0; t < (int)sizeof c; ++t) {
+        const int at = t - 20 - i;
+        CHECK(c[t] == (at >= 0 && at < n ? x[i + at] : 0x5A),
+              "copy_bytes: %d bytes at %d: byte %d is %d", n, i, at, c[t]);
+      }
+    }
+  free(x);
+  free(y);
+}
+#endif
+
 /* ref_qg_widen and ref_qg_dot8 (the target's and the portable loops) against the definition,
  * at odd offsets. */
 static void widen_case(int64_t n, int64_t offset, int is_signed) {
@@ -775,6 +828,12 @@ int main(void) {
         lean_wide_case(64, is_signed, mode);
         lean_wide_case(261, is_signed, mode);
       }
+    for (mode = 3; mode <= 5; ++mode)
+      for (stride = 1; stride <= 2; ++stride)
+        for (i = 1; i <= 9; ++i) {
+          depthwise3_u8_case(stride, 1 + i % 4, i, mode);
+          depthwise3_u8_case(stride, i, 1 + i % 3, mode);
+        }
 #endif
   }
   round_shift_cases();
