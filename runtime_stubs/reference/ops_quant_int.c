@@ -814,18 +814,31 @@ static void ref_qconv_depthwise_lean_part(void *arg, int index, int parts, unsig
   ref_qconv_plane_dims(&p->w, dims);
 #if defined(REF_QG_LEAN_WIDE)
   if (ref_qconv_dw3_bytes(p, &l->out)) { /* the plane as bytes, its pads the zero point */
-    const int pitch = (int)dims[2], in1 = (int)p->w.in[1], in2 = (int)p->w.in[2];
-    unsigned char *bytes = (unsigned char *)plane;
-    memset(bytes, (int)(unsigned char)l->xz, (size_t)(dims[1] * pitch + 4));
-    for (c = lo; c < hi; ++c) {
-      const unsigned char *xc = l->x + c * ipix;
-      unsigned char *to = bytes + (int)p->w.pad[1] * pitch + (int)p->w.pad[2];
-      for (r = 0; r < in1; ++r, xc += in2, to += pitch)
-        ref_qg_copy_bytes(to, xc, in2);
-      ref_qg_depthwise3_u8(bytes, pitch, (int)p->w.stride[2], (int)p->w.stride[1] * pitch,
-                           l->w + c * kvol, (int)p->w.out[1], (int)p->w.out[2], &l->out, c, l->xz,
-                           l->y + c * opix);
-    }
+    /* rows a multiple of 4 bytes apart, the input's columns from a word, where that fits in
+       the int16 plane's room */
+    const int aligned = (int)dims[1] * (((int)dims[2] + 3) / 4 * 4) + 4 + 3 <=
+                        (int)ref_qconv_lean_plane_values(&p->w) * (int)sizeof(int16_t);
+    const int pitch = aligned ? ((int)dims[2] + 3) / 4 * 4 : (int)dims[2];
+    const int pad2 = (int)p->w.pad[2];
+    ref_qg_dw3_channels d;
+    d.x = l->x;
+    d.ipix = ipix;
+    d.in1 = (int)p->w.in[1];
+    d.in2 = (int)p->w.in[2];
+    d.plane = (unsigned char *)plane + (aligned ? (4 - pad2 % 4) % 4 : 0);
+    d.pitch = pitch;
+    d.at = (int)p->w.pad[1] * pitch + pad2;
+    d.stride = (int)p->w.stride[2];
+    d.step = (int)p->w.stride[1] * pitch;
+    d.taps = l->w;
+    d.oh = (int)p->w.out[1];
+    d.ow = (int)p->w.out[2];
+    d.o = &l->out;
+    d.xz = l->xz;
+    d.y = l->y;
+    d.opix = opix;
+    memset(d.plane, (int)(unsigned char)l->xz, (size_t)(dims[1] * pitch + 4));
+    ref_qg_depthwise3_u8(&d, lo, hi);
     return;
   }
 #endif

@@ -1970,47 +1970,77 @@ void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t 
   ref_qg_lean_rows8_u8_t2(w, (int)k, (int)m, (int)(k + 3) / 4, c, &q);
 }
 
-void ref_qg_copy_bytes(unsigned char *dst, const unsigned char *src, int n) {
-  const unsigned char *end = src + (n - n % 4);
-  for (; src != end; src += 4, dst += 4) {
-    uint32_t w;
-    memcpy(&w, src, sizeof w);
-    memcpy(dst, &w, sizeof w);
+/* Where every row starts on a word (dst, src, pitch and width multiples of 4), 8 bytes a step
+ * by LDRD / STRD (memcpy of aligned words, which GCC and Clang inline); else a word a step, the
+ * loads and stores unaligned. */
+void ref_qg_copy_rows(unsigned char *dst, int pitch, const unsigned char *src, int rows,
+                      int width) {
+  int r;
+  if ((((uintptr_t)dst | (uintptr_t)src | (uint32_t)pitch | (uint32_t)width) & 3u) == 0) {
+    for (r = 0; r < rows; ++r, dst += pitch, src += width) {
+      const unsigned char *s = (const unsigned char *)__builtin_assume_aligned(src, 4);
+      const unsigned char *end = s + (width - width % 8);
+      unsigned char *d = (unsigned char *)__builtin_assume_aligned(dst, 4);
+      for (; s != end; s += 8, d += 8)
+        memcpy(d, s, 8);
+      if (width % 8)
+        memcpy(d, s, 4);
+    }
+    return;
   }
-  for (n %= 4; n > 0; --n)
-    *dst++ = *src++;
+  for (r = 0; r < rows; ++r, dst += pitch, src += width) {
+    const unsigned char *s = src, *end = src + (width - width % 4);
+    unsigned char *d = dst;
+    int n;
+    for (; s != end; s += 4, d += 4) {
+      uint32_t w;
+      memcpy(&w, s, sizeof w);
+      memcpy(d, &w, sizeof w);
+    }
+    for (n = width % 4; n > 0; --n)
+      *d++ = *s++;
+  }
 }
 
 int ref_qg_depthwise3_u8_ok(const ref_qg_lean_out *o) { return ref_qg_lean_wide_ok(1, 1, o); }
 
-void ref_qg_depthwise3_u8(const unsigned char *x, int pitch, int stride, int step,
-                          const int8_t *taps, int oh, int ow, const ref_qg_lean_out *o, int64_t ch,
-                          int32_t xz, unsigned char *y) {
+/* Each channel's taps t0 .. t8 from two words and a byte: SXTB16 and SXTB16 by 8 give (t0, t2),
+ * (t1, t3), (t4, t6), (t5, t7), which PKHBT pairs as the kernel takes them, and SMLADs by
+ * (1, 1) sum. */
+void ref_qg_depthwise3_u8(const ref_qg_dw3_channels *d, int64_t c0, int64_t c1) {
+  const ref_qg_lean_out *o = d->o;
+  const int32_t ones = 0x00010001;
   ref_qg_dw3_u8 q;
-  int32_t sum = 0;
-  int t;
-  for (t = 0; t < 9; ++t)
-    sum += taps[t];
-  q.bias = (int32_t)((uint32_t)o->bias[ch] - (uint32_t)xz * (uint32_t)sum);
-  q.mult = o->mult[ch];
-  q.e = o->shift[ch] - 32;
-  q.rz = ref_qg_lean_rz(q.e, o->zp);
-  q.x = x;
-  q.d1 = pitch;
-  q.d2 = 2 * pitch;
-  q.step = step;
-  q.rows = oh;
-  q.n = ow;
-  q.a0 = ref_qg_lean_pack(taps[0], taps[2]);
-  q.a1 = ref_qg_lean_pack(taps[3], taps[5]);
-  q.a2 = ref_qg_lean_pack(taps[6], taps[8]);
-  q.b01 = ref_qg_lean_pack(taps[1], taps[4]);
-  q.b2 = ref_qg_lean_pack(taps[7], 0);
-  q.y = y;
-  if (stride == 1)
-    ref_qg_dw3_u8_s1_t2(&q);
-  else
-    ref_qg_dw3_u8_s2_t2(&q);
+  int64_t c;
+  q.x = d->plane;
+  q.d1 = d->pitch;
+  q.d2 = 2 * d->pitch;
+  q.step = d->step;
+  q.rows = d->oh;
+  q.n = d->ow;
+  for (c = c0; c < c1; ++c) {
+    const int8_t *t = d->taps + c * 9;
+    const int32_t w0 = ref_qg_word8(t), w1 = ref_qg_word8(t + 4), t8 = t[8];
+    const int32_t e0 = __sxtb16(w0), o0 = ref_qg_sxtb16_ror8(w0);
+    const int32_t e1 = __sxtb16(w1), o1 = ref_qg_sxtb16_ror8(w1);
+    const int32_t sum =
+        __smlad(e0, ones, __smlad(o0, ones, __smlad(e1, ones, __smlad(o1, ones, t8))));
+    ref_qg_copy_rows(d->plane + d->at, d->pitch, d->x + c * d->ipix, d->in1, d->in2);
+    q.bias = (int32_t)((uint32_t)o->bias[c] - (uint32_t)d->xz * (uint32_t)sum);
+    q.mult = o->mult[c];
+    q.e = o->shift[c] - 32;
+    q.rz = ref_qg_lean_rz(q.e, o->zp);
+    q.a0 = e0;
+    q.a1 = ref_qg_pkhbt(o0 >> 16, o1);
+    q.a2 = ref_qg_pkhbt(e1 >> 16, t8);
+    q.b01 = ref_qg_pkhbt(o0, e1);
+    q.b2 = o1 >> 16;
+    q.y = d->y + c * d->opix;
+    if (d->stride == 1)
+      ref_qg_dw3_u8_s1_t2(&q);
+    else
+      ref_qg_dw3_u8_s2_t2(&q);
+  }
 }
 #endif
 #endif

@@ -324,18 +324,30 @@ void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k
 /* ref_qg_lean_dots over the 8 pixels of the wide block c, where ref_qg_lean_wide_ok. */
 void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
                            const ref_qg_lean_out *o, int64_t c0, unsigned char *y, int64_t y_row);
-/* Channel ch of a lean 3 x 3 depthwise convolution (dilation 1, stride 1 or 2 along the rows)
- * over uint8 input read as it is from a byte plane padded with xz, not staged as int16 x - xz:
- * x output (0, 0)'s window corner, window rows pitch bytes apart, output rows step bytes; the
- * plane readable 4 bytes past the last window. oh, ow >= 1; the outputs as
- * ref_qg_depthwise_lean's, where ref_qg_depthwise3_u8_ok (uint8 [0, 255], every channel fast). */
+/* Channels [c0, c1) of a lean 3 x 3 depthwise convolution (dilation 1, stride 1 or 2 along the
+ * rows) over a 2-D uint8 map read as it is, not staged as int16 x - xz: channel c's in1 x in2
+ * input (at x + c * ipix) copied into rows of a byte plane (pitch bytes a row, its input at
+ * plane + at, its pads xz: the caller's), the plane readable 4 bytes past the last window; the
+ * outputs as ref_qg_depthwise_lean's (at y + c * opix), where ref_qg_depthwise3_u8_ok (uint8
+ * [0, 255], every channel fast). oh, ow >= 1. */
+typedef struct {
+  const unsigned char *x;
+  int ipix, in1, in2;
+  unsigned char *plane;
+  int pitch, at;
+  int stride, step;   /* along the rows; bytes from an output row's windows to the next's */
+  const int8_t *taps; /* channel c's 9 at taps + 9 c */
+  int oh, ow;
+  const ref_qg_lean_out *o;
+  int32_t xz;
+  unsigned char *y;
+  int opix;
+} ref_qg_dw3_channels;
 int ref_qg_depthwise3_u8_ok(const ref_qg_lean_out *o);
-/* n bytes from src to dst (apart), a word at a time: newlib-nano's memcpy copies a byte at a
- * time. */
-void ref_qg_copy_bytes(unsigned char *dst, const unsigned char *src, int n);
-void ref_qg_depthwise3_u8(const unsigned char *x, int pitch, int stride, int step,
-                          const int8_t *taps, int oh, int ow, const ref_qg_lean_out *o, int64_t ch,
-                          int32_t xz, unsigned char *y);
+void ref_qg_depthwise3_u8(const ref_qg_dw3_channels *d, int64_t c0, int64_t c1);
+/* rows of width bytes from src (contiguous) to rows pitch bytes apart at dst (apart from them),
+ * a word or two at a time: newlib-nano's memcpy copies a byte at a time. */
+void ref_qg_copy_rows(unsigned char *dst, int pitch, const unsigned char *src, int rows, int width);
 #endif
 /* The `over` of ref_qg_lean_dots for rows c0 .. c0 + m - 1 of a kernel of `rows` rows of k
  * bytes: those whose last group of 4 depths ends inside the kernel. */

@@ -419,53 +419,82 @@ static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t 
 }
 
 #if defined(REF_QG_LEAN_WIDE)
-/* ref_qg_depthwise3_u8 (Thumb-2 with the DSP extension) against the int64 definition: a 3 x 3
- * window of stride (1 or 2) along the rows over a byte plane of random uint8 values (windows
- * pitch bytes apart, whose pads a real plane holds the zero point in: here random too, since the
- * kernel reads every byte as it is), outputs uint8 [0, 255] (mode 3 to 5), the plane allocated
- * to its last window plus the 4 bytes of slack the kernel may read (the sanitizers see past it
- * on the host build, the test a wrong byte); the bytes around the outputs must stay. Then
- * ref_qg_copy_bytes of n bytes at odd offsets. */
+/* ref_qg_depthwise3_u8 (Thumb-2 with the DSP extension) against the int64 definition: channel 1
+ * of two random uint8 maps (channels ipix apart, a gap between them) copied into a byte plane
+ * (pads of one row above and one column left, holding xz; rows pitch bytes apart, at times
+ * more than the plane's width), a 3 x 3 window of stride (1 or 2) along the rows and 1 or 2
+ * down them, uint8 [0, 255] outputs (mode 3 to 5); the plane allocated to its last window plus
+ * the 4 bytes of slack the kernel may read; channel 0's outputs and a byte after channel 1's
+ * must stay. Then ref_qg_copy_rows of 2 rows of n bytes, aligned and not. */
 static void depthwise3_u8_case(int stride, int oh, int ow, int mode) {
-  const int pitch = (ow - 1) * stride + 3 + ow % 3, step = (1 + oh % 2) * pitch;
-  const int bytes = (oh - 1) * step + 2 * pitch + (ow - 1) * stride + 3 + 4;
-  unsigned char *x = malloc((size_t)bytes), *y = malloc((size_t)(oh * ow + 2)), c[40];
-  int8_t taps[9];
-  const int32_t xz = uniform(0, 255);
+  const int down = 1 + oh % 2, width = (ow - 1) * stride + 3, pitch = width + ow % 3;
+  const int height = (oh - 1) * down + 3, in1 = height - 1, in2 = width - 1;
+  const int ipix = in1 * in2 + 3, opix = oh * ow + 1, bytes = (height - 1) * pitch + width + 4;
+  unsigned char *plane = malloc((size_t)bytes), *x = malloc((size_t)(2 * ipix));
+  unsigned char *y = malloc((size_t)(2 * opix));
+  uint32_t cw[10], sw[8]; /* word-aligned */
+  unsigned char *c = (unsigned char *)cw, *src = (unsigned char *)sw;
+  int8_t taps[18];
+  ref_qg_dw3_channels d;
   lean_epilogue e;
   int64_t want;
   int i, oy, ox, r, t, n;
   lean_clamp = 0;
   lean_epilogue_init(&e, mode, 9);
   lean_clamp = -1;
-  for (i = 0; i < bytes; ++i)
+  for (i = 0; i < 2 * ipix; ++i)
     x[i] = (unsigned char)uniform(0, 255);
-  for (i = 0; i < 9; ++i)
+  for (i = 0; i < 18; ++i)
     taps[i] = (int8_t)uniform(-128, 127);
-  memset(y, 0xA5, (size_t)(oh * ow + 2));
+  d.x = x;
+  d.ipix = ipix;
+  d.in1 = in1;
+  d.in2 = in2;
+  d.plane = plane;
+  d.pitch = pitch;
+  d.at = pitch + 1;
+  d.stride = stride;
+  d.step = down * pitch;
+  d.taps = taps;
+  d.oh = oh;
+  d.ow = ow;
+  d.o = &e.o;
+  d.xz = uniform(0, 255);
+  d.y = y;
+  d.opix = opix;
+  memset(plane, d.xz, (size_t)bytes);
+  memset(y, 0xA5, (size_t)(2 * opix));
   CHECK(ref_qg_depthwise3_u8_ok(&e.o), "depthwise3_u8: mode %d refused", mode);
-  ref_qg_depthwise3_u8(x, pitch, stride, step, taps, oh, ow, &e.o, 4, xz, y + 1);
-  CHECK(y[0] == 0xA5 && y[oh * ow + 1] == 0xA5, "depthwise3_u8: a byte around the outputs written");
+  ref_qg_depthwise3_u8(&d, 1, 2);
+  for (i = 0; i < opix; ++i)
+    CHECK(y[i] == 0xA5, "depthwise3_u8: channel 0's output %d written", i);
+  CHECK(y[opix + oh * ow] == 0xA5, "depthwise3_u8: the byte after channel 1's outputs written");
   for (oy = 0; oy < oh; ++oy)
     for (ox = 0; ox < ow; ++ox) {
       int64_t sum = 0;
       for (r = 0; r < 3; ++r)
-        for (t = 0; t < 3; ++t)
-          sum += (int64_t)taps[r * 3 + t] * (x[oy * step + r * pitch + ox * stride + t] - xz);
-      CHECK(lean_expected(&e, 4, sum, y + 1, oy * ow + ox, &want),
+        for (t = 0; t < 3; ++t) {
+          const int iy = oy * down + r - 1, ix = ox * stride + t - 1; /* in the input */
+          const int v = iy >= 0 && iy < in1 && ix >= 0 && ix < in2 ? x[ipix + iy * in2 + ix] : d.xz;
+          sum += (int64_t)taps[9 + r * 3 + t] * (v - d.xz);
+        }
+      CHECK(lean_expected(&e, 1, sum, y + opix, oy * ow + ox, &want),
             "depthwise3_u8: stride %d, %dx%d, mode %d: output (%d, %d) is %d, not %lld", stride, oh,
-            ow, mode, oy, ox, y[1 + oy * ow + ox], (long long)want);
+            ow, mode, oy, ox, y[opix + oy * ow + ox], (long long)want);
     }
-  for (n = 0; n <= 13; ++n)
-    for (i = 0; i < 3; ++i) {
-      memset(c, 0x5A, sizeof c);
-      ref_qg_copy_bytes(c + 20 + i, x + i, n);
-      for (t = 0; t < (int)sizeof c; ++t) {
-        const int at = t - 20 - i;
-        CHECK(c[t] == (at >= 0 && at < n ? x[i + at] : 0x5A),
-              "copy_bytes: %d bytes at %d: byte %d is %d", n, i, at, c[t]);
+  for (i = 0; i < (int)sizeof sw; ++i)
+    src[i] = (unsigned char)uniform(0, 255);
+  for (n = 0; n <= 13; ++n) /* 2 rows of n, 16 bytes apart, from word offsets 0 to 3 */
+    for (i = 0; i < 4; ++i) {
+      memset(c, 0x5A, sizeof cw);
+      ref_qg_copy_rows(c + 4 + i, 16, src + i, 2, n);
+      for (t = 0; t < (int)sizeof cw; ++t) {
+        const int at = t - 4 - i, row = at >= 0 ? at / 16 : -1, col = at >= 0 ? at % 16 : -1;
+        CHECK(c[t] == (row >= 0 && row < 2 && col < n ? src[i + row * n + col] : 0x5A),
+              "copy_rows: 2 rows of %d at %d: byte %d is %d", n, i, at, c[t]);
       }
     }
+  free(plane);
   free(x);
   free(y);
 }
