@@ -1970,20 +1970,24 @@ void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t 
   ref_qg_lean_rows8_u8_t2(w, (int)k, (int)m, (int)(k + 3) / 4, c, &q);
 }
 
-/* Where every row starts on a word (dst, src, pitch and width multiples of 4), 8 bytes a step
- * by LDRD / STRD (memcpy of aligned words, which GCC and Clang inline); else a word a step, the
- * loads and stores unaligned. */
+/* Where every row starts on a word (dst, src, pitch and width multiples of 4), 16 bytes a step
+ * by LDM / STM (memcpy of aligned words, which GCC and Clang inline), then 8 and 4; else a word
+ * a step, then a halfword and a byte, the loads and stores unaligned. */
 void ref_qg_copy_rows(unsigned char *dst, int pitch, const unsigned char *src, int rows,
                       int width) {
   int r;
   if ((((uintptr_t)dst | (uintptr_t)src | (uint32_t)pitch | (uint32_t)width) & 3u) == 0) {
     for (r = 0; r < rows; ++r, dst += pitch, src += width) {
       const unsigned char *s = (const unsigned char *)__builtin_assume_aligned(src, 4);
-      const unsigned char *end = s + (width - width % 8);
+      const unsigned char *end = s + (width - width % 16);
       unsigned char *d = (unsigned char *)__builtin_assume_aligned(dst, 4);
-      for (; s != end; s += 8, d += 8)
+      for (; s != end; s += 16, d += 16)
+        memcpy(d, s, 16);
+      if (width & 8) {
         memcpy(d, s, 8);
-      if (width % 8)
+        s += 8, d += 8;
+      }
+      if (width & 4)
         memcpy(d, s, 4);
     }
     return;
@@ -1991,14 +1995,19 @@ void ref_qg_copy_rows(unsigned char *dst, int pitch, const unsigned char *src, i
   for (r = 0; r < rows; ++r, dst += pitch, src += width) {
     const unsigned char *s = src, *end = src + (width - width % 4);
     unsigned char *d = dst;
-    int n;
+    uint32_t w;
+    uint16_t h;
     for (; s != end; s += 4, d += 4) {
-      uint32_t w;
       memcpy(&w, s, sizeof w);
       memcpy(d, &w, sizeof w);
     }
-    for (n = width % 4; n > 0; --n)
-      *d++ = *s++;
+    if (width & 2) {
+      memcpy(&h, s, sizeof h);
+      memcpy(d, &h, sizeof h);
+      s += 2, d += 2;
+    }
+    if (width & 1)
+      *d = *s;
   }
 }
 

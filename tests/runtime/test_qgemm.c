@@ -432,7 +432,7 @@ static void depthwise3_u8_case(int stride, int oh, int ow, int mode) {
   const int ipix = in1 * in2 + 3, opix = oh * ow + 1, bytes = (height - 1) * pitch + width + 4;
   unsigned char *plane = malloc((size_t)bytes), *x = malloc((size_t)(2 * ipix));
   unsigned char *y = malloc((size_t)(2 * opix));
-  uint32_t cw[10], sw[8]; /* word-aligned */
+  uint32_t cw[28], sw[24]; /* word-aligned */
   unsigned char *c = (unsigned char *)cw, *src = (unsigned char *)sw;
   int8_t taps[18];
   ref_qg_dw3_channels d;
@@ -484,12 +484,12 @@ static void depthwise3_u8_case(int stride, int oh, int ow, int mode) {
     }
   for (i = 0; i < (int)sizeof sw; ++i)
     src[i] = (unsigned char)uniform(0, 255);
-  for (n = 0; n <= 13; ++n) /* 2 rows of n, 16 bytes apart, from word offsets 0 to 3 */
+  for (n = 0; n <= 40; ++n) /* 2 rows of n, 48 bytes apart, from word offsets 0 to 3 */
     for (i = 0; i < 4; ++i) {
       memset(c, 0x5A, sizeof cw);
-      ref_qg_copy_rows(c + 4 + i, 16, src + i, 2, n);
+      ref_qg_copy_rows(c + 4 + i, 48, src + i, 2, n);
       for (t = 0; t < (int)sizeof cw; ++t) {
-        const int at = t - 4 - i, row = at >= 0 ? at / 16 : -1, col = at >= 0 ? at % 16 : -1;
+        const int at = t - 4 - i, row = at >= 0 ? at / 48 : -1, col = at >= 0 ? at % 48 : -1;
         CHECK(c[t] == (row >= 0 && row < 2 && col < n ? src[i + row * n + col] : 0x5A),
               "copy_rows: 2 rows of %d at %d: byte %d is %d", n, i, at, c[t]);
       }
