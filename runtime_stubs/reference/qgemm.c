@@ -2251,10 +2251,15 @@ void ref_qg_lean_column_unit(const unsigned char *x, int64_t k, int is_signed, i
 }
 
 /* Four depths a step, each a word of 4 pixels' bytes: extended in pairs (pixels 0 and 2, 1 and
- * 3) less xz, then depths d and d + 2 of a pixel paired by PKHBT / PKHTB; `pixels` (4 or 8, a
- * constant where inlined) 4 at a time, the block's groups 2 * pixels words apart. */
-static inline void ref_qg_lean_block_unit_of(const unsigned char *x, int step, int groups,
-                                             int is_signed, int32_t zz, int pixels, int32_t *q) {
+ * 3) less xz, then depths d and d + 2 of a pixel paired by PKHBT / PKHTB; `pixels` (4 or 8) 4 at
+ * a time, the block's groups 2 * pixels words apart; is_signed and pixels constants where it is
+ * inlined (REF_QG_BLOCK_UNIT). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+ref_qg_lean_block_unit_of(const unsigned char *x, int step, int groups, int is_signed, int32_t zz,
+                          int pixels, int32_t *q) {
   int g, h;
   for (g = 0; g < groups; ++g, x += 4 * step, q += 2 * pixels)
     for (h = 0; h < pixels; h += 4) {
@@ -2284,10 +2289,16 @@ static inline void ref_qg_lean_block_unit_of(const unsigned char *x, int step, i
     }
 }
 
+#define REF_QG_BLOCK_UNIT(PIXELS)                                                                  \
+  do {                                                                                             \
+    if (is_signed)                                                                                 \
+      ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), 1, ref_qg_pkhbt(xz, xz), PIXELS, q);   \
+    else                                                                                           \
+      ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), 0, ref_qg_pkhbt(xz, xz), PIXELS, q);   \
+  } while (0)
 void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                             int32_t xz, int32_t *q) {
-  ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), is_signed, ref_qg_pkhbt(xz, xz),
-                            REF_QG_LEAN_PIXELS, q);
+  REF_QG_BLOCK_UNIT(REF_QG_LEAN_PIXELS);
   if (k % 4)
     ref_qg_lean_block_unit_portable(x + k / 4 * 4 * ipix, ipix, k % 4, is_signed, xz,
                                     q + k / 4 * 2 * REF_QG_LEAN_PIXELS);
@@ -2297,8 +2308,7 @@ void ref_qg_lean_block_unit(const unsigned char *x, int64_t ipix, int64_t k, int
 /* Its last k % 4 depths as two blocks of 4 pixels, their words then put in place. */
 void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k, int is_signed,
                                  int32_t xz, int32_t *q) {
-  ref_qg_lean_block_unit_of(x, (int)ipix, (int)(k / 4), is_signed, ref_qg_pkhbt(xz, xz),
-                            REF_QG_LEAN_WIDE_PIXELS, q);
+  REF_QG_BLOCK_UNIT(REF_QG_LEAN_WIDE_PIXELS);
   if (k % 4) {
     int32_t half[2 * REF_QG_LEAN_PIXELS];
     int h;
@@ -2310,6 +2320,7 @@ void ref_qg_lean_block_unit_wide(const unsigned char *x, int64_t ipix, int64_t k
   }
 }
 #endif
+#undef REF_QG_BLOCK_UNIT
 #else
 void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const int32_t *c,
                       const ref_qg_lean_out *o, int64_t c0, int n, unsigned char *y,
