@@ -1530,8 +1530,9 @@ void ref_qg_lean_rows8_u8_t2(const int8_t *w, int k, int rows, int groups, const
   "  asr " S ", " S ", r3\n"                                                                       \
   "  usat " S ", #8, " S "\n"                                                                      \
   "  strb " S ", [r1, #" #I "]\n"
-/* Frame: [sp] the row's end, [sp, 4] where the row's groups after its first start (2: or, for
- * an odd number, 6:; 3: where there are none; the Thumb bit set), [sp, 8] 4 groups, [sp, 12] k - 4
+/* Frame: [sp] the row's end, [sp, 4] where the row's groups after its first start (four a loop:
+ * at 2:, 5:, 6: or 8: as their number modulo 4 is 0, 3, 2 or 1; 3: where there are none; the
+ * Thumb bit set), [sp, 8] 4 groups, [sp, 12] k - 4
  * groups (from a row's end to the next row), [sp, 16] the biases' end, [sp, 20..40] q's bias, mult,
  * shift, y, y_row, zp2p1 (advanced per row); c at [sp, 80], q at [sp, 84]. */
 __asm__(".syntax unified\n"
@@ -1547,13 +1548,19 @@ __asm__(".syntax unified\n"
         "  sub sp, sp, #44\n"
         "  cmp r2, #0\n"
         "  ble 4f\n"
-        "  subs r12, r3, #1\n"
+        "  subs r12, r3, #1\n" /* the groups after the first, r: none, or r % 4 */
         "  adr.w lr, 3f\n"
         "  beq 7f\n"
+        "  ands r12, r12, #3\n"
         "  adr.w lr, 2f\n"
-        "  tst r12, #1\n"
+        "  beq 7f\n"
+        "  adr.w lr, 8f\n"
+        "  cmp r12, #1\n"
         "  beq 7f\n"
         "  adr.w lr, 6f\n"
+        "  cmp r12, #2\n"
+        "  beq 7f\n"
+        "  adr.w lr, 5f\n"
         "7:\n"
         "  orr lr, lr, #1\n"
         "  str lr, [sp, #4]\n"
@@ -1575,7 +1582,8 @@ __asm__(".syntax unified\n"
         "  ldr r3, [sp, #20]\n" /* the bias: the sums' start */
         "  ldr r11, [r3], #4\n"
         "  str r3, [sp, #20]\n" REF_QG_ROWS8_FIRST "  ldr pc, [sp, #4]\n"
-        "2:\n" REF_QG_ROWS8_GROUP "6:\n" REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
+        "2:\n" REF_QG_ROWS8_GROUP "5:\n" REF_QG_ROWS8_GROUP "6:\n" REF_QG_ROWS8_GROUP
+        "8:\n" REF_QG_ROWS8_GROUP "  ldr lr, [sp, #0]\n"
         "  cmp r0, lr\n"
         "  bne 2b\n"
         "3:\n"
