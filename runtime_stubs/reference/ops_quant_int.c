@@ -1034,9 +1034,11 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
 /* ref_qconv_lean_block3 where the windows reach into the padding: window row r's value k (k <
  * 3S + 3) is x[at + rows[r] + k] - xz for the columns k in [kl, kr) of rows that read the
  * input (ref_qconv_lean_row_in, found once for a channel's rows where they are 32 at most), else
- * 0; at: the corner's offset (id0, ih0, iw0), which may lie outside the input; the last nrows %
- * 4 rows as in ref_qconv_lean_block3. Edge blocks took ref_qconv_lean_col a pixel at a time
- * (every block of an 8-wide ResNet-8 layer). */
+ * 0; at: the corner's offset (id0, ih0, iw0), which may lie outside the input. Four rows a
+ * step; the last nrows % 4 copied into a patch, the columns and rows outside the input the zero
+ * point, which ref_qconv_lean_block3 then builds (their own unrolled code would cost kilobytes
+ * of flash). Edge blocks took ref_qconv_lean_col a pixel at a time (every block of an 8-wide
+ * ResNet-8 layer). */
 #define REF_QI_IN(rr)                                                                              \
   (kk <= 32 ? (int)(in >> ((rr) % kk) & 1u) : ref_qconv_lean_row_in(p, id0, ih0, rr))
 #define REF_QI_ROW3E(T, j, S)                                                                      \
@@ -1053,23 +1055,32 @@ static int ref_qconv_lean_row_in(const ref_qconv_params *p, int id0, int ih0, in
 static void ref_qconv_lean_block3e(const ref_qconv_params *p, const unsigned char *xg,
                                    const int *rows, int id0, int ih0, int iw0, int is_signed,
                                    int32_t xz, int gw, int32_t *q) {
+  static const int patch_rows[3] = {0, 12, 24}; /* 3S + 3 <= 9 bytes a row */
   const int nrows = (int)p->cpg * (int)p->w.k[0] * (int)p->w.k[1], stride = (int)p->w.stride[2];
-  const int at = (id0 * (int)p->w.in[1] + ih0) * (int)p->w.in[2] + iw0;
+  const int at = (id0 * (int)p->w.in[1] + ih0) * (int)p->w.in[2] + iw0, n = 3 * stride + 3;
   const int kl = iw0 < 0 ? -iw0 : 0, kr = (int)p->w.in[2] - iw0; /* the columns inside */
   const int kk = (int)p->w.k[0] * (int)p->w.k[1];                /* window rows a channel */
-  unsigned char *b = (unsigned char *)q;
+  unsigned char *b = (unsigned char *)q, patch[36];
   uint32_t in = 0; /* bit t: a channel's window row t reads the input (where kk <= 32) */
-  int r, d, h;
+  int r, j, k;
   for (r = 0; r < kk && r < 32; ++r)
     in |= (uint32_t)ref_qconv_lean_row_in(p, id0, ih0, r) << r;
   if (is_signed && stride == 1)
-    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 1);
+    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 1)
   else if (is_signed)
-    REF_QI_ROWS(REF_QI_ROW3E, int8_t, 2);
+    REF_QI_ROWS4(REF_QI_ROW3E, int8_t, 2)
   else if (stride == 1)
-    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 1);
+    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 1)
   else
-    REF_QI_ROWS(REF_QI_ROW3E, uint8_t, 2);
+    REF_QI_ROWS4(REF_QI_ROW3E, uint8_t, 2)
+  if (r == nrows)
+    return;
+  for (j = 0; r + j < nrows; ++j) {
+    const int inside = REF_QI_IN(r + j), o = at + rows[r + j];
+    for (k = 0; k < n; ++k)
+      patch[12 * j + k] = inside && k >= kl && k < kr ? xg[o + k] : (unsigned char)xz;
+  }
+  ref_qconv_lean_block3(patch, patch_rows, j, stride, is_signed, xz, gw, (int32_t *)(void *)b);
 }
 #undef REF_QI_IN
 #undef REF_QI_V
