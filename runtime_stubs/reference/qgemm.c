@@ -1937,10 +1937,9 @@ REF_NOINLINE static void ref_qg_lean_sums_dsp(int k, const int8_t *w, int m, int
 }
 
 #if defined(REF_QG_LEAN_PAIRS_U8)
-/* ref_qg_lean_dots by ref_qg_lean_pairs_u8_t2, where ref_qg_lean_dots_u8_ok. */
-REF_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t m,
-                                             const int32_t *c, const ref_qg_lean_out *o, int64_t c0,
-                                             unsigned char *y, int64_t y_row) {
+/* The epilogue of o's rows from c0, their outputs at y (y_row bytes apart), for the assembly. */
+static inline ref_qg_lean_u8 ref_qg_lean_u8_at(const ref_qg_lean_out *o, int64_t c0,
+                                               unsigned char *y, int64_t y_row) {
   ref_qg_lean_u8 q;
   q.bias = o->bias + c0;
   q.mult = o->mult + c0;
@@ -1948,6 +1947,14 @@ REF_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t
   q.y = y;
   q.y_row = (int32_t)y_row;
   q.zp2p1 = 2 * o->zp + 1;
+  return q;
+}
+
+/* ref_qg_lean_dots by ref_qg_lean_pairs_u8_t2, where ref_qg_lean_dots_u8_ok. */
+REF_NOINLINE static void ref_qg_lean_dots_u8(int64_t k, const int8_t *w, int64_t m,
+                                             const int32_t *c, const ref_qg_lean_out *o, int64_t c0,
+                                             unsigned char *y, int64_t y_row) {
+  const ref_qg_lean_u8 q = ref_qg_lean_u8_at(o, c0, y, y_row);
   ref_qg_lean_pairs_u8_t2(w, (int)k, (int)m / 2, (int)(k + 3) / 4, c, &q);
 }
 
@@ -1968,13 +1975,7 @@ int ref_qg_lean_wide_ok(int64_t m, int64_t over, const ref_qg_lean_out *o) {
 
 void ref_qg_lean_dots_wide(int64_t k, const int8_t *w, int64_t m, const int32_t *c,
                            const ref_qg_lean_out *o, int64_t c0, unsigned char *y, int64_t y_row) {
-  ref_qg_lean_u8 q;
-  q.bias = o->bias + c0;
-  q.mult = o->mult + c0;
-  q.shift = o->shift + c0;
-  q.y = y;
-  q.y_row = (int32_t)y_row;
-  q.zp2p1 = 2 * o->zp + 1;
+  const ref_qg_lean_u8 q = ref_qg_lean_u8_at(o, c0, y, y_row);
   ref_qg_lean_rows8_u8_t2(w, (int)k, (int)m, (int)(k + 3) / 4, c, &q);
 }
 
