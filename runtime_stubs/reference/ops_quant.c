@@ -306,7 +306,7 @@ static inline int32_t ref_quantize_round(float q) {
 #if defined(__ARM_FEATURE_SAT) && defined(__ARM_FEATURE_DSP)
 #include <arm_acle.h>
 /* The type's whole range: QADD's saturating sum, then USAT or SSAT (SAT); 4 values a step (one
- * VLDM, two VMOVs of two words). */
+ * loop test for 4). */
 #define REF_QUANTIZE_WHOLE(T, MIN, MAX, SAT)                                                       \
   if (lo == (MIN) && hi == (MAX)) {                                                                \
     const float *end4 = x + (n - n % 4);                                                           \

@@ -306,7 +306,7 @@ void ref_qg_lean_dots(int64_t k, const int8_t *w, int64_t m, int64_t over, const
  * (ref_qg_lean_dots_wide: a group of 4 depths is one load and two SXTB16 of the row's bytes,
  * 8 LDRD of the block's words and 16 SMLAD, where pairs of rows over 4 pixels take 32
  * instructions; the row's requantization serves 8 outputs). Only where the target has that
- * assembly (REF_QG_LEAN_WIDE); a 1 x 1 convolution's scratch holds one on every target, since
+ * assembly (REF_QG_LEAN_WIDE); a lean convolution's scratch holds one on every target, since
  * odlac plans the arena on the host. */
 enum { REF_QG_LEAN_WIDE_PIXELS = 8 };
 static inline int64_t ref_qg_lean_wide_words(int64_t k) {

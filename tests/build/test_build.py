@@ -490,7 +490,11 @@ class ArmKernelsTest(unittest.TestCase):
     extension (in the Arm instruction set: the C loops that Thumb-2 builds take in assembly) and
     aarch64 (run under qemu-user), and as firmware (examples/cortex-m's start-up, newlib's
     semihosting stdio) for the Cortex-M4 (DSP) and the Cortex-M55 (Helium) under
-    qemu-system-arm. Each build must hold the kernel its target selects."""
+    qemu-system-arm. Each build must hold the kernel its target selects. Then the whole
+    reference backend with tests/runtime/test_qlinear.c for armv7-a in Thumb-2 under qemu-arm:
+    the integer convolutions' code around those kernels (wide blocks of 8 pixels, depthwise
+    convolutions over byte planes) against the test's naive loops, which only Thumb-2 builds
+    run."""
     REFERENCE = os.path.join(ROOT, "runtime_stubs", "reference")
     EXAMPLE = os.path.join(ROOT, "examples", "cortex-m")
     SOURCES = [os.path.join(ROOT, "tests", "runtime", "test_qgemm.c"),
@@ -529,6 +533,33 @@ class ArmKernelsTest(unittest.TestCase):
                      "-Werror", "-I", self.REFERENCE, *self.SOURCES, "-lm", "-o", exe])
                 self.assert_kernel(exe, kernel, cc.replace("-gcc", "-nm"))
                 self.assertIn(self.AGREE, run(["timeout", "120", qemu, "-L", sysroot, exe]).stdout)
+
+    def test_thumb2_backend_passes_the_integer_products_test(self):
+        cc, flags, qemu, sysroot, _ = self.LINUX["armv7-a+neon"]
+        stubs = os.path.join(ROOT, "runtime_stubs")
+        flags = [*flags, "-mthumb", "-std=c99", "-O2", "-I", os.path.join(stubs, "include"),
+                 "-I", self.REFERENCE, "-I", os.path.join(stubs, "common")]
+        sources = sorted(os.path.join(self.REFERENCE, f) for f in os.listdir(self.REFERENCE)
+                         if f.endswith(".c"))
+        objects = [os.path.join(self.work, os.path.basename(f)[:-2] + ".o") for f in sources]
+        pending = []
+        for src, obj in zip(sources, objects):  # two at a time
+            pending.append(subprocess.Popen([cc, *flags, "-c", src, "-o", obj]))
+            if len(pending) == 2:
+                self.assertFalse(any(q.wait() for q in pending), "compiling the backend")
+                pending = []
+        self.assertFalse(any(q.wait() for q in pending), "compiling the backend")
+        exe = os.path.join(self.work, "test_qlinear")
+        run([cc, *flags, "-I", os.path.join(ROOT, "tests", "runtime"),
+             os.path.join(ROOT, "tests", "runtime", "test_qlinear.c"), *objects, "-lm",
+             "-lpthread", "-o", exe])
+        for asm in ("ref_qg_lean_rows8_u8_t2", "ref_qg_dw3_u8_s1_t2"):
+            self.assert_kernel(exe, asm, cc.replace("-gcc", "-nm"))
+        scratch = os.path.join(self.work, "scratch")
+        os.makedirs(scratch)
+        r = subprocess.run(["timeout", "600", qemu, "-L", sysroot, exe, scratch],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
 
     def test_cortex_m_kernels_agree_with_the_portable_ones(self):
         for board, (flags, script, kernel) in self.BOARDS.items():
