@@ -91,7 +91,10 @@ def section(results, loads, args, command):
              "spinning (`while True: pass`), side by side in one run: %d rounds per load, the "
              "engines alternating, each turn a fresh process; median of the turn medians, every "
              "output checked against PyTorch's. Slowdown: the median under load over the idle "
-             "median; the target is odlac's slowdown at or below ONNX Runtime's." % args.rounds,
+             "median; the target is odlac's slowdown at or below ONNX Runtime's. A turn's runs "
+             "include libodla_dnnl's trials of its default count against one thread, which it "
+             "chooses per computation by timing runs ([backends](backends.md), Threads)."
+             % args.rounds,
              "", "- Machine: %s, %d logical CPUs" % (cpu_name(), os.cpu_count() or 0),
              "- Command: `%s`" % command, "",
              "| model | busy processes | odlac+dnnl ms | slowdown | ONNX Runtime ms | slowdown "

@@ -4,6 +4,8 @@
 // kernels' worker threads).
 #include "dnnl_backend.h"
 
+#include <chrono>
+
 namespace {
 
 /* ODLA_PROCESSOR_NUM's value: a pointer to a positive odla_int32. */
@@ -85,8 +87,19 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   int threads = odla_dnnl::contextThreads(context);
   if (!threads)
     threads = odla_dnnl::computationThreads(computation);
-  odla_dnnl::ThreadScope scope(threads ? threads : odla_dnnl::defaultThreads());
-  return odla_ref_ExecuteComputation(computation, context, mode, device);
+  if (threads || !odla_dnnl::chosenThreads()) {
+    odla_dnnl::ThreadScope scope(threads ? threads : odla_dnnl::defaultThreads());
+    return odla_ref_ExecuteComputation(computation, context, mode, device);
+  }
+  const bool one = odla_dnnl::oneThreadNext(computation);
+  odla_dnnl::ThreadScope scope(one ? 1 : odla_dnnl::defaultThreads());
+  const auto start = std::chrono::steady_clock::now();
+  s = odla_ref_ExecuteComputation(computation, context, mode, device);
+  if (s == ODLA_SUCCESS)
+    odla_dnnl::recordRun(
+        computation, one,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return s;
 }
 
 odla_status odla_LaunchExecutable(odla_executable executable, odla_context context) {

@@ -90,7 +90,7 @@ struct Arg {
 };
 
 struct Step {
-  dnnl::primitive prim;
+  ThreadedPrimitive prim;
   std::vector<Arg> args;
   Desc scratchpad;
   /* A residual summed by a sum post-op: operand residual_in is copied into result 0 before
@@ -125,6 +125,8 @@ struct CompState {
   std::vector<std::unique_ptr<NodeKernel>> kernels; /* transformer.cpp's */
   int threads = 0;
   bool compiled = false;
+  std::mutex chooser_mutex;
+  ThreadChooser chooser;
 };
 
 /* A constant's data in oneDNN layout `md`, shared by the computations that hold it: building
@@ -737,6 +739,8 @@ private:
 
     auto step = std::unique_ptr<Step>(new Step);
     step->prim = dnnl::convolution_forward(pd);
+    if (r.weights->kind == REF_CONSTANT)
+      step->prim.constantWeights(wview, r.weights->data);
     step->scratchpad = pd.scratchpad_desc();
     step->swish_floats = swish_after ? pd.dst_desc().get_size() / sizeof(float) : 0;
     std::vector<odla_value> ins = {convert(r.input, pd.src_desc()),
@@ -795,6 +799,8 @@ private:
     auto step = std::unique_ptr<Step>(new Step);
     step->one_thread = one_thread;
     step->prim = dnnl::matmul(pd);
+    if (r.weights->kind == REF_CONSTANT)
+      step->prim.constantWeights(wview, r.weights->data);
     step->scratchpad = pd.scratchpad_desc();
     std::vector<odla_value> ins = {convert(r.input, plainDesc(r.input)),
                                    const_b ? convert(r.weights, pd.weights_desc(), &wview)
@@ -957,6 +963,8 @@ private:
           Desc(dimsOf(y->type.shape), ydt, any), strides, dil, pl, pr);
       dnnl::convolution_forward::primitive_desc pd(d, attr, cpuEngine());
       step->prim = dnnl::convolution_forward(pd);
+      if (r.weights->kind == REF_CONSTANT)
+        step->prim.constantWeights(wview, r.weights->data);
       step->scratchpad = pd.scratchpad_desc();
       ins = {convert(r.input, pd.src_desc()), convert(r.weights, pd.weights_desc(), &wview)};
       step->args = {{DNNL_ARG_SRC, false, 0, pd.src_desc()},
@@ -983,6 +991,8 @@ private:
       if (w0 && std::strncmp(pd.impl_info_str(), "ref", 3) == 0)
         return false; /* the reference kernel is faster than oneDNN's */
       step->prim = dnnl::matmul(pd);
+      if (r.weights->kind == REF_CONSTANT)
+        step->prim.constantWeights(wview, r.weights->data);
       step->scratchpad = pd.scratchpad_desc();
       ins = {convert(r.input, src_md), constWeights ? convert(r.weights, pd.weights_desc(), &wview)
                                                     : convert(r.weights, plainDesc(r.weights))};
@@ -1481,6 +1491,18 @@ int contextThreads(odla_context ctx) {
 void forgetContext(odla_context ctx) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_context_threads.erase(ctx);
+}
+
+bool oneThreadNext(odla_computation comp) {
+  CompState &st = stateOf(comp);
+  std::lock_guard<std::mutex> lock(st.chooser_mutex);
+  return st.chooser.oneNext();
+}
+
+void recordRun(odla_computation comp, bool one, double seconds) {
+  CompState &st = stateOf(comp);
+  std::lock_guard<std::mutex> lock(st.chooser_mutex);
+  st.chooser.record(one, seconds);
 }
 
 } // namespace odla_dnnl

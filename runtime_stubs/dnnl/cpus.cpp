@@ -90,14 +90,31 @@ int cgroupCpus(const std::string &procCgroup, const std::string &root) {
   return least;
 }
 
+namespace {
+bool threadsFromEnvironment() {
+  const char *env = std::getenv("OMP_NUM_THREADS");
+  return env && *env;
+}
+} // namespace
+
 int defaultThreads() {
   static const int threads = [] {
-    if (const char *env = std::getenv("OMP_NUM_THREADS"); env && *env)
+    if (threadsFromEnvironment())
       return 0; // the user's count, as libgomp read it
     int quota = cgroupCpus("/proc/self/cgroup", "/sys/fs/cgroup");
     return quota > 0 && quota < omp_get_num_procs() ? quota : 0;
   }();
   return threads;
+}
+
+bool chosenThreads() {
+  static const bool chosen = [] {
+    if (threadsFromEnvironment())
+      return false;
+    int threads = defaultThreads();
+    return (threads ? threads : omp_get_max_threads()) > 1;
+  }();
+  return chosen;
 }
 
 } // namespace odla_dnnl

@@ -146,6 +146,10 @@ int computationThreads(odla_computation comp);
 void setContextThreads(odla_context ctx, int threads);
 int contextThreads(odla_context ctx);
 void forgetContext(odla_context ctx);
+/* The computation's ThreadChooser (below): whether its next run takes one thread, and the time
+ * of a run. */
+bool oneThreadNext(odla_computation comp);
+void recordRun(odla_computation comp, bool one, double seconds);
 
 /* The CPU quota of the process's cgroup and its ancestors (cgroup v2 cpu.max, v1
  * cpu.cfs_quota_us / cpu.cfs_period_us), rounded up to whole CPUs; 0 where none limits.
@@ -155,6 +159,9 @@ int cgroupCpus(const std::string &procCgroup, const std::string &root);
 /* The threads to run with where no item sets them: 0 (OpenMP's default: OMP_NUM_THREADS, else
  * the CPUs of the affinity mask) unless the cgroup's quota allows fewer CPUs than that. */
 int defaultThreads();
+/* Whether runs with no item setting their threads choose between that default and one
+ * (ThreadChooser): where OMP_NUM_THREADS is unset and the default is more than one. */
+bool chosenThreads();
 
 /* Runs the enclosed code with `threads` OpenMP threads (0: leave the current count). oneDNN
  * here uses OpenMP, so OMP_NUM_THREADS sets the default. */
@@ -175,6 +182,85 @@ public:
 
 private:
   int prev_ = 0;
+};
+
+/* A oneDNN primitive made for the OpenMP thread count of its creation (some implementations
+ * plan their threads then: a convolution made for 2 forks 2 whatever the caller's count) and,
+ * made when a thread with a count of 1 first runs it, its twin for one thread (onethread.cpp):
+ * an implementation for the same descriptor and attributes with the same layout of every
+ * argument and no larger a scratchpad, so the arena plan serves both; where the weights are
+ * constant (constantWeights) the twin may want them in a layout of its own, reordered then
+ * from the constant (a one-thread 1 x 1 convolution may block them otherwise, and a Winograd
+ * one's twin is a direct convolution). None found: the primitive itself runs. A computation a
+ * ThreadChooser moves to one thread, or a context given ODLA_PROCESSOR_NUM 1, then runs on one
+ * thread. */
+class ThreadedPrimitive {
+public:
+  ThreadedPrimitive &operator=(const dnnl::primitive &p) {
+    made_ = p;
+    made_threads_ = omp_get_max_threads();
+    return *this;
+  }
+  /* The weights are a constant: `plain` over `data` (which outlives the primitive). */
+  void constantWeights(const dnnl::memory::desc &plain, const void *data) {
+    weights_plain_ = plain;
+    weights_data_ = data;
+  }
+  void execute(const dnnl::stream &s, const std::unordered_map<int, dnnl::memory> &args) const {
+    if (made_threads_ > 1 && omp_get_max_threads() == 1)
+      executeOne(s, args);
+    else
+      made_.execute(s, args);
+  }
+
+private:
+  void executeOne(const dnnl::stream &s, const std::unordered_map<int, dnnl::memory> &args) const;
+  dnnl::primitive made_;
+  int made_threads_ = 0;
+  dnnl::memory::desc weights_plain_;
+  const void *weights_data_ = nullptr;
+  mutable std::once_flag once_;
+  mutable dnnl::primitive one_;
+  mutable dnnl::memory one_weights_; /* the twin's own copy of the weights, if it needs one */
+  mutable std::shared_ptr<void> one_weights_data_;
+};
+
+/* Which thread count a computation's next execution takes where no item or OMP_NUM_THREADS
+ * sets one (api.cpp): the default, or one where runs on one thread measured faster (a machine
+ * other processes keep busy: primitives split over threads wait at each join for a thread
+ * the scheduler gave another process). Runs are timed and compared kRuns at a time, by their
+ * mean (on a busy machine the default count's runs vary several fold: SqueezeNet beside one
+ * spinning process 1.8 ms when both threads run, 6 ms and more when not). After the first
+ * (warm-up) run and kRuns at the default count, a trial of kRuns at one thread decides (a run
+ * that makes the twins goes before it, uncompared); then the other count is tried again after
+ * `retry` runs, doubled after each trial it loses up to kMaxRetry, while one thread is chosen,
+ * or the default count's last kRuns have a mean over kSlower times its best. Not thread-safe: the
+ * caller locks (oneThreadNext, recordRun). */
+class ThreadChooser {
+public:
+  static constexpr double kSlower = 1.5;
+  static constexpr int kRuns = 4, kFirstRetry = 8, kMaxRetry = 256;
+  /* Whether the next run takes one thread. */
+  bool oneNext() const { return trial_left_ > 0 ? !one_ : one_; }
+  /* The time of a run; ignored unless it took the count oneNext() gives (runs of the
+   * computation on several threads at once). */
+  void record(bool ran_one, double seconds);
+
+private:
+  struct Recent { /* the last kRuns times of one count */
+    double t[kRuns] = {};
+    int n = 0;
+    void add(double s) { t[n++ % kRuns] = s; }
+    bool full() const { return n >= kRuns; }
+    double mean() const;
+  };
+  bool one_ = false;        /* the chosen count: one thread, or the default */
+  int trial_left_ = 0;      /* runs of the other count still to make */
+  bool warm_ = false;       /* the first run was made */
+  bool twins_made_ = false; /* a run at one thread was made, and its twins with it */
+  int until_retry_ = 0, retry_ = kFirstRetry;
+  Recent recent_[2];        /* [one thread] */
+  double best_default_ = 0; /* the default count's smallest mean */
 };
 
 /* Whether an op of `work` (multiply-adds or elements) under `limit` keeps its reference kernel

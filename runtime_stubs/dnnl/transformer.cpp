@@ -46,7 +46,7 @@ memory mem(const Desc &md, const void *data) {
 /* ---- ExtLayerNorm ---------------------------------------------------------------------- */
 
 struct LayerNormKernel : NodeKernel {
-  dnnl::layer_normalization_forward prim;
+  ThreadedPrimitive prim;
   Desc data, param, stats, scratchpad;
   bool scale = false, shift = false;
   size_t stats_bytes = 0; /* mean and variance, when the primitive wants them, then scratchpad */
@@ -115,8 +115,7 @@ std::unique_ptr<NodeKernel> lowerLayerNorm(ref_node *n, const OpRecord &r) {
 /* ---- ExtAttention ---------------------------------------------------------------------- */
 
 struct AttentionKernel : NodeKernel {
-  dnnl::matmul scores_prim, values_prim;
-  dnnl::softmax_forward softmax;
+  ThreadedPrimitive scores_prim, values_prim, softmax;
   Desc query, key_t, value, scores, mask, dst, qk_pad, softmax_pad, pv_pad;
   bool has_mask = false;
   size_t scores_bytes = 0; /* the scores' share of the node's scratch, before the scratchpad */

@@ -6,7 +6,8 @@
  * rounding on others), and the 1-thread result must match plain C
  * loops in double written here. Then several contexts at different thread counts run the
  * computation at once from their own threads, a stored executable runs at 2 threads (where
- * the backend stores executables), and the item's error cases are refused. On the reference
+ * the backend stores executables), a computation compiled at 3 threads runs at 1, one without
+ * the item runs 12 times, and the item's error cases are refused. On the reference
  * backend the test also counts the process's threads (/proc/self/task): the first execution at
  * T threads starts a pool of T - 1 workers, which the next execution at T threads reuses,
  * another context's too, and which stays after the context is destroyed, until the last
@@ -331,6 +332,39 @@ int main(void) {
     pthread_join(tids[i], NULL);
     CHECK(runners[i].ok, "concurrent context %d (%d threads): failed or differs", i,
           runners[i].threads);
+  }
+
+  /* A computation compiled at 3 threads run by a context at 1 (libodla_dnnl: on its
+   * primitives' one-thread twins), and one with no item run 12 times in a row (libodla_dnnl
+   * times the runs at its default count and, where that is more than one, tries one thread on
+   * runs 5 to 8). */
+  {
+    odla_computation again = build(), plain = build();
+    odla_executable again_exe, plain_exe;
+    n = 3;
+    CHECK(odla_SetComputationItem(again, ODLA_PROCESSOR_NUM, (odla_item_value)&n) == ODLA_SUCCESS &&
+              odla_CompileComputation(again, NULL, &again_exe) == ODLA_SUCCESS,
+          "a computation compiled at 3 threads");
+    memset(yc, 0, sizeof yc);
+    ctx = context(1, yc, yg);
+    CHECK(odla_ExecuteComputation(again, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS &&
+              same(yc, yg),
+          "compiled at 3 threads, run at 1: failed or differs from 1 thread's result");
+    odla_DestroyContext(ctx);
+    CHECK(odla_CompileComputation(plain, NULL, &plain_exe) == ODLA_SUCCESS,
+          "a computation without the item");
+    ctx = context(0, yc, yg);
+    for (i = 0; i < 12; ++i) {
+      memset(yc, 0, sizeof yc);
+      CHECK(odla_ExecuteComputation(plain, ctx, ODLA_COMPUTE_INFERENCE, NULL) == ODLA_SUCCESS &&
+                same(yc, yg),
+            "run %d without the item: failed or differs from 1 thread's result", i + 1);
+    }
+    odla_DestroyContext(ctx);
+    odla_DestroyExecutable(again_exe);
+    odla_DestroyExecutable(plain_exe);
+    odla_DestroyComputation(again);
+    odla_DestroyComputation(plain);
   }
 
   /* A stored executable at 2 threads, where the backend stores executables. */

@@ -1,0 +1,171 @@
+// libodla_dnnl running a computation made for several threads on one (runtime_stubs/dnnl/
+// onethread.cpp). ThreadedPrimitive: convolutions made for 3 OpenMP threads (1 x 1 at strides
+// 1 and 2, 3 x 3 that may take Winograd, depthwise; oneDNN picks the layouts), run on 3 threads
+// and on 1 (the twin, with constant weights it may reorder into a layout of its own: a
+// Winograd convolution's twin is a direct one), both against plain double loops. ThreadChooser: its
+// choice over synthetic run times, an idle machine (the default count stays, one thread tried
+// once), a busy one (one thread chosen, the default retried ever less often), a load that comes and
+// goes, and runs of another count.
+#include <gtest/gtest.h>
+
+#include "dnnl_backend.h"
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+using dnnl::memory;
+using odla_dnnl::ThreadChooser;
+using odla_dnnl::ThreadedPrimitive;
+using odla_dnnl::ThreadScope;
+
+struct ConvCase {
+  memory::dim c, o, hw, k, stride, groups;
+};
+
+// y[o][p] = sum over the group's inputs and the window of x * w (zero padding k / 2).
+std::vector<double> naiveConv(const ConvCase &t, const std::vector<float> &x,
+                              const std::vector<float> &w, memory::dim out_hw) {
+  const memory::dim cg = t.c / t.groups, og = t.o / t.groups, pad = t.k / 2;
+  std::vector<double> y(static_cast<size_t>(t.o * out_hw * out_hw));
+  for (memory::dim o = 0; o < t.o; ++o)
+    for (memory::dim oy = 0; oy < out_hw; ++oy)
+      for (memory::dim ox = 0; ox < out_hw; ++ox) {
+        double sum = 0;
+        for (memory::dim ci = 0; ci < cg; ++ci)
+          for (memory::dim ky = 0; ky < t.k; ++ky)
+            for (memory::dim kx = 0; kx < t.k; ++kx) {
+              const memory::dim iy = oy * t.stride + ky - pad, ix = ox * t.stride + kx - pad;
+              if (iy < 0 || iy >= t.hw || ix < 0 || ix >= t.hw)
+                continue;
+              const memory::dim c = o / og * cg + ci;
+              sum += double(x[size_t((c * t.hw + iy) * t.hw + ix)]) *
+                     w[size_t(((o * cg + ci) * t.k + ky) * t.k + kx)];
+            }
+        y[size_t((o * out_hw + oy) * out_hw + ox)] = sum;
+      }
+  return y;
+}
+
+class Twins : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Twins, OneThreadRunsAgreeWithTheDefinition) {
+  const ConvCase t = GetParam();
+  const memory::dim pad = t.k / 2, out_hw = (t.hw + 2 * pad - t.k) / t.stride + 1;
+  std::vector<float> x(size_t(t.c * t.hw * t.hw)), w(size_t(t.o * t.c / t.groups * t.k * t.k));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i * 37 % 29) - 14) / 14.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int(i * 13 % 19) - 9) / 40.0f;
+  const std::vector<double> want = naiveConv(t, x, w, out_hw);
+
+  const auto f32 = memory::data_type::f32;
+  const auto any = memory::format_tag::any;
+  memory::dims wdims = {t.o, t.c, t.k, t.k};
+  memory::format_tag wtag = memory::format_tag::oihw;
+  if (t.groups > 1) {
+    wdims = {t.groups, t.o / t.groups, t.c / t.groups, t.k, t.k};
+    wtag = memory::format_tag::goihw;
+  }
+  ThreadedPrimitive prim;
+  dnnl::convolution_forward::primitive_desc pd;
+  {
+    ThreadScope three(3); // made for 3 threads, as a computation compiled at 3
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto alg = t.k == 3 && t.groups == 1 ? dnnl::algorithm::convolution_auto
+                                               : dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, alg, memory::desc({1, t.c, t.hw, t.hw}, f32, any),
+        memory::desc(wdims, f32, any), memory::desc({1, t.o, out_hw, out_hw}, f32, any),
+        {t.stride, t.stride}, {pad, pad}, {pad, pad});
+    pd = dnnl::convolution_forward::primitive_desc(d, attr, odla_dnnl::cpuEngine());
+    prim = dnnl::convolution_forward(pd);
+    prim.constantWeights(memory::desc(wdims, f32, wtag), w.data());
+  }
+  dnnl::engine &eng = odla_dnnl::cpuEngine();
+  dnnl::stream &s = odla_dnnl::threadStream();
+  memory x_plain({{1, t.c, t.hw, t.hw}, f32, memory::format_tag::nchw}, eng, x.data());
+  memory w_plain({wdims, f32, wtag}, eng, w.data());
+  memory xm(pd.src_desc(), eng), wm(pd.weights_desc(), eng), ym(pd.dst_desc(), eng),
+      pad_mem(pd.scratchpad_desc(), eng);
+  dnnl::reorder(x_plain, xm).execute(s, x_plain, xm);
+  dnnl::reorder(w_plain, wm).execute(s, w_plain, wm);
+  std::vector<float> y(size_t(t.o * out_hw * out_hw));
+  memory y_plain({{1, t.o, out_hw, out_hw}, f32, memory::format_tag::nchw}, eng, y.data());
+  for (int threads : {3, 1, 1, 3}) { // made, twin (made on its first run), twin, made
+    ThreadScope scope(threads);
+    std::fill(y.begin(), y.end(), NAN);
+    prim.execute(s, {{DNNL_ARG_SRC, xm},
+                     {DNNL_ARG_WEIGHTS, wm},
+                     {DNNL_ARG_DST, ym},
+                     {DNNL_ARG_SCRATCHPAD, pad_mem}});
+    dnnl::reorder(ym, y_plain).execute(s, ym, y_plain);
+    s.wait();
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(y[i], want[i], 1e-4 * (std::fabs(want[i]) + 1))
+          << "output " << i << " at " << threads << " thread(s)";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Convolutions, Twins,
+                         ::testing::Values(ConvCase{64, 256, 28, 1, 1, 1},   // 1 x 1
+                                           ConvCase{256, 128, 28, 1, 2, 1},  // 1 x 1, stride 2
+                                           ConvCase{64, 64, 28, 3, 1, 1},    // 3 x 3
+                                           ConvCase{96, 96, 28, 3, 2, 96})); // depthwise
+
+// Feeds `chooser` runs timed by `ms(one, run)` and returns how many took one thread.
+template <class F> int feed(ThreadChooser &chooser, int runs, F ms, int first = 0) {
+  int ones = 0;
+  for (int i = first; i < first + runs; ++i) {
+    const bool one = chooser.oneNext();
+    ones += one;
+    chooser.record(one, ms(one, i) * 1e-3);
+  }
+  return ones;
+}
+
+constexpr int K = ThreadChooser::kRuns;
+
+TEST(ThreadChooser, AnIdleMachineKeepsTheDefaultCount) {
+  ThreadChooser c;
+  // warm-up, K at the default, the twins' run and K at one thread that lose; never again
+  EXPECT_EQ(feed(c, 1000, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + K);
+  EXPECT_FALSE(c.oneNext());
+}
+
+TEST(ThreadChooser, ABusyMachineRunsOnOneThread) {
+  ThreadChooser c;
+  const int ones = feed(c, 1000, [](bool one, int) { return one ? 20.0 : 100.0; });
+  EXPECT_TRUE(c.oneNext());
+  // the default retried after 8, 16, ..., 256 runs, K runs a time: 7 trials (and the warm-up
+  // and K runs before the first trial) of 1000 runs
+  EXPECT_GE(ones, 1000 - (1 + K) - 7 * K);
+  EXPECT_LE(ones, 1000 - (1 + K) - 5 * K);
+}
+
+TEST(ThreadChooser, FollowsALoadThatComesAndGoes) {
+  ThreadChooser c;
+  auto busy = [](int i) { return i >= 200 && i < 400; };
+  auto ms = [&](bool one, int i) { return busy(i) ? (one ? 20.0 : 60.0) : (one ? 18.0 : 10.0); };
+  feed(c, 200, ms);
+  EXPECT_FALSE(c.oneNext());
+  feed(c, 30, ms, 200); // the default slows past 1.5x its best: one thread is tried and kept
+  EXPECT_TRUE(c.oneNext());
+  feed(c, 170, ms, 230);
+  EXPECT_TRUE(c.oneNext());
+  feed(c, 100, ms, 400); // the load went: the default's next trial wins
+  EXPECT_FALSE(c.oneNext());
+  EXPECT_EQ(feed(c, 300, ms, 500), 0);
+}
+
+TEST(ThreadChooser, IgnoresRunsOfTheOtherCount) {
+  ThreadChooser c;
+  for (int i = 0; i < 50; ++i)
+    c.record(true, 1e-3); // not what oneNext() gave: another thread's run from before a switch
+  EXPECT_FALSE(c.oneNext());
+  EXPECT_EQ(feed(c, 100, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + K);
+}
+
+} // namespace
