@@ -232,13 +232,16 @@ private:
  * mean (on a busy machine the default count's runs vary several fold: SqueezeNet beside one
  * spinning process 1.8 ms when both threads run, 6 ms and more when not). After the first
  * (warm-up) run and kRuns at the default count, a trial of kRuns at one thread decides (a run
- * that makes the twins goes before it, uncompared); then the other count is tried again after
+ * that makes the twins goes before it, uncompared), the default count winning only by a mean
+ * under kDefaultWins times one thread's (its runs beside busy processes swing between fast,
+ * when no other process holds a CPU, and several times slower: GPT-2's block 10 to 72 ms
+ * against 12 on one thread); then the other count is tried again after
  * `retry` runs, doubled after each trial it loses up to kMaxRetry, while one thread is chosen,
  * or the default count's last kRuns have a mean over kSlower times its best. Not thread-safe: the
  * caller locks (oneThreadNext, recordRun). */
 class ThreadChooser {
 public:
-  static constexpr double kSlower = 1.5;
+  static constexpr double kSlower = 1.5, kDefaultWins = 0.8;
   static constexpr int kRuns = 4, kFirstRetry = 8, kMaxRetry = 256;
   /* Whether the next run takes one thread. */
   bool oneNext() const { return trial_left_ > 0 ? !one_ : one_; }

@@ -176,7 +176,8 @@ void ThreadChooser::record(bool ran_one, double seconds) {
   if (trial_left_ > 0) {
     if (--trial_left_ > 0)
       return;
-    if (r.mean() < recent_[one_].mean()) {
+    const double chosen = recent_[one_].mean();
+    if (ran_one ? r.mean() < chosen : r.mean() < kDefaultWins * chosen) {
       one_ = ran_one;
       retry_ = kFirstRetry;
     } else {
