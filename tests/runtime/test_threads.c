@@ -337,7 +337,7 @@ int main(void) {
   /* A computation compiled at 3 threads run by a context at 1 (libodla_dnnl: on its
    * primitives' one-thread twins), and one with no item run 12 times in a row (libodla_dnnl
    * times the runs at its default count and, where that is more than one, tries one thread on
-   * runs 5 to 8). */
+   * runs 6 to 10: the first makes the one-thread twins). */
   {
     odla_computation again = build(), plain = build();
     odla_executable again_exe, plain_exe;
