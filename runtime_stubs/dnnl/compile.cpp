@@ -281,6 +281,42 @@ constexpr memory::dim kSmallProduct = memory::dim{1} << 16;
 constexpr memory::dim kOneThreadProduct = memory::dim{1} << 20;
 constexpr memory::dim kOneThreadElements = memory::dim{1} << 16;
 
+/* A per-channel operand ([1,C,1,1], plain) added to or multiplied into an nChw16c value whose
+ * channels are no multiple of 16 (Compiler::lowerChannelOp): oneDNN 2.6 has only its
+ * reference kernel for that broadcast, and the reference backend's Mul needs the value plain,
+ * two reorders around it (MobileNetV3-Large's squeeze-and-excitation scales of 72 and 120
+ * channels: 4 reorders a run). The padded lanes stay 0 (0 op 0). */
+struct ChannelKernel : NodeKernel {
+  int64_t planes = 0;   /* batch x channel blocks */
+  int64_t blocks = 0;   /* channel blocks of 16 */
+  int64_t hw = 0;       /* positions of a plane */
+  int64_t channels = 0; /* C */
+  bool add = false;     /* else multiply */
+};
+
+odla_status channelKernelRun(const ref_node *node, const ref_io *io) {
+  const auto &k = kernelOf<ChannelKernel>(node);
+  const float *x = static_cast<const float *>(io->in[0]);
+  const float *s = static_cast<const float *>(io->in[1]);
+  float *y = static_cast<float *>(io->out[0]);
+  float *lanes = static_cast<float *>(io->scratch); /* s padded to the blocks with 0 */
+  for (int64_t c = 0; c < k.blocks * 16; ++c)
+    lanes[c] = c < k.channels ? s[c] : 0.0f;
+  const int64_t hw = k.hw;
+  const bool add = k.add;
+#pragma omp parallel for schedule(static) if (k.planes * hw * 16 >= kOneThreadElements)
+  for (int64_t p = 0; p < k.planes; ++p) {
+    const float *v = lanes + (p % k.blocks) * 16;
+    const float *a = x + p * hw * 16;
+    float *out = y + p * hw * 16;
+    for (int64_t i = 0; i < hw; ++i)
+#pragma omp simd
+      for (int l = 0; l < 16; ++l)
+        out[i * 16 + l] = add ? a[i * 16 + l] + v[l] : a[i * 16 + l] * v[l];
+  }
+  return ODLA_SUCCESS;
+}
+
 } // namespace
 
 bool smallStaysReference(int64_t work, int64_t limit) {
@@ -396,8 +432,9 @@ public:
       if (absorbed.count(n))
         continue;
       auto it = st_.records.find(n);
+      keep_epilogue_ = false;
       if (it != st_.records.end() && lower(n, it->second)) {
-        if (it->second.epilogue)
+        if (it->second.epilogue && !keep_epilogue_)
           absorbed.insert(it->second.epilogue);
         continue;
       }
@@ -424,6 +461,9 @@ private:
   CompState &st_;
   std::vector<ref_node *> order_;
   std::unordered_map<odla_value, Desc> layout_; /* values not in plain row-major layout */
+  /* Set by a lowering that computes the product alone: the fused epilogue node keeps its
+   * reference kernel, on the product's plain result. */
+  bool keep_epilogue_ = false;
   struct Conversion {
     odla_value from;
     Desc md;
@@ -687,6 +727,22 @@ private:
     emit(n, produced, y);
   }
 
+  /* Whether a convolution is one row by constant weights: batch 1, every extent of the input,
+   * kernel and result 1, one group, no padding. */
+  static bool rowProductFits(const OpRecord &r, const odla_value_shape &xs,
+                             const odla_value_shape &ws, odla_value y) {
+    if (r.group != 1 || xs.dims[0] != 1 || r.weights->kind != REF_CONSTANT ||
+        !rowProductAvailable())
+      return false;
+    for (int i = 2; i < xs.size; ++i)
+      if (xs.dims[i] != 1 || ws.dims[i] != 1 || y->type.shape.dims[i] != 1)
+        return false;
+    for (size_t i = 0; i < r.pad_front.size(); ++i)
+      if (r.pad_front[i] != 0 || r.pad_back[i] != 0)
+        return false;
+    return true;
+  }
+
   bool lowerConv(ref_node *n, const OpRecord &r, odla_value y) {
     const odla_value_shape &xs = r.input->type.shape, &ws = r.weights->type.shape;
     if (r.input_layout != ODLA_CHANNELS_FIRST || r.kernel_layout != ODLA_OIS || xs.size < 3 ||
@@ -705,6 +761,11 @@ private:
         pr(r.pad_back.begin(), r.pad_back.end());
     for (int64_t d : r.dilations)
       dil.push_back(d - 1);
+    if (rowProductFits(r, xs, ws, y)) {
+      OpRecord row = r; /* y = x W^T: the weights are O x I */
+      row.trans_b = true;
+      return lowerRowProduct(n, row, y, ws.dims[1], o);
+    }
     dnnl::primitive_attr attr;
     bool swish_after = false;
     if (!epilogueAttr(r, attr, &swish_after))
@@ -771,8 +832,7 @@ private:
                       k = as.dims[r.trans_a ? 0 : 1];
     if (smallStaysReference(m * nn * k, kSmallProduct))
       return false;
-    if (m == 1 && r.weights->kind == REF_CONSTANT && rowProductAvailable() &&
-        (r.act == ODLA_EXT_FUSED_NONE || r.act == ODLA_EXT_FUSED_RELU))
+    if (m == 1 && r.weights->kind == REF_CONSTANT && rowProductAvailable())
       return lowerRowProduct(n, r, y, k, nn);
     const auto f32 = memory::data_type::f32;
     Desc src_md({m, k}, f32, r.trans_a ? memory::dims{1, m} : memory::dims{k, 1});
@@ -816,11 +876,18 @@ private:
     return true;
   }
 
-  /* A Gemm of one row by constant weights (a decoder step's): rowproduct.cpp's kernel on the
-   * weights packed into its panels, the bias, residual and ReLU in the same pass. Operands:
+  /* A Gemm of one row by constant weights (a decoder step's, a classifier's), or a 1x1
+   * convolution of a batch-1 1x1 map (squeeze-and-excitation's): rowproduct.cpp's kernel on
+   * the weights packed into its panels, the bias, residual and ReLU in the same pass; another
+   * activation stays in the epilogue node, on the product (a few thousand floats). Operands:
    * the row, the bias (scaled by beta), the residual (its buffer may become the result's). */
   bool lowerRowProduct(ref_node *n, const OpRecord &r, odla_value y, memory::dim k,
                        memory::dim nn) {
+    const bool fused = r.act == ODLA_EXT_FUSED_NONE || r.act == ODLA_EXT_FUSED_RELU;
+    if (!fused) {
+      keep_epilogue_ = true;
+      y = n->outputs[0];
+    }
     auto kernel = std::unique_ptr<RowKernel>(new RowKernel);
     kernel->panels = rowPanels(static_cast<const float *>(r.weights->data), k, nn, r.trans_b);
     kernel->p.panels = static_cast<const float *>(kernel->panels.get());
@@ -833,14 +900,14 @@ private:
       kernel->p.bias_count = ref_count(&r.bias->type.shape);
       ins[1] = r.beta != 1.0f ? scaledConstant(r.bias, r.beta) : convert(r.bias, plainDesc(r.bias));
     }
-    if (r.residual) {
+    if (r.residual && fused) {
       kernel->residual = true;
       ins[2] = convert(r.residual, plainDesc(r.residual));
       inplace_.emplace_back(n, 2); /* each column's residual is read before it is written */
     }
     setOperands(n, ins, {y});
-    if (r.epilogue)
-      n->op = "ExtGemm";
+    if (r.epilogue && fused)
+      n->op = r.kind == OpKind::Conv ? "ExtConv" : "ExtGemm";
     install(n, kernel.get(), rowKernelRun, 0);
     st_.kernels.push_back(std::move(kernel));
     order_.push_back(n);
@@ -1154,9 +1221,15 @@ private:
     Desc rhs_view = plainDesc(bdims); /* plain rhs data under lhs's rank */
     const auto blocked = memory::format_tag::nChw16c;
     Desc src0 = descOf(lhs), src1 = same ? src0 : plainDesc(bdims);
-    if (!same && as.size == 4 && as.dims[1] % 16 == 0 && bdims[1] == as.dims[1] &&
-        bdims[0] * bdims[2] * bdims[3] == 1 &&
-        src0 == Desc(dimsOf(as), memory::data_type::f32, blocked))
+    const bool per_channel = !same && as.size == 4 && bdims[1] == as.dims[1] &&
+                             bdims[0] * bdims[2] * bdims[3] == 1 &&
+                             src0 == Desc(dimsOf(as), memory::data_type::f32, blocked);
+    if (per_channel && as.dims[1] % 16 != 0 &&
+        (r.binary_alg == dnnl::algorithm::binary_mul ||
+         r.binary_alg == dnnl::algorithm::binary_add))
+      return lowerChannelOp(n, r, y, lhs,
+                            convert(rhs, src1, layout_.count(rhs) ? nullptr : &rhs_view));
+    if (per_channel)
       src1 = Desc(bdims, memory::data_type::f32, blocked);
     Desc dst_any(dimsOf(as), memory::data_type::f32, memory::format_tag::any);
     dnnl::primitive_attr attr;
@@ -1174,6 +1247,26 @@ private:
     inplace_.emplace_back(n, 0);
     finish(n, r, y, {lhs, convert(rhs, src1, same || layout_.count(rhs) ? nullptr : &rhs_view)},
            std::move(step), pd.dst_desc());
+    return true;
+  }
+
+  /* lhs (nChw16c, channels no multiple of 16) op rhs (plain [1,C,1,1]): ChannelKernel. */
+  bool lowerChannelOp(ref_node *n, const OpRecord &r, odla_value y, odla_value lhs,
+                      odla_value rhs) {
+    const odla_value_shape &as = lhs->type.shape;
+    auto kernel = std::unique_ptr<ChannelKernel>(new ChannelKernel);
+    kernel->channels = as.dims[1];
+    kernel->blocks = (as.dims[1] + 15) / 16;
+    kernel->planes = as.dims[0] * kernel->blocks;
+    kernel->hw = as.dims[2] * as.dims[3];
+    kernel->add = r.binary_alg == dnnl::algorithm::binary_add;
+    odla_value produced = placeResult(y, descOf(lhs));
+    setOperands(n, {lhs, rhs}, {produced});
+    install(n, kernel.get(), channelKernelRun,
+            static_cast<size_t>(kernel->blocks) * 16 * sizeof(float));
+    st_.kernels.push_back(std::move(kernel));
+    inplace_.emplace_back(n, 0);
+    emit(n, produced, y);
     return true;
   }
 
