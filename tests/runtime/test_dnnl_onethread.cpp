@@ -2,7 +2,9 @@
 // onethread.cpp). ThreadedPrimitive: convolutions made for 3 OpenMP threads (1 x 1 at strides
 // 1 and 2, 3 x 3 that may take Winograd, depthwise; oneDNN picks the layouts), run on 3 threads
 // and on 1 (the twin, with constant weights it may reorder into a layout of its own: a
-// Winograd convolution's twin is a direct one), both against plain double loops. ThreadChooser: its
+// Winograd convolution's twin is a direct one), both against plain double loops; int8
+// convolutions and a matmul as lowerQuantized makes them (zero points, per-channel scales),
+// against the requantized integer sums. ThreadChooser: its
 // choice over synthetic run times, an idle machine (the default count stays, one thread tried
 // once), a busy one (one thread chosen, the default retried ever less often), a load that comes and
 // goes, and runs of another count.
@@ -10,7 +12,9 @@
 
 #include "dnnl_backend.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace {
@@ -114,6 +118,129 @@ INSTANTIATE_TEST_SUITE_P(Convolutions, Twins,
                                            ConvCase{256, 128, 28, 1, 2, 1},  // 1 x 1, stride 2
                                            ConvCase{64, 64, 28, 3, 1, 1},    // 3 x 3
                                            ConvCase{96, 96, 28, 3, 2, 96})); // depthwise
+
+// An int8 product as lowerQuantized makes it: u8 data with a run-time zero point, constant s8
+// weights (plain, which the twin may lay out otherwise), an s32 bias, per-output-channel float
+// scales, u8 results with a run-time zero point. Made for 3 threads, run at 3, 1, 1, 3; each
+// result within one step of the requantized double sum (oneDNN scales in float32).
+struct Int8Case {
+  bool conv; // else a matmul of rows x k by k x o
+  memory::dim c, o, hw, k;
+};
+
+class Int8Twins : public ::testing::TestWithParam<Int8Case> {};
+
+TEST_P(Int8Twins, OneThreadRunsAgreeWithTheDefinition) {
+  const Int8Case t = GetParam();
+  const int32_t x0 = 3, y0 = 5;
+  const memory::dim pad = t.conv ? t.k / 2 : 0, rows = t.conv ? t.hw * t.hw : t.hw;
+  const memory::dim taps = t.conv ? t.k * t.k : 1;
+  std::vector<uint8_t> x(size_t(t.c * rows));
+  std::vector<int8_t> w(size_t(t.o * t.c * taps)); // conv: o x c x taps; matmul: c x o
+  std::vector<int32_t> bias(size_t(t.o));
+  std::vector<float> scales(size_t(t.o));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = uint8_t(i * 37 % 251);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = int8_t(int(i * 13 % 255) - 127);
+  for (memory::dim o = 0; o < t.o; ++o) {
+    bias[size_t(o)] = int32_t(o * 97 % 2001) - 1000;
+    scales[size_t(o)] = 1.0f / float(2000 + 37 * o);
+  }
+  // want[o][p] (conv, p over the output map) or want[r][o] (matmul) before rounding
+  std::vector<double> want(size_t(t.o * rows));
+  for (memory::dim o = 0; o < t.o; ++o)
+    for (memory::dim p = 0; p < rows; ++p) {
+      int64_t acc = bias[size_t(o)];
+      for (memory::dim ci = 0; ci < t.c; ++ci)
+        for (memory::dim tap = 0; tap < taps; ++tap) {
+          memory::dim xi;
+          if (t.conv) {
+            const memory::dim iy = p / t.hw + tap / t.k - pad, ix = p % t.hw + tap % t.k - pad;
+            if (iy < 0 || iy >= t.hw || ix < 0 || ix >= t.hw)
+              continue; // padding: the zero point, (x - x0) = 0
+            xi = (ci * t.hw + iy) * t.hw + ix;
+          } else {
+            xi = p * t.c + ci;
+          }
+          const int64_t wv =
+              t.conv ? w[size_t((o * t.c + ci) * taps + tap)] : w[size_t(ci * t.o + o)];
+          acc += (int64_t(x[size_t(xi)]) - x0) * wv;
+        }
+      want[size_t(t.conv ? o * rows + p : p * t.o + o)] = double(acc) * scales[size_t(o)] + y0;
+    }
+
+  const auto u8 = memory::data_type::u8, s8 = memory::data_type::s8, s32 = memory::data_type::s32;
+  const auto any = memory::format_tag::any;
+  const memory::dims xdims = t.conv ? memory::dims{1, t.c, t.hw, t.hw} : memory::dims{rows, t.c},
+                     wdims = t.conv ? memory::dims{t.o, t.c, t.k, t.k} : memory::dims{t.c, t.o},
+                     ydims = t.conv ? memory::dims{1, t.o, t.hw, t.hw} : memory::dims{rows, t.o};
+  const memory::desc x_plain(xdims, u8, t.conv ? memory::format_tag::nchw : memory::format_tag::ab),
+      w_plain(wdims, s8, t.conv ? memory::format_tag::oihw : memory::format_tag::ab),
+      y_plain(ydims, u8, t.conv ? memory::format_tag::nchw : memory::format_tag::ab);
+  ThreadedPrimitive prim;
+  memory::desc src_md, wei_md, bias_md, dst_md, pad_md;
+  {
+    ThreadScope three(3);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_output_scales(1 << 1, scales); // per dim 1: the channels, the columns
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    if (t.conv) {
+      dnnl::convolution_forward::desc d(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+          memory::desc(xdims, u8, any), memory::desc(wdims, s8, any),
+          memory::desc({t.o}, s32, memory::format_tag::a), memory::desc(ydims, u8, any), {1, 1},
+          {pad, pad}, {pad, pad});
+      dnnl::convolution_forward::primitive_desc pd(d, attr, odla_dnnl::cpuEngine());
+      prim = dnnl::convolution_forward(pd);
+      src_md = pd.src_desc(), wei_md = pd.weights_desc(), bias_md = pd.bias_desc();
+      dst_md = pd.dst_desc(), pad_md = pd.scratchpad_desc();
+    } else {
+      dnnl::matmul::desc d(x_plain, memory::desc(wdims, s8, any),
+                           memory::desc({1, t.o}, s32, memory::format_tag::ab), y_plain);
+      dnnl::matmul::primitive_desc pd(d, attr, odla_dnnl::cpuEngine());
+      prim = dnnl::matmul(pd);
+      src_md = pd.src_desc(), wei_md = pd.weights_desc(), bias_md = pd.bias_desc();
+      dst_md = pd.dst_desc(), pad_md = pd.scratchpad_desc();
+    }
+    prim.constantWeights(w_plain, w.data());
+  }
+  dnnl::engine &eng = odla_dnnl::cpuEngine();
+  dnnl::stream &s = odla_dnnl::threadStream();
+  memory xp(x_plain, eng, x.data()), wp(w_plain, eng, w.data());
+  memory xm(src_md, eng), wm(wei_md, eng), bm(bias_md, eng, bias.data()), ym(dst_md, eng),
+      pad_mem(pad_md, eng);
+  int32_t zx = x0, zy = y0;
+  memory zxm({{1}, s32, memory::format_tag::a}, eng, &zx),
+      zym({{1}, s32, memory::format_tag::a}, eng, &zy);
+  dnnl::reorder(xp, xm).execute(s, xp, xm);
+  dnnl::reorder(wp, wm).execute(s, wp, wm);
+  std::vector<uint8_t> y(want.size());
+  memory yp(y_plain, eng, y.data());
+  for (int threads : {3, 1, 1, 3}) {
+    ThreadScope scope(threads);
+    std::fill(y.begin(), y.end(), uint8_t(0));
+    prim.execute(s, {{DNNL_ARG_SRC, xm},
+                     {DNNL_ARG_WEIGHTS, wm},
+                     {DNNL_ARG_BIAS, bm},
+                     {DNNL_ARG_DST, ym},
+                     {DNNL_ARG_SCRATCHPAD, pad_mem},
+                     {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zxm},
+                     {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zym}});
+    dnnl::reorder(ym, yp).execute(s, ym, yp);
+    s.wait();
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(double(y[i]), std::min(255.0, std::max(0.0, std::nearbyint(want[i]))), 1.0)
+          << "output " << i << " at " << threads << " thread(s)";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Products, Int8Twins,
+                         ::testing::Values(Int8Case{true, 64, 128, 14, 1},     // 1 x 1
+                                           Int8Case{true, 32, 48, 14, 3},      // 3 x 3
+                                           Int8Case{false, 256, 384, 96, 1})); // matmul
 
 // Feeds `chooser` runs timed by `ms(one, run)` and returns how many took one thread.
 template <class F> int feed(ThreadChooser &chooser, int runs, F ms, int first = 0) {
