@@ -4,10 +4,10 @@
 // and on 1 (the twin, with constant weights it may reorder into a layout of its own: a
 // Winograd convolution's twin is a direct one), both against plain double loops; int8
 // convolutions and a matmul as lowerQuantized makes them (zero points, per-channel scales),
-// against the requantized integer sums. ThreadChooser: its
-// choice over synthetic run times, an idle machine (the default count stays, one thread tried
-// once), a busy one (one thread chosen, the default retried ever less often), a load that comes and
-// goes, and runs of another count.
+// against the requantized integer sums; ExtLayerNorm's and ExtAttention's primitives.
+// ThreadChooser: its choice over synthetic run times, an idle machine (the default count stays, one
+// thread tried once), a busy one (one thread chosen, the default retried ever less often), a load
+// that comes and goes, and runs of another count.
 #include <gtest/gtest.h>
 
 #include "dnnl_backend.h"
@@ -136,13 +136,16 @@ TEST_P(Int8Twins, OneThreadRunsAgreeWithTheDefinition) {
   const memory::dim pad = t.conv ? t.k / 2 : 0, rows = t.conv ? t.hw * t.hw : t.hw;
   const memory::dim taps = t.conv ? t.k * t.k : 1;
   std::vector<uint8_t> x(size_t(t.c * rows));
-  std::vector<int8_t> w(size_t(t.o * t.c * taps)); // conv: o x c x taps; matmul: c x o
+  std::vector<int> wv(size_t(t.o * t.c * taps)); // conv: o x c x taps; matmul: c x o
+  std::vector<int8_t> w(wv.size());
   std::vector<int32_t> bias(size_t(t.o));
   std::vector<float> scales(size_t(t.o));
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = uint8_t(i * 37 % 251);
-  for (size_t i = 0; i < w.size(); ++i)
-    w[i] = int8_t(int(i * 13 % 255) - 127);
+  for (size_t i = 0; i < w.size(); ++i) {
+    wv[i] = int(i * 13 % 255) - 127;
+    w[i] = static_cast<int8_t>(wv[i]);
+  }
   for (memory::dim o = 0; o < t.o; ++o) {
     bias[size_t(o)] = int32_t(o * 97 % 2001) - 1000;
     scales[size_t(o)] = 1.0f / float(2000 + 37 * o);
@@ -163,9 +166,9 @@ TEST_P(Int8Twins, OneThreadRunsAgreeWithTheDefinition) {
           } else {
             xi = p * t.c + ci;
           }
-          const int64_t wv =
-              t.conv ? w[size_t((o * t.c + ci) * taps + tap)] : w[size_t(ci * t.o + o)];
-          acc += (int64_t(x[size_t(xi)]) - x0) * wv;
+          const int64_t wo =
+              t.conv ? wv[size_t((o * t.c + ci) * taps + tap)] : wv[size_t(ci * t.o + o)];
+          acc += (int64_t(x[size_t(xi)]) - x0) * wo;
         }
       want[size_t(t.conv ? o * rows + p : p * t.o + o)] = double(acc) * scales[size_t(o)] + y0;
     }
@@ -241,6 +244,128 @@ INSTANTIATE_TEST_SUITE_P(Products, Int8Twins,
                          ::testing::Values(Int8Case{true, 64, 128, 14, 1},     // 1 x 1
                                            Int8Case{true, 32, 48, 14, 3},      // 3 x 3
                                            Int8Case{false, 256, 384, 96, 1})); // matmul
+
+// A transformer layer's primitives as transformer.cpp makes them, made for 3 threads and run on
+// 3, 1, 1, 3: ExtLayerNorm's layer normalization (scale and shift) over 197 rows of 768, and
+// ExtAttention's scores matmul reading query and key^T through strided views of [tokens,
+// heads x 64] rows, scaled, with a mask added by a binary post-op; against double loops.
+TEST(TransformerTwins, LayerNormAgreesWithTheDefinition) {
+  const memory::dim rows = 197, cols = 768;
+  const float eps = 1e-5f;
+  std::vector<float> x(static_cast<size_t>(rows * cols)), gamma(static_cast<size_t>(cols)),
+      beta(static_cast<size_t>(cols));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i * 37 % 101) - 50) / 25.0f + float(i / size_t(cols) % 7);
+  for (size_t i = 0; i < gamma.size(); ++i) {
+    gamma[i] = 0.5f + float(i % 13) / 13.0f;
+    beta[i] = float(int(i % 11) - 5) / 10.0f;
+  }
+  const auto f32 = memory::data_type::f32;
+  const memory::desc data({rows, cols}, f32, memory::format_tag::ab),
+      param({cols}, f32, memory::format_tag::a);
+  ThreadedPrimitive prim;
+  dnnl::layer_normalization_forward::primitive_desc pd;
+  {
+    ThreadScope three(3);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_inference, data, eps,
+                                              dnnl::normalization_flags::use_scale |
+                                                  dnnl::normalization_flags::use_shift);
+    pd = dnnl::layer_normalization_forward::primitive_desc(d, attr, odla_dnnl::cpuEngine());
+    prim = dnnl::layer_normalization_forward(pd);
+  }
+  dnnl::engine &eng = odla_dnnl::cpuEngine();
+  dnnl::stream &s = odla_dnnl::threadStream();
+  std::vector<float> y(x.size());
+  memory xm(data, eng, x.data()), ym(data, eng, y.data()), gm(param, eng, gamma.data()),
+      bm(param, eng, beta.data()), mean(pd.mean_desc(), eng), var(pd.variance_desc(), eng),
+      pad(pd.scratchpad_desc(), eng);
+  for (int threads : {3, 1, 1, 3}) {
+    ThreadScope scope(threads);
+    std::fill(y.begin(), y.end(), NAN);
+    prim.execute(s, {{DNNL_ARG_SRC, xm},
+                     {DNNL_ARG_DST, ym},
+                     {DNNL_ARG_SCALE, gm},
+                     {DNNL_ARG_SHIFT, bm},
+                     {DNNL_ARG_MEAN, mean},
+                     {DNNL_ARG_VARIANCE, var},
+                     {DNNL_ARG_SCRATCHPAD, pad}});
+    s.wait();
+    for (memory::dim r = 0; r < rows; ++r) {
+      double m = 0, v = 0;
+      for (memory::dim c = 0; c < cols; ++c)
+        m += x[size_t(r * cols + c)];
+      m /= double(cols);
+      for (memory::dim c = 0; c < cols; ++c)
+        v += (x[size_t(r * cols + c)] - m) * (x[size_t(r * cols + c)] - m);
+      v /= double(cols);
+      for (memory::dim c = 0; c < cols; ++c) {
+        const double want =
+            (x[size_t(r * cols + c)] - m) / std::sqrt(v + eps) * gamma[size_t(c)] + beta[size_t(c)];
+        ASSERT_NEAR(y[size_t(r * cols + c)], want, 1e-4 * (std::fabs(want) + 1))
+            << "row " << r << " column " << c << " at " << threads << " thread(s)";
+      }
+    }
+  }
+}
+
+TEST(TransformerTwins, AttentionScoresAgreeWithTheDefinition) {
+  const memory::dim heads = 12, t = 197, d = 64, e = heads * d;
+  const float alpha = 0.125f;
+  std::vector<float> q(size_t(t * e)), k(size_t(t * e)), mask(size_t(t * t));
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = float(int(i * 37 % 61) - 30) / 30.0f;
+    k[i] = float(int(i * 11 % 53) - 26) / 26.0f;
+  }
+  for (size_t i = 0; i < mask.size(); ++i)
+    mask[i] = i % size_t(t) > i / size_t(t) ? -10000.0f : 0.0f; // causal
+  const auto f32 = memory::data_type::f32;
+  // head h of token i at q[i * e + h * d]: strided views, as ExtAttention reads a Gemm's rows
+  const memory::desc qv({1, heads, t, d}, f32, {t * e, d, e, 1}),
+      ktv({1, heads, d, t}, f32, {t * e, d, 1, e}),
+      sv({1, heads, t, t}, f32, {heads * t * t, t * t, t, 1}),
+      mv({1, 1, t, t}, f32, {t * t, t * t, t, 1});
+  ThreadedPrimitive prim;
+  dnnl::matmul::primitive_desc pd;
+  {
+    ThreadScope three(3);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_output_scales(0, {alpha});
+    dnnl::post_ops ops;
+    ops.append_binary(dnnl::algorithm::binary_add, mv);
+    attr.set_post_ops(ops);
+    pd =
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(qv, ktv, sv), attr, odla_dnnl::cpuEngine());
+    prim = dnnl::matmul(pd);
+  }
+  dnnl::engine &eng = odla_dnnl::cpuEngine();
+  dnnl::stream &s = odla_dnnl::threadStream();
+  std::vector<float> scores(size_t(heads * t * t));
+  memory qm(qv, eng, q.data()), km(ktv, eng, k.data()), sm(sv, eng, scores.data()),
+      mm(mv, eng, mask.data()), pad(pd.scratchpad_desc(), eng);
+  for (int threads : {3, 1, 1, 3}) {
+    ThreadScope scope(threads);
+    std::fill(scores.begin(), scores.end(), NAN);
+    prim.execute(s, {{DNNL_ARG_SRC, qm},
+                     {DNNL_ARG_WEIGHTS, km},
+                     {DNNL_ARG_DST, sm},
+                     {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mm},
+                     {DNNL_ARG_SCRATCHPAD, pad}});
+    s.wait();
+    for (memory::dim h = 0; h < heads; ++h)
+      for (memory::dim i = 0; i < t; ++i)
+        for (memory::dim j = 0; j < t; ++j) {
+          double dot = 0;
+          for (memory::dim c = 0; c < d; ++c)
+            dot += double(q[size_t(i * e + h * d + c)]) * k[size_t(j * e + h * d + c)];
+          const double want = alpha * dot + mask[size_t(i * t + j)];
+          ASSERT_NEAR(scores[size_t((h * t + i) * t + j)], want, 1e-4 * (std::fabs(want) + 1))
+              << "head " << h << " (" << i << ", " << j << ") at " << threads << " thread(s)";
+        }
+  }
+}
 
 // Feeds `chooser` runs timed by `ms(one, run)` and returns how many took one thread.
 template <class F> int feed(ThreadChooser &chooser, int runs, F ms, int first = 0) {
