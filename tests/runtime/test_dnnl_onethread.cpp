@@ -24,6 +24,10 @@ using odla_dnnl::ThreadChooser;
 using odla_dnnl::ThreadedPrimitive;
 using odla_dnnl::ThreadScope;
 
+// The thread counts each primitive below, made for 3, runs at: made, its twin (made on its
+// first run), the twin again, made again.
+constexpr int kRunThreads[] = {3, 1, 1, 3};
+
 struct ConvCase {
   memory::dim c, o, hw, k, stride, groups;
 };
@@ -98,7 +102,7 @@ TEST_P(Twins, OneThreadRunsAgreeWithTheDefinition) {
   dnnl::reorder(w_plain, wm).execute(s, w_plain, wm);
   std::vector<float> y(size_t(t.o * out_hw * out_hw));
   memory y_plain({{1, t.o, out_hw, out_hw}, f32, memory::format_tag::nchw}, eng, y.data());
-  for (int threads : {3, 1, 1, 3}) { // made, twin (made on its first run), twin, made
+  for (int threads : kRunThreads) {
     ThreadScope scope(threads);
     std::fill(y.begin(), y.end(), NAN);
     prim.execute(s, {{DNNL_ARG_SRC, xm},
@@ -121,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Convolutions, Twins,
 
 // An int8 product as lowerQuantized makes it: u8 data with a run-time zero point, constant s8
 // weights (plain, which the twin may lay out otherwise), an s32 bias, per-output-channel float
-// scales, u8 results with a run-time zero point. Made for 3 threads, run at 3, 1, 1, 3; each
+// scales, u8 results with a run-time zero point. Made for 3 threads, run at kRunThreads; each
 // result within one step of the requantized double sum (oneDNN scales in float32).
 struct Int8Case {
   bool conv; // else a matmul of rows x k by k x o
@@ -222,7 +226,7 @@ TEST_P(Int8Twins, OneThreadRunsAgreeWithTheDefinition) {
   dnnl::reorder(wp, wm).execute(s, wp, wm);
   std::vector<uint8_t> y(want.size());
   memory yp(y_plain, eng, y.data());
-  for (int threads : {3, 1, 1, 3}) {
+  for (int threads : kRunThreads) {
     ThreadScope scope(threads);
     std::fill(y.begin(), y.end(), uint8_t(0));
     prim.execute(s, {{DNNL_ARG_SRC, xm},
@@ -245,8 +249,8 @@ INSTANTIATE_TEST_SUITE_P(Products, Int8Twins,
                                            Int8Case{true, 32, 48, 14, 3},      // 3 x 3
                                            Int8Case{false, 256, 384, 96, 1})); // matmul
 
-// A transformer layer's primitives as transformer.cpp makes them, made for 3 threads and run on
-// 3, 1, 1, 3: ExtLayerNorm's layer normalization (scale and shift) over 197 rows of 768, and
+// A transformer layer's primitives as transformer.cpp makes them, made for 3 threads and run at
+// kRunThreads: ExtLayerNorm's layer normalization (scale and shift) over 197 rows of 768, and
 // ExtAttention's scores matmul reading query and key^T through strided views of [tokens,
 // heads x 64] rows, scaled, with a mask added by a binary post-op; against double loops.
 TEST(TransformerTwins, LayerNormAgreesWithTheDefinition) {
@@ -281,7 +285,7 @@ TEST(TransformerTwins, LayerNormAgreesWithTheDefinition) {
   memory xm(data, eng, x.data()), ym(data, eng, y.data()), gm(param, eng, gamma.data()),
       bm(param, eng, beta.data()), mean(pd.mean_desc(), eng), var(pd.variance_desc(), eng),
       pad(pd.scratchpad_desc(), eng);
-  for (int threads : {3, 1, 1, 3}) {
+  for (int threads : kRunThreads) {
     ThreadScope scope(threads);
     std::fill(y.begin(), y.end(), NAN);
     prim.execute(s, {{DNNL_ARG_SRC, xm},
@@ -345,7 +349,7 @@ TEST(TransformerTwins, AttentionScoresAgreeWithTheDefinition) {
   std::vector<float> scores(size_t(heads * t * t));
   memory qm(qv, eng, q.data()), km(ktv, eng, k.data()), sm(sv, eng, scores.data()),
       mm(mv, eng, mask.data()), pad(pd.scratchpad_desc(), eng);
-  for (int threads : {3, 1, 1, 3}) {
+  for (int threads : kRunThreads) {
     ThreadScope scope(threads);
     std::fill(scores.begin(), scores.end(), NAN);
     prim.execute(s, {{DNNL_ARG_SRC, qm},

@@ -20,35 +20,20 @@
 #include <string.h>
 
 #include "check.h"
+#include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 enum { CI = 32, C = 40, H = 12, R = 24, N = 2000, HW = H * H };
 
 static float x_data[CI * HW], w1[C * CI * 9], b1[C], w2[R * C], b2[R], w3[C * R], b3[C], wg[C * N],
     bg[N], a_out[C * HW], g_out[N];
 static odla_value a_value; /* the output a */
 
-static odla_value_shape shape4(odla_int64 a, odla_int64 b, odla_int64 c, odla_int64 d) {
-  odla_value_shape s;
-  s.size = 4;
-  s.dims[0] = a;
-  s.dims[1] = b;
-  s.dims[2] = c;
-  s.dims[3] = d;
-  return s;
-}
-
-static odla_value_shape shape1(odla_int64 n) {
-  odla_value_shape s;
-  s.size = 1;
-  s.dims[0] = n;
-  return s;
-}
-
+/* A float32 shape of `rank` dims, and a float32 constant of that shape. */
+#define SHAPE(rank, ...) (vt(ODLA_FLOAT32, rank, DIMS(__VA_ARGS__)).shape)
 static odla_value constant(odla_value_shape s, const float *data, const char *id) {
-  odla_value_type t;
-  t.element_type = ODLA_FLOAT32;
-  t.shape = s;
+  odla_value_type t = vt(ODLA_FLOAT32, s.size, s.dims);
   return odla_CreateConstant(t, data, ID(id));
 }
 
@@ -105,35 +90,25 @@ static void expected(double *a, double *g) {
 
 static odla_status build(void) {
   static const odla_uint32 one[] = {1, 1}, zero[] = {0, 0}, window[] = {H, H};
-  odla_value_type t;
   odla_value x, c, p, s1, s2, m, a, row, g;
-  odla_value_shape undefined;
-  undefined.size = -1;
-  t.element_type = ODLA_FLOAT32;
-  t.shape = shape4(1, CI, H, H);
-  x = odla_CreateArgument(t, ID("x"));
-  c = odla_ExtConv(x, ODLA_CHANNELS_FIRST, 1, constant(shape4(C, CI, 3, 3), w1, "w1"), ODLA_OIS,
-                   one, one, one, one, constant(shape1(C), b1, "b1"), NULL, ODLA_EXT_FUSED_RELU, 0,
-                   0, shape4(1, C, H, H), ID("c"));
-  p = odla_AveragePool(c, ODLA_CHANNELS_FIRST, window, one, zero, zero, 0, shape4(1, C, 1, 1),
+  x = odla_CreateArgument(vt(ODLA_FLOAT32, 4, DIMS(1, CI, H, H)), ID("x"));
+  c = odla_ExtConv(x, ODLA_CHANNELS_FIRST, 1, constant(SHAPE(4, C, CI, 3, 3), w1, "w1"), ODLA_OIS,
+                   one, one, one, one, constant(SHAPE(1, C), b1, "b1"), NULL, ODLA_EXT_FUSED_RELU,
+                   0, 0, SHAPE(4, 1, C, H, H), ID("c"));
+  p = odla_AveragePool(c, ODLA_CHANNELS_FIRST, window, one, zero, zero, 0, SHAPE(4, 1, C, 1, 1),
                        ID("p"));
-  s1 = odla_ExtConv(p, ODLA_CHANNELS_FIRST, 1, constant(shape4(R, C, 1, 1), w2, "w2"), ODLA_OIS,
-                    one, one, zero, zero, constant(shape1(R), b2, "b2"), NULL, ODLA_EXT_FUSED_RELU,
-                    0, 0, shape4(1, R, 1, 1), ID("s1"));
-  s2 = odla_ExtConv(s1, ODLA_CHANNELS_FIRST, 1, constant(shape4(C, R, 1, 1), w3, "w3"), ODLA_OIS,
-                    one, one, zero, zero, constant(shape1(C), b3, "b3"), NULL,
-                    ODLA_EXT_FUSED_HARD_SWISH, 0, 0, shape4(1, C, 1, 1), ID("s2"));
+  s1 = odla_ExtConv(p, ODLA_CHANNELS_FIRST, 1, constant(SHAPE(4, R, C, 1, 1), w2, "w2"), ODLA_OIS,
+                    one, one, zero, zero, constant(SHAPE(1, R), b2, "b2"), NULL,
+                    ODLA_EXT_FUSED_RELU, 0, 0, SHAPE(4, 1, R, 1, 1), ID("s1"));
+  s2 = odla_ExtConv(s1, ODLA_CHANNELS_FIRST, 1, constant(SHAPE(4, C, R, 1, 1), w3, "w3"), ODLA_OIS,
+                    one, one, zero, zero, constant(SHAPE(1, C), b3, "b3"), NULL,
+                    ODLA_EXT_FUSED_HARD_SWISH, 0, 0, SHAPE(4, 1, C, 1, 1), ID("s2"));
   m = odla_Mul(c, s2, ID("m"));
   a = odla_Add(s2, m, ID("a"));
-  t.shape.size = 2;
-  t.shape.dims[0] = 1;
-  t.shape.dims[1] = C;
-  row = odla_Reshape(s2, t.shape, ID("row"));
-  t.shape.dims[0] = C;
-  t.shape.dims[1] = N;
-  g = odla_ExtGemm(row, 0, constant(t.shape, wg, "wg"), 0, 1.0f, 1.0f,
-                   constant(shape1(N), bg, "bg"), NULL, ODLA_EXT_FUSED_HARD_SWISH, 0, 0, undefined,
-                   ID("g"));
+  row = odla_Reshape(s2, SHAPE(2, 1, C), ID("row"));
+  g = odla_ExtGemm(row, 0, constant(SHAPE(2, C, N), wg, "wg"), 0, 1.0f, 1.0f,
+                   constant(SHAPE(1, N), bg, "bg"), NULL, ODLA_EXT_FUSED_HARD_SWISH, 0, 0,
+                   any_shape(), ID("g"));
   if (!a || !g)
     return ODLA_FAILURE;
   a_value = a;
