@@ -169,7 +169,7 @@ def compile_once(odlac, model, weights, work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build", type=os.path.abspath, default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--keep-models", action="store_true",
                     help="keep the generated 2.3 and 4.6 GB models in the cache")

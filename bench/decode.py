@@ -313,7 +313,7 @@ class Bench:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build", type=os.path.abspath, default=os.path.join(ROOT, "build"))
     ap.add_argument("--models", default="gpt2,chargpt")
     ap.add_argument("--contexts", default="32,128,512")
     ap.add_argument("--threads", default="1,2")

@@ -209,7 +209,7 @@ class Bench:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build", type=os.path.abspath, default=os.path.join(ROOT, "build"))
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=5)

@@ -184,7 +184,7 @@ def percentile(sorted_values, p):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--build", type=os.path.abspath, default=os.path.join(ROOT, "build"))
     ap.add_argument("--models", default="resnet50,bert_encoder")
     ap.add_argument("--clients", default="1,8,32")
     ap.add_argument("--requests", type=int, default=160, help="requests per turn")
