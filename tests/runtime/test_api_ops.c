@@ -16,7 +16,6 @@
 #include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 
 /* Runs the current computation once with one argument bound and `n` outputs. */
 static odla_status run(odla_computation comp, const char *arg, const void *arg_data, int n,

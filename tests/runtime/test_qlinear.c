@@ -23,7 +23,6 @@
 #include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 
 static char last_error[512];
 static void keep_error(const char *file, int line, const char *func, odla_log_level level,

@@ -23,7 +23,6 @@
 #include "value_types.h"
 
 #define ID(s) ((const odla_value_id)(s))
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 enum { CI = 32, C = 40, H = 12, R = 24, N = 2000, HW = H * H };
 
 static float x_data[CI * HW], w1[C * CI * 9], b1[C], w2[R * C], b2[R], w3[C * R], b3[C], wg[C * N],
