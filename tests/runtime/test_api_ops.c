@@ -41,8 +41,8 @@ static odla_status run1(odla_computation comp, const char *arg, const void *arg_
 static void check_close(const char *what, const float *got, const float *want, int n, double rel) {
   int i;
   for (i = 0; i < n; ++i)
-    CHECK(fabs(got[i] - want[i]) <= rel * (fabs(want[i]) + 1e-30), "%s[%d] = %.9g, want %.9g", what,
-          i, got[i], want[i]);
+    CHECK(fabs((double)got[i] - want[i]) <= rel * (fabs((double)want[i]) + 1e-30),
+          "%s[%d] = %.9g, want %.9g", what, i, got[i], want[i]);
 }
 
 /* A builder that must fail: NULL, and the computation then refuses to compile with `want`. */
