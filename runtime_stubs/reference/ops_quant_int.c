@@ -112,6 +112,13 @@ typedef struct {
      tail_at (0: none), so that the last pair of rows reads whole groups too
      (ref_qconv_lean_part) */
   size_t tail_at;
+  /* the 8-bit product (ref_qg8, ref_qi_u8s8) of a packed kernel: bytes to a depth of kq, the
+     kernel's sums (int32, for sub) at sums_at bytes into the packed kernel; scratch at sub_at:
+     sub. kq and sub_at are set for every packed kernel, so that the scratch is the same size
+     whatever the CPU takes */
+  int u8s8;
+  int64_t kq;
+  size_t sums_at, sub_at;
 } ref_qi_common;
 
 /* Bytes of the epilogue's channel arrays: float64 scales, then bias, multiplier, shift and
@@ -403,6 +410,34 @@ static int ref_qi_constant_or_absent(odla_value v) {
   return !v || (v->kind == REF_CONSTANT && v->data);
 }
 
+/* Whether a packed kernel's product runs on 8-bit data (ref_qg8): a constant int8 kernel whose
+ * zero points are all 0 (ONNX Runtime's symmetric weights), on a CPU with the 8-bit kernels. */
+static int ref_qi_u8s8(const odla_value *in) {
+#if REF_X86_TARGETS
+  const odla_value w = in[REF_QI_W], wz = in[REF_QI_WZ];
+  int64_t i, n;
+  if (!ref_qg8_available() || w->type.element_type != ODLA_INT8 || !ref_qi_constant_kernel(in))
+    return 0;
+  n = wz ? ref_count(&wz->type.shape) : 0;
+  for (i = 0; i < n; ++i)
+    if (ref_qi_load(wz->type.element_type, wz->data, i) != 0)
+      return 0;
+  return 1;
+#else /* the 8-bit kernels are x86's: other targets do not link this path */
+  (void)in;
+  return 0;
+#endif
+}
+
+/* The int16 values a packed kernel's room takes: the larger of the int16 form's (`values`) and
+ * the 8-bit form's (sums_at bytes, then `sums` int32 sums), whatever this CPU takes, so that the
+ * parameters' size is the same on every machine (odlac measures a --no-heap model's structures
+ * on the host for its target). */
+static int64_t ref_qi_packed_room(int64_t values, size_t sums_at, int64_t sums) {
+  const int64_t bytes8 = (int64_t)sums_at + sums * 4;
+  return values > (bytes8 + 1) / 2 ? values : (bytes8 + 1) / 2;
+}
+
 /* ---- Lean products -------------------------------------------------------------------------- */
 
 /* In a least-memory computation (ODLA_EXT_ITEM_LEAST_MEMORY: a microcontroller's), a product
@@ -602,6 +637,33 @@ static void ref_qconv_pack(const void *params, const void *w, const void *wz, in
       }
   }
 }
+
+#if REF_X86_TARGETS
+/* The 8-bit product's kernel (channels first, q.u8s8): channel c's row of int8 at c * kq bytes in
+ * ref_qconv_pack's order, the pads zero, then the rows' sums at q.sums_at bytes in. */
+static void ref_qconv_pack8(const void *params, const void *w, const void *wz, int wz_per_channel,
+                            int16_t *dst) {
+  const ref_qconv_params *p = (const ref_qconv_params *)params;
+  unsigned char *d = (unsigned char *)dst;
+  int32_t *sums = (int32_t *)(void *)(d + p->q.sums_at);
+  int64_t c, i;
+  (void)wz; /* all 0 (ref_qi_u8s8) */
+  (void)wz_per_channel;
+  memset(d, 0, p->q.sums_at);
+  for (c = 0; c < p->m; ++c) {
+    int32_t sum = 0;
+    for (i = 0; i < p->kg; ++i) {
+      const int8_t v = ((const int8_t *)w)[c * p->kg + i];
+      d[c * p->q.kq + i] = (unsigned char)v;
+      sum += v;
+    }
+    sums[c] = sum;
+  }
+}
+#define REF_QCONV_PACK(u8s8) ((u8s8) ? ref_qconv_pack8 : ref_qconv_pack)
+#else
+#define REF_QCONV_PACK(u8s8) ref_qconv_pack
+#endif
 
 /* One image's depthwise convolution over the staged input, output pixels split in parts. */
 typedef struct {
@@ -1274,6 +1336,33 @@ static void ref_qconv_pad_part(void *arg, int index, int parts, unsigned char *s
   }
 }
 
+/* The same for the 8-bit product (q.u8s8): planes of bytes, the data xor flip (int8 data as
+ * unsigned, plus 128), the pads the zero point's byte, which sub cancels as it cancels the
+ * data's zero point. */
+static void ref_qconv_pad8_part(void *arg, int index, int parts, unsigned char *scratch) {
+  const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
+  const ref_qconv_params *p = st->p;
+  const ref_window *w = &p->w;
+  const int64_t values = ref_qconv_plane_values(w), ipix = ref_window_in_count(w);
+  const unsigned char flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0;
+  int64_t dims[3], lo, hi, c, id, ih, i;
+  (void)scratch;
+  ref_qconv_plane_dims(w, dims);
+  ref_split(p->c, 1, index, parts, &lo, &hi);
+  for (c = lo; c < hi; ++c) {
+    unsigned char *plane = (unsigned char *)st->xs + c * values;
+    const unsigned char *xc = st->x + c * ipix;
+    memset(plane, (unsigned char)st->xz ^ flip, (size_t)values);
+    for (id = 0; id < w->in[0]; ++id)
+      for (ih = 0; ih < w->in[1]; ++ih, xc += w->in[2]) {
+        unsigned char *to =
+            plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
+        for (i = 0; i < w->in[2]; ++i)
+          to[i] = (unsigned char)(xc[i] ^ flip);
+      }
+  }
+}
+
 /* One image and group of a channels-first convolution. */
 typedef struct {
   const ref_qconv_params *p;
@@ -1283,6 +1372,10 @@ typedef struct {
   ref_qg g; /* P (the group's kernel rows), out (the group's channels); v set per block */
   int64_t block, blocks; /* pixels per block (at most p->block), blocks */
   int by_rows;           /* the parts split the output channels, not the blocks */
+  /* the 8-bit product (q.u8s8): the group's byte planes (ref_qconv_pad8_part) instead of xp,
+     and g8 (P, sub, out) instead of g */
+  const unsigned char *xb;
+  ref_qg8 g8;
 } ref_qconv_cf_gemm;
 
 /* A run of a block's output pixels along an output row: its first pixel j in the block, its
@@ -1372,24 +1465,106 @@ static void ref_qconv_cf_block(const ref_qconv_cf_gemm *c, int64_t b0, int64_t n
   }
 }
 
+/* ref_qconv_cf_row's row as bytes for the 8-bit product: a unit window's is the input
+ * channel's run, read in place (ref_qconv_cf_block8 flips int8 data), another's is copied into
+ * row from the byte plane. */
+static const unsigned char *ref_qconv_cf_row8(const ref_qconv_cf_gemm *c, int64_t ci, int64_t t,
+                                              int64_t b0, const ref_qconv_run_of *runs,
+                                              int64_t nruns, unsigned char *row) {
+  const ref_window *w = &c->p->w;
+  const int64_t kw = t % w->k[2], kh = t / w->k[2] % w->k[1], kd = t / (w->k[2] * w->k[1]);
+  const int64_t sw = w->stride[2];
+  int64_t dims[3], r, i;
+  const unsigned char *plane;
+  if (c->p->unit_window)
+    return c->x + ci * ref_window_in_count(w) + b0;
+  ref_qconv_plane_dims(w, dims);
+  plane = c->xb + ci * ref_qconv_plane_values(w) +
+          (kd * w->dil[0] * dims[1] + kh * w->dil[1]) * dims[2] + kw * w->dil[2];
+  for (r = 0; r < nruns; ++r) {
+    const unsigned char *src = plane + runs[r].at;
+    unsigned char *to = row + runs[r].j;
+    if (sw == 1)
+      memcpy(to, src, (size_t)runs[r].n);
+    else
+      for (i = 0; i < runs[r].n; ++i)
+        to[i] = src[i * sw];
+  }
+  return row;
+}
+
+/* ref_qconv_cf_block for the 8-bit product: depth rows [k0, k1) (multiples of 4) as byte
+ * panels (ref_qg8_v_at), each group of 4 rows built into the four row buffers (nb bytes each)
+ * or read in place; rows past the depth are zeros. */
+static void ref_qconv_cf_block8(const ref_qconv_cf_gemm *c, int64_t b0, int64_t nb, int64_t k0,
+                                int64_t k1, unsigned char *v, unsigned char *rows,
+                                ref_qconv_run_of *runs) {
+  const ref_qconv_params *p = c->p;
+  const int64_t kvol = ref_window_k_count(&p->w);
+  const int64_t nruns = p->unit_window ? 0 : ref_qconv_runs(p, b0, nb, runs);
+  const unsigned char flip = p->unit_window && p->q.x_type == ODLA_INT8 ? 0x80 : 0;
+  const unsigned char *src[4];
+  int64_t k;
+  int h;
+  for (k = k0; k < k1; k += 4) {
+    for (h = 0; h < 4; ++h)
+      src[h] = k + h < p->kg ? ref_qconv_cf_row8(c, (k + h) / kvol, (k + h) % kvol, b0, runs, nruns,
+                                                 rows + h * nb)
+                             : NULL;
+    ref_qg8_group_row(src, nb, flip, v, p->q.kq, k);
+  }
+}
+
+/* The depth of c's V blocks and the unit its parts split it by. */
+static int64_t ref_qconv_cf_depth(const ref_qconv_cf_gemm *c, int64_t *unit) {
+  *unit = c->p->q.u8s8 ? 4 : 2;
+  return c->p->q.u8s8 ? c->p->q.kq : c->p->kp;
+}
+
+/* Depth rows [k0, k1) of the block of output pixels [b0, b0 + nb) at v, with the row buffers
+ * and runs of `scratch`. */
+static void ref_qconv_cf_build(const ref_qconv_cf_gemm *c, int64_t b0, int64_t nb, int64_t k0,
+                               int64_t k1, void *v, unsigned char *scratch) {
+  const ref_qconv_params *p = c->p;
+  ref_qconv_run_of *runs = (ref_qconv_run_of *)ref_scratch_at(scratch, p->runs_at);
+  if (p->q.u8s8)
+    ref_qconv_cf_block8(c, b0, nb, k0, k1, (unsigned char *)v,
+                        (unsigned char *)ref_scratch_at(scratch, p->rows_at), runs);
+  else
+    ref_qconv_cf_block(c, b0, nb, k0, k1, (int16_t *)v,
+                       (int16_t *)ref_scratch_at(scratch, p->rows_at), runs);
+}
+
+/* Rows [r0, r1) of the product of the block of output pixels [b0, b0 + nb) at v. */
+static void ref_qconv_cf_tiles(const ref_qconv_cf_gemm *c, const void *v, int64_t b0, int64_t nb,
+                               int64_t r0, int64_t r1) {
+  if (c->p->q.u8s8) {
+    ref_qg8 g = c->g8;
+    g.v = (const unsigned char *)v;
+    g.v_col0 = b0;
+    ref_qg8_run(&g, r0, r1, b0, b0 + nb);
+  } else {
+    ref_qg g = c->g;
+    g.v = (const int16_t *)v;
+    g.v_col0 = b0;
+    ref_qg_run(&g, r0, r1, b0, b0 + nb);
+  }
+}
+
 /* By blocks (ref_qconv_cf_split): each part builds its blocks in its own scratch and
  * multiplies them by every row. */
 static void ref_qconv_cf_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf_gemm *c = (const ref_qconv_cf_gemm *)arg;
   const ref_qconv_params *p = c->p;
   const int64_t opix = ref_window_out_count(&p->w);
-  int16_t *v = (int16_t *)ref_scratch_at(scratch, p->col_at);
-  int16_t *rows = (int16_t *)ref_scratch_at(scratch, p->rows_at);
-  ref_qconv_run_of *runs = (ref_qconv_run_of *)ref_scratch_at(scratch, p->runs_at);
-  int64_t blo, bhi, b;
-  ref_qg g = c->g;
+  void *v = ref_scratch_at(scratch, p->col_at);
+  int64_t blo, bhi, b, unit;
+  const int64_t depth = ref_qconv_cf_depth(c, &unit);
   ref_split(c->blocks, 1, index, parts, &blo, &bhi);
-  g.v = v;
   for (b = blo; b < bhi; ++b) {
     const int64_t b0 = b * c->block, nb = ref_qi_min(c->block, opix - b0);
-    ref_qconv_cf_block(c, b0, nb, 0, p->kp, v, rows, runs);
-    g.v_col0 = b0;
-    ref_qg_run(&g, 0, p->mpg, b0, b0 + nb);
+    ref_qconv_cf_build(c, b0, nb, 0, depth, v, scratch);
+    ref_qconv_cf_tiles(c, v, b0, nb, 0, p->mpg);
   }
 }
 
@@ -1398,29 +1573,24 @@ static void ref_qconv_cf_part(void *arg, int index, int parts, unsigned char *sc
 typedef struct {
   const ref_qconv_cf_gemm *c;
   int64_t b0, nb;
-  int16_t *v; /* the shared block */
+  void *v; /* the shared block */
 } ref_qconv_cf_shared;
 
 static void ref_qconv_cf_build_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf_shared *sh = (const ref_qconv_cf_shared *)arg;
-  const ref_qconv_params *p = sh->c->p;
-  int64_t lo, hi;
-  ref_split(p->kp, 2, index, parts, &lo, &hi);
+  int64_t lo, hi, unit;
+  const int64_t depth = ref_qconv_cf_depth(sh->c, &unit);
+  ref_split(depth, unit, index, parts, &lo, &hi);
   if (lo < hi)
-    ref_qconv_cf_block(sh->c, sh->b0, sh->nb, lo, hi, sh->v,
-                       (int16_t *)ref_scratch_at(scratch, p->rows_at),
-                       (ref_qconv_run_of *)ref_scratch_at(scratch, p->runs_at));
+    ref_qconv_cf_build(sh->c, sh->b0, sh->nb, lo, hi, sh->v, scratch);
 }
 
 static void ref_qconv_cf_rows_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_cf_shared *sh = (const ref_qconv_cf_shared *)arg;
-  ref_qg g = sh->c->g;
   int64_t lo, hi;
   (void)scratch;
   ref_split(sh->c->p->mpg, REF_QG_MR, index, parts, &lo, &hi);
-  g.v = sh->v;
-  g.v_col0 = sh->b0;
-  ref_qg_run(&g, lo, hi, sh->b0, sh->b0 + sh->nb);
+  ref_qconv_cf_tiles(sh->c, sh->v, sh->b0, sh->nb, lo, hi);
 }
 
 /* How c's product splits over the parts (returned): by whole blocks when there are many of
@@ -1451,7 +1621,7 @@ static void ref_qconv_cf_gemm_run(const ref_io *io, ref_qconv_cf_gemm *c) {
     return;
   }
   sh.c = c;
-  sh.v = (int16_t *)ref_scratch_at(io->scratch, p->col_at);
+  sh.v = ref_scratch_at(io->scratch, p->col_at);
   for (b = 0; b < c->blocks; ++b) {
     sh.b0 = b * c->block;
     sh.nb = ref_qi_min(c->block, opix - sh.b0);
@@ -1642,7 +1812,14 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
   s = ref_qi_epilogue(node, io, &p->q, ref_scratch_at(scratch, p->q.chan_at), &out);
   if (s != ODLA_SUCCESS)
     return s;
-  wp = ref_qi_kernel(node, io, &p->q, ref_qconv_pack);
+  wp = ref_qi_kernel(node, io, &p->q, REF_QCONV_PACK(p->q.u8s8));
+  if (p->q.u8s8) { /* sub: the kernel's sums times the (flipped) zero point, modulo 2^32 */
+    const uint32_t zs = (uint32_t)((p->q.x_type == ODLA_INT8 ? 128 : 0) + xz);
+    const int32_t *sums = (const int32_t *)(const void *)((const unsigned char *)wp + p->q.sums_at);
+    int32_t *sub = (int32_t *)ref_scratch_at(scratch, p->q.sub_at);
+    for (g = 0; g < p->m; ++g)
+      sub[g] = (int32_t)(zs * (uint32_t)sums[g]);
+  }
   for (n = 0; n < p->n; ++n) {
     const unsigned char *xn = x + n * p->c * ipix;
     unsigned char *yn = (unsigned char *)io->out[0] + n * p->m * opix * ref_qg_esize(&out);
@@ -1656,7 +1833,10 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
                    ipix * p->c < REF_QI_STAGE_PARALLEL_MIN
                        ? 1
                        : (int)ref_qi_min(ref_threads_count(ref_io_threads(io)), p->c),
-                   p->channels_last ? ref_qconv_stage_part : ref_qconv_pad_part, &st, scratch);
+                   p->channels_last ? ref_qconv_stage_part
+                   : p->q.u8s8      ? ref_qconv_pad8_part
+                                    : ref_qconv_pad_part,
+                   &st, scratch);
     }
     if (p->depthwise && !p->channels_last) {
       ref_qconv_cf d;
@@ -1713,6 +1893,13 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
         c.xp = xs + g * p->cpg * ref_qconv_plane_values(&p->w);
         c.xz = xz;
         c.g = gm;
+        c.xb = (const unsigned char *)xs + g * p->cpg * ref_qconv_plane_values(&p->w);
+        c.g8.kq = p->q.kq;
+        c.g8.p = (const unsigned char *)wp + g * p->mpg * p->q.kq;
+        c.g8.ldp = p->q.kq;
+        c.g8.sub = (const int32_t *)ref_scratch_at(scratch, p->q.sub_at) + g * p->mpg;
+        c.g8.kernel_rows = 1;
+        c.g8.out = gm.out;
         ref_qconv_cf_gemm_run(io, &c);
       }
     }
@@ -1790,6 +1977,10 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     at += ref_nn_align((size_t)(2 * p->block) * sizeof(int16_t));
     p->runs_at = at; /* at most a run a pixel */
     at += ref_nn_align((size_t)p->block * sizeof(ref_qconv_run_of));
+    p->q.sub_at =
+        at; /* the 8-bit product's sub (its blocks, rows and planes fit the int16 ones') */
+    if (p->q.packed)
+      at += ref_nn_align((size_t)p->m * sizeof(int32_t));
   }
   p->q.bytes = at;
 }
@@ -1895,6 +2086,12 @@ odla_value odla_ExtQLinearConv(
                 (int64_t)1 << 20;
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  if (p.q.packed && !cl && !p.depthwise) { /* the 8-bit product's room, whatever this CPU takes */
+    p.q.u8s8 = ref_qi_u8s8(in);
+    p.q.kq = ref_qi_round_up(p.kg, 4);
+    p.q.sums_at = (size_t)ref_qi_round_up(p.m * p.q.kq, 16);
+    p.packed_values = ref_qi_packed_room(p.packed_values, p.q.sums_at, p.m);
+  }
   ref_qi_lean_know(in, &p.q, p.kg);
   ref_qconv_scratch(&p);
   /* The lean tail: the last two rows of a kernel whose last row's last group would read past
@@ -1905,8 +2102,8 @@ odla_value odla_ExtQLinearConv(
     memcpy(tail, (const int8_t *)in[REF_QI_W]->data + (p.m - 2) * p.kg, (size_t)(2 * p.kg));
     tail_bytes = (size_t)(2 * p.kg + 4 - p.kg % 4);
   }
-  v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values, ref_qconv_pack, out,
-                 value_id, tail, tail_bytes);
+  v = ref_qi_add(op, ref_qconv_run, in, &p, sizeof p, &p.q, p.packed_values,
+                 REF_QCONV_PACK(p.q.u8s8), out, value_id, tail, tail_bytes);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;
     v->node->flops = ref_mul_sat(2 * p.n * p.m * ref_window_out_count(&p.w), p.kg);
@@ -1925,12 +2122,7 @@ typedef struct {
   int batch_rank;                                         /* >= 1 (a batch of 1 when none) */
   int64_t batch[ODLA_MAX_DIMENSION];                      /* output batch dims */
   int64_t sa[ODLA_MAX_DIMENSION], sb[ODLA_MAX_DIMENSION]; /* matrix strides, 0 = broadcast */
-  /* the 8-bit product (ref_qg8, ref_qmm_u8s8): the packed kernel's byte panels, then at
-     sums_at (bytes into it) each matrix's column sums; scratch at sub_at: col_sub */
-  int u8s8;
-  int64_t kq;
-  size_t sums_at, sub_at;
-} ref_qmm_params;
+} ref_qmm_params; /* q.u8s8: the packed kernel's byte panels, then each matrix's column sums */
 
 /* Packs each kernel matrix [K, N] as int16 w - wz[n] in V panels (columns = the N output
  * columns), matrix b's from b * ref_qg_v_count(kp, N); pads are zero. */
@@ -1955,19 +2147,19 @@ static void ref_qmm_pack(const void *params, const void *w, const void *wz, int 
 static void ref_qmm_pack8(const void *params, const void *w, const void *wz, int wz_per_channel,
                           int16_t *dst) {
   const ref_qmm_params *p = (const ref_qmm_params *)params;
-  const int64_t vbytes = ref_qg_v_count(p->kq, p->n);
+  const int64_t vbytes = ref_qg_v_count(p->q.kq, p->n);
   int8_t *d = (int8_t *)dst;
-  int32_t *sums = (int32_t *)(void *)((unsigned char *)dst + p->sums_at);
+  int32_t *sums = (int32_t *)(void *)((unsigned char *)dst + p->q.sums_at);
   int64_t b, col, i;
   (void)wz;
   (void)wz_per_channel;
-  memset(d, 0, p->sums_at);
+  memset(d, 0, p->q.sums_at);
   for (b = 0; b < p->kernel_batches; ++b)
     for (col = 0; col < p->n; ++col) {
       int32_t sum = 0;
       for (i = 0; i < p->k; ++i) {
         const int8_t v = ((const int8_t *)w)[(b * p->k + i) * p->n + col];
-        d[b * vbytes + ref_qg8_v_at(p->kq, i, col)] = v;
+        d[b * vbytes + ref_qg8_v_at(p->q.kq, i, col)] = v;
         sum += v;
       }
       sums[b * p->n + col] = sum;
@@ -1977,25 +2169,6 @@ static void ref_qmm_pack8(const void *params, const void *w, const void *wz, int
 #else
 #define REF_QMM_PACK(u8s8) ref_qmm_pack
 #endif
-
-/* Whether a MatMul's product runs on 8-bit data (ref_qg8): a constant int8 kernel whose zero
- * points are all 0 (ONNX Runtime's symmetric weights), on a CPU with the 8-bit kernels. */
-static int ref_qmm_u8s8(const odla_value *in) {
-#if REF_X86_TARGETS
-  const odla_value w = in[REF_QI_W], wz = in[REF_QI_WZ];
-  int64_t i, n;
-  if (!ref_qg8_available() || w->type.element_type != ODLA_INT8 || !ref_qi_constant_kernel(in))
-    return 0;
-  n = wz ? ref_count(&wz->type.shape) : 0;
-  for (i = 0; i < n; ++i)
-    if (ref_qi_load(wz->type.element_type, wz->data, i) != 0)
-      return 0;
-  return 1;
-#else /* the 8-bit kernels are x86's: other targets do not link this path */
-  (void)in;
-  return 0;
-#endif
-}
 
 /* A lean batch: each row of x staged and multiplied by the kernel matrix w in place. */
 static void ref_qmm_lean_batch(const ref_qmm_params *p, const ref_qg_lean_out *o,
@@ -2029,14 +2202,14 @@ static int ref_qmm_next_batch(const ref_qmm_params *p, int64_t *idx, int64_t *oa
 }
 
 #if REF_X86_TARGETS
-/* The batches of an 8-bit product (ref_qmm_u8s8): rows staged as bytes (int8 data plus 128),
+/* The batches of an 8-bit product (ref_qi_u8s8): rows staged as bytes (int8 data plus 128),
  * each matrix's col_sub from its column sums and the input's zero point. */
 static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
                                 const unsigned char *packed, int32_t xz, const ref_qg_out *out) {
   unsigned char *scratch = (unsigned char *)io->scratch;
   uint8_t *xs = (uint8_t *)ref_scratch_at(scratch, p->q.xs_at);
-  int32_t *sub = (int32_t *)ref_scratch_at(scratch, p->sub_at);
-  const int32_t *sums = (const int32_t *)(const void *)(packed + p->sums_at);
+  int32_t *sub = (int32_t *)ref_scratch_at(scratch, p->q.sub_at);
+  const int32_t *sums = (const int32_t *)(const void *)(packed + p->q.sums_at);
   const uint32_t shift = (uint32_t)((p->q.x_type == ODLA_INT8 ? 128 : 0) + xz); /* in [0, 255] */
   const unsigned char flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0; /* int8 v as v + 128 */
   const unsigned char *x = (const unsigned char *)io->in[REF_QI_X];
@@ -2044,14 +2217,15 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
   int64_t idx[ODLA_MAX_DIMENSION] = {0}, oa = 0, ob = 0, r, i, c;
   ref_qg8 g;
   ref_qi_job job;
-  g.kq = p->kq;
+  g.kq = p->q.kq;
   g.p = xs;
-  g.ldp = p->kq;
+  g.ldp = p->q.kq;
   g.v_col0 = 0;
-  g.col_sub = sub;
+  g.sub = sub;
+  g.kernel_rows = 0;
   g.out = *out;
   g.out.y_row = p->n;
-  job.g.kp = p->kq;
+  job.g.kp = p->q.kq;
   job.rows = p->m;
   job.cols = p->n;
   job.g8 = &g;
@@ -2059,13 +2233,13 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
     const unsigned char *xb = x + oa * p->m * p->k;
     for (r = 0; r < p->m; ++r) {
       for (i = 0; i < p->k; ++i)
-        xs[r * p->kq + i] = (uint8_t)(xb[r * p->k + i] ^ flip);
-      for (; i < p->kq; ++i)
-        xs[r * p->kq + i] = 0;
+        xs[r * p->q.kq + i] = (uint8_t)(xb[r * p->k + i] ^ flip);
+      for (; i < p->q.kq; ++i)
+        xs[r * p->q.kq + i] = 0;
     }
     for (c = 0; c < p->n; ++c) /* modulo 2^32, as the sums */
       sub[c] = (int32_t)(shift * (uint32_t)sums[ob * p->n + c]);
-    g.v = (const int8_t *)packed + ob * ref_qg_v_count(p->kq, p->n);
+    g.v = packed + ob * ref_qg_v_count(p->q.kq, p->n);
     g.out.y = y;
     ref_qi_job_run(io, &job);
     y += p->m * p->n * ref_qg_esize(&g.out);
@@ -2096,9 +2270,9 @@ static odla_status ref_qmm_run(const ref_node *node, const ref_io *io) {
   if (s != ODLA_SUCCESS)
     return s;
   if (!p->q.lean)
-    wp = ref_qi_kernel(node, io, &p->q, REF_QMM_PACK(p->u8s8));
+    wp = ref_qi_kernel(node, io, &p->q, REF_QMM_PACK(p->q.u8s8));
 #if REF_X86_TARGETS
-  if (p->u8s8)
+  if (p->q.u8s8)
     return ref_qmm_run8(p, io, (const unsigned char *)wp, xz, &job.g.out);
 #endif
   job.g8 = NULL;
@@ -2212,9 +2386,9 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.kp = ref_qi_even(p.k);
   p.q.lean = ref_qi_lean_kernel(in);
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
-  p.u8s8 = p.q.packed && ref_qmm_u8s8(in);
-  p.kq = ref_qi_round_up(p.k, 4);
-  p.sums_at = (size_t)ref_qi_round_up(p.kernel_batches * ref_qg_v_count(p.kq, p.n), 16);
+  p.q.u8s8 = p.q.packed && ref_qi_u8s8(in);
+  p.q.kq = ref_qi_round_up(p.k, 4);
+  p.q.sums_at = (size_t)ref_qi_round_up(p.kernel_batches * ref_qg_v_count(p.q.kq, p.n), 16);
   ref_qi_lean_know(in, &p.q, p.k);
   p.q.chan_at = at; /* lean: a row's sums */
   at += p.q.lean ? ref_nn_align((size_t)p.n * sizeof(int32_t)) : ref_qi_chan_bytes(p.n);
@@ -2223,19 +2397,13 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.q.wp_at = at;
   if (!p.q.packed && !p.q.lean)
     at += ref_nn_align((size_t)(p.kernel_batches * ref_qg_v_count(p.kp, p.n)) * sizeof(int16_t));
-  /* the 8-bit product's col_sub (its staged rows fit in xs: kq <= 2 * kp), for any packed
-     kernel whatever this CPU takes, so that the scratch is the same size on every machine */
-  p.sub_at = at;
+  p.q.sub_at = at; /* the 8-bit product's sub (its staged rows fit in xs: kq <= 2 * kp) */
   if (p.q.packed)
     at += ref_nn_align((size_t)p.n * sizeof(int32_t));
   p.q.bytes = at;
-  /* The packed kernel's room is the larger of the two forms' whatever this CPU takes, so that
-   * the parameters' size is the same on every machine (odlac measures a --no-heap model's
-   * structures on the host for its target). */
-  packed = p.kernel_batches * ref_qg_v_count(p.kp, p.n);
-  if (packed < ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2)
-    packed = ((int64_t)p.sums_at + p.kernel_batches * p.n * 4 + 1) / 2;
-  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, packed, REF_QMM_PACK(p.u8s8), out,
+  packed = ref_qi_packed_room(p.kernel_batches * ref_qg_v_count(p.kp, p.n), p.q.sums_at,
+                              p.kernel_batches * p.n);
+  v = ref_qi_add(op, ref_qmm_run, in, &p, sizeof p, &p.q, packed, REF_QMM_PACK(p.q.u8s8), out,
                  value_id, NULL, 0);
   if (v) {
     v->node->scratch_bytes = p.q.bytes;

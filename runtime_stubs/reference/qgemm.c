@@ -68,9 +68,11 @@ typedef int32_t ref_qg_acc[REF_QG_MR][REF_QG_NR];
 typedef void (*ref_qg_tile_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
                                int nr, int nc, ref_qg_acc acc);
 /* Two tiles side by side: rows of a against the panels v and w (the next panel), into acc and
- * acc2. */
+ * acc2, each sum started at its row's start[i] plus its column's start[REF_QG_MR + h] (start
+ * NULL: 0). */
 typedef void (*ref_qg_tile2_fn)(int64_t kp, const int16_t *const a[REF_QG_MR], const int16_t *v,
-                                const int16_t *w, ref_qg_acc acc, ref_qg_acc acc2);
+                                const int16_t *w, ref_qg_acc acc, ref_qg_acc acc2,
+                                const int32_t *start);
 /* The most pairs of taps (kernel rows x (kw + 1) / 2) a plane kernel holds in registers. */
 enum { REF_QG_DW_PLANE_PAIRS = 16 };
 typedef void (*ref_qg_dw_plane_fn)(const int16_t *x, int64_t pitch, int64_t n_rows,
@@ -400,22 +402,29 @@ REF_QG_VNNI512Z static void ref_qg_tile_vnni512z(int64_t kp, const int16_t *cons
 
 /* Two panels at once (v and w, into acc and acc2), each row's group broadcast into a register
  * once for both (8 loads for 12 multiply-adds, where the one-panel tile has 7 for 6); with w
- * NULL one panel. For the int16 pairs (STEP 2, REF_QG_MAC REF_QG_DPR) and for the 8-bit
- * product (ref_qg8: unsigned rows, int8 panels, groups of 4 depths, REF_QG_DPB). */
+ * NULL one panel; the sums start as ref_qg_tile2_fn's. For the int16 pairs (STEP 2, REF_QG_MAC
+ * REF_QG_DPR) and for the 8-bit product (ref_qg8: unsigned rows, int8 panels, groups of 4
+ * depths, REF_QG_DPB; kernel rows: the operands swapped). */
 #define REF_QG_TWO_PANELS(NAME, TA, TV, STEP)                                                      \
   REF_QG_VNNI512Z static void NAME(int64_t kp, const TA *const a[REF_QG_MR], const TV *v,          \
-                                   const TV *w, ref_qg_acc acc, ref_qg_acc acc2) {                 \
+                                   const TV *w, ref_qg_acc acc, ref_qg_acc acc2,                   \
+                                   const int32_t *start) {                                         \
     __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;              \
     __m512i d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0;                                  \
     int64_t p;                                                                                     \
+    if (start) {                                                                                   \
+      const __m512i e0 = _mm512_loadu_si512((const void *)(start + REF_QG_MR));                    \
+      const __m512i e1 = _mm512_loadu_si512((const void *)(start + REF_QG_MR + REF_QG_NR));        \
+      REF_QG_SIX(REF_QG_START)                                                                     \
+    }                                                                                              \
     if (w)                                                                                         \
-      for (p = 0; p < kp; p += STEP, v += STEP * REF_QG_NR, w += STEP * REF_QG_NR) {               \
+      for (p = 0; p < kp; p += (STEP), v += (STEP)*REF_QG_NR, w += (STEP)*REF_QG_NR) {             \
         const __m512i b0 = _mm512_loadu_si512((const void *)v);                                    \
         const __m512i b1 = _mm512_loadu_si512((const void *)w);                                    \
         REF_QG_SIX(REF_QG_BOTH)                                                                    \
       }                                                                                            \
     else                                                                                           \
-      for (p = 0; p < kp; p += STEP, v += STEP * REF_QG_NR) {                                      \
+      for (p = 0; p < kp; p += (STEP), v += (STEP)*REF_QG_NR) {                                    \
         const __m512i b0 = _mm512_loadu_si512((const void *)v);                                    \
         REF_QG_SIX(REF_QG_ONE)                                                                     \
       }                                                                                            \
@@ -428,6 +437,9 @@ REF_QG_VNNI512Z static void ref_qg_tile_vnni512z(int64_t kp, const int16_t *cons
     REF_QG_MAC(d##i, x, b1);                                                                       \
   }
 #define REF_QG_ONE(i) REF_QG_MAC(c##i, ref_qg_word512(a[i] + p), b0);
+#define REF_QG_START(i)                                                                            \
+  c##i = _mm512_add_epi32(_mm512_set1_epi32(start[i]), e0);                                        \
+  d##i = _mm512_add_epi32(_mm512_set1_epi32(start[i]), e1);
 #define REF_QG_STORE_BOTH(i)                                                                       \
   _mm512_storeu_si512((void *)acc[i], c##i);                                                       \
   if (w)                                                                                           \
@@ -436,10 +448,14 @@ REF_QG_VNNI512Z static void ref_qg_tile_vnni512z(int64_t kp, const int16_t *cons
 REF_QG_TWO_PANELS(ref_qg_tile2_vnni512z, int16_t, int16_t, 2)
 #undef REF_QG_MAC
 #define REF_QG_MAC REF_QG_DPB
-REF_QG_TWO_PANELS(ref_qg8_tile_vnni512z, uint8_t, int8_t, 4)
+REF_QG_TWO_PANELS(ref_qg8_tile_vnni512z, unsigned char, unsigned char, 4)
+#undef REF_QG_MAC
+#define REF_QG_MAC(c, x, b) REF_QG_DPB(c, b, x) /* kernel_rows: the panel's bytes unsigned */
+REF_QG_TWO_PANELS(ref_qg8k_tile_vnni512z, unsigned char, unsigned char, 4)
 #undef REF_QG_MAC
 #undef REF_QG_BOTH
 #undef REF_QG_ONE
+#undef REF_QG_START
 #undef REF_QG_STORE_BOTH
 #undef REF_QG_TWO_PANELS
 
@@ -2762,7 +2778,7 @@ static void ref_qg_loop(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int
         a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
       if (tile2 && c1 - c > REF_QG_NR) { /* this panel and (part of) the next */
         const int64_t nc2 = c1 - c - REF_QG_NR < REF_QG_NR ? c1 - c - REF_QG_NR : REF_QG_NR;
-        tile2(g->kp, a, v, v + g->kp * REF_QG_NR, acc, acc2);
+        tile2(g->kp, a, v, v + g->kp * REF_QG_NR, acc, acc2, NULL);
         store(&g->out, r, nr, c, nc, acc);
         store(&g->out, r, nr, c + REF_QG_NR, nc2, acc2);
       } else {
@@ -2783,25 +2799,41 @@ void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, in
 
 /* ---- The 8-bit product (ref_qg8) -------------------------------------------------------- */
 
-typedef void (*ref_qg8_tile_fn)(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
-                                const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2);
+typedef void (*ref_qg8_tile_fn)(int64_t kq, const unsigned char *const a[REF_QG_MR],
+                                const unsigned char *v, const unsigned char *w, ref_qg_acc acc,
+                                ref_qg_acc acc2, const int32_t *start);
 
-/* The tile(s) of ref_qg8_tile_vnni512z in portable C. */
-static void ref_qg8_tile_portable(int64_t kq, const uint8_t *const a[REF_QG_MR], const int8_t *v,
-                                  const int8_t *w, ref_qg_acc acc, ref_qg_acc acc2) {
+/* The tile(s) of ref_qg8_tile_vnni512z (a unsigned, the panels int8) or, with kernel_rows,
+ * ref_qg8k_tile_vnni512z's (a int8, the panels unsigned) in portable C. */
+static void ref_qg8_tile_portable(int kernel_rows, int64_t kq, const unsigned char *const a[],
+                                  const unsigned char *v, const unsigned char *w, ref_qg_acc acc,
+                                  ref_qg_acc acc2, const int32_t *start) {
   int panel, i, h;
   int64_t q;
   for (panel = 0; panel < (w ? 2 : 1); ++panel) {
-    const int8_t *vp = panel ? w : v;
+    const unsigned char *vp = panel ? w : v;
     int32_t(*to)[REF_QG_NR] = panel ? acc2 : acc;
     for (i = 0; i < REF_QG_MR; ++i)
       for (h = 0; h < REF_QG_NR; ++h) {
-        uint32_t sum = 0; /* modulo 2^32, as the instruction's lanes */
-        for (q = 0; q < kq; ++q)
-          sum += (uint32_t)((int32_t)a[i][q] * vp[q / 4 * (4 * REF_QG_NR) + h * 4 + q % 4]);
+        uint32_t sum = (uint32_t)start[i] + (uint32_t)start[REF_QG_MR + panel * REF_QG_NR + h];
+        for (q = 0; q < kq; ++q) { /* modulo 2^32, as the instruction's lanes */
+          const unsigned char x = a[i][q], b = vp[q / 4 * (4 * REF_QG_NR) + h * 4 + q % 4];
+          sum +=
+              kernel_rows ? (uint32_t)((int32_t)(int8_t)x * b) : (uint32_t)((int32_t)x * (int8_t)b);
+        }
         to[i][h] = (int32_t)sum;
       }
   }
+}
+static void ref_qg8_tile_portable_data(int64_t kq, const unsigned char *const a[REF_QG_MR],
+                                       const unsigned char *v, const unsigned char *w,
+                                       ref_qg_acc acc, ref_qg_acc acc2, const int32_t *start) {
+  ref_qg8_tile_portable(0, kq, a, v, w, acc, acc2, start);
+}
+static void ref_qg8_tile_portable_kernel(int64_t kq, const unsigned char *const a[REF_QG_MR],
+                                         const unsigned char *v, const unsigned char *w,
+                                         ref_qg_acc acc, ref_qg_acc acc2, const int32_t *start) {
+  ref_qg8_tile_portable(1, kq, a, v, w, acc, acc2, start);
 }
 
 int ref_qg8_available(void) {
@@ -2812,11 +2844,12 @@ int ref_qg8_available(void) {
 #endif
 }
 
-/* ref_qg_loop's order and edges for the 8-bit tiles, col_sub taken from the sums. */
+/* ref_qg_loop's order and edges for the 8-bit tiles, the sums started at less sub. */
 static void ref_qg8_loop(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                          ref_qg8_tile_fn tile, ref_qg_store_fn store) {
   ref_qg_acc acc[2];
-  const uint8_t *a[REF_QG_MR];
+  int32_t start[REF_QG_MR + 2 * REF_QG_NR];
+  const unsigned char *a[REF_QG_MR];
   const int by_rows = r1 - r0 >= c1 - c0;
   const int64_t outer0 = by_rows ? r0 : c0, outer1 = by_rows ? r1 : c1;
   const int64_t inner0 = by_rows ? c0 : r0, inner1 = by_rows ? c1 : r1;
@@ -2824,22 +2857,24 @@ static void ref_qg8_loop(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, i
   int i, panel;
   for (o = outer0; o < outer1; o += by_rows ? REF_QG_MR : 2 * REF_QG_NR)
     for (n = inner0; n < inner1; n += by_rows ? 2 * REF_QG_NR : REF_QG_MR) {
-      const int8_t *v;
+      const unsigned char *v;
       int two;
       r = by_rows ? o : n;
       c = by_rows ? n : o;
       nr = r1 - r < REF_QG_MR ? r1 - r : REF_QG_MR;
       v = g->v + (c - g->v_col0) / REF_QG_NR * (g->kq * REF_QG_NR);
       two = c1 - c > REF_QG_NR;
-      for (i = 0; i < REF_QG_MR; ++i) /* an edge tile repeats its last row */
+      for (i = 0; i < REF_QG_MR; ++i) { /* an edge tile repeats its last row */
         a[i] = g->p + (r + (i < nr ? i : nr - 1)) * g->ldp;
-      tile(g->kq, a, v, two ? v + g->kq * REF_QG_NR : NULL, acc[0], acc[1]);
+        start[i] = g->kernel_rows ? (int32_t)(0u - (uint32_t)g->sub[r + (i < nr ? i : nr - 1)]) : 0;
+      }
+      for (h = 0; h < 2 * REF_QG_NR; ++h)
+        start[REF_QG_MR + h] =
+            !g->kernel_rows && c + h < c1 ? (int32_t)(0u - (uint32_t)g->sub[c + h]) : 0;
+      tile(g->kq, a, v, two ? v + g->kq * REF_QG_NR : NULL, acc[0], acc[1], start);
       for (panel = 0; panel < 1 + two; ++panel) {
         const int64_t cp = c + panel * REF_QG_NR;
         nc = c1 - cp < REF_QG_NR ? c1 - cp : REF_QG_NR;
-        for (i = 0; i < nr; ++i)
-          for (h = 0; h < nc; ++h)
-            acc[panel][i][h] = (int32_t)((uint32_t)acc[panel][i][h] - (uint32_t)g->col_sub[cp + h]);
         store(&g->out, r, nr, cp, nc, acc[panel]);
       }
     }
@@ -2848,7 +2883,8 @@ static void ref_qg8_loop(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, i
 void ref_qg8_run(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
 #if REF_X86_TARGETS
   if (ref_qg8_available()) {
-    ref_qg8_loop(g, r0, r1, c0, c1, ref_qg8_tile_vnni512z, ref_qg_store_vnni512z);
+    ref_qg8_loop(g, r0, r1, c0, c1, g->kernel_rows ? ref_qg8k_tile_vnni512z : ref_qg8_tile_vnni512z,
+                 ref_qg_store_vnni512z);
     return;
   }
 #endif
@@ -2856,7 +2892,47 @@ void ref_qg8_run(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c
 }
 
 void ref_qg8_run_portable(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-  ref_qg8_loop(g, r0, r1, c0, c1, ref_qg8_tile_portable, ref_qg_store_portable);
+  ref_qg8_loop(g, r0, r1, c0, c1,
+               g->kernel_rows ? ref_qg8_tile_portable_kernel : ref_qg8_tile_portable_data,
+               ref_qg_store_portable);
+}
+
+void ref_qg8_group_row(const unsigned char *const src[4], int64_t n, unsigned char flip,
+                       unsigned char *v, int64_t kq, int64_t k) {
+  const int64_t panel = kq * REF_QG_NR;
+  unsigned char part[4][REF_QG_NR];
+  int64_t j = 0;
+  int h;
+  v += k * REF_QG_NR;
+#if REF_X86_TARGETS /* SSE2, which every x86-64 CPU has */
+  {
+    const __m128i f = _mm_set1_epi8((char)flip), zero = _mm_setzero_si128();
+    for (; j + REF_QG_NR <= n; j += REF_QG_NR, v += panel) { /* 16 columns: 4 x 16 bytes */
+      __m128i r[4], lo, hi, lo2, hi2;
+      for (h = 0; h < 4; ++h)
+        r[h] = src[h] ? _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src[h] + j)), f) : zero;
+      lo = _mm_unpacklo_epi8(r[0], r[1]);
+      hi = _mm_unpackhi_epi8(r[0], r[1]);
+      lo2 = _mm_unpacklo_epi8(r[2], r[3]);
+      hi2 = _mm_unpackhi_epi8(r[2], r[3]);
+      _mm_storeu_si128((__m128i *)v, _mm_unpacklo_epi16(lo, lo2));
+      _mm_storeu_si128((__m128i *)(v + 16), _mm_unpackhi_epi16(lo, lo2));
+      _mm_storeu_si128((__m128i *)(v + 32), _mm_unpacklo_epi16(hi, hi2));
+      _mm_storeu_si128((__m128i *)(v + 48), _mm_unpackhi_epi16(hi, hi2));
+    }
+  }
+#endif
+  for (; j < n; j += REF_QG_NR, v += panel) { /* the last panel's columns, zeros past n */
+    const int64_t m = n - j < REF_QG_NR ? n - j : REF_QG_NR;
+    int64_t l;
+    memset(part, 0, sizeof part);
+    for (h = 0; h < 4; ++h)
+      for (l = 0; src[h] && l < m; ++l)
+        part[h][l] = (unsigned char)(src[h][j + l] ^ flip);
+    for (l = 0; l < REF_QG_NR; ++l)
+      for (h = 0; h < 4; ++h)
+        v[4 * l + h] = part[h][l];
+  }
 }
 
 /* ---- Runs of sums ------------------------------------------------------------------------- */

@@ -145,26 +145,36 @@ void ref_qg_run(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
 /* The same with the portable kernel whatever the target: for tests/runtime's comparison. */
 void ref_qg_run_portable(const ref_qg *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
-/* The 8-bit product, for CPUs with AVX512-VNNI (ref_qg8_available): P's rows are bytes taken as
- * unsigned (a caller adds 128 to int8 data), V's panels of REF_QG_NR columns hold groups of 4
- * depths of int8 (ref_qg8_v_at: 64 bytes a group row, one register), so that each group row is
- * one VPDPBUSD per tile row: 64 products an instruction, twice an int16 pair's. The sums wrap
- * modulo 2^32 where an int16 pair's would not (P is not less its zero point), and col_sub[c]
- * (the zero point's and the 128's share: (128 + zp) x column c's kernel sum) is taken from
- * each before the requantization: the result is exact wherever the int16 product's is. */
+/* The 8-bit product, for CPUs with AVX512-VNNI (ref_qg8_available): one operand is data taken
+ * as unsigned bytes (a caller adds 128 to int8 data), the other an int8 kernel, and V's panels of
+ * REF_QG_NR columns hold groups of 4 depths (ref_qg8_v_at: 64 bytes a group row, one register),
+ * so that each group row is one VPDPBUSD per tile row: 64 products an instruction, twice an
+ * int16 pair's. The rows of P are the data and V the kernel (a MatMul's), or, with
+ * kernel_rows, P the kernel and V the data (a channels-first convolution's im2col blocks). The
+ * sums wrap modulo 2^32 where an int16 pair's would not (the data is not less its zero point),
+ * and sub[j] (the zero point's and the 128's share: (128 + zp) x the kernel's sum for column
+ * or, with kernel_rows, row j) is taken from each before the requantization: the result is
+ * exact wherever the int16 product's is. */
 typedef struct {
-  int64_t kq;       /* depth rounded up to a multiple of 4 (the pad: 0 in V) */
-  const uint8_t *p; /* row r at p + r * ldp */
+  int64_t kq;             /* depth rounded up to a multiple of 4 (the pad: 0 in the kernel) */
+  const unsigned char *p; /* row r at p + r * ldp */
   int64_t ldp;
-  const int8_t *v; /* the panel holding column v_col0 (a multiple of REF_QG_NR) */
+  const unsigned char *v; /* the panel holding column v_col0 (a multiple of REF_QG_NR) */
   int64_t v_col0;
-  const int32_t *col_sub; /* by column from 0 */
+  const int32_t *sub; /* by column from 0, or by row from 0 with kernel_rows */
+  int kernel_rows;    /* P int8 and V unsigned, else P unsigned and V int8 */
   ref_qg_out out;
 } ref_qg8;
 
 static inline int64_t ref_qg8_v_at(int64_t kq, int64_t k, int64_t c) {
   return c / REF_QG_NR * (kq * REF_QG_NR) + k / 4 * (4 * REF_QG_NR) + c % REF_QG_NR * 4 + k % 4;
 }
+
+/* Group row k / 4 (k a multiple of 4) of V's columns [0, n) for depths k .. k + 3 from the
+ * byte rows src[0..3] (a NULL row: zeros), each byte xor flip, at v (V's first panel): the
+ * columns past n to the panel's end are zeros. */
+void ref_qg8_group_row(const unsigned char *const src[4], int64_t n, unsigned char flip,
+                       unsigned char *v, int64_t kq, int64_t k);
 
 /* Whether this CPU runs ref_qg8_run's kernels (x86-64 with AVX512-VNNI). */
 int ref_qg8_available(void);

@@ -380,7 +380,7 @@ static void depthwise_lean_case(int nrows, int kw, int dil, int stride, int64_t 
   const int64_t pitch = (ow - 1) * stride + (kw - 1) * dil + 1 + 3, step = stride * pitch;
   const int64_t values = ((oh - 1) * stride + nrows) * pitch + REF_QG_ROW_SLACK;
   int16_t *x = malloc((size_t)values * sizeof *x);
-  int8_t *taps = malloc((size_t)(nrows * kw));
+  int8_t *taps = malloc((size_t)nrows * (size_t)kw);
   unsigned char *y1 = malloc((size_t)(oh * ow * 4)), *y2 = malloc((size_t)(oh * ow * 4));
   int *rows = malloc((size_t)nrows * sizeof *rows);
   lean_epilogue e;
@@ -725,34 +725,38 @@ static void round_shift_cases(void) {
     }
 }
 
-/* The 8-bit product (ref_qg8): unsigned byte rows against int8 panels less col_sub, its int32
- * results (raw) from this CPU's kernel (AVX512-VNNI's where it has them) and the portable one
- * against int64 sums reduced modulo 2^32; sums that overflow int32 on the way wrap back. */
-static void one_case8(int64_t rows, int64_t cols, int64_t k) {
+/* The 8-bit product (ref_qg8): unsigned byte rows against int8 panels less a sub by column, or
+ * (kernel_rows) int8 rows against unsigned panels less a sub by row, its int32 results (raw)
+ * from this CPU's kernel (AVX512-VNNI's where it has them) and the portable one against int64
+ * sums reduced modulo 2^32; sums that overflow int32 on the way wrap back. */
+static void one_case8(int64_t rows, int64_t cols, int64_t k, int kernel_rows) {
   const int64_t kq = (k + 3) / 4 * 4, ldp = kq + 4;
-  uint8_t *p = calloc((size_t)(rows * ldp), 1);
-  int8_t *v = calloc((size_t)ref_qg_v_count(kq, cols), 1);
-  int32_t *sub = malloc((size_t)cols * sizeof *sub), *bias = malloc((size_t)cols * sizeof *bias);
+  unsigned char *p = calloc((size_t)(rows * ldp), 1);
+  unsigned char *v = calloc((size_t)ref_qg_v_count(kq, cols), 1);
+  const int64_t nsub = kernel_rows ? rows : cols;
+  int32_t *sub = malloc((size_t)nsub * sizeof *sub), *bias = malloc((size_t)cols * sizeof *bias);
   int32_t *ones = malloc((size_t)cols * sizeof *ones); /* multipliers and shifts, unused raw */
   int32_t *y1 = malloc((size_t)(rows * cols) * 4), *y2 = malloc((size_t)(rows * cols) * 4);
   ref_qg8 g;
   int64_t r, c, i;
   for (r = 0; r < rows; ++r)
     for (i = 0; i < k; ++i)
-      p[r * ldp + i] = (uint8_t)uniform(0, 255);
+      p[r * ldp + i] = (unsigned char)uniform(0, 255);
   for (c = 0; c < cols; ++c) {
     for (i = 0; i < k; ++i)
-      v[ref_qg8_v_at(kq, i, c)] = (int8_t)uniform(-128, 127);
-    sub[c] = (int32_t)next();
+      v[ref_qg8_v_at(kq, i, c)] = (unsigned char)uniform(0, 255);
     bias[c] = uniform(-1000, 1000);
     ones[c] = 1;
   }
+  for (i = 0; i < nsub; ++i)
+    sub[i] = (int32_t)next();
   memset(&g, 0, sizeof g);
   g.kq = kq;
   g.p = p;
   g.ldp = ldp;
   g.v = v;
-  g.col_sub = sub;
+  g.sub = sub;
+  g.kernel_rows = kernel_rows;
   g.out.bias = bias;
   g.out.mult = g.out.shift = ones;
   g.out.raw = 1;
@@ -763,13 +767,15 @@ static void one_case8(int64_t rows, int64_t cols, int64_t k) {
   ref_qg8_run_portable(&g, 0, rows, 0, cols);
   for (r = 0; r < rows; ++r)
     for (c = 0; c < cols; ++c) {
-      uint32_t want = (uint32_t)bias[c] - (uint32_t)sub[c];
-      for (i = 0; i < k; ++i)
-        want += (uint32_t)((int32_t)p[r * ldp + i] * v[ref_qg8_v_at(kq, i, c)]);
+      uint32_t want = (uint32_t)bias[c] - (uint32_t)sub[kernel_rows ? r : c];
+      for (i = 0; i < k; ++i) {
+        const int32_t a = p[r * ldp + i], b = v[ref_qg8_v_at(kq, i, c)];
+        want += (uint32_t)(kernel_rows ? (int32_t)(int8_t)a * b : a * (int32_t)(int8_t)b);
+      }
       CHECK(y1[r * cols + c] == (int32_t)want && y2[r * cols + c] == (int32_t)want,
-            "8-bit product %ldx%ld, k %ld, (%ld, %ld): kernel %ld, portable %ld, want %ld",
-            (long)rows, (long)cols, (long)k, (long)r, (long)c, (long)y1[r * cols + c],
-            (long)y2[r * cols + c], (long)(int32_t)want);
+            "8-bit product%s %ldx%ld, k %ld, (%ld, %ld): kernel %ld, portable %ld, want %ld",
+            kernel_rows ? " (kernel rows)" : "", (long)rows, (long)cols, (long)k, (long)r, (long)c,
+            (long)y1[r * cols + c], (long)y2[r * cols + c], (long)(int32_t)want);
     }
   free(p);
   free(v);
@@ -780,9 +786,37 @@ static void one_case8(int64_t rows, int64_t cols, int64_t k) {
   free(y2);
 }
 
+/* ref_qg8_group_row: four rows (one of them NULL, the others of every length around a panel's)
+ * interleaved into V's group row, flipped, against ref_qg8_v_at; the columns past n zeros. */
+static void group_rows(void) {
+  enum { N = 3 * REF_QG_NR + 5, KQ = 8 };
+  unsigned char rows[4][N], v[4 * REF_QG_NR * KQ];
+  const unsigned char *src[4];
+  int64_t n, c, h, flip;
+  for (h = 0; h < 4; ++h)
+    for (c = 0; c < N; ++c)
+      rows[h][c] = (unsigned char)uniform(0, 255);
+  for (flip = 0; flip < 256; flip += 128)
+    for (n = 1; n <= N; ++n) {
+      for (h = 0; h < 4; ++h)
+        src[h] = h == 2 ? NULL : rows[h];
+      memset(v, 0xAB, sizeof v);
+      ref_qg8_group_row(src, n, (unsigned char)flip, v, KQ, 4);
+      for (c = 0; c < (n + REF_QG_NR - 1) / REF_QG_NR * REF_QG_NR; ++c)
+        for (h = 0; h < 4; ++h) {
+          const unsigned char want =
+              c < n && h != 2 ? (unsigned char)(rows[h][c] ^ flip) : (unsigned char)0;
+          const unsigned char got = v[ref_qg8_v_at(KQ, 4 + h, c)];
+          CHECK(got == want, "group row n %ld flip %ld: column %ld depth %ld is %d, not %d",
+                (long)n, (long)flip, (long)c, (long)h, got, want);
+          CHECK(v[ref_qg8_v_at(KQ, h, c)] == 0xAB, "group row n %ld wrote group 0", (long)n);
+        }
+    }
+}
+
 int main(void) {
   int64_t rows, cols, k;
-  int per_row, y_signed, edges, fast;
+  int per_row, y_signed, edges, fast, kernel_rows;
   for (rows = 1; rows <= 2 * REF_QG_MR + 1; ++rows)
     for (cols = 1; cols <= 2 * REF_QG_NR + 1; cols += 3)
       for (k = 0; k <= 9; k += 3)
@@ -791,11 +825,14 @@ int main(void) {
             for (edges = 0; edges < 2; ++edges)
               for (fast = 0; fast < 2; ++fast)
                 one_case(rows, cols, k, per_row, y_signed, edges, fast);
-  for (rows = 1; rows <= 2 * REF_QG_MR + 1; ++rows)
-    for (cols = 1; cols <= 3 * REF_QG_NR + 1; cols += 5)
-      for (k = 0; k <= 9; k += 3)
-        one_case8(rows, cols, k);
-  one_case8(37, 70, 3072); /* deep: sums that wrap */
+  for (kernel_rows = 0; kernel_rows < 2; ++kernel_rows) {
+    for (rows = 1; rows <= 2 * REF_QG_MR + 1; ++rows)
+      for (cols = 1; cols <= 3 * REF_QG_NR + 1; cols += 5)
+        for (k = 0; k <= 9; k += 3)
+          one_case8(rows, cols, k, kernel_rows);
+    one_case8(37, 70, 3072, kernel_rows); /* deep: sums that wrap */
+  }
+  group_rows();
   /* deep products: sums far from int32's limit, and long runs of pairs */
   for (fast = 0; fast < 2; ++fast) {
     one_case(37, 70, 1151, 0, 0, 0, fast);

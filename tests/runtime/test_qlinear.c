@@ -72,9 +72,10 @@ typedef struct {
 static int raw_results;
 
 /* While set, the products run in least-memory computations (ODLA_EXT_ITEM_LEAST_MEMORY),
- * where a constant int8 kernel with zero points 0 is read in place (the lean kernels); while
- * `symmetric` is set too, the cases drop their kernel zero points, so that every int8 kernel
- * that is a constant runs lean. */
+ * where a constant int8 kernel with zero points 0 is read in place (the lean kernels). While
+ * `symmetric` is set, the cases drop their kernel zero points, so that every int8 kernel that
+ * is a constant runs lean (least_memory) or, on a CPU with AVX512-VNNI, is packed for the 8-bit
+ * product (ref_qg8). */
 static int least_memory, symmetric;
 
 static void set_least_memory(odla_computation comp) {
@@ -1893,6 +1894,10 @@ int main(int argc, char **argv) {
   test_conv();
   test_matmul();
   test_inplace_chains();
+  symmetric = 1; /* int8 kernels that are constants: the 8-bit product on AVX512-VNNI's CPUs */
+  test_conv();
+  test_matmul();
+  symmetric = 0;
   least_memory = 1; /* the int8 kernels that are constants lean, the others packed */
   test_conv();
   test_matmul();
