@@ -605,6 +605,7 @@ typedef struct {
   int depthwise;         /* cpg == mpg == 1: the direct loop; kernel packed [kernel cell][M] */
   int64_t block;         /* output pixels per im2col block */
   int64_t packed_values; /* int16 values of the packed kernel */
+  int taps8;             /* depthwise, packed, every tap less its zero point an int8 */
   /* scratch: im2col block, its two rows and its runs (channels first), or sums (depthwise); a
      channels-first depthwise convolution's padded plane and kernel taps */
   size_t col_at, rows_at, runs_at, acc_at, plane_at, taps_at;
@@ -758,6 +759,89 @@ static void ref_qconv_fill_plane(const ref_qconv_params *p, const unsigned char 
                       d2);
 }
 
+/* The 8-bit products' staged byte of data value v: int8 data taken as unsigned (plus 128). */
+static unsigned char ref_qconv_byte(const ref_qconv_params *p, int32_t v) {
+  return (unsigned char)((unsigned char)v ^ (p->q.x_type == ODLA_INT8 ? 0x80 : 0));
+}
+
+/* Writes channel xc's bytes (ref_qconv_byte) into its padded byte plane, whose pads the caller
+ * set to the zero point's byte. */
+static void ref_qconv_fill_plane8(const ref_qconv_params *p, const unsigned char *xc,
+                                  unsigned char *plane) {
+  const ref_window *w = &p->w;
+  const unsigned char flip = ref_qconv_byte(p, 0);
+  const uint64_t flip8 = flip * (uint64_t)0x0101010101010101u;
+  const int64_t width = w->in[2];
+  int64_t dims[3], id, ih, i;
+  ref_qconv_plane_dims(w, dims);
+  for (id = 0; id < w->in[0]; ++id)
+    for (ih = 0; ih < w->in[1]; ++ih, xc += width) {
+      unsigned char *to =
+          plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
+      if (!flip) {
+        memcpy(to, xc, (size_t)width);
+        continue;
+      }
+      for (i = 0; i + 8 <= width; i += 8) { /* 8 bytes a step */
+        uint64_t v;
+        memcpy(&v, xc + i, 8);
+        v ^= flip8;
+        memcpy(to + i, &v, 8);
+      }
+      for (; i < width; ++i)
+        to[i] = (unsigned char)(xc[i] ^ flip);
+    }
+}
+
+/* Whether a window is the 3 x 3 depthwise kernels' (ref_qg_dw3_bytes, ref_qg_depthwise3_u8): over
+ * a 2-D map, dilation 1, stride 1 or 2 along its rows. */
+static int ref_qconv_window3(const ref_window *w) {
+  return w->in[0] == 1 && w->k[0] == 1 && w->pad[0] == 0 && w->pad_end[0] == 0 && w->k[1] == 3 &&
+         w->k[2] == 3 && w->dil[1] == 1 && w->dil[2] == 1 &&
+         (w->stride[2] == 1 || w->stride[2] == 2) && w->out[1] >= 1 && w->out[2] >= 1;
+}
+
+/* Whether a channels-first depthwise convolution runs on ref_qg_dw3_bytes: such a window, taps
+ * less their zero point int8 (taps8), a CPU with the kernel. Its byte plane fits the int16
+ * plane's room with more than the 64 bytes of slack the kernel reads. */
+static int ref_qconv_dw3_vbmi(const ref_qconv_params *p) {
+  return p->taps8 && ref_qconv_window3(&p->w) && ref_qg_dw3_bytes_available();
+}
+
+/* ref_qconv_depthwise_cf_part's channels [lo, hi) on ref_qg_dw3_bytes, each channel's plane
+ * of bytes (the pads set once), its sums started at less the zero point's share (the data's
+ * zero point, plus 128 for int8, times the taps' sum), then requantized. */
+static void ref_qconv_depthwise_bytes(const ref_qconv_cf *d, int64_t lo, int64_t hi,
+                                      unsigned char *plane, int32_t *acc) {
+  const ref_qconv_params *p = d->p;
+  const ref_window *w = &p->w;
+  const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);
+  const uint32_t zs = ref_qconv_byte(p, d->xz);
+  int64_t dims[3], c;
+  ref_qg_dw3_bytes q;
+  int t;
+  ref_qconv_plane_dims(w, dims);
+  memset(plane, (int)zs, (size_t)ref_qconv_plane_values(w) * sizeof(int16_t)); /* with slack */
+  q.x = plane;
+  q.pitch = dims[2];
+  q.row_stride = w->stride[1];
+  q.stride = w->stride[2];
+  q.oh = w->out[1];
+  q.ow = w->out[2];
+  q.s = acc;
+  for (c = lo; c < hi; ++c) {
+    uint32_t sum = 0;
+    for (t = 0; t < 9; ++t) {
+      q.taps[t] = (int8_t)d->wp[t * p->m + c];
+      sum += (uint32_t)q.taps[t];
+    }
+    q.start = (int32_t)(0u - zs * sum);
+    ref_qconv_fill_plane8(p, d->x + c * ipix, plane);
+    ref_qg_dw3_bytes_run(&q);
+    ref_qg_requantize_run(&d->out, c, acc, opix, ref_qg_y(&d->out, c * opix));
+  }
+}
+
 /* Kernel rows (kd, kh) summed per call of the row kernel; its sums carry over between calls. */
 enum { REF_QI_DW_ROWS = 8 };
 
@@ -776,6 +860,10 @@ static void ref_qconv_depthwise_cf_part(void *arg, int index, int parts, unsigne
   ref_split(p->c, 1, index, parts, &lo, &hi);
   if (lo >= hi)
     return;
+  if (ref_qconv_dw3_vbmi(p)) {
+    ref_qconv_depthwise_bytes(d, lo, hi, (unsigned char *)plane, acc);
+    return;
+  }
   ref_qconv_plane_dims(w, dims);
   memset(plane, 0, (size_t)ref_qconv_plane_values(w) * sizeof *plane);
   for (c = lo; c < hi; ++c) {
@@ -841,11 +929,7 @@ static int ref_qconv_global(const ref_qconv_params *p) {
  * over a 2-D uint8 map, stride 1 or 2 along its rows, uint8 [0, 255] outputs. Its plane (as
  * bytes) fits in the int16 plane's scratch. */
 static int ref_qconv_dw3_bytes(const ref_qconv_params *p, const ref_qg_lean_out *o) {
-  const ref_window *w = &p->w;
-  return p->q.x_type == ODLA_UINT8 && w->in[0] == 1 && w->k[0] == 1 && w->pad[0] == 0 &&
-         w->pad_end[0] == 0 && w->k[1] == 3 && w->k[2] == 3 && w->dil[1] == 1 && w->dil[2] == 1 &&
-         (w->stride[2] == 1 || w->stride[2] == 2) && w->out[1] >= 1 && w->out[2] >= 1 &&
-         ref_qg_depthwise3_u8_ok(o);
+  return p->q.x_type == ODLA_UINT8 && ref_qconv_window3(&p->w) && ref_qg_depthwise3_u8_ok(o);
 }
 #endif
 
@@ -1342,24 +1426,14 @@ static void ref_qconv_pad_part(void *arg, int index, int parts, unsigned char *s
 static void ref_qconv_pad8_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
   const ref_qconv_params *p = st->p;
-  const ref_window *w = &p->w;
-  const int64_t values = ref_qconv_plane_values(w), ipix = ref_window_in_count(w);
-  const unsigned char flip = p->q.x_type == ODLA_INT8 ? 0x80 : 0;
-  int64_t dims[3], lo, hi, c, id, ih, i;
+  const int64_t values = ref_qconv_plane_values(&p->w), ipix = ref_window_in_count(&p->w);
+  int64_t lo, hi, c;
   (void)scratch;
-  ref_qconv_plane_dims(w, dims);
   ref_split(p->c, 1, index, parts, &lo, &hi);
   for (c = lo; c < hi; ++c) {
     unsigned char *plane = (unsigned char *)st->xs + c * values;
-    const unsigned char *xc = st->x + c * ipix;
-    memset(plane, (unsigned char)st->xz ^ flip, (size_t)values);
-    for (id = 0; id < w->in[0]; ++id)
-      for (ih = 0; ih < w->in[1]; ++ih, xc += w->in[2]) {
-        unsigned char *to =
-            plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
-        for (i = 0; i < w->in[2]; ++i)
-          to[i] = (unsigned char)(xc[i] ^ flip);
-      }
+    memset(plane, ref_qconv_byte(p, st->xz), (size_t)values);
+    ref_qconv_fill_plane8(p, st->x + c * ipix, plane);
   }
 }
 
@@ -2086,6 +2160,18 @@ odla_value odla_ExtQLinearConv(
                 (int64_t)1 << 20;
   }
   p.q.packed = !p.q.lean && ref_qi_constant_kernel(in);
+  if (p.q.packed && p.depthwise && !cl) { /* the 3 x 3 kernels on bytes need int8 taps */
+    const odla_value wv = in[REF_QI_W], wzv = in[REF_QI_WZ];
+    int64_t t;
+    p.taps8 = 1;
+    for (t = 0; t < ref_count(&wv->type.shape); ++t) {
+      const int32_t tap =
+          ref_qi_load(p.q.w_type, wv->data, t) -
+          (wzv ? ref_qi_load(p.q.w_type, wzv->data, ref_count(&wzv->type.shape) == 1 ? 0 : t / p.kg)
+               : 0);
+      p.taps8 &= tap >= -128 && tap <= 127;
+    }
+  }
   if (p.q.packed && !cl && !p.depthwise) { /* the 8-bit product's room, whatever this CPU takes */
     p.q.u8s8 = ref_qi_u8s8(in);
     p.q.kq = ref_qi_round_up(p.kg, 4);

@@ -15,6 +15,8 @@
 #define REF_QG_VNNI512 __attribute__((target("avx2,fma,avx512vnni,avx512vl")))
 #define REF_QG_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
 #define REF_QG_VNNI512Z __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define REF_QG_VBMI                                                                                \
+  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 #endif
 /* Kernels for AVX-VNNI, which Clang 14's __builtin_cpu_supports cannot ask for. */
 #if REF_X86_TARGETS && !defined(__clang__)
@@ -701,6 +703,35 @@ REF_QG_VNNI512Z static int64_t ref_qg_requantize_run_vnni512z(const ref_qg_out *
     _mm_mask_storeu_epi8(y + i, m, ref_qg_fast16(v, smin, smax, sc, sc, zp, lo, hi));
   }
   return n;
+}
+
+/* ref_qg_dw3_bytes_run's kernel: lane l of a window row's VPERMB holds bytes l * stride + 0, 1,
+ * 2 and 2 again of the 64 loaded (the fourth tap is 0). */
+REF_QG_VBMI static void ref_qg_dw3_bytes_vbmi(const ref_qg_dw3_bytes *q) {
+  const __m512i start = _mm512_set1_epi32(q->start);
+  unsigned char index[64];
+  __m512i idx, t[3];
+  int64_t o, j;
+  int b, kh;
+  for (b = 0; b < 64; ++b)
+    index[b] = (unsigned char)(b / 4 * q->stride + (b % 4 < 3 ? b % 4 : 2));
+  idx = _mm512_loadu_si512((const void *)index);
+  for (kh = 0; kh < 3; ++kh)
+    t[kh] = _mm512_set1_epi32((int32_t)((uint32_t)(uint8_t)q->taps[3 * kh] |
+                                        (uint32_t)(uint8_t)q->taps[3 * kh + 1] << 8 |
+                                        (uint32_t)(uint8_t)q->taps[3 * kh + 2] << 16));
+  for (o = 0; o < q->oh; ++o) {
+    const unsigned char *r = q->x + o * q->row_stride * q->pitch;
+    int32_t *s = q->s + o * q->ow;
+    for (j = 0; j < q->ow; j += 16) {
+      const unsigned char *at = r + j * q->stride;
+      __m512i acc = start;
+      for (kh = 0; kh < 3; ++kh, at += q->pitch)
+        acc = _mm512_dpbusd_epi32(
+            acc, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512((const void *)at)), t[kh]);
+      _mm512_storeu_si512((void *)(s + j), acc);
+    }
+  }
 }
 
 #endif /* REF_X86_TARGETS */
@@ -3070,4 +3101,36 @@ void ref_qg_depthwise_plane(const int16_t *x, int64_t pitch, int64_t n_rows, int
       xr[r] = x + (o * row_stride + r * row_dil) * pitch;
     ref_qg_depthwise_row(rows, xr, stride, dil, kw, w, n, 0, s + o * n);
   }
+}
+
+int ref_qg_dw3_bytes_available(void) {
+#if REF_X86_TARGETS
+  return ref_cpu_has("avx512vbmi") && ref_cpu_has("avx512vnni") && ref_cpu_has("avx512bw");
+#else
+  return 0;
+#endif
+}
+
+void ref_qg_dw3_bytes_run(const ref_qg_dw3_bytes *q) {
+#if REF_X86_TARGETS
+  if (ref_qg_dw3_bytes_available()) {
+    ref_qg_dw3_bytes_vbmi(q);
+    return;
+  }
+#endif
+  ref_qg_dw3_bytes_portable(q);
+}
+
+void ref_qg_dw3_bytes_portable(const ref_qg_dw3_bytes *q) {
+  int64_t o, j;
+  int kh, kw;
+  for (o = 0; o < q->oh; ++o)
+    for (j = 0; j < q->ow; ++j) {
+      uint32_t sum = (uint32_t)q->start;
+      for (kh = 0; kh < 3; ++kh)
+        for (kw = 0; kw < 3; ++kw)
+          sum += (uint32_t)(q->x[(o * q->row_stride + kh) * q->pitch + j * q->stride + kw] *
+                            q->taps[kh * 3 + kw]);
+      q->s[o * q->ow + j] = (int32_t)sum;
+    }
 }

@@ -182,6 +182,29 @@ int ref_qg8_available(void);
 void ref_qg8_run(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 void ref_qg8_run_portable(const ref_qg8 *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
+/* A channel's 3 x 3 depthwise convolution (dilation 1) over a padded plane of bytes taken as
+ * unsigned, for output rows o < oh and columns j < ow:
+ *   s[o * ow + j] = start + sum over kh, kw < 3 of
+ *                   x[(o * row_stride + kh) * pitch + j * stride + kw] * taps[kh * 3 + kw]
+ * modulo 2^32, stride 1 or 2. On x86-64 with AVX512-VBMI and AVX512-VNNI
+ * (ref_qg_dw3_bytes_available) a window row of 16 outputs is one load, one VPERMB (each
+ * output's 3 bytes into its lane) and one VPDPBUSD: the data is not widened to int16. A row may
+ * write up to 15 sums past its end (into the next row's, which that row overwrites: s holds
+ * (oh - 1) * ow + ref_qg_row_room(ow) values) and read up to 64 bytes past its window rows'
+ * last (the plane's slack). */
+typedef struct {
+  const unsigned char *x;
+  int64_t pitch, row_stride, stride, oh, ow;
+  int8_t taps[9];
+  int32_t start;
+  int32_t *s;
+} ref_qg_dw3_bytes;
+int ref_qg_dw3_bytes_available(void);
+void ref_qg_dw3_bytes_run(const ref_qg_dw3_bytes *q);
+/* The same in portable C whatever the CPU (the other CPUs' path is the int16 one): for
+ * tests/runtime's comparison. */
+void ref_qg_dw3_bytes_portable(const ref_qg_dw3_bytes *q);
+
 /* clamp(round_half_to_even(acc * mult / 2^shift) + zp, lo, hi) in exact integer arithmetic,
  * for 0 <= mult < 2^31 and shift in [1, 62]. */
 int32_t ref_qg_requantize(int32_t acc, int32_t mult, int32_t shift, int32_t zp, int32_t lo,

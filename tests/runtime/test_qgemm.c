@@ -814,6 +814,47 @@ static void group_rows(void) {
     }
 }
 
+/* ref_qg_dw3_bytes: this CPU's kernel (AVX512-VBMI's where it has them) and the portable loop
+ * against int64 sums modulo 2^32, strides 1 and 2, rows of whole and partial blocks of 16. */
+static void dw3_bytes(int64_t oh, int64_t ow, int64_t stride) {
+  const int64_t row_stride = 2, pitch = (ow - 1) * stride + 3 + 5;
+  const int64_t bytes = ((oh - 1) * row_stride + 3) * pitch + 64; /* the kernel's slack */
+  unsigned char *x = malloc((size_t)bytes);
+  int32_t *s1 = malloc((size_t)(oh * ow + 16) * sizeof *s1);
+  int32_t *s2 = malloc((size_t)(oh * ow + 16) * sizeof *s2);
+  ref_qg_dw3_bytes q;
+  int64_t i, o, j;
+  int t;
+  for (i = 0; i < bytes; ++i)
+    x[i] = (unsigned char)uniform(0, 255);
+  for (t = 0; t < 9; ++t)
+    q.taps[t] = (int8_t)uniform(-128, 127);
+  q.x = x;
+  q.pitch = pitch;
+  q.row_stride = row_stride;
+  q.stride = stride;
+  q.oh = oh;
+  q.ow = ow;
+  q.start = (int32_t)next();
+  q.s = s1;
+  ref_qg_dw3_bytes_run(&q);
+  q.s = s2;
+  ref_qg_dw3_bytes_portable(&q);
+  for (o = 0; o < oh; ++o)
+    for (j = 0; j < ow; ++j) {
+      uint32_t want = (uint32_t)q.start;
+      for (t = 0; t < 9; ++t)
+        want += (uint32_t)(x[(o * row_stride + t / 3) * pitch + j * stride + t % 3] * q.taps[t]);
+      CHECK(s1[o * ow + j] == (int32_t)want && s2[o * ow + j] == (int32_t)want,
+            "3x3 bytes %ldx%ld stride %ld, (%ld, %ld): kernel %ld, portable %ld, want %ld",
+            (long)oh, (long)ow, (long)stride, (long)o, (long)j, (long)s1[o * ow + j],
+            (long)s2[o * ow + j], (long)(int32_t)want);
+    }
+  free(x);
+  free(s1);
+  free(s2);
+}
+
 int main(void) {
   int64_t rows, cols, k;
   int per_row, y_signed, edges, fast, kernel_rows;
@@ -833,6 +874,9 @@ int main(void) {
     one_case8(37, 70, 3072, kernel_rows); /* deep: sums that wrap */
   }
   group_rows();
+  for (k = 1; k <= 2; ++k) /* the stride */
+    for (cols = 1; cols <= 3 * REF_QG_NR + 2; cols += 7)
+      dw3_bytes(3, cols, k);
   /* deep products: sums far from int32's limit, and long runs of pairs */
   for (fast = 0; fast < 2; ++fast) {
     one_case(37, 70, 1151, 0, 0, 0, fast);
