@@ -22,6 +22,7 @@ import glob
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -222,8 +223,7 @@ def main():
     try:
         for model in args.models.split(","):
             bench.bench_model(model)
-        command = "PY bench/int8.py " + " ".join(
-            a for a in sys.argv[1:] if not a.startswith("--out") and not a.startswith("--build"))
+        command = "PY bench/int8.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         section = bench.markdown(command.strip())
     finally:
         shutil.rmtree(bench.work, ignore_errors=True)
