@@ -90,6 +90,26 @@ static void ref_qi_widen(odla_element_type t, const void *src, int64_t step, int
       dst[i * stride] = (int16_t)(((const uint8_t *)src)[i * step] - zp);
 }
 
+/* dst[i] = src[i] ^ flip for n bytes (int8 data staged as unsigned: flip 0x80), 8 a step from
+ * the source (flipping dst after a memcpy into it stalls on store forwarding). */
+static void ref_qi_flip_copy(unsigned char *dst, const unsigned char *src, int64_t n,
+                             unsigned char flip) {
+  const uint64_t flip8 = flip * (uint64_t)0x0101010101010101u;
+  int64_t i = 0;
+  if (!flip) {
+    memcpy(dst, src, (size_t)n);
+    return;
+  }
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    memcpy(&v, src + i, 8);
+    v ^= flip8;
+    memcpy(dst + i, &v, 8);
+  }
+  for (; i < n; ++i)
+    dst[i] = (unsigned char)(src[i] ^ flip);
+}
+
 /* What both builders' parameter blocks start with. */
 typedef struct {
   odla_element_type x_type, w_type, y_type;
@@ -770,27 +790,12 @@ static void ref_qconv_fill_plane8(const ref_qconv_params *p, const unsigned char
                                   unsigned char *plane) {
   const ref_window *w = &p->w;
   const unsigned char flip = ref_qconv_byte(p, 0);
-  const uint64_t flip8 = flip * (uint64_t)0x0101010101010101u;
-  const int64_t width = w->in[2];
-  int64_t dims[3], id, ih, i;
+  int64_t dims[3], id, ih;
   ref_qconv_plane_dims(w, dims);
   for (id = 0; id < w->in[0]; ++id)
-    for (ih = 0; ih < w->in[1]; ++ih, xc += width) {
-      unsigned char *to =
-          plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2];
-      if (!flip) {
-        memcpy(to, xc, (size_t)width);
-        continue;
-      }
-      for (i = 0; i + 8 <= width; i += 8) { /* 8 bytes a step */
-        uint64_t v;
-        memcpy(&v, xc + i, 8);
-        v ^= flip8;
-        memcpy(to + i, &v, 8);
-      }
-      for (; i < width; ++i)
-        to[i] = (unsigned char)(xc[i] ^ flip);
-    }
+    for (ih = 0; ih < w->in[1]; ++ih, xc += w->in[2])
+      ref_qi_flip_copy(plane + ((id + w->pad[0]) * dims[1] + ih + w->pad[1]) * dims[2] + w->pad[2],
+                       xc, w->in[2], flip);
 }
 
 /* Whether a window is the 3 x 3 depthwise kernels' (ref_qg_dw3_bytes, ref_qg_depthwise3_u8): over
@@ -2318,9 +2323,8 @@ static odla_status ref_qmm_run8(const ref_qmm_params *p, const ref_io *io,
   for (;;) { /* the batches, as odla_BatchMatMul walks them */
     const unsigned char *xb = x + oa * p->m * p->k;
     for (r = 0; r < p->m; ++r) {
-      for (i = 0; i < p->k; ++i)
-        xs[r * p->q.kq + i] = (uint8_t)(xb[r * p->k + i] ^ flip);
-      for (; i < p->q.kq; ++i)
+      ref_qi_flip_copy(xs + r * p->q.kq, xb + r * p->k, p->k, flip);
+      for (i = p->k; i < p->q.kq; ++i)
         xs[r * p->q.kq + i] = 0;
     }
     for (c = 0; c < p->n; ++c) /* modulo 2^32, as the sums */
