@@ -212,6 +212,9 @@ public:
     else
       made_.execute(s, args);
   }
+  /* oneDNN's name of the implementation a one-thread run takes (the twin, once made; for
+   * tests/runtime). */
+  std::string oneImplementation() const;
 
 private:
   void executeOne(const dnnl::stream &s, const std::unordered_map<int, dnnl::memory> &args) const;
@@ -235,7 +238,8 @@ private:
  * that makes the twins goes before it, uncompared), the default count winning only by a mean
  * under kDefaultWins times one thread's (its runs beside busy processes swing between fast,
  * when no other process holds a CPU, and several times slower: GPT-2's block 10 to 72 ms
- * against 12 on one thread); then the other count is tried again after
+ * against 12 on one thread); a trial ends at the run after which its count cannot win (its
+ * runs' sum reached kRuns times the mean it had to beat); then the other count is tried again after
  * `retry` runs, doubled after each trial it loses up to kMaxRetry, while one thread is chosen,
  * or the default count's last kRuns have a mean over kSlower times its best. Not thread-safe: the
  * caller locks (oneThreadNext, recordRun). */
@@ -255,6 +259,7 @@ private:
     int n = 0;
     void add(double s) { t[n++ % kRuns] = s; }
     bool full() const { return n >= kRuns; }
+    double sum() const; /* of the runs so far */
     double mean() const;
   };
   bool one_ = false;        /* the chosen count: one thread, or the default */

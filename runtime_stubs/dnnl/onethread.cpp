@@ -65,18 +65,19 @@ dnnl::primitive searchTwin(const dnnl::primitive &p, bool free_weights) {
   return firstInterchangeable(made, op, attr, free_weights);
 }
 
-/* A primitive for one thread interchangeable with `p`: searchTwin's, but for a Winograd
- * convolution with constant weights the direct algorithm's, which lays them out otherwise
- * (two of SqueezeNet's, made for 2 threads, wanted scratchpads 3 and 32 times larger at one,
- * and no reorder leaves Winograd's layout). */
+/* A primitive for one thread interchangeable with `p`: searchTwin's, and for a Winograd
+ * convolution with constant weights where no Winograd one is (two of SqueezeNet's, made for 2
+ * threads, wanted scratchpads 3 and 32 times larger at one), the direct algorithm's, which
+ * lays the weights out otherwise (no reorder leaves Winograd's layout). */
 dnnl::primitive oneThreadTwin(const dnnl::primitive &p, bool free_weights) {
   ThreadScope one(1);
   const_dnnl_primitive_desc_t made = nullptr;
   const dnnl_convolution_desc_t *conv = nullptr;
-  if (!free_weights || dnnl_primitive_get_primitive_desc(p.get(), &made) != dnnl_success ||
+  dnnl::primitive same = searchTwin(p, free_weights);
+  if (same || !free_weights || dnnl_primitive_get_primitive_desc(p.get(), &made) != dnnl_success ||
       dnnl_primitive_desc_query(made, dnnl_query_convolution_d, 0, &conv) != dnnl_success ||
       !conv || conv->alg_kind != dnnl_convolution_winograd)
-    return searchTwin(p, free_weights);
+    return same;
   const_dnnl_primitive_attr_t attr = nullptr;
   if (dnnl_primitive_desc_get_attr(made, &attr) != dnnl_success)
     return dnnl::primitive();
@@ -117,6 +118,15 @@ Desc weightsDesc(const dnnl::primitive &p) {
 
 } // namespace
 
+std::string ThreadedPrimitive::oneImplementation() const {
+  const_dnnl_primitive_desc_t pd = nullptr;
+  const char *name = nullptr;
+  if (!one_ || dnnl_primitive_get_primitive_desc(one_.get(), &pd) != dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) != dnnl_success || !name)
+    return std::string();
+  return name;
+}
+
 void ThreadedPrimitive::executeOne(const dnnl::stream &s,
                                    const std::unordered_map<int, dnnl::memory> &args) const {
   std::call_once(once_, [&] {
@@ -151,12 +161,14 @@ void ThreadedPrimitive::executeOne(const dnnl::stream &s,
   one_.execute(s, own);
 }
 
-double ThreadChooser::Recent::mean() const {
+double ThreadChooser::Recent::sum() const {
   double sum = 0;
   for (double s : t)
     sum += s;
-  return sum / kRuns;
+  return sum;
 }
+
+double ThreadChooser::Recent::mean() const { return sum() / kRuns; }
 
 void ThreadChooser::record(bool ran_one, double seconds) {
   if (ran_one != oneNext())
@@ -174,10 +186,15 @@ void ThreadChooser::record(bool ran_one, double seconds) {
   if (!ran_one && r.full())
     best_default_ = best_default_ > 0 ? std::min(best_default_, r.mean()) : r.mean();
   if (trial_left_ > 0) {
-    if (--trial_left_ > 0)
+    /* the trial's count wins by a mean under `bar`; once its runs so far sum to kRuns x bar it
+       has lost, and the trial ends (on a busy machine a default-count run can take several
+       times the mean of one thread's, which the trial's other runs would repeat) */
+    const double bar = recent_[one_].mean() * (ran_one ? 1.0 : kDefaultWins);
+    const bool lost = r.sum() >= kRuns * bar;
+    if (--trial_left_ > 0 && !lost)
       return;
-    const double chosen = recent_[one_].mean();
-    if (ran_one ? r.mean() < chosen : r.mean() < kDefaultWins * chosen) {
+    trial_left_ = 0;
+    if (!lost && r.mean() < bar) {
       one_ = ran_one;
       retry_ = kFirstRetry;
     } else {

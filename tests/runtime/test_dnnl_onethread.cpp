@@ -2,7 +2,8 @@
 // onethread.cpp). ThreadedPrimitive: convolutions made for 3 OpenMP threads (1 x 1 at strides
 // 1 and 2, 3 x 3 that may take Winograd, depthwise; oneDNN picks the layouts), run on 3 threads
 // and on 1 (the twin, with constant weights it may reorder into a layout of its own: a
-// Winograd convolution's twin is a direct one), both against plain double loops; int8
+// Winograd convolution's twin is a Winograd one where its scratchpad fits, else a direct
+// one), both against plain double loops; int8
 // convolutions and a matmul as lowerQuantized makes them (zero points, per-channel scales),
 // against the requantized integer sums; ExtLayerNorm's and ExtAttention's primitives.
 // ThreadChooser: its choice over synthetic run times, an idle machine (the default count stays, one
@@ -30,6 +31,7 @@ constexpr int kRunThreads[] = {3, 1, 1, 3};
 
 struct ConvCase {
   memory::dim c, o, hw, k, stride, groups;
+  bool winograd = false; // asks for Winograd: the twin is Winograd too where its scratch fits
 };
 
 // y[o][p] = sum over the group's inputs and the window of x * w (zero padding k / 2).
@@ -78,12 +80,14 @@ TEST_P(Twins, OneThreadRunsAgreeWithTheDefinition) {
   }
   ThreadedPrimitive prim;
   dnnl::convolution_forward::primitive_desc pd;
+  bool wino_fits = false; // a one-thread Winograd primitive's scratchpad fits in pd's
   {
     ThreadScope three(3); // made for 3 threads, as a computation compiled at 3
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const auto alg = t.k == 3 && t.groups == 1 ? dnnl::algorithm::convolution_auto
-                                               : dnnl::algorithm::convolution_direct;
+    const auto alg = t.winograd                  ? dnnl::algorithm::convolution_winograd
+                     : t.k == 3 && t.groups == 1 ? dnnl::algorithm::convolution_auto
+                                                 : dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference, alg, memory::desc({1, t.c, t.hw, t.hw}, f32, any),
         memory::desc(wdims, f32, any), memory::desc({1, t.o, out_hw, out_hw}, f32, any),
@@ -91,6 +95,11 @@ TEST_P(Twins, OneThreadRunsAgreeWithTheDefinition) {
     pd = dnnl::convolution_forward::primitive_desc(d, attr, odla_dnnl::cpuEngine());
     prim = dnnl::convolution_forward(pd);
     prim.constantWeights(memory::desc(wdims, f32, wtag), w.data());
+    if (t.winograd) {
+      ThreadScope one(1);
+      const dnnl::convolution_forward::primitive_desc one_pd(d, attr, odla_dnnl::cpuEngine());
+      wino_fits = one_pd.scratchpad_desc().get_size() <= pd.scratchpad_desc().get_size();
+    }
   }
   dnnl::engine &eng = odla_dnnl::cpuEngine();
   dnnl::stream &s = odla_dnnl::threadStream();
@@ -115,13 +124,21 @@ TEST_P(Twins, OneThreadRunsAgreeWithTheDefinition) {
       ASSERT_NEAR(y[i], want[i], 1e-4 * (std::fabs(want[i]) + 1))
           << "output " << i << " at " << threads << " thread(s)";
   }
+  if (t.winograd) { // the twin is Winograd exactly where one fits the scratchpad
+    EXPECT_EQ(prim.oneImplementation().find("wino") != std::string::npos, wino_fits)
+        << "the twin is " << prim.oneImplementation();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Convolutions, Twins,
-                         ::testing::Values(ConvCase{64, 256, 28, 1, 1, 1},   // 1 x 1
-                                           ConvCase{256, 128, 28, 1, 2, 1},  // 1 x 1, stride 2
-                                           ConvCase{64, 64, 28, 3, 1, 1},    // 3 x 3
-                                           ConvCase{96, 96, 28, 3, 2, 96})); // depthwise
+                         ::testing::Values(ConvCase{64, 256, 28, 1, 1, 1},  // 1 x 1
+                                           ConvCase{256, 128, 28, 1, 2, 1}, // 1 x 1, stride 2
+                                           ConvCase{64, 64, 28, 3, 1, 1},   // 3 x 3
+                                           ConvCase{96, 96, 28, 3, 2, 96},  // depthwise
+                                           // Winograd (ResNet-50's): at 1 thread the first
+                                           // wants more scratch than at 3, the second not
+                                           ConvCase{64, 64, 56, 3, 1, 1, true},
+                                           ConvCase{256, 256, 14, 3, 1, 1, true}));
 
 // An int8 product as lowerQuantized makes it: u8 data with a run-time zero point, constant s8
 // weights (plain, which the twin may lay out otherwise), an s32 bias, per-output-channel float
@@ -386,8 +403,9 @@ constexpr int K = ThreadChooser::kRuns;
 
 TEST(ThreadChooser, AnIdleMachineKeepsTheDefaultCount) {
   ThreadChooser c;
-  // warm-up, K at the default, the twins' run and K at one thread that lose; never again
-  EXPECT_EQ(feed(c, 1000, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + K);
+  // warm-up, K at the default, the twins' run and 3 at one thread, whose 54 ms passed the
+  // K x 10 ms it had to stay under: the trial lost; never again
+  EXPECT_EQ(feed(c, 1000, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + 3);
   EXPECT_FALSE(c.oneNext());
 }
 
@@ -395,10 +413,11 @@ TEST(ThreadChooser, ABusyMachineRunsOnOneThread) {
   ThreadChooser c;
   const int ones = feed(c, 1000, [](bool one, int) { return one ? 20.0 : 100.0; });
   EXPECT_TRUE(c.oneNext());
-  // the default retried after 8, 16, ..., 256 runs, K runs a time: 7 trials (and the warm-up
-  // and K runs before the first trial) of 1000 runs
-  EXPECT_GE(ones, 1000 - (1 + K) - 7 * K);
-  EXPECT_LE(ones, 1000 - (1 + K) - 5 * K);
+  // the default retried after 8, 16, ..., 256 runs: 7 trials (and the warm-up and K runs
+  // before the first trial) of 1000 runs, each ended by its first run (100 ms, past the
+  // K x 0.8 x 20 ms it had to stay under)
+  EXPECT_GE(ones, 1000 - (1 + K) - 7);
+  EXPECT_LE(ones, 1000 - (1 + K) - 5);
 }
 
 TEST(ThreadChooser, FollowsALoadThatComesAndGoes) {
@@ -421,7 +440,24 @@ TEST(ThreadChooser, IgnoresRunsOfTheOtherCount) {
   for (int i = 0; i < 50; ++i)
     c.record(true, 1e-3); // not what oneNext() gave: another thread's run from before a switch
   EXPECT_FALSE(c.oneNext());
-  EXPECT_EQ(feed(c, 100, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + K);
+  EXPECT_EQ(feed(c, 100, [](bool one, int) { return one ? 18.0 : 10.0; }), 1 + 3);
+}
+
+TEST(ThreadChooser, ATrialThatCanStillWinRunsToItsEnd) {
+  ThreadChooser c;
+  // one thread 12 ms against the default's 10: K runs sum to 48, under K x 10, and lose by
+  // their mean only when the last is in (their sum never reaches 40 before)
+  EXPECT_EQ(feed(c, 1000, [](bool one, int) { return one ? 12.0 : 10.0; }), 1 + K);
+  // a default count that wins in the end despite a slow first run: 30 + 3 x 2 = 36 ms, under
+  // K x 0.8 x 20 ms (64)
+  ThreadChooser b;
+  int defaults = 0;
+  feed(b, 1000, [&](bool one, int) {
+    if (one)
+      return 20.0;
+    return ++defaults <= 1 + K ? 100.0 : (defaults - (1 + K)) % K == 1 ? 30.0 : 2.0;
+  });
+  EXPECT_FALSE(b.oneNext());
 }
 
 } // namespace
