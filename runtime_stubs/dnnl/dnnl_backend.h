@@ -239,10 +239,10 @@ private:
  * under kDefaultWins times one thread's (its runs beside busy processes swing between fast,
  * when no other process holds a CPU, and several times slower: GPT-2's block 10 to 72 ms
  * against 12 on one thread); a trial ends at the run after which its count cannot win (its
- * runs' sum reached kRuns times the mean it had to beat); then the other count is tried again after
- * `retry` runs, doubled after each trial it loses up to kMaxRetry, while one thread is chosen,
- * or the default count's last kRuns have a mean over kSlower times its best. Not thread-safe: the
- * caller locks (oneThreadNext, recordRun). */
+ * runs' sum reached kRuns times the mean it had to beat); then the other count is tried
+ * again after `retry` runs, doubled after each trial it loses up to kMaxRetry, while one
+ * thread is chosen, or the default count's last kRuns have a mean over kSlower times its best.
+ * Not thread-safe: the caller locks (oneThreadNext, recordRun). */
 class ThreadChooser {
 public:
   static constexpr double kSlower = 1.5, kDefaultWins = 0.8;

@@ -1411,7 +1411,9 @@ static void ref_qconv_stage_part(void *arg, int index, int parts, unsigned char 
 /* ---- Channels first: P = the kernel, V = im2col blocks of output pixels ---------------------- */
 
 /* Staging one image's padded planes (the im2col rows' source when the window is not a unit
- * one); the parts split the channels. */
+ * one): int16 x - xz with zero pads, or for the 8-bit product (q.u8s8) bytes (ref_qconv_byte)
+ * with pads of the zero point's byte, which sub cancels as it cancels the data's zero point.
+ * The parts split the channels. */
 static void ref_qconv_pad_part(void *arg, int index, int parts, unsigned char *scratch) {
   const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
   const ref_qconv_params *p = st->p;
@@ -1419,27 +1421,15 @@ static void ref_qconv_pad_part(void *arg, int index, int parts, unsigned char *s
   int64_t lo, hi, c;
   (void)scratch;
   ref_split(p->c, 1, index, parts, &lo, &hi);
-  for (c = lo; c < hi; ++c) {
-    memset(st->xs + c * values, 0, (size_t)values * sizeof *st->xs);
-    ref_qconv_fill_plane(p, st->x + c * ipix, st->xz, st->xs + c * values);
-  }
-}
-
-/* The same for the 8-bit product (q.u8s8): planes of bytes, the data xor flip (int8 data as
- * unsigned, plus 128), the pads the zero point's byte, which sub cancels as it cancels the
- * data's zero point. */
-static void ref_qconv_pad8_part(void *arg, int index, int parts, unsigned char *scratch) {
-  const ref_qconv_stage *st = (const ref_qconv_stage *)arg;
-  const ref_qconv_params *p = st->p;
-  const int64_t values = ref_qconv_plane_values(&p->w), ipix = ref_window_in_count(&p->w);
-  int64_t lo, hi, c;
-  (void)scratch;
-  ref_split(p->c, 1, index, parts, &lo, &hi);
-  for (c = lo; c < hi; ++c) {
-    unsigned char *plane = (unsigned char *)st->xs + c * values;
-    memset(plane, ref_qconv_byte(p, st->xz), (size_t)values);
-    ref_qconv_fill_plane8(p, st->x + c * ipix, plane);
-  }
+  for (c = lo; c < hi; ++c)
+    if (p->q.u8s8) {
+      unsigned char *plane = (unsigned char *)st->xs + c * values;
+      memset(plane, ref_qconv_byte(p, st->xz), (size_t)values);
+      ref_qconv_fill_plane8(p, st->x + c * ipix, plane);
+    } else {
+      memset(st->xs + c * values, 0, (size_t)values * sizeof *st->xs);
+      ref_qconv_fill_plane(p, st->x + c * ipix, st->xz, st->xs + c * values);
+    }
 }
 
 /* One image and group of a channels-first convolution. */
@@ -1451,7 +1441,7 @@ typedef struct {
   ref_qg g; /* P (the group's kernel rows), out (the group's channels); v set per block */
   int64_t block, blocks; /* pixels per block (at most p->block), blocks */
   int by_rows;           /* the parts split the output channels, not the blocks */
-  /* the 8-bit product (q.u8s8): the group's byte planes (ref_qconv_pad8_part) instead of xp,
+  /* the 8-bit product (q.u8s8): the group's byte planes (ref_qconv_pad_part) instead of xp,
      and g8 (P, sub, out) instead of g */
   const unsigned char *xb;
   ref_qg8 g8;
@@ -1912,10 +1902,7 @@ static odla_status ref_qconv_run(const ref_node *node, const ref_io *io) {
                    ipix * p->c < REF_QI_STAGE_PARALLEL_MIN
                        ? 1
                        : (int)ref_qi_min(ref_threads_count(ref_io_threads(io)), p->c),
-                   p->channels_last ? ref_qconv_stage_part
-                   : p->q.u8s8      ? ref_qconv_pad8_part
-                                    : ref_qconv_pad_part,
-                   &st, scratch);
+                   p->channels_last ? ref_qconv_stage_part : ref_qconv_pad_part, &st, scratch);
     }
     if (p->depthwise && !p->channels_last) {
       ref_qconv_cf d;
