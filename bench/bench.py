@@ -12,7 +12,9 @@ memory of the process (GNU time's), and the largest error against PyTorch's outp
 --no-profile) it profiles odlac+dnnl at 1 thread: the same generated C linked to the profiler
 interposer (libodla_profiler, loading libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
-bench/peak_flops.c. Writes docs/benchmarks.md (or --out).
+bench/peak_flops.c, and ONNX Runtime's own profiler the same way (bench/ort_run.py --profile),
+so that a missed target shows whether the kernels or the time around them differ. Writes
+docs/benchmarks.md (or --out).
 
 Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
@@ -485,7 +487,7 @@ class Bench:
                           row["peak_mb"], row["rel_err"]))
         if self.args.profile and "odlac+dnnl" in engines:
             try:
-                self.profile_model(model, gen, pb_inputs)
+                self.profile_model(model, gen, pb_inputs, inputs_json)
             except RuntimeError as e:
                 print("  profile: FAILED: %s" % e)
                 self.profiles[model] = {"error": str(e).splitlines()[0][:120]}
@@ -507,9 +509,11 @@ class Bench:
             self.peak_bits = int(m.group(2))
         return best
 
-    def profile_model(self, model, gen, pb_inputs):
+    def profile_model(self, model, gen, pb_inputs, inputs_json):
         """Runs the -O3 program on libodla_dnnl through the profiler interposer at 1 thread and
-        aggregates its trace by op kind (steady-state time: each node's fastest call)."""
+        aggregates its trace by op kind (steady-state time: each node's fastest call); then ONNX
+        Runtime the same way through its own profiler (bench/ort_run.py --profile), so that the
+        page tells kernel time from the time around the kernels."""
         for lib in (self.profiler, self.dnnl_shared):
             if not os.path.exists(lib):
                 raise RuntimeError("%s is not built" % lib)
@@ -552,12 +556,20 @@ class Bench:
             raise RuntimeError("%s: the trace has no node time" % model)
         prof = {"ops": ops, "total_ns": total_ns, "flop_ns": flop_ns, "flops": flops,
                 "gflops": flops / flop_ns if flop_ns else 0.0}
+        rc, out, err, _, _ = run_measured([
+            venv_bin("python"), os.path.join(ROOT, "bench", "ort_run.py"), "--profile",
+            os.path.join(self.args.cache, model, "model.onnx"), inputs_json, "1",
+            str(self.args.profile_repeats), "1", os.path.join(self.work, model + "_ort_profile")])
+        check(rc, "ONNX Runtime's profile of " + model, err)
+        prof["ort"] = json.loads(out.strip().splitlines()[-1])
         self.profiles[model] = prof
         top = sorted(ops.items(), key=lambda kv: -kv[1]["ns"])[:4]
         print("  profile (odlac+dnnl, 1 thread): %.2f ms in nodes, Conv/Gemm %.1f GFLOP/s "
               "(%.0f%% of peak); top: %s" % (
                   total_ns / 1e6, prof["gflops"], 100 * prof["gflops"] / self.peak_gflops,
                   ", ".join("%s %.2f ms" % (op, o["ns"] / 1e6) for op, o in top)))
+        print("  profile (onnxruntime, 1 thread): %.2f ms in nodes" % (
+            prof["ort"]["total_ns"] / 1e6))
 
     def limit_note(self, model):
         """One line on what limits the model's odlac+dnnl time, from its profile."""
@@ -572,9 +584,22 @@ class Bench:
             100 * eff, 100 * prof["flop_ns"] / prof["total_ns"])
         other = "biggest non-GEMM op %s (%.2f ms, %.0f%%)" % (
             op, other_ns / 1e6, 100 * other_ns / prof["total_ns"])
-        if headroom_ns > other_ns:
-            return "low conv efficiency: %s; %s" % (conv, other)
-        return "%s; %s" % (other, conv)
+        note = ("low conv efficiency: %s; %s" % (conv, other) if headroom_ns > other_ns else
+                "%s; %s" % (other, conv))
+        return note + "; %s" % self.kernel_note(model)
+
+    def kernel_note(self, model):
+        """Both engines' time in nodes at 1 thread (their profilers) beside ONNX Runtime's
+        median run: how much of its run is kernels."""
+        prof = self.profiles[model]
+        ort_ms = [r["median_ms"] for r in self.rows if r["model"] == model and
+                  r["engine"] == "onnxruntime" and r["threads"] == 1 and "error" not in r]
+        note = "nodes at 1 thread: odlac+dnnl %.2f ms, ONNX Runtime %.2f ms (%.2fx)" % (
+            prof["total_ns"] / 1e6, prof["ort"]["total_ns"] / 1e6,
+            prof["total_ns"] / prof["ort"]["total_ns"])
+        if ort_ms:
+            note += ", ONNX Runtime's median run %.2f ms" % ort_ms[0]
+        return note
 
     def scaling_note(self, r, ort):
         """For a row above 1 thread: its speed-up over 1 thread next to ONNX Runtime's (the
@@ -707,8 +732,11 @@ class Bench:
                  "total). Conv/Gemm are the nodes with FLOPs; their rate is their FLOPs over "
                  "their time, against this core's float32 peak (machine line); a Winograd "
                  "convolution counts the direct convolution's FLOPs, so its rate is an effective "
-                 "one and can pass the peak." % (
-                     self.args.profile_repeats), ""]
+                 "one and can pass the peak. ONNX Runtime's line under each table comes from "
+                 "its own profiler (`bench/ort_run.py --profile`: a warm-up and %d runs at 1 "
+                 "thread, each node's fastest, summed by op type), so a missed target's "
+                 "line can say whether the kernels or the time around them differ." % (
+                     self.args.profile_repeats, self.args.profile_repeats), ""]
         for model, prof in self.profiles.items():
             if "error" in prof:
                 lines += ["**%s**: profile failed: %s" % (model, prof["error"]), ""]
@@ -732,7 +760,12 @@ class Bench:
                 lines.append("| %d other op kinds | %d | %.2f | %.1f%% | | |" % (
                     len(rest), sum(o["nodes"] for _, o in rest), ns / 1e6,
                     100 * ns / prof["total_ns"]))
-            lines.append("")
+            ort_ops = sorted(prof["ort"]["ops"].items(), key=lambda kv: -kv[1]["ns"])
+            lines += ["", "ONNX Runtime, the same way: %.2f ms in nodes (%s)" % (
+                prof["ort"]["total_ns"] / 1e6, ", ".join(
+                    "%s %d node%s %.2f ms" % (op, o["nodes"], "s" * (o["nodes"] != 1),
+                                              o["ns"] / 1e6)
+                    for op, o in ort_ops[:PROFILE_TOP_OPS])), ""]
         missed = []
         for r in self.rows:
             if r["engine"] != "odlac+dnnl" or "error" in r or r["model"] not in self.profiles:
@@ -778,8 +811,9 @@ def main(argv):
     ap.add_argument("--no-profile", dest="profile", action="store_false",
                     help="skip the per-op profile of odlac+dnnl (needs libodla_profiler and "
                          "the shared libodla_dnnl)")
-    ap.add_argument("--profile-repeats", type=int, default=5,
-                    help="executions of the profiled program (the fastest call per node counts)")
+    ap.add_argument("--profile-repeats", type=int, default=20,
+                    help="executions of each engine's profiled program (the fastest call per "
+                         "node counts)")
     args = ap.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
     args.engines = [e for e in args.engines.split(",") if e]
