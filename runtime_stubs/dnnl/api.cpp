@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include <sys/resource.h>
+
 namespace {
 
 /* ODLA_PROCESSOR_NUM's value: a pointer to a positive odla_int32. */
@@ -93,12 +95,17 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   }
   const bool one = odla_dnnl::oneThreadNext(computation);
   odla_dnnl::ThreadScope scope(one ? 1 : odla_dnnl::defaultThreads());
+  rusage before{}, after{}; /* a default-count run's preemptions (ThreadChooser) */
+  if (!one)
+    getrusage(RUSAGE_SELF, &before);
   const auto start = std::chrono::steady_clock::now();
   s = odla_ref_ExecuteComputation(computation, context, mode, device);
+  const auto end = std::chrono::steady_clock::now();
+  if (!one)
+    getrusage(RUSAGE_SELF, &after);
   if (s == ODLA_SUCCESS)
-    odla_dnnl::recordRun(
-        computation, one,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    odla_dnnl::recordRun(computation, one, std::chrono::duration<double>(end - start).count(),
+                         after.ru_nivcsw - before.ru_nivcsw);
   return s;
 }
 

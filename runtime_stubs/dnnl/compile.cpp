@@ -1592,10 +1592,10 @@ bool oneThreadNext(odla_computation comp) {
   return st.chooser.oneNext();
 }
 
-void recordRun(odla_computation comp, bool one, double seconds) {
+void recordRun(odla_computation comp, bool one, double seconds, long preemptions) {
   CompState &st = stateOf(comp);
   std::lock_guard<std::mutex> lock(st.chooser_mutex);
-  st.chooser.record(one, seconds);
+  st.chooser.record(one, seconds, preemptions);
 }
 
 } // namespace odla_dnnl

@@ -147,9 +147,9 @@ void setContextThreads(odla_context ctx, int threads);
 int contextThreads(odla_context ctx);
 void forgetContext(odla_context ctx);
 /* The computation's ThreadChooser (below): whether its next run takes one thread, and the time
- * of a run. */
+ * of a run with the process's involuntary context switches during it (getrusage). */
 bool oneThreadNext(odla_computation comp);
-void recordRun(odla_computation comp, bool one, double seconds);
+void recordRun(odla_computation comp, bool one, double seconds, long preemptions);
 
 /* The CPU quota of the process's cgroup and its ancestors (cgroup v2 cpu.max, v1
  * cpu.cfs_quota_us / cpu.cfs_period_us), rounded up to whole CPUs; 0 where none limits.
@@ -241,17 +241,23 @@ private:
  * against 12 on one thread); a trial ends at the run after which its count cannot win (its
  * runs' sum reached kRuns times the mean it had to beat); then the other count is tried
  * again after `retry` runs, doubled after each trial it loses up to kMaxRetry, while one
- * thread is chosen, or the default count's last kRuns have a mean over kSlower times its best.
+ * thread is chosen, or the default count's last kRuns have a mean over kSlower times its best,
+ * or its threads were preempted: its runs since the last verdict, at least kPreemptWindow
+ * seconds of them, had kPreempted involuntary context switches a second or more (other
+ * processes want the CPUs: 150-250 a second beside one or two spinning processes on a 2-core
+ * VM, 30-50 idle). That also starts the first trial before kRuns default runs are made (ViT-B/16
+ * beside two spinning processes: a run on 2 threads took 1.16 s, on one 0.45 s).
  * Not thread-safe: the caller locks (oneThreadNext, recordRun). */
 class ThreadChooser {
 public:
   static constexpr double kSlower = 1.5, kDefaultWins = 0.8;
+  static constexpr double kPreempted = 100, kPreemptWindow = 0.05;
   static constexpr int kRuns = 4, kFirstRetry = 8, kMaxRetry = 256;
   /* Whether the next run takes one thread. */
   bool oneNext() const { return trial_left_ > 0 ? !one_ : one_; }
-  /* The time of a run; ignored unless it took the count oneNext() gives (runs of the
-   * computation on several threads at once). */
-  void record(bool ran_one, double seconds);
+  /* The time of a run and the involuntary context switches during it; ignored unless it took
+   * the count oneNext() gives (runs of the computation on several threads at once). */
+  void record(bool ran_one, double seconds, long preemptions = 0);
 
 private:
   struct Recent { /* the last kRuns times of one count */
@@ -259,16 +265,21 @@ private:
     int n = 0;
     void add(double s) { t[n++ % kRuns] = s; }
     bool full() const { return n >= kRuns; }
-    double sum() const; /* of the runs so far */
-    double mean() const;
+    double sum() const;  /* of the runs so far */
+    double mean() const; /* of the runs so far, up to the last kRuns */
   };
+  /* Whether the default count's runs since the last verdict, once they reach kPreemptWindow
+   * seconds, were preempted kPreempted times a second or more (false until then). */
+  bool preempted(double seconds, long preemptions);
   bool one_ = false;        /* the chosen count: one thread, or the default */
   int trial_left_ = 0;      /* runs of the other count still to make */
   bool warm_ = false;       /* the first run was made */
   bool twins_made_ = false; /* a run at one thread was made, and its twins with it */
   int until_retry_ = 0, retry_ = kFirstRetry;
-  Recent recent_[2];        /* [one thread] */
-  double best_default_ = 0; /* the default count's smallest mean */
+  Recent recent_[2];          /* [one thread] */
+  double best_default_ = 0;   /* the default count's smallest mean */
+  double window_seconds_ = 0; /* the default count's runs since the last verdict */
+  long window_preemptions_ = 0;
 };
 
 /* Whether an op of `work` (multiply-adds or elements) under `limit` keeps its reference kernel

@@ -168,9 +168,20 @@ double ThreadChooser::Recent::sum() const {
   return sum;
 }
 
-double ThreadChooser::Recent::mean() const { return sum() / kRuns; }
+double ThreadChooser::Recent::mean() const { return n ? sum() / std::min(n, kRuns) : 0; }
 
-void ThreadChooser::record(bool ran_one, double seconds) {
+bool ThreadChooser::preempted(double seconds, long preemptions) {
+  window_seconds_ += seconds;
+  window_preemptions_ += preemptions;
+  if (window_seconds_ < kPreemptWindow)
+    return false;
+  const bool many = window_preemptions_ >= kPreempted * window_seconds_;
+  window_seconds_ = 0;
+  window_preemptions_ = 0;
+  return many;
+}
+
+void ThreadChooser::record(bool ran_one, double seconds, long preemptions) {
   if (ran_one != oneNext())
     return; /* another thread's run changed the choice meanwhile */
   if (!warm_) {
@@ -185,6 +196,7 @@ void ThreadChooser::record(bool ran_one, double seconds) {
   r.add(seconds);
   if (!ran_one && r.full())
     best_default_ = best_default_ > 0 ? std::min(best_default_, r.mean()) : r.mean();
+  const bool starved = !ran_one && preempted(seconds, preemptions);
   if (trial_left_ > 0) {
     /* the trial's count wins by a mean under `bar`; once its runs so far sum to kRuns x bar it
        has lost, and the trial ends (on a busy machine a default-count run can take several
@@ -201,12 +213,14 @@ void ThreadChooser::record(bool ran_one, double seconds) {
       retry_ = std::min(2 * retry_, kMaxRetry);
     }
     until_retry_ = retry_;
+    window_seconds_ = 0; /* a verdict on the default count's own runs only */
+    window_preemptions_ = 0;
     return;
   }
   if (until_retry_ > 0)
     --until_retry_;
-  if (r.full() && until_retry_ <= 0 &&
-      (one_ || !twins_made_ || r.mean() > kSlower * best_default_)) {
+  if (until_retry_ <= 0 &&
+      (starved || (r.full() && (one_ || !twins_made_ || r.mean() > kSlower * best_default_)))) {
     trial_left_ = kRuns;
     recent_[!one_] = Recent();
   }

@@ -6,9 +6,10 @@
 // one), both against plain double loops; int8
 // convolutions and a matmul as lowerQuantized makes them (zero points, per-channel scales),
 // against the requantized integer sums; ExtLayerNorm's and ExtAttention's primitives.
-// ThreadChooser: its choice over synthetic run times, an idle machine (the default count stays, one
-// thread tried once), a busy one (one thread chosen, the default retried ever less often), a load
-// that comes and goes, and runs of another count.
+// ThreadChooser: its choice over synthetic run times and preemptions, an idle machine (the
+// default count stays, one thread tried once), a busy one (one thread chosen, the default retried
+// ever less often), a load that comes and goes, runs of another count, and preempted default
+// runs that start one thread's trial early.
 #include <gtest/gtest.h>
 
 #include "dnnl_backend.h"
@@ -388,15 +389,21 @@ TEST(TransformerTwins, AttentionScoresAgreeWithTheDefinition) {
   }
 }
 
-// Feeds `chooser` runs timed by `ms(one, run)` and returns how many took one thread.
-template <class F> int feed(ThreadChooser &chooser, int runs, F ms, int first = 0) {
+// Feeds `chooser` runs timed by `ms(one, run)`, preempted `per_second(one, run)` times a second
+// of each, and returns how many took one thread.
+template <class F, class P>
+int feed(ThreadChooser &chooser, int runs, F ms, int first, P per_second) {
   int ones = 0;
   for (int i = first; i < first + runs; ++i) {
     const bool one = chooser.oneNext();
     ones += one;
-    chooser.record(one, ms(one, i) * 1e-3);
+    const double seconds = ms(one, i) * 1e-3;
+    chooser.record(one, seconds, std::lround(per_second(one, i) * seconds));
   }
   return ones;
+}
+template <class F> int feed(ThreadChooser &chooser, int runs, F ms, int first = 0) {
+  return feed(chooser, runs, ms, first, [](bool, int) { return 0.0; });
 }
 
 constexpr int K = ThreadChooser::kRuns;
@@ -458,6 +465,55 @@ TEST(ThreadChooser, ATrialThatCanStillWinRunsToItsEnd) {
     return ++defaults <= 1 + K ? 100.0 : (defaults - (1 + K)) % K == 1 ? 30.0 : 2.0;
   });
   EXPECT_FALSE(b.oneNext());
+}
+
+TEST(ThreadChooser, PreemptedDefaultRunsTryOneThreadAtOnce) {
+  // ViT-B/16 beside two spinning processes: 1 s a run on the default count, preempted 250
+  // times a second, 0.45 s on one thread. The warm-up and one default run (past the 50 ms
+  // window) are all the default count makes before one thread's trial, which wins.
+  ThreadChooser c;
+  auto ms = [](bool one, int) { return one ? 450.0 : 1000.0; };
+  auto rate = [](bool one, int) { return one ? 0.0 : 250.0; };
+  std::vector<bool> took;
+  for (int i = 0; i < 8; ++i) {
+    took.push_back(c.oneNext());
+    feed(c, 1, ms, i, rate);
+  }
+  EXPECT_EQ(took, (std::vector<bool>{false, false, true, true, true, true, true, true}));
+  // without the preemptions, K default runs before the trial
+  ThreadChooser quiet;
+  EXPECT_EQ(feed(quiet, 2 + K, ms), 1);
+}
+
+TEST(ThreadChooser, AnIdleMachinesPreemptionsChangeNothing) {
+  // 40 involuntary switches a second (kernel threads on an idle VM): as on a machine with none
+  ThreadChooser c;
+  EXPECT_EQ(feed(
+                c, 1000, [](bool one, int) { return one ? 18.0 : 10.0; }, 0,
+                [](bool, int) { return 40.0; }),
+            1 + 3);
+  EXPECT_FALSE(c.oneNext());
+}
+
+TEST(ThreadChooser, PreemptionsStartATrialBeforeTheMeanSlows) {
+  // a load arrives at run 200: the default count's runs keep their 12 ms (not 1.5x its best)
+  // but are preempted 200 times a second, and one thread now takes 8 ms; a trial starts at
+  // the run that completes a 50 ms window with 100 preemptions a second (at most 5 of the
+  // preempted runs: the window may hold idle runs before them), and one thread stays
+  ThreadChooser c;
+  auto busy = [](int i) { return i >= 200; };
+  auto ms = [&](bool one, int i) { return one ? (busy(i) ? 8.0 : 18.0) : 12.0; };
+  auto rate = [&](bool one, int i) { return !one && busy(i) ? 200.0 : 0.0; };
+  feed(c, 200, ms, 0, rate);
+  EXPECT_FALSE(c.oneNext());
+  int i = 200;
+  while (!c.oneNext() && i < 300)
+    feed(c, 1, ms, i++, rate);
+  EXPECT_GE(i, 201);
+  EXPECT_LE(i, 205);
+  // one thread's trial (4 runs, won), then the default retried after 8, 16, 32, 64 and 128
+  // runs, each trial lost at its third run (36 ms past 4 x 0.8 x 8)
+  EXPECT_EQ(feed(c, 295, ms, i, rate), 295 - 5 * 3);
 }
 
 } // namespace
