@@ -39,7 +39,9 @@
  *      a Reshape's result always sharing its operand's (a view: its kernel copies nothing),
  *      and a lowered Concat's buffer holding its parts at their offsets, alive from the first
  *      part's production to the last read of it or any part.
- * Executing is the reference executor: oneDNN nodes run through dnnl_node_run. */
+ * Executing is the reference executor: oneDNN nodes run through compile.cpp's nodeRun; a
+ * run that the ThreadChooser (below) moved to one thread shares the column blocks of its
+ * large products with blockpool.cpp's threads (blockpool.h). */
 #ifndef ODLA_DNNL_DNNL_BACKEND_H_
 #define ODLA_DNNL_DNNL_BACKEND_H_
 
@@ -47,6 +49,8 @@ extern "C" {
 #include "ref.h"
 }
 #include "ref_api.h"
+
+#include "blockpool.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -235,18 +239,23 @@ private:
  * mean (on a busy machine the default count's runs vary several fold: SqueezeNet beside one
  * spinning process 1.8 ms when both threads run, 6 ms and more when not). After the first
  * (warm-up) run and kRuns at the default count, a trial of kRuns at one thread decides (a run
- * that makes the twins goes before it, uncompared), the default count winning only by a mean
- * under kDefaultWins times one thread's (its runs beside busy processes swing between fast,
- * when no other process holds a CPU, and several times slower: GPT-2's block 10 to 72 ms
- * against 12 on one thread); a trial ends at the run after which its count cannot win (its
- * runs' sum reached kRuns times the mean it had to beat); then the other count is tried
- * again after `retry` runs, doubled after each trial it loses up to kMaxRetry, while one
- * thread is chosen, or the default count's last kRuns have a mean over kSlower times its best,
- * or its threads were preempted: its runs since the last verdict, at least kPreemptWindow
+ * that makes the twins goes before it, uncompared), the faster mean winning; the default
+ * count, tried while one thread is chosen, wins only by a mean under kDefaultWins times one
+ * thread's where its trial's runs were preempted kPreempted times a second or more (its runs
+ * beside busy processes swing between fast, when no other process holds a CPU, and several
+ * times slower: GPT-2's block 10 to 72 ms against 12 on one thread); a trial ends at the run after
+ * which its count cannot win (its runs' sum reached kRuns times the mean it had to beat); then the
+ * other count is tried again after `retry` runs, doubled after each trial it loses up to kMaxRetry,
+ * while one thread is chosen, or the default count's last kRuns have a mean over kSlower times its
+ * best, or its threads were preempted: its runs since the last verdict, at least kPreemptWindow
  * seconds of them, had kPreempted involuntary context switches a second or more (other
  * processes want the CPUs: 150-250 a second beside one or two spinning processes on a 2-core
  * VM, 30-50 idle). That also starts the first trial before kRuns default runs are made (ViT-B/16
- * beside two spinning processes: a run on 2 threads took 1.16 s, on one 0.45 s).
+ * beside two spinning processes: a run on 2 threads took 1.16 s, on one 0.45 s). A run on
+ * one thread still runs its large products' column blocks on the default count (PooledScope,
+ * runBlocks), whose threads claim blocks and never wait for one another: ViT-B/16 beside two
+ * spinning processes 0.34 s a run; idle, 1.06x-1.10x the default count's BERT-base, ViT-B/16
+ * and GPT-2 block runs (so an idle machine keeps the default count).
  * Not thread-safe: the caller locks (oneThreadNext, recordRun). */
 class ThreadChooser {
 public:
@@ -280,6 +289,8 @@ private:
   double best_default_ = 0;   /* the default count's smallest mean */
   double window_seconds_ = 0; /* the default count's runs since the last verdict */
   long window_preemptions_ = 0;
+  double trial_seconds_ = 0; /* the default count's runs in its trial */
+  long trial_preemptions_ = 0;
 };
 
 /* Whether an op of `work` (multiply-adds or elements) under `limit` keeps its reference kernel

@@ -201,7 +201,14 @@ void ThreadChooser::record(bool ran_one, double seconds, long preemptions) {
     /* the trial's count wins by a mean under `bar`; once its runs so far sum to kRuns x bar it
        has lost, and the trial ends (on a busy machine a default-count run can take several
        times the mean of one thread's, which the trial's other runs would repeat) */
-    const double bar = recent_[one_].mean() * (ran_one ? 1.0 : kDefaultWins);
+    if (!ran_one) {
+      trial_seconds_ += seconds;
+      trial_preemptions_ += preemptions;
+    }
+    /* the default count, tried again while one thread runs, wins by kDefaultWins only where
+       its own runs show other processes (idle, the faster count wins) */
+    const bool margin = !ran_one && trial_preemptions_ >= kPreempted * trial_seconds_;
+    const double bar = recent_[one_].mean() * (margin ? kDefaultWins : 1.0);
     const bool lost = r.sum() >= kRuns * bar;
     if (--trial_left_ > 0 && !lost)
       return;
@@ -222,6 +229,8 @@ void ThreadChooser::record(bool ran_one, double seconds, long preemptions) {
   if (until_retry_ <= 0 &&
       (starved || (r.full() && (one_ || !twins_made_ || r.mean() > kSlower * best_default_)))) {
     trial_left_ = kRuns;
+    trial_seconds_ = 0;
+    trial_preemptions_ = 0;
     recent_[!one_] = Recent();
   }
 }

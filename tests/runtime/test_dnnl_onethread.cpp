@@ -516,4 +516,28 @@ TEST(ThreadChooser, PreemptionsStartATrialBeforeTheMeanSlows) {
   EXPECT_EQ(feed(c, 295, ms, i, rate), 295 - 5 * 3);
 }
 
+TEST(ThreadChooser, AnIdleDefaultCountWinsBackByItsMeanAlone) {
+  // one thread chosen under a load (the default count 60 ms, preempted 200 times a second,
+  // one thread 20); the load goes, and one thread's runs (large products still on the default
+  // count's threads) take 11 ms against the default count's 10: the default's next trial,
+  // not preempted, wins by its mean alone (under 0.8 x 11 it would stay on one thread)
+  ThreadChooser c;
+  auto busy = [](int i) { return i < 100; };
+  auto ms = [&](bool one, int i) {
+    return one ? (busy(i) ? 20.0 : 11.0) : (busy(i) ? 60.0 : 10.0);
+  };
+  auto rate = [&](bool one, int i) { return !one && busy(i) ? 200.0 : 0.0; };
+  feed(c, 100, ms, 0, rate);
+  EXPECT_TRUE(c.oneNext());
+  feed(c, 300, ms, 100, rate);
+  EXPECT_FALSE(c.oneNext());
+  // preempted, the same 10 ms against 11 is not enough: the default count must beat 0.8 x 11
+  ThreadChooser d;
+  feed(d, 100, ms, 0, rate);
+  feed(
+      d, 300, [](bool one, int) { return one ? 11.0 : 10.0; }, 100,
+      [](bool one, int) { return one ? 0.0 : 200.0; });
+  EXPECT_TRUE(d.oneNext());
+}
+
 } // namespace
