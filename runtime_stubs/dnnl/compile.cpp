@@ -227,7 +227,7 @@ float *blockTemp(size_t floats) {
 /* Runs s's column blocks over `threads` threads (runBlocks): each writes its block to its
  * thread's buffer (oneDNN 2.6's brgemm matmul takes no strided result; a strided one ran its
  * reference kernel), after a copy of the residual there where the product adds itself, and
- * copies it into the result's columns. A block's oneDNN error is logged. */
+ * copies it into the result's columns. A block's error (oneDNN's, no memory) is logged. */
 odla_status blocksRun(const Step &s, const ref_io *io, int threads) {
   const Arg &src = s.args[0];
   const char *weights = static_cast<const char *>(io->in[1]);
@@ -239,12 +239,13 @@ odla_status blocksRun(const Step &s, const ref_io *io, int threads) {
   std::string error;
   runBlocks(static_cast<int>(s.blocks.size()), threads, [&](int b) {
     const Step::Block &k = s.blocks[b];
-    float *t = blockTemp(static_cast<size_t>(rows * k.cols));
     const size_t row_bytes = k.cols * sizeof(float);
-    if (s.blocks_sum)
-      for (memory::dim i = 0; i < rows; ++i)
-        std::memcpy(t + i * k.cols, y + i * stride + k.col, row_bytes);
-    try {
+    float *t;
+    try { /* nothing may leave a helper thread */
+      t = blockTemp(static_cast<size_t>(rows * k.cols));
+      if (s.blocks_sum)
+        for (memory::dim i = 0; i < rows; ++i)
+          std::memcpy(t + i * k.cols, y + i * stride + k.col, row_bytes);
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, memory(src.md, cpuEngine(), argBuffer(src, io))},
           {DNNL_ARG_WEIGHTS,
@@ -253,7 +254,7 @@ odla_status blocksRun(const Step &s, const ref_io *io, int threads) {
       if (bias)
         args.emplace(DNNL_ARG_BIAS, memory(k.bias, cpuEngine(), const_cast<float *>(bias + k.col)));
       k.prim.execute(threadStream(), args);
-    } catch (const dnnl::error &e) {
+    } catch (const std::exception &e) {
       if (!failed.exchange(true))
         error = e.what();
       return;
