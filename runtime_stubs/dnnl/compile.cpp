@@ -353,10 +353,14 @@ constexpr memory::dim kOneThreadElements = memory::dim{1} << 16;
 
 /* The columns of a product's blocks (Step::blocks), a multiple of the weights' column blocks
  * (16, 32 or 64 in oneDNN's BA16a<N>b): BERT-base's products on one thread took 1.5% longer
- * over blocks of 128 than whole, with each block's result copied into place; the products of
- * fewer than 2 blocks' columns or kBlockedProduct multiply-adds have none. */
+ * over blocks of 128 than whole, with each block's result copied into place. The products of
+ * fewer than 2 blocks' columns or kBlockedProduct multiply-adds (0.6 ms on one thread) have
+ * none: a helper the scheduler takes away while it holds a block holds up the caller for up
+ * to another process's time slice (a few ms), which only a large product's share repays
+ * (ResNet-50's convolutions of 12-100 million multiply-adds, in blocks of 32-64 channels,
+ * took 100-120 ms a run beside two spinning processes where the caller alone took 68-92). */
 constexpr memory::dim kBlockCols = 128;
-constexpr memory::dim kBlockedProduct = memory::dim{1} << 24;
+constexpr memory::dim kBlockedProduct = memory::dim{1} << 26;
 
 /* A per-channel operand ([1,C,1,1], plain) added to or multiplied into an nChw16c value whose
  * channels are no multiple of 16 (Compiler::lowerChannelOp): oneDNN 2.6 has only its

@@ -239,11 +239,12 @@ private:
  * mean (on a busy machine the default count's runs vary several fold: SqueezeNet beside one
  * spinning process 1.8 ms when both threads run, 6 ms and more when not). After the first
  * (warm-up) run and kRuns at the default count, a trial of kRuns at one thread decides (a run
- * that makes the twins goes before it, uncompared), the faster mean winning; the default
- * count, tried while one thread is chosen, wins only by a mean under kDefaultWins times one
- * thread's where its trial's runs were preempted kPreempted times a second or more (its runs
- * beside busy processes swing between fast, when no other process holds a CPU, and several
- * times slower: GPT-2's block 10 to 72 ms against 12 on one thread); a trial ends at the run after
+ * that makes the twins goes before it, uncompared), the faster mean winning, but where the
+ * default count's runs were preempted (below) it wins only by a mean under kDefaultWins times
+ * one thread's: tried while one thread is chosen, if its trial's runs were, and against one
+ * thread's trial that its preempted runs started (its runs beside busy processes swing between
+ * fast, when no other process holds a CPU, and several times slower: GPT-2's block 10 to 72
+ * ms against 12 on one thread, ResNet-50 64 to 600 ms against 68-92); a trial ends at the run after
  * which its count cannot win (its runs' sum reached kRuns times the mean it had to beat); then the
  * other count is tried again after `retry` runs, doubled after each trial it loses up to kMaxRetry,
  * while one thread is chosen, or the default count's last kRuns have a mean over kSlower times its
@@ -253,9 +254,10 @@ private:
  * VM, 30-50 idle). That also starts the first trial before kRuns default runs are made (ViT-B/16
  * beside two spinning processes: a run on 2 threads took 1.16 s, on one 0.45 s). A run on
  * one thread still runs its large products' column blocks on the default count (PooledScope,
- * runBlocks), whose threads claim blocks and never wait for one another: ViT-B/16 beside two
- * spinning processes 0.34 s a run; idle, 1.06x-1.10x the default count's BERT-base, ViT-B/16
- * and GPT-2 block runs (so an idle machine keeps the default count).
+ * runBlocks), whose threads claim blocks from a shared counter: ViT-B/16 beside two spinning
+ * processes 0.34-0.47 s a run against 0.44-0.50 on one thread alone; idle, 1.06x-1.10x the
+ * default count's BERT-base, ViT-B/16 and GPT-2 block runs (so an idle machine keeps the
+ * default count).
  * Not thread-safe: the caller locks (oneThreadNext, recordRun). */
 class ThreadChooser {
 public:
@@ -289,7 +291,8 @@ private:
   double best_default_ = 0;   /* the default count's smallest mean */
   double window_seconds_ = 0; /* the default count's runs since the last verdict */
   long window_preemptions_ = 0;
-  double trial_seconds_ = 0; /* the default count's runs in its trial */
+  bool trial_starved_ = false; /* the trial started as the default count's runs were preempted */
+  double trial_seconds_ = 0;   /* the default count's runs in its trial */
   long trial_preemptions_ = 0;
 };
 

@@ -205,10 +205,15 @@ void ThreadChooser::record(bool ran_one, double seconds, long preemptions) {
       trial_seconds_ += seconds;
       trial_preemptions_ += preemptions;
     }
-    /* the default count, tried again while one thread runs, wins by kDefaultWins only where
-       its own runs show other processes (idle, the faster count wins) */
-    const bool margin = !ran_one && trial_preemptions_ >= kPreempted * trial_seconds_;
-    const double bar = recent_[one_].mean() * (margin ? kDefaultWins : 1.0);
+    /* where the default count's runs show other processes (its trial's, or those that
+       started one thread's), its mean is a lucky draw as often as not: the default count wins
+       only by kDefaultWins, one thread within 1 / kDefaultWins; idle, the faster count wins */
+    double margin = 1.0;
+    if (!ran_one && trial_preemptions_ >= kPreempted * trial_seconds_)
+      margin = kDefaultWins;
+    else if (ran_one && trial_starved_)
+      margin = 1.0 / kDefaultWins;
+    const double bar = recent_[one_].mean() * margin;
     const bool lost = r.sum() >= kRuns * bar;
     if (--trial_left_ > 0 && !lost)
       return;
@@ -229,6 +234,7 @@ void ThreadChooser::record(bool ran_one, double seconds, long preemptions) {
   if (until_retry_ <= 0 &&
       (starved || (r.full() && (one_ || !twins_made_ || r.mean() > kSlower * best_default_)))) {
     trial_left_ = kRuns;
+    trial_starved_ = starved;
     trial_seconds_ = 0;
     trial_preemptions_ = 0;
     recent_[!one_] = Recent();

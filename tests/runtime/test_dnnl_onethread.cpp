@@ -516,6 +516,20 @@ TEST(ThreadChooser, PreemptionsStartATrialBeforeTheMeanSlows) {
   EXPECT_EQ(feed(c, 295, ms, i, rate), 295 - 5 * 3);
 }
 
+TEST(ThreadChooser, PreemptedDefaultRunsLoseToOneThreadWithinAMargin) {
+  // ResNet-50 beside two spinning processes: the default count's one run before one thread's
+  // trial took 64 ms, preempted 200 times a second (its next ones took 200 to 600), one
+  // thread's 70: one thread is chosen (70 under 64 / 0.8); idle, 70 against 64 keeps the
+  // default count
+  ThreadChooser c;
+  auto ms = [](bool one, int) { return one ? 70.0 : 64.0; };
+  feed(c, 10, ms, 0, [](bool one, int) { return one ? 0.0 : 200.0; });
+  EXPECT_TRUE(c.oneNext());
+  ThreadChooser quiet;
+  EXPECT_EQ(feed(quiet, 10, ms), 1 + K);
+  EXPECT_FALSE(quiet.oneNext());
+}
+
 TEST(ThreadChooser, AnIdleDefaultCountWinsBackByItsMeanAlone) {
   // one thread chosen under a load (the default count 60 ms, preempted 200 times a second,
   // one thread 20); the load goes, and one thread's runs (large products still on the default

@@ -141,10 +141,10 @@ INSTANTIATE_TEST_SUITE_P(
     Gemms, PooledProducts,
     ::testing::Values(
         // bias, residual and GELU in the blocks; 424 columns: 3 blocks of 128 and one of 40
-        PooledCase{64, 640, 424, false, false, true, true, 1.0f, ODLA_EXT_FUSED_GELU},
+        PooledCase{128, 1280, 424, false, false, true, true, 1.0f, ODLA_EXT_FUSED_GELU},
         // B transposed, alpha as the output scale, ReLU
-        PooledCase{50, 512, 768, false, true, false, false, 0.5f, ODLA_EXT_FUSED_RELU},
+        PooledCase{100, 768, 896, false, true, false, false, 0.5f, ODLA_EXT_FUSED_RELU},
         // A and B transposed (A read through strides), 300 columns
-        PooledCase{64, 1024, 300, true, true, true, false, 1.0f, ODLA_EXT_FUSED_NONE}));
+        PooledCase{128, 2048, 300, true, true, true, false, 1.0f, ODLA_EXT_FUSED_NONE}));
 
 } // namespace
