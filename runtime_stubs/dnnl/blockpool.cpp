@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -31,17 +32,19 @@ std::atomic<uint64_t> jobs{0};
 
 class BlockPool {
 public:
-  /* Runs fn(0), ..., fn(n - 1) over the caller and up to threads - 1 helpers. */
-  void run(int n, int threads, const std::function<void(int)> &fn) {
+  /* Runs fn(0), ..., fn(n - 1) over the caller and up to threads - 1 helpers; false (nothing
+     run) where another call holds the pool. */
+  bool run(int n, int threads, const std::function<void(int)> &fn) {
     std::unique_lock<std::mutex> job(job_mutex_, std::try_to_lock);
-    if (!job.owns_lock()) { /* another computation's blocks are running: do these alone */
-      for (int i = 0; i < n; ++i)
-        fn(i);
-      return;
+    if (!job.owns_lock())
+      return false;
+    const int wanted = std::min(threads, kMaxThreads) - 1;
+    try {
+      while (static_cast<int>(threads_.size()) < wanted)
+        threads_.emplace_back([this, id = static_cast<int>(threads_.size())] { helperLoop(id); });
+    } catch (const std::system_error &) { /* no more threads: those made share the blocks */
     }
-    const int helpers = std::min(threads, kMaxThreads) - 1;
-    while (static_cast<int>(threads_.size()) < helpers)
-      threads_.emplace_back([this, id = static_cast<int>(threads_.size())] { helperLoop(id); });
+    const int helpers = std::min(wanted, static_cast<int>(threads_.size()));
     const uint32_t gen = ++gen_;
     /* closed first: a helper's claim read from the last job fails from here on, before n_ and
        fn_ change (it compares the whole word) */
@@ -64,6 +67,7 @@ public:
       else
         std::this_thread::yield(); /* a helper holding a block was descheduled */
     }
+    return true;
   }
 
 private:
@@ -124,12 +128,10 @@ uint64_t blockJobs() { return jobs.load(std::memory_order_relaxed); }
 void runBlocks(int n, int threads, const std::function<void(int)> &fn) {
   /* never destroyed: its helpers wait on it until the process exits */
   static BlockPool *pool = new BlockPool;
-  if (threads <= 1 || n <= 1) {
-    for (int i = 0; i < n; ++i)
-      fn(i);
+  if (threads > 1 && n > 1 && pool->run(n, threads, fn))
     return;
-  }
-  pool->run(n, threads, fn);
+  for (int i = 0; i < n; ++i) /* alone: one thread, one block, or the pool is another call's */
+    fn(i);
 }
 
 } // namespace odla_dnnl
