@@ -97,13 +97,15 @@ odla_status odla_ExecuteComputation(const odla_computation computation, const od
   /* one thread chosen: the large products' column blocks still run on the default count */
   const int default_threads =
       odla_dnnl::defaultThreads() ? odla_dnnl::defaultThreads() : omp_get_max_threads();
-  odla_dnnl::PooledScope pooled(one ? default_threads : 0);
   odla_dnnl::ThreadScope scope(one ? 1 : odla_dnnl::defaultThreads());
   rusage before{}, after{}; /* a default-count run's preemptions (ThreadChooser) */
   if (!one)
     getrusage(RUSAGE_SELF, &before);
   const auto start = std::chrono::steady_clock::now();
-  s = odla_ref_ExecuteComputation(computation, context, mode, device);
+  {
+    odla_dnnl::PooledScope pooled(one ? default_threads : 0); /* (its end is part of the run) */
+    s = odla_ref_ExecuteComputation(computation, context, mode, device);
+  }
   const auto end = std::chrono::steady_clock::now();
   if (!one)
     getrusage(RUSAGE_SELF, &after);

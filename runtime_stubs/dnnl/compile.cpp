@@ -109,13 +109,14 @@ struct Step {
   bool one_thread = false;
   /* A product with constant weights (Compiler::columnBlocks): the primitives of its column
    * blocks, made for one thread, which read the weights in place from the product's and
-   * write a block of kBlockCols columns to a dense buffer of their thread's (blockTemp);
+   * write a block of kBlockCols columns to a dense buffer of their thread's (threadBuffer);
    * runBlocks shares them among the threads of a run with pooledThreads() > 1. Empty: none. */
   struct Block {
     dnnl::primitive prim;
     memory::dim col, cols;
     size_t weights_offset; /* bytes into the product's weights */
     Desc weights, dst, bias;
+    Desc scratchpad; /* its thread's (threadBuffer): a block may run on two threads at once */
   };
   std::vector<Block> blocks;
   bool blocks_sum = false; /* the product adds itself to the result (a residual) */
@@ -213,56 +214,59 @@ void refreshCachedArgs(const Step &s, const ref_io *io) {
   s.cached_buffers.push_back(io->scratch);
 }
 
-/* The calling thread's buffer of at least `floats` floats, for a column block's result. */
-float *blockTemp(size_t floats) {
-  thread_local std::shared_ptr<void> buf;
-  thread_local size_t size = 0;
-  if (size < floats) {
-    buf = alignedBuffer(floats * sizeof(float));
-    size = floats;
+/* The calling thread's buffer `slot` (0: a column block's result, 1: its primitive's scratchpad)
+ * of at least `bytes` bytes. */
+void *threadBuffer(int slot, size_t bytes) {
+  thread_local std::shared_ptr<void> bufs[2];
+  thread_local size_t sizes[2] = {0, 0};
+  if (sizes[slot] < bytes) {
+    bufs[slot] = alignedBuffer(bytes);
+    sizes[slot] = bytes;
   }
-  return static_cast<float *>(buf.get());
+  return bufs[slot].get();
 }
 
-/* Runs s's column blocks over `threads` threads (runBlocks): each writes its block to its
+/* Runs s's column blocks over `threads` threads (runBlocks): each computes its block into its
  * thread's buffer (oneDNN 2.6's brgemm matmul takes no strided result; a strided one ran its
  * reference kernel), after a copy of the residual there where the product adds itself, and
- * copies it into the result's columns. A block's error (oneDNN's, no memory) is logged. */
+ * the block's first computation to finish is copied into the result's columns. What the blocks
+ * use is captured by value: a helper may still compute a dropped block after this returns
+ * (the step, operands and arena stay until the run's PooledScope ends). A block's error
+ * (oneDNN's, no memory) is logged. */
 odla_status blocksRun(const Step &s, const ref_io *io, int threads) {
-  const Arg &src = s.args[0];
+  const Step *step = &s;
+  void *src = argBuffer(s.args[0], io);
   const char *weights = static_cast<const char *>(io->in[1]);
   const float *bias = s.blocks[0].bias.get_size() ? static_cast<const float *>(io->in[2]) : nullptr;
   float *y = static_cast<float *>(io->out[0]);
   const memory::dim rows = s.blocks[0].dst.dims()[0],
                     stride = s.blocks.back().col + s.blocks.back().cols;
-  std::atomic<bool> failed{false};
-  std::string error;
-  runBlocks(static_cast<int>(s.blocks.size()), threads, [&](int b) {
-    const Step::Block &k = s.blocks[b];
-    const size_t row_bytes = k.cols * sizeof(float);
-    float *t;
-    try { /* nothing may leave a helper thread */
-      t = blockTemp(static_cast<size_t>(rows * k.cols));
-      if (s.blocks_sum)
-        for (memory::dim i = 0; i < rows; ++i)
-          std::memcpy(t + i * k.cols, y + i * stride + k.col, row_bytes);
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, memory(src.md, cpuEngine(), argBuffer(src, io))},
-          {DNNL_ARG_WEIGHTS,
-           memory(k.weights, cpuEngine(), const_cast<char *>(weights + k.weights_offset))},
-          {DNNL_ARG_DST, memory(k.dst, cpuEngine(), t)}};
-      if (bias)
-        args.emplace(DNNL_ARG_BIAS, memory(k.bias, cpuEngine(), const_cast<float *>(bias + k.col)));
-      k.prim.execute(threadStream(), args);
-    } catch (const std::exception &e) {
-      if (!failed.exchange(true))
-        error = e.what();
-      return;
-    }
+  auto compute = [=](int b) {
+    const Step::Block &k = step->blocks[size_t(b)];
+    float *t = static_cast<float *>(threadBuffer(0, rows * k.cols * sizeof(float)));
+    if (step->blocks_sum)
+      for (memory::dim i = 0; i < rows; ++i)
+        std::memcpy(t + i * k.cols, y + i * stride + k.col, k.cols * sizeof(float));
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, memory(step->args[0].md, cpuEngine(), src)},
+        {DNNL_ARG_WEIGHTS,
+         memory(k.weights, cpuEngine(), const_cast<char *>(weights + k.weights_offset))},
+        {DNNL_ARG_DST, memory(k.dst, cpuEngine(), t)}};
+    if (bias)
+      args.emplace(DNNL_ARG_BIAS, memory(k.bias, cpuEngine(), const_cast<float *>(bias + k.col)));
+    if (k.scratchpad.get_size())
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   memory(k.scratchpad, cpuEngine(), threadBuffer(1, k.scratchpad.get_size())));
+    k.prim.execute(threadStream(), args);
+  };
+  auto publish = [=](int b) {
+    const Step::Block &k = step->blocks[size_t(b)];
+    const float *t = static_cast<const float *>(threadBuffer(0, 0));
     for (memory::dim i = 0; i < rows; ++i)
-      std::memcpy(y + i * stride + k.col, t + i * k.cols, row_bytes);
-  });
-  if (!failed)
+      std::memcpy(y + i * stride + k.col, t + i * k.cols, k.cols * sizeof(float));
+  };
+  std::string error;
+  if (runBlocks(static_cast<int>(s.blocks.size()), threads, compute, publish, error))
     return ODLA_SUCCESS;
   logError("ExecuteComputation", error.c_str());
   return ODLA_FAILURE;
@@ -976,12 +980,12 @@ private:
         tag = t;
     if (tag == memory::format_tag::undef)
       return;
-    dnnl::primitive_attr attr; /* the product's, with oneDNN's per-thread scratchpad */
+    dnnl::primitive_attr attr; /* the product's, with a scratchpad of the running thread's */
     if (!epilogueAttr(r, attr))
       return;
     if (r.alpha != 1.0f)
       attr.set_output_scales(0, {r.alpha});
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::library);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     ThreadScope one(1);
     std::vector<Step::Block> blocks;
     for (memory::dim j = 0; j < nn; j += kBlockCols) {
@@ -998,6 +1002,7 @@ private:
       if (std::strncmp(bpd.impl_info_str(), "brg", 3) != 0)
         return;
       b.prim = dnnl::matmul(bpd);
+      b.scratchpad = bpd.scratchpad_desc();
       blocks.push_back(std::move(b));
     }
     step.blocks = std::move(blocks);

@@ -254,8 +254,9 @@ private:
  * VM, 30-50 idle). That also starts the first trial before kRuns default runs are made (ViT-B/16
  * beside two spinning processes: a run on 2 threads took 1.16 s, on one 0.45 s). A run on
  * one thread still runs its large products' column blocks on the default count (PooledScope,
- * runBlocks), whose threads claim blocks from a shared counter: ViT-B/16 beside two spinning
- * processes 0.34-0.47 s a run against 0.44-0.50 on one thread alone; idle, 1.06x-1.10x the
+ * runBlocks), whose threads claim blocks from a shared counter, the caller computing again a
+ * block a descheduled helper holds: ViT-B/16 beside two spinning processes 0.36-0.43 s a run
+ * (medians of 8) against 0.44-0.50 on one thread alone; idle, 1.06x-1.10x the
  * default count's BERT-base, ViT-B/16 and GPT-2 block runs (so an idle machine keeps the
  * default count).
  * Not thread-safe: the caller locks (oneThreadNext, recordRun). */

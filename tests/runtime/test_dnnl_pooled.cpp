@@ -1,8 +1,8 @@
 // libodla_dnnl's large products on a busy machine (runtime_stubs/dnnl/blockpool.cpp and
-// compile.cpp's column blocks): runBlocks runs each block once and a stalled thread strands no
-// block; an ExtGemm by constant weights (bias, residual, activation, alpha, transposes, a last
-// block of fewer columns) run on one thread with its blocks over 3 threads, and whole, against
-// double loops.
+// compile.cpp's column blocks): runBlocks publishes each block once, and a helper stalled in a
+// block holds the caller up no longer than computing the block again takes; an ExtGemm by constant
+// weights (bias, residual, activation, alpha, transposes, a last block of fewer columns) run on one
+// thread with its blocks over 3 threads, and whole, against double loops.
 #include <gtest/gtest.h>
 
 #include "blockpool.h"
@@ -16,36 +16,87 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace {
 
-TEST(RunBlocks, EachBlockOnceAndAStalledThreadStrandsNothing) {
-  // block 0 stalls its thread for 300 ms (a thread the scheduler gave another process); the
-  // other threads take the 63 blocks of 1 ms left, and the stalled one takes no other
+// A job whose blocks count their computations and publications.
+struct Blocks {
+  explicit Blocks(int n) : computed(size_t(n)), published(size_t(n)) {}
+  std::vector<std::atomic<int>> computed, published;
+};
+
+TEST(RunBlocks, EachBlockPublishedOnceAndAStalledHelperHoldsNothingUp) {
+  // the first block a helper computes stalls it for 300 ms (a thread the scheduler gave another
+  // process), the others take 1 ms: the caller computes that block again once it has waited
+  // twice its own block's time, and returns without waiting for the stalled helper; the
+  // helper's copy, finished later, is dropped, and the scope's end waits for it
   constexpr int n = 64;
-  std::vector<std::atomic<int>> runs(n);
-  std::vector<std::thread::id> by(n);
-  const auto start = std::chrono::steady_clock::now();
-  odla_dnnl::runBlocks(n, 3, [&](int b) {
-    runs[size_t(b)]++;
-    by[size_t(b)] = std::this_thread::get_id();
-    std::this_thread::sleep_for(std::chrono::milliseconds(b == 0 ? 300 : 1));
-  });
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  for (int b = 0; b < n; ++b)
-    EXPECT_EQ(runs[size_t(b)].load(), 1) << "block " << b;
-  EXPECT_EQ(std::count(by.begin(), by.end(), by[0]), 1);
-  EXPECT_LT(ms, 300 + 200);
-  // each index once again, many times over (the helpers' claims of one call never leak into
-  // the next)
+  auto blocks = std::make_shared<Blocks>(n);
+  const auto caller = std::this_thread::get_id();
+  auto stalled = std::make_shared<std::atomic<bool>>(false);
+  double ms = 0;
+  const uint64_t recomputed = odla_dnnl::blocksRecomputed();
+  const auto scope_start = std::chrono::steady_clock::now();
+  {
+    odla_dnnl::PooledScope scope(3);
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    ASSERT_TRUE(odla_dnnl::runBlocks(
+        n, 3,
+        [blocks, caller, stalled](int b) {
+          blocks->computed[size_t(b)]++;
+          const bool stall = std::this_thread::get_id() != caller && !stalled->exchange(true);
+          std::this_thread::sleep_for(std::chrono::milliseconds(stall ? 300 : 1));
+        },
+        [blocks](int b) { blocks->published[size_t(b)]++; }, error));
+    ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  const double scope_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - scope_start)
+          .count();
+  ASSERT_TRUE(stalled->load()) << "no helper took a block";
+  int twice = 0;
+  for (int b = 0; b < n; ++b) {
+    EXPECT_EQ(blocks->published[size_t(b)].load(), 1) << "block " << b;
+    EXPECT_LE(blocks->computed[size_t(b)].load(), 2) << "block " << b;
+    twice += blocks->computed[size_t(b)].load() == 2;
+  }
+  EXPECT_GE(twice, 1);
+  EXPECT_GE(odla_dnnl::blocksRecomputed() - recomputed, 1u);
+  EXPECT_LT(ms, 200) << "the caller waited for the stalled helper";
+  EXPECT_GE(scope_ms, 290) << "the scope ended before the stalled helper left its block";
+  // each block published once again, many times over (a helper's blocks of one call never
+  // leak into the next), and a failed block's message comes back
   for (int round = 0; round < 200; ++round) {
-    std::vector<std::atomic<int>> again(size_t(round % 7 + 2));
-    odla_dnnl::runBlocks(int(again.size()), 2 + round % 3, [&](int b) { again[size_t(b)]++; });
-    for (auto &r : again)
-      ASSERT_EQ(r.load(), 1) << "round " << round;
+    const int n_again = round % 7 + 2;
+    const bool fail = round % 10 == 9;
+    auto again = std::make_shared<Blocks>(n_again);
+    odla_dnnl::PooledScope scope(2 + round % 3);
+    std::string error;
+    const bool ok = odla_dnnl::runBlocks(
+        n_again, 2 + round % 3,
+        [again, fail](int b) {
+          again->computed[size_t(b)]++;
+          if (fail && b == 1)
+            throw std::runtime_error("block 1 failed");
+        },
+        [again](int b) { again->published[size_t(b)]++; }, error);
+    ASSERT_EQ(ok, !fail) << "round " << round;
+    if (fail) {
+      EXPECT_EQ(error, "block 1 failed");
+      EXPECT_EQ(again->published[1].load(), 0);
+    }
+    for (int b = 0; b < n_again; ++b) {
+      if (fail && b == 1)
+        continue;
+      ASSERT_EQ(again->published[size_t(b)].load(), 1) << "round " << round << ", block " << b;
+    }
   }
 }
 
@@ -113,7 +164,14 @@ TEST_P(PooledProducts, BlocksOverThreeThreadsAgreeWithTheDefinition) {
         v = std::max(v, 0.0);
       want[size_t(i * t.n + j)] = v;
     }
-  for (int pooled : {3, 0, 3}) {
+  // then 20 runs over 2 threads whose caller leaves the blocks to the helper and computes each
+  // again as soon as the helper holds it: a block's primitive runs on two threads at once
+  // (each with its own scratchpad; with one shared, these runs failed) and the first copy to
+  // finish is the result
+  const uint64_t recomputed = odla_dnnl::blocksRecomputed();
+  for (int run = 0; run < 23; ++run) {
+    const int pooled = run == 1 ? 0 : run < 3 ? 3 : 2;
+    const int64_t patience_ns = run < 3 ? -1 : 0;
     odla_context ctx;
     ASSERT_EQ(odla_CreateContext(&ctx), ODLA_SUCCESS);
     odla_int32 one = 1;
@@ -125,15 +183,16 @@ TEST_P(PooledProducts, BlocksOverThreeThreadsAgreeWithTheDefinition) {
     std::fill(y.begin(), y.end(), NAN);
     const uint64_t jobs = odla_dnnl::blockJobs();
     {
-      odla_dnnl::PooledScope scope(pooled);
+      odla_dnnl::PooledScope scope(pooled, patience_ns);
       ASSERT_EQ(odla_ExecuteComputation(comp, ctx, ODLA_COMPUTE_INFERENCE, nullptr), ODLA_SUCCESS);
     }
-    EXPECT_EQ(odla_dnnl::blockJobs() - jobs, pooled ? 1u : 0u) << "pooled " << pooled;
+    EXPECT_EQ(odla_dnnl::blockJobs() - jobs, pooled ? 1u : 0u) << "run " << run;
     odla_DestroyContext(ctx);
     for (size_t i = 0; i < y.size(); ++i)
       ASSERT_NEAR(y[i], want[i], 1e-4 * (std::fabs(want[i]) + 1))
-          << "element " << i << ", pooled " << pooled;
+          << "element " << i << ", run " << run;
   }
+  EXPECT_GE(odla_dnnl::blocksRecomputed() - recomputed, 1u);
   odla_DestroyComputation(comp);
 }
 
