@@ -614,6 +614,25 @@ class Bench:
             r["threads"], one[0]["median_ms"] / r["median_ms"],
             statistics.median(t[1] for t in ort_one) / statistics.median(t[1] for t in ort_n))
 
+    def floor_note(self, r, target, ort):
+        """What the row would take with every Conv/Gemm FLOP at this core's peak and the other
+        nodes as profiled, on r's threads with no loss to threading, against ONNX Runtime's
+        median run there: where even that misses the target, no kernel of the same FLOPs
+        meets it (a Winograd convolution, which needs fewer, is counted at its direct FLOPs,
+        so its model's floor is not one)."""
+        prof = self.profiles.get(r["model"])
+        theirs = ort.get((r["model"], r["threads"]))
+        if not prof or "error" in prof or not theirs or not self.peak_gflops:
+            return ""
+        floor_ms = (prof["flops"] / self.peak_gflops +
+                    (prof["total_ns"] - prof["flop_ns"])) / 1e6 / r["threads"]
+        ratio = floor_ms / statistics.median(t[1] for t in theirs)
+        verdict = ("" if ratio <= target else " (its Winograd convolutions need fewer FLOPs: "
+                   "not a floor)" if prof["gflops"] > self.peak_gflops else
+                   " (beyond the target: not reachable with these FLOPs)")
+        return "; at peak on every Conv/Gemm FLOP: %.2f ms, %.2fx ONNX Runtime's median%s" % (
+            floor_ms, ratio, verdict)
+
     def target_status(self, r, ratio):
         """(target, met) for a timed row and its ratio to ONNX Runtime, or None where no
         target applies."""
@@ -773,9 +792,9 @@ class Bench:
             status = self.target_status(
                 r, self.paired_ratio(r, ort.get((r["model"], r["threads"]))))
             if status and not status[1]:
-                missed.append("- %s, %d thread(s), target ≤ %.2fx missed: %s%s" % (
+                missed.append("- %s, %d thread(s), target ≤ %.2fx missed: %s%s%s" % (
                     r["model"], r["threads"], status[0], self.limit_note(r["model"]),
-                    self.scaling_note(r, ort)))
+                    self.scaling_note(r, ort), self.floor_note(r, status[0], ort)))
         if missed:
             lines += ["Missed odlac+dnnl targets and what the profile says limits them:",
                       ""] + missed
