@@ -13,8 +13,9 @@ memory of the process (GNU time's), and the largest error against PyTorch's outp
 interposer (libodla_profiler, loading libodla_dnnl.so) gives each node's steady-state time (its fastest call) and FLOPs, aggregated
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
 bench/peak_flops.c, and ONNX Runtime's own profiler the same way (bench/ort_run.py --profile),
-so that a missed target shows whether the kernels or the time around them differ. Writes
-docs/benchmarks.md (or --out).
+so that a missed target shows whether the kernels or the time around them differ, and what
+the model would take with every Conv/Gemm FLOP at that peak (a floor: beyond the target, no
+kernel of the same FLOPs meets it). Writes docs/benchmarks.md (or --out).
 
 Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
