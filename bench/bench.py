@@ -631,7 +631,7 @@ class Bench:
         verdict = ("" if ratio <= target else " (its Winograd convolutions need fewer FLOPs: "
                    "not a floor)" if prof["gflops"] > self.peak_gflops else
                    " (beyond the target: not reachable with these FLOPs)")
-        return "; at peak on every Conv/Gemm FLOP: %.2f ms, %.2fx ONNX Runtime's median%s" % (
+        return "; at peak on every Conv/Gemm FLOP: %.2f ms, %.3fx ONNX Runtime's median%s" % (
             floor_ms, ratio, verdict)
 
     def target_status(self, r, ratio):
