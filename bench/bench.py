@@ -14,8 +14,8 @@ interposer (libodla_profiler, loading libodla_dnnl.so) gives each node's steady-
 by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured by
 bench/peak_flops.c, and ONNX Runtime's own profiler the same way (bench/ort_run.py --profile),
 so that a missed target shows whether the kernels or the time around them differ, and what
-the model would take with every Conv/Gemm FLOP at that peak (a floor: beyond the target, no
-kernel of the same FLOPs meets it). Writes docs/benchmarks.md (or --out).
+the model would take with every Conv/Gemm FLOP at that peak and its other nodes as profiled
+(beyond the target, faster Conv/Gemm kernels alone cannot meet it). Writes docs/benchmarks.md (or --out).
 
 Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
@@ -618,9 +618,9 @@ class Bench:
     def floor_note(self, r, target, ort):
         """What the row would take with every Conv/Gemm FLOP at this core's peak and the other
         nodes as profiled, on r's threads with no loss to threading, against ONNX Runtime's
-        median run there: where even that misses the target, no kernel of the same FLOPs
-        meets it (a Winograd convolution, which needs fewer, is counted at its direct FLOPs,
-        so its model's floor is not one)."""
+        median run there: where even that misses the target, faster Conv/Gemm kernels alone
+        cannot meet it, the other nodes must shrink too (a Winograd convolution, which needs
+        fewer FLOPs, is counted at its direct ones, so its model's floor is not one)."""
         prof = self.profiles.get(r["model"])
         theirs = ort.get((r["model"], r["threads"]))
         if not prof or "error" in prof or not theirs or not self.peak_gflops:
@@ -630,7 +630,7 @@ class Bench:
         ratio = floor_ms / statistics.median(t[1] for t in theirs)
         verdict = ("" if ratio <= target else " (its Winograd convolutions need fewer FLOPs: "
                    "not a floor)" if prof["gflops"] > self.peak_gflops else
-                   " (beyond the target: not reachable with these FLOPs)")
+                   " (beyond the target: faster Conv/Gemm kernels alone cannot meet it)")
         return "; at peak on every Conv/Gemm FLOP: %.2f ms, %.3fx ONNX Runtime's median%s" % (
             floor_ms, ratio, verdict)
 

@@ -40,13 +40,13 @@ int64_t nowNs() {
       .count();
 }
 
-/* Spins, then yields (a thread it waits for was descheduled), until done() holds. */
-template <typename Done> void awaitUntil(Done done) {
-  for (int spins = 0; !done(); ++spins)
-    if (spins < 4096)
-      ODLA_DNNL_PAUSE();
-    else
-      std::this_thread::yield();
+/* One round of a wait: a pause for the first 4096, then a yield (the thread waited for was
+   descheduled). */
+void backOff(int spins) {
+  if (spins < 4096)
+    ODLA_DNNL_PAUSE();
+  else
+    std::this_thread::yield();
 }
 
 /* One runBlocks call's blocks, held by its caller and by each helper that took part (a helper
@@ -177,10 +177,8 @@ private:
       if (stale >= 0) {
         mine[size_t(stale)] = 1;
         job.finish(stale);
-      } else if (spins < 4096) {
-        ODLA_DNNL_PAUSE();
       } else {
-        std::this_thread::yield();
+        backOff(spins);
       }
     }
   }
@@ -232,7 +230,8 @@ PooledScope::PooledScope(int threads, int64_t patience_ns)
 }
 PooledScope::~PooledScope() {
   for (const auto &job : unfinished)
-    awaitUntil([&] { return job->inside.load() == 0; });
+    for (int spins = 0; job->inside.load() > 0; ++spins)
+      backOff(spins);
   unfinished.clear();
   pooled_threads = prev_;
   pooled_patience_ns = prev_patience_;
