@@ -90,10 +90,14 @@ def section(results, loads, args, command):
              "intra_op_num_threads 0), on the idle machine and beside 1 and 2 other processes "
              "spinning (`while True: pass`), side by side in one run: %d rounds per load, the "
              "engines alternating, each turn a fresh process; median of the turn medians, every "
-             "output checked against PyTorch's. Slowdown: the median under load over the idle "
-             "median; the target is odlac's slowdown at or below ONNX Runtime's. A turn's runs "
-             "include libodla_dnnl's trials of its default count against one thread, which it "
-             "chooses per computation by timing runs ([backends](backends.md), Threads)."
+             "output checked against PyTorch's. A process keeps the place the scheduler gave it "
+             "beside the spinning ones, and its share with it (odlac's MobileNetV2 on one thread "
+             "beside 2: 7.0 ms a run in one process, 10.9 in the next), so a row is a draw of "
+             "places (the default of 5 rounds: of 3, two unlucky draws set the median). "
+             "Slowdown: the median under load over the idle median; the target is odlac's "
+             "slowdown at or below ONNX Runtime's. A turn's runs include libodla_dnnl's trials "
+             "of its default count against one thread, which it chooses per computation by "
+             "timing runs ([backends](backends.md), Threads)."
              % args.rounds,
              "", "- Machine: %s, %d logical CPUs" % (cpu_name(), os.cpu_count() or 0),
              "- Command: `%s`" % command, "",
@@ -118,7 +122,9 @@ def main(argv):
         "ODLAC_MODEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "odlac", "models")))
     ap.add_argument("--models", default=",".join(bench.MODELS))
     ap.add_argument("--busy", default="1,2", help="the counts of spinning processes")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="turns of each engine a load (each a process placed anew: see the "
+                    "section's text)")
     ap.add_argument("--runs", type=int, default=20, help="inferences a turn, at least")
     ap.add_argument("--time-budget", type=float, default=3.0,
                     help="seconds of inferences a turn (more than RUNS where they take less): "
