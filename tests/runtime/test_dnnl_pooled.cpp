@@ -167,9 +167,12 @@ TEST_P(PooledProducts, BlocksOverThreeThreadsAgreeWithTheDefinition) {
   // then 20 runs over 2 threads whose caller leaves the blocks to the helper and computes each
   // again as soon as the helper holds it: a block's primitive runs on two threads at once
   // (each with its own scratchpad; with one shared, these runs failed) and the first copy to
-  // finish is the result
+  // finish is the result; more such runs, up to 1000, where the caller saw no helper hold a
+  // block in them (on a busy machine the caller may be descheduled while the helper computes
+  // every block: ctest -j2 beside the conformance suites)
   const uint64_t recomputed = odla_dnnl::blocksRecomputed();
-  for (int run = 0; run < 23; ++run) {
+  for (int run = 0; run < 23 || (odla_dnnl::blocksRecomputed() == recomputed && run < 1000);
+       ++run) {
     const int pooled = run == 1 ? 0 : run < 3 ? 3 : 2;
     const int64_t patience_ns = run < 3 ? -1 : 0;
     odla_context ctx;
