@@ -15,7 +15,8 @@ by op kind, with the Conv/Gemm rate against this core's peak FLOP rate, measured
 bench/peak_flops.c, and ONNX Runtime's own profiler the same way (bench/ort_run.py --profile),
 so that a missed target shows whether the kernels or the time around them differ, and what
 the model would take with every Conv/Gemm FLOP at that peak and its other nodes as profiled
-(beyond the target, faster Conv/Gemm kernels alone cannot meet it). Writes docs/benchmarks.md (or --out).
+(beyond the target, faster Conv/Gemm kernels alone cannot meet it). Writes docs/benchmarks.md
+(or --out).
 
 Run it with bench/run.sh, which installs what is missing and builds odlac first. Numbers on a
 shared machine are noisy: compare engines within one run, by ratio, never across runs.
