@@ -63,8 +63,9 @@ else
   exit 2
 fi
 
-# The last value of `key` (a libFuzzer status field such as "cov:") in a log.
-field() { grep -a -o "$2 [0-9]*" "$1" | tail -1 | awk '{print $2}'; }
+# The last value of `key` (a libFuzzer status field such as "cov:") in a log, or nothing (a
+# grep that finds nothing must not end the script under pipefail).
+field() { { grep -a -o "$2 [0-9]*" "$1" || true; } | tail -1 | awk '{print $2}'; }
 
 rows=()
 found=0
@@ -90,9 +91,10 @@ for t in "${targets[@]}"; do
   build-fuzz/tests/fuzz/fuzz_$t "${flags[@]}" build-fuzz/corpus/$t $seeds/$seed >"$log" 2>&1 ||
     status=$?
   elapsed=$(($(date +%s) - start))
-  # Executions: the final statistics, or in fork mode the last status line's count.
-  execs=$(grep -a -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  [ -n "$execs" ] || execs=$(grep -a -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+  # Executions: the final statistics, or in fork mode (which prints none) the last status
+  # line's count.
+  execs=$(field "$log" stat::number_of_executed_units:)
+  [ -n "$execs" ] || execs=$({ grep -a -o '^#[0-9]*' "$log" || true; } | tail -1 | tr -d '#')
   crashes=$(($(ls build-fuzz/crashes/$t | wc -l) - before))
   [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ] && tail -20 "$log" >&2
   [ "$crashes" -gt 0 ] || [ "$status" -ne 0 ] && found=1
