@@ -522,9 +522,14 @@ odla_value odla_Tile(odla_value input, const odla_uint32 *repeat, odla_value_sha
     return ref_fail(ODLA_INVALID_PARAM, "Tile", "repeat is NULL");
   out = ref_type_of(input);
   for (d = 0; d < input->type.shape.size; ++d) {
-    reps[d] = repeat[d];
+    reps[d] = repeat[d]; /* up to 2^32 - 1, times a dim of up to 2^48 */
+    if (reps[d] > 0 && input->type.shape.dims[d] > INT64_MAX / reps[d])
+      return ref_fail(ODLA_INVALID_PARAM, "Tile", "repeat[%d] = %lld times extent %lld passes 2^63",
+                      d, (long long)reps[d], (long long)input->type.shape.dims[d]);
     out.shape.dims[d] = input->type.shape.dims[d] * reps[d];
   }
+  if (!ref_result_fits("Tile", &out))
+    return NULL;
   if (ref_shape_conflicts(&output_dims, &out.shape))
     return ref_conflict("Tile", &output_dims, &out.shape);
   ref_tile_plan(&input->type.shape, reps, &p);

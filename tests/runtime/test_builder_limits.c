@@ -1,8 +1,8 @@
 /* test_builder_limits.c: op builders given numbers at the limits of their types, as a stored
  * executable (replayed through the builders) or a hostile caller may pass them: the window
  * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
- * pads, Gemm and BatchMatMul with an outer product too large, and TileDynamic with
- * output_dims. Products of those numbers pass int64; each case must
+ * pads, Gemm and BatchMatMul with an outer product too large, Tile with repeats of up to
+ * 2^32 - 1 and TileDynamic with output_dims. Products of those numbers pass int64; each case must
  * be refused when the graph is built, with the message that names the rule, and without
  * forming the overflowing product (the sanitize build runs this under UBSan). The operands'
  * own types stay within 2^48 bytes. Each case was found by fuzzing the loaders
@@ -125,6 +125,32 @@ static void test_pool(void) {
   odla_DestroyComputation(comp);
 }
 
+/* Repeats of 2^32 - 1 over an extent of 2^35 (a product past 2^63), and of 2^31 over 2^20
+ * (2^51 elements, past 2^48 bytes). */
+static void test_tile(void) {
+  const struct {
+    int64_t extent;
+    odla_uint32 repeat;
+    const char *want, *what;
+  } cases[] = {
+      {1LL << 35, U32MAX, "repeat[0] = 4294967295 times extent 34359738368 passes 2^63",
+       "Tile past 2^63 elements"},
+      {1LL << 20, 1u << 31, "the result float32 [2251799813685248,1] holds more than 2^48 bytes",
+       "Tile to 2^51 elements"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; ++i) {
+    odla_computation comp;
+    odla_value x, y;
+    last_error[0] = '\0';
+    odla_CreateComputation(&comp);
+    x = odla_CreateArgument(vt(ODLA_FLOAT32, 2, (const int64_t[]){cases[i].extent, 1}), ID("x"));
+    y = odla_Tile(x, (const odla_uint32[]){cases[i].repeat, 1}, any_shape(), ID("y"));
+    check_refused(comp, y, cases[i].want, cases[i].what);
+    odla_DestroyComputation(comp);
+  }
+}
+
 /* output_dims of 2^42 x 2^42 elements, each a multiple of the input's: a valid tiling whose
  * result passes 2^48 bytes. */
 static void test_tile_dynamic(void) {
@@ -170,6 +196,7 @@ int main(void) {
   test_deconv();
   test_pool();
   test_matmul();
+  test_tile();
   test_tile_dynamic();
   if (!failures)
     printf("test_builder_limits: all checks passed\n");
