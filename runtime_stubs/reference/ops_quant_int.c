@@ -61,6 +61,9 @@ enum { REF_QI_COL_VALUES = 1 << 17, REF_QI_ROW_BLOCK = 64 * REF_QG_MR };
  * on one thread, about 15x a GEMM's time for as many). */
 #define REF_QI_PARALLEL_MIN ((int64_t)1 << 21)
 enum { REF_QI_DW_COST = 16 };
+/* The most bytes of epilogue arrays a node's parameter block holds (ref_qi_add): 64 MiB, some
+ * 2.4 million output channels. */
+#define REF_QI_BUILT_CHANNELS_MAX ((size_t)1 << 26)
 
 static int64_t ref_qi_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t ref_qi_even(int64_t k) { return (k + 1) / 2 * 2; }
@@ -558,10 +561,15 @@ static odla_value ref_qi_add(const char *op, ref_kernel run, odla_value *in, voi
   const size_t packed_at = (head + 15) / 16 * 16;
   const size_t chan_at =
       q->packed ? (packed_at + (size_t)packed_values * sizeof(int16_t) + 15) / 16 * 16 : packed_at;
-  const int built = ref_qi_constant_or_absent(in[REF_QI_BIAS]) &&
-                    ref_qi_constant_or_absent(in[REF_QI_MULT]) &&
-                    ref_qi_constant_or_absent(in[REF_QI_SHIFT]) &&
-                    ref_qi_constant_or_absent(in[REF_QI_YZ]); /* all absent: raw */
+  /* Built into the block when its operands are constants (all absent: raw) and its arrays
+   * are at most REF_QI_BUILT_CHANNELS_MAX bytes: a stored file may declare any number of
+   * channels with one per-tensor constant, and loading must not allocate and fill arrays for
+   * them (2^31 channels, 56 GiB). Above that the run fills them in the scratch, planned with the
+   * arena at the first execution, as for operands computed in the graph. */
+  const int built =
+      ref_qi_constant_or_absent(in[REF_QI_BIAS]) && ref_qi_constant_or_absent(in[REF_QI_MULT]) &&
+      ref_qi_constant_or_absent(in[REF_QI_SHIFT]) && ref_qi_constant_or_absent(in[REF_QI_YZ]) &&
+      ref_qi_chan_bytes(q->channels) <= REF_QI_BUILT_CHANNELS_MAX;
   const size_t bytes = built ? chan_at + ref_qi_chan_bytes(q->channels) : chan_at;
   unsigned char *block;
   odla_value v;
@@ -2114,6 +2122,18 @@ odla_value odla_ExtQLinearConv(
   if (!ref_make_window(op, &cf, kernel_dims, strides, dilations, paddings_front, paddings_back,
                        NULL, &p.w))
     return NULL;
+  { /* The scratch stages every channel's padded plane (int16): with 32-bit pads far more than
+       the input, so its count is checked before the scratch's products are formed. */
+    int64_t plane[3], values = p.c;
+    ref_qconv_plane_dims(&p.w, plane);
+    for (i = 0; i < 3; ++i)
+      values = ref_mul_sat(values, plane[i]);
+    if (values > (int64_t)(REF_MAX_VALUE_BYTES / sizeof(int16_t)))
+      return ref_fail(ODLA_INVALID_PARAM, op,
+                      "the padded input planes, %lld channels of %lldx%lldx%lld, pass 2^47 values",
+                      (long long)p.c, (long long)plane[0], (long long)plane[1],
+                      (long long)plane[2]);
+  }
   if (!ref_qi_check_channels(op, in, p.m, output_min, output_max, &p.q))
     return NULL;
   if (cl) {

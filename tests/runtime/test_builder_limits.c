@@ -2,12 +2,15 @@
  * executable (replayed through the builders) or a hostile caller may pass them: the window
  * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
  * pads, Gemm and BatchMatMul with an outer product too large, Tile with repeats of up to
- * 2^32 - 1 and TileDynamic with output_dims. Products of those numbers pass int64; each case must
- * be refused when the graph is built, with the message that names the rule, and without
- * forming the overflowing product (the sanitize build runs this under UBSan). The operands'
+ * 2^32 - 1, TileDynamic with output_dims, the int8 convolution with pads whose padded planes
+ * pass 2^47 values, and an int8 product of 2^31 output channels with per-tensor constants,
+ * which must build without allocating their epilogue arrays. Products of those numbers pass int64;
+ * each case must be refused when the graph is built, with the message that names the rule, and
+ * without forming the overflowing product (the sanitize build runs this under UBSan). The operands'
  * own types stay within 2^48 bytes. Each case was found by fuzzing the loaders
  * (tests/fuzz). Usage: test_builder_limits SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
+#include <ODLA/odla_ext.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -151,6 +154,54 @@ static void test_tile(void) {
   }
 }
 
+/* Per-tensor int8 parameters (zero points 0, multiplier 1, shift 1) as constants. */
+static const int8_t q_zero = 0;
+static const int32_t q_one = 1, q_shift = 1;
+
+/* An int8 convolution over 16 channels of [1,1,1] with pads of 2^32 - 1 on every side and a
+ * stride as large: the output is [1, 1, 1, 1, 1] per channel, each padded plane
+ * (2^33 - 1)^3 values, whose product passes int64 before the check. */
+static void test_qconv_pads(void) {
+  const odla_uint32 big[3] = {U32MAX, U32MAX, U32MAX}, one[3] = {1, 1, 1};
+  odla_computation comp;
+  odla_value x, w, y;
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_INT8, 5, (const int64_t[]){1, 16, 1, 1, 1}), ID("x"));
+  w = odla_CreateArgument(vt(ODLA_INT8, 5, (const int64_t[]){16, 16, 1, 1, 1}), ID("w"));
+  y = odla_ExtQLinearConv(
+      x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), ODLA_CHANNELS_FIRST, 1, w,
+      odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), ODLA_OIS, big, one, big, big,
+      NULL, odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
+      odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
+      odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128, 127, any_shape(),
+      ID("y"));
+  check_refused(comp, y,
+                "the padded input planes, 16 channels of 8589934591x8589934591x8589934591, pass "
+                "2^47 values",
+                "ExtQLinearConv with 2^32-1 pads");
+  odla_DestroyComputation(comp);
+}
+
+/* [1, 1] x [1, 2^31] in int8 with per-tensor constants: 2^31 output channels (a 2 GiB kernel
+ * argument, a 2 GiB result), whose epilogue arrays would take 56 GiB if built with the node. */
+static void test_qmatmul_channels(void) {
+  odla_computation comp;
+  odla_value x, w, y;
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_INT8, 2, (const int64_t[]){1, 1}), ID("x"));
+  w = odla_CreateArgument(vt(ODLA_INT8, 2, (const int64_t[]){1, 1LL << 31}), ID("w"));
+  y = odla_ExtQLinearMatMul(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), w,
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), NULL,
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
+                            127, any_shape(), ID("y"));
+  CHECK(y != NULL, "ExtQLinearMatMul of 2^31 channels refused: %s", last_error);
+  odla_DestroyComputation(comp);
+}
+
 /* output_dims of 2^42 x 2^42 elements, each a multiple of the input's: a valid tiling whose
  * result passes 2^48 bytes. */
 static void test_tile_dynamic(void) {
@@ -198,6 +249,8 @@ int main(void) {
   test_matmul();
   test_tile();
   test_tile_dynamic();
+  test_qconv_pads();
+  test_qmatmul_channels();
   if (!failures)
     printf("test_builder_limits: all checks passed\n");
   return failures != 0;
