@@ -2036,14 +2036,14 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
     p->taps_at = at;
     at += ref_nn_align((size_t)ref_window_k_count(&p->w) * sizeof(int16_t));
-  } else if (p->channels_last) { /* blocks of whole tiles of pixels */
-    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_MR * REF_QG_MR;
+  } else if (p->channels_last) { /* blocks of whole tiles of pixels (kp is 0 for no channels) */
+    p->block = REF_QI_COL_VALUES / (p->kp > 0 ? p->kp : 1) / REF_QG_MR * REF_QG_MR;
     p->block = p->block < REF_QG_MR ? REF_QG_MR : ref_qi_min(p->block, REF_QI_ROW_BLOCK);
     p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_MR));
     if (!p->pointwise)
       at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));
   } else { /* blocks of whole panels of pixels */
-    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_NR * REF_QG_NR;
+    p->block = REF_QI_COL_VALUES / (p->kp > 0 ? p->kp : 1) / REF_QG_NR * REF_QG_NR;
     p->block = p->block < REF_QG_NR ? REF_QG_NR : p->block;
     p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_NR));
     at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));

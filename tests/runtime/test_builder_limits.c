@@ -2,13 +2,14 @@
  * executable (replayed through the builders) or a hostile caller may pass them: the window
  * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
  * pads, Gemm and BatchMatMul with an outer product too large, Tile with repeats of up to
- * 2^32 - 1, TileDynamic with output_dims, the int8 convolution with pads whose padded planes
- * pass 2^47 values, and an int8 product of 2^31 output channels with per-tensor constants,
- * which must build without allocating their epilogue arrays. Products of those numbers pass int64;
- * each case must be refused when the graph is built, with the message that names the rule, and
- * without forming the overflowing product (the sanitize build runs this under UBSan). The operands'
- * own types stay within 2^48 bytes. Each case was found by fuzzing the loaders
- * (tests/fuzz). Usage: test_builder_limits SCRATCH_DIR (unused) */
+ * 2^32 - 1, TileDynamic with output_dims, and the int8 convolution with pads whose padded
+ * planes pass 2^47 values. Products of those numbers pass int64; each case must be refused
+ * when the graph is built, with the message that names the rule, and without forming the
+ * overflowing product (the sanitize build runs this under UBSan). The operands' own types stay
+ * within 2^48 bytes. Two more must build: an int8 convolution over no input channels, and an
+ * int8 product of 2^31 output channels with per-tensor constants, without allocating their
+ * epilogue arrays. Each case was found by fuzzing the loaders (tests/fuzz).
+ * Usage: test_builder_limits SCRATCH_DIR (unused) */
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -183,6 +184,32 @@ static void test_qconv_pads(void) {
   odla_DestroyComputation(comp);
 }
 
+/* An int8 convolution over no input channels, channels first and last: its scratch divided
+ * a block's values by the kernel's depth, 0 (found by fuzzing); it must build. */
+static void test_qconv_no_channels(void) {
+  const odla_uint32 one[2] = {1, 1}, zero[2] = {0, 0};
+  int cl;
+  for (cl = 0; cl < 2; ++cl) {
+    odla_computation comp;
+    odla_value x, w, y;
+    last_error[0] = '\0';
+    odla_CreateComputation(&comp);
+    x = odla_CreateArgument(vt(ODLA_INT8, 4, cl ? DIMS(1, 4, 4, 0) : DIMS(1, 0, 4, 4)), ID("x"));
+    w = odla_CreateArgument(vt(ODLA_INT8, 4, cl ? DIMS(3, 3, 0, 8) : DIMS(8, 0, 3, 3)), ID("w"));
+    y = odla_ExtQLinearConv(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")),
+                            cl ? ODLA_CHANNELS_LAST : ODLA_CHANNELS_FIRST, 1, w,
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")),
+                            cl ? ODLA_SIO : ODLA_OIS, one, one, zero, zero, NULL,
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
+                            127, any_shape(), ID("y"));
+    CHECK(y != NULL, "ExtQLinearConv over no channels (%s) refused: %s",
+          cl ? "channels last" : "channels first", last_error);
+    odla_DestroyComputation(comp);
+  }
+}
+
 /* [1, 1] x [1, 2^31] in int8 with per-tensor constants: 2^31 output channels (a 2 GiB kernel
  * argument, a 2 GiB result), whose epilogue arrays would take 56 GiB if built with the node. */
 static void test_qmatmul_channels(void) {
@@ -250,6 +277,7 @@ int main(void) {
   test_tile();
   test_tile_dynamic();
   test_qconv_pads();
+  test_qconv_no_channels();
   test_qmatmul_channels();
   if (!failures)
     printf("test_builder_limits: all checks passed\n");
