@@ -2036,14 +2036,14 @@ static void ref_qconv_scratch(ref_qconv_params *p) {
     at += ref_nn_align((size_t)ref_qconv_plane_values(&p->w) * sizeof(int16_t));
     p->taps_at = at;
     at += ref_nn_align((size_t)ref_window_k_count(&p->w) * sizeof(int16_t));
-  } else if (p->channels_last) { /* blocks of whole tiles of pixels (kp is 0 for no channels) */
-    p->block = REF_QI_COL_VALUES / (p->kp > 0 ? p->kp : 1) / REF_QG_MR * REF_QG_MR;
+  } else if (p->channels_last) { /* blocks of whole tiles of pixels */
+    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_MR * REF_QG_MR;
     p->block = p->block < REF_QG_MR ? REF_QG_MR : ref_qi_min(p->block, REF_QI_ROW_BLOCK);
     p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_MR));
     if (!p->pointwise)
       at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));
   } else { /* blocks of whole panels of pixels */
-    p->block = REF_QI_COL_VALUES / (p->kp > 0 ? p->kp : 1) / REF_QG_NR * REF_QG_NR;
+    p->block = REF_QI_COL_VALUES / p->kp / REF_QG_NR * REF_QG_NR;
     p->block = p->block < REF_QG_NR ? REF_QG_NR : p->block;
     p->block = ref_qi_min(p->block, ref_qi_round_up(opix, REF_QG_NR));
     at += ref_nn_align((size_t)(p->block * p->kp) * sizeof(int16_t));
@@ -2116,6 +2116,10 @@ odla_value odla_ExtQLinearConv(
                          "input %s, kernel %s and group %u do not fit: input channels must be "
                          "kernel dim 1 times group, and kernel dim 0 a multiple of group",
                          ref_shape_str(xs, s1, sizeof s1), ref_shape_str(ws, s2, sizeof s2), group);
+  if (p.c == 0) /* the kernels sum over at least one channel (their blocks divide by it) */
+    return ref_fail(ODLA_UNSUPPORTED_OP, op,
+                    "input %s has no channels: a convolution over none is not supported",
+                    ref_shape_str(xs, s1, sizeof s1));
   for (i = 0; i < r - 2 && i < REF_SPATIAL; ++i)
     kernel_dims[i] = ws->dims[cl ? i : i + 2];
   cf = cl ? ref_cl_as_channels_first(xs) : ref_shape_copy(xs);
@@ -2445,6 +2449,10 @@ odla_value odla_ExtQLinearMatMul(odla_value input, odla_value input_zero_point, 
   p.n = bs->dims[bs->size - 1];
   if (bs->dims[bs->size - 2] != p.k)
     return ref_fail(ODLA_INVALID_PARAM, op, "inner dimensions of input %s and kernel %s differ",
+                    ref_shape_str(as, s1, sizeof s1), ref_shape_str(bs, s2, sizeof s2));
+  if (p.k == 0) /* the kernels sum over at least one (a run left the output unwritten) */
+    return ref_fail(ODLA_UNSUPPORTED_OP, op,
+                    "input %s and kernel %s have an inner dimension of 0: not supported",
                     ref_shape_str(as, s1, sizeof s1), ref_shape_str(bs, s2, sizeof s2));
   p.batch_rank = (as->size > bs->size ? as->size : bs->size) - 2;
   for (i = p.batch_rank - 1; i >= 0; --i) {

@@ -2,14 +2,15 @@
  * executable (replayed through the builders) or a hostile caller may pass them: the window
  * builders (Conv, DeConv, MaxPool, AveragePool) with extents, kernels, strides, dilations and
  * pads, Gemm and BatchMatMul with an outer product too large, Tile with repeats of up to
- * 2^32 - 1, TileDynamic with output_dims, and the int8 convolution with pads whose padded
- * planes pass 2^47 values. Products of those numbers pass int64; each case must be refused
- * when the graph is built, with the message that names the rule, and without forming the
- * overflowing product (the sanitize build runs this under UBSan). The operands' own types stay
- * within 2^48 bytes. Two more must build: an int8 convolution over no input channels, and an
- * int8 product of 2^31 output channels with per-tensor constants, without allocating their
- * epilogue arrays. Each case was found by fuzzing the loaders (tests/fuzz).
- * Usage: test_builder_limits SCRATCH_DIR (unused) */
+ * 2^32 - 1, TileDynamic with output_dims, the int8 convolution with pads whose padded planes
+ * pass 2^47 values or over no input channels, and the int8 product of depth 0. Products of
+ * those numbers pass int64; each case must be refused when the graph is built, with the
+ * message that names the rule, and without forming the overflowing product (the sanitize
+ * build runs this under UBSan). The operands' own types stay within 2^48 bytes. One more must
+ * build: an int8 product of 2^31 output channels with per-tensor constants, without allocating its
+ * epilogue arrays. Each case was found by fuzzing the loaders (tests/fuzz), but the product
+ * of depth 0 (found beside the convolution's, by review). Usage: test_builder_limits SCRATCH_DIR
+ * (unused) */
 #include <ODLA/odla.h>
 #include <ODLA/odla_ext.h>
 
@@ -185,12 +186,14 @@ static void test_qconv_pads(void) {
 }
 
 /* An int8 convolution over no input channels, channels first and last: its scratch divided
- * a block's values by the kernel's depth, 0 (found by fuzzing); it must build. */
+ * a block's values by the kernel's depth, 0 (found by fuzzing), and its kernels sum over at
+ * least one channel (past that division, a run left the output unwritten). It is refused. */
 static void test_qconv_no_channels(void) {
   const odla_uint32 one[2] = {1, 1}, zero[2] = {0, 0};
   int cl;
   for (cl = 0; cl < 2; ++cl) {
     odla_computation comp;
+    odla_executable exe = NULL;
     odla_value x, w, y;
     last_error[0] = '\0';
     odla_CreateComputation(&comp);
@@ -204,10 +207,37 @@ static void test_qconv_no_channels(void) {
                             odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
                             odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
                             127, any_shape(), ID("y"));
-    CHECK(y != NULL, "ExtQLinearConv over no channels (%s) refused: %s",
-          cl ? "channels last" : "channels first", last_error);
+    CHECK(y == NULL, "ExtQLinearConv over no channels (%s) built",
+          cl ? "channels last" : "channels first");
+    CHECK(strstr(last_error, "has no channels: a convolution over none is not supported") != NULL,
+          "ExtQLinearConv over no channels: message '%s'", last_error);
+    CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_UNSUPPORTED_OP,
+          "ExtQLinearConv over no channels: compile status");
     odla_DestroyComputation(comp);
   }
+}
+
+/* The same for an int8 product of inner dimension 0 ([2, 0] x [0, 4]): refused. */
+static void test_qmatmul_no_depth(void) {
+  odla_computation comp;
+  odla_executable exe = NULL;
+  odla_value x, w, y;
+  last_error[0] = '\0';
+  odla_CreateComputation(&comp);
+  x = odla_CreateArgument(vt(ODLA_INT8, 2, DIMS(2, 0)), ID("x"));
+  w = odla_CreateArgument(vt(ODLA_INT8, 2, DIMS(0, 4)), ID("w"));
+  y = odla_ExtQLinearMatMul(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), w,
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), NULL,
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
+                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
+                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
+                            127, any_shape(), ID("y"));
+  CHECK(y == NULL, "ExtQLinearMatMul of depth 0 built");
+  CHECK(strstr(last_error, "have an inner dimension of 0: not supported") != NULL,
+        "ExtQLinearMatMul of depth 0: message '%s'", last_error);
+  CHECK(odla_CompileComputation(comp, NULL, &exe) == ODLA_UNSUPPORTED_OP,
+        "ExtQLinearMatMul of depth 0: compile status");
+  odla_DestroyComputation(comp);
 }
 
 /* [1, 1] x [1, 2^31] in int8 with per-tensor constants: 2^31 output channels (a 2 GiB kernel
@@ -278,6 +308,7 @@ int main(void) {
   test_tile_dynamic();
   test_qconv_pads();
   test_qconv_no_channels();
+  test_qmatmul_no_depth();
   test_qmatmul_channels();
   if (!failures)
     printf("test_builder_limits: all checks passed\n");
