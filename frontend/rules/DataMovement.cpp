@@ -329,15 +329,17 @@ struct AxisSlice {
 // reference and test data do): negative indices count from the end, then indices are clamped
 // to [0, n] for a positive step and to [-1, n - 1] for a negative one.
 AxisSlice normalizeSlice(int64_t start, int64_t end, int64_t step, int64_t n) {
-  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
-  auto fix = [&](int64_t v) {
+  // ONNX clamps a start to [0, n] for a positive step and [0, n - 1] for a negative one, an
+  // end to [0, n] and [-1, n - 1]: a start before the axis with a negative step takes element 0.
+  int64_t hi = step > 0 ? n : n - 1;
+  auto fix = [&](int64_t v, int64_t lo) {
     if (v < 0)
       v = v < -n ? -1 : v + n;
     return std::clamp(v, lo, hi);
   };
   // A step longer than the axis takes at most one element, as one of the axis' length would.
   step = std::clamp(step, -(n + 1), n + 1);
-  return {fix(start), fix(end), step};
+  return {fix(start, 0), fix(end, step > 0 ? 0 : -1), step};
 }
 
 // For a slice that walks a tensor (a loop body's starts = f(i), ends = f(i + c), f a chain of

@@ -31,7 +31,22 @@ Expected<std::vector<int64_t>> normalizeAxes(ImportCtx &ctx, const std::vector<i
   return out;
 }
 
-// Emits the reduction `irOp` of x over ONNX `axes` (empty: every axis, or nothing at all with
+// A reduction over no axes (noop_with_empty_axes): each element alone, through the
+// reduction's steps other than the accumulation (ONNX: "ReduceLogSum returns the Log of input
+// tensor, and ReduceSumSquare returns the Square"): L1 and L2 give |x|, LogSum log x,
+// SumSquare x * x, the others (LogSumExp's log(exp x) too) x.
+Expected<Value *> reduceNoAxes(ImportCtx &ctx, Value *x) {
+  const std::string &op = ctx.proto().op_type();
+  if (op == "ReduceL1" || op == "ReduceL2")
+    return ctx.emit("Abs", {x});
+  if (op == "ReduceLogSum")
+    return ctx.emit("Log", {x});
+  if (op == "ReduceSumSquare")
+    return ctx.emit("Mul", {x, x});
+  return ctx.emit("Identity", {x});
+}
+
+// Emits the reduction `irOp` of x over ONNX `axes` (empty: every axis, or none at all with
 // noop_with_empty_axes).
 Status emitReduce(ImportCtx &ctx, const std::vector<int64_t> &onnxAxes, int64_t keepdims,
                   int64_t noop) {
@@ -39,7 +54,7 @@ Status emitReduce(ImportCtx &ctx, const std::vector<int64_t> &onnxAxes, int64_t 
   int64_t rank = x->type().rank();
   Expected<Value *> out = Status::error("unset");
   if (onnxAxes.empty() && noop) {
-    out = ctx.emit("Identity", {x});
+    out = reduceNoAxes(ctx, x);
   } else {
     std::vector<int64_t> axes;
     if (onnxAxes.empty()) {

@@ -162,20 +162,22 @@ Expected<Dims> aspectShape(const ImportCtx &ctx, const ResizeSpec &r, const Dims
 }
 
 // Scales known at compile time: the result shape, and whether the kernel needs the scales
-// (they differ from out / in, or crop boxes scale them).
-Status constScales(ImportCtx &ctx, const std::vector<double> &scales,
-                   const std::vector<double> &roi, ResizeSpec &r, bool &needed) {
+// (they differ from out / in, or tf_crop_and_resize maps coordinates with them). Each axis
+// becomes floor(in * scale), tf_crop_and_resize's too: ONNX's shape inference, its reference
+// implementation and ONNX Runtime all ignore the crop box there, where the text of the spec
+// says floor(in * (roi_end - roi_start) * scale) (onnx/onnx#5783); a model's declared shapes
+// follow the former.
+Status constScales(ImportCtx &ctx, const std::vector<double> &scales, ResizeSpec &r, bool &needed) {
   const TensorType &x = ctx.input(0)->type();
   if (static_cast<int64_t>(scales.size()) != x.rank())
     return ctx.fail("scales has " + str(scales.size()) + " entries for input " + toString(x));
-  bool crop = r.coordinateMode == "tf_crop_and_resize";
-  needed = crop;
+  needed = r.coordinateMode == "tf_crop_and_resize";
   r.shape.clear();
   for (int64_t d = 0; d < x.rank(); ++d) {
-    double s = scales[d], extent = crop ? roi[d + x.rank()] - roi[d] : 1.0;
-    if (!(s > 0) || !(extent * s * x.dims[d] < 1e15))
+    double s = scales[d];
+    if (!(s > 0) || !(s * x.dims[d] < 1e15))
       return ctx.fail("scale " + std::to_string(s) + " of axis " + str(d) + " must be positive");
-    r.shape.push_back(static_cast<int64_t>(std::floor(x.dims[d] * extent * s)));
+    r.shape.push_back(static_cast<int64_t>(std::floor(x.dims[d] * s)));
     needed |= x.dims[d] == 0 || s != static_cast<double>(r.shape[d]) / x.dims[d];
   }
   return Status::ok();
@@ -298,7 +300,7 @@ Status importResize(ImportCtx &ctx) {
     }
   } else if (present(scalesAt)) {
     r.aspectPolicy = "stretch"; // it interprets sizes only
-    if (isComputableFromConstants(*ctx.input(scalesAt)) && roiKnown) {
+    if (isComputableFromConstants(*ctx.input(scalesAt))) {
       auto s = constFloats(ctx, scalesAt, "scales");
       if (!s)
         return s.takeStatus();
@@ -306,7 +308,7 @@ Status importResize(ImportCtx &ctx) {
       if (!all)
         return all.takeStatus();
       bool needed = false;
-      if (Status st = constScales(ctx, *all, roi, r, needed))
+      if (Status st = constScales(ctx, *all, r, needed))
         return st;
       if (needed)
         r.scales = r.axes.empty() ? ctx.input(scalesAt)
@@ -357,7 +359,7 @@ Status importUpsample(ImportCtx &ctx) {
     return emitResize(ctx, r);
   }
   bool needed = false;
-  if (Status s = constScales(ctx, scales, {}, r, needed))
+  if (Status s = constScales(ctx, scales, r, needed))
     return s;
   if (needed && ctx.opset() >= 9) {
     r.scales = ctx.input(1);

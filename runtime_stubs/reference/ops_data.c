@@ -1194,7 +1194,7 @@ static odla_status ref_slice_dynamic_run(const ref_node *node, const ref_io *io)
       e = e < -n ? -1 : e + n;
     lo = s > 0 ? 0 : -1;
     hi = s > 0 ? n : n - 1;
-    b = b < lo ? lo : b > hi ? hi : b;
+    b = b < 0 ? 0 : b > hi ? hi : b; /* a start clamps to [0, n - 1] with a negative step */
     e = e < lo ? lo : e > hi ? hi : e;
     if (ref_slice_count(b, e, s) != p->out_dims[a])
       return ref_data_error("ExtSliceDynamic",

@@ -147,12 +147,15 @@ static double ref_grid_sample(const ref_grid_params *p, const void *x, int64_t b
 }
 
 /* Maps a normalized grid coordinate to a pixel coordinate of an axis of `len` pixels, then
- * applies BORDER or REFLECTION. */
+ * applies BORDER or REFLECTION to a coordinate outside the axis' extent [lo, hi] (ONNX's
+ * reference): BORDER clamps it to [0, len - 1]. Inside the extent but outside [0, len - 1]
+ * (align_corners = 0) the coordinate stays and each tap is clamped (ref_grid_pixel), which
+ * differs from clamping the coordinate only for the cubic filter. */
 static double ref_grid_coord(const ref_grid_params *p, double g, int64_t len) {
   double v = p->align ? (g + 1) / 2 * (double)(len - 1) : ((g + 1) * (double)len - 1) / 2;
   double lo = p->align ? 0.0 : -0.5, hi = (double)(len - 1) - lo;
-  if (p->padding == ODLA_EXT_GRID_PAD_BORDER)
-    v = v < 0 ? 0 : (v > (double)(len - 1) ? (double)(len - 1) : v);
+  if (p->padding == ODLA_EXT_GRID_PAD_BORDER && (v < lo || v > hi))
+    v = v < lo ? 0 : (double)(len - 1);
   else if (p->padding == ODLA_EXT_GRID_PAD_REFLECTION)
     v = ref_grid_reflect(v, lo, hi);
   return v;

@@ -226,13 +226,14 @@ typedef struct {
   const ref_io *io;
 } ref_pool_job;
 
-/* float32 and 8-bit max pooling with a window of one depth cell (1-D and 2-D windows), which
- * ResNet-50's stem runs on 64 planes of 112 x 112: per output row, the maximum over the
- * window's rows column by column (into scratch, a row's width), then over the window's
- * columns, in loops the compiler vectorizes: k_h + k_w comparisons an output where
- * REF_POOL_LOOP makes k_h * k_w, each with its index arithmetic (int8: 5.7 ms to 1.8 ms).
- * GT(a, b): whether a replaces b, for floats also when a is NaN (a NaN in the window gives
- * NaN). Of equal values the one of the first column with the maximum is kept (0.0 or -0.0). */
+/* float32 and 8-bit max pooling with a window of one depth cell (1-D and 2-D windows, and 3-D
+ * ones of depth 1, at depth od * stride - pad), which ResNet-50's stem runs on 64 planes of
+ * 112 x 112: per output row, the maximum over the window's rows column by column (into
+ * scratch, a row's width), then over the window's columns, in loops the compiler vectorizes: k_h +
+ * k_w comparisons an output where REF_POOL_LOOP makes k_h * k_w, each with its index arithmetic
+ * (int8: 5.7 ms to 1.8 ms). GT(a, b): whether a replaces b, for floats also when a is NaN (a NaN in
+ * the window gives NaN). Of equal values the one of the first column with the maximum is kept (0.0
+ * or -0.0). */
 #define REF_MAXPOOL_GT_INT(a, b) ((a) > (b))
 #define REF_MAXPOOL_GT_FLOAT(a, b) ((a) > (b) || (a) != (a))
 #define REF_DEFINE_MAXPOOL_ROWS(S, SFX, GT)                                                        \
@@ -243,15 +244,17 @@ typedef struct {
     const int64_t ipix = ref_window_in_count(w), opix = ref_window_out_count(w);                   \
     int64_t pl, od, oh, ow, kh, kw, i;                                                             \
     for (pl = lo; pl < hi; ++pl)                                                                   \
-      for (od = 0; od < w->out[0]; ++od) /* extent 1 in depth: od = 0 */                           \
+      for (od = 0; od < w->out[0]; ++od) {                                                         \
+        const int64_t id = od * w->stride[0] - w->pad[0]; /* the window's one depth cell */        \
         for (oh = 0; oh < w->out[1]; ++oh) {                                                       \
           S *yr = y + pl * opix + (od * w->out[1] + oh) * ow_n;                                    \
           int rows = 0;                                                                            \
           for (kh = 0; kh < w->k[1]; ++kh) {                                                       \
             const int64_t ih = oh * w->stride[1] - w->pad[1] + kh * w->dil[1];                     \
-            const S *xr = x + pl * ipix + (od * w->in[1] + ih) * iw_n;                             \
-            if (ih < 0 || ih >= w->in[1])                                                          \
+            const S *xr;                                                                           \
+            if (id < 0 || id >= w->in[0] || ih < 0 || ih >= w->in[1])                              \
               continue;                                                                            \
+            xr = x + pl * ipix + (id * w->in[1] + ih) * iw_n;                                      \
             if (rows++ == 0)                                                                       \
               memcpy(rmax, xr, (size_t)iw_n * sizeof *rmax);                                       \
             else                                                                                   \
@@ -272,6 +275,7 @@ typedef struct {
             yr[ow] = best; /* 0 for a window of padding only */                                    \
           }                                                                                        \
         }                                                                                          \
+      }                                                                                            \
   }
 REF_DEFINE_MAXPOOL_ROWS(uint8_t, u8, REF_MAXPOOL_GT_INT)
 REF_DEFINE_MAXPOOL_ROWS(int8_t, i8, REF_MAXPOOL_GT_INT)

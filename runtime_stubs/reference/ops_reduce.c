@@ -604,12 +604,6 @@ static odla_status ref_reduce_dyn_run(const ref_node *node, const ref_io *io) {
   int reduced[ODLA_MAX_DIMENSION] = {0}, d;
   ref_reduce_plan plan;
   odla_value_shape out;
-  if (n == 0 && p->noop_with_empty_axes) {
-    if (!ref_same_shape(in, &node->outputs[0]->type.shape))
-      return ODLA_INVALID_PARAM;
-    memcpy(io->out[0], io->in[0], ref_bytes(&input->type));
-    return ODLA_SUCCESS;
-  }
   for (k = 0; k < n; ++k) {
     int64_t a = ref_get_int(axes->type.element_type, io->in[1], k);
     if (a < -in->size || a >= in->size)
@@ -619,7 +613,9 @@ static odla_status ref_reduce_dyn_run(const ref_node *node, const ref_io *io) {
       return ODLA_INVALID_PARAM;
     reduced[a] = 1;
   }
-  if (n == 0)
+  /* No axes reduce every one, or with noop_with_empty_axes none: each element alone then
+   * takes the reduction's other steps (ReduceL2 gives |x|, ReduceSumSquare x * x). */
+  if (n == 0 && !p->noop_with_empty_axes)
     for (d = 0; d < in->size; ++d)
       reduced[d] = 1;
   ref_reduce_plan_make(in, reduced, p->keep_dims, &plan, &out);

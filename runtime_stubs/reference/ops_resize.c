@@ -280,10 +280,9 @@ static odla_status ref_resize_run(const ref_node *node, const ref_io *io) {
       start = ref_get(p->roi_type, io->in[1], d);
       end = ref_get(p->roi_type, io->in[1], d + p->rank);
     }
-    if (io->in[2]) {
-      double extent = p->coord == ODLA_EXT_RESIZE_TF_CROP_AND_RESIZE ? end - start : 1;
+    if (io->in[2]) { /* the shape is floor(in * scale), tf_crop_and_resize's too */
       scale = ref_get(p->scales_type, io->in[2], d);
-      if (!(scale > 0) || floor((double)in * extent * scale) != (double)out)
+      if (!(scale > 0) || floor((double)in * scale) != (double)out)
         return ODLA_INVALID_PARAM; /* the scales give another shape */
     }
     if (aspect >= 0) {

@@ -2,9 +2,10 @@
 """ONNX conformance runner: compiles every ONNX backend test with odlac, builds it against an
 ODLA backend, runs every data set and compares the outputs with ONNX's tolerances.
 
-Two suite sets: Debian's libonnx-testdata (ONNX 1.12; run it with Debian's /usr/bin/python3)
-and ONNX 1.23's suite from PyPI (folders written by gen_onnx_suite.py; run it with the project
-venv's python). With --engine ort the same folders run through ONNX Runtime instead, for
+Three suite sets: Debian's libonnx-testdata (ONNX 1.12; run it with Debian's /usr/bin/python3),
+ONNX 1.23's suite from PyPI (folders written by gen_onnx_suite.py; run it with the project
+venv's python) and random single-op cases checked by ONNX Runtime and ONNX's reference (written
+by gen_random_suite.py; the venv's python too). With --engine ort the same folders run through ONNX Runtime instead, for
 comparison. See README.md beside this file for the commands, the statuses and the
 expected-failure list format.
 """
@@ -48,6 +49,9 @@ SUITE_SETS = {
     "onnx-1.23": SuiteSet("ONNX 1.23 (PyPI wheel)", os.path.join(REPO, "build", "onnx-1.23"),
                           ("node", "pytorch-converted", "pytorch-operator", "real", "simple"),
                           "xfail_onnx-1.23_{backend}.txt", 2.0 ** -6, "1.23"),
+    "random": SuiteSet("random single-op cases (gen_random_suite.py)",
+                       os.path.join(REPO, "build", "random-ops"), ("node",),
+                       "xfail_random_{backend}.txt", None, "1.23"),
 }
 
 # Statuses, in the order the summary prints them. Every status except "pass" is a failure.

@@ -89,7 +89,7 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtNonZero(odla_value input
  * axis by the caller. output_dims must be defined, of input's rank. Each axis has a scale:
  * the scales operand's entry when scales is given (a float32, float64 or float16 vector of
  * rank entries, read at run time, each > 0, and floor(in * scale) must equal the result
- * extent, or floor(in * (end - start) * scale) for TF_CROP_AND_RESIZE), otherwise out / in,
+ * extent, TF_CROP_AND_RESIZE's too, as ONNX's shape inference has it), otherwise out / in,
  * or with sizes the scale aspect_policy gives (axes in aspect_axes_mask, bit d for axis d).
  * sizes, when given (int32 or int64, rank entries, read at run time), must give output_dims
  * (equal them with ODLA_EXT_RESIZE_STRETCH); at most one of scales and sizes is given.

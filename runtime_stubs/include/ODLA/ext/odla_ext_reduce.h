@@ -26,11 +26,12 @@ extern "C" {
 /* A reduction over axes known only at run time (ONNX's Reduce* ops whose axes are an input:
  * ReduceSum from opset 13, the others from 18). `reduction` is one of ODLA_EXT_REDUCE_*.
  * `axes` is a 1-D (or 0-D) int32 or int64 tensor of axes in [-rank, rank), without
- * duplicates. An empty `axes` reduces every axis, or, with noop_with_empty_axes, copies the
- * input. keep_dims keeps reduced axes as extent 1. `output_dims` is required: the result
- * shape the caller expects; execution fails with ODLA_INVALID_PARAM when the axes read at run
- * time are invalid or give another shape. Element types and arithmetic are those of the
- * odla_Reduce* function it names. */
+ * duplicates. An empty `axes` reduces every axis, or, with noop_with_empty_axes, none: each
+ * element alone takes the reduction's other steps (ONNX's rule: L1 and L2 give |x|, LOG_SUM
+ * log x, SUM_SQUARE x * x, the others x). keep_dims keeps reduced axes as extent 1. `output_dims`
+ * is required: the result shape the caller expects; execution fails with ODLA_INVALID_PARAM when
+ * the axes read at run time are invalid or give another shape. Element types and arithmetic are
+ * those of the odla_Reduce* function it names. */
 extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtReduceDynamic(
     odla_value input, odla_value axes, odla_int32 reduction, odla_bool keep_dims,
     odla_bool noop_with_empty_axes, odla_value_shape output_dims, const odla_value_id value_id);
