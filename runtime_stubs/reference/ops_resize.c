@@ -88,7 +88,9 @@ static double ref_resize_coord(int coord, double x, double scale, int64_t in, in
   case ODLA_EXT_RESIZE_ASYMMETRIC:
     return x / scale;
   case ODLA_EXT_RESIZE_TF_HALF_PIXEL_FOR_NN:
-    return (x + 0.5) / scale;
+    /* An axis at scale 1 keeps its elements, as in ONNX Runtime: the formula would move
+     * each by half an element, onto the next one with ceil rounding. */
+    return scale == 1 ? x : (x + 0.5) / scale;
   default: /* tf_crop_and_resize */
     if (length > 1)
       return x * (end - start) * (double)(in - 1) / (length - 1) + start * (double)(in - 1);

@@ -9,15 +9,18 @@ strides, dilations, pads or auto_pad; the pools with ceil_mode and dilations; Re
 mode and coordinate transformation, with scales, sizes, axes, roi and antialias; Pad, Slice
 (negative steps, out-of-range starts and ends), the reductions (axes, keepdims,
 noop_with_empty_axes), Gather*, Scatter* with reductions, GridSample, Einsum, the RNNs, the
-quantized ops, the detection and signal ops, Attention, RotaryEmbedding and more. Run with the
-project venv's python (onnx 1.23, onnxruntime).
+quantized ops, the detection and signal ops, Attention, RotaryEmbedding, ops at the older
+opsets whose signatures differ (`old`) and more. Run with the project venv's python (onnx
+1.23, onnxruntime).
 
 The expected outputs are ONNX Runtime's (CPU, graph optimizations off). A case is kept only
 when ONNX's own reference implementation (onnx.reference) runs it and agrees within the
 tolerance, shape and type included: two independent implementations agree on each expected
-value. The RNN family is the exception, checked against ONNX Runtime alone, as ONNX's
-reference RNN, GRU and LSTM differ from ONNX Runtime on most cases, where odlac agrees with
-ONNX Runtime (checked on 150 such cases). Cases the two disagree on are skipped and listed in
+value. The exceptions are checked against ONNX Runtime alone (Case.ort_only): the RNNs, where
+ONNX's reference RNN, GRU and LSTM differ from ONNX Runtime on most cases and odlac agrees with
+ONNX Runtime (checked on 150 such cases); Softmax, LogSoftmax and Hardmax at opset 11, which
+the reference computes as opset 13's; Upsample-7 and Resize-11's tf_half_pixel_for_nn, which
+it lacks. Cases the two disagree on are skipped and listed in
 DIR/disagreements.txt; so are cases ONNX Runtime refuses or computes in a shape other than
 ONNX's shape inference, which declares each output (an output whose extent depends on the
 data gets ONNX Runtime's). ONNX's spec is the arbiter where they differ: for example ONNX
@@ -61,10 +64,11 @@ def arr(shape, lo=-1, hi=1):
 
 
 class Case:
-    def __init__(self, op, inputs, attrs, opset, consts=None, nout=1):
+    def __init__(self, op, inputs, attrs, opset, consts=None, nout=1, ort_only=False):
         self.op, self.inputs, self.attrs, self.opset = op, inputs, attrs, opset
         self.consts = consts or {}  # the inputs that are initializers
         self.nout = nout
+        self.ort_only = ort_only  # checked against ONNX Runtime alone (see the docstring)
 
 
 def g_conv():
@@ -621,7 +625,7 @@ def g_rnn():
     while opt and opt[-1][1] is None:
         opt.pop()
     nout = 3 if op == "LSTM" else 2
-    return Case(op, ins + opt, attrs, ch([14, 22]), consts, nout=nout)
+    return Case(op, ins + opt, attrs, ch([14, 22]), consts, nout=nout, ort_only=True)
 
 
 def g_quant():
@@ -892,8 +896,71 @@ def g_llm():
     return Case(op, ins, attrs, 23)
 
 
+def g_old():
+    """Ops at the older opsets whose signatures or semantics differ from today's."""
+    op = ch(["Softmax", "LogSoftmax", "Hardmax", "Clip", "Pad", "Slice", "ReduceSum",
+             "ReduceMean", "Split", "Resize", "Upsample", "TopK"])
+    rank = ri(1, 4)
+    shape = [ri(1, 4) for _ in range(rank)]
+    if op in ("Softmax", "LogSoftmax", "Hardmax"):  # opset 11: the input seen as 2-D at axis
+        # (ONNX's reference computes them as opset 13's, along the one axis)
+        return Case(op, [("X", arr(shape, -3, 3))], {"axis": ri(-rank, rank - 1)}, 11,
+                    ort_only=True)
+    if op == "Clip":  # opset 6: min and max attributes
+        attrs = {}
+        if R.random() < 0.8: attrs["min"] = -0.4
+        if R.random() < 0.8: attrs["max"] = 0.6
+        return Case(op, [("X", arr(shape))], attrs, 6)
+    if op == "Pad":  # opset 2: pads and value attributes
+        mode = ch(["constant", "reflect", "edge"])
+        pads = [ri(0, (shape[d % rank] - 1) if mode == "reflect" else 2) for d in range(2 * rank)]
+        return Case(op, [("X", arr(shape))], {"pads": pads, "mode": mode, "value": 0.3}, 2)
+    if op == "Slice":  # opset 1: starts, ends, axes attributes, no steps
+        named = R.random() < 0.7  # else no axes attribute: the first len(starts) axes
+        axes = (sorted(R.choice(range(rank), size=ri(1, rank), replace=False).tolist())
+                if named else list(range(ri(1, rank))))
+        attrs = {"starts": [ri(-shape[a] - 1, shape[a] + 1) for a in axes],
+                 "ends": [ri(-shape[a] - 1, shape[a] + 1) for a in axes]}
+        if named:
+            attrs["axes"] = axes
+        return Case(op, [("X", arr(shape))], attrs, 1)
+    if op in ("ReduceSum", "ReduceMean"):  # opset 11: axes attribute
+        attrs = {"keepdims": ri(0, 1)}
+        if R.random() < 0.7:
+            attrs["axes"] = R.choice(range(-rank, rank), size=1).tolist()
+        return Case(op, [("X", arr(shape))], attrs, 11)
+    if op == "Split":  # opset 11: split attribute
+        ax = ri(-rank, rank - 1); n = shape[ax]
+        parts = [1] * n if n <= 3 else [1, n - 1]
+        attrs = {"axis": ax}
+        if R.random() < 0.5: attrs["split"] = parts
+        nout = len(parts) if "split" in attrs else ri(1, n)
+        if "split" not in attrs and n % nout:
+            nout = 1
+        return Case(op, [("X", arr(shape))], attrs, 11, nout=nout)
+    if op == "Resize":  # opset 11: roi and scales inputs, tf_half_pixel_for_nn
+        x = arr([1, ri(1, 2), ri(2, 5), ri(2, 5)])
+        roi = np.array([], F)
+        sc = np.array([1, 1, ch([0.5, 2.0, 1.5, 3.0]), ch([0.5, 2.0, 2.5])], F)
+        ctm = ch(["half_pixel", "asymmetric", "align_corners", "tf_half_pixel_for_nn",
+                  "pytorch_half_pixel"])
+        mode = "nearest" if ctm == "tf_half_pixel_for_nn" else ch(["nearest", "linear", "cubic"])
+        attrs = {"mode": mode, "coordinate_transformation_mode": ctm}
+        if mode == "nearest":
+            attrs["nearest_mode"] = ch(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+        return Case(op, [("X", x), ("roi", roi), ("sc", sc)], attrs, 11, {"roi": roi, "sc": sc},
+                    ort_only=ctm == "tf_half_pixel_for_nn")  # (which ONNX's reference lacks)
+    if op == "Upsample":  # opset 7: scales attribute
+        x = arr([1, ri(1, 2), ri(1, 3), ri(1, 3)])
+        return Case(op, [("X", x)], {"mode": ch(["nearest", "linear"]),
+                                     "scales": [1.0, 1.0, ch([1.0, 2.0, 3.0]), ch([2.0, 1.5])]}, 7,
+                    ort_only=True)  # (ONNX's reference runs no Upsample-7)
+    ax = ri(-rank, rank - 1)  # TopK opset 1: k attribute
+    x = R.permutation(int(np.prod(shape))).reshape(shape).astype(F)
+    return Case(op, [("X", x)], {"axis": ax, "k": ri(1, shape[ax])}, 1, nout=2)
+
+
 FAMILIES = {k[2:]: v for k, v in dict(globals()).items() if k.startswith("g_")}
-ORT_ONLY = {"rnn"}  # families checked against ONNX Runtime alone (see the docstring)
 NP_TO_ONNX = {np.dtype(t): helper.np_dtype_to_tensor_dtype(np.dtype(t)) for t in (
     np.float32, np.float64, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint64,
     np.uint32, np.uint16, np.uint8, np.bool_)}
@@ -941,7 +1008,7 @@ def agree(a, b):
         np.all(np.abs(a - b)[~nan] <= ATOL + RTOL * np.abs(b)[~nan]))
 
 
-def expected(family, m, feed):
+def expected(c, m, feed):
     """ONNX Runtime's outputs, checked as the docstring says; ValueError names a skip."""
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -959,7 +1026,7 @@ def expected(family, m, feed):
         if [d.dim_value for d in dims] != list(np.asarray(r).shape):
             raise ValueError("ONNX Runtime's shape %s, ONNX's shape inference %s"
                              % (list(np.asarray(r).shape), [d.dim_value for d in dims]))
-    if family in ORT_ONLY:
+    if c.ort_only:
         return res
     try:
         ref = ReferenceEvaluator(m).run(None, feed)
@@ -1006,7 +1073,7 @@ def generate(out, seed, count, families):
         c = FAMILIES[family]()
         try:
             m, feed = build(c)
-            res = expected(family, m, feed)
+            res = expected(c, m, feed)
         except (ValueError, onnx.checker.ValidationError,
                 onnx.shape_inference.InferenceError) as e:
             skipped.append("%s: %s\n  %s" % (family, str(e).splitlines()[0][:200],

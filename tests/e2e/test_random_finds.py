@@ -14,7 +14,10 @@ spec where the reference does not (Slice):
 - Resize's tf_crop_and_resize with scales: each extent is floor(in * scale), as ONNX's shape
   inference, its reference and ONNX Runtime have it (odlac took the crop box's extent too);
 - MaxPool over volumes with a window of depth 1 and a depth stride above 1 (the row kernel
-  read the input at the output's depth).
+  read the input at the output's depth);
+- Resize's tf_half_pixel_for_nn (opset 11, which ONNX's reference lacks) on an axis at scale
+  1: each element stays (as in ONNX Runtime); the formula's (x + 0.5) / 1 with ceil rounding
+  took the next channel.
 
 Environment: as test_new_ops.py (ODLAC, ODLA_LIB, ODLA_INCLUDE, ODLA_BACKEND, ODLA_LINK_EXTRA);
 run with the project venv's python (onnx 1.23)."""
@@ -94,6 +97,24 @@ def resize_cases():
                             [("x", x)], ["y"])
 
 
+def half_pixel_for_nn_case():
+    x = floats(1, 2, 4, 5)
+    scales = np.array([1, 1, 1.5, 2], np.float32)
+
+    def source(o, scale, n):  # (o + 0.5) / scale, ceil (an integral value stays), at most n - 1
+        v = (o + 0.5) / scale
+        return min(int(np.ceil(v)), n - 1)
+    rows = [source(o, 1.5, 4) for o in range(6)]
+    cols = [source(o, 2.0, 5) for o in range(10)]
+    want = x[:, :, rows][:, :, :, cols]
+    node = helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="nearest",
+                            coordinate_transformation_mode="tf_half_pixel_for_nn",
+                            nearest_mode="ceil")
+    yield base.single_node("found_resize_tf_half_pixel_for_nn_unscaled_axes", 11, node,
+                           [("x", x)], [("y", want)],
+                           initializers=[("roi", np.array([], np.float32)), ("scales", scales)])
+
+
 def pool_cases():
     x = floats(1, 3, 5, 8, 9)
     yield sampling.case("found_maxpool_3d_depth1_window_strided", 19,
@@ -104,8 +125,8 @@ def pool_cases():
 
 
 def main():
-    base.run_cases((slice_cases, reduction_cases, grid_sample_cases, resize_cases, pool_cases),
-                   "random-find")
+    base.run_cases((slice_cases, reduction_cases, grid_sample_cases, resize_cases,
+                    half_pixel_for_nn_case, pool_cases), "random-find")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ extern ODLA_API_EXPORT odla_value ODLA_API_CALL odla_ExtNonZero(odla_value input
 #define ODLA_EXT_RESIZE_PYTORCH_HALF_PIXEL 1   /* L > 1 ? (x + 0.5) / scale - 0.5 : 0 */
 #define ODLA_EXT_RESIZE_ALIGN_CORNERS 2        /* L == 1 ? 0 : x * (in - 1) / (L - 1) */
 #define ODLA_EXT_RESIZE_ASYMMETRIC 3           /* x / scale */
-#define ODLA_EXT_RESIZE_TF_HALF_PIXEL_FOR_NN 4 /* (x + 0.5) / scale */
+#define ODLA_EXT_RESIZE_TF_HALF_PIXEL_FOR_NN 4 /* (x + 0.5) / scale; x at scale 1 */
 /* L > 1 ? start * (in - 1) + x * (end - start) * (in - 1) / (L - 1)
  *       : (start + end) * (in - 1) / 2, with the axis' start and end from roi; a coordinate
  * outside [0, in - 1] on any axis makes the result element extrapolation_value. */
