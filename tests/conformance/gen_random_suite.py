@@ -29,7 +29,8 @@ padding, differ from the reference, and odlac follows the reference.
 
 numpy's generator is seeded: with the pinned onnx, onnxruntime and numpy the folders are the
 same from run to run. DIR is rebuilt only when suite.json names another seed, count, onnx,
-onnxruntime, numpy or version of this script; it is written beside DIR and renamed into place.
+onnxruntime, numpy or version of this script (or of the folder writer it uses, tests/tools/
+odlactest.py); it is written beside DIR and renamed into place.
 
 Usage: gen_random_suite.py DIR [--seed S] [--count N] [--families conv,resize,...]
 """
@@ -39,12 +40,16 @@ import json
 import os
 import shutil
 import sys
+import warnings
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import odlactest  # noqa: E402  (the test folder layout)
 
 F = np.float32
 R = np.random.default_rng(0)  # reseeded by main()
@@ -1037,16 +1042,10 @@ def expected(c, m, feed):
     return res
 
 
-def write_case(folder, c, m, feed, res):
-    os.makedirs(os.path.join(folder, "test_data_set_0"))
-    onnx.save(m, os.path.join(folder, "model.onnx"))
-    data = os.path.join(folder, "test_data_set_0")
-    for kind, infos, values in (("input", m.graph.input, [feed[vi.name] for vi in m.graph.input]),
-                                ("output", m.graph.output, res)):
-        for i, (vi, v) in enumerate(zip(infos, values)):
-            with open(os.path.join(data, "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(numpy_helper.from_array(np.asarray(v), vi.name).SerializeToString())
-    with open(os.path.join(folder, "case.txt"), "w") as f:
+def write_case(out, name, c, m, feed, res):
+    """The case's folder in ONNX's layout (odlactest.write_test_folder) and its case.txt."""
+    odlactest.write_test_folder(out, name, m, [([feed[vi.name] for vi in m.graph.input], res)])
+    with open(os.path.join(out, "node", name, "case.txt"), "w") as f:
         f.write(describe(c) + "\n")
 
 
@@ -1080,7 +1079,7 @@ def generate(out, seed, count, families):
                                              describe(c).replace("\n", "\n  ")))
             continue
         name = "test_%s_%04d" % (c.op.lower(), made)
-        write_case(os.path.join(out, "node", name), c, m, feed, res)
+        write_case(out, name, c, m, feed, res)
         tolerances["node/" + name] = {"rtol": RTOL, "atol": ATOL}
         made += 1
     with open(os.path.join(out, "disagreements.txt"), "w") as f:
@@ -1101,19 +1100,24 @@ def main(argv):
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         p.error("unknown families: " + ", ".join(unknown))
-    with open(os.path.abspath(__file__), "rb") as f:
-        script = hashlib.sha256(f.read()).hexdigest()[:16]
+    script = hashlib.sha256()
+    for path in (os.path.abspath(__file__), odlactest.__file__):  # the generator and its writer
+        with open(path, "rb") as f:
+            script.update(f.read())
+    script = script.hexdigest()[:16]
     key = {"onnx": onnx.__version__, "onnxruntime": ort.__version__, "numpy": np.__version__,
            "generator": script, "seed": args.seed, "count": args.count, "families": families}
     out = os.path.abspath(args.dir)
     try:
         with open(os.path.join(out, "suite.json")) as f:
-            if all(json.load(f).get(k) == v for k, v in key.items()):
-                print("%s is current" % out)
-                return 0
+            info = json.load(f)
     except (OSError, ValueError):
-        pass
+        info = {}
+    if all(info.get(k) == v for k, v in key.items()):
+        print("%s is current" % out)
+        return 0
     ort.set_default_logger_severity(4)  # its refusals are listed, not printed
+    warnings.simplefilter("ignore")  # nor the reference's numpy warnings (e.g. 0 / 0)
     tmp = out + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tolerances, made, tries, skipped = generate(tmp, args.seed, args.count, families)

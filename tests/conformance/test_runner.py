@@ -3,7 +3,8 @@
 1.23's element types the way ONNX's runner does, that a wrong result is a mismatch and a
 refusal a rejection on both engines (odlac and ONNX Runtime), that sequence and optional
 test data is flattened into tensors with odlac's flags derived from it, that the suite-set check
-refuses folders from another onnx, and that gen_onnx_suite.py writes the same bytes twice.
+refuses folders from another onnx, and that gen_onnx_suite.py and gen_random_suite.py write the
+same bytes twice (the latter keeping a current folder).
 
 Run with the project venv's python (onnx 1.23, onnxruntime); ODLAC, ODLA_LIB, ODLA_INCLUDE
 name odlac and the backend, ONNX123_SUITE the folder the fixture wrote.
@@ -204,6 +205,20 @@ class SequencesAndOptionals(unittest.TestCase):
             shutil.rmtree(root)
 
 
+def tree_diffs(left, right):
+    """The paths that differ between two folder trees (missing on a side or other bytes)."""
+    diffs = []
+
+    def walk(c, prefix=""):
+        diffs.extend(prefix + n for n in c.left_only + c.right_only + c.diff_files
+                     + c.funny_files)
+        for name, sub in c.subdirs.items():
+            walk(sub, prefix + name + "/")
+
+    walk(filecmp.dircmp(left, right))
+    return diffs
+
+
 class Generator(unittest.TestCase):
     def test_same_bytes_twice(self):
         suite = os.environ["ONNX123_SUITE"]
@@ -212,21 +227,33 @@ class Generator(unittest.TestCase):
             subprocess.run([sys.executable, os.path.join(HERE, "gen_onnx_suite.py"),
                             os.path.join(out, "s")], check=True, capture_output=True,
                            timeout=600)
-            cmp = filecmp.dircmp(suite, os.path.join(out, "s"))
-            diffs = []
-
-            def walk(c, prefix=""):
-                diffs.extend(prefix + n for n in c.left_only + c.right_only + c.diff_files
-                             + c.funny_files)
-                for name, sub in c.subdirs.items():
-                    walk(sub, prefix + name + "/")
-
-            walk(cmp)
-            self.assertEqual(diffs, [])
+            self.assertEqual(tree_diffs(suite, os.path.join(out, "s")), [])
             with open(os.path.join(suite, "suite.json")) as f:
                 info = json.load(f)
             self.assertEqual(len(info["suites"]["real"]), 9)
             self.assertEqual(info["tolerances"]["real/test_densenet121"]["rtol"], 2e-3)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+
+    def test_random_suite_same_bytes_and_kept(self):
+        # gen_random_suite.py: the same seed writes the same folders; a second run with the
+        # same parameters keeps them; another count writes them again.
+        out = tempfile.mkdtemp(prefix="odlac-random-")
+        gen = os.path.join(HERE, "gen_random_suite.py")
+        try:
+            for d, count in (("a", 40), ("b", 40), ("b", 40), ("c", 30)):
+                r = subprocess.run([sys.executable, gen, os.path.join(out, d), "--seed", "3",
+                                    "--count", str(count)], check=True, capture_output=True,
+                                   text=True, timeout=600)
+            self.assertIn("is current", subprocess.run(
+                [sys.executable, gen, os.path.join(out, "b"), "--seed", "3", "--count", "40"],
+                check=True, capture_output=True, text=True, timeout=600).stdout)
+            self.assertIn("30 cases", r.stdout)
+            self.assertEqual(tree_diffs(os.path.join(out, "a"), os.path.join(out, "b")), [])
+            with open(os.path.join(out, "a", "suite.json")) as f:
+                info = json.load(f)
+            self.assertEqual(len(info["suites"]["node"]), 40)
+            self.assertFalse(os.path.exists(os.path.join(out, "a.tmp")))
         finally:
             shutil.rmtree(out, ignore_errors=True)
 

@@ -217,6 +217,16 @@ static void test_qconv_no_channels(void) {
   }
 }
 
+/* An int8 product x * w with per-tensor constants: zero points 0, q_one and q_shift. */
+static odla_value qmatmul_per_tensor(odla_value x, odla_value w) {
+  return odla_ExtQLinearMatMul(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), w,
+                               odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), NULL,
+                               odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
+                               odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
+                               odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
+                               127, any_shape(), ID("y"));
+}
+
 /* The same for an int8 product of inner dimension 0 ([2, 0] x [0, 4]): refused. */
 static void test_qmatmul_no_depth(void) {
   odla_computation comp;
@@ -226,12 +236,7 @@ static void test_qmatmul_no_depth(void) {
   odla_CreateComputation(&comp);
   x = odla_CreateArgument(vt(ODLA_INT8, 2, DIMS(2, 0)), ID("x"));
   w = odla_CreateArgument(vt(ODLA_INT8, 2, DIMS(0, 4)), ID("w"));
-  y = odla_ExtQLinearMatMul(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), w,
-                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), NULL,
-                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
-                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
-                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
-                            127, any_shape(), ID("y"));
+  y = qmatmul_per_tensor(x, w);
   CHECK(y == NULL, "ExtQLinearMatMul of depth 0 built");
   CHECK(strstr(last_error, "have an inner dimension of 0: not supported") != NULL,
         "ExtQLinearMatMul of depth 0: message '%s'", last_error);
@@ -249,12 +254,7 @@ static void test_qmatmul_channels(void) {
   odla_CreateComputation(&comp);
   x = odla_CreateArgument(vt(ODLA_INT8, 2, (const int64_t[]){1, 1}), ID("x"));
   w = odla_CreateArgument(vt(ODLA_INT8, 2, (const int64_t[]){1, 1LL << 31}), ID("w"));
-  y = odla_ExtQLinearMatMul(x, odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("xz")), w,
-                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("wz")), NULL,
-                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_one, ID("m")),
-                            odla_CreateConstant(vt(ODLA_INT32, 0, NULL), &q_shift, ID("s")),
-                            odla_CreateConstant(vt(ODLA_INT8, 0, NULL), &q_zero, ID("yz")), -128,
-                            127, any_shape(), ID("y"));
+  y = qmatmul_per_tensor(x, w);
   CHECK(y != NULL, "ExtQLinearMatMul of 2^31 channels refused: %s", last_error);
   odla_DestroyComputation(comp);
 }
